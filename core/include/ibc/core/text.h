@@ -1,0 +1,59 @@
+#pragma once
+
+// Small text helpers shared by the parsers. All take and return views into the caller's
+// text; nothing allocates unless it returns std::string.
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace ibc::core {
+
+std::string_view trim(std::string_view s);
+std::string_view trimLeft(std::string_view s);
+std::string_view trimRight(std::string_view s);
+bool startsWith(std::string_view s, std::string_view prefix);
+bool endsWith(std::string_view s, std::string_view suffix);
+bool startsWithIgnoreCase(std::string_view s, std::string_view prefix);
+bool containsIgnoreCase(std::string_view haystack, std::string_view needle);
+std::string toLower(std::string_view s);
+
+// Splits on '\n'; a trailing '\r' is removed from each line. A final empty line after
+// the last '\n' is not returned.
+std::vector<std::string_view> splitLines(std::string_view text);
+// Splits on runs of spaces/tabs; no empty fields.
+std::vector<std::string_view> splitWhitespace(std::string_view s);
+// Splits on a single character; keeps empty fields.
+std::vector<std::string_view> split(std::string_view s, char sep);
+
+// Calls fn(line, line_number_1_based) for each line without building a vector.
+template <typename Fn>
+void forEachLine(std::string_view text, Fn&& fn) {
+  std::size_t start = 0;
+  uint32_t n = 0;
+  while (start < text.size()) {
+    std::size_t end = text.find('\n', start);
+    if (end == std::string_view::npos) end = text.size();
+    std::string_view line = text.substr(start, end - start);
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    fn(line, ++n);
+    start = end + 1;
+  }
+}
+
+// Leading floating-point number ("200 Gb/sec" → 200, "2.5" → 2.5, "1e-07" → 1e-07).
+// nullopt when the text does not start with a number.
+std::optional<double> parseLeadingDouble(std::string_view s);
+// Whole-field double; nullopt unless the entire (trimmed) field is a number.
+std::optional<double> parseDouble(std::string_view s);
+// Whole-field signed integer.
+std::optional<int64_t> parseInt(std::string_view s);
+
+// Replaces bytes that are not printable UTF-8/ASCII with '?', and caps the length, so
+// untrusted input can be shown in reports and JSON safely.
+std::string printable(std::string_view s, std::size_t max_len = 512);
+
+}  // namespace ibc::core

@@ -1,0 +1,321 @@
+#include "ibc/core/sysfs_values.h"
+
+#include <algorithm>
+#include <array>
+#include <cctype>
+#include <charconv>
+#include <cstdlib>
+#include <limits>
+
+#include "ibc/core/text.h"
+
+namespace ibc::core {
+
+std::string_view stripOneNewline(std::string_view text) {
+  if (!text.empty() && text.back() == '\n') text.remove_suffix(1);
+  return text;
+}
+
+Result<v1::EnumValue> parseEnumValue(std::string_view text) {
+  const std::string_view raw = stripOneNewline(text);
+  const std::string_view t = trim(raw);
+  if (t.empty()) return Error{ErrorCode::Malformed, "empty value"};
+  v1::EnumValue out;
+  out.set_raw(std::string(raw));
+  out.set_code(-1);
+  const auto colon = t.find(':');
+  if (colon != std::string_view::npos) {
+    if (auto n = parseUnsigned(trim(t.substr(0, colon))); n && *n < 1000) {
+      out.set_code(static_cast<int32_t>(*n));
+      out.set_name(std::string(trim(t.substr(colon + 1))));
+      return out;
+    }
+  }
+  if (auto n = parseUnsigned(t); n && *n < 1000) {
+    out.set_code(static_cast<int32_t>(*n));
+    return out;
+  }
+  out.set_name(std::string(t));
+  return out;
+}
+
+namespace {
+
+std::string normaliseName(std::string_view name) {
+  // "PORT_ACTIVE (4)" → "active"; "LINK_UP" → "linkup"; "Link Up" → "linkup".
+  std::string out;
+  std::string_view n = name;
+  if (auto paren = n.find('('); paren != std::string_view::npos) n = n.substr(0, paren);
+  if (startsWithIgnoreCase(n, "PORT_")) n.remove_prefix(5);
+  for (char c : n) {
+    if (c == '_' || c == ' ' || c == '-' || c == '\t') continue;
+    out.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(c))));
+  }
+  return out;
+}
+
+PortState portStateFromName(std::string_view name) {
+  const std::string n = normaliseName(name);
+  if (n == "nop") return PortState::Nop;
+  if (n == "down") return PortState::Down;
+  if (n == "init" || n == "initialize") return PortState::Init;
+  if (n == "armed") return PortState::Armed;
+  if (n == "active") return PortState::Active;
+  if (n == "activedefer") return PortState::ActiveDefer;
+  return PortState::Unknown;
+}
+
+PhysState physStateFromName(std::string_view name) {
+  const std::string n = normaliseName(name);
+  if (n == "sleep") return PhysState::Sleep;
+  if (n == "polling") return PhysState::Polling;
+  if (n == "disabled") return PhysState::Disabled;
+  if (n == "portconfigurationtraining" || n == "training") {
+    return PhysState::PortConfigurationTraining;
+  }
+  if (n == "linkup") return PhysState::LinkUp;
+  if (n == "linkerrorrecovery") return PhysState::LinkErrorRecovery;
+  if (n == "phytest" || n == "phytestmode") return PhysState::PhyTest;
+  if (n == "nostatechange") return PhysState::NoStateChange;
+  return PhysState::Unknown;
+}
+
+}  // namespace
+
+PortState portStateOf(const v1::EnumValue& value) {
+  if (value.code() >= 0 && value.code() <= 5) {
+    const PortState by_code = static_cast<PortState>(value.code());
+    const PortState by_name = portStateFromName(value.name());
+    if (value.name().empty() || by_name == by_code) return by_code;
+    return PortState::Unknown;  // number and name disagree: trust neither
+  }
+  return portStateFromName(value.name());
+}
+
+PhysState physStateOf(const v1::EnumValue& value) {
+  if (value.code() >= 0 && value.code() <= 7) {
+    const PhysState by_code = static_cast<PhysState>(value.code());
+    const PhysState by_name = physStateFromName(value.name());
+    if (value.name().empty() || by_name == by_code) return by_code;
+    return PhysState::Unknown;
+  }
+  return physStateFromName(value.name());
+}
+
+std::string_view portStateName(PortState state) {
+  switch (state) {
+    case PortState::Nop: return "NOP";
+    case PortState::Down: return "DOWN";
+    case PortState::Init: return "INIT";
+    case PortState::Armed: return "ARMED";
+    case PortState::Active: return "ACTIVE";
+    case PortState::ActiveDefer: return "ACTIVE_DEFER";
+    case PortState::Unknown: break;
+  }
+  return "UNKNOWN";
+}
+
+std::string_view physStateName(PhysState state) {
+  switch (state) {
+    case PhysState::NoStateChange: return "NoStateChange";
+    case PhysState::Sleep: return "Sleep";
+    case PhysState::Polling: return "Polling";
+    case PhysState::Disabled: return "Disabled";
+    case PhysState::PortConfigurationTraining: return "PortConfigurationTraining";
+    case PhysState::LinkUp: return "LinkUp";
+    case PhysState::LinkErrorRecovery: return "LinkErrorRecovery";
+    case PhysState::PhyTest: return "PhyTest";
+    case PhysState::Unknown: break;
+  }
+  return "Unknown";
+}
+
+Result<LinkRate> parseRate(std::string_view text) {
+  std::string_view t = trim(stripOneNewline(text));
+  const auto number = parseLeadingDouble(t);
+  if (!number || *number < 0) return Error{ErrorCode::Malformed, "rate has no number"};
+  LinkRate rate;
+  rate.gbps = *number;
+  const auto open = t.find('(');
+  const auto close = t.find(')', open == std::string_view::npos ? 0 : open);
+  if (open != std::string_view::npos && close != std::string_view::npos) {
+    std::string_view inner = trim(t.substr(open + 1, close - open - 1));
+    // "4X HDR", "4X", "1X EDR"
+    const auto x = inner.find_first_of("xX");
+    if (x != std::string_view::npos) {
+      if (auto lanes = parseUnsigned(inner.substr(0, x)); lanes && *lanes <= 32) {
+        rate.width_lanes = static_cast<uint32_t>(*lanes);
+      }
+      rate.speed_name = std::string(trim(inner.substr(x + 1)));
+    }
+  }
+  return rate;
+}
+
+std::optional<uint64_t> parseUnsigned(std::string_view text) {
+  std::string_view t = trim(text);
+  int base = 10;
+  if (t.size() > 2 && t[0] == '0' && (t[1] == 'x' || t[1] == 'X')) {
+    t.remove_prefix(2);
+    base = 16;
+  }
+  if (t.empty()) return std::nullopt;
+  uint64_t v = 0;
+  auto [p, ec] = std::from_chars(t.data(), t.data() + t.size(), v, base);
+  if (ec != std::errc() || p != t.data() + t.size()) return std::nullopt;
+  return v;
+}
+
+Result<uint64_t> parseCounterValue(std::string_view text) {
+  const std::string_view t = trim(stripOneNewline(text));
+  if (t.empty()) return Error{ErrorCode::Unavailable, "empty"};
+  if (std::isdigit(static_cast<unsigned char>(t[0]))) {
+    if (auto v = parseUnsigned(t)) return *v;
+    // All digits but too long → overflow; digits then junk → not a counter.
+    if (std::all_of(t.begin(), t.end(),
+                    [](char c) { return std::isdigit(static_cast<unsigned char>(c)); })) {
+      return Error{ErrorCode::Malformed, "value exceeds 64 bits"};
+    }
+  }
+  return Error{ErrorCode::Unavailable, std::string(t.substr(0, 64))};
+}
+
+uint32_t counterWidthBits(std::string_view name, CounterSet set) {
+  if (set == CounterSet::PortCountersExt) return 64;
+  if (set == CounterSet::HwCounters || set == CounterSet::Ethtool ||
+      set == CounterSet::NetdevStats) {
+    return 64;
+  }
+  // IB PMA PortCounters attribute widths (IBTA vol 1, 16.1.3.5). The kernel serves the
+  // data/packet counters from PortCountersExtended when the HCA supports it, so those
+  // are 64-bit in practice; a legacy-only PMA pins them at 2^32-1 (caught as saturated by
+  // the 32-bit check in rules when the value equals it).
+  struct Width {
+    std::string_view name;
+    uint32_t bits;
+  };
+  static constexpr std::array<Width, 18> kWidths{{
+      {"symbol_error", 16},
+      {"link_error_recovery", 8},
+      {"link_downed", 8},
+      {"port_rcv_errors", 16},
+      {"port_rcv_remote_physical_errors", 16},
+      {"port_rcv_switch_relay_errors", 16},
+      {"port_xmit_discards", 16},
+      {"port_xmit_constraint_errors", 8},
+      {"port_rcv_constraint_errors", 8},
+      {"local_link_integrity_errors", 4},
+      {"excessive_buffer_overrun_errors", 4},
+      {"VL15_dropped", 16},
+      {"port_xmit_wait", 32},
+      {"port_xmit_data", 64},
+      {"port_rcv_data", 64},
+      {"port_xmit_packets", 64},
+      {"port_rcv_packets", 64},
+      {"unicast_xmit_packets", 64},
+  }};
+  for (const auto& w : kWidths) {
+    if (w.name == name) return w.bits;
+  }
+  return 0;
+}
+
+bool isSaturated(uint64_t value, uint32_t width_bits) {
+  if (width_bits == 0 || width_bits > 64) return false;
+  const uint64_t max =
+      width_bits == 64 ? std::numeric_limits<uint64_t>::max() : ((uint64_t{1} << width_bits) - 1);
+  return value == max;
+}
+
+v1::Counter makeCounter(std::string_view name, std::string_view text, CounterSet set) {
+  v1::Counter c;
+  c.set_name(std::string(name));
+  c.set_width_bits(counterWidthBits(name, set));
+  auto v = parseCounterValue(text);
+  if (v.ok()) {
+    c.set_value(*v);
+  } else {
+    c.set_unavailable_reason(v.error().message);
+  }
+  return c;
+}
+
+std::optional<double> parsePcieSpeedGts(std::string_view text) {
+  auto v = parseLeadingDouble(trim(stripOneNewline(text)));
+  if (!v || *v <= 0) return std::nullopt;
+  return v;
+}
+
+std::optional<uint32_t> parsePcieWidth(std::string_view text) {
+  std::string_view t = trim(stripOneNewline(text));
+  if (!t.empty() && (t[0] == 'x' || t[0] == 'X')) t.remove_prefix(1);
+  auto v = parseUnsigned(t);
+  if (!v || *v == 0 || *v > 64) return std::nullopt;
+  return static_cast<uint32_t>(*v);
+}
+
+bool isZeroGid(std::string_view gid) {
+  bool any_digit = false;
+  for (char c : trim(gid)) {
+    if (c == ':') continue;
+    if (c != '0') return false;
+    any_digit = true;
+  }
+  return any_digit;
+}
+
+bool isZeroGuid(std::string_view guid) {
+  std::string_view g = trim(guid);
+  if (startsWithIgnoreCase(g, "0x")) g.remove_prefix(2);
+  return isZeroGid(g);
+}
+
+std::string_view mellanoxVirtualFunctionName(std::string_view device_id) {
+  // From the mlx4/mlx5 drivers' PCI tables (entries flagged as VFs) and pci.ids.
+  struct Vf {
+    uint32_t id;
+    std::string_view name;
+  };
+  static constexpr std::array<Vf, 11> kVfs{{
+      {0x1002, "ConnectX-2 VF"},
+      {0x1004, "ConnectX-3 VF"},
+      {0x1012, "Connect-IB VF"},
+      {0x1014, "ConnectX-4 VF"},
+      {0x1016, "ConnectX-4 Lx VF"},
+      {0x1018, "ConnectX-5 VF"},
+      {0x101a, "ConnectX-5 Ex VF"},
+      {0x101c, "ConnectX-6 VF"},
+      {0x101e, "ConnectX family mlx5Gen VF"},
+      {0xa2d3, "BlueField VF"},
+      {0xa2d7, "BlueField-2 VF"},
+  }};
+  std::string_view t = trim(device_id);
+  std::optional<uint64_t> id;
+  if (startsWithIgnoreCase(t, "0x")) {
+    id = parseUnsigned(t);
+  } else if (auto dec = parseUnsigned(t)) {
+    id = dec;  // ibv_devinfo vendor_part_id is decimal
+  }
+  if (!id) return {};
+  for (const auto& vf : kVfs) {
+    if (vf.id == *id) return vf.name;
+  }
+  return {};
+}
+
+std::string hcaTypeToDeviceId(std::string_view hca_type) {
+  std::string_view t = trim(stripOneNewline(hca_type));
+  if (!startsWithIgnoreCase(t, "MT")) return {};
+  auto n = parseUnsigned(t.substr(2));
+  if (!n || *n > 0xffff) return {};
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string out = "0x0000";
+  uint64_t v = *n;
+  for (int i = 5; i >= 2; --i) {
+    out[static_cast<size_t>(i)] = kHex[v & 0xf];
+    v >>= 4;
+  }
+  return out;
+}
+
+}  // namespace ibc::core
