@@ -1,0 +1,1 @@
+ibc_add_fuzzer(sysfs_values SEEDS real/sysfs)
