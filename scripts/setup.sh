@@ -20,12 +20,14 @@ PACKAGES=(
   # GUI tests and screenshots
   xvfb xauth
   # benchmarks (run on demand): the peer we compare against, and timers
-  prometheus-node-exporter hyperfine time
+  prometheus-node-exporter hyperfine time python3
 )
 
+# One dpkg-query for all packages keeps the no-op case fast.
 missing=()
+installed=$(dpkg-query -W -f='${Package} ${db:Status-Abbrev}\n' "${PACKAGES[@]}" 2>/dev/null | awk '$2 ~ /^ii/ {print $1}')
 for p in "${PACKAGES[@]}"; do
-  if ! dpkg-query -W -f='${db:Status-Abbrev}' "$p" 2>/dev/null | grep -q '^ii'; then
+  if ! grep -qx -- "$p" <<<"$installed"; then
     missing+=("$p")
   fi
 done

@@ -119,6 +119,54 @@ std::optional<int64_t> parseInt(std::string_view s) {
   return v;
 }
 
+namespace {
+// Length of a well-formed UTF-8 sequence starting at s[i] (2-4), or 0.
+std::size_t utf8SequenceLength(std::string_view s, std::size_t i) {
+  const auto c = static_cast<unsigned char>(s[i]);
+  std::size_t len = 0;
+  if (c >= 0xc2 && c <= 0xdf) len = 2;
+  else if (c >= 0xe0 && c <= 0xef) len = 3;
+  else if (c >= 0xf0 && c <= 0xf4) len = 4;
+  if (len == 0 || i + len > s.size()) return 0;
+  for (std::size_t k = 1; k < len; ++k) {
+    if ((static_cast<unsigned char>(s[i + k]) & 0xc0) != 0x80) return 0;
+  }
+  // Reject overlong 3-byte forms and surrogates, which protobuf's validator refuses.
+  const auto c1 = static_cast<unsigned char>(s[i + 1]);
+  if (c == 0xe0 && c1 < 0xa0) return 0;
+  if (c == 0xed && c1 >= 0xa0) return 0;
+  if (c == 0xf0 && c1 < 0x90) return 0;
+  if (c == 0xf4 && c1 >= 0x90) return 0;
+  return len;
+}
+}  // namespace
+
+std::string sanitizeUtf8(std::string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  std::size_t i = 0;
+  while (i < s.size()) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    if (c == '\n' || c == '\t' || (c >= 0x20 && c < 0x7f)) {
+      out.push_back(static_cast<char>(c));
+      ++i;
+      continue;
+    }
+    if (c == '\r') {
+      ++i;
+      continue;
+    }
+    if (const std::size_t len = utf8SequenceLength(s, i); len > 0) {
+      out.append(s.substr(i, len));
+      i += len;
+    } else {
+      out.push_back('?');
+      ++i;
+    }
+  }
+  return out;
+}
+
 std::string printable(std::string_view s, std::size_t max_len) {
   std::string out;
   out.reserve(std::min(s.size(), max_len));

@@ -56,4 +56,8 @@ std::optional<int64_t> parseInt(std::string_view s);
 // untrusted input can be shown in reports and JSON safely.
 std::string printable(std::string_view s, std::size_t max_len = 512);
 
+// Keeps newlines and tabs, replaces invalid UTF-8 and other control bytes with '?': for
+// multi-line raw text (logs) stored in protobuf strings and printed as JSON.
+std::string sanitizeUtf8(std::string_view s);
+
 }  // namespace ibc::core

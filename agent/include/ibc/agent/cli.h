@@ -1,0 +1,38 @@
+#pragma once
+
+// The `ibcollect` command line (DESIGN §3). main() builds the real OS adapters and calls
+// runCli(); tests call it with fixture trees and string streams.
+
+#include <functional>
+#include <memory>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "ibc/agent/os.h"
+
+namespace ibc::agent {
+
+struct CliEnvironment {
+  std::ostream& out;  // reports
+  std::ostream& err;  // errors, progress, notices
+  // User-given files (--nccl-log, -o, FILE.ibsnap), paths as typed.
+  const Filesystem& files;
+  // The node to collect from: "/" for this host, a tree for --root.
+  std::function<std::unique_ptr<Filesystem>(const std::string& root)> open_root;
+  CommandRunner& runner;
+  Clock& clock;
+  const Environment& env;
+  std::function<ProcessFacts()> process_facts;
+  // Writes a file atomically (snapshot -o).
+  std::function<core::Status(const std::string& path, std::string_view bytes)> write_file;
+};
+
+// Runs one command line (args without argv[0]). Returns the DESIGN §3 exit code:
+// 0 no warning or critical finding, 1 warnings, 2 critical, 3 usage error,
+// 4 could not collect or deliver.
+int runCli(const std::vector<std::string>& args, CliEnvironment& env);
+
+std::string versionString();
+
+}  // namespace ibc::agent

@@ -1,0 +1,180 @@
+#pragma once
+
+// The seams through which the agent touches the host (STYLE habit 2): a rooted
+// filesystem, a command runner (argv + timeout, never a shell string) and a clock.
+// Probes receive these interfaces; tests pass real fixture trees (RootedFilesystem over a
+// temp dir or tests/fixtures) or small in-memory doubles.
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "ibc/core/result.h"
+
+namespace ibc::agent {
+
+using core::Error;
+using core::ErrorCode;
+using core::Result;
+
+struct Access {
+  bool readable = false;
+  bool writable = false;
+};
+
+// Read-only view of a host filesystem. Paths are absolute host paths ("/sys/class/...");
+// implementations map them under their root. Errors: NotFound (ENOENT/ENOTDIR),
+// PermissionDenied (EACCES/EPERM), InvalidArgument (EINVAL, as some sysfs counters
+// answer), TooLarge (file beyond max_bytes), Io (anything else, message has strerror).
+// Implementations are safe to call from one thread at a time.
+class Filesystem {
+ public:
+  virtual ~Filesystem() = default;
+  // Whole file content, at most max_bytes. When the file holds more: TooLarge, or, when
+  // `truncated` is given, the first max_bytes with *truncated = true.
+  virtual Result<std::string> readFile(std::string_view path, std::size_t max_bytes,
+                                       bool* truncated = nullptr) const = 0;
+  // The last max_bytes of a file (the whole file when smaller). For logs, whose newest
+  // lines matter most.
+  virtual Result<std::string> readTail(std::string_view path, std::size_t max_bytes) const = 0;
+  // Entry names of a directory, sorted, without "." and "..".
+  virtual Result<std::vector<std::string>> listDir(std::string_view path) const = 0;
+  // Target of a symbolic link, as stored.
+  virtual Result<std::string> readLink(std::string_view path) const = 0;
+  virtual bool exists(std::string_view path) const = 0;
+  virtual bool isDirectory(std::string_view path) const = 0;
+  // What the calling process may do with the file (access(2) semantics).
+  virtual Result<Access> access(std::string_view path) const = 0;
+  // Records of a record-oriented character device such as /dev/kmsg: one read() per
+  // record, non-blocking, until no more are ready; records overwritten while reading
+  // are skipped. At most max_bytes in total (the oldest records are dropped beyond it).
+  virtual Result<std::vector<std::string>> readKmsgRecords(std::string_view path,
+                                                           std::size_t max_bytes) const = 0;
+};
+
+// The real filesystem under `root` ("/" for the live host, a copied tree otherwise). With an
+// empty root, relative paths stay relative to the working directory (user-given files).
+// Relative symlinks inside the tree resolve inside it, as sysfs' own links do.
+class RootedFilesystem final : public Filesystem {
+ public:
+  explicit RootedFilesystem(std::string root);
+  Result<std::string> readFile(std::string_view path, std::size_t max_bytes,
+                               bool* truncated = nullptr) const override;
+  Result<std::vector<std::string>> readKmsgRecords(std::string_view path,
+                                                   std::size_t max_bytes) const override;
+  Result<std::string> readTail(std::string_view path, std::size_t max_bytes) const override;
+  Result<std::vector<std::string>> listDir(std::string_view path) const override;
+  Result<std::string> readLink(std::string_view path) const override;
+  bool exists(std::string_view path) const override;
+  bool isDirectory(std::string_view path) const override;
+  Result<Access> access(std::string_view path) const override;
+  const std::string& root() const { return root_; }
+
+ private:
+  std::string hostPath(std::string_view path) const;
+  std::string root_;  // without trailing '/', empty for "/"
+};
+
+// A filesystem held in memory: pasted `grep . /sys/...` listings are read through the
+// same probes as a real tree. Directories exist implicitly above every file.
+class MemoryFilesystem final : public Filesystem {
+ public:
+  void addFile(std::string path, std::string content);
+  void addSymlink(std::string path, std::string target);
+  bool empty() const { return files_.empty(); }
+  Result<std::string> readFile(std::string_view path, std::size_t max_bytes,
+                               bool* truncated = nullptr) const override;
+  Result<std::string> readTail(std::string_view path, std::size_t max_bytes) const override;
+  Result<std::vector<std::string>> listDir(std::string_view path) const override;
+  Result<std::string> readLink(std::string_view path) const override;
+  bool exists(std::string_view path) const override;
+  bool isDirectory(std::string_view path) const override;
+  Result<Access> access(std::string_view path) const override;
+  Result<std::vector<std::string>> readKmsgRecords(std::string_view path,
+                                                   std::size_t max_bytes) const override;
+
+ private:
+  std::map<std::string, std::string, std::less<>> files_;
+  std::map<std::string, std::string, std::less<>> links_;
+};
+
+// Maps an errno value to an Error naming the path.
+Error errnoError(int err, std::string_view what);
+
+struct CommandResult {
+  int exit_code = -1;     // -1 when killed by a signal or timed out
+  bool timed_out = false;
+  std::string out;
+  std::string err;
+  bool output_truncated = false;  // stdout or stderr exceeded max_output
+};
+
+// Runs a program with arguments (no shell). `argv[0]` is looked up on PATH.
+// Errors: NotFound when the program is not installed, Io when it cannot be started.
+// A non-zero exit is not an error: it is in CommandResult.
+class CommandRunner {
+ public:
+  virtual ~CommandRunner() = default;
+  virtual Result<CommandResult> run(const std::vector<std::string>& argv,
+                                    std::chrono::milliseconds timeout,
+                                    std::size_t max_output = 16u << 20) = 0;
+  // True when argv0 is an executable on PATH (or an existing executable path).
+  virtual bool available(std::string_view program) const = 0;
+};
+
+// posix_spawn + poll; on timeout the child gets SIGTERM, then SIGKILL after 200 ms.
+class ProcessRunner final : public CommandRunner {
+ public:
+  Result<CommandResult> run(const std::vector<std::string>& argv, std::chrono::milliseconds timeout,
+                            std::size_t max_output = 16u << 20) override;
+  bool available(std::string_view program) const override;
+};
+
+class Clock {
+ public:
+  virtual ~Clock() = default;
+  virtual std::chrono::system_clock::time_point now() const = 0;
+  virtual std::chrono::steady_clock::time_point steadyNow() const = 0;
+  virtual void sleepUntil(std::chrono::steady_clock::time_point deadline) = 0;
+};
+
+class SystemClock final : public Clock {
+ public:
+  std::chrono::system_clock::time_point now() const override;
+  std::chrono::steady_clock::time_point steadyNow() const override;
+  void sleepUntil(std::chrono::steady_clock::time_point deadline) override;
+};
+
+// Environment variables the agent reads (SLURM_JOB_ID, SLURMD_NODENAME, ...), behind a
+// seam so tests do not depend on the test runner's environment.
+class Environment {
+ public:
+  virtual ~Environment() = default;
+  virtual std::string get(std::string_view name) const = 0;
+};
+
+class ProcessEnvironment final : public Environment {
+ public:
+  std::string get(std::string_view name) const override;
+};
+
+// Writes `bytes` to `path` atomically: a temporary file in the same directory, fsync,
+// rename, fsync of the directory. On failure nothing is left at `path` that was not there
+// before. Errors name the path and the reason (ENOSPC, EACCES, ...).
+core::Status writeFileAtomic(const std::string& path, std::string_view bytes);
+
+// Resource limits and host name of the running process (live host only).
+struct ProcessFacts {
+  bool memlock_known = false;
+  bool memlock_unlimited = false;
+  uint64_t memlock_soft_bytes = 0;
+  uint64_t memlock_hard_bytes = 0;
+  std::string hostname;
+};
+ProcessFacts readProcessFacts();
+
+}  // namespace ibc::agent

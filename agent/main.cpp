@@ -1,0 +1,28 @@
+// ibcollect: builds the real OS adapters and hands the command line to runCli().
+#include <iostream>
+#include <memory>
+
+#include "ibc/agent/cli.h"
+#include "ibc/agent/os.h"
+
+int main(int argc, char** argv) {
+  std::ios::sync_with_stdio(false);
+  ibc::agent::RootedFilesystem files("");
+  ibc::agent::ProcessRunner runner;
+  ibc::agent::SystemClock clock;
+  ibc::agent::ProcessEnvironment env;
+  ibc::agent::CliEnvironment cli{
+      std::cout,
+      std::cerr,
+      files,
+      [](const std::string& root) { return std::make_unique<ibc::agent::RootedFilesystem>(root); },
+      runner,
+      clock,
+      env,
+      &ibc::agent::readProcessFacts,
+      &ibc::agent::writeFileAtomic};
+  std::vector<std::string> args(argv + 1, argv + argc);
+  const int rc = ibc::agent::runCli(args, cli);
+  std::cout.flush();
+  return rc;
+}

@@ -1,0 +1,351 @@
+// Orchestrates one node's collection: identity, sysfs, netdevs (+ ethtool), kernel log,
+// host facts, user-given NCCL artefacts, and the optional counter window.
+
+#include "ibc/agent/collect.h"
+
+#include <algorithm>
+#include <thread>
+
+#include "ibc/core/host_facts.h"
+#include "ibc/core/kernel_log.h"
+#include "ibc/core/nccl_log.h"
+#include "ibc/core/nccl_tests.h"
+#include "ibc/core/snapshot_file.h"
+#include "ibc/core/sysfs_values.h"
+#include "ibc/core/text.h"
+#include "ibc/core/tool_output.h"
+
+namespace ibc::agent {
+
+namespace {
+
+void addError(std::vector<v1::ProbeError>& errors, std::string_view probe, std::string_view path,
+              const Error& e) {
+  v1::ProbeError pe;
+  pe.set_probe(std::string(probe));
+  pe.set_path(core::printable(path));
+  pe.set_error(std::string(core::errorCodeName(e.code)));
+  pe.set_message(core::printable(e.message));
+  errors.push_back(std::move(pe));
+}
+
+void addError(v1::Snapshot& snap, std::string_view probe, std::string_view path, const Error& e) {
+  std::vector<v1::ProbeError> errors;
+  addError(errors, probe, path, e);
+  *snap.add_probe_errors() = std::move(errors.front());
+}
+
+std::optional<std::string> readSmall(const Filesystem& fs, std::string_view path) {
+  auto r = fs.readFile(path, 4096);
+  if (!r.ok()) return std::nullopt;
+  std::string v(core::trim(*r));
+  if (v.empty()) return std::nullopt;
+  return v;
+}
+
+bool isLive(const CollectOptions& o) { return o.root.empty() || o.root == "/"; }
+
+// Text of a possibly huge file: all of it when within the bound, else its head and its
+// tail (NCCL's transport choice is at the start of a log, the failure at its end).
+Result<std::string> readBoundedText(const Filesystem& files, const std::string& path, std::size_t bound,
+                                    bool& truncated) {
+  truncated = false;
+  bool more = false;
+  auto head = files.readFile(path, bound, &more);
+  if (!head.ok() || !more) return head;
+  truncated = true;
+  const std::size_t head_keep = bound / 4;
+  auto tail = files.readTail(path, bound - head_keep);
+  if (!tail.ok()) return tail;
+  std::string text = head->substr(0, head_keep);
+  // Cut at line boundaries so no half line is parsed.
+  if (auto nl = text.rfind('\n'); nl != std::string::npos) text.resize(nl + 1);
+  std::string_view t = *tail;
+  if (auto nl = t.find('\n'); nl != std::string_view::npos) t.remove_prefix(nl + 1);
+  text += "[ibcollect: middle of the file skipped, read bound " + std::to_string(bound >> 20) + " MiB]\n";
+  text.append(t);
+  return text;
+}
+
+// Raw text kept in a snapshot: head and tail within `keep` bytes, valid UTF-8.
+std::string keepRaw(std::string_view text, std::size_t keep, bool& truncated) {
+  if (text.size() <= keep) return core::sanitizeUtf8(text);
+  truncated = true;
+  const std::size_t head = keep / 4;
+  std::string out = core::sanitizeUtf8(text.substr(0, head));
+  out += "\n[ibcollect: " + std::to_string(text.size() - keep) + " bytes not kept]\n";
+  out += core::sanitizeUtf8(text.substr(text.size() - (keep - head)));
+  return out;
+}
+
+void collectIdentity(const CollectOptions& o, const HostSeams& seams, const ProcessFacts* facts,
+                     v1::Snapshot& snap) {
+  v1::NodeIdentity* id = snap.mutable_node();
+  id->set_source(isLive(o) ? "/" : o.root);
+  id->set_agent_version(o.agent_version);
+  id->set_collected_at_unix_ms(std::chrono::duration_cast<std::chrono::milliseconds>(
+                                   seams.clock.now().time_since_epoch())
+                                   .count());
+  const Filesystem& fs = seams.host;
+  if (facts != nullptr && !facts->hostname.empty()) {
+    id->set_hostname(facts->hostname);
+  } else if (auto h = readSmall(fs, "/proc/sys/kernel/hostname")) {
+    id->set_hostname(core::printable(*h));
+  } else if (auto h2 = readSmall(fs, "/etc/hostname")) {
+    id->set_hostname(core::printable(*h2));
+  }
+  if (auto k = readSmall(fs, "/proc/sys/kernel/osrelease")) id->set_kernel(core::printable(*k));
+  id->set_job_id(!o.job_id.empty() ? o.job_id : (isLive(o) ? seams.env.get("SLURM_JOB_ID") : ""));
+  if (isLive(o)) id->set_slurm_node(seams.env.get("SLURMD_NODENAME"));
+
+  // VM identity and virtualization.
+  auto uuid = fs.readFile("/sys/class/dmi/id/product_uuid", 256);
+  if (uuid.ok()) {
+    id->set_vm_id(core::printable(core::trim(*uuid)));
+    id->set_vm_id_source("dmi product_uuid");
+  } else if (uuid.error().code == ErrorCode::PermissionDenied) {
+    addError(snap, "identity.vm_id", "/sys/class/dmi/id/product_uuid", uuid.error());
+  }
+  std::string evidence;
+  const auto vendor = readSmall(fs, "/sys/class/dmi/id/sys_vendor").value_or("");
+  const auto product = readSmall(fs, "/sys/class/dmi/id/product_name").value_or("");
+  if (core::isVirtualMachineDmi(vendor, product)) {
+    evidence = "DMI " + vendor + " / " + product;
+  }
+  if (evidence.empty()) {
+    bool truncated = false;
+    if (auto cpu = fs.readFile("/proc/cpuinfo", 64 * 1024, &truncated); cpu.ok() && core::cpuinfoHasHypervisorFlag(*cpu)) {
+      evidence = "CPU flag hypervisor";
+    }
+  }
+  if (!evidence.empty()) {
+    id->set_virtual_machine(true);
+    id->set_virtualization_evidence(core::printable(evidence));
+  }
+}
+
+void collectHostFacts(const CollectOptions& o, const HostSeams& seams, const ProcessFacts* facts,
+                      v1::Snapshot& snap) {
+  const Filesystem& fs = seams.host;
+  v1::HostFacts* h = snap.mutable_host();
+  if (auto mods = fs.readFile("/proc/modules", 1u << 20); mods.ok()) {
+    h->set_modules_known(true);
+    for (auto& m : core::rdmaRelevantModules(*mods)) h->add_modules(std::move(m));
+  } else if (mods.error().code != ErrorCode::NotFound || isLive(o)) {
+    addError(snap, "host.modules", "/proc/modules", mods.error());
+  }
+  for (const char* mod : {"mlx5_core", "mlx4_core", "ib_core", "nvidia_peermem"}) {
+    if (auto v = readSmall(fs, std::string("/sys/module/") + mod + "/version")) {
+      h->add_module_versions(std::string(mod) + " " + core::printable(*v));
+      if (std::string(mod) == "mlx5_core" && h->ofed_version().empty()) h->set_ofed_version(core::printable(*v));
+    }
+  }
+  if (!isLive(o)) return;  // the rest describes the machine we run on, not a tree
+  h->set_collected(true);
+  if (facts != nullptr && facts->memlock_known) {
+    h->set_memlock_unlimited(facts->memlock_unlimited);
+    if (!facts->memlock_unlimited) h->set_memlock_soft_bytes(facts->memlock_soft_bytes);
+    h->set_memlock_hard_bytes(facts->memlock_hard_bytes);
+  }
+  auto dev = fs.listDir("/dev/infiniband");
+  h->set_uverbs_dir_present(dev.ok());
+  if (dev.ok()) {
+    for (const auto& name : *dev) {
+      if (!core::startsWith(name, "uverbs") && name != "rdma_cm") continue;
+      v1::UverbsAccess* u = h->add_uverbs();
+      u->set_path("/dev/infiniband/" + name);
+      if (auto a = fs.access(u->path()); a.ok()) {
+        u->set_readable(a->readable);
+        u->set_writable(a->writable);
+      } else {
+        u->set_error(core::printable(a.error().message));
+      }
+    }
+  }
+  for (const char* dir : {"/usr/lib/x86_64-linux-gnu", "/usr/lib64", "/usr/lib/aarch64-linux-gnu"}) {
+    auto names = fs.listDir(dir);
+    if (!names.ok()) continue;
+    if (auto v = core::rdmaCoreVersionFromLibraries(*names); !v.empty()) {
+      h->set_rdma_core_version(v);
+      break;
+    }
+  }
+}
+
+void collectKernelLog(const CollectOptions& o, const HostSeams& seams, v1::Snapshot& snap) {
+  v1::KernelLog* out = snap.mutable_kernel_log();
+  if (!o.dmesg_file.empty()) {
+    auto text = seams.files.readTail(o.dmesg_file, o.limits.kernel_log_bytes);
+    if (!text.ok()) {
+      addError(snap, "kernel_log", o.dmesg_file, text.error());
+      out->set_unavailable_reason(core::printable(text.error().message));
+      return;
+    }
+    collectKernelLogText(*text, "file:" + o.dmesg_file, o.limits, *out);
+    return;
+  }
+  if (!isLive(o)) {
+    out->set_unavailable_reason("not read for a copied tree; pass --dmesg-file");
+    return;
+  }
+  auto records = seams.host.readKmsgRecords("/dev/kmsg", o.limits.kernel_log_bytes);
+  if (records.ok()) {
+    std::vector<v1::KernelLogLine> lines;
+    uint64_t scanned = 0;
+    for (const auto& rec : *records) {
+      ++scanned;
+      auto line = core::parseKmsgRecord(rec);
+      if (!line || !core::isRdmaRelevant(line->text())) continue;
+      lines.push_back(std::move(*line));
+    }
+    out->set_source("/dev/kmsg");
+    out->set_lines_scanned(scanned);
+    out->set_lines_matched(lines.size());
+    const std::size_t keep = std::min(lines.size(), o.limits.kernel_lines_kept);
+    out->set_truncated(keep < lines.size());
+    for (std::size_t i = lines.size() - keep; i < lines.size(); ++i) *out->add_lines() = std::move(lines[i]);
+    return;
+  }
+  addError(snap, "kernel_log", "/dev/kmsg", records.error());
+  // dmesg may still work (CAP_SYSLOG differs from /dev/kmsg access on some systems).
+  auto r = seams.runner.run({"dmesg"}, o.limits.command_timeout, o.limits.kernel_log_bytes);
+  if (!r.ok() || r->exit_code != 0) {
+    const std::string why = !r.ok() ? r.error().message
+                                    : (r->timed_out ? "dmesg timed out" : core::printable(core::trim(r->err)));
+    addError(snap, "kernel_log", "dmesg", Error{ErrorCode::Unavailable, why});
+    out->set_unavailable_reason("kernel log not readable (/dev/kmsg: " + records.error().message +
+                                "; dmesg: " + why + "); run as root or pass --dmesg-file");
+    return;
+  }
+  collectKernelLogText(r->out, "dmesg", o.limits, *out);
+}
+
+void collectEthtool(const CollectOptions& o, const HostSeams& seams, v1::Snapshot& snap, bool second_sample) {
+  if (!isLive(o) || !seams.runner.available("ethtool")) return;
+  for (int i = 0; i < snap.netdevs_size(); ++i) {
+    v1::NetDevice* nd = snap.mutable_netdevs(i);
+    // ethtool -S matters for RoCE (per-priority pause, discards, PCIe counters) and
+    // mlx5 IPoIB; only RDMA-bound or RoCE-capable interfaces are asked.
+    if (nd->rdma_device().empty() && !nd->has_ecn()) continue;
+    if (second_sample && nd->ethtool_size() == 0) continue;
+    auto r = seams.runner.run({"ethtool", "-S", nd->name()}, o.limits.command_timeout, 4u << 20);
+    std::string why;
+    if (!r.ok()) why = r.error().message;
+    else if (r->timed_out) why = "ethtool -S timed out";
+    else if (r->exit_code != 0) why = core::printable(core::trim(r->err));
+    if (!why.empty()) {
+      if (!second_sample) nd->set_ethtool_unavailable_reason(why);
+      continue;
+    }
+    auto parsed = core::parseEthtoolStats(r->out);
+    if (parsed.netdevs.empty()) {
+      if (!second_sample) nd->set_ethtool_unavailable_reason("ethtool -S printed no statistics");
+      continue;
+    }
+    auto* counters = parsed.netdevs.front().mutable_ethtool();
+    if (!second_sample) {
+      nd->mutable_ethtool()->Swap(counters);
+      continue;
+    }
+    for (auto& s : *snap.mutable_window()->mutable_netdevs()) {
+      if (s.name() == nd->name()) s.mutable_ethtool()->Swap(counters);
+    }
+  }
+}
+
+}  // namespace
+
+void collectKernelLogText(std::string_view text, std::string_view source, const CollectLimits& limits,
+                          v1::KernelLog& out) {
+  core::KernelLogOptions opts;
+  opts.source = std::string(source);
+  opts.max_lines = limits.kernel_lines_kept;
+  out = core::filterKernelLog(text, opts);
+}
+
+v1::NcclLog readNcclLog(const Filesystem& files, const std::string& path, const CollectLimits& limits,
+                        const std::string& default_host, std::vector<v1::ProbeError>& errors) {
+  v1::NcclLog log;
+  log.set_source(core::printable(path));
+  bool truncated = false;
+  auto text = readBoundedText(files, path, limits.artifact_read_bytes, truncated);
+  if (!text.ok()) {
+    addError(errors, "nccl_log", path, text.error());
+    return log;
+  }
+  core::NcclLogOptions opts;
+  opts.default_host = default_host;
+  *log.mutable_parsed() = core::parseNcclLog(*text, opts);
+  bool raw_truncated = truncated;
+  log.set_raw(keepRaw(*text, limits.artifact_raw_kept, raw_truncated));
+  log.set_raw_truncated(raw_truncated);
+  return log;
+}
+
+v1::NcclTestsOutput readNcclTests(const Filesystem& files, const std::string& path,
+                                  const CollectLimits& limits, std::vector<v1::ProbeError>& errors) {
+  v1::NcclTestsOutput out;
+  out.set_source(core::printable(path));
+  bool truncated = false;
+  auto text = readBoundedText(files, path, limits.artifact_read_bytes, truncated);
+  if (!text.ok()) {
+    addError(errors, "nccl_tests", path, text.error());
+    return out;
+  }
+  *out.mutable_parsed() = core::parseNcclTests(*text);
+  bool raw_truncated = truncated;
+  out.set_raw(keepRaw(*text, limits.artifact_raw_kept, raw_truncated));
+  out.set_raw_truncated(raw_truncated);
+  return out;
+}
+
+v1::Snapshot collectSnapshot(const CollectOptions& o, const HostSeams& seams) {
+  v1::Snapshot snap;
+  snap.set_schema_version(core::kSnapshotSchemaVersion);
+  std::optional<ProcessFacts> facts;
+  if (isLive(o) && seams.process_facts) facts = seams.process_facts();
+  const ProcessFacts* f = facts ? &*facts : nullptr;
+
+  if (o.window_start && o.window.count() > 0) {
+    // Align the first sample with the other nodes of the job.
+    const auto wait = *o.window_start - seams.clock.now();
+    if (wait > std::chrono::milliseconds(0) && wait < std::chrono::minutes(5)) {
+      seams.clock.sleepUntil(seams.clock.steadyNow() +
+                             std::chrono::duration_cast<std::chrono::steady_clock::duration>(wait));
+    }
+  }
+  collectIdentity(o, seams, f, snap);
+  SysfsLayout layout;
+  collectRdmaDevices(seams.host, o.limits, snap, layout);
+  collectNetdevs(seams.host, o.limits, snap, layout);
+  collectEthtool(o, seams, snap, false);
+  const auto first_sample_at = seams.clock.steadyNow();
+  const auto first_wall = seams.clock.now();
+
+  collectKernelLog(o, seams, snap);
+  collectHostFacts(o, seams, f, snap);
+  std::vector<v1::ProbeError> errors;
+  const std::string host = snap.node().hostname();
+  for (const auto& p : o.nccl_logs) *snap.add_nccl_logs() = readNcclLog(seams.files, p, o.limits, host, errors);
+  for (const auto& p : o.nccl_tests) *snap.add_nccl_tests() = readNcclTests(seams.files, p, o.limits, errors);
+  for (auto& e : errors) *snap.add_probe_errors() = std::move(e);
+
+  if (o.window.count() > 0) {
+    if (seams.progress) {
+      seams.progress("sampling counters again in " + std::to_string(o.window.count() / 1000.0).substr(0, 4) +
+                     " s (--window)");
+    }
+    seams.clock.sleepUntil(first_sample_at + o.window);
+    const auto second_wall = seams.clock.now();
+    const auto second_steady = seams.clock.steadyNow();
+    sampleWindowCounters(seams.host, o.limits, layout, snap);
+    collectEthtool(o, seams, snap, true);
+    v1::CounterWindow* w = snap.mutable_window();
+    w->set_start_unix_ms(std::chrono::duration_cast<std::chrono::milliseconds>(first_wall.time_since_epoch()).count());
+    w->set_end_unix_ms(std::chrono::duration_cast<std::chrono::milliseconds>(second_wall.time_since_epoch()).count());
+    w->set_interval_seconds(std::chrono::duration<double>(second_steady - first_sample_at).count());
+  }
+  return snap;
+}
+
+}  // namespace ibc::agent

@@ -1,0 +1,516 @@
+#include "ibc/agent/os.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <cstdint>
+#include <thread>
+
+extern char** environ;
+
+namespace ibc::agent {
+
+Error errnoError(int err, std::string_view what) {
+  ErrorCode code = ErrorCode::Io;
+  switch (err) {
+    case ENOENT:
+    case ENOTDIR: code = ErrorCode::NotFound; break;
+    case EACCES:
+    case EPERM: code = ErrorCode::PermissionDenied; break;
+    case EINVAL:
+    case EOPNOTSUPP: code = ErrorCode::InvalidArgument; break;
+    case ETIMEDOUT: code = ErrorCode::Timeout; break;
+    default: break;
+  }
+  return Error{code, std::string(what) + ": " + std::strerror(err)};
+}
+
+namespace {
+
+bool startsWithPath(std::string_view s, std::string_view prefix) {
+  return s.size() >= prefix.size() && s.substr(0, prefix.size()) == prefix;
+}
+
+// Closes a file descriptor on scope exit.
+class Fd {
+ public:
+  explicit Fd(int fd) : fd_(fd) {}
+  ~Fd() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  Fd(const Fd&) = delete;
+  Fd& operator=(const Fd&) = delete;
+  int get() const { return fd_; }
+  int release() {
+    int f = fd_;
+    fd_ = -1;
+    return f;
+  }
+
+ private:
+  int fd_;
+};
+
+// Reads up to `limit` bytes; sets `more` when the file had more.
+Result<std::string> readBounded(int fd, std::size_t limit, bool& more, std::string_view path) {
+  std::string out;
+  more = false;
+  // sysfs files are at most a page; start small and grow for larger files.
+  std::size_t chunk = 4096;
+  while (true) {
+    if (out.size() >= limit) {
+      char probe = 0;
+      ssize_t n;
+      do {
+        n = ::read(fd, &probe, 1);
+      } while (n < 0 && errno == EINTR);
+      if (n < 0) return errnoError(errno, path);
+      more = n > 0;
+      return out;
+    }
+    const std::size_t want = std::min(chunk, limit - out.size());
+    const std::size_t old = out.size();
+    out.resize(old + want);
+    ssize_t n;
+    do {
+      n = ::read(fd, out.data() + old, want);
+    } while (n < 0 && errno == EINTR);
+    if (n < 0) return errnoError(errno, path);
+    out.resize(old + static_cast<std::size_t>(n));
+    if (n == 0) return out;
+    chunk = std::min<std::size_t>(chunk * 2, 1u << 20);
+  }
+}
+
+}  // namespace
+
+RootedFilesystem::RootedFilesystem(std::string root) : root_(std::move(root)) {
+  while (!root_.empty() && root_.back() == '/') root_.pop_back();
+}
+
+std::string RootedFilesystem::hostPath(std::string_view path) const {
+  if (root_.empty()) return std::string(path);
+  std::string p = root_;
+  if (path.empty() || path.front() != '/') p.push_back('/');
+  p.append(path);
+  return p;
+}
+
+Result<std::string> RootedFilesystem::readFile(std::string_view path, std::size_t max_bytes,
+                                               bool* truncated) const {
+  const std::string p = hostPath(path);
+  Fd fd(::open(p.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK));
+  if (fd.get() < 0) return errnoError(errno, path);
+  bool more = false;
+  auto content = readBounded(fd.get(), max_bytes, more, path);
+  if (!content.ok()) return content;
+  if (truncated != nullptr) *truncated = more;
+  if (more && truncated == nullptr) {
+    return Error{ErrorCode::TooLarge,
+                 std::string(path) + ": larger than " + std::to_string(max_bytes) + " bytes"};
+  }
+  return content;
+}
+
+Result<std::string> RootedFilesystem::readTail(std::string_view path, std::size_t max_bytes) const {
+  const std::string p = hostPath(path);
+  Fd fd(::open(p.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK));
+  if (fd.get() < 0) return errnoError(errno, path);
+  struct stat st {};
+  if (::fstat(fd.get(), &st) != 0) return errnoError(errno, path);
+  if (S_ISDIR(st.st_mode)) return Error{ErrorCode::InvalidArgument, std::string(path) + ": is a directory"};
+  if (S_ISREG(st.st_mode) && static_cast<std::size_t>(st.st_size) > max_bytes) {
+    if (::lseek(fd.get(), st.st_size - static_cast<off_t>(max_bytes), SEEK_SET) < 0) {
+      return errnoError(errno, path);
+    }
+  }
+  bool more = false;
+  return readBounded(fd.get(), max_bytes, more, path);
+}
+
+Result<std::vector<std::string>> RootedFilesystem::listDir(std::string_view path) const {
+  const std::string p = hostPath(path);
+  DIR* d = ::opendir(p.c_str());
+  if (d == nullptr) return errnoError(errno, path);
+  std::vector<std::string> names;
+  errno = 0;
+  while (dirent* e = ::readdir(d)) {
+    if (std::strcmp(e->d_name, ".") == 0 || std::strcmp(e->d_name, "..") == 0) continue;
+    names.emplace_back(e->d_name);
+  }
+  const int err = errno;
+  ::closedir(d);
+  if (err != 0) return errnoError(err, path);
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+Result<std::string> RootedFilesystem::readLink(std::string_view path) const {
+  const std::string p = hostPath(path);
+  std::string buf(256, '\0');
+  while (true) {
+    ssize_t n = ::readlink(p.c_str(), buf.data(), buf.size());
+    if (n < 0) return errnoError(errno, path);
+    if (static_cast<std::size_t>(n) < buf.size()) {
+      buf.resize(static_cast<std::size_t>(n));
+      return buf;
+    }
+    if (buf.size() > 65536) return Error{ErrorCode::TooLarge, std::string(path) + ": link too long"};
+    buf.resize(buf.size() * 2);
+  }
+}
+
+bool RootedFilesystem::exists(std::string_view path) const {
+  struct stat st {};
+  return ::stat(hostPath(path).c_str(), &st) == 0;
+}
+
+bool RootedFilesystem::isDirectory(std::string_view path) const {
+  struct stat st {};
+  return ::stat(hostPath(path).c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+Result<Access> RootedFilesystem::access(std::string_view path) const {
+  const std::string p = hostPath(path);
+  if (::access(p.c_str(), F_OK) != 0) return errnoError(errno, path);
+  Access a;
+  a.readable = ::access(p.c_str(), R_OK) == 0;
+  a.writable = ::access(p.c_str(), W_OK) == 0;
+  return a;
+}
+
+Result<std::vector<std::string>> RootedFilesystem::readKmsgRecords(std::string_view path,
+                                                                  std::size_t max_bytes) const {
+  const std::string p = hostPath(path);
+  Fd fd(::open(p.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK));
+  if (fd.get() < 0) return errnoError(errno, path);
+  std::vector<std::string> records;
+  std::size_t total = 0;
+  std::size_t first = 0;  // index of the oldest record still kept
+  char buf[8192];
+  while (true) {
+    const ssize_t n = ::read(fd.get(), buf, sizeof buf);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      if (errno == EPIPE) continue;  // record overwritten in the ring buffer: skip it
+      if (errno == EAGAIN) break;    // no more records ready
+      if (records.empty()) return errnoError(errno, path);
+      break;
+    }
+    if (n == 0) break;
+    records.emplace_back(buf, static_cast<std::size_t>(n));
+    total += static_cast<std::size_t>(n);
+    while (total > max_bytes && first < records.size()) {
+      total -= records[first].size();
+      records[first].clear();
+      records[first].shrink_to_fit();
+      ++first;
+    }
+  }
+  records.erase(records.begin(), records.begin() + static_cast<std::ptrdiff_t>(first));
+  return records;
+}
+
+// ---- in-memory filesystem ----------------------------------------------------------------
+
+namespace {
+std::string normalisePath(std::string_view path) {
+  std::string p(path);
+  while (p.size() > 1 && p.back() == '/') p.pop_back();
+  return p;
+}
+}  // namespace
+
+void MemoryFilesystem::addFile(std::string path, std::string content) {
+  files_[normalisePath(path)] = std::move(content);
+}
+
+void MemoryFilesystem::addSymlink(std::string path, std::string target) {
+  links_[normalisePath(path)] = std::move(target);
+}
+
+Result<std::string> MemoryFilesystem::readFile(std::string_view path, std::size_t max_bytes,
+                                               bool* truncated) const {
+  auto it = files_.find(normalisePath(path));
+  if (it == files_.end()) {
+    return Error{isDirectory(path) ? ErrorCode::InvalidArgument : ErrorCode::NotFound,
+                 std::string(path) + (isDirectory(path) ? ": is a directory" : ": No such file or directory")};
+  }
+  if (it->second.size() > max_bytes) {
+    if (truncated == nullptr) return Error{ErrorCode::TooLarge, std::string(path) + ": too large"};
+    *truncated = true;
+    return it->second.substr(0, max_bytes);
+  }
+  if (truncated != nullptr) *truncated = false;
+  return it->second;
+}
+
+Result<std::string> MemoryFilesystem::readTail(std::string_view path, std::size_t max_bytes) const {
+  auto r = readFile(path, SIZE_MAX);
+  if (!r.ok()) return r;
+  if (r->size() > max_bytes) return r->substr(r->size() - max_bytes);
+  return r;
+}
+
+Result<std::vector<std::string>> MemoryFilesystem::listDir(std::string_view path) const {
+  std::string prefix = normalisePath(path);
+  if (prefix != "/") prefix += "/";
+  std::vector<std::string> names;
+  auto collect = [&](const auto& map) {
+    for (auto it = map.lower_bound(prefix); it != map.end() && startsWithPath(it->first, prefix); ++it) {
+      std::string_view rest = std::string_view(it->first).substr(prefix.size());
+      const std::string name(rest.substr(0, rest.find('/')));
+      if (!name.empty() && (names.empty() || names.back() != name)) names.push_back(name);
+    }
+  };
+  collect(files_);
+  collect(links_);
+  if (names.empty()) return Error{ErrorCode::NotFound, std::string(path) + ": No such file or directory"};
+  std::sort(names.begin(), names.end());
+  names.erase(std::unique(names.begin(), names.end()), names.end());
+  return names;
+}
+
+Result<std::string> MemoryFilesystem::readLink(std::string_view path) const {
+  auto it = links_.find(normalisePath(path));
+  if (it == links_.end()) return Error{ErrorCode::NotFound, std::string(path) + ": not a symbolic link"};
+  return it->second;
+}
+
+bool MemoryFilesystem::exists(std::string_view path) const {
+  return files_.count(normalisePath(path)) != 0 || links_.count(normalisePath(path)) != 0 ||
+         isDirectory(path);
+}
+
+bool MemoryFilesystem::isDirectory(std::string_view path) const {
+  std::string prefix = normalisePath(path);
+  if (prefix != "/") prefix += "/";
+  auto it = files_.lower_bound(prefix);
+  if (it != files_.end() && startsWithPath(it->first, prefix)) return true;
+  auto lt = links_.lower_bound(prefix);
+  return lt != links_.end() && startsWithPath(lt->first, prefix);
+}
+
+Result<Access> MemoryFilesystem::access(std::string_view path) const {
+  if (!exists(path)) return Error{ErrorCode::NotFound, std::string(path) + ": No such file or directory"};
+  return Access{true, false};
+}
+
+Result<std::vector<std::string>> MemoryFilesystem::readKmsgRecords(std::string_view path,
+                                                                   std::size_t) const {
+  return Error{ErrorCode::Unavailable, std::string(path) + ": not available in a pasted listing"};
+}
+
+// ---- processes ---------------------------------------------------------------------------
+
+namespace {
+
+std::string findOnPath(std::string_view program) {
+  if (program.find('/') != std::string_view::npos) {
+    std::string p(program);
+    return ::access(p.c_str(), X_OK) == 0 ? p : std::string();
+  }
+  const char* path = std::getenv("PATH");
+  std::string_view dirs = path != nullptr ? path : "/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin";
+  while (!dirs.empty()) {
+    const auto colon = dirs.find(':');
+    std::string_view dir = dirs.substr(0, colon);
+    dirs = colon == std::string_view::npos ? std::string_view() : dirs.substr(colon + 1);
+    if (dir.empty()) continue;
+    std::string candidate = std::string(dir) + "/" + std::string(program);
+    struct stat st {};
+    if (::stat(candidate.c_str(), &st) == 0 && S_ISREG(st.st_mode) &&
+        ::access(candidate.c_str(), X_OK) == 0) {
+      return candidate;
+    }
+  }
+  return {};
+}
+
+}  // namespace
+
+bool ProcessRunner::available(std::string_view program) const {
+  return !findOnPath(program).empty();
+}
+
+Result<CommandResult> ProcessRunner::run(const std::vector<std::string>& argv,
+                                         std::chrono::milliseconds timeout,
+                                         std::size_t max_output) {
+  if (argv.empty()) return Error{ErrorCode::InvalidArgument, "empty command"};
+  const std::string exe = findOnPath(argv[0]);
+  if (exe.empty()) return Error{ErrorCode::NotFound, argv[0] + ": not installed (not on PATH)"};
+
+  int out_pipe[2];
+  int err_pipe[2];
+  if (::pipe2(out_pipe, O_CLOEXEC) != 0) return errnoError(errno, "pipe");
+  Fd out_r(out_pipe[0]), out_w(out_pipe[1]);
+  if (::pipe2(err_pipe, O_CLOEXEC) != 0) return errnoError(errno, "pipe");
+  Fd err_r(err_pipe[0]), err_w(err_pipe[1]);
+
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_adddup2(&actions, out_w.get(), 1);
+  posix_spawn_file_actions_adddup2(&actions, err_w.get(), 2);
+  posix_spawnattr_t attr;
+  posix_spawnattr_init(&attr);
+  // Own process group, so a timeout can stop the child and anything it started.
+  posix_spawnattr_setpgroup(&attr, 0);
+  sigset_t no_signals;
+  sigemptyset(&no_signals);
+  posix_spawnattr_setsigmask(&attr, &no_signals);
+  sigset_t default_signals;
+  sigemptyset(&default_signals);
+  sigaddset(&default_signals, SIGPIPE);
+  sigaddset(&default_signals, SIGTERM);
+  sigaddset(&default_signals, SIGINT);
+  posix_spawnattr_setsigdefault(&attr, &default_signals);
+  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK |
+                                      POSIX_SPAWN_SETSIGDEF);
+
+  std::vector<char*> args;
+  args.reserve(argv.size() + 1);
+  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  pid_t pid = -1;
+  const int rc = ::posix_spawn(&pid, exe.c_str(), &actions, &attr, args.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  posix_spawnattr_destroy(&attr);
+  if (rc != 0) return errnoError(rc, argv[0]);
+  ::close(out_w.release());
+  ::close(err_w.release());
+
+  CommandResult result;
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  pollfd fds[2] = {{out_r.get(), POLLIN, 0}, {err_r.get(), POLLIN, 0}};
+  std::string* sinks[2] = {&result.out, &result.err};
+  int open_fds = 2;
+  char buf[65536];
+  while (open_fds > 0) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        deadline - std::chrono::steady_clock::now());
+    if (left.count() <= 0) {
+      result.timed_out = true;
+      break;
+    }
+    const int n = ::poll(fds, 2, static_cast<int>(std::min<int64_t>(left.count(), 1000)));
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      break;
+    }
+    for (int i = 0; i < 2; ++i) {
+      if (fds[i].fd < 0 || (fds[i].revents & (POLLIN | POLLHUP | POLLERR)) == 0) continue;
+      const ssize_t r = ::read(fds[i].fd, buf, sizeof buf);
+      if (r > 0) {
+        std::string& sink = *sinks[i];
+        const std::size_t room = max_output > sink.size() ? max_output - sink.size() : 0;
+        sink.append(buf, std::min<std::size_t>(room, static_cast<std::size_t>(r)));
+        if (static_cast<std::size_t>(r) > room) result.output_truncated = true;
+      } else if (r == 0 || (r < 0 && errno != EINTR && errno != EAGAIN)) {
+        fds[i].fd = -1;
+        --open_fds;
+      }
+    }
+  }
+
+  int status = 0;
+  if (result.timed_out) {
+    ::kill(-pid, SIGTERM);
+    const auto grace = std::chrono::steady_clock::now() + std::chrono::milliseconds(200);
+    while (::waitpid(pid, &status, WNOHANG) == 0) {
+      if (std::chrono::steady_clock::now() > grace) {
+        ::kill(-pid, SIGKILL);
+        ::waitpid(pid, &status, 0);
+        break;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    result.exit_code = -1;
+    return result;
+  }
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return result;
+}
+
+// ---- writing ---------------------------------------------------------------------------
+
+core::Status writeFileAtomic(const std::string& path, std::string_view bytes) {
+  const auto slash = path.rfind('/');
+  const std::string dir = slash == std::string::npos ? "." : (slash == 0 ? "/" : path.substr(0, slash));
+  std::string tmp = path + ".tmp." + std::to_string(::getpid());
+  Fd fd(::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644));
+  if (fd.get() < 0) return errnoError(errno, path);
+  std::size_t done = 0;
+  while (done < bytes.size()) {
+    const ssize_t n = ::write(fd.get(), bytes.data() + done, bytes.size() - done);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      const int err = errno;
+      ::unlink(tmp.c_str());
+      return errnoError(err, path);
+    }
+    done += static_cast<std::size_t>(n);
+  }
+  if (::fsync(fd.get()) != 0) {
+    const int err = errno;
+    ::unlink(tmp.c_str());
+    return errnoError(err, path);
+  }
+  ::close(fd.release());
+  if (::rename(tmp.c_str(), path.c_str()) != 0) {
+    const int err = errno;
+    ::unlink(tmp.c_str());
+    return errnoError(err, path);
+  }
+  Fd dfd(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (dfd.get() >= 0) ::fsync(dfd.get());
+  return {};
+}
+
+// ---- clock, environment, process facts -------------------------------------------------
+
+std::chrono::system_clock::time_point SystemClock::now() const {
+  return std::chrono::system_clock::now();
+}
+
+std::chrono::steady_clock::time_point SystemClock::steadyNow() const {
+  return std::chrono::steady_clock::now();
+}
+
+void SystemClock::sleepUntil(std::chrono::steady_clock::time_point deadline) {
+  std::this_thread::sleep_until(deadline);
+}
+
+std::string ProcessEnvironment::get(std::string_view name) const {
+  const char* v = std::getenv(std::string(name).c_str());
+  return v != nullptr ? std::string(v) : std::string();
+}
+
+ProcessFacts readProcessFacts() {
+  ProcessFacts f;
+  rlimit rl{};
+  if (::getrlimit(RLIMIT_MEMLOCK, &rl) == 0) {
+    f.memlock_known = true;
+    f.memlock_unlimited = rl.rlim_cur == RLIM_INFINITY;
+    f.memlock_soft_bytes = rl.rlim_cur == RLIM_INFINITY ? 0 : rl.rlim_cur;
+    f.memlock_hard_bytes = rl.rlim_max == RLIM_INFINITY ? 0 : rl.rlim_max;
+  }
+  char host[256] = {};
+  if (::gethostname(host, sizeof host - 1) == 0) f.hostname = host;
+  return f;
+}
+
+}  // namespace ibc::agent

@@ -1,0 +1,39 @@
+#pragma once
+
+// The report printed by `ibcollect snapshot|analyze|compare|--job`: a per-node table,
+// then findings with evidence and the next step (text), or one JSON document
+// `{"nodes":[...], "findings":[...]}` through protobuf's JSON mapping (DESIGN §3).
+
+#include <string>
+#include <vector>
+
+#include "ibc/core/result.h"
+#include "ibcollect/v1/report.pb.h"
+#include "ibcollect/v1/snapshot.pb.h"
+
+namespace ibc::core {
+
+struct AnalyzedNode {
+  ::ibcollect::v1::Snapshot snapshot;
+  std::vector<::ibcollect::v1::Finding> findings;
+  std::string snapshot_file;      // where the snapshot was written or read, if any
+  bool include_snapshot = false;  // put the whole snapshot into the JSON node entry
+};
+
+// Per-port summary of a node, with the worst severity of the findings on each port.
+::ibcollect::v1::NodeReport summarizeNode(const AnalyzedNode& node);
+
+// Nodes in the given order; findings of all nodes, sorted (critical first).
+::ibcollect::v1::Report buildReport(const std::vector<AnalyzedNode>& nodes);
+
+struct TextOptions {
+  bool show_info = true;       // info findings (unavailable counters, ...)
+  std::size_t max_evidence = 12;  // evidence lines per finding before "... N more"
+};
+std::string renderText(const ::ibcollect::v1::Report& report, const TextOptions& options = {});
+
+// Every field is printed (zeros and empty strings too) so consumers see a fixed shape;
+// field names are the proto names (snake_case).
+Result<std::string> renderJson(const ::ibcollect::v1::Report& report);
+
+}  // namespace ibc::core

@@ -1,0 +1,194 @@
+#include "ibc/core/counters.h"
+
+#include <array>
+
+#include "ibc/core/text.h"
+
+namespace ibc::core {
+
+namespace {
+
+struct Entry {
+  std::string_view name;
+  CounterClass cls;
+};
+
+// IB PMA counters (sysfs counters/ and counters_ext/ use the same names).
+constexpr std::array<Entry, 12> kIbCounters{{
+    {"symbol_error", CounterClass::PhyError},
+    {"link_error_recovery", CounterClass::PhyError},
+    {"local_link_integrity_errors", CounterClass::PhyError},
+    {"port_rcv_errors", CounterClass::PhyError},
+    {"port_rcv_remote_physical_errors", CounterClass::PhyError},
+    {"link_downed", CounterClass::LinkDowned},
+    {"excessive_buffer_overrun_errors", CounterClass::BufferOverrun},
+    {"port_xmit_discards", CounterClass::XmitDiscard},
+    {"port_xmit_wait", CounterClass::Congestion},
+    {"port_xmit_wait_64", CounterClass::Congestion},
+    {"port_rcv_switch_relay_errors", CounterClass::None},  // switches only
+    {"VL15_dropped", CounterClass::None},                   // SMP drops; not data path
+}};
+
+// mlx5/mlx4 hw_counters (Documentation/.../mlx5 counters, rdma-core docs).
+constexpr std::array<Entry, 27> kHwCounters{{
+    {"out_of_buffer", CounterClass::BufferOverrun},
+    {"out_of_sequence", CounterClass::TransportRetry},
+    {"packet_seq_err", CounterClass::TransportRetry},
+    {"implied_nak_seq_err", CounterClass::TransportRetry},
+    {"local_ack_timeout_err", CounterClass::TransportRetry},
+    {"rnr_nak_retry_err", CounterClass::TransportRetry},
+    {"duplicate_request", CounterClass::TransportRetry},
+    {"roce_adp_retrans", CounterClass::TransportRetry},
+    {"roce_adp_retrans_to", CounterClass::TransportRetry},
+    {"roce_slow_restart", CounterClass::TransportRetry},
+    {"roce_slow_restart_trans", CounterClass::TransportRetry},
+    {"req_transport_retries_exceeded", CounterClass::TransportRetry},
+    {"req_rnr_retries_exceeded", CounterClass::TransportRetry},
+    {"req_cqe_error", CounterClass::CqeError},
+    {"resp_cqe_error", CounterClass::CqeError},
+    {"resp_local_length_error", CounterClass::CqeError},
+    {"req_remote_access_errors", CounterClass::CqeError},
+    {"req_remote_invalid_request", CounterClass::CqeError},
+    {"resp_remote_access_errors", CounterClass::CqeError},
+    {"rx_icrc_encapsulated", CounterClass::PhyError},
+    {"req_cqe_flush_error", CounterClass::CqeFlush},
+    {"resp_cqe_flush_error", CounterClass::CqeFlush},
+    {"np_cnp_sent", CounterClass::Congestion},
+    {"np_ecn_marked_roce_packets", CounterClass::Congestion},
+    {"rp_cnp_handled", CounterClass::Congestion},
+    {"rp_cnp_ignored", CounterClass::Congestion},
+    {"roce_slow_restart_cnps", CounterClass::Congestion},
+}};
+
+// ethtool -S of mlx5 (modern *_phy names) and mlx4/old mlx5 (legacy names).
+constexpr std::array<Entry, 22> kEthtool{{
+    {"rx_crc_errors_phy", CounterClass::PhyError},
+    {"rx_symbol_err_phy", CounterClass::PhyError},
+    {"rx_pcs_symbol_err_phy", CounterClass::PhyError},
+    {"rx_in_range_len_errors_phy", CounterClass::PhyError},
+    {"rx_undersize_pkts_phy", CounterClass::PhyError},
+    {"rx_fragments_phy", CounterClass::PhyError},
+    {"rx_jabbers_phy", CounterClass::PhyError},
+    {"crc_align_errors", CounterClass::PhyError},
+    {"symbol_err", CounterClass::PhyError},
+    {"link_down_events_phy", CounterClass::LinkDowned},
+    {"rx_discards_phy", CounterClass::BufferOverrun},
+    {"rx_out_of_buffer", CounterClass::BufferOverrun},
+    {"in_discards", CounterClass::BufferOverrun},
+    {"rx_buffer_passed_thres_phy", CounterClass::Congestion},
+    {"tx_discards_phy", CounterClass::XmitDiscard},
+    {"tx_errors_phy", CounterClass::XmitDiscard},
+    {"out_discards", CounterClass::XmitDiscard},
+    {"rx_pause_ctrl_phy", CounterClass::Congestion},
+    {"tx_pause_ctrl_phy", CounterClass::Congestion},
+    {"rx_pci_signal_integrity", CounterClass::PcieError},
+    {"tx_pci_signal_integrity", CounterClass::PcieError},
+    {"pause_ctrl_rx", CounterClass::Congestion},
+}};
+
+template <std::size_t N>
+std::optional<CounterClass> lookup(const std::array<Entry, N>& table, std::string_view name) {
+  for (const auto& e : table) {
+    if (e.name == name) return e.cls;
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+CounterClass classifyCounter(std::string_view name, CounterSet set) {
+  switch (set) {
+    case CounterSet::PortCounters:
+    case CounterSet::PortCountersExt: {
+      if (auto c = lookup(kIbCounters, name)) return *c;
+      // counters_ext names carry a _64 suffix on mlx4.
+      if (endsWith(name, "_64")) {
+        if (auto c = lookup(kIbCounters, name.substr(0, name.size() - 3))) return *c;
+      }
+      // Kernels that expose hw counters under counters/ (and perfquery pastes of them).
+      if (auto c = lookup(kHwCounters, name)) return *c;
+      return CounterClass::None;
+    }
+    case CounterSet::HwCounters:
+      if (auto c = lookup(kHwCounters, name)) return *c;
+      return CounterClass::None;
+    case CounterSet::Ethtool: {
+      if (auto c = lookup(kEthtool, name)) return *c;
+      // Per-priority pause: rx_prio3_pause, tx_prio3_pause (not *_duration/_transition).
+      if ((startsWith(name, "rx_prio") || startsWith(name, "tx_prio")) && endsWith(name, "_pause")) {
+        return CounterClass::Congestion;
+      }
+      if (name == "rx_global_pause" || name == "tx_global_pause") return CounterClass::Congestion;
+      if (startsWith(name, "tx_pause_storm")) return CounterClass::Congestion;
+      return CounterClass::None;
+    }
+    case CounterSet::NetdevStats:
+      if (name == "rx_crc_errors") return CounterClass::PhyError;
+      return CounterClass::None;
+  }
+  return CounterClass::None;
+}
+
+std::string_view counterClassName(CounterClass c) {
+  switch (c) {
+    case CounterClass::None: return "none";
+    case CounterClass::PhyError: return "physical-layer errors";
+    case CounterClass::LinkDowned: return "link down events";
+    case CounterClass::BufferOverrun: return "receive buffer overruns";
+    case CounterClass::XmitDiscard: return "transmit discards";
+    case CounterClass::Congestion: return "congestion";
+    case CounterClass::TransportRetry: return "transport retries";
+    case CounterClass::CqeError: return "completion errors";
+    case CounterClass::CqeFlush: return "flushed completions";
+    case CounterClass::PcieError: return "PCIe errors";
+  }
+  return "none";
+}
+
+CounterWindowIndex::CounterWindowIndex(const v1::Snapshot& snapshot) {
+  if (!snapshot.has_window() || snapshot.window().interval_seconds() <= 0) return;
+  present_ = true;
+  interval_s_ = snapshot.window().interval_seconds();
+  auto add = [&](const std::string& dev, uint32_t port, const char* group, const auto& list) {
+    for (const auto& c : list) {
+      if (!c.unavailable_reason().empty()) continue;
+      values_[CounterKey{dev, port, group, c.name()}] = c.value();
+    }
+  };
+  for (const auto& p : snapshot.window().ports()) {
+    add(p.device(), p.port(), "counters", p.counters());
+    add(p.device(), p.port(), "hw_counters", p.hw_counters());
+    add(p.device(), p.port(), "counters_ext", p.counters_ext());
+  }
+  for (const auto& n : snapshot.window().netdevs()) {
+    add(n.name(), 0, "stats", n.stats());
+    add(n.name(), 0, "ethtool", n.ethtool());
+    if (n.has_carrier_changes()) carrier_changes_[n.name()] = n.carrier_changes();
+  }
+}
+
+std::optional<uint64_t> CounterWindowIndex::after(const CounterKey& key) const {
+  auto it = values_.find(key);
+  if (it == values_.end()) return std::nullopt;
+  return it->second;
+}
+
+std::optional<uint64_t> CounterWindowIndex::carrierChangesAfter(const std::string& netdev) const {
+  auto it = carrier_changes_.find(netdev);
+  if (it == carrier_changes_.end()) return std::nullopt;
+  return it->second;
+}
+
+std::optional<CounterDelta> counterDelta(const CounterWindowIndex& window, const CounterKey& key,
+                                         const v1::Counter& first) {
+  if (!window.present() || !first.unavailable_reason().empty()) return std::nullopt;
+  auto after = window.after(key);
+  if (!after) return std::nullopt;
+  CounterDelta d;
+  d.before = first.value();
+  d.after = *after;
+  d.delta = static_cast<int64_t>(*after - first.value());
+  return d;
+}
+
+}  // namespace ibc::core

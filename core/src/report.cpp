@@ -1,0 +1,219 @@
+#include "ibc/core/report.h"
+
+#include <google/protobuf/util/json_util.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <map>
+
+#include "ibc/core/findings.h"
+#include "ibc/core/rules.h"
+#include "ibc/core/sysfs_values.h"
+
+namespace ibc::core {
+
+namespace v1 = ::ibcollect::v1;
+
+namespace {
+
+std::string rateText(const v1::RdmaPort& p) {
+  if (p.rate_raw().empty()) return "-";
+  return p.rate_raw();
+}
+
+std::string stateShort(const v1::EnumValue& v, bool physical) {
+  if (physical) {
+    const PhysState s = physStateOf(v);
+    if (s != PhysState::Unknown) return std::string(physStateName(s));
+  } else {
+    const PortState s = portStateOf(v);
+    if (s != PortState::Unknown) return std::string(portStateName(s));
+  }
+  if (!v.raw().empty()) return "?" + v.raw();
+  return "-";
+}
+
+std::string upper(std::string s) {
+  for (char& c : s) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  return s;
+}
+
+}  // namespace
+
+v1::NodeReport summarizeNode(const AnalyzedNode& node) {
+  const v1::Snapshot& s = node.snapshot;
+  v1::NodeReport r;
+  r.set_node(nodeName(s));
+  r.set_source(s.node().source());
+  r.set_job_id(s.node().job_id());
+  r.set_collected_at_unix_ms(s.node().collected_at_unix_ms());
+  r.set_probe_errors(static_cast<uint32_t>(s.probe_errors_size()));
+  r.set_snapshot_file(node.snapshot_file);
+  std::map<std::pair<std::string, uint32_t>, Severity> port_worst;
+  std::map<std::string, Severity> device_worst;
+  for (const auto& f : node.findings) {
+    const Severity sev = severityOf(f);
+    switch (sev) {
+      case Severity::Critical: r.set_critical(r.critical() + 1); break;
+      case Severity::Warning: r.set_warning(r.warning() + 1); break;
+      case Severity::Info: r.set_info(r.info() + 1); break;
+    }
+    if (f.device().empty()) continue;
+    if (f.port() == 0) {
+      auto& d = device_worst[f.device()];
+      d = std::max(d, sev);
+    } else {
+      auto& p = port_worst[{f.device(), f.port()}];
+      p = std::max(p, sev);
+    }
+  }
+  r.set_worst_severity(r.critical() > 0 ? "critical" : r.warning() > 0 ? "warning" : "ok");
+  for (const auto& d : s.devices()) {
+    auto add_port = [&](const v1::RdmaPort* p) {
+      v1::PortSummary* ps = r.add_ports();
+      ps->set_device(d.name());
+      ps->set_fw_ver(d.fw_ver());
+      ps->set_virtual_function(d.is_virtual_function());
+      Severity worst = Severity::Info;
+      if (auto it = device_worst.find(d.name()); it != device_worst.end()) worst = it->second;
+      if (p == nullptr) {
+        ps->set_state(d.missing_reason().empty() ? "-" : "MISSING");
+      } else {
+        ps->set_port(p->port());
+        ps->set_state(stateShort(p->state(), false));
+        ps->set_phys_state(stateShort(p->phys_state(), true));
+        ps->set_rate_gbps(p->rate_gbps());
+        ps->set_rate(rateText(*p));
+        ps->set_link_layer(p->link_layer());
+        std::string nds;
+        for (const auto& n : p->netdevs()) nds += (nds.empty() ? "" : ",") + n;
+        ps->set_netdevs(nds);
+        if (auto it = port_worst.find({d.name(), p->port()}); it != port_worst.end()) {
+          worst = std::max(worst, it->second);
+        }
+      }
+      ps->set_worst_severity(worst == Severity::Info ? "ok" : std::string(severityName(worst)));
+    };
+    if (d.ports_size() == 0) {
+      add_port(nullptr);
+    } else {
+      for (const auto& p : d.ports()) add_port(&p);
+    }
+  }
+  if (node.include_snapshot) *r.mutable_snapshot() = s;
+  return r;
+}
+
+v1::Report buildReport(const std::vector<AnalyzedNode>& nodes) {
+  v1::Report report;
+  std::vector<v1::Finding> all;
+  for (const auto& n : nodes) {
+    *report.add_nodes() = summarizeNode(n);
+    all.insert(all.end(), n.findings.begin(), n.findings.end());
+  }
+  sortFindings(all);
+  for (auto& f : all) *report.add_findings() = std::move(f);
+  return report;
+}
+
+namespace {
+
+// Left-aligned columns sized to their widest cell.
+std::string table(const std::vector<std::vector<std::string>>& rows) {
+  std::vector<std::size_t> width;
+  for (const auto& row : rows) {
+    if (width.size() < row.size()) width.resize(row.size(), 0);
+    for (std::size_t i = 0; i < row.size(); ++i) width[i] = std::max(width[i], row[i].size());
+  }
+  std::string out;
+  for (const auto& row : rows) {
+    std::string line;
+    for (std::size_t i = 0; i < row.size(); ++i) {
+      line += row[i];
+      if (i + 1 < row.size()) line.append(width[i] - row[i].size() + 2, ' ');
+    }
+    while (!line.empty() && line.back() == ' ') line.pop_back();
+    out += line + "\n";
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string renderText(const v1::Report& report, const TextOptions& options) {
+  std::string out;
+  std::vector<std::vector<std::string>> rows{
+      {"NODE", "DEVICE", "PORT", "STATE", "PHYS", "RATE", "LINK", "FW", "NETDEV", "VERDICT"}};
+  for (const auto& n : report.nodes()) {
+    if (n.ports_size() == 0) {
+      rows.push_back({n.node(), "-", "-", "-", "-", "-", "-", "-", "-", upper(n.worst_severity())});
+      continue;
+    }
+    for (const auto& p : n.ports()) {
+      rows.push_back({n.node(), p.device() + (p.virtual_function() ? " (VF)" : ""),
+                      p.port() == 0 ? "-" : std::to_string(p.port()), p.state(),
+                      p.phys_state().empty() ? "-" : p.phys_state(), p.rate().empty() ? "-" : p.rate(),
+                      p.link_layer().empty() ? "-" : p.link_layer(),
+                      p.fw_ver().empty() ? "-" : p.fw_ver(), p.netdevs().empty() ? "-" : p.netdevs(),
+                      upper(p.worst_severity())});
+    }
+  }
+  out += table(rows);
+
+  uint32_t crit = 0, warn = 0, info = 0;
+  for (const auto& f : report.findings()) {
+    const Severity s = severityOf(f);
+    (s == Severity::Critical ? crit : s == Severity::Warning ? warn : info)++;
+  }
+  out += "\n";
+  for (const auto& n : report.nodes()) {
+    if (report.nodes_size() > 1 || n.critical() + n.warning() > 0 || n.probe_errors() > 0) {
+      out += "node " + n.node() + ": " + upper(n.worst_severity()) + " (" +
+             std::to_string(n.critical()) + " critical, " + std::to_string(n.warning()) +
+             " warning, " + std::to_string(n.info()) + " info)";
+      if (n.probe_errors() > 0) {
+        out += ", " + std::to_string(n.probe_errors()) + " probe(s) failed (details: --format json)";
+      }
+      out += "\n";
+    }
+  }
+  out += std::to_string(report.findings_size()) + " finding(s): " + std::to_string(crit) +
+         " critical, " + std::to_string(warn) + " warning, " + std::to_string(info) + " info\n";
+
+  for (const auto& f : report.findings()) {
+    if (!options.show_info && severityOf(f) == Severity::Info) continue;
+    std::string where = f.node();
+    if (!f.device().empty()) where += " " + f.device();
+    if (f.port() != 0) where += " port " + std::to_string(f.port());
+    out += "\n" + upper(f.severity()) + "  " + f.code() + "  " + where + "\n";
+    out += "  " + f.summary() + "\n";
+    if (f.evidence_size() > 0) {
+      out += "  evidence:\n";
+      const int shown = static_cast<int>(std::min<std::size_t>(options.max_evidence,
+                                                               static_cast<std::size_t>(f.evidence_size())));
+      for (int i = 0; i < shown; ++i) out += "    - " + f.evidence(i) + "\n";
+      if (f.evidence_size() > shown) {
+        out += "    ... " + std::to_string(f.evidence_size() - shown) + " more (--format json)\n";
+      }
+    }
+    if (!f.action().empty()) out += "  next step: " + f.action() + "\n";
+  }
+  for (const auto& n : report.nodes()) {
+    if (!n.snapshot_file().empty()) out += "\nsnapshot of " + n.node() + ": " + n.snapshot_file() + "\n";
+  }
+  return out;
+}
+
+Result<std::string> renderJson(const v1::Report& report) {
+  google::protobuf::util::JsonPrintOptions opts;
+  opts.add_whitespace = true;
+  opts.always_print_primitive_fields = true;
+  opts.preserve_proto_field_names = true;
+  std::string out;
+  const auto status = google::protobuf::util::MessageToJsonString(report, &out, opts);
+  if (!status.ok()) return Error{ErrorCode::Malformed, "cannot render JSON: " + status.ToString()};
+  out.push_back('\n');
+  return out;
+}
+
+}  // namespace ibc::core

@@ -1,0 +1,264 @@
+// Counter rules: PHY_ERRORS, LINK_DOWNED, BUFFER_OVERRUN, XMIT_DISCARDS, CONGESTION,
+// TRANSPORT_RETRIES, CQE_ERRORS, COUNTER_SATURATED, COUNTER_UNAVAILABLE, PCIE_ERROR (NIC
+// PCIe counters) and KERNEL_LINK_FLAP from netdev carrier changes.
+//
+// Severity follows the evidence (DESIGN §5): a counter that moved during the window is
+// critical, a non-zero total from before is a warning, unavailable data is info.
+// Congestion is the fabric's state, not a fault of this node: one level lower.
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "ibc/core/sysfs_values.h"
+#include "ibc/core/text.h"
+#include "rules_internal.h"
+
+namespace ibc::core::rules {
+
+namespace {
+
+// Total carrier changes above which an interface is called flapping without a window
+// (a clean boot shows 2-4).
+constexpr uint64_t kCarrierChangesFlapping = 10;
+
+struct Reading {
+  std::string text;  // evidence line
+  bool moved = false;
+  bool nonzero = false;
+};
+
+struct Group {
+  std::vector<Reading> readings;
+  bool moved = false;
+  bool nonzero = false;
+};
+
+// Everything counted on one port (or netdev), by class.
+struct PortTally {
+  std::string device;
+  uint32_t port = 0;
+  std::map<CounterClass, Group> groups;
+  std::vector<std::string> saturated;
+  std::vector<std::string> unavailable;
+  std::set<std::string> unavailable_reasons;
+  int available = 0;
+};
+
+bool isLegacyDataCounter(std::string_view name) {
+  return name == "port_xmit_data" || name == "port_rcv_data" || name == "port_xmit_packets" ||
+         name == "port_rcv_packets";
+}
+
+void tally(const RuleContext& ctx, PortTally& t, const std::string& key_device, uint32_t key_port,
+           const char* group, CounterSet set,
+           const google::protobuf::RepeatedPtrField<v1::Counter>& counters) {
+  for (const auto& c : counters) {
+    if (!c.unavailable_reason().empty()) {
+      t.unavailable.push_back(std::string(group) + "/" + c.name());
+      t.unavailable_reasons.insert(c.unavailable_reason());
+      continue;
+    }
+    ++t.available;
+    if (isSaturated(c.value(), c.width_bits()) ||
+        (set == CounterSet::PortCounters && isLegacyDataCounter(c.name()) &&
+         c.value() == 0xffffffffULL)) {
+      const uint32_t bits = c.width_bits() != 0 && c.width_bits() != 64 ? c.width_bits() : 32;
+      t.saturated.push_back(c.name() + " = " + std::to_string(c.value()) + " (2^" +
+                            std::to_string(bits) + "-1, the " + std::to_string(bits) +
+                            "-bit maximum)");
+    }
+    const CounterClass cls = classifyCounter(c.name(), set);
+    if (cls == CounterClass::None) continue;
+    const auto delta = counterDelta(ctx.window, CounterKey{key_device, key_port, group, c.name()}, c);
+    Reading r;
+    r.nonzero = c.value() > 0;
+    r.moved = delta && delta->delta > 0;
+    if (!r.nonzero && !r.moved) continue;
+    r.text = std::string(group == std::string("hw_counters") || group == std::string("counters")
+                             ? ""
+                             : std::string(group) + " ") +
+             c.name() + " = " + std::to_string(c.value());
+    if (delta) {
+      r.text += " (" + deltaText(delta->delta, ctx.window.intervalSeconds()) + ")";
+      if (delta->delta < 0) r.text += " — counter was reset during the window";
+    } else {
+      r.text += ctx.window.present() ? " (no second sample)" : " (total since the last reset)";
+    }
+    Group& g = t.groups[cls];
+    g.moved = g.moved || r.moved;
+    g.nonzero = g.nonzero || r.nonzero;
+    g.readings.push_back(std::move(r));
+  }
+}
+
+struct ClassText {
+  FindingCode code;
+  const char* what;
+  const char* action;
+};
+
+ClassText textFor(CounterClass cls) {
+  switch (cls) {
+    case CounterClass::PhyError:
+      return {FindingCode::PhyErrors, "physical-layer errors",
+              "Bit errors on the link: cable, transceiver or switch port. Check whether they still "
+              "grow (`ibcollect snapshot --window 30`); `mlxlink -d <pci> -p <port> -c -e -m` shows "
+              "BER, effective errors and module temperature/power; reseat or replace the cable and "
+              "check the switch port's counters."};
+    case CounterClass::LinkDowned:
+      return {FindingCode::LinkDowned, "link down events",
+              "The link went down and retrained: a flapping cable/module or switch port. Correlate "
+              "with kernel link events and NCCL `port error` async events; inspect the module "
+              "(`mlxlink -m`) and the switch port log."};
+    case CounterClass::BufferOverrun:
+      return {FindingCode::BufferOverrun, "receive buffer overruns",
+              "The receiver could not drain incoming packets (PCIe or CPU bottleneck, too few "
+              "receive buffers, or missing flow control). Check PCIe link speed/width and NUMA "
+              "placement; on RoCE make sure PFC is enabled on the RDMA traffic priority."};
+    case CounterClass::XmitDiscard:
+      return {FindingCode::XmitDiscards, "transmit discards",
+              "Packets were dropped on transmit (link down while sending, head-of-line timeouts, "
+              "a congested or misbehaving switch port). Correlate with LINK_DOWNED and CONGESTION; "
+              "check the switch port and the fabric for credit loops."};
+    case CounterClass::Congestion:
+      return {FindingCode::Congestion, "congestion",
+              "The port waited to transmit (no credits, pause frames or CNPs): fabric congestion, "
+              "not a fault of this node by itself. Compare with the other nodes of the job "
+              "(`ibcollect --job`); check adaptive routing and ECN/PFC configuration."};
+    case CounterClass::TransportRetry:
+      return {FindingCode::TransportRetries, "transport retries",
+              "RDMA transport retried (ACK timeouts, sequence errors, retransmissions): packets "
+              "were lost or delayed between this node and a peer. If the physical-layer counters "
+              "here are clean the loss is beyond this port: inspect the peer, the switch path and, "
+              "for a VF, the PF (escalate). On RoCE check PFC/ECN for the RDMA priority."};
+    case CounterClass::CqeError:
+      return {FindingCode::CqeErrors, "completion errors",
+              "Work requests completed with errors; flushed completions follow the first error and "
+              "are not causes. Correlate with the NCCL log's first completion status: 12 (retry "
+              "exceeded) points to the fabric or a dead peer, 4/10 (protection/access) to memory "
+              "registration or the application."};
+    case CounterClass::PcieError:
+      return {FindingCode::PcieError, "PCIe errors",
+              "The NIC counted PCIe signal-integrity events: a marginal PCIe slot, riser or card "
+              "seating. Check `lspci -vvv` AER status and the kernel log for AER messages; reseat "
+              "the card (host side for a VF)."};
+    case CounterClass::CqeFlush:
+    case CounterClass::None: break;
+  }
+  return {FindingCode::PhyErrors, "", ""};
+}
+
+void emit(RuleContext& ctx, const PortTally& t, const std::string& where) {
+  for (const auto& [cls, g] : t.groups) {
+    if (cls == CounterClass::CqeFlush || cls == CounterClass::None) continue;
+    const ClassText text = textFor(cls);
+    Severity sev;
+    if (cls == CounterClass::Congestion) {
+      sev = g.moved ? Severity::Warning : Severity::Info;
+    } else {
+      sev = g.moved ? Severity::Critical : Severity::Warning;
+    }
+    std::vector<std::string> ev;
+    for (const auto& r : g.readings) ev.push_back(r.text);
+    if (cls == CounterClass::CqeError) {
+      if (auto it = t.groups.find(CounterClass::CqeFlush); it != t.groups.end()) {
+        for (const auto& r : it->second.readings) ev.push_back(r.text + " (secondary: flushed after an error)");
+      }
+    }
+    std::string summary = where + ": " + text.what +
+                           (g.moved ? " increased during the " +
+                                          num(ctx.window.intervalSeconds()) + " s window"
+                                    : " counted before this snapshot");
+    ctx.add({text.code, sev, "", t.device, t.port, std::move(summary), std::move(ev), text.action});
+  }
+  if (!t.saturated.empty()) {
+    ctx.add({FindingCode::CounterSaturated, Severity::Warning, "", t.device, t.port,
+             where + ": " + std::to_string(t.saturated.size()) +
+                 " counter(s) reached their hardware maximum and stopped counting",
+             t.saturated,
+             "A saturated counter no longer counts, so neither its total nor a window shows new "
+             "events. Use the 64-bit counters where present (counters_ext, hw_counters, ethtool) "
+             "and ask whoever owns the port to clear its counters (`perfquery -R` on the host)."});
+  }
+  if (!t.unavailable.empty()) {
+    std::vector<std::string> ev;
+    std::string reasons;
+    for (const auto& r : t.unavailable_reasons) reasons += (reasons.empty() ? "" : "; ") + r;
+    ev.push_back(std::to_string(t.unavailable.size()) + " of " +
+                 std::to_string(t.unavailable.size() + static_cast<size_t>(t.available)) +
+                 " counters unavailable: " + reasons);
+    for (size_t i = 0; i < t.unavailable.size() && i < 8; ++i) ev.push_back(t.unavailable[i]);
+    if (t.unavailable.size() > 8) ev.push_back("... " + std::to_string(t.unavailable.size() - 8) + " more");
+    ctx.add({FindingCode::CounterUnavailable, Severity::Info, "", t.device, t.port,
+             where + ": counters cannot be read here (" + reasons + ")", std::move(ev),
+             "Normal for devices without a port management agent (some VFs, iWARP): read the "
+             "error counters on the physical function or the switch (`perfquery` / `mlxlink` on "
+             "the host) when a link problem is suspected."});
+  }
+}
+
+void carrierFlaps(RuleContext& ctx) {
+  for (const auto& nd : ctx.snap.netdevs()) {
+    if (!nd.has_carrier_changes()) continue;
+    const uint64_t total = nd.carrier_changes();
+    const auto after = ctx.window.carrierChangesAfter(nd.name());
+    const bool moved = after && *after > total;
+    if (!moved && total <= kCarrierChangesFlapping) continue;
+    std::vector<std::string> ev{"netdev " + nd.name() + " carrier_changes " + std::to_string(total)};
+    if (after) {
+      ev.back() += " (" + deltaText(static_cast<int64_t>(*after - total), ctx.window.intervalSeconds()) + ")";
+    }
+    if (nd.has_carrier_up_count() && nd.has_carrier_down_count()) {
+      ev.push_back("carrier_up_count " + std::to_string(nd.carrier_up_count()) +
+                   ", carrier_down_count " + std::to_string(nd.carrier_down_count()));
+    }
+    if (!nd.operstate().empty()) ev.push_back("operstate " + nd.operstate());
+    if (nd.has_carrier()) ev.push_back(std::string("carrier ") + (nd.carrier() ? "1" : "0"));
+    const std::string where =
+        nd.rdma_device().empty() ? nd.name() : nd.name() + " (" + nd.rdma_device() + " port " +
+                                                   std::to_string(std::max(1u, nd.rdma_port())) + ")";
+    ctx.add({FindingCode::KernelLinkFlap, moved ? Severity::Critical : Severity::Warning, "",
+             nd.rdma_device(), nd.rdma_device().empty() ? 0 : std::max(1u, nd.rdma_port()),
+             where + (moved ? " lost and regained carrier during the window"
+                            : " has flapped: " + std::to_string(total) + " carrier changes since boot"),
+             std::move(ev),
+             "The link went down and up repeatedly: cable, transceiver or switch port. Check the "
+             "kernel log for link down/up times and inspect the module (`mlxlink -m`) and switch "
+             "port; for a VF the host must inspect the PF."});
+  }
+}
+
+}  // namespace
+
+void runCounterRules(RuleContext& ctx) {
+  for (const auto& dev : ctx.snap.devices()) {
+    if (!dev.missing_reason().empty()) continue;
+    if (dev.hw_counters_size() > 0) {
+      PortTally t{dev.name(), 0, {}, {}, {}, {}, 0};
+      tally(ctx, t, dev.name(), 0, "hw_counters", CounterSet::HwCounters, dev.hw_counters());
+      emit(ctx, t, dev.name());
+    }
+    for (const auto& port : dev.ports()) {
+      PortTally t{dev.name(), port.port(), {}, {}, {}, {}, 0};
+      tally(ctx, t, dev.name(), port.port(), "counters", CounterSet::PortCounters, port.counters());
+      tally(ctx, t, dev.name(), port.port(), "counters_ext", CounterSet::PortCountersExt,
+            port.counters_ext());
+      tally(ctx, t, dev.name(), port.port(), "hw_counters", CounterSet::HwCounters, port.hw_counters());
+      emit(ctx, t, dev.name() + " port " + std::to_string(port.port()));
+    }
+  }
+  for (const auto& nd : ctx.snap.netdevs()) {
+    if (nd.ethtool_size() == 0 && nd.stats_size() == 0) continue;
+    const bool bound = !nd.rdma_device().empty();
+    PortTally t{bound ? nd.rdma_device() : "", bound ? std::max(1u, nd.rdma_port()) : 0, {}, {}, {}, {}, 0};
+    const std::string name = nd.name().empty() ? "(pasted ethtool)" : nd.name();
+    tally(ctx, t, nd.name(), 0, "ethtool", CounterSet::Ethtool, nd.ethtool());
+    tally(ctx, t, nd.name(), 0, "stats", CounterSet::NetdevStats, nd.stats());
+    t.unavailable.clear();  // netdev statistics files are optional; not worth a finding
+    emit(ctx, t, "netdev " + name + (bound ? " (" + nd.rdma_device() + ")" : ""));
+  }
+  carrierFlaps(ctx);
+}
+
+}  // namespace ibc::core::rules

@@ -1,0 +1,141 @@
+// ESCALATE_HOST_INSPECTION: the customer sees only the VF; physical-layer or device
+// evidence on a VF, or transport symptoms while the VF-side evidence is clean, must go to
+// the provider, who owns the PF, the cable and the switch port.
+
+#include <algorithm>
+#include <set>
+
+#include "ibc/core/sysfs_values.h"
+#include "rules_internal.h"
+
+namespace ibc::core::rules {
+
+namespace {
+
+// Evidence about the physical link or the device itself.
+const std::set<std::string_view>& physicalCodes() {
+  static const std::set<std::string_view> codes{
+      "PORT_DOWN",        "PHYS_LINK_NOT_UP",   "PORT_NOT_ACTIVE_SM", "LINK_RATE_BELOW_EXPECTED",
+      "PHY_ERRORS",       "LINK_DOWNED",        "XMIT_DISCARDS",      "KERNEL_LINK_FLAP",
+      "DEVICE_FATAL",     "FW_COMMAND_TIMEOUT", "MODULE_TEMPERATURE", "PCIE_ERROR",
+      "PCIE_LINK_DEGRADED", "NO_RDMA_DEVICES"};
+  return codes;
+}
+
+// Symptoms that need a look beyond the VF when the VF-side link evidence is clean.
+const std::set<std::string_view>& symptomCodes() {
+  static const std::set<std::string_view> codes{"TRANSPORT_RETRIES", "CQE_ERRORS",
+                                                "NCCL_IB_COMPLETION_ERROR", "NCCL_IB_ASYNC_EVENT",
+                                                "NCCL_QP_SETUP_FAILED"};
+  return codes;
+}
+
+std::vector<std::string> identity(const v1::Snapshot& snap, const v1::RdmaDevice& dev) {
+  std::vector<std::string> out;
+  std::string id = "VF " + dev.name();
+  if (!dev.pci().address().empty()) id += ": guest PCI " + dev.pci().address();
+  if (!dev.virtual_function_evidence().empty()) id += " (" + dev.virtual_function_evidence() + ")";
+  out.push_back(id);
+  if (!dev.node_guid().empty()) out.push_back("node_guid " + dev.node_guid());
+  if (!dev.sys_image_guid().empty()) out.push_back("sys_image_guid " + dev.sys_image_guid());
+  if (!dev.fw_ver().empty()) out.push_back("fw_ver " + dev.fw_ver());
+  for (const auto& p : dev.ports()) {
+    std::string s = "port " + std::to_string(p.port());
+    if (!p.port_guid().empty()) s += " port_guid " + p.port_guid();
+    if (p.gids_size() > 0) s += " gid[0] " + p.gids(0);
+    if (p.pkeys_size() > 0) s += " pkey " + p.pkeys(0);
+    if (p.has_lid()) s += " lid " + std::to_string(p.lid());
+    out.push_back(s);
+  }
+  for (const auto& n : snap.netdevs()) {
+    if (n.rdma_device() == dev.name() && !n.address().empty()) {
+      out.push_back("netdev " + n.name() + " address " + n.address());
+    }
+  }
+  if (!snap.node().vm_id().empty()) out.push_back("VM id " + snap.node().vm_id());
+  return out;
+}
+
+std::string hostSteps(const v1::RdmaDevice& dev) {
+  std::string port = dev.ports_size() > 0 ? std::to_string(dev.ports(0).port()) : "1";
+  return "Export the escalation bundle (`ibcollect bundle export`) and send it to the provider. "
+         "Host side: find the PF of this VF (match the VF's node/port GUID or MAC in "
+         "`ip link show <pf>` / `ibdev2netdev -v`), then `mlxlink -d <PF> -p " +
+         port +
+         " -m -c -e` (BER, effective errors, module DDM and temperature), `mst status -v`, "
+         "`flint -d <PF> q` (firmware), check the cable/transceiver and the switch port, and "
+         "the BMC SEL for PCIe/thermal events.";
+}
+
+}  // namespace
+
+void runEscalationRules(RuleContext& ctx) {
+  const auto& phys = physicalCodes();
+  const auto& symptoms = symptomCodes();
+  bool escalated_any = false;
+  for (const auto& dev : ctx.snap.devices()) {
+    if (!physicalFunctionIsRemote(ctx.snap, dev)) continue;
+    std::vector<std::string> physical;
+    std::vector<std::string> symptom;
+    Severity worst = Severity::Info;
+    for (const auto& f : ctx.findings) {
+      if (f.device() != dev.name() || f.node() != ctx.node) continue;
+      const Severity s = severityOf(f);
+      if (s == Severity::Info) continue;
+      // The IPoIB-down warning says nothing about the physical port.
+      if (f.code() == "PORT_DOWN" && s != Severity::Critical) continue;
+      const std::string line = f.code() + " (" + f.severity() + "): " + f.summary();
+      if (phys.count(f.code()) != 0) {
+        physical.push_back(line);
+        worst = std::max(worst, s);
+      } else if (symptoms.count(f.code()) != 0) {
+        symptom.push_back(line);
+      }
+    }
+    if (physical.empty() && symptom.empty()) continue;
+    std::vector<std::string> ev;
+    std::string summary;
+    Severity sev;
+    if (!physical.empty()) {
+      summary = dev.name() + " is a virtual function with physical-layer or device evidence: "
+                "the provider must inspect its PF and port";
+      ev = physical;
+      sev = worst;
+    } else {
+      summary = dev.name() + " shows transport errors while its VF-side link evidence is clean: "
+                "the PF, cable or fabric beyond the VF must be inspected";
+      ev = symptom;
+      sev = Severity::Warning;
+    }
+    for (auto& line : identity(ctx.snap, dev)) ev.push_back(std::move(line));
+    ctx.add({FindingCode::EscalateHostInspection, sev, "", dev.name(), 0, std::move(summary),
+             std::move(ev), hostSteps(dev)});
+    escalated_any = true;
+  }
+  if (escalated_any) return;
+  // Node-level symptoms (NCCL) without a device to pin them on, on a node whose RDMA
+  // devices are VFs and look clean.
+  std::vector<const v1::RdmaDevice*> vfs;
+  for (const auto& dev : ctx.snap.devices()) {
+    if (physicalFunctionIsRemote(ctx.snap, dev) && dev.missing_reason().empty()) vfs.push_back(&dev);
+  }
+  if (vfs.empty()) return;
+  std::vector<std::string> ev;
+  for (const auto& f : ctx.findings) {
+    if (severityOf(f) == Severity::Info || f.node() != ctx.node) continue;
+    if (phys.count(f.code()) != 0) return;  // a physical finding not tied to a VF: act on it first
+    if (symptoms.count(f.code()) != 0 && f.device().empty()) {
+      ev.push_back(f.code() + " (" + f.severity() + "): " + f.summary());
+    }
+  }
+  if (ev.empty()) return;
+  for (const auto* dev : vfs) {
+    for (auto& line : identity(ctx.snap, *dev)) ev.push_back(std::move(line));
+  }
+  ctx.add({FindingCode::EscalateHostInspection, Severity::Warning, "", "", 0,
+           "Transport errors with clean VF-side evidence on every VF of this node: the PFs, "
+           "cables or fabric beyond them must be inspected",
+           std::move(ev), hostSteps(*vfs.front())});
+}
+
+}  // namespace ibc::core::rules

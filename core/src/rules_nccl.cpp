@@ -1,0 +1,368 @@
+// NCCL log rules (NCCL_* codes) and nccl-tests rules (NCCL_TEST_*).
+//
+// The transport is what the channels use (`via NET/IB/...` vs `via NET/Socket/...`) and
+// the network NCCL picked (`Using network X`); the bootstrap `NET/Socket : Using [0]ib0`
+// line names the socket interface and is not a fallback. The first IB completion error is
+// the root event; status-5 flushes after it are secondary.
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "ibc/core/sysfs_values.h"
+#include "ibc/core/text.h"
+#include "rules_internal.h"
+
+namespace ibc::core::rules {
+
+namespace {
+
+using Kind = v1::NcclEvent::Kind;
+
+constexpr std::size_t kEvidenceLines = 8;
+
+// ibv_wc_status names and what each means for a support engineer.
+struct WcStatus {
+  int code;
+  const char* name;
+  const char* meaning;
+};
+constexpr WcStatus kWcStatuses[] = {
+    {1, "IBV_WC_LOC_LEN_ERR", "local length error: a message larger than the receive buffer"},
+    {2, "IBV_WC_LOC_QP_OP_ERR", "local QP operation error: an invalid work request"},
+    {4, "IBV_WC_LOC_PROT_ERR",
+     "local protection error: the buffer's memory registration is invalid (GPU memory mapping, "
+     "GDR/peermem, deregistered memory)"},
+    {5, "IBV_WC_WR_FLUSH_ERR", "flushed: the QP was already in error; secondary to an earlier error"},
+    {7, "IBV_WC_BAD_RESP_ERR", "bad response from the peer"},
+    {8, "IBV_WC_LOC_ACCESS_ERR", "local access error: memory region permissions"},
+    {9, "IBV_WC_REM_INV_REQ_ERR", "the peer rejected the request as invalid"},
+    {10, "IBV_WC_REM_ACCESS_ERR", "remote access error: the peer's memory key or permissions"},
+    {11, "IBV_WC_REM_OP_ERR", "the peer could not complete the operation"},
+    {12, "IBV_WC_RETRY_EXC_ERR",
+     "transport retry counter exceeded: the peer never acknowledged (link down or flapping, packet "
+     "loss in the fabric, peer process or node gone)"},
+    {13, "IBV_WC_RNR_RETRY_EXC_ERR", "receiver-not-ready retries exceeded: the peer posted no receive buffers"},
+    {19, "IBV_WC_FATAL_ERR", "fatal device error"},
+    {20, "IBV_WC_RESP_TIMEOUT_ERR", "response timeout"},
+    {21, "IBV_WC_GENERAL_ERR", "general error"},
+};
+
+std::string decodeStatus(int status) {
+  for (const auto& s : kWcStatuses) {
+    if (s.code == status) return std::string(s.name) + " (" + std::to_string(status) + "): " + s.meaning;
+  }
+  return "status " + std::to_string(status);
+}
+
+std::string eventLine(const v1::NcclEvent& e, const std::string& source) {
+  std::string s = source + ":" + std::to_string(e.line_number()) + ": " + e.text();
+  return s;
+}
+
+std::string hostOf(const RuleContext& ctx, const v1::NcclEvent& e) {
+  return e.host().empty() ? ctx.node : e.host();
+}
+
+// Pins an NCCL device string ("mlx5_1:1") to a device and port of this node.
+std::pair<std::string, uint32_t> devicePort(std::string_view rdma_device) {
+  const auto colon = rdma_device.rfind(':');
+  if (colon == std::string_view::npos) return {std::string(rdma_device), 0};
+  auto port = parseUnsigned(rdma_device.substr(colon + 1));
+  return {std::string(rdma_device.substr(0, colon)), port ? static_cast<uint32_t>(*port) : 0};
+}
+
+bool socketTransport(const v1::NcclLogSummary& s, std::vector<std::string>& ev) {
+  bool socket = false;
+  if (s.network() == "Socket") {
+    ev.push_back("NCCL chose \"Using network Socket\"");
+    socket = true;
+  }
+  for (const auto& t : s.transports()) {
+    if (t.transport() == "NET/Socket") {
+      ev.push_back(std::to_string(t.channel_lines()) + " channel/ring line(s) via NET/Socket");
+      socket = true;
+    }
+  }
+  for (const auto& e : s.events()) {
+    if (e.kind() == v1::NcclEvent::SOCKET_TRANSPORT) {
+      ev.push_back("socket transport in an error path: " + e.text());
+      socket = true;
+      break;
+    }
+  }
+  return socket;
+}
+
+void ncclLogRules(RuleContext& ctx, const v1::NcclLog& log) {
+  const auto& s = log.parsed();
+  const std::string& src = log.source();
+  std::map<Kind, std::vector<const v1::NcclEvent*>> by_kind;
+  for (const auto& e : s.events()) by_kind[e.kind()].push_back(&e);
+  auto events = [&](Kind k) -> const std::vector<const v1::NcclEvent*>& {
+    static const std::vector<const v1::NcclEvent*> none;
+    auto it = by_kind.find(k);
+    return it == by_kind.end() ? none : it->second;
+  };
+  auto evidence = [&](const std::vector<const v1::NcclEvent*>& list) {
+    std::vector<std::string> ev;
+    for (std::size_t i = 0; i < list.size() && i < kEvidenceLines; ++i) ev.push_back(eventLine(*list[i], src));
+    if (list.size() > kEvidenceLines) ev.push_back("... " + std::to_string(list.size() - kEvidenceLines) + " more");
+    return ev;
+  };
+  auto firstHost = [&](const std::vector<const v1::NcclEvent*>& list) {
+    return list.empty() ? ctx.node : hostOf(ctx, *list.front());
+  };
+
+  // Transport: NCCL_IB_UNAVAILABLE and NCCL_SOCKET_FALLBACK.
+  const auto& no_dev = events(v1::NcclEvent::IB_NO_DEVICE);
+  const auto& no_verbs = events(v1::NcclEvent::IBVERBS_MISSING);
+  const auto& disabled = events(v1::NcclEvent::IB_DISABLED_BY_ENV);
+  if (!no_dev.empty() || !no_verbs.empty()) {
+    std::vector<const v1::NcclEvent*> all = no_dev;
+    all.insert(all.end(), no_verbs.begin(), no_verbs.end());
+    std::set<std::string> hosts;
+    for (const auto* e : all) hosts.insert(hostOf(ctx, *e));
+    auto ev = evidence(all);
+    ev.insert(ev.begin(), std::to_string(hosts.size()) + " host(s) affected");
+    ctx.add({FindingCode::NcclIbUnavailable, Severity::Warning, firstHost(all), "", 0,
+             !no_verbs.empty() ? "NCCL could not load libibverbs: no IB/RoCE transport"
+                               : "NCCL found no usable IB/RoCE device (\"NET/IB : No device found\")",
+             std::move(ev),
+             "Make the RDMA devices visible to the job: rdma-core/libibverbs installed in the "
+             "image, /dev/infiniband passed into the container, ib_uverbs loaded, the VF attached "
+             "(`ibv_devices` must list it). Run `ibcollect snapshot` on the node for the device side."});
+  }
+  std::vector<std::string> sock_ev;
+  if (socketTransport(s, sock_ev)) {
+    for (const auto* e : disabled) sock_ev.push_back("forced: " + eventLine(*e, src));
+    for (const auto& env : s.env_settings()) sock_ev.push_back("environment " + env);
+    if (!s.socket_interfaces().empty()) {
+      std::string ifs;
+      for (const auto& i : s.socket_interfaces()) ifs += (ifs.empty() ? "" : " ") + i;
+      sock_ev.push_back("socket interfaces " + ifs);
+    }
+    const bool single_rank = s.nranks() == 1;
+    if (single_rank) sock_ev.push_back("nranks 1: no inter-node traffic in this communicator");
+    ctx.add({FindingCode::NcclSocketFallback, single_rank ? Severity::Info : Severity::Warning,
+             s.hosts_size() > 0 ? s.hosts(0) : ctx.node, "", 0,
+             single_rank ? "NCCL selected the socket network, but this run has a single rank"
+                         : "Inter-node NCCL traffic runs over TCP sockets (NET/Socket), not RDMA",
+             std::move(sock_ev),
+             !disabled.empty()
+                 ? "NCCL_IB_DISABLE=1 forces sockets: unset it so NCCL uses the HCAs."
+                 : "Socket transport is several times slower than RDMA: make NCCL find the HCAs "
+                   "(see NCCL_IB_UNAVAILABLE; check NCCL_IB_HCA, the net plugin and "
+                   "/dev/infiniband in the container)."});
+  }
+  if (const auto& gdr = events(v1::NcclEvent::GDR_DISABLED); !gdr.empty()) {
+    ctx.add({FindingCode::NcclGdrDisabled, Severity::Warning, firstHost(gdr), "", 0,
+             "GPUDirect RDMA is disabled: NCCL stages network traffic through host memory",
+             evidence(gdr),
+             "Load nvidia_peermem (or use a driver/kernel with dma-buf support) and check "
+             "NCCL_NET_GDR_LEVEL; see PEERMEM_MISSING in the node snapshot."});
+  }
+
+  // Failures.
+  std::map<std::string, std::vector<const v1::NcclEvent*>> completion_by_host;
+  for (const auto* e : events(v1::NcclEvent::IB_COMPLETION_ERROR)) {
+    completion_by_host[hostOf(ctx, *e)].push_back(e);
+  }
+  for (const auto& [host, list] : completion_by_host) {
+    const v1::NcclEvent* root = nullptr;
+    for (const auto* e : list) {
+      if (e->status() != 5) {
+        root = e;
+        break;
+      }
+    }
+    std::vector<std::string> ev;
+    std::string summary;
+    std::string action;
+    if (root != nullptr) {
+      ev.push_back("first error: " + decodeStatus(root->status()) +
+                   (root->vendor_err() >= 0 ? ", vendor err " + std::to_string(root->vendor_err()) : "") +
+                   (root->peer().empty() ? "" : ", peer " + root->peer()));
+      summary = "IB work completion failed with " + decodeStatus(root->status());
+      if (root->status() == 12 || root->status() == 13 || root->status() == 20) {
+        action = "The peer did not answer: check the link on both ends (PHY_ERRORS, LINK_DOWNED, "
+                 "NCCL `port error` events) and whether the peer process/node died first; if both "
+                 "nodes' VF-side evidence is clean, escalate for PF/switch inspection.";
+      } else if (root->status() == 4 || root->status() == 8 || root->status() == 10) {
+        action = "A memory registration problem, not the fabric: check GPUDirect (nvidia_peermem/"
+                 "dma-buf), NCCL and driver versions, and memlock limits; try NCCL_NET_GDR_LEVEL=LOC "
+                 "to confirm.";
+      } else {
+        action = "Correlate with the peer's log and the node snapshot's CQE_ERRORS/TRANSPORT_RETRIES.";
+      }
+    } else {
+      summary = "IB work completions were flushed (status 5): the root error happened elsewhere";
+      action = "Flushes follow an earlier error on this QP: find the first non-5 completion error "
+               "in the logs of the peer ranks/nodes.";
+    }
+    for (auto& line : evidence(list)) ev.push_back(std::move(line));
+    ctx.add({FindingCode::NcclIbCompletionError, Severity::Critical, host, "", 0, summary, std::move(ev), action});
+  }
+  std::map<std::pair<std::string, std::string>, std::vector<const v1::NcclEvent*>> async_by;
+  for (const auto* e : events(v1::NcclEvent::IB_ASYNC_EVENT)) {
+    async_by[{hostOf(ctx, *e), e->rdma_device()}].push_back(e);
+  }
+  for (const auto& [key, list] : async_by) {
+    const auto [dev, port] = devicePort(key.second);
+    const bool port_error = containsIgnoreCase(list.front()->text(), "port error");
+    ctx.add({FindingCode::NcclIbAsyncEvent, Severity::Critical, key.first, dev, port,
+             port_error ? "The HCA raised IB port error events: the link went down under NCCL (" +
+                              std::to_string(list.size()) + " event(s))"
+                        : "The HCA raised an asynchronous fatal event (" + std::to_string(list.size()) +
+                              " event(s))",
+             evidence(list),
+             port_error ? "A physical link event: check PHY_ERRORS/LINK_DOWNED/KERNEL_LINK_FLAP on this "
+                          "node and the cable/switch port; for a VF escalate for PF inspection."
+                        : "A QP or device fatal event: check the kernel log for device errors and the "
+                          "application's use of the QP; report with the NCCL version."});
+  }
+  if (const auto& mr = events(v1::NcclEvent::REG_MR_FAILED); !mr.empty()) {
+    ctx.add({FindingCode::NcclRegMrFailed, Severity::Critical, firstHost(mr), "", 0,
+             "NCCL could not register memory with the NIC", evidence(mr),
+             "Registration fails on a locked-memory limit (MEMLOCK_LIMIT: use `ulimit -l "
+             "unlimited`), on missing GPUDirect support (nvidia_peermem/dma-buf) or out of NIC "
+             "resources (ENOMEM): check the limits the job really gets and the driver stack."});
+  }
+  if (const auto& cf = events(v1::NcclEvent::CONNECT_FAILED); !cf.empty()) {
+    ctx.add({FindingCode::NcclConnectFailed, Severity::Critical, firstHost(cf), "", 0,
+             "NCCL connections between ranks failed or were closed by the peer", evidence(cf),
+             "Often a consequence: a peer process crashed or was killed first — find the first "
+             "failing rank's log. Otherwise check connectivity on the socket interface "
+             "(NCCL_SOCKET_IFNAME) and firewalls between the nodes."});
+  }
+  if (const auto& qp = events(v1::NcclEvent::QP_SETUP_FAILED); !qp.empty()) {
+    const auto [dev, port] = devicePort(qp.front()->rdma_device());
+    const int st = qp.front()->status();
+    ctx.add({FindingCode::NcclQpSetupFailed, Severity::Critical, firstHost(qp), dev, port,
+             "Setting up the RDMA queue pair failed" +
+                 (st == 110 ? std::string(" (connection timed out moving to RTR)")
+                            : st == 101 ? std::string(" (network unreachable)") : std::string()),
+             evidence(qp),
+             "The path to the peer could not be resolved: on RoCE check the GID index "
+             "(NCCL_IB_GID_INDEX must select a RoCE v2 GID with a routable IP on both ends), "
+             "routing and MTU; on IB check that the SM gives a path (same partition). Rail-"
+             "optimised fabrics may need NCCL_CROSS_NIC=0."});
+  }
+
+  // NCCL_RANK_LAGGING: ranks stopped at different points.
+  std::map<uint64_t, std::vector<std::string>> ranks_at;
+  for (const auto& r : s.ranks()) {
+    ranks_at[r.op_count()].push_back((r.host().empty() ? "" : r.host() + " ") + "rank " + std::to_string(r.rank()));
+  }
+  const auto& timeouts = events(v1::NcclEvent::COLLECTIVE_TIMEOUT);
+  if (ranks_at.size() > 1) {
+    std::vector<std::string> ev;
+    for (const auto& [op, ranks] : ranks_at) {
+      std::string list;
+      for (std::size_t i = 0; i < ranks.size() && i < 8; ++i) list += (i ? ", " : "") + ranks[i];
+      if (ranks.size() > 8) list += ", ... " + std::to_string(ranks.size() - 8) + " more";
+      ev.push_back("opCount " + std::to_string(op) + ": " + list);
+    }
+    ctx.add({FindingCode::NcclRankLagging, timeouts.empty() ? Severity::Warning : Severity::Critical,
+             ctx.node, "", 0,
+             "Ranks stopped at different collective operations: the lowest ones are behind",
+             std::move(ev),
+             "The ranks at the lowest opCount are where the job is stuck: inspect those ranks' "
+             "nodes (`ibcollect --job` compares all nodes) for link errors, a dead process or a slow GPU."});
+  } else if (!timeouts.empty()) {
+    std::set<std::string> reporters;
+    for (const auto* e : timeouts) {
+      reporters.insert((e->host().empty() ? "" : e->host() + " ") +
+                       (e->rank() >= 0 ? "rank " + std::to_string(e->rank()) : "a rank"));
+    }
+    auto ev = evidence(timeouts);
+    std::string who;
+    for (const auto& r : reporters) who += (who.empty() ? "" : ", ") + r;
+    ev.insert(ev.begin(), "timed out: " + who);
+    ctx.add({FindingCode::NcclRankLagging, Severity::Critical, firstHost(timeouts), "", 0,
+             "A collective timed out: some ranks never reached it while " + std::to_string(reporters.size()) +
+                 " rank(s) waited",
+             std::move(ev),
+             "The ranks missing from the timeout reports are the ones behind (stuck, dead or on a "
+             "broken link): collect their logs and run `ibcollect --job` to compare the nodes."});
+  }
+}
+
+void ncclTestsRules(RuleContext& ctx, const v1::NcclTestsOutput& out) {
+  const auto& r = out.parsed();
+  const std::string name = r.test_name().empty() ? "nccl-tests" : r.test_name();
+  // Wrong results.
+  std::vector<std::string> wrong;
+  for (const auto& row : r.rows()) {
+    if (row.oop_wrong() > 0 || row.ip_wrong() > 0 || row.over_threshold()) {
+      wrong.push_back("size " + std::to_string(row.size_bytes()) + " B: #wrong out-of-place " +
+                      std::to_string(row.oop_wrong()) + ", in-place " + std::to_string(row.ip_wrong()) +
+                      (row.over_threshold() ? " (error over threshold)" : ""));
+    }
+  }
+  if (r.has_out_of_bounds() && (r.out_of_bounds() > 0 || !r.out_of_bounds_ok())) {
+    wrong.push_back("Out of bounds values : " + std::to_string(r.out_of_bounds()) +
+                    (r.out_of_bounds_ok() ? " OK" : " FAILED"));
+  }
+  if (!wrong.empty()) {
+    if (wrong.size() > kEvidenceLines) {
+      const auto n = wrong.size() - kEvidenceLines;
+      wrong.resize(kEvidenceLines);
+      wrong.push_back("... " + std::to_string(n) + " more row(s)");
+    }
+    wrong.push_back("source " + out.source());
+    ctx.add({FindingCode::NcclTestWrongResults, Severity::Critical, r.hosts_size() > 0 ? r.hosts(0) : ctx.node,
+             "", 0, name + " produced wrong results: data was corrupted in transit or in GPU memory",
+             std::move(wrong),
+             "Data corruption is never normal: rerun with NCCL_ALGO/NCCL_PROTO varied to isolate the "
+             "path, check GPU memory errors (nvidia-smi -q -d ECC) and the links' PHY_ERRORS; take "
+             "the node out of service until explained."});
+  }
+  // Low bus bandwidth: only judged for multi-node runs, against this node's RDMA ports.
+  if (r.nranks() == 1 || r.hosts_size() < 2) return;
+  double port_gbps = 0;
+  int ports = 0;
+  for (const auto& d : ctx.snap.devices()) {
+    for (const auto& p : d.ports()) {
+      if (portStateOf(p.state()) == PortState::Active && p.rate_gbps() > 0) {
+        port_gbps += p.rate_gbps();
+        ++ports;
+      }
+    }
+  }
+  if (ports == 0) return;
+  double peak = 0;
+  uint64_t peak_size = 0;
+  for (const auto& row : r.rows()) {
+    const double b = std::max(row.oop_busbw_gbs(), row.ip_busbw_gbs());
+    if (b > peak) {
+      peak = b;
+      peak_size = row.size_bytes();
+    }
+  }
+  // NCCL reports GB/s; the node's NICs carry at most sum(rate)/8 GB/s. Half of that is a
+  // floor any healthy RDMA path clears at large sizes.
+  const double ceiling = port_gbps / 8.0;
+  if (peak <= 0 || peak >= 0.5 * ceiling) return;
+  ctx.add({FindingCode::NcclTestLowBusbw, Severity::Warning, ctx.node, "", 0,
+           name + " peaks at " + num(peak) + " GB/s bus bandwidth, under half of what this node's " +
+               std::to_string(ports) + " active RDMA port(s) carry (" + num(ceiling) + " GB/s)",
+           {"peak busbw " + num(peak) + " GB/s at " + std::to_string(peak_size) + " B",
+            "active ports total " + num(port_gbps) + " Gb/s", "hosts " + std::to_string(r.hosts_size()),
+            "source " + out.source()},
+           "Check the transport in the NCCL log (NCCL_SOCKET_FALLBACK, GDR disabled), link rates "
+           "(LINK_RATE_BELOW_EXPECTED), PCIe (PCIE_LINK_DEGRADED) and congestion; compare nodes "
+           "with `ibcollect --job` to find a slow one."});
+}
+
+}  // namespace
+
+void runNcclRules(RuleContext& ctx) {
+  for (const auto& log : ctx.snap.nccl_logs()) ncclLogRules(ctx, log);
+}
+
+void runNcclTestsRules(RuleContext& ctx) {
+  for (const auto& out : ctx.snap.nccl_tests()) ncclTestsRules(ctx, out);
+}
+
+}  // namespace ibc::core::rules

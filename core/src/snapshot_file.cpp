@@ -1,0 +1,84 @@
+#include "ibc/core/snapshot_file.h"
+
+#include <google/protobuf/io/coded_stream.h>
+#include <google/protobuf/io/zero_copy_stream_impl_lite.h>
+#include <openssl/sha.h>
+
+namespace ibc::core {
+
+namespace v1 = ::ibcollect::v1;
+
+std::string serializeSnapshot(const v1::Snapshot& snapshot) {
+  std::string out;
+  {
+    google::protobuf::io::StringOutputStream stream(&out);
+    google::protobuf::io::CodedOutputStream coded(&stream);
+    coded.SetSerializationDeterministic(true);
+    snapshot.SerializeToCodedStream(&coded);
+  }
+  return out;
+}
+
+v1::SignedSnapshot wrapUnsigned(const v1::Snapshot& snapshot) {
+  v1::SignedSnapshot env;
+  env.set_snapshot(serializeSnapshot(snapshot));
+  return env;
+}
+
+std::string encodeSnapshotFile(const v1::SignedSnapshot& signed_snapshot) {
+  std::string out(kSnapshotMagic);
+  signed_snapshot.AppendToString(&out);
+  return out;
+}
+
+Result<v1::SignedSnapshot> decodeSnapshotFile(std::string_view bytes) {
+  if (bytes.size() > kMaxSnapshotFileBytes) {
+    return Error{ErrorCode::TooLarge, "larger than " + std::to_string(kMaxSnapshotFileBytes >> 20) +
+                                          " MiB: not an ibcollect snapshot"};
+  }
+  if (bytes.size() < kSnapshotMagic.size() ||
+      bytes.substr(0, 6) != kSnapshotMagic.substr(0, 6)) {
+    return Error{ErrorCode::Malformed, "not an ibcollect snapshot (no IBSNAP header)"};
+  }
+  if (bytes.substr(0, kSnapshotMagic.size()) != kSnapshotMagic) {
+    return Error{ErrorCode::Unsupported,
+                 "snapshot format " + std::string(bytes.substr(6, 2)) +
+                     " is newer than this ibcollect understands (01); upgrade ibcollect"};
+  }
+  v1::SignedSnapshot env;
+  const std::string_view body = bytes.substr(kSnapshotMagic.size());
+  if (!env.ParseFromArray(body.data(), static_cast<int>(body.size()))) {
+    return Error{ErrorCode::Malformed, "corrupt snapshot envelope (truncated or damaged file)"};
+  }
+  if (env.snapshot().empty()) return Error{ErrorCode::Malformed, "snapshot envelope holds no snapshot"};
+  return env;
+}
+
+Result<v1::Snapshot> openSnapshot(const v1::SignedSnapshot& envelope) {
+  v1::Snapshot s;
+  if (!s.ParseFromString(envelope.snapshot())) {
+    return Error{ErrorCode::Malformed, "corrupt snapshot inside a valid envelope"};
+  }
+  if (s.schema_version() > kSnapshotSchemaVersion) {
+    return Error{ErrorCode::Unsupported, "snapshot schema " + std::to_string(s.schema_version()) +
+                                             " is newer than this ibcollect (" +
+                                             std::to_string(kSnapshotSchemaVersion) + ")"};
+  }
+  return s;
+}
+
+std::string snapshotId(const v1::SignedSnapshot& envelope) {
+  unsigned char digest[SHA256_DIGEST_LENGTH];
+  SHA256(reinterpret_cast<const unsigned char*>(envelope.snapshot().data()),
+         envelope.snapshot().size(), digest);
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string out;
+  out.reserve(2 * SHA256_DIGEST_LENGTH);
+  for (unsigned char b : digest) {
+    out.push_back(kHex[b >> 4]);
+    out.push_back(kHex[b & 0xf]);
+  }
+  return out;
+}
+
+}  // namespace ibc::core

@@ -1,0 +1,220 @@
+// The real `ibcollect` binary on fixture trees and bad input: exit codes, messages, the
+// JSON shape of DESIGN §3, files written, bounded reads.
+
+#include <google/protobuf/struct.pb.h>
+#include <google/protobuf/util/json_util.h>
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <random>
+
+#include "ibc/agent/os.h"
+
+namespace {
+
+using ibc::agent::CommandResult;
+using ibc::agent::ProcessRunner;
+
+const std::string kMlx5Tree =
+    std::string(IBC_FIXTURES_DIR) + "/real/sysfs/sysfs_procfs-fixture_mlx5_0_hw-counters-errors.tree/fixtures";
+
+class Cli : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = std::filesystem::temp_directory_path() /
+           ("ibc-cli-" + std::to_string(::getpid()) + "-" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    std::filesystem::remove_all(dir_);
+    std::filesystem::create_directories(dir_);
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+
+  CommandResult run(std::vector<std::string> args) {
+    args.insert(args.begin(), IBC_BINARY);
+    ProcessRunner runner;
+    auto r = runner.run(args, std::chrono::seconds(120));
+    EXPECT_TRUE(r.ok());
+    return r.ok() ? *r : CommandResult{};
+  }
+
+  std::string path(const std::string& name) const { return (dir_ / name).string(); }
+
+  void write(const std::string& name, const std::string& bytes) {
+    std::ofstream out(path(name), std::ios::binary);
+    out << bytes;
+  }
+
+  std::filesystem::path dir_;
+};
+
+google::protobuf::Struct parseJson(const std::string& text) {
+  google::protobuf::Struct s;
+  const auto st = google::protobuf::util::JsonStringToMessage(text, &s);
+  EXPECT_TRUE(st.ok()) << st.ToString() << "\n" << text.substr(0, 500);
+  return s;
+}
+
+TEST_F(Cli, VersionAndHelpExitZero) {
+  auto v = run({"--version"});
+  EXPECT_EQ(v.exit_code, 0);
+  EXPECT_NE(v.out.find("ibcollect 0."), std::string::npos) << v.out;
+  auto h = run({"--help"});
+  EXPECT_EQ(h.exit_code, 0);
+  EXPECT_NE(h.out.find("snapshot"), std::string::npos);
+  EXPECT_NE(h.out.find("analyze"), std::string::npos);
+  EXPECT_NE(h.out.find("Exit codes"), std::string::npos);
+  auto sh = run({"snapshot", "--help"});
+  EXPECT_EQ(sh.exit_code, 0);
+  EXPECT_NE(sh.out.find("--window"), std::string::npos);
+}
+
+TEST_F(Cli, UsageErrorsExitThreeAndSayWhy) {
+  auto none = run({});
+  EXPECT_EQ(none.exit_code, 3);
+  auto bad_cmd = run({"frobnicate"});
+  EXPECT_EQ(bad_cmd.exit_code, 3);
+  auto missing_root = run({"snapshot", "--root", path("does-not-exist")});
+  EXPECT_EQ(missing_root.exit_code, 3);
+  EXPECT_NE(missing_root.err.find("does-not-exist"), std::string::npos) << missing_root.err;
+  auto bad_format = run({"analyze", "--root", kMlx5Tree, "--format", "xml"});
+  EXPECT_EQ(bad_format.exit_code, 3);
+  EXPECT_NE(bad_format.err.find("xml"), std::string::npos) << bad_format.err;
+  auto bad_window = run({"snapshot", "--root", kMlx5Tree, "--window", "-1"});
+  EXPECT_EQ(bad_window.exit_code, 3);
+}
+
+TEST_F(Cli, SnapshotWritesAFileThatAnalyzeReadsBackWithTheSameFindings) {
+  auto snap = run({"snapshot", "--root", kMlx5Tree, "-o", path("node.ibsnap"), "--format", "json"});
+  ASSERT_EQ(snap.exit_code, 1) << snap.err;  // warnings only (CQE errors, retries, escalate)
+  ASSERT_TRUE(std::filesystem::exists(path("node.ibsnap")));
+  const auto doc = parseJson(snap.out);
+  ASSERT_TRUE(doc.fields().contains("nodes"));
+  ASSERT_TRUE(doc.fields().contains("findings"));
+  const auto& findings = doc.fields().at("findings").list_value();
+  ASSERT_GT(findings.values_size(), 0);
+  for (const auto& f : findings.values()) {
+    for (const char* key : {"code", "severity", "node", "device", "port", "summary", "evidence", "action"}) {
+      EXPECT_TRUE(f.struct_value().fields().contains(key)) << key;
+    }
+  }
+  const auto& node = doc.fields().at("nodes").list_value().values(0).struct_value();
+  EXPECT_TRUE(node.fields().at("snapshot").struct_value().fields().contains("devices"));
+
+  auto again = run({"analyze", path("node.ibsnap"), "--format", "json"});
+  EXPECT_EQ(again.exit_code, 1) << again.err;
+  const auto doc2 = parseJson(again.out);
+  std::multiset<std::string> a, b;
+  for (const auto& f : findings.values()) a.insert(f.struct_value().fields().at("code").string_value());
+  for (const auto& f : doc2.fields().at("findings").list_value().values()) {
+    b.insert(f.struct_value().fields().at("code").string_value());
+  }
+  EXPECT_EQ(a, b);
+  EXPECT_TRUE(a.count("CQE_ERRORS") == 1 && a.count("ESCALATE_HOST_INSPECTION") == 1);
+}
+
+TEST_F(Cli, TextReportHasTheTableFindingsAndNextSteps) {
+  auto r = run({"analyze", "--root", kMlx5Tree});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.out.find("NODE"), std::string::npos);
+  EXPECT_NE(r.out.find("mlx5_0 (VF)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("WARNING  CQE_ERRORS"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("next step:"), std::string::npos);
+}
+
+TEST_F(Cli, GarbageAndTruncatedSnapshotsAreRejectedByNameWithExitFour) {
+  std::mt19937 rng(7);
+  std::string garbage(4096, '\0');
+  for (auto& c : garbage) c = static_cast<char>(rng());
+  write("garbage.ibsnap", garbage);
+  write("empty.ibsnap", "");
+  auto snap = run({"snapshot", "--root", kMlx5Tree, "-o", path("good.ibsnap")});
+  ASSERT_LE(snap.exit_code, 2);
+  std::ifstream in(path("good.ibsnap"), std::ios::binary);
+  std::string good((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  write("truncated.ibsnap", good.substr(0, good.size() / 2));
+
+  for (const char* name : {"garbage.ibsnap", "empty.ibsnap", "truncated.ibsnap"}) {
+    auto r = run({"analyze", path(name)});
+    EXPECT_EQ(r.exit_code, 4) << name;
+    EXPECT_NE(r.err.find(name), std::string::npos) << r.err;
+  }
+  // A bad file next to a good one: the good one is still reported.
+  auto mixed = run({"analyze", path("good.ibsnap"), path("garbage.ibsnap")});
+  EXPECT_EQ(mixed.exit_code, 4);
+  EXPECT_NE(mixed.out.find("CQE_ERRORS"), std::string::npos);
+  EXPECT_NE(mixed.err.find("not an ibcollect snapshot"), std::string::npos) << mixed.err;
+}
+
+TEST_F(Cli, UnrecognisedToolOutputIsAnInputError) {
+  std::mt19937 rng(11);
+  std::string garbage(1 << 16, '\0');
+  for (auto& c : garbage) c = static_cast<char>(rng());
+  write("garbage.txt", garbage);
+  write("empty.txt", "");
+  for (const char* name : {"garbage.txt", "empty.txt"}) {
+    auto r = run({"analyze", "--tool-output", path(name)});
+    EXPECT_EQ(r.exit_code, 4) << name << r.err;
+    EXPECT_NE(r.err.find("no known tool output"), std::string::npos) << r.err;
+  }
+}
+
+TEST_F(Cli, UnwritableOutputSaysNothingWasKeptAndExitsFour) {
+  auto r = run({"snapshot", "--root", kMlx5Tree, "-o", path("no-such-dir/node.ibsnap")});
+  EXPECT_EQ(r.exit_code, 4);
+  EXPECT_NE(r.err.find("could not write the snapshot"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("nothing was kept"), std::string::npos);
+  EXPECT_NE(r.out.find("CQE_ERRORS"), std::string::npos);  // the report is still printed
+}
+
+TEST_F(Cli, FullDiskLeavesNoPartialSnapshot) {
+  if (::geteuid() != 0 || ::access("/usr/bin/unshare", X_OK) != 0) {
+    GTEST_SKIP() << "needs root and unshare to mount a tiny tmpfs";
+  }
+  const std::string mnt = path("full");
+  std::filesystem::create_directories(mnt);
+  ProcessRunner runner;
+  auto r = runner.run({"unshare", "--mount", "sh", "-c",
+                       "mount -t tmpfs -o size=8k tmpfs '" + mnt + "' && '" + IBC_BINARY +
+                           "' snapshot --root '" + kMlx5Tree + "' -o '" + mnt + "/node.ibsnap'; rc=$?; ls -A '" +
+                           mnt + "'; exit $rc"},
+                      std::chrono::seconds(60));
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->exit_code, 4) << r->err;
+  EXPECT_NE(r->err.find("No space left on device"), std::string::npos) << r->err;
+  EXPECT_EQ(r->out.find(".ibsnap"), std::string::npos) << "partial file left: " << r->out;
+}
+
+TEST_F(Cli, AGibibyteLogIsReadBoundedAndStillAnalysed) {
+  {
+    std::ofstream out(path("huge.log"), std::ios::binary);
+    out << "host1:1:1 [0] NCCL INFO NET/IB : No device found.\n";
+  }
+  std::filesystem::resize_file(path("huge.log"), 1ull << 30);  // sparse: 1 GiB of zeros
+  {
+    std::ofstream out(path("huge.log"), std::ios::binary | std::ios::app);
+    out << "\nhost1:1:1 [0] NCCL INFO Channel 00/0 : 0[0] -> 1[0] [send] via NET/Socket/0\n";
+  }
+  auto r = run({"analyze", "--nccl-log", path("huge.log"), "--format", "json"});
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_NE(r.out.find("NCCL_IB_UNAVAILABLE"), std::string::npos);   // from the head
+  EXPECT_NE(r.out.find("NCCL_SOCKET_FALLBACK"), std::string::npos);  // from the tail
+}
+
+TEST_F(Cli, UnreadableAndOddSysfsFilesNeverAbortTheSnapshot) {
+  // A copy of the real tree where one counter is a directory (read fails with EISDIR) and
+  // the port's rate file is a FIFO-free empty file.
+  const std::string tree = path("tree");
+  std::filesystem::copy(kMlx5Tree, tree, std::filesystem::copy_options::recursive);
+  const std::string port = tree + "/sys/class/infiniband/mlx5_0/ports/1";
+  std::filesystem::remove(port + "/counters/symbol_error");
+  std::filesystem::create_directory(port + "/counters/symbol_error");
+  std::ofstream(port + "/rate", std::ios::trunc).close();
+  auto r = run({"snapshot", "--root", tree, "--format", "json"});
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_NE(r.out.find("\"unavailable_reason\": \"EIO\""), std::string::npos);
+  EXPECT_NE(r.out.find("CQE_ERRORS"), std::string::npos);
+}
+
+}  // namespace
