@@ -465,7 +465,8 @@ std::string_view basename(std::string_view word) {
   return slash == std::string_view::npos ? word : word.substr(slash + 1);
 }
 
-// First word of a command, skipping sudo and environment assignments.
+// The words of a command up to a pipe, `;`, `&` or redirection, without `sudo` and
+// environment assignments; the first is the program's basename.
 std::vector<std::string_view> commandWords(std::string_view command) {
   const auto cut = command.find_first_of("|;&>");
   if (cut != std::string_view::npos) command = command.substr(0, cut);

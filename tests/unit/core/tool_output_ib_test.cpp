@@ -12,17 +12,17 @@
 #include "fixtures.h"
 #include "ibc/core/sysfs_values.h"
 #include "ibc/core/tool_output.h"
-#include "tool_output_test_util.h"
+#include "tool_evidence_lookup.h"
 
 namespace ibc::core {
 namespace {
 
-using testing::findCounter;
-using testing::findDevice;
-using testing::findNetdev;
-using testing::findPort;
-using testing::kindsOf;
-using testing::valueOf;
+using test::findCounter;
+using test::findDevice;
+using test::findNetdev;
+using test::findPort;
+using test::kindsOf;
+using test::valueOf;
 
 constexpr char kUcx[] =
     "real/ibtools/"

@@ -12,15 +12,15 @@
 #include "fixtures.h"
 #include "ibc/core/text.h"
 #include "ibc/core/tool_output.h"
-#include "tool_output_test_util.h"
+#include "tool_evidence_lookup.h"
 
 namespace ibc::core {
 namespace {
 
-using testing::findCounter;
-using testing::findNetdev;
-using testing::kindsOf;
-using testing::valueOf;
+using test::findCounter;
+using test::findNetdev;
+using test::kindsOf;
+using test::valueOf;
 
 constexpr char kCx4lx[] =
     "real/ethtool/ethtool-S_mlx5_core-cx4lx-ubuntu18.04-no-header-no-indent_ethq-tests-f76f228.txt";

@@ -16,16 +16,16 @@
 
 #include "fixtures.h"
 #include "ibc/core/sysfs_values.h"
-#include "tool_output_test_util.h"
+#include "tool_evidence_lookup.h"
 
 namespace ibc::core {
 namespace {
 
-using testing::findDevice;
-using testing::findNetdev;
-using testing::findPort;
-using testing::kindsOf;
-using testing::valueOf;
+using test::findDevice;
+using test::findNetdev;
+using test::findPort;
+using test::kindsOf;
+using test::valueOf;
 
 uint64_t countLines(const std::string& text) {
   uint64_t n = static_cast<uint64_t>(std::count(text.begin(), text.end(), '\n'));

@@ -10,7 +10,10 @@
 
 #include "ibc/core/tool_output.h"
 
-namespace ibc::core::testing {
+namespace ibc::test {
+
+namespace v1 = ::ibcollect::v1;
+using ::ibc::core::ToolEvidence;
 
 inline const v1::RdmaDevice* findDevice(const ToolEvidence& ev, std::string_view name) {
   for (const auto& d : ev.devices) {
@@ -59,4 +62,4 @@ inline std::string kindsOf(const ToolEvidence& ev) {
   return out;
 }
 
-}  // namespace ibc::core::testing
+}  // namespace ibc::test
