@@ -363,7 +363,7 @@ bool isRdmaRelevant(std::string_view message) {
     std::string_view text;
     bool right_word;
   };
-  static constexpr std::array<Needle, 33> kNeedles{{
+  static constexpr Needle kNeedles[] = {
       {"mlx4", false},
       {"mlx5", false},
       {"infiniband", false},
@@ -397,7 +397,7 @@ bool isRdmaRelevant(std::string_view message) {
       {"health compromised", false},
       {"fw status", false},
       {"probe of", false},
-  }};
+  };
   for (const auto& n : kNeedles) {
     if (containsWord(m, n.text, n.right_word)) return true;
   }

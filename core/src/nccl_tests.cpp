@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <unordered_set>
@@ -103,6 +104,14 @@ std::optional<CheckValue> parseCheck(std::string_view s) {
   return c;
 }
 
+// A "#wrong" cell as a count; a cell that is not a sane count (negative, fractional from a
+// misread legacy column, beyond int64) is clamped rather than overflowing the conversion.
+int64_t wrongCount(double value) {
+  if (!(value >= 0)) return -1;
+  if (value >= 9.0e18) return INT64_MAX;
+  return static_cast<int64_t>(value);
+}
+
 struct ParsedRow {
   v1::NcclTestsRow row;
   bool modern = false;
@@ -186,7 +195,7 @@ std::optional<ParsedRow> parseRow(const std::vector<std::string_view>& t, const 
     const auto check = *parseCheck(t[3 + middle + static_cast<std::size_t>(g) * 4 + 3]);
     if (check.na) continue;
     if (p.modern) {
-      const auto wrong = static_cast<int64_t>(check.value);
+      const int64_t wrong = wrongCount(check.value);
       g == 0 ? r.set_oop_wrong(wrong) : r.set_ip_wrong(wrong);
     } else {
       r.set_has_error_column(true);

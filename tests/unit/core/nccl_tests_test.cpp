@@ -353,6 +353,16 @@ TEST(NcclTestsParser, HugeOutputKeepsBoundedRows) {
   EXPECT_EQ(r.format(), "modern");
 }
 
+TEST(NcclTestsParser, AbsurdWrongCountsAreClampedNotOverflowed) {
+  // Found by fuzzing: a "#wrong" cell far beyond int64 used to overflow the conversion.
+  const auto r = parseNcclTests(
+      "  2147483648     536870912     float     sum      -1    11186  191.99  359.98  "
+      "5555555555555555555555555555555555555555555555555    11199  191.75  359.53  1e+300\n");
+  ASSERT_EQ(r.rows_size(), 1);
+  EXPECT_EQ(r.rows(0).oop_wrong(), INT64_MAX);
+  EXPECT_EQ(r.rows(0).ip_wrong(), INT64_MAX);
+}
+
 TEST(NcclTestsParser, HeaderWithoutRedopOrRootMapsColumnsByName) {
   // Legacy broadcast-style header (root, no redop) without the leading '#'.
   const auto r = parseNcclTests(

@@ -17,6 +17,7 @@
 // A kernel message that itself starts with "word: " (e.g. "rdma_rxe: Failed sending ack",
 // "mlx5_core 0000:01:00.0: ...") is never taken for a host prefix: a host prefix is only
 // stripped when a recognised timestamp follows it, or the same host repeats.
+// All functions are pure and thread-safe.
 
 #include <cstddef>
 #include <cstdint>

@@ -31,6 +31,11 @@
 //    closed by localRank N" are consequences and never become events. Events keep file order;
 //    the first `max_events` are kept (the first error is the root cause) and
 //    events_truncated says more were seen.
+//  * event fields: status = ibv_wc_status of a completion error, errno of QP/MR/socket
+//    failures (from the number or the strerror text), else -1; vendor_err; peer as printed
+//    ("10.0.35.1<49189>"); rdma_device "mlx5_1:1"; opcode_or_op = "Send"/"Recv" (or the
+//    opcode when no direction is printed), the async event ("port error"), or PyTorch's
+//    OpType; op_count = PyTorch SeqNum.
 //  * rank of an event: the rank of the same host:pid:device from "comm 0x.. rank N nranks M"
 //    (Init COMPLETE) lines or its [send]/[receive] channel lines, else the launcher prefix
 //    ("[1,3]<stdout>:", "[rank3]:", srun "3: ", PyTorch "[Rank 3]"), else -1.
@@ -45,7 +50,8 @@
 //  * network: "Using network X"; when hosts disagree the distinct values are joined with
 //    ',' in order of appearance ("IB,Socket").
 //  * lines_nccl: lines that mention NCCL (debug lines, version lines, framework lines).
-// Never fails; malformed lines are skipped. Text fields go through printable().
+// Never fails; malformed lines are skipped. Text fields go through printable(). No shared
+// state: safe to call from several threads.
 
 #include <cstddef>
 #include <span>

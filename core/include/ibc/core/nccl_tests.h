@@ -28,7 +28,7 @@
 // comments (e.g. interleaved NCCL INFO lines, a cut-off header tail, a truncated row) — and,
 // because the schema has no truncation flag, rows beyond `max_rows`.
 // format is "modern" (#wrong columns) or "legacy" (error columns), "" when no row or header.
-// Never fails; an empty or garbage input gives no rows, nranks -1.
+// Never fails; an empty or garbage input gives no rows, nranks -1. No shared state.
 
 #include <cstddef>
 #include <string_view>
