@@ -46,7 +46,9 @@ std::string whereToAct(const RuleContext& ctx, const v1::RdmaDevice& dev) {
 // Rules that expect RDMA devices look for a reason: drivers loaded, a tool that found
 // none, NCCL trying IB, a RoCE-capable netdev. Without any, a node without RDMA devices
 // may simply not be an RDMA node.
-std::vector<std::string> signsRdmaExpected(const v1::Snapshot& snap) {
+// Strong signs make a missing device critical; weak ones (an interface that could carry
+// RDMA) only a warning.
+std::vector<std::string> signsRdmaExpected(const v1::Snapshot& snap, std::vector<std::string>& weak) {
   std::vector<std::string> signs;
   for (const auto& m : snap.host().modules()) {
     if (m == "mlx5_ib" || m == "mlx4_ib" || m == "ib_core" || m == "ib_uverbs" || m == "mlx5_core" ||
@@ -62,8 +64,8 @@ std::vector<std::string> signsRdmaExpected(const v1::Snapshot& snap) {
     }
   }
   for (const auto& n : snap.netdevs()) {
-    if (n.has_ecn()) signs.push_back("netdev " + n.name() + " has RoCE congestion control (ecn/)");
-    if (n.type() == 32) signs.push_back("netdev " + n.name() + " is an IPoIB interface");
+    if (n.has_ecn()) weak.push_back("netdev " + n.name() + " has RoCE congestion control (ecn/)");
+    if (n.type() == 32) weak.push_back("netdev " + n.name() + " is an IPoIB interface");
   }
   for (const auto& log : snap.nccl_logs()) {
     for (const auto& e : log.parsed().events()) {
@@ -103,9 +105,11 @@ void noRdmaDevices(RuleContext& ctx) {
   if (!sysfs_read && !tool_said_none) return;
   if (ctx.snap.devices_size() > 0) return;  // only missing ones, already reported
   if (sysfs_read) ev.push_back("/sys/class/infiniband has no devices (source " + ctx.snap.node().source() + ")");
-  auto signs = signsRdmaExpected(ctx.snap);
+  std::vector<std::string> weak;
+  auto signs = signsRdmaExpected(ctx.snap, weak);
   const Severity sev = (tool_said_none || !signs.empty()) ? Severity::Critical : Severity::Warning;
   for (auto& s : signs) ev.push_back(std::move(s));
+  for (auto& s : weak) ev.push_back(std::move(s));
   ctx.add({FindingCode::NoRdmaDevices, sev, "", "", 0,
            "No RDMA device is registered on this node",
            std::move(ev),

@@ -58,7 +58,7 @@ PortState portStateFromName(std::string_view name) {
   const std::string n = normaliseName(name);
   if (n == "nop") return PortState::Nop;
   if (n == "down") return PortState::Down;
-  if (n == "init" || n == "initialize") return PortState::Init;
+  if (n == "init" || n == "initialize" || n == "initializing") return PortState::Init;
   if (n == "armed") return PortState::Armed;
   if (n == "active") return PortState::Active;
   if (n == "activedefer") return PortState::ActiveDefer;
@@ -70,7 +70,9 @@ PhysState physStateFromName(std::string_view name) {
   if (n == "sleep") return PhysState::Sleep;
   if (n == "polling") return PhysState::Polling;
   if (n == "disabled") return PhysState::Disabled;
-  if (n == "portconfigurationtraining" || n == "training") {
+  // ibv_devinfo prints "PORT_CONFIGURATION TRAINNING" (sic).
+  if (n == "portconfigurationtraining" || n == "configurationtraining" || n == "training" ||
+      n == "configurationtrainning") {
     return PhysState::PortConfigurationTraining;
   }
   if (n == "linkup") return PhysState::LinkUp;
@@ -83,6 +85,7 @@ PhysState physStateFromName(std::string_view name) {
 }  // namespace
 
 PortState portStateOf(const v1::EnumValue& value) {
+  if (value.raw().empty() && value.name().empty()) return PortState::Unknown;  // never read
   if (value.code() >= 0 && value.code() <= 5) {
     const PortState by_code = static_cast<PortState>(value.code());
     const PortState by_name = portStateFromName(value.name());
@@ -93,6 +96,7 @@ PortState portStateOf(const v1::EnumValue& value) {
 }
 
 PhysState physStateOf(const v1::EnumValue& value) {
+  if (value.raw().empty() && value.name().empty()) return PhysState::Unknown;  // never read
   if (value.code() >= 0 && value.code() <= 7) {
     const PhysState by_code = static_cast<PhysState>(value.code());
     const PhysState by_name = physStateFromName(value.name());

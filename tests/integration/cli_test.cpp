@@ -176,7 +176,8 @@ TEST_F(Cli, FullDiskLeavesNoPartialSnapshot) {
   std::filesystem::create_directories(mnt);
   ProcessRunner runner;
   auto r = runner.run({"unshare", "--mount", "sh", "-c",
-                       "mount -t tmpfs -o size=8k tmpfs '" + mnt + "' && '" + IBC_BINARY +
+                       "mount -t tmpfs -o size=64k tmpfs '" + mnt + "' && (dd if=/dev/zero of='" + mnt +
+                           "/fill' bs=4k 2>/dev/null; true) && '" + IBC_BINARY +
                            "' snapshot --root '" + kMlx5Tree + "' -o '" + mnt + "/node.ibsnap'; rc=$?; ls -A '" +
                            mnt + "'; exit $rc"},
                       std::chrono::seconds(60));
@@ -184,6 +185,7 @@ TEST_F(Cli, FullDiskLeavesNoPartialSnapshot) {
   EXPECT_EQ(r->exit_code, 4) << r->err;
   EXPECT_NE(r->err.find("No space left on device"), std::string::npos) << r->err;
   EXPECT_EQ(r->out.find(".ibsnap"), std::string::npos) << "partial file left: " << r->out;
+  EXPECT_EQ(r->out.find(".tmp."), std::string::npos) << "temporary file left: " << r->out;
 }
 
 TEST_F(Cli, AGibibyteLogIsReadBoundedAndStillAnalysed) {

@@ -50,7 +50,8 @@ enum class PhysState {
 Result<v1::EnumValue> parseEnumValue(std::string_view text);
 
 // The logical state of an EnumValue: by number when present, else by name (ibstat's
-// "Active", ibv_devinfo's "PORT_ACTIVE"). Unknown when neither is recognised.
+// "Active", ibv_devinfo's "PORT_ACTIVE"). Unknown when neither is recognised, and for an
+// EnumValue that was never filled (no raw text, no name).
 PortState portStateOf(const v1::EnumValue& value);
 // The physical state by number when present and consistent with a known name, else by
 // name ("LinkUp", "LINK_UP", "Polling", "Disabled"). A number whose name contradicts it
