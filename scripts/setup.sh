@@ -11,7 +11,7 @@ PACKAGES=(
   libprotobuf-dev protobuf-compiler libasio-dev libssl-dev openssl librocksdb-dev libzstd-dev
   qt6-base-dev qt6-charts-dev libgl-dev
   libibverbs-dev libibumad-dev
-  libcli11-dev
+  libcli11-dev nlohmann-json3-dev
   libgtest-dev libgmock-dev
   # sanitizer and fuzzer runtimes for clang
   libclang-rt-14-dev

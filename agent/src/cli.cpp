@@ -47,8 +47,8 @@ core::RuleOptions ruleOptions(const ReportOptions& o) {
   return r;
 }
 
-int printReport(CliEnvironment& env, const std::vector<core::AnalyzedNode>& nodes, const ReportOptions& o) {
-  const auto report = core::buildReport(nodes);
+int printReport(CliEnvironment& env, std::vector<core::AnalyzedNode> nodes, const ReportOptions& o) {
+  const auto report = core::buildReport(std::move(nodes));
   if (o.format == "json") {
     auto json = core::renderJson(report);
     if (!json.ok()) {
@@ -117,7 +117,9 @@ int runSnapshot(CliEnvironment& env, const SnapshotArgs& a) {
       node.snapshot_file = a.output;
     }
   }
-  const int code = printReport(env, {node}, a.report);
+  std::vector<core::AnalyzedNode> nodes;
+  nodes.push_back(std::move(node));
+  const int code = printReport(env, std::move(nodes), a.report);
   return failed > 0 ? core::kExitCollectFailed : code;
 }
 
@@ -147,7 +149,7 @@ int runAnalyze(CliEnvironment& env, const AnalyzeArgs& a) {
     env.err << "ibcollect: nothing to analyze: every input failed (see above)\n";
     return core::kExitCollectFailed;
   }
-  const int code = printReport(env, outcome.nodes, a.report);
+  const int code = printReport(env, std::move(outcome.nodes), a.report);
   if (!outcome.input_errors.empty()) {
     env.err << "ibcollect: " << outcome.input_errors.size()
             << " input(s) could not be read; the report covers the rest\n";

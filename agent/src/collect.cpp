@@ -4,6 +4,7 @@
 #include "ibc/agent/collect.h"
 
 #include <algorithm>
+#include <filesystem>
 #include <thread>
 
 #include "ibc/core/host_facts.h"
@@ -122,6 +123,21 @@ void collectIdentity(const CollectOptions& o, const HostSeams& seams, const Proc
     id->set_virtual_machine(true);
     id->set_virtualization_evidence(core::printable(evidence));
   }
+}
+
+// A copied tree rarely carries /proc/sys/kernel/hostname. rdma-ndd sets node_desc to
+// "<hostname> <device>", so that names the node; failing that, the tree's directory.
+std::string hostnameForTree(const std::string& root, const v1::Snapshot& snap) {
+  for (const auto& d : snap.devices()) {
+    const auto words = core::splitWhitespace(d.node_desc());
+    if (words.size() >= 2 && words[0].find('.') != 0) return std::string(words[0]);
+  }
+  std::filesystem::path p(root);
+  while (!p.empty() && p != p.parent_path() && (p.filename().empty() || p.filename() == "fixtures" || p.filename() == "root" ||
+                        p.filename() == "rootfs" || p.filename() == "sys")) {
+    p = p.parent_path();
+  }
+  return core::printable(p.filename().string());
 }
 
 void collectHostFacts(const CollectOptions& o, const HostSeams& seams, const ProcessFacts* facts,
@@ -318,6 +334,7 @@ v1::Snapshot collectSnapshot(const CollectOptions& o, const HostSeams& seams) {
   SysfsLayout layout;
   collectRdmaDevices(seams.host, o.limits, snap, layout);
   collectNetdevs(seams.host, o.limits, snap, layout);
+  if (snap.node().hostname().empty()) snap.mutable_node()->set_hostname(hostnameForTree(o.root, snap));
   collectEthtool(o, seams, snap, false);
   const auto first_sample_at = seams.clock.steadyNow();
   const auto first_wall = seams.clock.now();

@@ -64,22 +64,25 @@ class SysfsReader {
   }
 
   // One counter directory into `out`; a file that cannot be read becomes an unavailable
-  // counter with the reason (EINVAL, EACCES, ...), never a failed snapshot.
+  // counter with the reason (EINVAL, EACCES, ...), never a failed snapshot. With `only`,
+  // just those names (the second sample of a window reads what the first one found).
   void counters(const std::string& dir, CounterSet set, google::protobuf::RepeatedPtrField<v1::Counter>* out,
                 const std::vector<std::string>* only = nullptr) {
-    std::vector<std::string> names = only != nullptr ? *only : list(dir, "sysfs.counters");
-    if (names.size() > limits_.max_counters_per_dir) names.resize(limits_.max_counters_per_dir);
-    out->Reserve(static_cast<int>(names.size()));
-    for (const auto& name : names) {
-      const std::string path = dir + "/" + name;
-      auto r = fs_.readFile(path, limits_.sysfs_file_bytes);
-      if (r.ok()) {
-        *out->Add() = core::makeCounter(name, *r, set);
+    auto entries = fs_.readDirFiles(dir, limits_.sysfs_file_bytes, limits_.max_counters_per_dir);
+    if (!entries.ok()) {
+      if (entries.error().code != ErrorCode::NotFound) addProbeError(snap_, "sysfs.counters", dir, entries.error());
+      return;
+    }
+    out->Reserve(static_cast<int>(entries->size()));
+    for (const auto& [name, content] : *entries) {
+      if (only != nullptr && !std::binary_search(only->begin(), only->end(), name)) continue;
+      if (content.ok()) {
+        *out->Add() = core::makeCounter(name, *content, set);
       } else {
         v1::Counter* c = out->Add();
         c->set_name(name);
         c->set_width_bits(core::counterWidthBits(name, set));
-        c->set_unavailable_reason(std::string(core::errorCodeName(r.error().code)));
+        c->set_unavailable_reason(std::string(core::errorCodeName(content.error().code)));
       }
     }
   }
@@ -393,6 +396,7 @@ void sampleWindowCounters(const Filesystem& fs, const CollectLimits& limits, con
     std::vector<std::string> out;
     out.reserve(static_cast<size_t>(list.size()));
     for (const auto& c : list) out.push_back(c.name());
+    std::sort(out.begin(), out.end());
     return out;
   };
   for (const auto& dev : snap.devices()) {

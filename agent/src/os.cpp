@@ -15,6 +15,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <cstdint>
+#include <memory>
 #include <thread>
 
 extern char** environ;
@@ -62,34 +63,43 @@ class Fd {
   int fd_;
 };
 
-// Reads up to `limit` bytes; sets `more` when the file had more.
-Result<std::string> readBounded(int fd, std::size_t limit, bool& more, std::string_view path) {
+// Reads up to `limit` bytes; sets `more` when the file had more. With
+// `short_read_is_eof`, a read that returns less than asked ends the file: true for
+// regular files and sysfs attributes (one read returns the whole value), which saves a
+// syscall per attribute; procfs seq files return a page at a time and need the loop.
+Result<std::string> readBounded(int fd, std::size_t limit, bool& more, std::string_view path,
+                                bool short_read_is_eof) {
   std::string out;
   more = false;
-  // sysfs files are at most a page; start small and grow for larger files.
-  std::size_t chunk = 4096;
+  char small[4096];
+  std::unique_ptr<char[]> big;
+  std::size_t big_size = 0;
   while (true) {
-    if (out.size() >= limit) {
-      char probe = 0;
-      ssize_t n;
-      do {
-        n = ::read(fd, &probe, 1);
-      } while (n < 0 && errno == EINTR);
-      if (n < 0) return errnoError(errno, path);
-      more = n > 0;
-      return out;
+    char* buf = small;
+    std::size_t want = sizeof small;
+    if (out.size() >= sizeof small) {
+      // Past the first page: larger reads for logs and listings.
+      if (!big) {
+        big_size = 1u << 20;
+        big = std::make_unique<char[]>(big_size);
+      }
+      buf = big.get();
+      want = big_size;
     }
-    const std::size_t want = std::min(chunk, limit - out.size());
-    const std::size_t old = out.size();
-    out.resize(old + want);
     ssize_t n;
     do {
-      n = ::read(fd, out.data() + old, want);
+      n = ::read(fd, buf, want);
     } while (n < 0 && errno == EINTR);
     if (n < 0) return errnoError(errno, path);
-    out.resize(old + static_cast<std::size_t>(n));
     if (n == 0) return out;
-    chunk = std::min<std::size_t>(chunk * 2, 1u << 20);
+    const auto got = static_cast<std::size_t>(n);
+    if (out.size() + got > limit) {
+      out.append(buf, limit - out.size());
+      more = true;
+      return out;
+    }
+    out.append(buf, got);
+    if (short_read_is_eof && got < want) return out;
   }
 }
 
@@ -97,6 +107,11 @@ Result<std::string> readBounded(int fd, std::size_t limit, bool& more, std::stri
 
 RootedFilesystem::RootedFilesystem(std::string root) : root_(std::move(root)) {
   while (!root_.empty() && root_.back() == '/') root_.pop_back();
+}
+
+bool RootedFilesystem::shortReadIsEof(std::string_view path) const {
+  // A copied tree holds regular files; the live /sys serves attributes in one read.
+  return !root_.empty() || path.substr(0, 5) == "/sys/";
 }
 
 std::string RootedFilesystem::hostPath(std::string_view path) const {
@@ -113,7 +128,7 @@ Result<std::string> RootedFilesystem::readFile(std::string_view path, std::size_
   Fd fd(::open(p.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK));
   if (fd.get() < 0) return errnoError(errno, path);
   bool more = false;
-  auto content = readBounded(fd.get(), max_bytes, more, path);
+  auto content = readBounded(fd.get(), max_bytes, more, path, shortReadIsEof(path));
   if (!content.ok()) return content;
   if (truncated != nullptr) *truncated = more;
   if (more && truncated == nullptr) {
@@ -136,7 +151,7 @@ Result<std::string> RootedFilesystem::readTail(std::string_view path, std::size_
     }
   }
   bool more = false;
-  return readBounded(fd.get(), max_bytes, more, path);
+  return readBounded(fd.get(), max_bytes, more, path, shortReadIsEof(path));
 }
 
 Result<std::vector<std::string>> RootedFilesystem::listDir(std::string_view path) const {
@@ -169,6 +184,46 @@ Result<std::string> RootedFilesystem::readLink(std::string_view path) const {
     if (buf.size() > 65536) return Error{ErrorCode::TooLarge, std::string(path) + ": link too long"};
     buf.resize(buf.size() * 2);
   }
+}
+
+Result<std::vector<std::pair<std::string, Result<std::string>>>> RootedFilesystem::readDirFiles(
+    std::string_view dir, std::size_t max_bytes_each, std::size_t max_files) const {
+  const std::string p = hostPath(dir);
+  const int dfd = ::open(p.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dfd < 0) return errnoError(errno, dir);
+  DIR* d = ::fdopendir(dfd);
+  if (d == nullptr) {
+    const int err = errno;
+    ::close(dfd);
+    return errnoError(err, dir);
+  }
+  std::vector<std::string> names;
+  errno = 0;
+  while (dirent* e = ::readdir(d)) {
+    if (e->d_type == DT_DIR) continue;
+    if (std::strcmp(e->d_name, ".") == 0 || std::strcmp(e->d_name, "..") == 0) continue;
+    names.emplace_back(e->d_name);
+  }
+  std::sort(names.begin(), names.end());
+  if (names.size() > max_files) names.resize(max_files);
+  const bool short_eof = shortReadIsEof(dir);
+  std::vector<std::pair<std::string, Result<std::string>>> out;
+  out.reserve(names.size());
+  for (auto& name : names) {
+    Fd fd(::openat(dfd, name.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK));
+    if (fd.get() < 0) {
+      out.emplace_back(std::move(name), errnoError(errno, std::string(dir) + "/" + name));
+      continue;
+    }
+    bool more = false;
+    auto content = readBounded(fd.get(), max_bytes_each, more, name, short_eof);
+    if (content.ok() && more) {
+      content = Error{ErrorCode::TooLarge, std::string(dir) + "/" + name + ": too large"};
+    }
+    out.emplace_back(std::move(name), std::move(content));
+  }
+  ::closedir(d);  // closes dfd
+  return out;
 }
 
 bool RootedFilesystem::exists(std::string_view path) const {
@@ -305,6 +360,20 @@ bool MemoryFilesystem::isDirectory(std::string_view path) const {
 Result<Access> MemoryFilesystem::access(std::string_view path) const {
   if (!exists(path)) return Error{ErrorCode::NotFound, std::string(path) + ": No such file or directory"};
   return Access{true, false};
+}
+
+Result<std::vector<std::pair<std::string, Result<std::string>>>> MemoryFilesystem::readDirFiles(
+    std::string_view dir, std::size_t max_bytes_each, std::size_t max_files) const {
+  auto names = listDir(dir);
+  if (!names.ok()) return names.error();
+  std::vector<std::pair<std::string, Result<std::string>>> out;
+  for (const auto& name : *names) {
+    const std::string path = std::string(dir) + "/" + name;
+    if (isDirectory(path)) continue;
+    if (out.size() >= max_files) break;
+    out.emplace_back(name, readFile(path, max_bytes_each));
+  }
+  return out;
 }
 
 Result<std::vector<std::string>> MemoryFilesystem::readKmsgRecords(std::string_view path,

@@ -1,12 +1,12 @@
 #include "ibc/core/report.h"
 
-#include <google/protobuf/util/json_util.h>
-
 #include <algorithm>
 #include <cstdio>
+#include <iterator>
 #include <map>
 
 #include "ibc/core/findings.h"
+#include "ibc/core/json.h"
 #include "ibc/core/rules.h"
 #include "ibc/core/sysfs_values.h"
 
@@ -104,12 +104,16 @@ v1::NodeReport summarizeNode(const AnalyzedNode& node) {
   return r;
 }
 
-v1::Report buildReport(const std::vector<AnalyzedNode>& nodes) {
+v1::Report buildReport(std::vector<AnalyzedNode> nodes) {
   v1::Report report;
   std::vector<v1::Finding> all;
-  for (const auto& n : nodes) {
-    *report.add_nodes() = summarizeNode(n);
-    all.insert(all.end(), n.findings.begin(), n.findings.end());
+  for (auto& n : nodes) {
+    const bool include = n.include_snapshot;
+    n.include_snapshot = false;
+    v1::NodeReport* r = report.add_nodes();
+    *r = summarizeNode(n);
+    if (include) r->mutable_snapshot()->Swap(&n.snapshot);
+    std::move(n.findings.begin(), n.findings.end(), std::back_inserter(all));
   }
   sortFindings(all);
   for (auto& f : all) *report.add_findings() = std::move(f);
@@ -205,13 +209,7 @@ std::string renderText(const v1::Report& report, const TextOptions& options) {
 }
 
 Result<std::string> renderJson(const v1::Report& report) {
-  google::protobuf::util::JsonPrintOptions opts;
-  opts.add_whitespace = true;
-  opts.always_print_primitive_fields = true;
-  opts.preserve_proto_field_names = true;
-  std::string out;
-  const auto status = google::protobuf::util::MessageToJsonString(report, &out, opts);
-  if (!status.ok()) return Error{ErrorCode::Malformed, "cannot render JSON: " + status.ToString()};
+  std::string out = messageToJson(report);
   out.push_back('\n');
   return out;
 }

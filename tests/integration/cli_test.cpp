@@ -205,17 +205,20 @@ TEST_F(Cli, AGibibyteLogIsReadBoundedAndStillAnalysed) {
 }
 
 TEST_F(Cli, UnreadableAndOddSysfsFilesNeverAbortTheSnapshot) {
-  // A copy of the real tree where one counter is a directory (read fails with EISDIR) and
-  // the port's rate file is a FIFO-free empty file.
+  // A copy of the real tree where one counter is a dangling link (open fails with ENOENT),
+  // one is a directory (read fails with EISDIR) and the port's rate file is empty.
   const std::string tree = path("tree");
   std::filesystem::copy(kMlx5Tree, tree, std::filesystem::copy_options::recursive);
   const std::string port = tree + "/sys/class/infiniband/mlx5_0/ports/1";
   std::filesystem::remove(port + "/counters/symbol_error");
-  std::filesystem::create_directory(port + "/counters/symbol_error");
+  std::filesystem::create_symlink("/nonexistent/ibc-test", port + "/counters/symbol_error");
+  std::filesystem::remove(port + "/state");
+  std::filesystem::create_directory(port + "/state");
   std::ofstream(port + "/rate", std::ios::trunc).close();
   auto r = run({"snapshot", "--root", tree, "--format", "json"});
   EXPECT_EQ(r.exit_code, 1) << r.err;
-  EXPECT_NE(r.out.find("\"unavailable_reason\": \"EIO\""), std::string::npos);
+  EXPECT_NE(r.out.find("\"unavailable_reason\": \"ENOENT\""), std::string::npos);
+  EXPECT_NE(r.out.find("\"probe\": \"sysfs.port\""), std::string::npos);  // state: EISDIR recorded
   EXPECT_NE(r.out.find("CQE_ERRORS"), std::string::npos);
 }
 

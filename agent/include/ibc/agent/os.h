@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <map>
+#include <utility>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -49,6 +50,11 @@ class Filesystem {
   virtual bool isDirectory(std::string_view path) const = 0;
   // What the calling process may do with the file (access(2) semantics).
   virtual Result<Access> access(std::string_view path) const = 0;
+  // Every entry of a directory with its content (or why it could not be read), sorted by
+  // name, at most max_files entries of at most max_bytes_each. One call per counter
+  // directory: implementations read relative to the open directory.
+  virtual Result<std::vector<std::pair<std::string, Result<std::string>>>> readDirFiles(
+      std::string_view dir, std::size_t max_bytes_each, std::size_t max_files) const = 0;
   // Records of a record-oriented character device such as /dev/kmsg: one read() per
   // record, non-blocking, until no more are ready; records overwritten while reading
   // are skipped. At most max_bytes in total (the oldest records are dropped beyond it).
@@ -72,10 +78,13 @@ class RootedFilesystem final : public Filesystem {
   bool exists(std::string_view path) const override;
   bool isDirectory(std::string_view path) const override;
   Result<Access> access(std::string_view path) const override;
+  Result<std::vector<std::pair<std::string, Result<std::string>>>> readDirFiles(
+      std::string_view dir, std::size_t max_bytes_each, std::size_t max_files) const override;
   const std::string& root() const { return root_; }
 
  private:
   std::string hostPath(std::string_view path) const;
+  bool shortReadIsEof(std::string_view path) const;
   std::string root_;  // without trailing '/', empty for "/"
 };
 
@@ -94,6 +103,8 @@ class MemoryFilesystem final : public Filesystem {
   bool exists(std::string_view path) const override;
   bool isDirectory(std::string_view path) const override;
   Result<Access> access(std::string_view path) const override;
+  Result<std::vector<std::pair<std::string, Result<std::string>>>> readDirFiles(
+      std::string_view dir, std::size_t max_bytes_each, std::size_t max_files) const override;
   Result<std::vector<std::string>> readKmsgRecords(std::string_view path,
                                                    std::size_t max_bytes) const override;
 

@@ -23,8 +23,9 @@ struct AnalyzedNode {
 // Per-port summary of a node, with the worst severity of the findings on each port.
 ::ibcollect::v1::NodeReport summarizeNode(const AnalyzedNode& node);
 
-// Nodes in the given order; findings of all nodes, sorted (critical first).
-::ibcollect::v1::Report buildReport(const std::vector<AnalyzedNode>& nodes);
+// Nodes in the given order; findings of all nodes, sorted (critical first). Snapshots
+// that go into the report are moved, not copied (they can be large).
+::ibcollect::v1::Report buildReport(std::vector<AnalyzedNode> nodes);
 
 struct TextOptions {
   bool show_info = true;       // info findings (unavailable counters, ...)

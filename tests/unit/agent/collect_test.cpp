@@ -1,0 +1,287 @@
+// The probes against real fixture trees, through the seams: values read and parsed,
+// failures recorded without aborting, the counter window, live-host facts.
+
+#include "ibc/agent/collect.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+
+#include "fixtures.h"
+#include "ibc/core/findings.h"
+#include "ibc/core/rules.h"
+#include "sysfs_json.h"
+
+namespace ibc::agent {
+namespace {
+
+const std::string kMlx5Root =
+    "real/sysfs/sysfs_procfs-fixture_mlx5_0_hw-counters-errors.tree/fixtures";
+
+class NoEnvironment : public Environment {
+ public:
+  std::string get(std::string_view name) const override {
+    auto it = vars.find(std::string(name));
+    return it == vars.end() ? "" : it->second;
+  }
+  std::map<std::string, std::string> vars;
+};
+
+// Runs only what a test scripted; anything else is "not installed".
+class ScriptedRunner : public CommandRunner {
+ public:
+  Result<CommandResult> run(const std::vector<std::string>& argv, std::chrono::milliseconds,
+                            std::size_t) override {
+    calls.push_back(argv.front());
+    auto it = scripts.find(argv.front());
+    if (it == scripts.end()) return Error{ErrorCode::NotFound, argv.front() + ": not installed"};
+    return it->second;
+  }
+  bool available(std::string_view program) const override { return scripts.count(std::string(program)) != 0; }
+  std::map<std::string, CommandResult> scripts;
+  std::vector<std::string> calls;
+};
+
+// A clock that does not sleep: sleepUntil() jumps and runs a hook (to change counters
+// between the two samples of a window).
+class SteppingClock : public Clock {
+ public:
+  std::chrono::system_clock::time_point now() const override { return wall_ + (steady_ - start_); }
+  std::chrono::steady_clock::time_point steadyNow() const override { return steady_; }
+  void sleepUntil(std::chrono::steady_clock::time_point t) override {
+    if (t > steady_) steady_ = t;
+    if (on_sleep) on_sleep();
+  }
+  std::function<void()> on_sleep;
+
+ private:
+  std::chrono::system_clock::time_point wall_{std::chrono::seconds(1'700'000'000)};
+  std::chrono::steady_clock::time_point start_{};
+  std::chrono::steady_clock::time_point steady_{};
+};
+
+// Wraps a filesystem and fails chosen paths with chosen errors (EACCES, EINVAL), as
+// sysfs does for counters a VF's PMA does not serve.
+class FaultyFilesystem : public Filesystem {
+ public:
+  explicit FaultyFilesystem(const Filesystem& inner) : inner_(inner) {}
+  std::map<std::string, ErrorCode> faults;  // path suffix → error
+
+  Result<std::string> readFile(std::string_view path, std::size_t max, bool* t) const override {
+    if (auto e = fault(path)) return *e;
+    return inner_.readFile(path, max, t);
+  }
+  Result<std::string> readTail(std::string_view path, std::size_t max) const override {
+    if (auto e = fault(path)) return *e;
+    return inner_.readTail(path, max);
+  }
+  Result<std::vector<std::string>> listDir(std::string_view path) const override { return inner_.listDir(path); }
+  Result<std::string> readLink(std::string_view path) const override { return inner_.readLink(path); }
+  bool exists(std::string_view path) const override { return inner_.exists(path); }
+  bool isDirectory(std::string_view path) const override { return inner_.isDirectory(path); }
+  Result<Access> access(std::string_view path) const override { return inner_.access(path); }
+  Result<std::vector<std::pair<std::string, Result<std::string>>>> readDirFiles(
+      std::string_view dir, std::size_t max_each, std::size_t max_files) const override {
+    auto r = inner_.readDirFiles(dir, max_each, max_files);
+    if (!r.ok()) return r;
+    for (auto& [name, content] : *r) {
+      if (auto e = fault(std::string(dir) + "/" + name)) content = *e;
+    }
+    return r;
+  }
+  Result<std::vector<std::string>> readKmsgRecords(std::string_view path, std::size_t max) const override {
+    return inner_.readKmsgRecords(path, max);
+  }
+
+ private:
+  std::optional<Error> fault(std::string_view path) const {
+    for (const auto& [suffix, code] : faults) {
+      if (path.size() >= suffix.size() && path.substr(path.size() - suffix.size()) == suffix) {
+        return Error{code, std::string(path) + ": injected"};
+      }
+    }
+    return std::nullopt;
+  }
+  const Filesystem& inner_;
+};
+
+struct Harness {
+  RootedFilesystem files{""};
+  ScriptedRunner runner;
+  SteppingClock clock;
+  NoEnvironment env;
+  HostSeams seams(const Filesystem& host, std::function<ProcessFacts()> facts = nullptr) {
+    return HostSeams{host, files, runner, clock, env, std::move(facts), nullptr};
+  }
+};
+
+const v1::Counter* counter(const google::protobuf::RepeatedPtrField<v1::Counter>& list, const std::string& name) {
+  for (const auto& c : list) {
+    if (c.name() == name) return &c;
+  }
+  return nullptr;
+}
+
+bool hasFinding(const std::vector<::ibcollect::v1::Finding>& fs, const std::string& code, const std::string& sev) {
+  for (const auto& f : fs) {
+    if (f.code() == code && f.severity() == sev) return true;
+  }
+  return false;
+}
+
+TEST(Collect, ReadsTheRealMlx5TreeWithRawAndParsedValues) {
+  RootedFilesystem host(ibc::test::fixturePath(kMlx5Root));
+  Harness h;
+  CollectOptions o;
+  o.root = host.root();
+  const auto snap = collectSnapshot(o, h.seams(host));
+  ASSERT_EQ(snap.devices_size(), 1);
+  const auto& d = snap.devices(0);
+  EXPECT_EQ(d.name(), "mlx5_0");
+  EXPECT_EQ(d.fw_ver(), "14.28.2006");
+  EXPECT_EQ(d.hca_type(), "MT4118");
+  EXPECT_EQ(d.node_guid(), "0a7f:bc12:45ef:d23b");  // file has no trailing newline
+  EXPECT_TRUE(d.is_virtual_function());
+  EXPECT_NE(d.virtual_function_evidence().find("0x1016"), std::string::npos);
+  ASSERT_EQ(d.ports_size(), 1);
+  const auto& p = d.ports(0);
+  EXPECT_EQ(p.state().code(), 4);
+  EXPECT_EQ(p.state().raw(), "4: ACTIVE");
+  EXPECT_EQ(p.phys_state().raw(), "4: ACTIVE");
+  EXPECT_DOUBLE_EQ(p.rate_gbps(), 25);
+  EXPECT_EQ(p.width_lanes(), 1u);
+  EXPECT_EQ(p.speed_name(), "EDR");
+  EXPECT_EQ(p.link_layer(), "InfiniBand");
+  ASSERT_NE(counter(p.hw_counters(), "req_cqe_error"), nullptr);
+  EXPECT_EQ(counter(p.hw_counters(), "req_cqe_error")->value(), 3481u);
+  EXPECT_EQ(counter(p.counters(), "port_xmit_data")->value(), 2880761508848u);
+  EXPECT_EQ(counter(p.counters(), "symbol_error")->width_bits(), 16u);
+  EXPECT_FALSE(snap.host().collected());  // a tree: no host facts of this machine
+  EXPECT_EQ(snap.node().hostname(), "sysfs_procfs-fixture_mlx5_0_hw-counters-errors.tree");
+  EXPECT_NE(snap.kernel_log().unavailable_reason().find("--dmesg-file"), std::string::npos);
+  EXPECT_TRUE(h.runner.calls.empty()) << "a tree must never run commands";
+}
+
+TEST(Collect, AFailingAttributeIsRecordedAndTheRestIsCollected) {
+  RootedFilesystem real(ibc::test::fixturePath(kMlx5Root));
+  FaultyFilesystem host(real);
+  host.faults["/ports/1/state"] = ErrorCode::PermissionDenied;
+  host.faults["/ports/1/counters/symbol_error"] = ErrorCode::InvalidArgument;
+  host.faults["/ports/1/hw_counters/out_of_buffer"] = ErrorCode::PermissionDenied;
+  Harness h;
+  CollectOptions o;
+  o.root = "/tree";
+  const auto snap = collectSnapshot(o, h.seams(host));
+  ASSERT_EQ(snap.devices_size(), 1);
+  const auto& p = snap.devices(0).ports(0);
+  EXPECT_TRUE(p.state().raw().empty());
+  EXPECT_EQ(counter(p.counters(), "symbol_error")->unavailable_reason(), "EINVAL");
+  EXPECT_EQ(counter(p.hw_counters(), "out_of_buffer")->unavailable_reason(), "EACCES");
+  EXPECT_EQ(counter(p.hw_counters(), "req_cqe_error")->value(), 3481u);
+  bool recorded = false;
+  for (const auto& e : snap.probe_errors()) {
+    if (e.probe() == "sysfs.port" && e.error() == "EACCES" && e.path().find("/ports/1/state") != std::string::npos) {
+      recorded = true;
+    }
+  }
+  EXPECT_TRUE(recorded);
+}
+
+TEST(Collect, ACounterThatMovesDuringTheWindowIsCritical) {
+  // The real tree, loaded into memory so the second sample can differ.
+  MemoryFilesystem host;
+  const std::string base = ibc::test::fixturePath(kMlx5Root);
+  for (const auto& e : std::filesystem::recursive_directory_iterator(base)) {
+    if (!e.is_regular_file()) continue;
+    std::ifstream in(e.path(), std::ios::binary);
+    std::string content((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    host.addFile("/" + std::filesystem::relative(e.path(), base).string(), content);
+  }
+  const std::string sym = "/sys/class/infiniband/mlx5_0/ports/1/counters/symbol_error";
+  Harness h;
+  h.clock.on_sleep = [&] { host.addFile(sym, "5\n"); };
+  CollectOptions o;
+  o.root = "/tree";
+  o.window = std::chrono::seconds(10);
+  const auto snap = collectSnapshot(o, h.seams(host));
+  ASSERT_TRUE(snap.has_window());
+  EXPECT_DOUBLE_EQ(snap.window().interval_seconds(), 10.0);
+  const auto findings = core::diagnoseNode(snap, {});
+  EXPECT_TRUE(hasFinding(findings, "PHY_ERRORS", "critical"));
+  bool delta_in_evidence = false;
+  for (const auto& f : findings) {
+    for (const auto& e : f.evidence()) delta_in_evidence |= e.find("symbol_error = 0 (+5 in 10 s") == 0;
+  }
+  EXPECT_TRUE(delta_in_evidence);
+  // Totals that did not move stay warnings.
+  EXPECT_TRUE(hasFinding(findings, "CQE_ERRORS", "warning"));
+}
+
+TEST(Collect, FindsDevicesInAPciDeviceViewTree) {
+  const std::string dir = ibc::test::makeTempDir("pci-view");
+  ASSERT_GT(ibc::test::materializeSysfsJson(
+                ibc::test::readFixture("real/sysfs/sysfs-json_gcm-learn_good_8xhdr200-all-active.json"), dir),
+            100);
+  RootedFilesystem host(dir);
+  Harness h;
+  CollectOptions o;
+  o.root = dir;
+  const auto snap = collectSnapshot(o, h.seams(host));
+  ASSERT_EQ(snap.devices_size(), 8);
+  EXPECT_EQ(snap.devices(0).pci().address(), "0000:0c:00.0");
+  EXPECT_EQ(snap.devices(0).ports(0).netdevs(0), "ib0");
+  EXPECT_EQ(snap.node().hostname(), "node1720");  // from node_desc "node1720 HCA-N"
+  int ipoib = 0;
+  for (const auto& n : snap.netdevs()) ipoib += n.type() == 32 && n.operstate() == "up" ? 1 : 0;
+  EXPECT_EQ(ipoib, 8);
+}
+
+TEST(Collect, LiveHostFactsFeedTheHostRules) {
+  // A live-host collection ("/") through in-memory seams: /proc/modules, /dev/infiniband,
+  // process limits, and a kernel log that only `dmesg` can give.
+  RootedFilesystem tree(ibc::test::fixturePath(kMlx5Root));
+  MemoryFilesystem host;
+  for (const auto& name : {"fw_ver", "hca_type", "node_guid"}) {
+    host.addFile(std::string("/sys/class/infiniband/mlx5_0/") + name,
+                 *tree.readFile(std::string("/sys/class/infiniband/mlx5_0/") + name, 4096));
+  }
+  host.addFile("/sys/class/infiniband/mlx5_0/ports/1/state", "4: ACTIVE\n");
+  host.addFile("/sys/class/infiniband/mlx5_0/ports/1/phys_state", "5: LinkUp\n");
+  host.addFile("/sys/class/infiniband/mlx5_0/ports/1/rate", "200 Gb/sec (4X HDR)\n");
+  host.addFile("/proc/modules", "mlx5_ib 466944 0 - Live 0x0\nmlx5_core 2134016 1 mlx5_ib, Live 0x0\nnvidia 56000000 1 - Live 0x0\n");
+  host.addFile("/dev/infiniband/uverbs0", "");
+  Harness h;
+  h.runner.scripts["dmesg"] = CommandResult{
+      0, false, ibc::test::readFixture("real/dmesg/dmesg_mlx5-handle-hca-cap-failed-probe-einval_rp-ext-issue-129.txt"),
+      "", false};
+  h.env.vars["SLURM_JOB_ID"] = "1234";
+  h.env.vars["SLURMD_NODENAME"] = "node7";
+  CollectOptions o;
+  o.root = "/";
+  const auto snap = collectSnapshot(o, h.seams(host, [] {
+    ProcessFacts f;
+    f.memlock_known = true;
+    f.memlock_soft_bytes = 64 * 1024;
+    f.memlock_hard_bytes = 64 * 1024;
+    f.hostname = "vm-node7";
+    return f;
+  }));
+  EXPECT_EQ(snap.node().hostname(), "vm-node7");
+  EXPECT_EQ(snap.node().job_id(), "1234");
+  EXPECT_EQ(snap.node().slurm_node(), "node7");
+  EXPECT_TRUE(snap.host().collected());
+  EXPECT_EQ(snap.host().memlock_soft_bytes(), 64u * 1024);
+  EXPECT_EQ(snap.kernel_log().source(), "dmesg");
+  EXPECT_GE(snap.kernel_log().lines_size(), 3);
+  const auto findings = core::diagnoseNode(snap, {});
+  EXPECT_TRUE(hasFinding(findings, "MEMLOCK_LIMIT", "critical"));
+  EXPECT_TRUE(hasFinding(findings, "UVERBS_ACCESS", "critical"));  // MemoryFilesystem: read-only
+  EXPECT_TRUE(hasFinding(findings, "PEERMEM_MISSING", "warning"));
+  EXPECT_TRUE(hasFinding(findings, "DRIVER_LOAD_FAILED", "critical"));
+  for (const auto& f : findings) EXPECT_EQ(f.node(), "node7") << f.code();
+}
+
+}  // namespace
+}  // namespace ibc::agent
