@@ -39,10 +39,10 @@ Result<v1::Snapshot> readSnapshotFile(const Filesystem& files, const std::string
   return snap;
 }
 
-AnalyzeOutcome analyzeInputs(const AnalyzeInputs& in, const core::RuleOptions& rules,
-                             const HostSeams& seams,
-                             const std::function<std::unique_ptr<Filesystem>(const std::string&)>& open_root,
-                             const std::string& agent_version) {
+AnalyzeOutcome analyzeInputs(
+    const AnalyzeInputs& in, const core::RuleOptions& rules, const HostSeams& seams,
+    const std::function<std::unique_ptr<Filesystem>(const std::string&)>& open_root,
+    const std::string& agent_version) {
   AnalyzeOutcome out;
   std::vector<core::AnalyzedNode> nodes;
   for (const auto& path : in.snapshot_files) {
@@ -67,14 +67,16 @@ AnalyzeOutcome analyzeInputs(const AnalyzeInputs& in, const core::RuleOptions& r
     co.dmesg_file = in.dmesg_file;
     co.nccl_logs = in.nccl_logs;
     co.nccl_tests = in.nccl_tests;
-    HostSeams s{*fs, seams.files, seams.runner, seams.clock, seams.env, seams.process_facts, seams.progress};
+    HostSeams s{*fs,       seams.files,         seams.runner,  seams.clock,
+                seams.env, seams.process_facts, seams.progress};
     core::AnalyzedNode n;
     n.snapshot = collectSnapshot(co, s);
     nodes.push_back(std::move(n));
   }
   // Evidence files attach to the one node there is, or form a node of their own.
   const bool attach = nodes.size() == 1 && !in.root.has_value() ? have_evidence : false;
-  const bool collected_with_root = in.root.has_value() || (in.snapshot_files.empty() && !have_evidence);
+  const bool collected_with_root =
+      in.root.has_value() || (in.snapshot_files.empty() && !have_evidence);
   v1::Snapshot* target = nullptr;
   v1::Snapshot pasted;
   if (have_evidence) {
@@ -92,12 +94,15 @@ AnalyzeOutcome analyzeInputs(const AnalyzeInputs& in, const core::RuleOptions& r
     std::vector<v1::ProbeError> errors;
     if (!collected_with_root) {
       const std::string host = target->node().hostname();
-      for (const auto& p : in.nccl_logs) *target->add_nccl_logs() = readNcclLog(seams.files, p, limits, host, errors);
-      for (const auto& p : in.nccl_tests) *target->add_nccl_tests() = readNcclTests(seams.files, p, limits, errors);
+      for (const auto& p : in.nccl_logs)
+        *target->add_nccl_logs() = readNcclLog(seams.files, p, limits, host, errors);
+      for (const auto& p : in.nccl_tests)
+        *target->add_nccl_tests() = readNcclTests(seams.files, p, limits, errors);
       if (!in.dmesg_file.empty()) {
         auto text = seams.files.readTail(in.dmesg_file, limits.kernel_log_bytes);
         if (text.ok()) {
-          collectKernelLogText(*text, "file:" + in.dmesg_file, limits, *target->mutable_kernel_log());
+          collectKernelLogText(*text, "file:" + in.dmesg_file, limits,
+                               *target->mutable_kernel_log());
         } else {
           out.input_errors.push_back(in.dmesg_file + ": " + text.error().message);
         }
@@ -112,16 +117,18 @@ AnalyzeOutcome analyzeInputs(const AnalyzeInputs& in, const core::RuleOptions& r
       }
       const auto evidence = core::parseToolOutput(*text);
       if (evidence.kinds.empty()) {
-        out.input_errors.push_back(p + ": no known tool output recognised (expected ibstat, ibstatus, "
-                                       "ibv_devinfo, perfquery, ethtool -S, ip -s link or a "
-                                       "`grep . /sys/...` listing)");
+        out.input_errors.push_back(p +
+                                   ": no known tool output recognised (expected ibstat, ibstatus, "
+                                   "ibv_devinfo, perfquery, ethtool -S, ip -s link or a "
+                                   "`grep . /sys/...` listing)");
         continue;
       }
       mergeToolEvidence(evidence, p, *text, limits, *target);
     }
     for (const auto& e : errors) out.input_errors.push_back(e.path() + ": " + e.message());
     if (target == &pasted) {
-      if (pasted.node().hostname().empty()) pasted.mutable_node()->set_hostname(hostFromLogs(pasted));
+      if (pasted.node().hostname().empty())
+        pasted.mutable_node()->set_hostname(hostFromLogs(pasted));
       core::AnalyzedNode n;
       n.snapshot = std::move(pasted);
       nodes.push_back(std::move(n));

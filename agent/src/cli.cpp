@@ -47,7 +47,8 @@ core::RuleOptions ruleOptions(const ReportOptions& o) {
   return r;
 }
 
-int printReport(CliEnvironment& env, std::vector<core::AnalyzedNode> nodes, const ReportOptions& o) {
+int printReport(CliEnvironment& env, std::vector<core::AnalyzedNode> nodes,
+                const ReportOptions& o) {
   const auto report = core::buildReport(std::move(nodes));
   if (o.format == "json") {
     auto json = core::renderJson(report);
@@ -66,7 +67,12 @@ int printReport(CliEnvironment& env, std::vector<core::AnalyzedNode> nodes, cons
 }
 
 HostSeams seamsFor(CliEnvironment& env, const Filesystem& host) {
-  return HostSeams{host, env.files, env.runner, env.clock, env.env, env.process_facts,
+  return HostSeams{host,
+                   env.files,
+                   env.runner,
+                   env.clock,
+                   env.env,
+                   env.process_facts,
                    [&env](const std::string& msg) { env.err << "ibcollect: " << msg << "\n"; }};
 }
 
@@ -142,8 +148,8 @@ int runAnalyze(CliEnvironment& env, const AnalyzeArgs& a) {
   in.tool_outputs = a.tool_outputs;
   in.dmesg_file = a.dmesg_file;
   auto unused_host = env.open_root("/");
-  auto outcome = analyzeInputs(in, ruleOptions(a.report), seamsFor(env, *unused_host), env.open_root,
-                               IBC_VERSION);
+  auto outcome = analyzeInputs(in, ruleOptions(a.report), seamsFor(env, *unused_host),
+                               env.open_root, IBC_VERSION);
   for (const auto& e : outcome.input_errors) env.err << "ibcollect: " << e << "\n";
   if (outcome.nodes.empty()) {
     env.err << "ibcollect: nothing to analyze: every input failed (see above)\n";
@@ -168,41 +174,50 @@ int runCli(const std::vector<std::string>& args, CliEnvironment& env) {
       "ibcollect"};
   app.set_version_flag("--version", versionString());
   app.require_subcommand(1, 1);
-  app.footer(std::string("Examples:\n"
-                         "  ibcollect snapshot -o node.ibsnap            collect this node, save, diagnose\n"
-                         "  ibcollect snapshot --window 10               also measure counter deltas over 10 s\n"
-                         "  ibcollect analyze node.ibsnap --nccl-log rank0.log\n"
-                         "  ibcollect analyze --tool-output ibstat.txt   diagnose pasted tool output\n"
-                         "  ibcollect analyze --root /tmp/customer-tree  diagnose a copied /sys tree\n\n") +
-             kExitCodes);
+  app.footer(
+      std::string(
+          "Examples:\n"
+          "  ibcollect snapshot -o node.ibsnap            collect this node, save, diagnose\n"
+          "  ibcollect snapshot --window 10               also measure counter deltas over 10 s\n"
+          "  ibcollect analyze node.ibsnap --nccl-log rank0.log\n"
+          "  ibcollect analyze --tool-output ibstat.txt   diagnose pasted tool output\n"
+          "  ibcollect analyze --root /tmp/customer-tree  diagnose a copied /sys tree\n\n") +
+      kExitCodes);
 
   SnapshotArgs sa;
-  CLI::App* snap = app.add_subcommand("snapshot", "Collect this node's VF-side evidence and diagnose it");
+  CLI::App* snap =
+      app.add_subcommand("snapshot", "Collect this node's VF-side evidence and diagnose it");
   snap->add_option("--root", sa.root, "Read the host from a copied tree (DIR/sys/...) instead of /")
       ->check(CLI::ExistingDirectory)
       ->capture_default_str();
-  snap->add_option("--window", sa.window,
-                   "Sample counters twice, SECONDS apart, and judge what moved (default 0: one read)")
+  snap->add_option(
+          "--window", sa.window,
+          "Sample counters twice, SECONDS apart, and judge what moved (default 0: one read)")
       ->check(CLI::Range(0.0, 3600.0));
   snap->add_option("--job", sa.job, "Slurm job id to record (default: $SLURM_JOB_ID)");
-  snap->add_option("--nccl-log", sa.nccl_logs, "NCCL_DEBUG log to include (repeatable)")->check(CLI::ExistingFile);
+  snap->add_option("--nccl-log", sa.nccl_logs, "NCCL_DEBUG log to include (repeatable)")
+      ->check(CLI::ExistingFile);
   snap->add_option("--nccl-tests", sa.nccl_tests, "nccl-tests output to include (repeatable)")
       ->check(CLI::ExistingFile);
-  snap->add_option("--dmesg-file", sa.dmesg_file, "Kernel log file to use instead of /dev/kmsg or dmesg")
+  snap->add_option("--dmesg-file", sa.dmesg_file,
+                   "Kernel log file to use instead of /dev/kmsg or dmesg")
       ->check(CLI::ExistingFile);
   snap->add_option("-o,--output", sa.output, "Write the snapshot to FILE.ibsnap");
   addReportOptions(snap, sa.report);
   snap->footer(kExitCodes);
 
   AnalyzeArgs aa;
-  CLI::App* an = app.add_subcommand(
-      "analyze",
-      "Diagnose saved snapshots, a copied tree, logs or pasted tool output (with no input: this host)");
+  CLI::App* an = app.add_subcommand("analyze",
+                                    "Diagnose saved snapshots, a copied tree, logs or pasted tool "
+                                    "output (with no input: this host)");
   an->add_option("files", aa.files, "Saved snapshots (FILE.ibsnap)")->check(CLI::ExistingFile);
-  an->add_option("--root", aa.root, "Collect and diagnose a copied tree (DIR/sys/...), or / for this host")
+  an->add_option("--root", aa.root,
+                 "Collect and diagnose a copied tree (DIR/sys/...), or / for this host")
       ->check(CLI::ExistingDirectory);
-  an->add_option("--nccl-log", aa.nccl_logs, "NCCL_DEBUG log (repeatable)")->check(CLI::ExistingFile);
-  an->add_option("--nccl-tests", aa.nccl_tests, "nccl-tests output (repeatable)")->check(CLI::ExistingFile);
+  an->add_option("--nccl-log", aa.nccl_logs, "NCCL_DEBUG log (repeatable)")
+      ->check(CLI::ExistingFile);
+  an->add_option("--nccl-tests", aa.nccl_tests, "nccl-tests output (repeatable)")
+      ->check(CLI::ExistingFile);
   an->add_option("--dmesg-file", aa.dmesg_file, "Kernel log (dmesg, dmesg -T, journalctl -k)")
       ->check(CLI::ExistingFile);
   an->add_option("--tool-output", aa.tool_outputs,

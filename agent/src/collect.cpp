@@ -48,8 +48,8 @@ bool isLive(const CollectOptions& o) { return o.root.empty() || o.root == "/"; }
 
 // Text of a possibly huge file: all of it when within the bound, else its head and its
 // tail (NCCL's transport choice is at the start of a log, the failure at its end).
-Result<std::string> readBoundedText(const Filesystem& files, const std::string& path, std::size_t bound,
-                                    bool& truncated) {
+Result<std::string> readBoundedText(const Filesystem& files, const std::string& path,
+                                    std::size_t bound, bool& truncated) {
   truncated = false;
   bool more = false;
   auto head = files.readFile(path, bound, &more);
@@ -63,7 +63,8 @@ Result<std::string> readBoundedText(const Filesystem& files, const std::string& 
   if (auto nl = text.rfind('\n'); nl != std::string::npos) text.resize(nl + 1);
   std::string_view t = *tail;
   if (auto nl = t.find('\n'); nl != std::string_view::npos) t.remove_prefix(nl + 1);
-  text += "[ibcollect: middle of the file skipped, read bound " + std::to_string(bound >> 20) + " MiB]\n";
+  text += "[ibcollect: middle of the file skipped, read bound " + std::to_string(bound >> 20) +
+          " MiB]\n";
   text.append(t);
   return text;
 }
@@ -84,9 +85,9 @@ void collectIdentity(const CollectOptions& o, const HostSeams& seams, const Proc
   v1::NodeIdentity* id = snap.mutable_node();
   id->set_source(isLive(o) ? "/" : o.root);
   id->set_agent_version(o.agent_version);
-  id->set_collected_at_unix_ms(std::chrono::duration_cast<std::chrono::milliseconds>(
-                                   seams.clock.now().time_since_epoch())
-                                   .count());
+  id->set_collected_at_unix_ms(
+      std::chrono::duration_cast<std::chrono::milliseconds>(seams.clock.now().time_since_epoch())
+          .count());
   const Filesystem& fs = seams.host;
   if (facts != nullptr && !facts->hostname.empty()) {
     id->set_hostname(facts->hostname);
@@ -115,7 +116,8 @@ void collectIdentity(const CollectOptions& o, const HostSeams& seams, const Proc
   }
   if (evidence.empty()) {
     bool truncated = false;
-    if (auto cpu = fs.readFile("/proc/cpuinfo", 64 * 1024, &truncated); cpu.ok() && core::cpuinfoHasHypervisorFlag(*cpu)) {
+    if (auto cpu = fs.readFile("/proc/cpuinfo", 64 * 1024, &truncated);
+        cpu.ok() && core::cpuinfoHasHypervisorFlag(*cpu)) {
       evidence = "CPU flag hypervisor";
     }
   }
@@ -133,8 +135,9 @@ std::string hostnameForTree(const std::string& root, const v1::Snapshot& snap) {
     if (words.size() >= 2 && words[0].find('.') != 0) return std::string(words[0]);
   }
   std::filesystem::path p(root);
-  while (!p.empty() && p != p.parent_path() && (p.filename().empty() || p.filename() == "fixtures" || p.filename() == "root" ||
-                        p.filename() == "rootfs" || p.filename() == "sys")) {
+  while (!p.empty() && p != p.parent_path() &&
+         (p.filename().empty() || p.filename() == "fixtures" || p.filename() == "root" ||
+          p.filename() == "rootfs" || p.filename() == "sys")) {
     p = p.parent_path();
   }
   return core::printable(p.filename().string());
@@ -153,7 +156,8 @@ void collectHostFacts(const CollectOptions& o, const HostSeams& seams, const Pro
   for (const char* mod : {"mlx5_core", "mlx4_core", "ib_core", "nvidia_peermem"}) {
     if (auto v = readSmall(fs, std::string("/sys/module/") + mod + "/version")) {
       h->add_module_versions(std::string(mod) + " " + core::printable(*v));
-      if (std::string(mod) == "mlx5_core" && h->ofed_version().empty()) h->set_ofed_version(core::printable(*v));
+      if (std::string(mod) == "mlx5_core" && h->ofed_version().empty())
+        h->set_ofed_version(core::printable(*v));
     }
   }
   if (!isLive(o)) return;  // the rest describes the machine we run on, not a tree
@@ -178,7 +182,8 @@ void collectHostFacts(const CollectOptions& o, const HostSeams& seams, const Pro
       }
     }
   }
-  for (const char* dir : {"/usr/lib/x86_64-linux-gnu", "/usr/lib64", "/usr/lib/aarch64-linux-gnu"}) {
+  for (const char* dir :
+       {"/usr/lib/x86_64-linux-gnu", "/usr/lib64", "/usr/lib/aarch64-linux-gnu"}) {
     auto names = fs.listDir(dir);
     if (!names.ok()) continue;
     if (auto v = core::rdmaCoreVersionFromLibraries(*names); !v.empty()) {
@@ -219,15 +224,17 @@ void collectKernelLog(const CollectOptions& o, const HostSeams& seams, v1::Snaps
     out->set_lines_matched(lines.size());
     const std::size_t keep = std::min(lines.size(), o.limits.kernel_lines_kept);
     out->set_truncated(keep < lines.size());
-    for (std::size_t i = lines.size() - keep; i < lines.size(); ++i) *out->add_lines() = std::move(lines[i]);
+    for (std::size_t i = lines.size() - keep; i < lines.size(); ++i)
+      *out->add_lines() = std::move(lines[i]);
     return;
   }
   addError(snap, "kernel_log", "/dev/kmsg", records.error());
   // dmesg may still work (CAP_SYSLOG differs from /dev/kmsg access on some systems).
   auto r = seams.runner.run({"dmesg"}, o.limits.command_timeout, o.limits.kernel_log_bytes);
   if (!r.ok() || r->exit_code != 0) {
-    const std::string why = !r.ok() ? r.error().message
-                                    : (r->timed_out ? "dmesg timed out" : core::printable(core::trim(r->err)));
+    const std::string why =
+        !r.ok() ? r.error().message
+                : (r->timed_out ? "dmesg timed out" : core::printable(core::trim(r->err)));
     addError(snap, "kernel_log", "dmesg", Error{ErrorCode::Unavailable, why});
     out->set_unavailable_reason("kernel log not readable (/dev/kmsg: " + records.error().message +
                                 "; dmesg: " + why + "); run as root or pass --dmesg-file");
@@ -236,7 +243,8 @@ void collectKernelLog(const CollectOptions& o, const HostSeams& seams, v1::Snaps
   collectKernelLogText(r->out, "dmesg", o.limits, *out);
 }
 
-void collectEthtool(const CollectOptions& o, const HostSeams& seams, v1::Snapshot& snap, bool second_sample) {
+void collectEthtool(const CollectOptions& o, const HostSeams& seams, v1::Snapshot& snap,
+                    bool second_sample) {
   if (!isLive(o) || !seams.runner.available("ethtool")) return;
   for (int i = 0; i < snap.netdevs_size(); ++i) {
     v1::NetDevice* nd = snap.mutable_netdevs(i);
@@ -246,9 +254,12 @@ void collectEthtool(const CollectOptions& o, const HostSeams& seams, v1::Snapsho
     if (second_sample && nd->ethtool_size() == 0) continue;
     auto r = seams.runner.run({"ethtool", "-S", nd->name()}, o.limits.command_timeout, 4u << 20);
     std::string why;
-    if (!r.ok()) why = r.error().message;
-    else if (r->timed_out) why = "ethtool -S timed out";
-    else if (r->exit_code != 0) why = core::printable(core::trim(r->err));
+    if (!r.ok())
+      why = r.error().message;
+    else if (r->timed_out)
+      why = "ethtool -S timed out";
+    else if (r->exit_code != 0)
+      why = core::printable(core::trim(r->err));
     if (!why.empty()) {
       if (!second_sample) nd->set_ethtool_unavailable_reason(why);
       continue;
@@ -271,16 +282,17 @@ void collectEthtool(const CollectOptions& o, const HostSeams& seams, v1::Snapsho
 
 }  // namespace
 
-void collectKernelLogText(std::string_view text, std::string_view source, const CollectLimits& limits,
-                          v1::KernelLog& out) {
+void collectKernelLogText(std::string_view text, std::string_view source,
+                          const CollectLimits& limits, v1::KernelLog& out) {
   core::KernelLogOptions opts;
   opts.source = std::string(source);
   opts.max_lines = limits.kernel_lines_kept;
   out = core::filterKernelLog(text, opts);
 }
 
-v1::NcclLog readNcclLog(const Filesystem& files, const std::string& path, const CollectLimits& limits,
-                        const std::string& default_host, std::vector<v1::ProbeError>& errors) {
+v1::NcclLog readNcclLog(const Filesystem& files, const std::string& path,
+                        const CollectLimits& limits, const std::string& default_host,
+                        std::vector<v1::ProbeError>& errors) {
   v1::NcclLog log;
   log.set_source(core::printable(path));
   bool truncated = false;
@@ -299,7 +311,8 @@ v1::NcclLog readNcclLog(const Filesystem& files, const std::string& path, const 
 }
 
 v1::NcclTestsOutput readNcclTests(const Filesystem& files, const std::string& path,
-                                  const CollectLimits& limits, std::vector<v1::ProbeError>& errors) {
+                                  const CollectLimits& limits,
+                                  std::vector<v1::ProbeError>& errors) {
   v1::NcclTestsOutput out;
   out.set_source(core::printable(path));
   bool truncated = false;
@@ -334,7 +347,8 @@ v1::Snapshot collectSnapshot(const CollectOptions& o, const HostSeams& seams) {
   SysfsLayout layout;
   collectRdmaDevices(seams.host, o.limits, snap, layout);
   collectNetdevs(seams.host, o.limits, snap, layout);
-  if (snap.node().hostname().empty()) snap.mutable_node()->set_hostname(hostnameForTree(o.root, snap));
+  if (snap.node().hostname().empty())
+    snap.mutable_node()->set_hostname(hostnameForTree(o.root, snap));
   collectEthtool(o, seams, snap, false);
   const auto first_sample_at = seams.clock.steadyNow();
   const auto first_wall = seams.clock.now();
@@ -343,14 +357,16 @@ v1::Snapshot collectSnapshot(const CollectOptions& o, const HostSeams& seams) {
   collectHostFacts(o, seams, f, snap);
   std::vector<v1::ProbeError> errors;
   const std::string host = snap.node().hostname();
-  for (const auto& p : o.nccl_logs) *snap.add_nccl_logs() = readNcclLog(seams.files, p, o.limits, host, errors);
-  for (const auto& p : o.nccl_tests) *snap.add_nccl_tests() = readNcclTests(seams.files, p, o.limits, errors);
+  for (const auto& p : o.nccl_logs)
+    *snap.add_nccl_logs() = readNcclLog(seams.files, p, o.limits, host, errors);
+  for (const auto& p : o.nccl_tests)
+    *snap.add_nccl_tests() = readNcclTests(seams.files, p, o.limits, errors);
   for (auto& e : errors) *snap.add_probe_errors() = std::move(e);
 
   if (o.window.count() > 0) {
     if (seams.progress) {
-      seams.progress("sampling counters again in " + std::to_string(o.window.count() / 1000.0).substr(0, 4) +
-                     " s (--window)");
+      seams.progress("sampling counters again in " +
+                     std::to_string(o.window.count() / 1000.0).substr(0, 4) + " s (--window)");
     }
     seams.clock.sleepUntil(first_sample_at + o.window);
     const auto second_wall = seams.clock.now();
@@ -358,8 +374,12 @@ v1::Snapshot collectSnapshot(const CollectOptions& o, const HostSeams& seams) {
     sampleWindowCounters(seams.host, o.limits, layout, snap);
     collectEthtool(o, seams, snap, true);
     v1::CounterWindow* w = snap.mutable_window();
-    w->set_start_unix_ms(std::chrono::duration_cast<std::chrono::milliseconds>(first_wall.time_since_epoch()).count());
-    w->set_end_unix_ms(std::chrono::duration_cast<std::chrono::milliseconds>(second_wall.time_since_epoch()).count());
+    w->set_start_unix_ms(
+        std::chrono::duration_cast<std::chrono::milliseconds>(first_wall.time_since_epoch())
+            .count());
+    w->set_end_unix_ms(
+        std::chrono::duration_cast<std::chrono::milliseconds>(second_wall.time_since_epoch())
+            .count());
     w->set_interval_seconds(std::chrono::duration<double>(second_steady - first_sample_at).count());
   }
   return snap;

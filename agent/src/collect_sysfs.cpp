@@ -23,7 +23,8 @@ std::string basename(std::string_view path) {
   return std::string(slash == std::string_view::npos ? path : path.substr(slash + 1));
 }
 
-void addProbeError(v1::Snapshot& snap, std::string_view probe, std::string_view path, const Error& e) {
+void addProbeError(v1::Snapshot& snap, std::string_view probe, std::string_view path,
+                   const Error& e) {
   auto* pe = snap.add_probe_errors();
   pe->set_probe(std::string(probe));
   pe->set_path(std::string(path));
@@ -39,10 +40,12 @@ class SysfsReader {
 
   // The attribute without its trailing newline; nullopt when unreadable. NotFound is
   // recorded only for attributes every kernel has (`required`).
-  std::optional<std::string> attr(const std::string& path, std::string_view probe, bool required = false) {
+  std::optional<std::string> attr(const std::string& path, std::string_view probe,
+                                  bool required = false) {
     auto r = fs_.readFile(path, limits_.sysfs_file_bytes);
     if (!r.ok()) {
-      if (required || r.error().code != ErrorCode::NotFound) addProbeError(snap_, probe, path, r.error());
+      if (required || r.error().code != ErrorCode::NotFound)
+        addProbeError(snap_, probe, path, r.error());
       return std::nullopt;
     }
     return std::string(core::stripOneNewline(*r));
@@ -54,10 +57,12 @@ class SysfsReader {
     return core::parseUnsigned(*v);
   }
 
-  std::vector<std::string> list(const std::string& dir, std::string_view probe, bool required = false) {
+  std::vector<std::string> list(const std::string& dir, std::string_view probe,
+                                bool required = false) {
     auto r = fs_.listDir(dir);
     if (!r.ok()) {
-      if (required || r.error().code != ErrorCode::NotFound) addProbeError(snap_, probe, dir, r.error());
+      if (required || r.error().code != ErrorCode::NotFound)
+        addProbeError(snap_, probe, dir, r.error());
       return {};
     }
     return std::move(r).value();
@@ -66,11 +71,13 @@ class SysfsReader {
   // One counter directory into `out`; a file that cannot be read becomes an unavailable
   // counter with the reason (EINVAL, EACCES, ...), never a failed snapshot. With `only`,
   // just those names (the second sample of a window reads what the first one found).
-  void counters(const std::string& dir, CounterSet set, google::protobuf::RepeatedPtrField<v1::Counter>* out,
+  void counters(const std::string& dir, CounterSet set,
+                google::protobuf::RepeatedPtrField<v1::Counter>* out,
                 const std::vector<std::string>* only = nullptr) {
     auto entries = fs_.readDirFiles(dir, limits_.sysfs_file_bytes, limits_.max_counters_per_dir);
     if (!entries.ok()) {
-      if (entries.error().code != ErrorCode::NotFound) addProbeError(snap_, "sysfs.counters", dir, entries.error());
+      if (entries.error().code != ErrorCode::NotFound)
+        addProbeError(snap_, "sysfs.counters", dir, entries.error());
       return;
     }
     out->Reserve(static_cast<int>(entries->size()));
@@ -112,7 +119,8 @@ std::vector<DeviceDir> findDevices(SysfsReader& rd, std::size_t max_devices) {
       out.push_back({n, cls + "/" + n, cls + "/" + n + "/device", ""});
     }
   } else {
-    if (names.error().code != ErrorCode::NotFound) addProbeError(rd.snap(), "sysfs.devices", cls, names.error());
+    if (names.error().code != ErrorCode::NotFound)
+      addProbeError(rd.snap(), "sysfs.devices", cls, names.error());
     // PCI-side view only.
     const std::string pci = "/sys/bus/pci/devices";
     auto bdfs = rd.fs().listDir(pci);
@@ -127,9 +135,10 @@ std::vector<DeviceDir> findDevices(SysfsReader& rd, std::size_t max_devices) {
     }
   }
   if (out.size() > max_devices) {
-    addProbeError(rd.snap(), "sysfs.devices", cls,
-                  Error{ErrorCode::TooLarge, std::to_string(out.size()) + " RDMA devices; kept the first " +
-                                                 std::to_string(max_devices)});
+    addProbeError(
+        rd.snap(), "sysfs.devices", cls,
+        Error{ErrorCode::TooLarge, std::to_string(out.size()) + " RDMA devices; kept the first " +
+                                       std::to_string(max_devices)});
     out.resize(max_devices);
   }
   return out;
@@ -173,7 +182,8 @@ void readPci(SysfsReader& rd, DeviceDir& d, v1::RdmaDevice& dev) {
     pci->set_virtual_function_evidence("physfn link to PF " + pci->physfn_address());
   } else if (auto name = core::mellanoxVirtualFunctionName(pci->device_id()); !name.empty()) {
     pci->set_is_virtual_function(true);
-    pci->set_virtual_function_evidence("PCI device id " + pci->device_id() + " is a " + std::string(name));
+    pci->set_virtual_function_evidence("PCI device id " + pci->device_id() + " is a " +
+                                       std::string(name));
   }
 }
 
@@ -186,8 +196,8 @@ void classifyVirtualFunction(v1::RdmaDevice& dev) {
   const std::string id = core::hcaTypeToDeviceId(dev.hca_type());
   if (auto name = core::mellanoxVirtualFunctionName(id); !name.empty()) {
     dev.set_is_virtual_function(true);
-    dev.set_virtual_function_evidence("hca_type " + dev.hca_type() + " = PCI device " + id + ", a " +
-                                      std::string(name));
+    dev.set_virtual_function_evidence("hca_type " + dev.hca_type() + " = PCI device " + id +
+                                      ", a " + std::string(name));
   }
 }
 
@@ -222,12 +232,16 @@ void readGids(SysfsReader& rd, const std::string& port_dir, v1::RdmaPort& port) 
 void readPort(SysfsReader& rd, const std::string& dir, uint32_t number, v1::RdmaPort& port) {
   port.set_port(number);
   if (auto v = rd.attr(dir + "/state", "sysfs.port", true)) {
-    if (auto e = core::parseEnumValue(*v); e.ok()) *port.mutable_state() = *e;
-    else port.mutable_state()->set_raw(core::printable(*v));
+    if (auto e = core::parseEnumValue(*v); e.ok())
+      *port.mutable_state() = *e;
+    else
+      port.mutable_state()->set_raw(core::printable(*v));
   }
   if (auto v = rd.attr(dir + "/phys_state", "sysfs.port", true)) {
-    if (auto e = core::parseEnumValue(*v); e.ok()) *port.mutable_phys_state() = *e;
-    else port.mutable_phys_state()->set_raw(core::printable(*v));
+    if (auto e = core::parseEnumValue(*v); e.ok())
+      *port.mutable_phys_state() = *e;
+    else
+      port.mutable_phys_state()->set_raw(core::printable(*v));
   }
   if (auto v = rd.attr(dir + "/rate", "sysfs.port", true)) {
     port.set_rate_raw(core::printable(*v));
@@ -240,11 +254,13 @@ void readPort(SysfsReader& rd, const std::string& dir, uint32_t number, v1::Rdma
   if (auto v = rd.attr(dir + "/link_layer", "sysfs.port")) port.set_link_layer(core::printable(*v));
   if (auto v = rd.attr(dir + "/lid", "sysfs.port")) {
     port.set_lid_raw(core::printable(*v));
-    if (auto n = core::parseUnsigned(*v); n && *n <= 0xffff) port.set_lid(static_cast<uint32_t>(*n));
+    if (auto n = core::parseUnsigned(*v); n && *n <= 0xffff)
+      port.set_lid(static_cast<uint32_t>(*n));
   }
   if (auto v = rd.attr(dir + "/sm_lid", "sysfs.port")) {
     port.set_sm_lid_raw(core::printable(*v));
-    if (auto n = core::parseUnsigned(*v); n && *n <= 0xffff) port.set_sm_lid(static_cast<uint32_t>(*n));
+    if (auto n = core::parseUnsigned(*v); n && *n <= 0xffff)
+      port.set_sm_lid(static_cast<uint32_t>(*n));
   }
   rd.counters(dir + "/counters", CounterSet::PortCounters, port.mutable_counters());
   rd.counters(dir + "/hw_counters", CounterSet::HwCounters, port.mutable_hw_counters());
@@ -262,18 +278,25 @@ void collectRdmaDevices(const Filesystem& fs, const CollectLimits& limits, v1::S
     dev->set_name(core::printable(d.name));
     layout.device_dirs[d.name] = d.dir;
     if (auto v = rd.attr(d.dir + "/fw_ver", "sysfs.device")) dev->set_fw_ver(core::printable(*v));
-    if (auto v = rd.attr(d.dir + "/board_id", "sysfs.device")) dev->set_board_id(core::printable(*v));
-    if (auto v = rd.attr(d.dir + "/hca_type", "sysfs.device")) dev->set_hca_type(core::printable(*v));
-    if (auto v = rd.attr(d.dir + "/node_guid", "sysfs.device")) dev->set_node_guid(core::printable(*v));
-    if (auto v = rd.attr(d.dir + "/sys_image_guid", "sysfs.device")) dev->set_sys_image_guid(core::printable(*v));
-    if (auto v = rd.attr(d.dir + "/node_desc", "sysfs.device")) dev->set_node_desc(core::printable(*v));
-    if (auto v = rd.attr(d.dir + "/node_type", "sysfs.device")) dev->set_node_type(core::printable(*v));
+    if (auto v = rd.attr(d.dir + "/board_id", "sysfs.device"))
+      dev->set_board_id(core::printable(*v));
+    if (auto v = rd.attr(d.dir + "/hca_type", "sysfs.device"))
+      dev->set_hca_type(core::printable(*v));
+    if (auto v = rd.attr(d.dir + "/node_guid", "sysfs.device"))
+      dev->set_node_guid(core::printable(*v));
+    if (auto v = rd.attr(d.dir + "/sys_image_guid", "sysfs.device"))
+      dev->set_sys_image_guid(core::printable(*v));
+    if (auto v = rd.attr(d.dir + "/node_desc", "sysfs.device"))
+      dev->set_node_desc(core::printable(*v));
+    if (auto v = rd.attr(d.dir + "/node_type", "sysfs.device"))
+      dev->set_node_type(core::printable(*v));
     readPci(rd, d, *dev);
     classifyVirtualFunction(*dev);
     rd.counters(d.dir + "/hw_counters", CounterSet::HwCounters, dev->mutable_hw_counters());
     std::vector<std::pair<uint32_t, std::string>> ports;
     for (const auto& p : rd.list(d.dir + "/ports", "sysfs.ports", true)) {
-      if (auto n = core::parseUnsigned(p); n && *n > 0 && *n < 256) ports.emplace_back(static_cast<uint32_t>(*n), p);
+      if (auto n = core::parseUnsigned(p); n && *n > 0 && *n < 256)
+        ports.emplace_back(static_cast<uint32_t>(*n), p);
     }
     std::sort(ports.begin(), ports.end());
     for (const auto& [n, name] : ports) {
@@ -293,7 +316,8 @@ void readNetdev(SysfsReader& rd, const std::string& dir, v1::NetDevice& nd) {
   }
   if (auto v = rd.number(dir + "/carrier_changes", "sysfs.netdev")) nd.set_carrier_changes(*v);
   if (auto v = rd.number(dir + "/carrier_up_count", "sysfs.netdev")) nd.set_carrier_up_count(*v);
-  if (auto v = rd.number(dir + "/carrier_down_count", "sysfs.netdev")) nd.set_carrier_down_count(*v);
+  if (auto v = rd.number(dir + "/carrier_down_count", "sysfs.netdev"))
+    nd.set_carrier_down_count(*v);
   if (auto r = rd.fs().readFile(dir + "/speed", 64); r.ok()) {
     if (auto v = core::parseInt(*r); v && *v > 0) nd.set_speed_mbps(static_cast<uint64_t>(*v));
   }
@@ -314,8 +338,9 @@ void readNetdev(SysfsReader& rd, const std::string& dir, v1::NetDevice& nd) {
         auto v = rd.number(sdir + "/enable/" + prio, "sysfs.ecn");
         auto p = core::parseUnsigned(prio);
         if (v && *v != 0 && p) {
-          (std::string(side) == "roce_np" ? ecn->add_np_enabled_priorities(static_cast<uint32_t>(*p))
-                                         : ecn->add_rp_enabled_priorities(static_cast<uint32_t>(*p)));
+          (std::string(side) == "roce_np"
+               ? ecn->add_np_enabled_priorities(static_cast<uint32_t>(*p))
+               : ecn->add_rp_enabled_priorities(static_cast<uint32_t>(*p)));
         }
       }
       for (const auto& param : rd.list(sdir, "sysfs.ecn")) {
@@ -363,7 +388,8 @@ void collectNetdevs(const Filesystem& fs, const CollectLimits& limits, v1::Snaps
       nd->set_pci_address(dev.pci().address());
       uint32_t port_no = 1;
       if (auto dp = fs.readFile(base + "/" + name + "/dev_port", 64); dp.ok()) {
-        if (auto v = core::parseUnsigned(*dp); v && *v < 255) port_no = static_cast<uint32_t>(*v) + 1;
+        if (auto v = core::parseUnsigned(*dp); v && *v < 255)
+          port_no = static_cast<uint32_t>(*v) + 1;
       }
       nd->set_rdma_port(port_no);
       for (auto& port : *dev.mutable_ports()) {
@@ -388,8 +414,8 @@ void collectNetdevs(const Filesystem& fs, const CollectLimits& limits, v1::Snaps
   }
 }
 
-void sampleWindowCounters(const Filesystem& fs, const CollectLimits& limits, const SysfsLayout& layout,
-                          v1::Snapshot& snap) {
+void sampleWindowCounters(const Filesystem& fs, const CollectLimits& limits,
+                          const SysfsLayout& layout, v1::Snapshot& snap) {
   SysfsReader rd(fs, limits, snap);
   v1::CounterWindow* w = snap.mutable_window();
   auto names = [](const google::protobuf::RepeatedPtrField<v1::Counter>& list) {
@@ -407,7 +433,8 @@ void sampleWindowCounters(const Filesystem& fs, const CollectLimits& limits, con
       s->set_device(dev.name());
       s->set_port(0);
       const auto only = names(dev.hw_counters());
-      rd.counters(it->second + "/hw_counters", CounterSet::HwCounters, s->mutable_hw_counters(), &only);
+      rd.counters(it->second + "/hw_counters", CounterSet::HwCounters, s->mutable_hw_counters(),
+                  &only);
     }
     for (const auto& port : dev.ports()) {
       auto* s = w->add_ports();
@@ -419,7 +446,8 @@ void sampleWindowCounters(const Filesystem& fs, const CollectLimits& limits, con
       const auto e = names(port.counters_ext());
       rd.counters(pdir + "/counters", CounterSet::PortCounters, s->mutable_counters(), &c);
       rd.counters(pdir + "/hw_counters", CounterSet::HwCounters, s->mutable_hw_counters(), &h);
-      rd.counters(pdir + "/counters_ext", CounterSet::PortCountersExt, s->mutable_counters_ext(), &e);
+      rd.counters(pdir + "/counters_ext", CounterSet::PortCountersExt, s->mutable_counters_ext(),
+                  &e);
     }
   }
   for (const auto& nd : snap.netdevs()) {
@@ -427,7 +455,8 @@ void sampleWindowCounters(const Filesystem& fs, const CollectLimits& limits, con
     if (it == layout.netdev_dirs.end()) continue;
     auto* s = w->add_netdevs();
     s->set_name(nd.name());
-    if (auto v = rd.number(it->second + "/carrier_changes", "sysfs.netdev")) s->set_carrier_changes(*v);
+    if (auto v = rd.number(it->second + "/carrier_changes", "sysfs.netdev"))
+      s->set_carrier_changes(*v);
     const auto st = names(nd.stats());
     rd.counters(it->second + "/statistics", CounterSet::NetdevStats, s->mutable_stats(), &st);
   }

@@ -12,9 +12,9 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
-#include <cstdint>
 #include <memory>
 #include <thread>
 
@@ -144,7 +144,8 @@ Result<std::string> RootedFilesystem::readTail(std::string_view path, std::size_
   if (fd.get() < 0) return errnoError(errno, path);
   struct stat st {};
   if (::fstat(fd.get(), &st) != 0) return errnoError(errno, path);
-  if (S_ISDIR(st.st_mode)) return Error{ErrorCode::InvalidArgument, std::string(path) + ": is a directory"};
+  if (S_ISDIR(st.st_mode))
+    return Error{ErrorCode::InvalidArgument, std::string(path) + ": is a directory"};
   if (S_ISREG(st.st_mode) && static_cast<std::size_t>(st.st_size) > max_bytes) {
     if (::lseek(fd.get(), st.st_size - static_cast<off_t>(max_bytes), SEEK_SET) < 0) {
       return errnoError(errno, path);
@@ -181,7 +182,8 @@ Result<std::string> RootedFilesystem::readLink(std::string_view path) const {
       buf.resize(static_cast<std::size_t>(n));
       return buf;
     }
-    if (buf.size() > 65536) return Error{ErrorCode::TooLarge, std::string(path) + ": link too long"};
+    if (buf.size() > 65536)
+      return Error{ErrorCode::TooLarge, std::string(path) + ": link too long"};
     buf.resize(buf.size() * 2);
   }
 }
@@ -246,7 +248,7 @@ Result<Access> RootedFilesystem::access(std::string_view path) const {
 }
 
 Result<std::vector<std::string>> RootedFilesystem::readKmsgRecords(std::string_view path,
-                                                                  std::size_t max_bytes) const {
+                                                                   std::size_t max_bytes) const {
   const std::string p = hostPath(path);
   Fd fd(::open(p.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK));
   if (fd.get() < 0) return errnoError(errno, path);
@@ -300,7 +302,8 @@ Result<std::string> MemoryFilesystem::readFile(std::string_view path, std::size_
   auto it = files_.find(normalisePath(path));
   if (it == files_.end()) {
     return Error{isDirectory(path) ? ErrorCode::InvalidArgument : ErrorCode::NotFound,
-                 std::string(path) + (isDirectory(path) ? ": is a directory" : ": No such file or directory")};
+                 std::string(path) +
+                     (isDirectory(path) ? ": is a directory" : ": No such file or directory")};
   }
   if (it->second.size() > max_bytes) {
     if (truncated == nullptr) return Error{ErrorCode::TooLarge, std::string(path) + ": too large"};
@@ -323,7 +326,8 @@ Result<std::vector<std::string>> MemoryFilesystem::listDir(std::string_view path
   if (prefix != "/") prefix += "/";
   std::vector<std::string> names;
   auto collect = [&](const auto& map) {
-    for (auto it = map.lower_bound(prefix); it != map.end() && startsWithPath(it->first, prefix); ++it) {
+    for (auto it = map.lower_bound(prefix); it != map.end() && startsWithPath(it->first, prefix);
+         ++it) {
       std::string_view rest = std::string_view(it->first).substr(prefix.size());
       const std::string name(rest.substr(0, rest.find('/')));
       if (!name.empty() && (names.empty() || names.back() != name)) names.push_back(name);
@@ -331,7 +335,8 @@ Result<std::vector<std::string>> MemoryFilesystem::listDir(std::string_view path
   };
   collect(files_);
   collect(links_);
-  if (names.empty()) return Error{ErrorCode::NotFound, std::string(path) + ": No such file or directory"};
+  if (names.empty())
+    return Error{ErrorCode::NotFound, std::string(path) + ": No such file or directory"};
   std::sort(names.begin(), names.end());
   names.erase(std::unique(names.begin(), names.end()), names.end());
   return names;
@@ -339,7 +344,8 @@ Result<std::vector<std::string>> MemoryFilesystem::listDir(std::string_view path
 
 Result<std::string> MemoryFilesystem::readLink(std::string_view path) const {
   auto it = links_.find(normalisePath(path));
-  if (it == links_.end()) return Error{ErrorCode::NotFound, std::string(path) + ": not a symbolic link"};
+  if (it == links_.end())
+    return Error{ErrorCode::NotFound, std::string(path) + ": not a symbolic link"};
   return it->second;
 }
 
@@ -358,7 +364,8 @@ bool MemoryFilesystem::isDirectory(std::string_view path) const {
 }
 
 Result<Access> MemoryFilesystem::access(std::string_view path) const {
-  if (!exists(path)) return Error{ErrorCode::NotFound, std::string(path) + ": No such file or directory"};
+  if (!exists(path))
+    return Error{ErrorCode::NotFound, std::string(path) + ": No such file or directory"};
   return Access{true, false};
 }
 
@@ -445,8 +452,8 @@ Result<CommandResult> ProcessRunner::run(const std::vector<std::string>& argv,
   sigaddset(&default_signals, SIGTERM);
   sigaddset(&default_signals, SIGINT);
   posix_spawnattr_setsigdefault(&attr, &default_signals);
-  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK |
-                                      POSIX_SPAWN_SETSIGDEF);
+  posix_spawnattr_setflags(&attr,
+                           POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
 
   std::vector<char*> args;
   args.reserve(argv.size() + 1);
@@ -518,7 +525,8 @@ Result<CommandResult> ProcessRunner::run(const std::vector<std::string>& argv,
 
 core::Status writeFileAtomic(const std::string& path, std::string_view bytes) {
   const auto slash = path.rfind('/');
-  const std::string dir = slash == std::string::npos ? "." : (slash == 0 ? "/" : path.substr(0, slash));
+  const std::string dir =
+      slash == std::string::npos ? "." : (slash == 0 ? "/" : path.substr(0, slash));
   std::string tmp = path + ".tmp." + std::to_string(::getpid());
   Fd fd(::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644));
   if (fd.get() < 0) return errnoError(errno, path);

@@ -13,19 +13,22 @@ namespace {
 // (class or device view) → /sys/class/infiniband/<dev>/rest; ".../net/<if>/rest" →
 // /sys/class/net/<if>/rest. Other paths are kept as listed.
 std::string canonicalSysfsPath(std::string_view path) {
-  for (const std::string_view marker : {std::string_view("/infiniband/"), std::string_view("/net/")}) {
+  for (const std::string_view marker :
+       {std::string_view("/infiniband/"), std::string_view("/net/")}) {
     const auto pos = path.rfind(marker);
     if (pos == std::string_view::npos) continue;
     // "/sys/class/net/eth0/..." and "/sys/bus/pci/devices/X/net/eth0/..." alike.
     std::string_view rest = path.substr(pos + marker.size());
     if (rest.empty()) continue;
-    return std::string(marker == "/net/" ? "/sys/class/net/" : "/sys/class/infiniband/") + std::string(rest);
+    return std::string(marker == "/net/" ? "/sys/class/net/" : "/sys/class/infiniband/") +
+           std::string(rest);
   }
   return std::string(path);
 }
 
 void mergePort(v1::RdmaPort& into, const v1::RdmaPort& from) {
-  if (into.state().raw().empty() && into.state().name().empty()) *into.mutable_state() = from.state();
+  if (into.state().raw().empty() && into.state().name().empty())
+    *into.mutable_state() = from.state();
   if (into.phys_state().raw().empty() && into.phys_state().name().empty()) {
     *into.mutable_phys_state() = from.phys_state();
   }
@@ -54,7 +57,8 @@ void mergePort(v1::RdmaPort& into, const v1::RdmaPort& from) {
     if (std::find(into.gids().begin(), into.gids().end(), g) == into.gids().end()) into.add_gids(g);
   }
   for (const auto& n : from.netdevs()) {
-    if (std::find(into.netdevs().begin(), into.netdevs().end(), n) == into.netdevs().end()) into.add_netdevs(n);
+    if (std::find(into.netdevs().begin(), into.netdevs().end(), n) == into.netdevs().end())
+      into.add_netdevs(n);
   }
 }
 
@@ -103,8 +107,8 @@ void mergeNetdev(v1::NetDevice& into, const v1::NetDevice& from) {
 
 }  // namespace
 
-void mergeToolEvidence(const core::ToolEvidence& evidence, const std::string& source, std::string_view raw,
-                       const CollectLimits& limits, v1::Snapshot& snap) {
+void mergeToolEvidence(const core::ToolEvidence& evidence, const std::string& source,
+                       std::string_view raw, const CollectLimits& limits, v1::Snapshot& snap) {
   std::string kinds;
   for (const auto& k : evidence.kinds) kinds += (kinds.empty() ? "" : ",") + k;
 
@@ -112,7 +116,8 @@ void mergeToolEvidence(const core::ToolEvidence& evidence, const std::string& so
   std::vector<v1::NetDevice> netdevs = evidence.netdevs;
   if (!evidence.sysfs_entries.empty()) {
     MemoryFilesystem mem;
-    for (const auto& e : evidence.sysfs_entries) mem.addFile(canonicalSysfsPath(e.path), e.value + "\n");
+    for (const auto& e : evidence.sysfs_entries)
+      mem.addFile(canonicalSysfsPath(e.path), e.value + "\n");
     v1::Snapshot listed;
     SysfsLayout layout;
     collectRdmaDevices(mem, limits, listed, layout);

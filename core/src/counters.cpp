@@ -26,7 +26,7 @@ constexpr std::array<Entry, 12> kIbCounters{{
     {"port_xmit_wait", CounterClass::Congestion},
     {"port_xmit_wait_64", CounterClass::Congestion},
     {"port_rcv_switch_relay_errors", CounterClass::None},  // switches only
-    {"VL15_dropped", CounterClass::None},                   // SMP drops; not data path
+    {"VL15_dropped", CounterClass::None},                  // SMP drops; not data path
 }};
 
 // mlx5/mlx4 hw_counters (Documentation/.../mlx5 counters, rdma-core docs).
@@ -115,7 +115,8 @@ CounterClass classifyCounter(std::string_view name, CounterSet set) {
     case CounterSet::Ethtool: {
       if (auto c = lookup(kEthtool, name)) return *c;
       // Per-priority pause: rx_prio3_pause, tx_prio3_pause (not *_duration/_transition).
-      if ((startsWith(name, "rx_prio") || startsWith(name, "tx_prio")) && endsWith(name, "_pause")) {
+      if ((startsWith(name, "rx_prio") || startsWith(name, "tx_prio")) &&
+          endsWith(name, "_pause")) {
         return CounterClass::Congestion;
       }
       if (name == "rx_global_pause" || name == "tx_global_pause") return CounterClass::Congestion;

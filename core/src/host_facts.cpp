@@ -8,10 +8,10 @@ namespace ibc::core {
 
 std::vector<std::string> rdmaRelevantModules(std::string_view proc_modules) {
   static constexpr std::array<std::string_view, 22> kInteresting{
-      "ib_core",   "ib_uverbs",  "ib_umad",   "ib_ipoib",   "ib_cm",        "rdma_cm",
-      "rdma_ucm",  "mlx5_core",  "mlx5_ib",   "mlx4_core",  "mlx4_ib",      "mlx4_en",
-      "irdma",     "bnxt_re",    "efa",       "rdma_rxe",   "nvidia",       "nvidia_peermem",
-      "nv_peer_mem", "hfi1",     "qedr",      "siw"};
+      "ib_core",     "ib_uverbs", "ib_umad", "ib_ipoib",  "ib_cm",   "rdma_cm",
+      "rdma_ucm",    "mlx5_core", "mlx5_ib", "mlx4_core", "mlx4_ib", "mlx4_en",
+      "irdma",       "bnxt_re",   "efa",     "rdma_rxe",  "nvidia",  "nvidia_peermem",
+      "nv_peer_mem", "hfi1",      "qedr",    "siw"};
   std::vector<std::string> out;
   forEachLine(proc_modules, [&](std::string_view line, uint32_t) {
     const auto space = line.find(' ');
@@ -28,14 +28,14 @@ std::vector<std::string> rdmaRelevantModules(std::string_view proc_modules) {
 
 bool isVirtualMachineDmi(std::string_view sys_vendor, std::string_view product_name) {
   static constexpr std::array<std::string_view, 10> kVendors{
-      "QEMU", "KVM", "VMware", "Xen", "Amazon EC2", "Google", "OpenStack", "innotek", "Parallels",
-      "Alibaba Cloud"};
+      "QEMU",   "KVM",       "VMware",  "Xen",       "Amazon EC2",
+      "Google", "OpenStack", "innotek", "Parallels", "Alibaba Cloud"};
   for (auto v : kVendors) {
     if (containsIgnoreCase(sys_vendor, v)) return true;
   }
   static constexpr std::array<std::string_view, 7> kProducts{
-      "Virtual Machine", "KVM", "VMware", "HVM domU", "Google Compute Engine", "OpenStack Nova",
-      "VirtualBox"};
+      "Virtual Machine", "KVM",       "VMware", "HVM domU", "Google Compute Engine",
+      "OpenStack Nova",  "VirtualBox"};
   for (auto p : kProducts) {
     if (containsIgnoreCase(product_name, p)) return true;
   }

@@ -16,13 +16,14 @@ using google::protobuf::Reflection;
 using Json = nlohmann::ordered_json;
 
 std::string base64(const std::string& in) {
-  static constexpr char kAlphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  static constexpr char kAlphabet[] =
+      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
   std::string out;
   out.reserve((in.size() + 2) / 3 * 4);
   std::size_t i = 0;
   while (i + 3 <= in.size()) {
-    const uint32_t v = (static_cast<uint8_t>(in[i]) << 16) | (static_cast<uint8_t>(in[i + 1]) << 8) |
-                       static_cast<uint8_t>(in[i + 2]);
+    const uint32_t v = (static_cast<uint8_t>(in[i]) << 16) |
+                       (static_cast<uint8_t>(in[i + 1]) << 8) | static_cast<uint8_t>(in[i + 2]);
     out += kAlphabet[(v >> 18) & 63];
     out += kAlphabet[(v >> 12) & 63];
     out += kAlphabet[(v >> 6) & 63];
@@ -56,16 +57,21 @@ Json messageValue(const Message& m);
 Json scalar(const Message& m, const Reflection* r, const FieldDescriptor* f, int index) {
   const bool rep = index >= 0;
   switch (f->cpp_type()) {
-    case FieldDescriptor::CPPTYPE_INT32: return rep ? r->GetRepeatedInt32(m, f, index) : r->GetInt32(m, f);
-    case FieldDescriptor::CPPTYPE_UINT32: return rep ? r->GetRepeatedUInt32(m, f, index) : r->GetUInt32(m, f);
+    case FieldDescriptor::CPPTYPE_INT32:
+      return rep ? r->GetRepeatedInt32(m, f, index) : r->GetInt32(m, f);
+    case FieldDescriptor::CPPTYPE_UINT32:
+      return rep ? r->GetRepeatedUInt32(m, f, index) : r->GetUInt32(m, f);
     case FieldDescriptor::CPPTYPE_INT64:
       return std::to_string(rep ? r->GetRepeatedInt64(m, f, index) : r->GetInt64(m, f));
     case FieldDescriptor::CPPTYPE_UINT64:
       return std::to_string(rep ? r->GetRepeatedUInt64(m, f, index) : r->GetUInt64(m, f));
-    case FieldDescriptor::CPPTYPE_DOUBLE: return doubleValue(rep ? r->GetRepeatedDouble(m, f, index) : r->GetDouble(m, f));
+    case FieldDescriptor::CPPTYPE_DOUBLE:
+      return doubleValue(rep ? r->GetRepeatedDouble(m, f, index) : r->GetDouble(m, f));
     case FieldDescriptor::CPPTYPE_FLOAT:
-      return doubleValue(static_cast<double>(rep ? r->GetRepeatedFloat(m, f, index) : r->GetFloat(m, f)));
-    case FieldDescriptor::CPPTYPE_BOOL: return rep ? r->GetRepeatedBool(m, f, index) : r->GetBool(m, f);
+      return doubleValue(
+          static_cast<double>(rep ? r->GetRepeatedFloat(m, f, index) : r->GetFloat(m, f)));
+    case FieldDescriptor::CPPTYPE_BOOL:
+      return rep ? r->GetRepeatedBool(m, f, index) : r->GetBool(m, f);
     case FieldDescriptor::CPPTYPE_ENUM: {
       const int v = rep ? r->GetRepeatedEnumValue(m, f, index) : r->GetEnumValue(m, f);
       if (const auto* ev = f->enum_type()->FindValueByNumber(v)) return ev->name();

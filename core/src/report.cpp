@@ -154,12 +154,12 @@ std::string renderText(const v1::Report& report, const TextOptions& options) {
       continue;
     }
     for (const auto& p : n.ports()) {
-      rows.push_back({n.node(), p.device() + (p.virtual_function() ? " (VF)" : ""),
-                      p.port() == 0 ? "-" : std::to_string(p.port()), p.state(),
-                      p.phys_state().empty() ? "-" : p.phys_state(), p.rate().empty() ? "-" : p.rate(),
-                      p.link_layer().empty() ? "-" : p.link_layer(),
-                      p.fw_ver().empty() ? "-" : p.fw_ver(), p.netdevs().empty() ? "-" : p.netdevs(),
-                      upper(p.worst_severity())});
+      rows.push_back(
+          {n.node(), p.device() + (p.virtual_function() ? " (VF)" : ""),
+           p.port() == 0 ? "-" : std::to_string(p.port()), p.state(),
+           p.phys_state().empty() ? "-" : p.phys_state(), p.rate().empty() ? "-" : p.rate(),
+           p.link_layer().empty() ? "-" : p.link_layer(), p.fw_ver().empty() ? "-" : p.fw_ver(),
+           p.netdevs().empty() ? "-" : p.netdevs(), upper(p.worst_severity())});
     }
   }
   out += table(rows);
@@ -176,7 +176,8 @@ std::string renderText(const v1::Report& report, const TextOptions& options) {
              std::to_string(n.critical()) + " critical, " + std::to_string(n.warning()) +
              " warning, " + std::to_string(n.info()) + " info)";
       if (n.probe_errors() > 0) {
-        out += ", " + std::to_string(n.probe_errors()) + " probe(s) failed (details: --format json)";
+        out +=
+            ", " + std::to_string(n.probe_errors()) + " probe(s) failed (details: --format json)";
       }
       out += "\n";
     }
@@ -193,8 +194,8 @@ std::string renderText(const v1::Report& report, const TextOptions& options) {
     out += "  " + f.summary() + "\n";
     if (f.evidence_size() > 0) {
       out += "  evidence:\n";
-      const int shown = static_cast<int>(std::min<std::size_t>(options.max_evidence,
-                                                               static_cast<std::size_t>(f.evidence_size())));
+      const int shown = static_cast<int>(
+          std::min<std::size_t>(options.max_evidence, static_cast<std::size_t>(f.evidence_size())));
       for (int i = 0; i < shown; ++i) out += "    - " + f.evidence(i) + "\n";
       if (f.evidence_size() > shown) {
         out += "    ... " + std::to_string(f.evidence_size() - shown) + " more (--format json)\n";
@@ -203,7 +204,8 @@ std::string renderText(const v1::Report& report, const TextOptions& options) {
     if (!f.action().empty()) out += "  next step: " + f.action() + "\n";
   }
   for (const auto& n : report.nodes()) {
-    if (!n.snapshot_file().empty()) out += "\nsnapshot of " + n.node() + ": " + n.snapshot_file() + "\n";
+    if (!n.snapshot_file().empty())
+      out += "\nsnapshot of " + n.node() + ": " + n.snapshot_file() + "\n";
   }
   return out;
 }

@@ -70,7 +70,8 @@ void tally(const RuleContext& ctx, PortTally& t, const std::string& key_device, 
     }
     const CounterClass cls = classifyCounter(c.name(), set);
     if (cls == CounterClass::None) continue;
-    const auto delta = counterDelta(ctx.window, CounterKey{key_device, key_port, group, c.name()}, c);
+    const auto delta =
+        counterDelta(ctx.window, CounterKey{key_device, key_port, group, c.name()}, c);
     Reading r;
     r.nonzero = c.value() > 0;
     r.moved = delta && delta->delta > 0;
@@ -101,11 +102,12 @@ struct ClassText {
 ClassText textFor(CounterClass cls) {
   switch (cls) {
     case CounterClass::PhyError:
-      return {FindingCode::PhyErrors, "physical-layer errors",
-              "Bit errors on the link: cable, transceiver or switch port. Check whether they still "
-              "grow (`ibcollect snapshot --window 30`); `mlxlink -d <pci> -p <port> -c -e -m` shows "
-              "BER, effective errors and module temperature/power; reseat or replace the cable and "
-              "check the switch port's counters."};
+      return {
+          FindingCode::PhyErrors, "physical-layer errors",
+          "Bit errors on the link: cable, transceiver or switch port. Check whether they still "
+          "grow (`ibcollect snapshot --window 30`); `mlxlink -d <pci> -p <port> -c -e -m` shows "
+          "BER, effective errors and module temperature/power; reseat or replace the cable and "
+          "check the switch port's counters."};
     case CounterClass::LinkDowned:
       return {FindingCode::LinkDowned, "link down events",
               "The link went down and retrained: a flapping cable/module or switch port. Correlate "
@@ -163,13 +165,14 @@ void emit(RuleContext& ctx, const PortTally& t, const std::string& where) {
     for (const auto& r : g.readings) ev.push_back(r.text);
     if (cls == CounterClass::CqeError) {
       if (auto it = t.groups.find(CounterClass::CqeFlush); it != t.groups.end()) {
-        for (const auto& r : it->second.readings) ev.push_back(r.text + " (secondary: flushed after an error)");
+        for (const auto& r : it->second.readings)
+          ev.push_back(r.text + " (secondary: flushed after an error)");
       }
     }
-    std::string summary = where + ": " + text.what +
-                           (g.moved ? " increased during the " +
-                                          num(ctx.window.intervalSeconds()) + " s window"
-                                    : " counted before this snapshot");
+    std::string summary =
+        where + ": " + text.what +
+        (g.moved ? " increased during the " + num(ctx.window.intervalSeconds()) + " s window"
+                 : " counted before this snapshot");
     ctx.add({text.code, sev, "", t.device, t.port, std::move(summary), std::move(ev), text.action});
   }
   if (!t.saturated.empty()) {
@@ -189,7 +192,8 @@ void emit(RuleContext& ctx, const PortTally& t, const std::string& where) {
                  std::to_string(t.unavailable.size() + static_cast<size_t>(t.available)) +
                  " counters unavailable: " + reasons);
     for (size_t i = 0; i < t.unavailable.size() && i < 8; ++i) ev.push_back(t.unavailable[i]);
-    if (t.unavailable.size() > 8) ev.push_back("... " + std::to_string(t.unavailable.size() - 8) + " more");
+    if (t.unavailable.size() > 8)
+      ev.push_back("... " + std::to_string(t.unavailable.size() - 8) + " more");
     ctx.add({FindingCode::CounterUnavailable, Severity::Info, "", t.device, t.port,
              where + ": counters cannot be read here (" + reasons + ")", std::move(ev),
              "Normal for devices without a port management agent (some VFs, iWARP): read the "
@@ -205,9 +209,12 @@ void carrierFlaps(RuleContext& ctx) {
     const auto after = ctx.window.carrierChangesAfter(nd.name());
     const bool moved = after && *after > total;
     if (!moved && total <= kCarrierChangesFlapping) continue;
-    std::vector<std::string> ev{"netdev " + nd.name() + " carrier_changes " + std::to_string(total)};
+    std::vector<std::string> ev{"netdev " + nd.name() + " carrier_changes " +
+                                std::to_string(total)};
     if (after) {
-      ev.back() += " (" + deltaText(static_cast<int64_t>(*after - total), ctx.window.intervalSeconds()) + ")";
+      ev.back() += " (" +
+                   deltaText(static_cast<int64_t>(*after - total), ctx.window.intervalSeconds()) +
+                   ")";
     }
     if (nd.has_carrier_up_count() && nd.has_carrier_down_count()) {
       ev.push_back("carrier_up_count " + std::to_string(nd.carrier_up_count()) +
@@ -215,17 +222,19 @@ void carrierFlaps(RuleContext& ctx) {
     }
     if (!nd.operstate().empty()) ev.push_back("operstate " + nd.operstate());
     if (nd.has_carrier()) ev.push_back(std::string("carrier ") + (nd.carrier() ? "1" : "0"));
-    const std::string where =
-        nd.rdma_device().empty() ? nd.name() : nd.name() + " (" + nd.rdma_device() + " port " +
-                                                   std::to_string(std::max(1u, nd.rdma_port())) + ")";
-    ctx.add({FindingCode::KernelLinkFlap, moved ? Severity::Critical : Severity::Warning, "",
-             nd.rdma_device(), nd.rdma_device().empty() ? 0 : std::max(1u, nd.rdma_port()),
-             where + (moved ? " lost and regained carrier during the window"
-                            : " has flapped: " + std::to_string(total) + " carrier changes since boot"),
-             std::move(ev),
-             "The link went down and up repeatedly: cable, transceiver or switch port. Check the "
-             "kernel log for link down/up times and inspect the module (`mlxlink -m`) and switch "
-             "port; for a VF the host must inspect the PF."});
+    const std::string where = nd.rdma_device().empty()
+                                  ? nd.name()
+                                  : nd.name() + " (" + nd.rdma_device() + " port " +
+                                        std::to_string(std::max(1u, nd.rdma_port())) + ")";
+    ctx.add(
+        {FindingCode::KernelLinkFlap, moved ? Severity::Critical : Severity::Warning, "",
+         nd.rdma_device(), nd.rdma_device().empty() ? 0 : std::max(1u, nd.rdma_port()),
+         where + (moved ? " lost and regained carrier during the window"
+                        : " has flapped: " + std::to_string(total) + " carrier changes since boot"),
+         std::move(ev),
+         "The link went down and up repeatedly: cable, transceiver or switch port. Check the "
+         "kernel log for link down/up times and inspect the module (`mlxlink -m`) and switch "
+         "port; for a VF the host must inspect the PF."});
   }
 }
 
@@ -244,14 +253,16 @@ void runCounterRules(RuleContext& ctx) {
       tally(ctx, t, dev.name(), port.port(), "counters", CounterSet::PortCounters, port.counters());
       tally(ctx, t, dev.name(), port.port(), "counters_ext", CounterSet::PortCountersExt,
             port.counters_ext());
-      tally(ctx, t, dev.name(), port.port(), "hw_counters", CounterSet::HwCounters, port.hw_counters());
+      tally(ctx, t, dev.name(), port.port(), "hw_counters", CounterSet::HwCounters,
+            port.hw_counters());
       emit(ctx, t, dev.name() + " port " + std::to_string(port.port()));
     }
   }
   for (const auto& nd : ctx.snap.netdevs()) {
     if (nd.ethtool_size() == 0 && nd.stats_size() == 0) continue;
     const bool bound = !nd.rdma_device().empty();
-    PortTally t{bound ? nd.rdma_device() : "", bound ? std::max(1u, nd.rdma_port()) : 0, {}, {}, {}, {}, 0};
+    PortTally t{
+        bound ? nd.rdma_device() : "", bound ? std::max(1u, nd.rdma_port()) : 0, {}, {}, {}, {}, 0};
     const std::string name = nd.name().empty() ? "(pasted ethtool)" : nd.name();
     tally(ctx, t, nd.name(), 0, "ethtool", CounterSet::Ethtool, nd.ethtool());
     tally(ctx, t, nd.name(), 0, "stats", CounterSet::NetdevStats, nd.stats());

@@ -15,9 +15,9 @@ namespace {
 // Evidence about the physical link or the device itself.
 const std::set<std::string_view>& physicalCodes() {
   static const std::set<std::string_view> codes{
-      "PORT_DOWN",        "PHYS_LINK_NOT_UP",   "PORT_NOT_ACTIVE_SM", "LINK_RATE_BELOW_EXPECTED",
-      "PHY_ERRORS",       "LINK_DOWNED",        "XMIT_DISCARDS",      "KERNEL_LINK_FLAP",
-      "DEVICE_FATAL",     "FW_COMMAND_TIMEOUT", "MODULE_TEMPERATURE", "PCIE_ERROR",
+      "PORT_DOWN",          "PHYS_LINK_NOT_UP",   "PORT_NOT_ACTIVE_SM", "LINK_RATE_BELOW_EXPECTED",
+      "PHY_ERRORS",         "LINK_DOWNED",        "XMIT_DISCARDS",      "KERNEL_LINK_FLAP",
+      "DEVICE_FATAL",       "FW_COMMAND_TIMEOUT", "MODULE_TEMPERATURE", "PCIE_ERROR",
       "PCIE_LINK_DEGRADED", "NO_RDMA_DEVICES"};
   return codes;
 }
@@ -97,12 +97,14 @@ void runEscalationRules(RuleContext& ctx) {
     std::string summary;
     Severity sev;
     if (!physical.empty()) {
-      summary = dev.name() + " is a virtual function with physical-layer or device evidence: "
+      summary = dev.name() +
+                " is a virtual function with physical-layer or device evidence: "
                 "the provider must inspect its PF and port";
       ev = physical;
       sev = worst;
     } else {
-      summary = dev.name() + " shows transport errors while its VF-side link evidence is clean: "
+      summary = dev.name() +
+                " shows transport errors while its VF-side link evidence is clean: "
                 "the PF, cable or fabric beyond the VF must be inspected";
       ev = symptom;
       sev = Severity::Warning;
@@ -117,7 +119,8 @@ void runEscalationRules(RuleContext& ctx) {
   // devices are VFs and look clean.
   std::vector<const v1::RdmaDevice*> vfs;
   for (const auto& dev : ctx.snap.devices()) {
-    if (physicalFunctionIsRemote(ctx.snap, dev) && dev.missing_reason().empty()) vfs.push_back(&dev);
+    if (physicalFunctionIsRemote(ctx.snap, dev) && dev.missing_reason().empty())
+      vfs.push_back(&dev);
   }
   if (vfs.empty()) return;
   std::vector<std::string> ev;

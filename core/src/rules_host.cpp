@@ -13,14 +13,17 @@ namespace {
 constexpr uint64_t kMemlockCriticalBytes = 64ull << 20;
 
 std::string bytesText(uint64_t b) {
-  if (b >= (1ull << 30)) return num(static_cast<double>(b) / static_cast<double>(1ull << 30)) + " GiB";
-  if (b >= (1ull << 20)) return num(static_cast<double>(b) / static_cast<double>(1ull << 20)) + " MiB";
+  if (b >= (1ull << 30))
+    return num(static_cast<double>(b) / static_cast<double>(1ull << 30)) + " GiB";
+  if (b >= (1ull << 20))
+    return num(static_cast<double>(b) / static_cast<double>(1ull << 20)) + " MiB";
   if (b >= 1024) return num(static_cast<double>(b) / 1024.0) + " KiB";
   return std::to_string(b) + " bytes";
 }
 
 bool hasModule(const v1::HostFacts& h, std::string_view name) {
-  return std::any_of(h.modules().begin(), h.modules().end(), [&](const std::string& m) { return m == name; });
+  return std::any_of(h.modules().begin(), h.modules().end(),
+                     [&](const std::string& m) { return m == name; });
 }
 
 bool anyLiveDevice(const v1::Snapshot& s) {
@@ -47,10 +50,11 @@ void memlock(RuleContext& ctx) {
     ev.push_back(h.memlock_hard_bytes() == 0 ? "hard unlimited"
                                              : "hard " + bytesText(h.memlock_hard_bytes()));
   }
-  ctx.add({FindingCode::MemlockLimit, soft < kMemlockCriticalBytes ? Severity::Critical : Severity::Warning,
-           "", "", 0,
-           "Locked-memory limit is " + bytesText(soft) + ", not unlimited: RDMA memory registration "
-           "will fail for large buffers",
+  ctx.add({FindingCode::MemlockLimit,
+           soft < kMemlockCriticalBytes ? Severity::Critical : Severity::Warning, "", "", 0,
+           "Locked-memory limit is " + bytesText(soft) +
+               ", not unlimited: RDMA memory registration "
+               "will fail for large buffers",
            std::move(ev),
            "Run jobs with `ulimit -l unlimited`: add `* - memlock unlimited` under "
            "/etc/security/limits.d/, for Slurm set PropagateResourceLimitsExcept=MEMLOCK (or "
@@ -61,7 +65,11 @@ void uverbs(RuleContext& ctx) {
   const auto& h = ctx.snap.host();
   if (!h.collected() || !anyLiveDevice(ctx.snap)) return;
   if (!h.uverbs_dir_present()) {
-    ctx.add({FindingCode::UverbsAccess, Severity::Critical, "", "", 0,
+    ctx.add({FindingCode::UverbsAccess,
+             Severity::Critical,
+             "",
+             "",
+             0,
              "RDMA devices exist but /dev/infiniband is missing: no process can use verbs",
              {"/dev/infiniband: not present"},
              "Load ib_uverbs (`modprobe ib_uverbs`); in a container pass the devices "
@@ -94,7 +102,11 @@ void peermem(RuleContext& ctx) {
   if (!hasModule(h, "nvidia")) return;  // no GPU driver: not a GPUDirect node
   if (hasModule(h, "nvidia_peermem") || hasModule(h, "nv_peer_mem")) return;
   if (ncclUsesGdr(ctx.snap)) return;  // GDR works (dma-buf path)
-  ctx.add({FindingCode::PeermemMissing, Severity::Warning, "", "", 0,
+  ctx.add({FindingCode::PeermemMissing,
+           Severity::Warning,
+           "",
+           "",
+           0,
            "GPU driver loaded without nvidia_peermem: GPUDirect RDMA is unavailable unless "
            "NCCL uses dma-buf",
            {"nvidia loaded", "nvidia_peermem and nv_peer_mem not loaded"},
@@ -116,7 +128,11 @@ void pcieLink(RuleContext& ctx) {
     const bool narrower = p.current_link_lanes() > 0 && p.max_link_lanes() > 0 &&
                           p.current_link_lanes() < p.max_link_lanes();
     if (!slower && !narrower) continue;
-    ctx.add({FindingCode::PcieLinkDegraded, Severity::Warning, "", dev.name(), 0,
+    ctx.add({FindingCode::PcieLinkDegraded,
+             Severity::Warning,
+             "",
+             dev.name(),
+             0,
              dev.name() + " PCIe link runs at " + num(p.current_link_gts()) + " GT/s x" +
                  std::to_string(p.current_link_lanes()) + ", capable of " + num(p.max_link_gts()) +
                  " GT/s x" + std::to_string(p.max_link_lanes()),

@@ -29,12 +29,14 @@ std::string lineText(const v1::KernelLogLine& l) {
 
 // The RDMA device a kernel message is about, when the snapshot can tell.
 std::string deviceFor(const RuleContext& ctx, const KernelMessageSubject& subject) {
-  if (!subject.rdma_device.empty() && ctx.device(subject.rdma_device) != nullptr) return subject.rdma_device;
+  if (!subject.rdma_device.empty() && ctx.device(subject.rdma_device) != nullptr)
+    return subject.rdma_device;
   for (const auto& d : ctx.snap.devices()) {
     if (!subject.pci_address.empty() && d.pci().address() == subject.pci_address) return d.name();
   }
   for (const auto& n : ctx.snap.netdevs()) {
-    if (!subject.netdev.empty() && n.name() == subject.netdev && !n.rdma_device().empty()) return n.rdma_device();
+    if (!subject.netdev.empty() && n.name() == subject.netdev && !n.rdma_device().empty())
+      return n.rdma_device();
   }
   return {};
 }
@@ -53,9 +55,11 @@ CodeFor codeFor(KernelEvent e) {
     case KernelEvent::LinkNotReady:
     case KernelEvent::CableUnplugged:
     case KernelEvent::RdmaSendFailure:
-      return {FindingCode::KernelLinkFlap, Severity::Warning, "the kernel saw the link go down or not come up",
-              "Match the link-down times with job errors; inspect the cable/module (`mlxlink -m`) and "
-              "the switch port log; for a VF the host must inspect the PF."};
+      return {
+          FindingCode::KernelLinkFlap, Severity::Warning,
+          "the kernel saw the link go down or not come up",
+          "Match the link-down times with job errors; inspect the cable/module (`mlxlink -m`) and "
+          "the switch port log; for a VF the host must inspect the PF."};
     case KernelEvent::ModuleError:
       return {FindingCode::KernelLinkFlap, Severity::Critical,
               "the port's cable/transceiver module reported an error",
@@ -67,17 +71,19 @@ CodeFor codeFor(KernelEvent e) {
               "Check airflow and the module's temperature (`mlxlink -d <pci> -m`); replace the "
               "transceiver if it keeps overheating (host side for a VF)."};
     case KernelEvent::FwCommandTimeout:
-      return {FindingCode::FwCommandTimeout, Severity::Critical,
-              "HCA firmware commands timed out: the device stopped answering its driver",
-              "The HCA firmware is hung or the PCIe path stalls: collect the kernel log, then reset "
-              "the device (driver reload or reboot); if it recurs the provider must check firmware "
-              "and the PF (escalate)."};
+      return {
+          FindingCode::FwCommandTimeout, Severity::Critical,
+          "HCA firmware commands timed out: the device stopped answering its driver",
+          "The HCA firmware is hung or the PCIe path stalls: collect the kernel log, then reset "
+          "the device (driver reload or reboot); if it recurs the provider must check firmware "
+          "and the PF (escalate)."};
     case KernelEvent::FwCommandFailed:
-      return {FindingCode::FwCommandFailed, Severity::Warning,
-              "the HCA firmware rejected a driver command",
-              "Usually a driver/firmware version mismatch or an unsupported feature: compare the "
-              "firmware (`fw_ver`) with the driver's supported list and update the firmware; harmless "
-              "if the device works and the command is optional."};
+      return {
+          FindingCode::FwCommandFailed, Severity::Warning,
+          "the HCA firmware rejected a driver command",
+          "Usually a driver/firmware version mismatch or an unsupported feature: compare the "
+          "firmware (`fw_ver`) with the driver's supported list and update the firmware; harmless "
+          "if the device works and the command is optional."};
     case KernelEvent::DeviceFatal:
       return {FindingCode::DeviceFatal, Severity::Critical,
               "the HCA reported a fatal internal error (health compromised / catastrophic)",
@@ -95,9 +101,10 @@ CodeFor codeFor(KernelEvent e) {
               "capability negotiation); update the driver or firmware to a supported pair, then "
               "reload (`modprobe -r mlx5_ib mlx5_core && modprobe mlx5_core`)."};
     case KernelEvent::PcieError:
-      return {FindingCode::PcieError, Severity::Warning, "PCIe errors (AER) on the HCA's path",
-              "Corrected errors point to a marginal slot, riser or card seating; uncorrected ones "
-              "break the device. Reseat, check `lspci -vvv` error status (provider side for a VF)."};
+      return {
+          FindingCode::PcieError, Severity::Warning, "PCIe errors (AER) on the HCA's path",
+          "Corrected errors point to a marginal slot, riser or card seating; uncorrected ones "
+          "break the device. Reseat, check `lspci -vvv` error status (provider side for a VF)."};
     case KernelEvent::PcieBandwidthLimited:
       return {FindingCode::PcieLinkDegraded, Severity::Warning,
               "the kernel reports the HCA's PCIe bandwidth limited by a slower/narrower link",
@@ -124,8 +131,8 @@ void runKernelLogRules(RuleContext& ctx) {
   bool link_trouble = false;  // "link is not ready" only counts next to real link events
   for (const auto& line : ctx.snap.kernel_log().lines()) {
     const KernelEvent e = classifyKernelMessage(line.text());
-    if (e == KernelEvent::LinkDown || e == KernelEvent::CableUnplugged || e == KernelEvent::RdmaSendFailure ||
-        e == KernelEvent::ModuleError) {
+    if (e == KernelEvent::LinkDown || e == KernelEvent::CableUnplugged ||
+        e == KernelEvent::RdmaSendFailure || e == KernelEvent::ModuleError) {
       link_trouble = true;
     }
   }
@@ -138,8 +145,8 @@ void runKernelLogRules(RuleContext& ctx) {
     Key key{c.code, deviceFor(ctx, kernelMessageSubjectOf(line.text()))};
     auto& g = groups[key];
     g.lines.push_back(&line);
-    if (e == KernelEvent::PcieError &&
-        (containsIgnoreCase(line.text(), "uncorrect") || containsIgnoreCase(line.text(), "fatal"))) {
+    if (e == KernelEvent::PcieError && (containsIgnoreCase(line.text(), "uncorrect") ||
+                                        containsIgnoreCase(line.text(), "fatal"))) {
       g.severe = true;
     }
     auto [it, inserted] = texts.emplace(key, c);
@@ -150,7 +157,8 @@ void runKernelLogRules(RuleContext& ctx) {
     Severity sev = c.severity;
     if (g.severe) sev = Severity::Critical;
     std::vector<std::string> ev;
-    for (std::size_t i = 0; i < g.lines.size() && i < kEvidenceLines; ++i) ev.push_back(lineText(*g.lines[i]));
+    for (std::size_t i = 0; i < g.lines.size() && i < kEvidenceLines; ++i)
+      ev.push_back(lineText(*g.lines[i]));
     if (g.lines.size() > kEvidenceLines) {
       ev.push_back("... " + std::to_string(g.lines.size() - kEvidenceLines) + " more line(s)");
     }

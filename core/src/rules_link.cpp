@@ -48,11 +48,12 @@ std::string whereToAct(const RuleContext& ctx, const v1::RdmaDevice& dev) {
 // may simply not be an RDMA node.
 // Strong signs make a missing device critical; weak ones (an interface that could carry
 // RDMA) only a warning.
-std::vector<std::string> signsRdmaExpected(const v1::Snapshot& snap, std::vector<std::string>& weak) {
+std::vector<std::string> signsRdmaExpected(const v1::Snapshot& snap,
+                                           std::vector<std::string>& weak) {
   std::vector<std::string> signs;
   for (const auto& m : snap.host().modules()) {
-    if (m == "mlx5_ib" || m == "mlx4_ib" || m == "ib_core" || m == "ib_uverbs" || m == "mlx5_core" ||
-        m == "irdma" || m == "bnxt_re" || m == "efa") {
+    if (m == "mlx5_ib" || m == "mlx4_ib" || m == "ib_core" || m == "ib_uverbs" ||
+        m == "mlx5_core" || m == "irdma" || m == "bnxt_re" || m == "efa") {
       signs.push_back("kernel module " + m + " is loaded");
     }
   }
@@ -82,7 +83,11 @@ void noRdmaDevices(RuleContext& ctx) {
   bool any_present = false;
   for (const auto& d : ctx.snap.devices()) {
     if (!d.missing_reason().empty()) {
-      ctx.add({FindingCode::NoRdmaDevices, Severity::Critical, "", d.name(), 0,
+      ctx.add({FindingCode::NoRdmaDevices,
+               Severity::Critical,
+               "",
+               d.name(),
+               0,
                "RDMA device " + d.name() + " is listed but absent from sysfs (it disappeared)",
                {d.missing_reason()},
                "The HCA/VF dropped off: check the kernel log for a device fatal/reset or PCIe "
@@ -104,14 +109,14 @@ void noRdmaDevices(RuleContext& ctx) {
   const bool sysfs_read = ctx.snap.node().source() != "pasted" && !ctx.snap.node().source().empty();
   if (!sysfs_read && !tool_said_none) return;
   if (ctx.snap.devices_size() > 0) return;  // only missing ones, already reported
-  if (sysfs_read) ev.push_back("/sys/class/infiniband has no devices (source " + ctx.snap.node().source() + ")");
+  if (sysfs_read)
+    ev.push_back("/sys/class/infiniband has no devices (source " + ctx.snap.node().source() + ")");
   std::vector<std::string> weak;
   auto signs = signsRdmaExpected(ctx.snap, weak);
   const Severity sev = (tool_said_none || !signs.empty()) ? Severity::Critical : Severity::Warning;
   for (auto& s : signs) ev.push_back(std::move(s));
   for (auto& s : weak) ev.push_back(std::move(s));
-  ctx.add({FindingCode::NoRdmaDevices, sev, "", "", 0,
-           "No RDMA device is registered on this node",
+  ctx.add({FindingCode::NoRdmaDevices, sev, "", "", 0, "No RDMA device is registered on this node",
            std::move(ev),
            "Check that the HCA/VF is attached to the VM (lspci | grep -i mellanox), that the "
            "drivers are loaded (modprobe mlx5_core mlx5_ib ib_uverbs) and that the kernel log has "
@@ -146,23 +151,35 @@ void portStates(RuleContext& ctx) {
           (s == PortState::Down || s == PortState::Unknown)) {
         std::string meaning;
         switch (p) {
-          case PhysState::Polling: meaning = "no link partner: cable unplugged or faulty, or the switch port is down"; break;
-          case PhysState::Disabled: meaning = "disabled administratively (ibportstate/mlxlink) or by the peer"; break;
+          case PhysState::Polling:
+            meaning = "no link partner: cable unplugged or faulty, or the switch port is down";
+            break;
+          case PhysState::Disabled:
+            meaning = "disabled administratively (ibportstate/mlxlink) or by the peer";
+            break;
           case PhysState::Sleep: meaning = "the port is asleep (powered down)"; break;
-          case PhysState::PortConfigurationTraining: meaning = "link training does not complete: cable/transceiver or speed mismatch"; break;
-          case PhysState::LinkErrorRecovery: meaning = "the link is recovering from errors: marginal cable or transceiver"; break;
+          case PhysState::PortConfigurationTraining:
+            meaning = "link training does not complete: cable/transceiver or speed mismatch";
+            break;
+          case PhysState::LinkErrorRecovery:
+            meaning = "the link is recovering from errors: marginal cable or transceiver";
+            break;
           default: meaning = "the physical link is not up"; break;
         }
-        ctx.add({FindingCode::PhysLinkNotUp, Severity::Critical, "", dev.name(), port.port(),
-                 where + " physical state is " + std::string(physStateName(p)) + ": " + meaning,
-                 ev,
-                 p == PhysState::Disabled
-                     ? "Enable the port on this side (`ibportstate <lid> " + std::to_string(port.port()) +
-                           " enable`, or `mlxlink -d <pci> -a UP`) and check the switch port is not "
-                           "disabled." + whereToAct(ctx, dev)
-                     : "Inspect the physical link: `mlxlink -d <pci> -p " + std::to_string(port.port()) +
-                           " -m -c -e` (module, BER, peer), reseat or replace the cable, check the "
-                           "switch port." + whereToAct(ctx, dev)});
+        ctx.add(
+            {FindingCode::PhysLinkNotUp, Severity::Critical, "", dev.name(), port.port(),
+             where + " physical state is " + std::string(physStateName(p)) + ": " + meaning, ev,
+             p == PhysState::Disabled
+                 ? "Enable the port on this side (`ibportstate <lid> " +
+                       std::to_string(port.port()) +
+                       " enable`, or `mlxlink -d <pci> -a UP`) and check the switch port is not "
+                       "disabled." +
+                       whereToAct(ctx, dev)
+                 : "Inspect the physical link: `mlxlink -d <pci> -p " +
+                       std::to_string(port.port()) +
+                       " -m -c -e` (module, BER, peer), reseat or replace the cable, check the "
+                       "switch port." +
+                       whereToAct(ctx, dev)});
       }
       if ((s == PortState::Init || s == PortState::Armed) &&
           (p == PhysState::LinkUp || p == PhysState::Unknown)) {
@@ -197,12 +214,12 @@ void portStates(RuleContext& ctx) {
           if (nd->operstate() == "down" && nd->type() == 32 &&
               !(nd->has_admin_up() && !nd->admin_up())) {
             ctx.add({FindingCode::PortDown, Severity::Warning, "", dev.name(), port.port(),
-                     "IPoIB interface " + nd->name() + " is down while " + where + " is ACTIVE",
-                     ev,
+                     "IPoIB interface " + nd->name() + " is down while " + where + " is ACTIVE", ev,
                      "IP over IB is down (NCCL bootstrap or storage using " + nd->name() +
                          " fails): check `ip link show " + nd->name() +
                          "`, that the interface's pkey exists in the SM's partition and the IPoIB "
-                         "broadcast group join (`dmesg | grep " + nd->name() + "`)."});
+                         "broadcast group join (`dmesg | grep " +
+                         nd->name() + "`)."});
           }
         }
       }
@@ -268,16 +285,16 @@ void linkRates(RuleContext& ctx) {
       if (expected.empty()) continue;
       ev.push_back("expected " + expected);
       if (port.width_lanes() > 0) ev.push_back("width " + std::to_string(port.width_lanes()) + "X");
-      ctx.add({FindingCode::LinkRateBelowExpected, Severity::Warning, "", dev.name(), port.port(),
-               portLabel(dev, port) + " runs at " + num(rate) + " Gb/s, below the expected " +
-                   expected,
-               std::move(ev),
-               "The link trained below its expected speed/width: a cable or transceiver rated "
-               "lower, a failed lane, or a speed-limited switch port. `mlxlink -d <pci> -p " +
-                   std::to_string(port.port()) +
-                   "` shows supported vs. active speed and width and the peer; replace the cable "
-                   "if both ends support more." +
-                   whereToAct(ctx, dev)});
+      ctx.add(
+          {FindingCode::LinkRateBelowExpected, Severity::Warning, "", dev.name(), port.port(),
+           portLabel(dev, port) + " runs at " + num(rate) + " Gb/s, below the expected " + expected,
+           std::move(ev),
+           "The link trained below its expected speed/width: a cable or transceiver rated "
+           "lower, a failed lane, or a speed-limited switch port. `mlxlink -d <pci> -p " +
+               std::to_string(port.port()) +
+               "` shows supported vs. active speed and width and the peer; replace the cable "
+               "if both ends support more." +
+               whereToAct(ctx, dev)});
     }
   }
 }

@@ -33,7 +33,8 @@ constexpr WcStatus kWcStatuses[] = {
     {4, "IBV_WC_LOC_PROT_ERR",
      "local protection error: the buffer's memory registration is invalid (GPU memory mapping, "
      "GDR/peermem, deregistered memory)"},
-    {5, "IBV_WC_WR_FLUSH_ERR", "flushed: the QP was already in error; secondary to an earlier error"},
+    {5, "IBV_WC_WR_FLUSH_ERR",
+     "flushed: the QP was already in error; secondary to an earlier error"},
     {7, "IBV_WC_BAD_RESP_ERR", "bad response from the peer"},
     {8, "IBV_WC_LOC_ACCESS_ERR", "local access error: memory region permissions"},
     {9, "IBV_WC_REM_INV_REQ_ERR", "the peer rejected the request as invalid"},
@@ -42,7 +43,8 @@ constexpr WcStatus kWcStatuses[] = {
     {12, "IBV_WC_RETRY_EXC_ERR",
      "transport retry counter exceeded: the peer never acknowledged (link down or flapping, packet "
      "loss in the fabric, peer process or node gone)"},
-    {13, "IBV_WC_RNR_RETRY_EXC_ERR", "receiver-not-ready retries exceeded: the peer posted no receive buffers"},
+    {13, "IBV_WC_RNR_RETRY_EXC_ERR",
+     "receiver-not-ready retries exceeded: the peer posted no receive buffers"},
     {19, "IBV_WC_FATAL_ERR", "fatal device error"},
     {20, "IBV_WC_RESP_TIMEOUT_ERR", "response timeout"},
     {21, "IBV_WC_GENERAL_ERR", "general error"},
@@ -50,7 +52,8 @@ constexpr WcStatus kWcStatuses[] = {
 
 std::string decodeStatus(int status) {
   for (const auto& s : kWcStatuses) {
-    if (s.code == status) return std::string(s.name) + " (" + std::to_string(status) + "): " + s.meaning;
+    if (s.code == status)
+      return std::string(s.name) + " (" + std::to_string(status) + "): " + s.meaning;
   }
   return "status " + std::to_string(status);
 }
@@ -106,8 +109,10 @@ void ncclLogRules(RuleContext& ctx, const v1::NcclLog& log) {
   };
   auto evidence = [&](const std::vector<const v1::NcclEvent*>& list) {
     std::vector<std::string> ev;
-    for (std::size_t i = 0; i < list.size() && i < kEvidenceLines; ++i) ev.push_back(eventLine(*list[i], src));
-    if (list.size() > kEvidenceLines) ev.push_back("... " + std::to_string(list.size() - kEvidenceLines) + " more");
+    for (std::size_t i = 0; i < list.size() && i < kEvidenceLines; ++i)
+      ev.push_back(eventLine(*list[i], src));
+    if (list.size() > kEvidenceLines)
+      ev.push_back("... " + std::to_string(list.size() - kEvidenceLines) + " more");
     return ev;
   };
   auto firstHost = [&](const std::vector<const v1::NcclEvent*>& list) {
@@ -126,12 +131,14 @@ void ncclLogRules(RuleContext& ctx, const v1::NcclLog& log) {
     auto ev = evidence(all);
     ev.insert(ev.begin(), std::to_string(hosts.size()) + " host(s) affected");
     ctx.add({FindingCode::NcclIbUnavailable, Severity::Warning, firstHost(all), "", 0,
-             !no_verbs.empty() ? "NCCL could not load libibverbs: no IB/RoCE transport"
-                               : "NCCL found no usable IB/RoCE device (\"NET/IB : No device found\")",
+             !no_verbs.empty()
+                 ? "NCCL could not load libibverbs: no IB/RoCE transport"
+                 : "NCCL found no usable IB/RoCE device (\"NET/IB : No device found\")",
              std::move(ev),
              "Make the RDMA devices visible to the job: rdma-core/libibverbs installed in the "
              "image, /dev/infiniband passed into the container, ib_uverbs loaded, the VF attached "
-             "(`ibv_devices` must list it). Run `ibcollect snapshot` on the node for the device side."});
+             "(`ibv_devices` must list it). Run `ibcollect snapshot` on the node for the device "
+             "side."});
   }
   std::vector<std::string> sock_ev;
   if (socketTransport(s, sock_ev)) {
@@ -180,28 +187,34 @@ void ncclLogRules(RuleContext& ctx, const v1::NcclLog& log) {
     std::string summary;
     std::string action;
     if (root != nullptr) {
-      ev.push_back("first error: " + decodeStatus(root->status()) +
-                   (root->vendor_err() >= 0 ? ", vendor err " + std::to_string(root->vendor_err()) : "") +
-                   (root->peer().empty() ? "" : ", peer " + root->peer()));
+      ev.push_back(
+          "first error: " + decodeStatus(root->status()) +
+          (root->vendor_err() >= 0 ? ", vendor err " + std::to_string(root->vendor_err()) : "") +
+          (root->peer().empty() ? "" : ", peer " + root->peer()));
       summary = "IB work completion failed with " + decodeStatus(root->status());
       if (root->status() == 12 || root->status() == 13 || root->status() == 20) {
-        action = "The peer did not answer: check the link on both ends (PHY_ERRORS, LINK_DOWNED, "
-                 "NCCL `port error` events) and whether the peer process/node died first; if both "
-                 "nodes' VF-side evidence is clean, escalate for PF/switch inspection.";
+        action =
+            "The peer did not answer: check the link on both ends (PHY_ERRORS, LINK_DOWNED, "
+            "NCCL `port error` events) and whether the peer process/node died first; if both "
+            "nodes' VF-side evidence is clean, escalate for PF/switch inspection.";
       } else if (root->status() == 4 || root->status() == 8 || root->status() == 10) {
-        action = "A memory registration problem, not the fabric: check GPUDirect (nvidia_peermem/"
-                 "dma-buf), NCCL and driver versions, and memlock limits; try NCCL_NET_GDR_LEVEL=LOC "
-                 "to confirm.";
+        action =
+            "A memory registration problem, not the fabric: check GPUDirect (nvidia_peermem/"
+            "dma-buf), NCCL and driver versions, and memlock limits; try NCCL_NET_GDR_LEVEL=LOC "
+            "to confirm.";
       } else {
-        action = "Correlate with the peer's log and the node snapshot's CQE_ERRORS/TRANSPORT_RETRIES.";
+        action =
+            "Correlate with the peer's log and the node snapshot's CQE_ERRORS/TRANSPORT_RETRIES.";
       }
     } else {
       summary = "IB work completions were flushed (status 5): the root error happened elsewhere";
-      action = "Flushes follow an earlier error on this QP: find the first non-5 completion error "
-               "in the logs of the peer ranks/nodes.";
+      action =
+          "Flushes follow an earlier error on this QP: find the first non-5 completion error "
+          "in the logs of the peer ranks/nodes.";
     }
     for (auto& line : evidence(list)) ev.push_back(std::move(line));
-    ctx.add({FindingCode::NcclIbCompletionError, Severity::Critical, host, "", 0, summary, std::move(ev), action});
+    ctx.add({FindingCode::NcclIbCompletionError, Severity::Critical, host, "", 0, summary,
+             std::move(ev), action});
   }
   std::map<std::pair<std::string, std::string>, std::vector<const v1::NcclEvent*>> async_by;
   for (const auto* e : events(v1::NcclEvent::IB_ASYNC_EVENT)) {
@@ -213,13 +226,14 @@ void ncclLogRules(RuleContext& ctx, const v1::NcclLog& log) {
     ctx.add({FindingCode::NcclIbAsyncEvent, Severity::Critical, key.first, dev, port,
              port_error ? "The HCA raised IB port error events: the link went down under NCCL (" +
                               std::to_string(list.size()) + " event(s))"
-                        : "The HCA raised an asynchronous fatal event (" + std::to_string(list.size()) +
-                              " event(s))",
+                        : "The HCA raised an asynchronous fatal event (" +
+                              std::to_string(list.size()) + " event(s))",
              evidence(list),
-             port_error ? "A physical link event: check PHY_ERRORS/LINK_DOWNED/KERNEL_LINK_FLAP on this "
-                          "node and the cable/switch port; for a VF escalate for PF inspection."
-                        : "A QP or device fatal event: check the kernel log for device errors and the "
-                          "application's use of the QP; report with the NCCL version."});
+             port_error
+                 ? "A physical link event: check PHY_ERRORS/LINK_DOWNED/KERNEL_LINK_FLAP on this "
+                   "node and the cable/switch port; for a VF escalate for PF inspection."
+                 : "A QP or device fatal event: check the kernel log for device errors and the "
+                   "application's use of the QP; report with the NCCL version."});
   }
   if (const auto& mr = events(v1::NcclEvent::REG_MR_FAILED); !mr.empty()) {
     ctx.add({FindingCode::NcclRegMrFailed, Severity::Critical, firstHost(mr), "", 0,
@@ -240,8 +254,9 @@ void ncclLogRules(RuleContext& ctx, const v1::NcclLog& log) {
     const int st = qp.front()->status();
     ctx.add({FindingCode::NcclQpSetupFailed, Severity::Critical, firstHost(qp), dev, port,
              "Setting up the RDMA queue pair failed" +
-                 (st == 110 ? std::string(" (connection timed out moving to RTR)")
-                            : st == 101 ? std::string(" (network unreachable)") : std::string()),
+                 (st == 110   ? std::string(" (connection timed out moving to RTR)")
+                  : st == 101 ? std::string(" (network unreachable)")
+                              : std::string()),
              evidence(qp),
              "The path to the peer could not be resolved: on RoCE check the GID index "
              "(NCCL_IB_GID_INDEX must select a RoCE v2 GID with a routable IP on both ends), "
@@ -252,7 +267,8 @@ void ncclLogRules(RuleContext& ctx, const v1::NcclLog& log) {
   // NCCL_RANK_LAGGING: ranks stopped at different points.
   std::map<uint64_t, std::vector<std::string>> ranks_at;
   for (const auto& r : s.ranks()) {
-    ranks_at[r.op_count()].push_back((r.host().empty() ? "" : r.host() + " ") + "rank " + std::to_string(r.rank()));
+    ranks_at[r.op_count()].push_back((r.host().empty() ? "" : r.host() + " ") + "rank " +
+                                     std::to_string(r.rank()));
   }
   const auto& timeouts = events(v1::NcclEvent::COLLECTIVE_TIMEOUT);
   if (ranks_at.size() > 1) {
@@ -263,12 +279,13 @@ void ncclLogRules(RuleContext& ctx, const v1::NcclLog& log) {
       if (ranks.size() > 8) list += ", ... " + std::to_string(ranks.size() - 8) + " more";
       ev.push_back("opCount " + std::to_string(op) + ": " + list);
     }
-    ctx.add({FindingCode::NcclRankLagging, timeouts.empty() ? Severity::Warning : Severity::Critical,
-             ctx.node, "", 0,
+    ctx.add({FindingCode::NcclRankLagging,
+             timeouts.empty() ? Severity::Warning : Severity::Critical, ctx.node, "", 0,
              "Ranks stopped at different collective operations: the lowest ones are behind",
              std::move(ev),
              "The ranks at the lowest opCount are where the job is stuck: inspect those ranks' "
-             "nodes (`ibcollect --job` compares all nodes) for link errors, a dead process or a slow GPU."});
+             "nodes (`ibcollect --job` compares all nodes) for link errors, a dead process or a "
+             "slow GPU."});
   } else if (!timeouts.empty()) {
     std::set<std::string> reporters;
     for (const auto* e : timeouts) {
@@ -280,8 +297,8 @@ void ncclLogRules(RuleContext& ctx, const v1::NcclLog& log) {
     for (const auto& r : reporters) who += (who.empty() ? "" : ", ") + r;
     ev.insert(ev.begin(), "timed out: " + who);
     ctx.add({FindingCode::NcclRankLagging, Severity::Critical, firstHost(timeouts), "", 0,
-             "A collective timed out: some ranks never reached it while " + std::to_string(reporters.size()) +
-                 " rank(s) waited",
+             "A collective timed out: some ranks never reached it while " +
+                 std::to_string(reporters.size()) + " rank(s) waited",
              std::move(ev),
              "The ranks missing from the timeout reports are the ones behind (stuck, dead or on a "
              "broken link): collect their logs and run `ibcollect --job` to compare the nodes."});
@@ -296,7 +313,8 @@ void ncclTestsRules(RuleContext& ctx, const v1::NcclTestsOutput& out) {
   for (const auto& row : r.rows()) {
     if (row.oop_wrong() > 0 || row.ip_wrong() > 0 || row.over_threshold()) {
       wrong.push_back("size " + std::to_string(row.size_bytes()) + " B: #wrong out-of-place " +
-                      std::to_string(row.oop_wrong()) + ", in-place " + std::to_string(row.ip_wrong()) +
+                      std::to_string(row.oop_wrong()) + ", in-place " +
+                      std::to_string(row.ip_wrong()) +
                       (row.over_threshold() ? " (error over threshold)" : ""));
     }
   }
@@ -311,12 +329,14 @@ void ncclTestsRules(RuleContext& ctx, const v1::NcclTestsOutput& out) {
       wrong.push_back("... " + std::to_string(n) + " more row(s)");
     }
     wrong.push_back("source " + out.source());
-    ctx.add({FindingCode::NcclTestWrongResults, Severity::Critical, r.hosts_size() > 0 ? r.hosts(0) : ctx.node,
-             "", 0, name + " produced wrong results: data was corrupted in transit or in GPU memory",
-             std::move(wrong),
-             "Data corruption is never normal: rerun with NCCL_ALGO/NCCL_PROTO varied to isolate the "
-             "path, check GPU memory errors (nvidia-smi -q -d ECC) and the links' PHY_ERRORS; take "
-             "the node out of service until explained."});
+    ctx.add(
+        {FindingCode::NcclTestWrongResults, Severity::Critical,
+         r.hosts_size() > 0 ? r.hosts(0) : ctx.node, "", 0,
+         name + " produced wrong results: data was corrupted in transit or in GPU memory",
+         std::move(wrong),
+         "Data corruption is never normal: rerun with NCCL_ALGO/NCCL_PROTO varied to isolate the "
+         "path, check GPU memory errors (nvidia-smi -q -d ECC) and the links' PHY_ERRORS; take "
+         "the node out of service until explained."});
   }
   // Low bus bandwidth: only judged for multi-node runs, against this node's RDMA ports.
   if (r.nranks() == 1 || r.hosts_size() < 2) return;
@@ -344,12 +364,17 @@ void ncclTestsRules(RuleContext& ctx, const v1::NcclTestsOutput& out) {
   // floor any healthy RDMA path clears at large sizes.
   const double ceiling = port_gbps / 8.0;
   if (peak <= 0 || peak >= 0.5 * ceiling) return;
-  ctx.add({FindingCode::NcclTestLowBusbw, Severity::Warning, ctx.node, "", 0,
-           name + " peaks at " + num(peak) + " GB/s bus bandwidth, under half of what this node's " +
-               std::to_string(ports) + " active RDMA port(s) carry (" + num(ceiling) + " GB/s)",
+  ctx.add({FindingCode::NcclTestLowBusbw,
+           Severity::Warning,
+           ctx.node,
+           "",
+           0,
+           name + " peaks at " + num(peak) +
+               " GB/s bus bandwidth, under half of what this node's " + std::to_string(ports) +
+               " active RDMA port(s) carry (" + num(ceiling) + " GB/s)",
            {"peak busbw " + num(peak) + " GB/s at " + std::to_string(peak_size) + " B",
-            "active ports total " + num(port_gbps) + " Gb/s", "hosts " + std::to_string(r.hosts_size()),
-            "source " + out.source()},
+            "active ports total " + num(port_gbps) + " Gb/s",
+            "hosts " + std::to_string(r.hosts_size()), "source " + out.source()},
            "Check the transport in the NCCL log (NCCL_SOCKET_FALLBACK, GDR disabled), link rates "
            "(LINK_RATE_BELOW_EXPECTED), PCIe (PCIE_LINK_DEGRADED) and congestion; compare nodes "
            "with `ibcollect --job` to find a slow one."});

@@ -36,8 +36,7 @@ Result<v1::SignedSnapshot> decodeSnapshotFile(std::string_view bytes) {
     return Error{ErrorCode::TooLarge, "larger than " + std::to_string(kMaxSnapshotFileBytes >> 20) +
                                           " MiB: not an ibcollect snapshot"};
   }
-  if (bytes.size() < kSnapshotMagic.size() ||
-      bytes.substr(0, 6) != kSnapshotMagic.substr(0, 6)) {
+  if (bytes.size() < kSnapshotMagic.size() || bytes.substr(0, 6) != kSnapshotMagic.substr(0, 6)) {
     return Error{ErrorCode::Malformed, "not an ibcollect snapshot (no IBSNAP header)"};
   }
   if (bytes.substr(0, kSnapshotMagic.size()) != kSnapshotMagic) {
@@ -50,7 +49,8 @@ Result<v1::SignedSnapshot> decodeSnapshotFile(std::string_view bytes) {
   if (!env.ParseFromArray(body.data(), static_cast<int>(body.size()))) {
     return Error{ErrorCode::Malformed, "corrupt snapshot envelope (truncated or damaged file)"};
   }
-  if (env.snapshot().empty()) return Error{ErrorCode::Malformed, "snapshot envelope holds no snapshot"};
+  if (env.snapshot().empty())
+    return Error{ErrorCode::Malformed, "snapshot envelope holds no snapshot"};
   return env;
 }
 

@@ -124,9 +124,12 @@ namespace {
 std::size_t utf8SequenceLength(std::string_view s, std::size_t i) {
   const auto c = static_cast<unsigned char>(s[i]);
   std::size_t len = 0;
-  if (c >= 0xc2 && c <= 0xdf) len = 2;
-  else if (c >= 0xe0 && c <= 0xef) len = 3;
-  else if (c >= 0xf0 && c <= 0xf4) len = 4;
+  if (c >= 0xc2 && c <= 0xdf)
+    len = 2;
+  else if (c >= 0xe0 && c <= 0xef)
+    len = 3;
+  else if (c >= 0xf0 && c <= 0xf4)
+    len = 4;
   if (len == 0 || i + len > s.size()) return 0;
   for (std::size_t k = 1; k < len; ++k) {
     if ((static_cast<unsigned char>(s[i + k]) & 0xc0) != 0x80) return 0;

@@ -18,7 +18,8 @@ using ibc::agent::CommandResult;
 using ibc::agent::ProcessRunner;
 
 const std::string kMlx5Tree =
-    std::string(IBC_FIXTURES_DIR) + "/real/sysfs/sysfs_procfs-fixture_mlx5_0_hw-counters-errors.tree/fixtures";
+    std::string(IBC_FIXTURES_DIR) +
+    "/real/sysfs/sysfs_procfs-fixture_mlx5_0_hw-counters-errors.tree/fixtures";
 
 class Cli : public ::testing::Test {
  protected:
@@ -95,7 +96,8 @@ TEST_F(Cli, SnapshotWritesAFileThatAnalyzeReadsBackWithTheSameFindings) {
   const auto& findings = doc.fields().at("findings").list_value();
   ASSERT_GT(findings.values_size(), 0);
   for (const auto& f : findings.values()) {
-    for (const char* key : {"code", "severity", "node", "device", "port", "summary", "evidence", "action"}) {
+    for (const char* key :
+         {"code", "severity", "node", "device", "port", "summary", "evidence", "action"}) {
       EXPECT_TRUE(f.struct_value().fields().contains(key)) << key;
     }
   }
@@ -106,7 +108,8 @@ TEST_F(Cli, SnapshotWritesAFileThatAnalyzeReadsBackWithTheSameFindings) {
   EXPECT_EQ(again.exit_code, 1) << again.err;
   const auto doc2 = parseJson(again.out);
   std::multiset<std::string> a, b;
-  for (const auto& f : findings.values()) a.insert(f.struct_value().fields().at("code").string_value());
+  for (const auto& f : findings.values())
+    a.insert(f.struct_value().fields().at("code").string_value());
   for (const auto& f : doc2.fields().at("findings").list_value().values()) {
     b.insert(f.struct_value().fields().at("code").string_value());
   }
@@ -175,12 +178,12 @@ TEST_F(Cli, FullDiskLeavesNoPartialSnapshot) {
   const std::string mnt = path("full");
   std::filesystem::create_directories(mnt);
   ProcessRunner runner;
-  auto r = runner.run({"unshare", "--mount", "sh", "-c",
-                       "mount -t tmpfs -o size=64k tmpfs '" + mnt + "' && (dd if=/dev/zero of='" + mnt +
-                           "/fill' bs=4k 2>/dev/null; true) && '" + IBC_BINARY +
-                           "' snapshot --root '" + kMlx5Tree + "' -o '" + mnt + "/node.ibsnap'; rc=$?; ls -A '" +
-                           mnt + "'; exit $rc"},
-                      std::chrono::seconds(60));
+  auto r = runner.run(
+      {"unshare", "--mount", "sh", "-c",
+       "mount -t tmpfs -o size=64k tmpfs '" + mnt + "' && (dd if=/dev/zero of='" + mnt +
+           "/fill' bs=4k 2>/dev/null; true) && '" + IBC_BINARY + "' snapshot --root '" + kMlx5Tree +
+           "' -o '" + mnt + "/node.ibsnap'; rc=$?; ls -A '" + mnt + "'; exit $rc"},
+      std::chrono::seconds(60));
   ASSERT_TRUE(r.ok());
   EXPECT_EQ(r->exit_code, 4) << r->err;
   EXPECT_NE(r->err.find("No space left on device"), std::string::npos) << r->err;

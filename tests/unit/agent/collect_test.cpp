@@ -39,7 +39,9 @@ class ScriptedRunner : public CommandRunner {
     if (it == scripts.end()) return Error{ErrorCode::NotFound, argv.front() + ": not installed"};
     return it->second;
   }
-  bool available(std::string_view program) const override { return scripts.count(std::string(program)) != 0; }
+  bool available(std::string_view program) const override {
+    return scripts.count(std::string(program)) != 0;
+  }
   std::map<std::string, CommandResult> scripts;
   std::vector<std::string> calls;
 };
@@ -77,8 +79,12 @@ class FaultyFilesystem : public Filesystem {
     if (auto e = fault(path)) return *e;
     return inner_.readTail(path, max);
   }
-  Result<std::vector<std::string>> listDir(std::string_view path) const override { return inner_.listDir(path); }
-  Result<std::string> readLink(std::string_view path) const override { return inner_.readLink(path); }
+  Result<std::vector<std::string>> listDir(std::string_view path) const override {
+    return inner_.listDir(path);
+  }
+  Result<std::string> readLink(std::string_view path) const override {
+    return inner_.readLink(path);
+  }
   bool exists(std::string_view path) const override { return inner_.exists(path); }
   bool isDirectory(std::string_view path) const override { return inner_.isDirectory(path); }
   Result<Access> access(std::string_view path) const override { return inner_.access(path); }
@@ -91,7 +97,8 @@ class FaultyFilesystem : public Filesystem {
     }
     return r;
   }
-  Result<std::vector<std::string>> readKmsgRecords(std::string_view path, std::size_t max) const override {
+  Result<std::vector<std::string>> readKmsgRecords(std::string_view path,
+                                                   std::size_t max) const override {
     return inner_.readKmsgRecords(path, max);
   }
 
@@ -117,14 +124,16 @@ struct Harness {
   }
 };
 
-const v1::Counter* counter(const google::protobuf::RepeatedPtrField<v1::Counter>& list, const std::string& name) {
+const v1::Counter* counter(const google::protobuf::RepeatedPtrField<v1::Counter>& list,
+                           const std::string& name) {
   for (const auto& c : list) {
     if (c.name() == name) return &c;
   }
   return nullptr;
 }
 
-bool hasFinding(const std::vector<::ibcollect::v1::Finding>& fs, const std::string& code, const std::string& sev) {
+bool hasFinding(const std::vector<::ibcollect::v1::Finding>& fs, const std::string& code,
+                const std::string& sev) {
   for (const auto& f : fs) {
     if (f.code() == code && f.severity() == sev) return true;
   }
@@ -182,7 +191,8 @@ TEST(Collect, AFailingAttributeIsRecordedAndTheRestIsCollected) {
   EXPECT_EQ(counter(p.hw_counters(), "req_cqe_error")->value(), 3481u);
   bool recorded = false;
   for (const auto& e : snap.probe_errors()) {
-    if (e.probe() == "sysfs.port" && e.error() == "EACCES" && e.path().find("/ports/1/state") != std::string::npos) {
+    if (e.probe() == "sysfs.port" && e.error() == "EACCES" &&
+        e.path().find("/ports/1/state") != std::string::npos) {
       recorded = true;
     }
   }
@@ -212,7 +222,8 @@ TEST(Collect, ACounterThatMovesDuringTheWindowIsCritical) {
   EXPECT_TRUE(hasFinding(findings, "PHY_ERRORS", "critical"));
   bool delta_in_evidence = false;
   for (const auto& f : findings) {
-    for (const auto& e : f.evidence()) delta_in_evidence |= e.find("symbol_error = 0 (+5 in 10 s") == 0;
+    for (const auto& e : f.evidence())
+      delta_in_evidence |= e.find("symbol_error = 0 (+5 in 10 s") == 0;
   }
   EXPECT_TRUE(delta_in_evidence);
   // Totals that did not move stay warnings.
@@ -221,9 +232,11 @@ TEST(Collect, ACounterThatMovesDuringTheWindowIsCritical) {
 
 TEST(Collect, FindsDevicesInAPciDeviceViewTree) {
   const std::string dir = ibc::test::makeTempDir("pci-view");
-  ASSERT_GT(ibc::test::materializeSysfsJson(
-                ibc::test::readFixture("real/sysfs/sysfs-json_gcm-learn_good_8xhdr200-all-active.json"), dir),
-            100);
+  ASSERT_GT(
+      ibc::test::materializeSysfsJson(
+          ibc::test::readFixture("real/sysfs/sysfs-json_gcm-learn_good_8xhdr200-all-active.json"),
+          dir),
+      100);
   RootedFilesystem host(dir);
   Harness h;
   CollectOptions o;
@@ -250,11 +263,15 @@ TEST(Collect, LiveHostFactsFeedTheHostRules) {
   host.addFile("/sys/class/infiniband/mlx5_0/ports/1/state", "4: ACTIVE\n");
   host.addFile("/sys/class/infiniband/mlx5_0/ports/1/phys_state", "5: LinkUp\n");
   host.addFile("/sys/class/infiniband/mlx5_0/ports/1/rate", "200 Gb/sec (4X HDR)\n");
-  host.addFile("/proc/modules", "mlx5_ib 466944 0 - Live 0x0\nmlx5_core 2134016 1 mlx5_ib, Live 0x0\nnvidia 56000000 1 - Live 0x0\n");
+  host.addFile("/proc/modules",
+               "mlx5_ib 466944 0 - Live 0x0\nmlx5_core 2134016 1 mlx5_ib, Live 0x0\nnvidia "
+               "56000000 1 - Live 0x0\n");
   host.addFile("/dev/infiniband/uverbs0", "");
   Harness h;
   h.runner.scripts["dmesg"] = CommandResult{
-      0, false, ibc::test::readFixture("real/dmesg/dmesg_mlx5-handle-hca-cap-failed-probe-einval_rp-ext-issue-129.txt"),
+      0, false,
+      ibc::test::readFixture(
+          "real/dmesg/dmesg_mlx5-handle-hca-cap-failed-probe-einval_rp-ext-issue-129.txt"),
       "", false};
   h.env.vars["SLURM_JOB_ID"] = "1234";
   h.env.vars["SLURMD_NODENAME"] = "node7";

@@ -95,27 +95,28 @@ TEST_P(RealCaptureDiagnosis, FindsLabelledCodesAndNothingElseAboveInfo) {
   const auto& findings = nodes.front().findings;
   std::string all;
   for (const auto& f : findings) {
-    all += "  " + f.severity() + " " + f.code() + " " + f.device() + ":" + std::to_string(f.port()) + " " +
-           f.summary() + "\n";
+    all += "  " + f.severity() + " " + f.code() + " " + f.device() + ":" +
+           std::to_string(f.port()) + " " + f.summary() + "\n";
   }
   std::set<const ::ibcollect::v1::Finding*> matched;
   for (const auto& e : c.expect) {
     bool found = false;
     for (const auto& f : findings) {
-      if (f.code() == e.code && f.severity() == e.severity && (e.device.empty() || f.device() == e.device) &&
-          (e.port == 0 || f.port() == e.port)) {
+      if (f.code() == e.code && f.severity() == e.severity &&
+          (e.device.empty() || f.device() == e.device) && (e.port == 0 || f.port() == e.port)) {
         matched.insert(&f);
         found = true;
       }
     }
-    EXPECT_TRUE(found) << "missing " << e.severity << " " << e.code << " " << e.device << ":" << e.port
-                       << "\nfindings:\n"
+    EXPECT_TRUE(found) << "missing " << e.severity << " " << e.code << " " << e.device << ":"
+                       << e.port << "\nfindings:\n"
                        << all;
   }
   for (const auto& f : findings) {
     if (matched.count(&f) != 0) continue;
-    EXPECT_EQ(f.severity(), "info") << "unexpected finding " << f.code() << " " << f.device() << "\nfindings:\n"
-                                    << all;
+    EXPECT_EQ(f.severity(), "info")
+        << "unexpected finding " << f.code() << " " << f.device() << "\nfindings:\n"
+        << all;
   }
 }
 
@@ -124,57 +125,95 @@ const std::string kSysfs = "real/sysfs/";
 INSTANTIATE_TEST_SUITE_P(
     Sysfs, RealCaptureDiagnosis,
     ::testing::Values(
-        Case{"omnipath_hfi1_healthy", Input::Tree, kSysfs + "sysfs_procfs-fixture_hfi1_0_omnipath.tree/fixtures", {}},
-        Case{"mlx4_qdr_2port_healthy", Input::Tree, kSysfs + "sysfs_procfs-fixture_mlx4_0_ib-qdr-2port.tree/fixtures",
+        Case{"omnipath_hfi1_healthy",
+             Input::Tree,
+             kSysfs + "sysfs_procfs-fixture_hfi1_0_omnipath.tree/fixtures",
              {}},
-        Case{"mlx4_qdr_2port_at_expected_40", Input::Tree,
-             kSysfs + "sysfs_procfs-fixture_mlx4_0_ib-qdr-2port.tree/fixtures", {}, 40.0},
-        Case{"mlx5_vf_hw_counter_errors", Input::Tree,
+        Case{"mlx4_qdr_2port_healthy",
+             Input::Tree,
+             kSysfs + "sysfs_procfs-fixture_mlx4_0_ib-qdr-2port.tree/fixtures",
+             {}},
+        Case{"mlx4_qdr_2port_at_expected_40",
+             Input::Tree,
+             kSysfs + "sysfs_procfs-fixture_mlx4_0_ib-qdr-2port.tree/fixtures",
+             {},
+             40.0},
+        Case{"mlx5_vf_hw_counter_errors",
+             Input::Tree,
              kSysfs + "sysfs_procfs-fixture_mlx5_0_hw-counters-errors.tree/fixtures",
              {{"CQE_ERRORS", "warning", "mlx5_0", 1},
               {"TRANSPORT_RETRIES", "warning", "mlx5_0", 1},
               {"ESCALATE_HOST_INSPECTION", "warning", "mlx5_0"}}},
-        Case{"i40iw_no_pma", Input::Tree, kSysfs + "sysfs_node-exporter-fixture_i40iw0_iwarp-no-pma.tree",
+        Case{"i40iw_no_pma",
+             Input::Tree,
+             kSysfs + "sysfs_node-exporter-fixture_i40iw0_iwarp-no-pma.tree",
              {{"COUNTER_UNAVAILABLE", "info", "i40iw0", 1}}},
-        Case{"mlx4_xmit_wait_saturated_and_discards", Input::Tree,
+        Case{"mlx4_xmit_wait_saturated_and_discards",
+             Input::Tree,
              kSysfs + "sysfs_node-exporter-fixture_mlx4_0_counters-ext.tree",
-             {{"COUNTER_SATURATED", "warning", "mlx4_0", 1}, {"XMIT_DISCARDS", "warning", "mlx4_0", 1}}},
-        Case{"netdev_with_roce_ecn_but_no_rdma_device", Input::Tree,
-             kSysfs + "sysfs_procfs-fixture_net-eth0_roce-ecn.tree/fixtures", {{"NO_RDMA_DEVICES", "warning"}}},
-        Case{"gcm_good_8x_hdr", Input::SysfsJson, kSysfs + "sysfs-json_gcm-learn_good_8xhdr200-all-active.json", {}},
-        Case{"gcm_good_8x_hdr_at_expected_200", Input::SysfsJson,
-             kSysfs + "sysfs-json_gcm-learn_good_8xhdr200-all-active.json", {}, 200.0},
-        Case{"gcm_rate_edr_below_ipoib_speed", Input::SysfsJson,
+             {{"COUNTER_SATURATED", "warning", "mlx4_0", 1},
+              {"XMIT_DISCARDS", "warning", "mlx4_0", 1}}},
+        Case{"netdev_with_roce_ecn_but_no_rdma_device",
+             Input::Tree,
+             kSysfs + "sysfs_procfs-fixture_net-eth0_roce-ecn.tree/fixtures",
+             {{"NO_RDMA_DEVICES", "warning"}}},
+        Case{"gcm_good_8x_hdr",
+             Input::SysfsJson,
+             kSysfs + "sysfs-json_gcm-learn_good_8xhdr200-all-active.json",
+             {}},
+        Case{"gcm_good_8x_hdr_at_expected_200",
+             Input::SysfsJson,
+             kSysfs + "sysfs-json_gcm-learn_good_8xhdr200-all-active.json",
+             {},
+             200.0},
+        Case{"gcm_rate_edr_below_ipoib_speed",
+             Input::SysfsJson,
              kSysfs + "sysfs-json_gcm-learn_ib_intf_bad_rate_8x-rate-100edr-vs-ipoib-200000.json",
              {{"LINK_RATE_BELOW_EXPECTED", "warning"}}},
-        Case{"gcm_rate_edr_below_expect_rate", Input::SysfsJson,
+        Case{"gcm_rate_edr_below_expect_rate",
+             Input::SysfsJson,
              kSysfs + "sysfs-json_gcm-learn_ib_intf_bad_rate_8x-rate-100edr-vs-ipoib-200000.json",
-             {{"LINK_RATE_BELOW_EXPECTED", "warning", "mlx5_3", 1}, {"LINK_RATE_BELOW_EXPECTED", "warning"}},
+             {{"LINK_RATE_BELOW_EXPECTED", "warning", "mlx5_3", 1},
+              {"LINK_RATE_BELOW_EXPECTED", "warning"}},
              200.0},
-        Case{"gcm_ipoib_down_flapping", Input::SysfsJson,
-             kSysfs + "sysfs-json_gcm-learn_ib_intf_operstate_down_ib4-ipoib-down-carrier-changes-98.json",
+        Case{"gcm_ipoib_down_flapping",
+             Input::SysfsJson,
+             kSysfs + "sysfs-json_gcm-learn_ib_intf_operstate_down_ib4-ipoib-down-carrier-changes-"
+                      "98.json",
              {{"KERNEL_LINK_FLAP", "warning", "mlx5_6", 1}, {"PORT_DOWN", "warning", "mlx5_6", 1}}},
-        Case{"gcm_names_swapped_links_healthy", Input::SysfsJson,
-             kSysfs + "sysfs-json_gcm-learn_ib_misbound_if_mlx5-names-swapped-vs-pci.json", {}},
-        Case{"gcm_two_ports_stuck_in_init", Input::SysfsJson,
+        Case{"gcm_names_swapped_links_healthy",
+             Input::SysfsJson,
+             kSysfs + "sysfs-json_gcm-learn_ib_misbound_if_mlx5-names-swapped-vs-pci.json",
+             {}},
+        Case{"gcm_two_ports_stuck_in_init",
+             Input::SysfsJson,
              kSysfs + "sysfs-json_gcm-learn_stuck_ib_intf_two-ports-state-INIT-ipoib-down.json",
-             {{"PORT_NOT_ACTIVE_SM", "critical", "mlx5_8", 1}, {"PORT_NOT_ACTIVE_SM", "critical", "mlx5_6", 1}}},
-        Case{"grep_listing_no_pma", Input::ToolOutput,
+             {{"PORT_NOT_ACTIVE_SM", "critical", "mlx5_8", 1},
+              {"PORT_NOT_ACTIVE_SM", "critical", "mlx5_6", 1}}},
+        Case{"grep_listing_no_pma",
+             Input::ToolOutput,
              kSysfs + "sysfs-grep_i40iw0-counters-no-pma_node_exporter-issue-966.txt",
-             {{"COUNTER_UNAVAILABLE", "info", "i40iw0", 1}}}), caseName);
+             {{"COUNTER_UNAVAILABLE", "info", "i40iw0", 1}}}),
+    caseName);
 
 const std::string kIb = "real/ibtools/";
 
 INSTANTIATE_TEST_SUITE_P(
     ToolOutput, RealCaptureDiagnosis,
     ::testing::Values(
-        Case{"ibdev2netdev_ibv_devinfo_two_ports_down", Input::ToolOutput,
-             kIb + "ibdev2netdev-and-ibv_devinfo_mixed-ib-roce-ib0-down-mlx5_0-port-down_ucx-issue-2534.txt",
+        Case{"ibdev2netdev_ibv_devinfo_two_ports_down",
+             Input::ToolOutput,
+             kIb + "ibdev2netdev-and-ibv_devinfo_mixed-ib-roce-ib0-down-mlx5_0-port-down_ucx-issue-"
+                   "2534.txt",
              {{"PORT_DOWN", "critical", "mlx5_0", 1}, {"PORT_DOWN", "critical", "mlx5_3", 1}}},
-        Case{"ibstat_mlx4_port1_disabled", Input::ToolOutput,
-             kIb + "ibportstate-and-ibstat_mlx4-port1-down-disabled-port2-active56_rdma-core-pr-847.txt",
-             {{"PORT_DOWN", "critical", "mlx4_0", 1}, {"PHYS_LINK_NOT_UP", "critical", "mlx4_0", 1}}},
-        Case{"ibportstate_switch_ports_disabled", Input::ToolOutput,
+        Case{"ibstat_mlx4_port1_disabled",
+             Input::ToolOutput,
+             kIb + "ibportstate-and-ibstat_mlx4-port1-down-disabled-port2-active56_rdma-core-pr-"
+                   "847.txt",
+             {{"PORT_DOWN", "critical", "mlx4_0", 1},
+              {"PHYS_LINK_NOT_UP", "critical", "mlx4_0", 1}}},
+        Case{"ibportstate_switch_ports_disabled",
+             Input::ToolOutput,
              kIb + "ibportstate_switch-ports-down-disabled-qdr_exadata-issue-2.txt",
              {{"PORT_DOWN", "critical", "lid:2", 24},
               {"PORT_DOWN", "critical", "lid:2", 25},
@@ -182,139 +221,230 @@ INSTANTIATE_TEST_SUITE_P(
               {"PHYS_LINK_NOT_UP", "critical", "lid:2", 24},
               {"PHYS_LINK_NOT_UP", "critical", "lid:2", 25},
               {"PHYS_LINK_NOT_UP", "critical", "lid:2", 26}}},
-        Case{"ibstat_device_vanished", Input::ToolOutput,
+        Case{"ibstat_device_vanished",
+             Input::ToolOutput,
              kIb + "ibstat_partial-then-ibpanic-stat-mlx5_8-failed_gpud-pr-752.txt",
              {{"NO_RDMA_DEVICES", "critical", "mlx5_8"}}},
-        Case{"ibstat_roce_cx6dx_healthy", Input::ToolOutput,
-             kIb + "ibstat_roce-cx6dx-2port-active-rate100_l2fwd-nv-issue-6.txt", {}},
-        Case{"ibstatus_no_devices", Input::ToolOutput,
-             kIb + "ibstatus_fatal-sys-files-not-found_trinity-issue-219.txt", {{"NO_RDMA_DEVICES", "critical"}}},
-        Case{"ibv_devinfo_vf_port_init", Input::ToolOutput,
-             kIb + "ibv_devinfo_pod-port-init-lid65535-zero-node-guid_network-operator-issue-1646.txt",
-             {{"PORT_NOT_ACTIVE_SM", "critical", "mlx5_7", 1}, {"ESCALATE_HOST_INSPECTION", "critical", "mlx5_7"}}},
-        Case{"perfquery_all_zero", Input::ToolOutput, kIb + "perfquery-x_all-zero-counters_infiniband-diags-issue-16.txt",
+        Case{"ibstat_roce_cx6dx_healthy",
+             Input::ToolOutput,
+             kIb + "ibstat_roce-cx6dx-2port-active-rate100_l2fwd-nv-issue-6.txt",
              {}},
-        Case{"perfquery_traffic_no_errors", Input::ToolOutput,
-             kIb + "perfquery-x_traffic-no-errors-email-wrapped-header_netdata-issue-2620.txt", {}},
-        Case{"ethtool_cx4lx_pci_signal_integrity", Input::ToolOutput,
-             "real/ethtool/ethtool-S_mlx5_core-cx4lx-ubuntu18.04-no-header-no-indent_ethq-tests-f76f228.txt",
+        Case{"ibstatus_no_devices",
+             Input::ToolOutput,
+             kIb + "ibstatus_fatal-sys-files-not-found_trinity-issue-219.txt",
+             {{"NO_RDMA_DEVICES", "critical"}}},
+        Case{
+            "ibv_devinfo_vf_port_init",
+            Input::ToolOutput,
+            kIb +
+                "ibv_devinfo_pod-port-init-lid65535-zero-node-guid_network-operator-issue-1646.txt",
+            {{"PORT_NOT_ACTIVE_SM", "critical", "mlx5_7", 1},
+             {"ESCALATE_HOST_INSPECTION", "critical", "mlx5_7"}}},
+        Case{"perfquery_all_zero",
+             Input::ToolOutput,
+             kIb + "perfquery-x_all-zero-counters_infiniband-diags-issue-16.txt",
+             {}},
+        Case{"perfquery_traffic_no_errors",
+             Input::ToolOutput,
+             kIb + "perfquery-x_traffic-no-errors-email-wrapped-header_netdata-issue-2620.txt",
+             {}},
+        Case{"ethtool_cx4lx_pci_signal_integrity",
+             Input::ToolOutput,
+             "real/ethtool/"
+             "ethtool-S_mlx5_core-cx4lx-ubuntu18.04-no-header-no-indent_ethq-tests-f76f228.txt",
              {{"PCIE_ERROR", "warning"}}},
-        Case{"ethtool_legacy_names_clean", Input::ToolOutput,
-             "real/ethtool/ethtool-S_mlx5_core-legacy-counter-names-16rings_ethq-tests-6331e03.txt", {}},
-        Case{"ethtool_driver_info", Input::ToolOutput,
-             "real/ethtool/ethtool-i_mlx5_core-cx4lx-fw14.23.1020_ethq-issue-8.txt", {}},
-        Case{"ip_link_ipoib_admin_down", Input::ToolOutput,
+        Case{"ethtool_legacy_names_clean",
+             Input::ToolOutput,
+             "real/ethtool/ethtool-S_mlx5_core-legacy-counter-names-16rings_ethq-tests-6331e03.txt",
+             {}},
+        Case{"ethtool_driver_info",
+             Input::ToolOutput,
+             "real/ethtool/ethtool-i_mlx5_core-cx4lx-fw14.23.1020_ethq-issue-8.txt",
+             {}},
+        Case{"ip_link_ipoib_admin_down",
+             Input::ToolOutput,
              "real/iplink/ip-link-show_ipoib-4x-admin-down-noop_mochi-margo-issue-235.txt",
-             {{"PORT_DOWN", "info"}}}), caseName);
+             {{"PORT_DOWN", "info"}}}),
+    caseName);
 
 const std::string kDmesg = "real/dmesg/";
 
 INSTANTIATE_TEST_SUITE_P(
     KernelLog, RealCaptureDiagnosis,
     ::testing::Values(
-        Case{"mlx4_fw_command_failed", Input::KernelLog,
-             kDmesg + "dmesg_mlx4-ib-load-cmd-0x5a-fw-status-0x2-reported-working-node_trinity-issue-219.txt",
+        Case{"mlx4_fw_command_failed",
+             Input::KernelLog,
+             kDmesg + "dmesg_mlx4-ib-load-cmd-0x5a-fw-status-0x2-reported-working-node_trinity-"
+                      "issue-219.txt",
              {{"FW_COMMAND_FAILED", "warning"}}},
-        Case{"mlx4_lso_fw_notice_only", Input::KernelLog,
-             kDmesg + "dmesg_mlx4-ib-load-reported-nonworking-node_trinity-issue-219.txt", {}},
-        Case{"mlx4_tx_timeout", Input::KernelLog,
-             kDmesg + "dmesg_mlx4-netdev-watchdog-tx-queue-timeout_raspberry-pi-pcie-devices-issue-139.txt",
+        Case{"mlx4_lso_fw_notice_only",
+             Input::KernelLog,
+             kDmesg + "dmesg_mlx4-ib-load-reported-nonworking-node_trinity-issue-219.txt",
+             {}},
+        Case{"mlx4_tx_timeout",
+             Input::KernelLog,
+             kDmesg + "dmesg_mlx4-netdev-watchdog-tx-queue-timeout_raspberry-pi-pcie-devices-issue-"
+                      "139.txt",
              {{"TX_TIMEOUT", "critical"}}},
-        Case{"mlx5_probe_einval", Input::KernelLog, kDmesg + "dmesg_mlx5-handle-hca-cap-failed-probe-einval_rp-ext-issue-129.txt",
+        Case{"mlx5_probe_einval",
+             Input::KernelLog,
+             kDmesg + "dmesg_mlx5-handle-hca-cap-failed-probe-einval_rp-ext-issue-129.txt",
              {{"DRIVER_LOAD_FAILED", "critical"}}},
-        Case{"mlx5_healthy_probe", Input::KernelLog,
-             kDmesg + "dmesg_mlx5-healthy-probe-pcie-x8-cable-plugged_arm-nas-issue-16.txt", {}},
-        Case{"mlx5_log_max_qp_probe_einval", Input::KernelLog,
-             kDmesg + "dmesg_mlx5-log-max-qp-handle-hca-cap-failed-probe-einval_tinycore-redpill-issue-9.txt",
+        Case{"mlx5_healthy_probe",
+             Input::KernelLog,
+             kDmesg + "dmesg_mlx5-healthy-probe-pcie-x8-cable-plugged_arm-nas-issue-16.txt",
+             {}},
+        Case{"mlx5_log_max_qp_probe_einval",
+             Input::KernelLog,
+             kDmesg + "dmesg_mlx5-log-max-qp-handle-hca-cap-failed-probe-einval_tinycore-redpill-"
+                      "issue-9.txt",
              {{"DRIVER_LOAD_FAILED", "critical"}}},
-        Case{"rxe_ack_failure_links_not_ready", Input::KernelLog,
-             kDmesg + "journal-kernel_rxe-failed-sending-ack-bond-link-not-ready_spdk-issue-1184.txt",
-             {{"KERNEL_LINK_FLAP", "warning"}}}), caseName);
+        Case{"rxe_ack_failure_links_not_ready",
+             Input::KernelLog,
+             kDmesg +
+                 "journal-kernel_rxe-failed-sending-ack-bond-link-not-ready_spdk-issue-1184.txt",
+             {{"KERNEL_LINK_FLAP", "warning"}}}),
+    caseName);
 
 const std::string kNccl = "real/nccl-logs/";
 
 INSTANTIATE_TEST_SUITE_P(
     NcclLog, RealCaptureDiagnosis,
     ::testing::Values(
-        Case{"async_fatal_qp", Input::NcclLog, kNccl + "nccl-log_ib-async-fatal-qp-invalid-request_nccl-issue-1919.txt",
+        Case{"async_fatal_qp",
+             Input::NcclLog,
+             kNccl + "nccl-log_ib-async-fatal-qp-invalid-request_nccl-issue-1919.txt",
              {{"NCCL_IB_ASYNC_EVENT", "critical", "mlx5_1", 1}}},
-        Case{"async_port_error", Input::NcclLog, kNccl + "nccl-log_ib-async-port-error-repeated_lit-llama-issue-380.txt",
+        Case{"async_port_error",
+             Input::NcclLog,
+             kNccl + "nccl-log_ib-async-port-error-repeated_lit-llama-issue-380.txt",
              {{"NCCL_IB_ASYNC_EVENT", "critical"}}},
-        Case{"completion_error4_plugin", Input::NcclLog,
-             kNccl + "nccl-log_ib-completion-error4-vendor81-service-thread-closed_nccl-tests-issue-252.txt",
+        Case{"completion_error4_plugin",
+             Input::NcclLog,
+             kNccl + "nccl-log_ib-completion-error4-vendor81-service-thread-closed_nccl-tests-"
+                     "issue-252.txt",
              {{"NCCL_IB_COMPLETION_ERROR", "critical"}}},
-        Case{"completion_error4_three_hosts", Input::NcclLog, kNccl + "nccl-log_ib-completion-error4-vendor81_nccl-issue-928.txt",
+        Case{"completion_error4_three_hosts",
+             Input::NcclLog,
+             kNccl + "nccl-log_ib-completion-error4-vendor81_nccl-issue-928.txt",
              {{"NCCL_IB_COMPLETION_ERROR", "critical"}}},
-        Case{"ib_disabled_socket", Input::NcclLog, kNccl + "nccl-log_ib-disabled-socket-over-ipoib_nccl-tests-issue-188.txt",
+        Case{"ib_disabled_socket",
+             Input::NcclLog,
+             kNccl + "nccl-log_ib-disabled-socket-over-ipoib_nccl-tests-issue-188.txt",
              {{"NCCL_SOCKET_FALLBACK", "warning"}}},
-        Case{"gdrdma_multi_nic_healthy", Input::NcclLog,
-             kNccl + "nccl-log_ib-gdrdma-channels-a100-multi-nic_nccl-issue-707.txt", {}},
-        Case{"gdrdma_aks_healthy", Input::NcclLog, kNccl + "nccl-log_ib-gdrdma-gdr-level-sys-aks_aks-rdma-infiniband-pr-36.txt",
+        Case{"gdrdma_multi_nic_healthy",
+             Input::NcclLog,
+             kNccl + "nccl-log_ib-gdrdma-channels-a100-multi-nic_nccl-issue-707.txt",
              {}},
-        Case{"no_device_single_rank", Input::NcclLog, kNccl + "nccl-log_ib-no-device-socket-admin0-1rank_vissl-issue-480.txt",
+        Case{"gdrdma_aks_healthy",
+             Input::NcclLog,
+             kNccl + "nccl-log_ib-gdrdma-gdr-level-sys-aks_aks-rdma-infiniband-pr-36.txt",
+             {}},
+        Case{"no_device_single_rank",
+             Input::NcclLog,
+             kNccl + "nccl-log_ib-no-device-socket-admin0-1rank_vissl-issue-480.txt",
              {{"NCCL_IB_UNAVAILABLE", "warning"}, {"NCCL_SOCKET_FALLBACK", "info"}}},
-        Case{"no_device_socket_64_ranks", Input::NcclLog,
+        Case{"no_device_socket_64_ranks",
+             Input::NcclLog,
              kNccl + "nccl-log_ib-no-device-socket-fallback-64rank-aws_nccl-issue-226.txt",
              {{"NCCL_IB_UNAVAILABLE", "warning"}, {"NCCL_SOCKET_FALLBACK", "warning"}}},
-        Case{"irdma_roce_plugin_healthy", Input::NcclLog,
-             kNccl + "nccl-log_irdma-roce-ibext-plugin-init_nccl-tests-issue-227.txt", {}},
-        Case{"ofi_register_memory_enomem", Input::NcclLog, kNccl + "nccl-log_ofi-efa-register-memory-enomem_nccl-issue-563.txt",
+        Case{"irdma_roce_plugin_healthy",
+             Input::NcclLog,
+             kNccl + "nccl-log_irdma-roce-ibext-plugin-init_nccl-tests-issue-227.txt",
+             {}},
+        Case{"ofi_register_memory_enomem",
+             Input::NcclLog,
+             kNccl + "nccl-log_ofi-efa-register-memory-enomem_nccl-issue-563.txt",
              {{"NCCL_REG_MR_FAILED", "critical"}}},
-        Case{"pytorch_remote_error_status12", Input::NcclLog,
-             kNccl + "nccl-log_pytorch-ncclRemoteError-ib-error12-vendor129_stanford_alpaca-issue-207.txt",
+        Case{"pytorch_remote_error_status12",
+             Input::NcclLog,
+             kNccl + "nccl-log_pytorch-ncclRemoteError-ib-error12-vendor129_stanford_alpaca-issue-"
+                     "207.txt",
              {{"NCCL_IB_COMPLETION_ERROR", "critical"}}},
-        Case{"pytorch_watchdog_timeout", Input::NcclLog,
+        Case{"pytorch_watchdog_timeout",
+             Input::NcclLog,
              kNccl + "nccl-log_pytorch-watchdog-timeout-reduce-scatter_llamafactory-issue-6269.txt",
              {{"NCCL_RANK_LAGGING", "critical"}}},
-        Case{"roce_two_nodes_healthy", Input::NcclLog, kNccl + "nccl-log_roce-2node-gid3-init-rings-trees_nccl-tests-issue-185.txt",
+        Case{"roce_two_nodes_healthy",
+             Input::NcclLog,
+             kNccl + "nccl-log_roce-2node-gid3-init-rings-trees_nccl-tests-issue-185.txt",
              {}},
-        Case{"roce_gid_index0_connect_trace", Input::NcclLog,
-             kNccl + "nccl-log_roce-gid-index0-linklocal-connect_nccl-issue-1657.txt", {}},
-        Case{"roce_completion_status12", Input::NcclLog,
+        Case{"roce_gid_index0_connect_trace",
+             Input::NcclLog,
+             kNccl + "nccl-log_roce-gid-index0-linklocal-connect_nccl-issue-1657.txt",
+             {}},
+        Case{"roce_completion_status12",
+             Input::NcclLog,
              kNccl + "nccl-log_roce-ipv6gid-completion-status12-vendor129_nccl-issue-1405.txt",
              {{"NCCL_IB_COMPLETION_ERROR", "critical"}}},
-        Case{"roce_modify_qp_timeout", Input::NcclLog,
+        Case{"roce_modify_qp_timeout",
+             Input::NcclLog,
              kNccl + "nccl-log_roce-modify-qp-timeout-init-rtr-gid3_nccl-issue-2013.txt",
              {{"NCCL_QP_SETUP_FAILED", "critical"}}},
-        Case{"socket_four_nodes", Input::NcclLog, kNccl + "nccl-log_socket-4node-rings_nccl-issue-1344.txt",
+        Case{"socket_four_nodes",
+             Input::NcclLog,
+             kNccl + "nccl-log_socket-4node-rings_nccl-issue-1344.txt",
              {{"NCCL_SOCKET_FALLBACK", "warning"}}},
-        Case{"socket_broken_pipe", Input::NcclLog,
+        Case{"socket_broken_pipe",
+             Input::NcclLog,
              kNccl + "nccl-log_socket-broken-pipe-remote-peer-closed-aws_nccl-issue-795.txt",
-             {{"NCCL_CONNECT_FAILED", "critical"}, {"NCCL_SOCKET_FALLBACK", "warning"}}}), caseName);
+             {{"NCCL_CONNECT_FAILED", "critical"}, {"NCCL_SOCKET_FALLBACK", "warning"}}}),
+    caseName);
 
 const std::string kTests = "real/nccl-tests/";
 
 INSTANTIATE_TEST_SUITE_P(
     NcclTests, RealCaptureDiagnosis,
     ::testing::Values(
-        Case{"a3mega_16_ranks", Input::NcclTests,
-             kTests + "nccl-tests_all_reduce_perf_16rank-2node-h100-gcp-a3mega_create-a3mega-ztan-fork.txt", {}},
-        Case{"superbench_allreduce", Input::NcclTests,
-             kTests + "nccl-tests_all_reduce_perf_1node-8xa100-validation-off-legacy-format_superbenchmark-tests-data.txt",
+        Case{"a3mega_16_ranks",
+             Input::NcclTests,
+             kTests + "nccl-tests_all_reduce_perf_16rank-2node-h100-gcp-a3mega_create-a3mega-ztan-"
+                      "fork.txt",
              {}},
-        Case{"superbench_alltoall", Input::NcclTests,
-             kTests + "nccl-tests_alltoall_perf_1node-8xa100-validation-off-legacy-format_superbenchmark-tests-data.txt",
+        Case{"superbench_allreduce",
+             Input::NcclTests,
+             kTests + "nccl-tests_all_reduce_perf_1node-8xa100-validation-off-legacy-format_"
+                      "superbenchmark-tests-data.txt",
              {}},
-        Case{"superbench_broadcast", Input::NcclTests,
-             kTests + "nccl-tests_broadcast_perf_1node-8xa100-validation-off-legacy-format_superbenchmark-tests-data.txt",
+        Case{"superbench_alltoall",
+             Input::NcclTests,
+             kTests + "nccl-tests_alltoall_perf_1node-8xa100-validation-off-legacy-format_"
+                      "superbenchmark-tests-data.txt",
              {}},
-        Case{"superbench_reduce_scatter", Input::NcclTests,
-             kTests +
-                 "nccl-tests_reduce_scatter_perf_1node-8xa100-validation-off-legacy-format_superbenchmark-tests-data.txt",
+        Case{"superbench_broadcast",
+             Input::NcclTests,
+             kTests + "nccl-tests_broadcast_perf_1node-8xa100-validation-off-legacy-format_"
+                      "superbenchmark-tests-data.txt",
              {}},
-        Case{"legacy_float_error_column", Input::NcclTests,
-             kTests + "nccl-tests_all_reduce_perf_legacy-float-error-column_nccl-issue-392.txt", {}},
-        Case{"rccl_tail_footer", Input::NcclTests, kTests + "nccl-tests_all_reduce_perf_rccl-tail-asterisk-footer_rccl-pr-2078.txt",
+        Case{"superbench_reduce_scatter",
+             Input::NcclTests,
+             kTests + "nccl-tests_reduce_scatter_perf_1node-8xa100-validation-off-legacy-format_"
+                      "superbenchmark-tests-data.txt",
              {}},
-        Case{"ring_large_sizes", Input::NcclTests,
-             kTests + "nccl-tests_all_reduce_perf_ring-large-sizes-busbw95_nccl-tests-issue-252.txt", {}}), caseName);
+        Case{"legacy_float_error_column",
+             Input::NcclTests,
+             kTests + "nccl-tests_all_reduce_perf_legacy-float-error-column_nccl-issue-392.txt",
+             {}},
+        Case{"rccl_tail_footer",
+             Input::NcclTests,
+             kTests + "nccl-tests_all_reduce_perf_rccl-tail-asterisk-footer_rccl-pr-2078.txt",
+             {}},
+        Case{
+            "ring_large_sizes",
+            Input::NcclTests,
+            kTests + "nccl-tests_all_reduce_perf_ring-large-sizes-busbw95_nccl-tests-issue-252.txt",
+            {}}),
+    caseName);
 
 TEST(RealCaptureDiagnosis, EveryCaptureFileIsCoveredByACase) {
   // A capture added to a folder without a case above would go unchecked: the counts
   // below are the number of cases per folder.
-  const auto cases = {std::make_pair(std::string("real/dmesg"), 7), std::make_pair(std::string("real/nccl-logs"), 19),
-      std::make_pair(std::string("real/nccl-tests"), 8), std::make_pair(std::string("real/ibtools"), 9),
-      std::make_pair(std::string("real/ethtool"), 3), std::make_pair(std::string("real/iplink"), 1)};
+  const auto cases = {std::make_pair(std::string("real/dmesg"), 7),
+                      std::make_pair(std::string("real/nccl-logs"), 19),
+                      std::make_pair(std::string("real/nccl-tests"), 8),
+                      std::make_pair(std::string("real/ibtools"), 9),
+                      std::make_pair(std::string("real/ethtool"), 3),
+                      std::make_pair(std::string("real/iplink"), 1)};
   for (const auto& [dir, n] : cases) {
     EXPECT_EQ(static_cast<int>(ibc::test::fixtureFiles(dir, ".txt").size()), n) << dir;
   }

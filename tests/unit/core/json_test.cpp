@@ -78,11 +78,13 @@ TEST(Json, BytesAreBase64AndMatchProtobuf) {
 TEST(Json, FindingHasEveryKeyOfTheDesignShape) {
   const auto doc = nlohmann::json::parse(messageToJson(richReport()));
   const auto& f = doc["findings"][0];
-  for (const char* key : {"code", "severity", "node", "device", "port", "summary", "evidence", "action"}) {
+  for (const char* key :
+       {"code", "severity", "node", "device", "port", "summary", "evidence", "action"}) {
     EXPECT_TRUE(f.contains(key)) << key;
   }
   EXPECT_EQ(f["port"], 1);
-  EXPECT_EQ(doc["nodes"][0]["snapshot"]["devices"][0]["ports"][0]["counters"][0]["value"], "18446744073709551615");
+  EXPECT_EQ(doc["nodes"][0]["snapshot"]["devices"][0]["ports"][0]["counters"][0]["value"],
+            "18446744073709551615");
 }
 
 TEST(Json, InvalidUtf8IsReplacedNotThrown) {

@@ -19,7 +19,8 @@ int materializeSysfsJson(const std::string& json_text, const std::string& dest) 
   }
   int n = 0;
   for (const auto& [path, value] : doc.fields()) {
-    const std::filesystem::path p = std::filesystem::path(dest) / std::filesystem::path(path).relative_path();
+    const std::filesystem::path p =
+        std::filesystem::path(dest) / std::filesystem::path(path).relative_path();
     std::filesystem::create_directories(p.parent_path());
     std::ofstream out(p, std::ios::binary);
     out << value.string_value();

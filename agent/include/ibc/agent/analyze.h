@@ -31,10 +31,10 @@ struct AnalyzeOutcome {
 };
 
 // `open_root` gives the filesystem for --root; `files` reads user-given paths.
-AnalyzeOutcome analyzeInputs(const AnalyzeInputs& inputs, const core::RuleOptions& rules,
-                             const HostSeams& user_files_seams,
-                             const std::function<std::unique_ptr<Filesystem>(const std::string&)>& open_root,
-                             const std::string& agent_version);
+AnalyzeOutcome analyzeInputs(
+    const AnalyzeInputs& inputs, const core::RuleOptions& rules, const HostSeams& user_files_seams,
+    const std::function<std::unique_ptr<Filesystem>(const std::string&)>& open_root,
+    const std::string& agent_version);
 
 // Merges a parsed tool output into a snapshot: devices and netdevs by name, a pasted
 // `grep . /sys/...` listing through the sysfs probes, and a ToolOutput record.

@@ -41,7 +41,7 @@ struct CollectOptions {
   // nodes' windows line up.
   std::optional<std::chrono::system_clock::time_point> window_start;
   std::string job_id;
-  std::vector<std::string> nccl_logs;   // paths on the invoking machine
+  std::vector<std::string> nccl_logs;  // paths on the invoking machine
   std::vector<std::string> nccl_tests;
   std::string dmesg_file;
   std::string agent_version;
@@ -49,8 +49,8 @@ struct CollectOptions {
 };
 
 struct HostSeams {
-  const Filesystem& host;        // the node, rooted at CollectOptions::root
-  const Filesystem& files;       // user-given files (--nccl-log, --dmesg-file), unrooted
+  const Filesystem& host;   // the node, rooted at CollectOptions::root
+  const Filesystem& files;  // user-given files (--nccl-log, --dmesg-file), unrooted
   CommandRunner& runner;
   Clock& clock;
   const Environment& env;
@@ -75,14 +75,15 @@ void collectRdmaDevices(const Filesystem& fs, const CollectLimits& limits, v1::S
 void collectNetdevs(const Filesystem& fs, const CollectLimits& limits, v1::Snapshot& snap,
                     SysfsLayout& layout);
 // Second sample of every counter already in `snap`, into snap.window.
-void sampleWindowCounters(const Filesystem& fs, const CollectLimits& limits, const SysfsLayout& layout,
-                          v1::Snapshot& snap);
+void sampleWindowCounters(const Filesystem& fs, const CollectLimits& limits,
+                          const SysfsLayout& layout, v1::Snapshot& snap);
 // Kernel log lines matching RDMA patterns from text (a file or `dmesg` output).
-void collectKernelLogText(std::string_view text, std::string_view source, const CollectLimits& limits,
-                          v1::KernelLog& out);
+void collectKernelLogText(std::string_view text, std::string_view source,
+                          const CollectLimits& limits, v1::KernelLog& out);
 // Reads an NCCL log / nccl-tests file (bounded) and parses it.
-v1::NcclLog readNcclLog(const Filesystem& files, const std::string& path, const CollectLimits& limits,
-                        const std::string& default_host, std::vector<v1::ProbeError>& errors);
+v1::NcclLog readNcclLog(const Filesystem& files, const std::string& path,
+                        const CollectLimits& limits, const std::string& default_host,
+                        std::vector<v1::ProbeError>& errors);
 v1::NcclTestsOutput readNcclTests(const Filesystem& files, const std::string& path,
                                   const CollectLimits& limits, std::vector<v1::ProbeError>& errors);
 

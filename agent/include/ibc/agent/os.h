@@ -9,9 +9,9 @@
 #include <cstddef>
 #include <cstdint>
 #include <map>
-#include <utility>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "ibc/core/result.h"
@@ -117,7 +117,7 @@ class MemoryFilesystem final : public Filesystem {
 Error errnoError(int err, std::string_view what);
 
 struct CommandResult {
-  int exit_code = -1;     // -1 when killed by a signal or timed out
+  int exit_code = -1;  // -1 when killed by a signal or timed out
   bool timed_out = false;
   std::string out;
   std::string err;

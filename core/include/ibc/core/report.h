@@ -28,7 +28,7 @@ struct AnalyzedNode {
 ::ibcollect::v1::Report buildReport(std::vector<AnalyzedNode> nodes);
 
 struct TextOptions {
-  bool show_info = true;       // info findings (unavailable counters, ...)
+  bool show_info = true;          // info findings (unavailable counters, ...)
   std::size_t max_evidence = 12;  // evidence lines per finding before "... N more"
 };
 std::string renderText(const ::ibcollect::v1::Report& report, const TextOptions& options = {});
