@@ -46,17 +46,32 @@ def free_port():
         return s.getsockname()[1]
 
 
-def run_ibcollect(exe, tree):
-    """Wall time (s) and peak RSS (KiB) of one whole ibcollect process."""
+DEVNULL = os.open(os.devnull, os.O_WRONLY)
+
+
+def run_process(argv):
+    """Wall time (s) of one whole process, spawned directly (no shell), output discarded."""
     t0 = time.perf_counter()
-    p = subprocess.Popen([exe, "snapshot", "--root", tree, "--format", "json"],
-                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    _, status, usage = os.wait4(p.pid, 0)
+    pid = os.posix_spawn(argv[0], argv, os.environ,
+                         file_actions=[(os.POSIX_SPAWN_DUP2, DEVNULL, 1), (os.POSIX_SPAWN_DUP2, DEVNULL, 2)])
+    _, status = os.waitpid(pid, 0)
     dt = time.perf_counter() - t0
-    code = os.waitstatus_to_exitcode(status)
+    return dt, os.waitstatus_to_exitcode(status)
+
+
+def run_ibcollect(exe, tree):
+    dt, code = run_process([exe, "snapshot", "--root", tree, "--format", "json"])
     if code >= 3:
         sys.exit("ibcollect failed with exit code %d" % code)
-    return dt, usage.ru_maxrss
+    return dt
+
+
+def peak_rss_kib(exe, tree):
+    """Peak RSS of ibcollect as GNU time reports it (the spawning process's own memory
+    would otherwise count: ru_maxrss of a child includes the parent's pages before exec)."""
+    out = subprocess.run(["/usr/bin/time", "-f", "%M", exe, "snapshot", "--root", tree, "--format", "json"],
+                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    return int(out.stderr.strip().splitlines()[-1])
 
 
 def scrape(conn):
@@ -105,13 +120,14 @@ def main():
             for _ in range(5):
                 scrape(conn)
                 run_ibcollect(args.ibcollect, tree)
-            ib_times, ne_times, rss = [], [], []
-            for _ in range(args.runs):  # interleaved so both see the same machine state
-                dt, kib = run_ibcollect(args.ibcollect, tree)
-                ib_times.append(dt)
-                rss.append(kib)
+            ib_times, ne_times, floor = [], [], []
+            true = shutil.which("true")
+            for _ in range(args.runs):  # interleaved so all see the same machine state
+                ib_times.append(run_ibcollect(args.ibcollect, tree))
                 ne_times.append(scrape(conn))
+                floor.append(run_process([true])[0])
             conn.close()
+            rss = [peak_rss_kib(args.ibcollect, tree) for _ in range(5)]
         finally:
             ne.terminate()
             ne.wait()
@@ -126,6 +142,8 @@ def main():
     print("node_exporter infiniband scrape (HTTP, keep-alive): median %.2f ms  (p10 %.2f, p90 %.2f)"
           % (ne_med * 1e3, sorted(ne_times)[len(ne_times) // 10] * 1e3,
              sorted(ne_times)[len(ne_times) * 9 // 10] * 1e3))
+    print("process floor on this machine, /bin/true spawned the same way: median %.2f ms"
+          % (statistics.median(floor) * 1e3))
     ratio = ib_med / ne_med
     print("ratio ibcollect/node_exporter: %.2f  (target <= 0.5: %s)" % (ratio, "met" if ratio <= 0.5 else "MISSED"))
     peak = max(rss) / 1024.0

@@ -58,7 +58,7 @@ std::vector<std::string> identity(const v1::Snapshot& snap, const v1::RdmaDevice
 
 std::string hostSteps(const v1::RdmaDevice& dev) {
   std::string port = dev.ports_size() > 0 ? std::to_string(dev.ports(0).port()) : "1";
-  return "Export the escalation bundle (`ibcollect bundle export`) and send it to the provider. "
+  return "Send this snapshot (the .ibsnap file) to the provider with the ticket. "
          "Host side: find the PF of this VF (match the VF's node/port GUID or MAC in "
          "`ip link show <pf>` / `ibdev2netdev -v`), then `mlxlink -d <PF> -p " +
          port +

@@ -77,9 +77,14 @@ std::pair<std::string, uint32_t> devicePort(std::string_view rdma_device) {
 
 bool socketTransport(const v1::NcclLogSummary& s, std::vector<std::string>& ev) {
   bool socket = false;
-  if (s.network() == "Socket") {
-    ev.push_back("NCCL chose \"Using network Socket\"");
-    socket = true;
+  // Hosts that disagree are listed comma-separated ("IB,Socket").
+  for (const auto network : split(s.network(), ',')) {
+    if (trim(network) == "Socket") {
+      ev.push_back(
+          "NCCL chose \"Using network Socket\"" +
+          (s.network() == "Socket" ? std::string() : " on some hosts (" + s.network() + ")"));
+      socket = true;
+    }
   }
   for (const auto& t : s.transports()) {
     if (t.transport() == "NET/Socket") {
