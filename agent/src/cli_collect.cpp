@@ -1,0 +1,155 @@
+// `ibcollect snapshot` and `ibcollect analyze`.
+
+#include <cmath>
+#include <memory>
+
+#include "cli_internal.h"
+#include "ibc/agent/analyze.h"
+#include "ibc/core/findings.h"
+#include "ibc/core/snapshot_file.h"
+
+namespace ibc::agent::cli {
+
+namespace {
+
+struct SnapshotArgs {
+  std::string root = "/";
+  double window = 0;
+  std::string job;
+  std::vector<std::string> nccl_logs;
+  std::vector<std::string> nccl_tests;
+  std::string dmesg_file;
+  std::string output;
+  ReportOptions report;
+};
+
+int runSnapshot(CliEnvironment& env, const SnapshotArgs& a) {
+  auto fs = env.open_root(a.root);
+  CollectOptions co;
+  co.root = a.root;
+  co.window = std::chrono::milliseconds(static_cast<int64_t>(std::llround(a.window * 1000)));
+  co.job_id = a.job;
+  co.nccl_logs = a.nccl_logs;
+  co.nccl_tests = a.nccl_tests;
+  co.dmesg_file = a.dmesg_file;
+  co.agent_version = IBC_VERSION;
+  core::AnalyzedNode node;
+  node.snapshot = collectSnapshot(co, seamsFor(env, *fs));
+  node.findings = core::diagnoseNode(node.snapshot, ruleOptions(a.report));
+  node.include_snapshot = true;
+
+  int failed = 0;
+  for (const auto& e : node.snapshot.probe_errors()) {
+    // A user-given file that could not be read is a collection failure; host probes
+    // that fail are part of the evidence (recorded in the snapshot).
+    if (e.probe() == "nccl_log" || e.probe() == "nccl_tests" ||
+        (e.probe() == "kernel_log" && e.path() == a.dmesg_file && !a.dmesg_file.empty())) {
+      env.err << "ibcollect: cannot read " << e.path() << ": " << e.message() << "\n";
+      ++failed;
+    }
+  }
+  if (!a.output.empty()) {
+    const auto bytes = core::encodeSnapshotFile(core::wrapUnsigned(node.snapshot));
+    if (auto st = env.write_file(a.output, bytes); !st.ok()) {
+      env.err << "ibcollect: could not write the snapshot: " << st.error().message
+              << "\nibcollect: nothing was kept; the report below is all there is — fix the "
+                 "destination (space, permissions) and run again.\n";
+      ++failed;
+    } else {
+      node.snapshot_file = a.output;
+    }
+  }
+  std::vector<core::AnalyzedNode> nodes;
+  nodes.push_back(std::move(node));
+  const int code = printReport(env, std::move(nodes), a.report);
+  return failed > 0 ? core::kExitCollectFailed : code;
+}
+
+struct AnalyzeArgs {
+  std::vector<std::string> files;
+  std::string root;
+  std::vector<std::string> nccl_logs;
+  std::vector<std::string> nccl_tests;
+  std::vector<std::string> tool_outputs;
+  std::string dmesg_file;
+  ReportOptions report;
+};
+
+int runAnalyze(CliEnvironment& env, const AnalyzeArgs& a) {
+  AnalyzeInputs in;
+  in.snapshot_files = a.files;
+  if (!a.root.empty()) in.root = a.root;
+  in.nccl_logs = a.nccl_logs;
+  in.nccl_tests = a.nccl_tests;
+  in.tool_outputs = a.tool_outputs;
+  in.dmesg_file = a.dmesg_file;
+  auto unused_host = env.open_root("/");
+  auto outcome = analyzeInputs(in, ruleOptions(a.report), seamsFor(env, *unused_host),
+                               env.open_root, IBC_VERSION);
+  for (const auto& e : outcome.input_errors) env.err << "ibcollect: " << e << "\n";
+  if (outcome.nodes.empty()) {
+    env.err << "ibcollect: nothing to analyze: every input failed (see above)\n";
+    return core::kExitCollectFailed;
+  }
+  const int code = printReport(env, std::move(outcome.nodes), a.report);
+  if (!outcome.input_errors.empty()) {
+    env.err << "ibcollect: " << outcome.input_errors.size()
+            << " input(s) could not be read; the report covers the rest\n";
+    return core::kExitCollectFailed;
+  }
+  return code;
+}
+
+}  // namespace
+
+void addCollectCommands(CLI::App& app, CliEnvironment& env, std::vector<Command>& commands) {
+  auto sa_ptr = std::make_shared<SnapshotArgs>();
+  SnapshotArgs& sa = *sa_ptr;
+  CLI::App* snap =
+      app.add_subcommand("snapshot", "Collect this node's VF-side evidence and diagnose it");
+  snap->add_option("--root", sa.root, "Read the host from a copied tree (DIR/sys/...) instead of /")
+      ->check(CLI::ExistingDirectory)
+      ->capture_default_str();
+  snap->add_option(
+          "--window", sa.window,
+          "Sample counters twice, SECONDS apart, and judge what moved (default 0: one read)")
+      ->check(CLI::Range(0.0, 3600.0));
+  snap->add_option("--job", sa.job, "Slurm job id to record (default: $SLURM_JOB_ID)");
+  snap->add_option("--nccl-log", sa.nccl_logs, "NCCL_DEBUG log to include (repeatable)")
+      ->check(CLI::ExistingFile);
+  snap->add_option("--nccl-tests", sa.nccl_tests, "nccl-tests output to include (repeatable)")
+      ->check(CLI::ExistingFile);
+  snap->add_option("--dmesg-file", sa.dmesg_file,
+                   "Kernel log file to use instead of /dev/kmsg or dmesg")
+      ->check(CLI::ExistingFile);
+  snap->add_option("-o,--output", sa.output, "Write the snapshot to FILE.ibsnap");
+  addReportOptions(snap, sa.report);
+  snap->footer(kExitCodes);
+
+  auto aa_ptr = std::make_shared<AnalyzeArgs>();
+  AnalyzeArgs& aa = *aa_ptr;
+  CLI::App* an = app.add_subcommand("analyze",
+                                    "Diagnose saved snapshots, a copied tree, logs or pasted tool "
+                                    "output (with no input: this host)");
+  an->add_option("files", aa.files, "Saved snapshots (FILE.ibsnap)")->check(CLI::ExistingFile);
+  an->add_option("--root", aa.root,
+                 "Collect and diagnose a copied tree (DIR/sys/...), or / for this host")
+      ->check(CLI::ExistingDirectory);
+  an->add_option("--nccl-log", aa.nccl_logs, "NCCL_DEBUG log (repeatable)")
+      ->check(CLI::ExistingFile);
+  an->add_option("--nccl-tests", aa.nccl_tests, "nccl-tests output (repeatable)")
+      ->check(CLI::ExistingFile);
+  an->add_option("--dmesg-file", aa.dmesg_file, "Kernel log (dmesg, dmesg -T, journalctl -k)")
+      ->check(CLI::ExistingFile);
+  an->add_option("--tool-output", aa.tool_outputs,
+                 "Pasted output of ibstat, ibstatus, ibv_devinfo [-v], perfquery [-x], ethtool -S, "
+                 "ip -s link or `grep . /sys/...` (recognised from content; repeatable)")
+      ->check(CLI::ExistingFile);
+  addReportOptions(an, aa.report);
+  an->footer(kExitCodes);
+
+  commands.push_back({snap, [&env, sa_ptr] { return runSnapshot(env, *sa_ptr); }});
+  commands.push_back({an, [&env, aa_ptr] { return runAnalyze(env, *aa_ptr); }});
+}
+
+}  // namespace ibc::agent::cli

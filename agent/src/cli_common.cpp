@@ -1,0 +1,56 @@
+#include "cli_internal.h"
+
+#include "ibc/core/findings.h"
+
+namespace ibc::agent::cli {
+
+const char* const kExitCodes =
+    "Exit codes: 0 no warning or critical finding, 1 warnings, 2 critical findings,\n"
+    "3 usage error, 4 could not collect or deliver (the message says what was kept, where).";
+
+void addReportOptions(CLI::App* cmd, ReportOptions& o) {
+  cmd->add_option("--format", o.format, "Output: text (for people) or json (one document)")
+      ->check(CLI::IsMember({"text", "json"}))
+      ->capture_default_str();
+  cmd->add_option("--expect-rate", o.expect_rate,
+                  "Link rate every active port should run at, Gb/s (e.g. 200 for HDR, 400 for NDR)")
+      ->check(CLI::PositiveNumber);
+  cmd->add_flag("--no-info", o.quiet_info, "Text output: hide info-level findings");
+}
+
+core::RuleOptions ruleOptions(const ReportOptions& o) {
+  core::RuleOptions r;
+  if (o.expect_rate > 0) r.expect_rate_gbps = o.expect_rate;
+  return r;
+}
+
+int printReport(CliEnvironment& env, std::vector<core::AnalyzedNode> nodes,
+                const ReportOptions& o) {
+  const auto report = core::buildReport(std::move(nodes));
+  if (o.format == "json") {
+    auto json = core::renderJson(report);
+    if (!json.ok()) {
+      env.err << "ibcollect: " << json.error().message << "\n";
+      return core::kExitCollectFailed;
+    }
+    env.out << *json;
+  } else {
+    core::TextOptions t;
+    t.show_info = !o.quiet_info;
+    env.out << core::renderText(report, t);
+  }
+  std::vector<::ibcollect::v1::Finding> all(report.findings().begin(), report.findings().end());
+  return core::exitCodeFor(all);
+}
+
+HostSeams seamsFor(CliEnvironment& env, const Filesystem& host) {
+  return HostSeams{host,
+                   env.files,
+                   env.runner,
+                   env.clock,
+                   env.env,
+                   env.process_facts,
+                   [&env](const std::string& msg) { env.err << "ibcollect: " << msg << "\n"; }};
+}
+
+}  // namespace ibc::agent::cli

@@ -1,0 +1,46 @@
+#pragma once
+
+// Shared plumbing of the CLI command modules (cli_*.cpp). Not a public header.
+
+#include <CLI/CLI.hpp>
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "ibc/agent/cli.h"
+#include "ibc/agent/collect.h"
+#include "ibc/core/report.h"
+#include "ibc/core/rules.h"
+
+#ifndef IBC_VERSION
+#define IBC_VERSION "0.0.0"
+#endif
+
+namespace ibc::agent::cli {
+
+extern const char* const kExitCodes;
+
+// A parsed subcommand and what runs it.
+struct Command {
+  CLI::App* app;
+  std::function<int()> run;
+};
+
+struct ReportOptions {
+  std::string format = "text";
+  double expect_rate = 0;
+  bool quiet_info = false;
+};
+
+void addReportOptions(CLI::App* cmd, ReportOptions& o);
+core::RuleOptions ruleOptions(const ReportOptions& o);
+// Prints the report (text or JSON) and returns the exit code of its findings.
+int printReport(CliEnvironment& env, std::vector<core::AnalyzedNode> nodes, const ReportOptions& o);
+HostSeams seamsFor(CliEnvironment& env, const Filesystem& host);
+
+// Command modules register their subcommands; the state they parse into lives as long
+// as the returned Command (captured by the lambdas).
+void addCollectCommands(CLI::App& app, CliEnvironment& env, std::vector<Command>& commands);
+
+}  // namespace ibc::agent::cli
