@@ -20,7 +20,9 @@ int main(int argc, char** argv) {
       clock,
       env,
       &ibc::agent::readProcessFacts,
-      &ibc::agent::writeFileAtomic};
+      &ibc::agent::writeFileAtomic,
+      &ibc::agent::makeDirectories,
+      ibc::agent::selfExecutable()};
   std::vector<std::string> args(argv + 1, argv + argc);
   const int rc = ibc::agent::runCli(args, cli);
   std::cout.flush();

@@ -14,10 +14,11 @@ int runCli(const std::vector<std::string>& args, CliEnvironment& env) {
       "nccl-tests output into a snapshot and prints findings with the next step.",
       "ibcollect"};
   app.set_version_flag("--version", versionString());
-  app.require_subcommand(1, 1);
+  app.require_subcommand(0, 1);
   app.footer(
       std::string(
           "Examples:\n"
+          "  ibcollect --job 1234                         every node of Slurm job 1234, compared\n"
           "  ibcollect snapshot -o node.ibsnap            collect this node, save, diagnose\n"
           "  ibcollect snapshot --window 10               also measure counter deltas over 10 s\n"
           "  ibcollect analyze node.ibsnap --nccl-log rank0.log\n"
@@ -27,6 +28,7 @@ int runCli(const std::vector<std::string>& args, CliEnvironment& env) {
 
   std::vector<cli::Command> commands;
   cli::addCollectCommands(app, env, commands);
+  cli::addJobCommands(app, env, commands);
 
   std::vector<const char*> argv{"ibcollect"};
   for (const auto& a : args) argv.push_back(a.c_str());
@@ -39,8 +41,10 @@ int runCli(const std::vector<std::string>& args, CliEnvironment& env) {
     return core::kExitUsage;
   }
   for (const auto& c : commands) {
-    if (c.app->parsed()) return c.run();
+    if (c.selected()) return c.run();
   }
+  env.err << "ibcollect: give a command (snapshot, analyze, compare) or --job JOBID\n"
+             "Run 'ibcollect --help' for usage.\n";
   return core::kExitUsage;
 }
 

@@ -148,8 +148,10 @@ void addCollectCommands(CLI::App& app, CliEnvironment& env, std::vector<Command>
   addReportOptions(an, aa.report);
   an->footer(kExitCodes);
 
-  commands.push_back({snap, [&env, sa_ptr] { return runSnapshot(env, *sa_ptr); }});
-  commands.push_back({an, [&env, aa_ptr] { return runAnalyze(env, *aa_ptr); }});
+  commands.push_back(
+      {[snap] { return snap->parsed(); }, [&env, sa_ptr] { return runSnapshot(env, *sa_ptr); }});
+  commands.push_back(
+      {[an] { return an->parsed(); }, [&env, aa_ptr] { return runAnalyze(env, *aa_ptr); }});
 }
 
 }  // namespace ibc::agent::cli

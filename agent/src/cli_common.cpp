@@ -24,8 +24,8 @@ core::RuleOptions ruleOptions(const ReportOptions& o) {
   return r;
 }
 
-int printReport(CliEnvironment& env, std::vector<core::AnalyzedNode> nodes,
-                const ReportOptions& o) {
+int printReport(CliEnvironment& env, std::vector<core::AnalyzedNode> nodes, const ReportOptions& o,
+                bool node_table) {
   const auto report = core::buildReport(std::move(nodes));
   if (o.format == "json") {
     auto json = core::renderJson(report);
@@ -37,6 +37,7 @@ int printReport(CliEnvironment& env, std::vector<core::AnalyzedNode> nodes,
   } else {
     core::TextOptions t;
     t.show_info = !o.quiet_info;
+    t.node_table = node_table;
     env.out << core::renderText(report, t);
   }
   std::vector<::ibcollect::v1::Finding> all(report.findings().begin(), report.findings().end());

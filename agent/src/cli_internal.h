@@ -21,9 +21,10 @@ namespace ibc::agent::cli {
 
 extern const char* const kExitCodes;
 
-// A parsed subcommand and what runs it.
+// A command and what runs it: `selected` says whether the parsed command line asked for
+// it (a subcommand was given, or a top-level option such as --job).
 struct Command {
-  CLI::App* app;
+  std::function<bool()> selected;
   std::function<int()> run;
 };
 
@@ -36,11 +37,15 @@ struct ReportOptions {
 void addReportOptions(CLI::App* cmd, ReportOptions& o);
 core::RuleOptions ruleOptions(const ReportOptions& o);
 // Prints the report (text or JSON) and returns the exit code of its findings.
-int printReport(CliEnvironment& env, std::vector<core::AnalyzedNode> nodes, const ReportOptions& o);
+// node_table: one row per node and findings grouped by node (jobs).
+int printReport(CliEnvironment& env, std::vector<core::AnalyzedNode> nodes, const ReportOptions& o,
+                bool node_table = false);
 HostSeams seamsFor(CliEnvironment& env, const Filesystem& host);
 
 // Command modules register their subcommands; the state they parse into lives as long
 // as the returned Command (captured by the lambdas).
 void addCollectCommands(CLI::App& app, CliEnvironment& env, std::vector<Command>& commands);
+// `--job` (top-level options), `compare`, and the hidden node side `job-step`.
+void addJobCommands(CLI::App& app, CliEnvironment& env, std::vector<Command>& commands);
 
 }  // namespace ibc::agent::cli

@@ -420,9 +420,39 @@ bool ProcessRunner::available(std::string_view program) const {
   return !findOnPath(program).empty();
 }
 
+Result<CommandResult> CommandRunner::runStreaming(
+    const std::vector<std::string>& argv, std::chrono::milliseconds timeout,
+    const std::function<bool(std::string_view)>& on_line, std::size_t max_stderr) {
+  auto r = run(argv, timeout, std::max<std::size_t>(max_stderr, 64u << 20));
+  if (!r.ok()) return r;
+  std::string out = std::move(r->out);
+  r->out.clear();
+  std::size_t start = 0;
+  while (start < out.size()) {
+    auto nl = out.find('\n', start);
+    if (nl == std::string::npos) nl = out.size();
+    if (!on_line(std::string_view(out).substr(start, nl - start))) break;
+    start = nl + 1;
+  }
+  return r;
+}
+
 Result<CommandResult> ProcessRunner::run(const std::vector<std::string>& argv,
                                          std::chrono::milliseconds timeout,
                                          std::size_t max_output) {
+  return execute(argv, timeout, max_output, nullptr);
+}
+
+Result<CommandResult> ProcessRunner::runStreaming(
+    const std::vector<std::string>& argv, std::chrono::milliseconds timeout,
+    const std::function<bool(std::string_view)>& on_line, std::size_t max_stderr) {
+  return execute(argv, timeout, max_stderr, &on_line);
+}
+
+Result<CommandResult> ProcessRunner::execute(const std::vector<std::string>& argv,
+                                             std::chrono::milliseconds timeout,
+                                             std::size_t max_output,
+                                             const std::function<bool(std::string_view)>* on_line) {
   if (argv.empty()) return Error{ErrorCode::InvalidArgument, "empty command"};
   const std::string exe = findOnPath(argv[0]);
   if (exe.empty()) return Error{ErrorCode::NotFound, argv[0] + ": not installed (not on PATH)"};
@@ -473,7 +503,21 @@ Result<CommandResult> ProcessRunner::run(const std::vector<std::string>& argv,
   std::string* sinks[2] = {&result.out, &result.err};
   int open_fds = 2;
   char buf[65536];
-  while (open_fds > 0) {
+  bool stop = false;
+  std::string pending;  // partial stdout line when streaming
+  auto deliver = [&](std::string_view data) {
+    pending.append(data);
+    std::size_t start = 0;
+    while (!stop) {
+      const auto nl = pending.find('\n', start);
+      if (nl == std::string::npos) break;
+      if (!(*on_line)(std::string_view(pending).substr(start, nl - start))) stop = true;
+      start = nl + 1;
+    }
+    pending.erase(0, start);
+    if (pending.size() > (1u << 20)) pending.clear();  // a line longer than 1 MiB is not ours
+  };
+  while (open_fds > 0 && !stop) {
     const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
         deadline - std::chrono::steady_clock::now());
     if (left.count() <= 0) {
@@ -488,7 +532,9 @@ Result<CommandResult> ProcessRunner::run(const std::vector<std::string>& argv,
     for (int i = 0; i < 2; ++i) {
       if (fds[i].fd < 0 || (fds[i].revents & (POLLIN | POLLHUP | POLLERR)) == 0) continue;
       const ssize_t r = ::read(fds[i].fd, buf, sizeof buf);
-      if (r > 0) {
+      if (r > 0 && i == 0 && on_line != nullptr) {
+        deliver(std::string_view(buf, static_cast<std::size_t>(r)));
+      } else if (r > 0) {
         std::string& sink = *sinks[i];
         const std::size_t room = max_output > sink.size() ? max_output - sink.size() : 0;
         sink.append(buf, std::min<std::size_t>(room, static_cast<std::size_t>(r)));
@@ -500,8 +546,9 @@ Result<CommandResult> ProcessRunner::run(const std::vector<std::string>& argv,
     }
   }
 
+  if (on_line != nullptr && !stop && !pending.empty()) (*on_line)(pending);
   int status = 0;
-  if (result.timed_out) {
+  if (result.timed_out || stop) {
     ::kill(-pid, SIGTERM);
     const auto grace = std::chrono::steady_clock::now() + std::chrono::milliseconds(200);
     while (::waitpid(pid, &status, WNOHANG) == 0) {
@@ -512,7 +559,7 @@ Result<CommandResult> ProcessRunner::run(const std::vector<std::string>& argv,
       }
       std::this_thread::sleep_for(std::chrono::milliseconds(5));
     }
-    result.exit_code = -1;
+    result.exit_code = stop && WIFEXITED(status) ? WEXITSTATUS(status) : -1;
     return result;
   }
   while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
@@ -555,6 +602,32 @@ core::Status writeFileAtomic(const std::string& path, std::string_view bytes) {
   Fd dfd(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
   if (dfd.get() >= 0) ::fsync(dfd.get());
   return {};
+}
+
+core::Status makeDirectories(const std::string& path) {
+  std::string cur;
+  std::size_t pos = 0;
+  while (pos <= path.size()) {
+    const auto slash = path.find('/', pos);
+    cur = path.substr(0, slash == std::string::npos ? path.size() : slash);
+    if (!cur.empty() && ::mkdir(cur.c_str(), 0755) != 0 && errno != EEXIST)
+      return errnoError(errno, cur);
+    if (slash == std::string::npos) break;
+    pos = slash + 1;
+  }
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
+    return Error{ErrorCode::Io, path + ": not a directory"};
+  }
+  return {};
+}
+
+std::string selfExecutable() {
+  std::string buf(4096, '\0');
+  const ssize_t n = ::readlink("/proc/self/exe", buf.data(), buf.size() - 1);
+  if (n <= 0) return {};
+  buf.resize(static_cast<std::size_t>(n));
+  return buf;
 }
 
 // ---- clock, environment, process facts -------------------------------------------------

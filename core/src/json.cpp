@@ -1,5 +1,7 @@
 #include "ibc/core/json.h"
 
+#include "ibc/core/encoding.h"
+
 #include <google/protobuf/descriptor.h>
 #include <google/protobuf/reflection.h>
 
@@ -14,36 +16,6 @@ using google::protobuf::FieldDescriptor;
 using google::protobuf::Message;
 using google::protobuf::Reflection;
 using Json = nlohmann::ordered_json;
-
-std::string base64(const std::string& in) {
-  static constexpr char kAlphabet[] =
-      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-  std::string out;
-  out.reserve((in.size() + 2) / 3 * 4);
-  std::size_t i = 0;
-  while (i + 3 <= in.size()) {
-    const uint32_t v = (static_cast<uint8_t>(in[i]) << 16) |
-                       (static_cast<uint8_t>(in[i + 1]) << 8) | static_cast<uint8_t>(in[i + 2]);
-    out += kAlphabet[(v >> 18) & 63];
-    out += kAlphabet[(v >> 12) & 63];
-    out += kAlphabet[(v >> 6) & 63];
-    out += kAlphabet[v & 63];
-    i += 3;
-  }
-  if (i + 1 == in.size()) {
-    const uint32_t v = static_cast<uint8_t>(in[i]) << 16;
-    out += kAlphabet[(v >> 18) & 63];
-    out += kAlphabet[(v >> 12) & 63];
-    out += "==";
-  } else if (i + 2 == in.size()) {
-    const uint32_t v = (static_cast<uint8_t>(in[i]) << 16) | (static_cast<uint8_t>(in[i + 1]) << 8);
-    out += kAlphabet[(v >> 18) & 63];
-    out += kAlphabet[(v >> 12) & 63];
-    out += kAlphabet[(v >> 6) & 63];
-    out += '=';
-  }
-  return out;
-}
 
 Json doubleValue(double v) {
   // The JSON mapping writes non-finite numbers as strings.
@@ -81,7 +53,7 @@ Json scalar(const Message& m, const Reflection* r, const FieldDescriptor* f, int
       std::string scratch;
       const std::string& s = rep ? r->GetRepeatedStringReference(m, f, index, &scratch)
                                  : r->GetStringReference(m, f, &scratch);
-      if (f->type() == FieldDescriptor::TYPE_BYTES) return base64(s);
+      if (f->type() == FieldDescriptor::TYPE_BYTES) return base64Encode(s);
       return s;
     }
     case FieldDescriptor::CPPTYPE_MESSAGE:

@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <iterator>
 #include <map>
+#include <string>
 
 #include "ibc/core/findings.h"
 #include "ibc/core/json.h"
@@ -67,7 +68,25 @@ v1::NodeReport summarizeNode(const AnalyzedNode& node) {
       p = std::max(p, sev);
     }
   }
-  r.set_worst_severity(r.critical() > 0 ? "critical" : r.warning() > 0 ? "warning" : "ok");
+  r.set_worst_severity(!node.unreachable_reason.empty() ? "unreachable"
+                       : r.critical() > 0               ? "critical"
+                       : r.warning() > 0                ? "warning"
+                                                        : "ok");
+  r.set_unreachable_reason(node.unreachable_reason);
+  Severity worst_seen = Severity::Info;
+  for (const auto& f : node.findings) {
+    const Severity sev = severityOf(f);
+    if (sev != Severity::Info && (r.worst_code().empty() || sev > worst_seen)) {
+      r.set_worst_code(f.code());
+      worst_seen = sev;
+    }
+  }
+  for (const auto& d : s.devices()) {
+    for (const auto& p : d.ports()) {
+      r.set_ports_total(r.ports_total() + 1);
+      if (portStateOf(p.state()) == PortState::Active) r.set_ports_active(r.ports_active() + 1);
+    }
+  }
   for (const auto& d : s.devices()) {
     auto add_port = [&](const v1::RdmaPort* p) {
       v1::PortSummary* ps = r.add_ports();
@@ -144,8 +163,9 @@ std::string table(const std::vector<std::vector<std::string>>& rows) {
 
 }  // namespace
 
-std::string renderText(const v1::Report& report, const TextOptions& options) {
-  std::string out;
+namespace {
+
+std::string portTable(const v1::Report& report) {
   std::vector<std::vector<std::string>> rows{
       {"NODE", "DEVICE", "PORT", "STATE", "PHYS", "RATE", "LINK", "FW", "NETDEV", "VERDICT"}};
   for (const auto& n : report.nodes()) {
@@ -162,7 +182,62 @@ std::string renderText(const v1::Report& report, const TextOptions& options) {
            p.netdevs().empty() ? "-" : p.netdevs(), upper(p.worst_severity())});
     }
   }
-  out += table(rows);
+  return table(rows);
+}
+
+// One row per node: what a job owner scans first.
+std::string nodeTable(const v1::Report& report) {
+  std::vector<std::vector<std::string>> rows{
+      {"NODE", "PORTS", "RATES", "FW", "VERDICT", "WORST FINDING"}};
+  for (const auto& n : report.nodes()) {
+    if (!n.unreachable_reason().empty()) {
+      rows.push_back({n.node(), "-", "-", "-", "UNREACHABLE", n.unreachable_reason()});
+      continue;
+    }
+    std::map<std::string, int> rates;
+    std::map<std::string, int> fws;
+    for (const auto& p : n.ports()) {
+      if (p.state() == "ACTIVE" && p.rate_gbps() > 0) {
+        char buf[32];
+        std::snprintf(buf, sizeof buf, "%g", p.rate_gbps());
+        rates[buf]++;
+      }
+      if (!p.fw_ver().empty()) fws[p.fw_ver()]++;
+    }
+    std::string rate_text, fw_text;
+    for (const auto& [r, k] : rates)
+      rate_text += (rate_text.empty() ? "" : ",") + std::to_string(k) + "x" + r;
+    for (const auto& [f, k] : fws) fw_text += (fw_text.empty() ? "" : ",") + f;
+    rows.push_back({n.node(),
+                    std::to_string(n.ports_active()) + "/" + std::to_string(n.ports_total()),
+                    rate_text.empty() ? "-" : rate_text, fw_text.empty() ? "-" : fw_text,
+                    upper(n.worst_severity()), n.worst_code().empty() ? "-" : n.worst_code()});
+  }
+  return table(rows);
+}
+
+void findingText(std::string& out, const v1::Finding& f, const TextOptions& options) {
+  std::string where = f.node();
+  if (!f.device().empty()) where += " " + f.device();
+  if (f.port() != 0) where += " port " + std::to_string(f.port());
+  out += "\n" + upper(f.severity()) + "  " + f.code() + "  " + where + "\n";
+  out += "  " + f.summary() + "\n";
+  if (f.evidence_size() > 0) {
+    out += "  evidence:\n";
+    const int shown = static_cast<int>(
+        std::min<std::size_t>(options.max_evidence, static_cast<std::size_t>(f.evidence_size())));
+    for (int i = 0; i < shown; ++i) out += "    - " + f.evidence(i) + "\n";
+    if (f.evidence_size() > shown) {
+      out += "    ... " + std::to_string(f.evidence_size() - shown) + " more (--format json)\n";
+    }
+  }
+  if (!f.action().empty()) out += "  next step: " + f.action() + "\n";
+}
+
+}  // namespace
+
+std::string renderText(const v1::Report& report, const TextOptions& options) {
+  std::string out = options.node_table ? nodeTable(report) : portTable(report);
 
   uint32_t crit = 0, warn = 0, info = 0;
   for (const auto& f : report.findings()) {
@@ -170,7 +245,10 @@ std::string renderText(const v1::Report& report, const TextOptions& options) {
     (s == Severity::Critical ? crit : s == Severity::Warning ? warn : info)++;
   }
   out += "\n";
+  uint32_t unreachable = 0;
   for (const auto& n : report.nodes()) {
+    if (!n.unreachable_reason().empty()) ++unreachable;
+    if (options.node_table) continue;  // the table already has one line per node
     if (report.nodes_size() > 1 || n.critical() + n.warning() > 0 || n.probe_errors() > 0) {
       out += "node " + n.node() + ": " + upper(n.worst_severity()) + " (" +
              std::to_string(n.critical()) + " critical, " + std::to_string(n.warning()) +
@@ -182,30 +260,45 @@ std::string renderText(const v1::Report& report, const TextOptions& options) {
       out += "\n";
     }
   }
+  if (options.node_table) {
+    out += std::to_string(report.nodes_size()) + " node(s)" +
+           (unreachable > 0 ? ", " + std::to_string(unreachable) + " unreachable" : std::string()) +
+           "; ";
+  }
   out += std::to_string(report.findings_size()) + " finding(s): " + std::to_string(crit) +
          " critical, " + std::to_string(warn) + " warning, " + std::to_string(info) + " info\n";
 
-  for (const auto& f : report.findings()) {
-    if (!options.show_info && severityOf(f) == Severity::Info) continue;
-    std::string where = f.node();
-    if (!f.device().empty()) where += " " + f.device();
-    if (f.port() != 0) where += " port " + std::to_string(f.port());
-    out += "\n" + upper(f.severity()) + "  " + f.code() + "  " + where + "\n";
-    out += "  " + f.summary() + "\n";
-    if (f.evidence_size() > 0) {
-      out += "  evidence:\n";
-      const int shown = static_cast<int>(
-          std::min<std::size_t>(options.max_evidence, static_cast<std::size_t>(f.evidence_size())));
-      for (int i = 0; i < shown; ++i) out += "    - " + f.evidence(i) + "\n";
-      if (f.evidence_size() > shown) {
-        out += "    ... " + std::to_string(f.evidence_size() - shown) + " more (--format json)\n";
+  if (options.node_table) {
+    // Grouped by node, nodes in report order, each node's findings worst first.
+    std::map<std::string, std::vector<const v1::Finding*>> by_node;
+    for (const auto& f : report.findings()) by_node[f.node()].push_back(&f);
+    std::vector<std::string> order;
+    for (const auto& n : report.nodes()) order.push_back(n.node());
+    for (const auto& [node, list] : by_node) {
+      if (std::find(order.begin(), order.end(), node) == order.end()) order.push_back(node);
+    }
+    for (const auto& node : order) {
+      auto it = by_node.find(node);
+      if (it == by_node.end()) continue;
+      bool header = false;
+      for (const auto* f : it->second) {
+        if (!options.show_info && severityOf(*f) == Severity::Info) continue;
+        if (!header) {
+          out += "\n== " + node + "\n";
+          header = true;
+        }
+        findingText(out, *f, options);
       }
     }
-    if (!f.action().empty()) out += "  next step: " + f.action() + "\n";
-  }
-  for (const auto& n : report.nodes()) {
-    if (!n.snapshot_file().empty())
-      out += "\nsnapshot of " + n.node() + ": " + n.snapshot_file() + "\n";
+  } else {
+    for (const auto& f : report.findings()) {
+      if (!options.show_info && severityOf(f) == Severity::Info) continue;
+      findingText(out, f, options);
+    }
+    for (const auto& n : report.nodes()) {
+      if (!n.snapshot_file().empty())
+        out += "\nsnapshot of " + n.node() + ": " + n.snapshot_file() + "\n";
+    }
   }
   return out;
 }

@@ -1,8 +1,9 @@
 #include "ibc/core/snapshot_file.h"
 
+#include "ibc/core/encoding.h"
+
 #include <google/protobuf/io/coded_stream.h>
 #include <google/protobuf/io/zero_copy_stream_impl_lite.h>
-#include <openssl/sha.h>
 
 namespace ibc::core {
 
@@ -68,17 +69,7 @@ Result<v1::Snapshot> openSnapshot(const v1::SignedSnapshot& envelope) {
 }
 
 std::string snapshotId(const v1::SignedSnapshot& envelope) {
-  unsigned char digest[SHA256_DIGEST_LENGTH];
-  SHA256(reinterpret_cast<const unsigned char*>(envelope.snapshot().data()),
-         envelope.snapshot().size(), digest);
-  static constexpr char kHex[] = "0123456789abcdef";
-  std::string out;
-  out.reserve(2 * SHA256_DIGEST_LENGTH);
-  for (unsigned char b : digest) {
-    out.push_back(kHex[b >> 4]);
-    out.push_back(kHex[b & 0xf]);
-  }
-  return out;
+  return sha256Hex(envelope.snapshot());
 }
 
 }  // namespace ibc::core

@@ -26,6 +26,10 @@ struct CliEnvironment {
   std::function<ProcessFacts()> process_facts;
   // Writes a file atomically (snapshot -o).
   std::function<core::Status(const std::string& path, std::string_view bytes)> write_file;
+  // Creates a directory and its parents (--job --out).
+  std::function<core::Status(const std::string& path)> make_dirs;
+  // This program's own path: what `--job` runs on the nodes unless --agent says otherwise.
+  std::string executable;
 };
 
 // Runs one command line (args without argv[0]). Returns the DESIGN §3 exit code:

@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <string>
 #include <string_view>
@@ -135,6 +136,13 @@ class CommandRunner {
                                     std::size_t max_output = 16u << 20) = 0;
   // True when argv0 is an executable on PATH (or an existing executable path).
   virtual bool available(std::string_view program) const = 0;
+  // Like run(), but hands every complete stdout line (without '\n') to `on_line` as it
+  // arrives; when on_line returns false the command is stopped (SIGTERM, then SIGKILL).
+  // stdout is not kept in the result; stderr is. The default runs to completion first.
+  virtual Result<CommandResult> runStreaming(const std::vector<std::string>& argv,
+                                             std::chrono::milliseconds timeout,
+                                             const std::function<bool(std::string_view)>& on_line,
+                                             std::size_t max_stderr = 1u << 20);
 };
 
 // posix_spawn + poll; on timeout the child gets SIGTERM, then SIGKILL after 200 ms.
@@ -143,6 +151,15 @@ class ProcessRunner final : public CommandRunner {
   Result<CommandResult> run(const std::vector<std::string>& argv, std::chrono::milliseconds timeout,
                             std::size_t max_output = 16u << 20) override;
   bool available(std::string_view program) const override;
+  Result<CommandResult> runStreaming(const std::vector<std::string>& argv,
+                                     std::chrono::milliseconds timeout,
+                                     const std::function<bool(std::string_view)>& on_line,
+                                     std::size_t max_stderr = 1u << 20) override;
+
+ private:
+  Result<CommandResult> execute(const std::vector<std::string>& argv,
+                                std::chrono::milliseconds timeout, std::size_t max_output,
+                                const std::function<bool(std::string_view)>* on_line);
 };
 
 class Clock {
@@ -177,6 +194,12 @@ class ProcessEnvironment final : public Environment {
 // rename, fsync of the directory. On failure nothing is left at `path` that was not there
 // before. Errors name the path and the reason (ENOSPC, EACCES, ...).
 core::Status writeFileAtomic(const std::string& path, std::string_view bytes);
+
+// mkdir -p. Errors name the path and the reason.
+core::Status makeDirectories(const std::string& path);
+
+// This process's executable (/proc/self/exe), "" when unknown.
+std::string selfExecutable();
 
 // Resource limits and host name of the running process (live host only).
 struct ProcessFacts {

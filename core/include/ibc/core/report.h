@@ -16,8 +16,9 @@ namespace ibc::core {
 struct AnalyzedNode {
   ::ibcollect::v1::Snapshot snapshot;
   std::vector<::ibcollect::v1::Finding> findings;
-  std::string snapshot_file;      // where the snapshot was written or read, if any
-  bool include_snapshot = false;  // put the whole snapshot into the JSON node entry
+  std::string snapshot_file;       // where the snapshot was written or read, if any
+  bool include_snapshot = false;   // put the whole snapshot into the JSON node entry
+  std::string unreachable_reason;  // a --job node that did not answer
 };
 
 // Per-port summary of a node, with the worst severity of the findings on each port.
@@ -30,6 +31,9 @@ struct AnalyzedNode {
 struct TextOptions {
   bool show_info = true;          // info findings (unavailable counters, ...)
   std::size_t max_evidence = 12;  // evidence lines per finding before "... N more"
+  // One row per node (ports active/total, rates, firmware, worst finding) instead of one
+  // per port, and findings grouped by node: for jobs.
+  bool node_table = false;
 };
 std::string renderText(const ::ibcollect::v1::Report& report, const TextOptions& options = {});
 

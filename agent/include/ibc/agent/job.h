@@ -1,0 +1,86 @@
+#pragma once
+
+// `ibcollect --job JOBID`: resolve a Slurm job's nodes, run one collection step per node
+// through Slurm itself (srun --overlap) or OpenSSH, and bring every node's snapshot back
+// over the launcher's stdout (no shared filesystem). All nodes start their counter
+// window at the same wall-clock moment; a node that does not answer in time is reported
+// by name as unreachable and the others are still reported.
+
+#include <chrono>
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "ibc/agent/os.h"
+#include "ibc/core/slurm.h"
+#include "ibcollect/v1/signed.pb.h"
+#include "ibcollect/v1/snapshot.pb.h"
+
+namespace ibc::agent {
+
+namespace v1 = ::ibcollect::v1;
+
+enum class Launcher { Srun, Ssh };
+
+struct JobOptions {
+  std::string job_id;
+  Launcher launcher = Launcher::Srun;
+  std::vector<std::string> hosts;  // --hosts (ssh), or a subset of the job's nodes (srun)
+  std::chrono::milliseconds window{10000};
+  // How long to wait for answers after the counter window has ended.
+  std::chrono::milliseconds timeout{15000};
+  // The window starts this long after launch so every node is ready for it.
+  std::chrono::milliseconds launch_slack{2000};
+  std::vector<std::string> nccl_logs;  // patterns, %h = the node's hostname
+  std::vector<std::string> nccl_tests;
+  std::string agent_path;  // ibcollect on the nodes
+  std::size_t ssh_parallelism = 32;
+  std::chrono::milliseconds command_timeout{15000};  // scontrol / sinfo
+};
+
+// Error codes: InvalidArgument = no such job (usage); Unavailable = Slurm not installed
+// or not answering; PermissionDenied = the job is not visible to this user; Unsupported =
+// the job is not running (its nodes are no longer allocated to it). Messages say what to
+// do next.
+Result<core::SlurmJob> resolveSlurmJob(CommandRunner& runner, const JobOptions& options);
+
+// Host names of a hostlist through `scontrol show hostnames` (falls back to the built-in
+// expansion when scontrol cannot).
+Result<std::vector<std::string>> expandJobHosts(CommandRunner& runner, const std::string& hostlist,
+                                                std::chrono::milliseconds timeout);
+
+// Nodes of `hosts` that slurmctld already knows it cannot reach (state with '*', down,
+// fail), with the reason; empty when sinfo is not available.
+std::map<std::string, std::string> unresponsiveNodes(CommandRunner& runner,
+                                                     const std::vector<std::string>& hosts,
+                                                     std::chrono::milliseconds timeout);
+
+struct NodeResult {
+  std::string node;
+  bool answered = false;
+  std::string unreachable_reason;  // when !answered
+  v1::SignedSnapshot envelope;     // when answered
+};
+
+struct JobCollection {
+  std::vector<NodeResult> nodes;  // in the job's host order
+  std::chrono::system_clock::time_point window_start;
+  std::vector<std::string> notices;  // launcher messages worth showing (srun errors, ...)
+};
+
+// Runs the collection step on `hosts`. `progress(answered, total)` is called as nodes
+// answer. Never waits longer than launch_slack + window + timeout (+ a few seconds to
+// stop the launcher).
+JobCollection collectJob(const JobOptions& options, const std::vector<std::string>& hosts,
+                         CommandRunner& runner, Clock& clock,
+                         const std::function<void(std::size_t, std::size_t)>& progress);
+
+// The argv a node runs (exposed for tests and `--help`).
+std::vector<std::string> stepArgv(const JobOptions& options, int64_t window_start_unix_ms);
+
+// Expands a --nccl-log pattern for one host: "%h" → host; then shell-style globbing.
+std::vector<std::string> expandLogPattern(const std::string& pattern, const std::string& host);
+
+}  // namespace ibc::agent

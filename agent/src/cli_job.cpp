@@ -1,0 +1,405 @@
+// `ibcollect --job JOBID`, `ibcollect compare`, and the node side `ibcollect job-step`.
+
+#include <chrono>
+#include <cmath>
+#include <ctime>
+#include <map>
+#include <memory>
+#include <set>
+
+#include "cli_internal.h"
+#include "ibc/agent/analyze.h"
+#include "ibc/agent/job.h"
+#include "ibc/core/compare.h"
+#include "ibc/core/findings.h"
+#include "ibc/core/slurm.h"
+#include "ibc/core/snapshot_file.h"
+#include "ibc/core/step_output.h"
+#include "ibc/core/text.h"
+
+namespace ibc::agent::cli {
+
+namespace {
+
+std::chrono::milliseconds seconds(double s) {
+  return std::chrono::milliseconds(static_cast<int64_t>(std::llround(s * 1000)));
+}
+
+struct JobArgs {
+  std::string job;
+  std::string launcher = "srun";
+  std::string hosts;
+  double window = 10;
+  double timeout = 15;
+  std::vector<std::string> nccl_logs;
+  std::vector<std::string> nccl_tests;
+  std::string out;
+  std::string agent;
+  ReportOptions report;
+};
+
+std::string timestamp(std::chrono::system_clock::time_point t) {
+  const std::time_t tt = std::chrono::system_clock::to_time_t(t);
+  std::tm tm{};
+  ::localtime_r(&tt, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y%m%d-%H%M%S", &tm);
+  return buf;
+}
+
+// Findings go to the node they name; findings about hosts that are not job nodes (a log
+// line from another machine) stay with the first node so nothing is dropped.
+void distribute(std::vector<core::AnalyzedNode>& nodes,
+                std::vector<::ibcollect::v1::Finding> findings) {
+  std::map<std::string, std::size_t> index;
+  for (std::size_t i = 0; i < nodes.size(); ++i)
+    index.emplace(core::nodeName(nodes[i].snapshot), i);
+  for (auto& f : findings) {
+    auto it = index.find(f.node());
+    const std::size_t i = it == index.end() ? 0 : it->second;
+    if (!nodes.empty()) nodes[i].findings.push_back(std::move(f));
+  }
+}
+
+// NCCL logs the launcher can read itself (a shared filesystem), for logs no node brought.
+void attachLauncherLogs(CliEnvironment& env, const JobArgs& a,
+                        std::vector<core::AnalyzedNode>& nodes) {
+  std::set<std::string> carried;
+  for (const auto& n : nodes) {
+    for (const auto& l : n.snapshot.nccl_logs()) carried.insert(l.source());
+  }
+  std::map<std::string, std::size_t> index;
+  for (std::size_t i = 0; i < nodes.size(); ++i)
+    index.emplace(core::nodeName(nodes[i].snapshot), i);
+  const CollectLimits limits;
+  for (const auto& pattern : a.nccl_logs) {
+    for (const auto& [host, i] : index) {
+      for (const auto& path : expandLogPattern(pattern, host)) {
+        if (!carried.insert(path).second) continue;
+        std::vector<v1::ProbeError> errors;
+        auto log = readNcclLog(env.files, path, limits, host, errors);
+        for (const auto& e : errors)
+          env.err << "ibcollect: cannot read " << e.path() << ": " << e.message() << "\n";
+        // Attribute by the hostnames in the log when they name a job node.
+        std::size_t target = i;
+        for (const auto& h : log.parsed().hosts()) {
+          if (auto it = index.find(h); it != index.end()) {
+            target = it->second;
+            break;
+          }
+        }
+        *nodes[target].snapshot.add_nccl_logs() = std::move(log);
+      }
+    }
+  }
+}
+
+int runJob(CliEnvironment& env, const JobArgs& a) {
+  JobOptions o;
+  o.job_id = a.job;
+  o.launcher = a.launcher == "ssh" ? Launcher::Ssh : Launcher::Srun;
+  o.window = seconds(a.window);
+  o.timeout = seconds(a.timeout);
+  o.nccl_logs = a.nccl_logs;
+  o.nccl_tests = a.nccl_tests;
+  o.agent_path = a.agent.empty() ? env.executable : a.agent;
+  if (o.agent_path.empty()) {
+    env.err << "ibcollect: cannot tell where this ibcollect is installed: pass --agent PATH (the "
+               "ibcollect path on the nodes)\n";
+    return core::kExitUsage;
+  }
+
+  std::vector<std::string> hosts;
+  std::string job_state;
+  if (o.launcher == Launcher::Srun) {
+    auto job = resolveSlurmJob(env.runner, o);
+    if (!job.ok()) {
+      env.err << "ibcollect: " << job.error().message << "\n";
+      return job.error().code == ErrorCode::InvalidArgument ? core::kExitUsage
+                                                            : core::kExitCollectFailed;
+    }
+    job_state = job->job_state;
+    auto expanded = expandJobHosts(env.runner, job->node_list, o.command_timeout);
+    if (!expanded.ok()) {
+      env.err << "ibcollect: cannot expand the job's node list \"" << job->node_list
+              << "\": " << expanded.error().message << "\n";
+      return core::kExitCollectFailed;
+    }
+    hosts = std::move(expanded).value();
+  }
+  if (!a.hosts.empty()) {
+    auto given = core::expandHostlist(a.hosts);
+    if (!given.ok()) {
+      env.err << "ibcollect: --hosts \"" << a.hosts << "\": " << given.error().message << "\n";
+      return core::kExitUsage;
+    }
+    if (o.launcher == Launcher::Ssh) {
+      hosts = std::move(given).value();
+    } else {
+      // A subset of the job's nodes.
+      std::set<std::string> want(given->begin(), given->end());
+      std::vector<std::string> kept;
+      for (const auto& h : hosts) {
+        if (want.count(h) != 0) kept.push_back(h);
+      }
+      hosts = std::move(kept);
+    }
+  }
+  if (hosts.empty()) {
+    env.err << "ibcollect: no nodes to collect from"
+            << (o.launcher == Launcher::Ssh ? " (--launcher ssh needs --hosts H1,H2,...)" : "")
+            << "\n";
+    return core::kExitUsage;
+  }
+
+  std::map<std::string, std::string> down;
+  if (o.launcher == Launcher::Srun) down = unresponsiveNodes(env.runner, hosts, o.command_timeout);
+  std::vector<std::string> live;
+  for (const auto& h : hosts) {
+    if (down.count(h) == 0) live.push_back(h);
+  }
+  env.err << "ibcollect: job " << o.job_id << (job_state.empty() ? "" : " (" + job_state + ")")
+          << ": " << hosts.size() << " node(s) " << core::compressHostlist(hosts);
+  if (!down.empty()) env.err << ", " << down.size() << " not responding per slurmctld";
+  env.err << "; counter window " << a.window << " s, answers awaited up to " << a.timeout
+          << " s after it\n";
+
+  const std::size_t total = live.size();
+  const bool chatty = total <= 32;
+  auto last_report = std::chrono::steady_clock::now();
+  auto progress = [&](std::size_t answered, std::size_t of) {
+    const auto now = std::chrono::steady_clock::now();
+    if (chatty || answered == of || now - last_report > std::chrono::seconds(1)) {
+      env.err << "ibcollect: " << answered << "/" << of << " nodes answered\n";
+      last_report = now;
+    }
+  };
+  JobCollection coll;
+  if (!live.empty()) coll = collectJob(o, live, env.runner, env.clock, progress);
+  for (const auto& n : coll.notices) env.err << "ibcollect: " << n << "\n";
+
+  const std::string dir =
+      a.out.empty() ? "ibcollect-job" + o.job_id + "-" + timestamp(env.clock.now()) : a.out;
+  bool write_failed = false;
+  if (auto st = env.make_dirs(dir); !st.ok()) {
+    env.err << "ibcollect: cannot create " << dir << ": " << st.error().message
+            << "; snapshots are not kept, the report below is all there is\n";
+    write_failed = true;
+  }
+
+  std::vector<core::AnalyzedNode> nodes;
+  std::map<std::string, const NodeResult*> by_host;
+  for (const auto& r : coll.nodes) by_host[r.node] = &r;
+  std::size_t written = 0;
+  for (const auto& h : hosts) {
+    core::AnalyzedNode n;
+    n.snapshot.mutable_node()->set_hostname(h);
+    n.snapshot.mutable_node()->set_slurm_node(h);
+    auto it = by_host.find(h);
+    if (down.count(h) != 0) {
+      n.unreachable_reason = down[h];
+    } else if (it == by_host.end() || !it->second->answered) {
+      n.unreachable_reason = it == by_host.end() ? "not launched" : it->second->unreachable_reason;
+    } else {
+      auto snap = core::openSnapshot(it->second->envelope);
+      if (!snap.ok()) {
+        n.unreachable_reason = "the node's snapshot is unreadable: " + snap.error().message;
+      } else {
+        n.snapshot = std::move(snap).value();
+        if (n.snapshot.node().slurm_node().empty()) n.snapshot.mutable_node()->set_slurm_node(h);
+        if (!write_failed) {
+          const std::string path = dir + "/" + h + ".ibsnap";
+          if (auto st = env.write_file(path, core::encodeSnapshotFile(it->second->envelope));
+              st.ok()) {
+            n.snapshot_file = path;
+            ++written;
+          } else {
+            env.err << "ibcollect: cannot write " << path << ": " << st.error().message << "\n";
+            write_failed = true;
+          }
+        }
+      }
+    }
+    nodes.push_back(std::move(n));
+  }
+  attachLauncherLogs(env, a, nodes);
+
+  std::vector<const ::ibcollect::v1::Snapshot*> answered;
+  for (const auto& n : nodes) {
+    if (n.unreachable_reason.empty()) answered.push_back(&n.snapshot);
+  }
+  core::CompareOptions co;
+  if (a.report.expect_rate > 0) co.expect_rate_gbps = a.report.expect_rate;
+  distribute(nodes, core::diagnoseJob(answered, co));
+  for (auto& n : nodes) core::sortFindings(n.findings);
+
+  const std::size_t unreachable = hosts.size() - answered.size();
+  ReportOptions ro = a.report;
+  const int code = printReport(env, std::move(nodes), ro, /*node_table=*/true);
+  if (a.report.format != "json") {
+    env.out << "\n"
+            << (written > 0 ? "snapshots: " + dir + " (" + std::to_string(written) + " file(s))"
+                            : "no snapshots kept")
+            << "\n";
+  } else {
+    env.err << "ibcollect: snapshots in " << dir << " (" << written << " file(s))\n";
+  }
+  if (unreachable > 0) {
+    env.err << "ibcollect: " << unreachable << " of " << hosts.size()
+            << " node(s) unreachable (named above); the report covers the others\n";
+    return core::kExitCollectFailed;
+  }
+  return write_failed ? core::kExitCollectFailed : code;
+}
+
+int runCompare(CliEnvironment& env, const std::vector<std::string>& files,
+               const ReportOptions& ro) {
+  std::vector<core::AnalyzedNode> nodes;
+  int failed = 0;
+  for (const auto& f : files) {
+    auto snap = readSnapshotFile(env.files, f);
+    if (!snap.ok()) {
+      env.err << "ibcollect: " << snap.error().message << "\n";
+      ++failed;
+      continue;
+    }
+    core::AnalyzedNode n;
+    n.snapshot = std::move(snap).value();
+    n.snapshot_file = f;
+    nodes.push_back(std::move(n));
+  }
+  if (nodes.empty()) {
+    env.err << "ibcollect: nothing to compare: every input failed\n";
+    return core::kExitCollectFailed;
+  }
+  std::vector<const ::ibcollect::v1::Snapshot*> snaps;
+  for (const auto& n : nodes) snaps.push_back(&n.snapshot);
+  core::CompareOptions co;
+  if (ro.expect_rate > 0) co.expect_rate_gbps = ro.expect_rate;
+  distribute(nodes, core::diagnoseJob(snaps, co));
+  for (auto& n : nodes) core::sortFindings(n.findings);
+  const int code = printReport(env, std::move(nodes), ro, /*node_table=*/true);
+  return failed > 0 ? core::kExitCollectFailed : code;
+}
+
+struct StepArgs {
+  std::string job;
+  double window = 10;
+  int64_t window_start_ms = 0;
+  std::string node_name;
+  std::vector<std::string> nccl_logs;
+  std::vector<std::string> nccl_tests;
+};
+
+// Runs on each node under srun/ssh: collect, then print the envelope as step lines.
+int runStep(CliEnvironment& env, const StepArgs& a) {
+  auto host = env.open_root("/");
+  const ProcessFacts facts = env.process_facts ? env.process_facts() : ProcessFacts{};
+  std::string node = a.node_name;
+  if (node.empty()) node = env.env.get("SLURMD_NODENAME");
+  if (node.empty()) node = facts.hostname;
+  if (node.empty()) node = "unknown-node";
+  CollectOptions co;
+  co.root = "/";
+  co.window = seconds(a.window);
+  if (a.window_start_ms > 0) {
+    co.window_start =
+        std::chrono::system_clock::time_point(std::chrono::milliseconds(a.window_start_ms));
+  }
+  co.job_id = a.job;
+  co.agent_version = IBC_VERSION;
+  // NCCL_DEBUG_FILE patterns: %h is this node's hostname (and its Slurm name).
+  std::set<std::string> logs, tests;
+  for (const auto& name : std::set<std::string>{node, facts.hostname}) {
+    if (name.empty()) continue;
+    for (const auto& p : a.nccl_logs) {
+      for (auto& f : expandLogPattern(p, name)) logs.insert(std::move(f));
+    }
+    for (const auto& p : a.nccl_tests) {
+      for (auto& f : expandLogPattern(p, name)) tests.insert(std::move(f));
+    }
+  }
+  co.nccl_logs.assign(logs.begin(), logs.end());
+  co.nccl_tests.assign(tests.begin(), tests.end());
+  HostSeams seams{*host,  env.files, env.runner, env.clock, env.env, [facts] { return facts; },
+                  nullptr};
+  const auto snap = collectSnapshot(co, seams);
+  const auto envelope = core::wrapUnsigned(snap);
+  for (const auto& line : core::encodeStepOutput(node, envelope.SerializeAsString()))
+    env.out << line;
+  env.out.flush();
+  return env.out.good() ? core::kExitOk : core::kExitCollectFailed;
+}
+
+}  // namespace
+
+void addJobCommands(CLI::App& app, CliEnvironment& env, std::vector<Command>& commands) {
+  auto ja = std::make_shared<JobArgs>();
+  app.add_option("--job", ja->job,
+                 "Slurm job id: collect every node of the job through Slurm, compare them, print a "
+                 "per-node verdict")
+      ->group("Job");
+  app.add_option("--launcher", ja->launcher, "How to reach the nodes: srun (default) or ssh")
+      ->check(CLI::IsMember({"srun", "ssh"}))
+      ->group("Job");
+  app.add_option("--hosts", ja->hosts,
+                 "Nodes for --launcher ssh, or a subset of the job's nodes (hostlist)")
+      ->group("Job");
+  app.add_option("--window", ja->window,
+                 "Counter window in seconds, started on every node at the same moment")
+      ->check(CLI::Range(0.0, 3600.0))
+      ->capture_default_str()
+      ->group("Job");
+  app.add_option("--timeout", ja->timeout,
+                 "Seconds to wait for nodes after the window; later ones are reported unreachable")
+      ->check(CLI::Range(1.0, 3600.0))
+      ->capture_default_str()
+      ->group("Job");
+  app.add_option("--nccl-log", ja->nccl_logs,
+                 "NCCL_DEBUG_FILE path or glob, %h = hostname, read on each node (repeatable)")
+      ->group("Job");
+  app.add_option("--nccl-tests", ja->nccl_tests,
+                 "nccl-tests output path or glob, %h = hostname (repeatable)")
+      ->group("Job");
+  app.add_option("--out", ja->out,
+                 "Directory for the nodes' snapshots (default ibcollect-job<ID>-<time>)")
+      ->group("Job");
+  app.add_option("--agent", ja->agent, "ibcollect path on the nodes (default: this program's path)")
+      ->group("Job");
+  app.add_option("--format", ja->report.format, "Output: text or json")
+      ->check(CLI::IsMember({"text", "json"}))
+      ->group("Job");
+  app.add_option("--expect-rate", ja->report.expect_rate,
+                 "Expected link rate, Gb/s (default: the peers' majority)")
+      ->check(CLI::PositiveNumber)
+      ->group("Job");
+  app.add_flag("--no-info", ja->report.quiet_info, "Text output: hide info-level findings")
+      ->group("Job");
+
+  auto files = std::make_shared<std::vector<std::string>>();
+  auto cro = std::make_shared<ReportOptions>();
+  CLI::App* cmp =
+      app.add_subcommand("compare", "Compare saved snapshots of several nodes (as --job does)");
+  cmp->add_option("files", *files, "Snapshots (FILE.ibsnap)")->required()->check(CLI::ExistingFile);
+  addReportOptions(cmp, *cro);
+  cmp->footer(kExitCodes);
+
+  auto sa = std::make_shared<StepArgs>();
+  CLI::App* step =
+      app.add_subcommand("job-step", "Node side of --job (run by srun/ssh; prints step lines)");
+  step->group("");  // hidden from --help
+  step->add_option("--job", sa->job);
+  step->add_option("--window", sa->window)->check(CLI::Range(0.0, 3600.0));
+  step->add_option("--window-start", sa->window_start_ms);
+  step->add_option("--node-name", sa->node_name);
+  step->add_option("--nccl-log", sa->nccl_logs);
+  step->add_option("--nccl-tests", sa->nccl_tests);
+
+  commands.push_back({[cmp] { return cmp->parsed(); },
+                      [&env, files, cro] { return runCompare(env, *files, *cro); }});
+  commands.push_back({[step] { return step->parsed(); }, [&env, sa] { return runStep(env, *sa); }});
+  // Last: --job applies only when no subcommand was given.
+  commands.push_back({[ja] { return !ja->job.empty(); }, [&env, ja] { return runJob(env, *ja); }});
+}
+
+}  // namespace ibc::agent::cli

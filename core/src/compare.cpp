@@ -1,0 +1,469 @@
+#include "ibc/core/compare.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <set>
+#include <tuple>
+
+#include "ibc/core/counters.h"
+#include "ibc/core/findings.h"
+#include "ibc/core/rules.h"
+#include "ibc/core/sysfs_values.h"
+
+namespace ibc::core {
+
+namespace v1 = ::ibcollect::v1;
+
+namespace {
+
+std::string num(double v) {
+  char buf[64];
+  if (std::fabs(v - std::round(v)) < 1e-9 && std::fabs(v) < 1e15) {
+    std::snprintf(buf, sizeof buf, "%.0f", v);
+  } else {
+    std::snprintf(buf, sizeof buf, "%.3g", v);
+  }
+  return buf;
+}
+
+// The most frequent value and how often it occurs; ties go to the larger value (for
+// rates and MTUs the intended configuration).
+template <typename T>
+std::pair<T, std::size_t> majority(const std::map<T, std::size_t>& counts) {
+  std::pair<T, std::size_t> best{};
+  for (const auto& [v, n] : counts) {
+    if (n >= best.second) best = {v, n};
+  }
+  return best;
+}
+
+double median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  const auto mid = v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2);
+  std::nth_element(v.begin(), mid, v.end());
+  return *mid;
+}
+
+// Shorthand for a list of node names in evidence: first few, then a count.
+std::string someNodes(const std::vector<std::string>& names, std::size_t max = 6) {
+  std::string s;
+  for (std::size_t i = 0; i < names.size() && i < max; ++i) s += (i ? ", " : "") + names[i];
+  if (names.size() > max) s += ", ... " + std::to_string(names.size() - max) + " more";
+  return s;
+}
+
+struct NodeView {
+  const v1::Snapshot* snap;
+  std::string name;
+};
+
+void firmware(const std::vector<NodeView>& nodes, std::vector<v1::Finding>& out) {
+  // Model → fw → count of devices; a model is the HCA type (or PCI id, or board).
+  struct Use {
+    std::string node, device, fw;
+  };
+  std::map<std::string, std::map<std::string, std::size_t>> counts;
+  std::map<std::string, std::vector<Use>> uses;
+  for (const auto& n : nodes) {
+    for (const auto& d : n.snap->devices()) {
+      if (d.fw_ver().empty() || !d.missing_reason().empty()) continue;
+      std::string model = !d.hca_type().empty()          ? d.hca_type()
+                          : !d.pci().device_id().empty() ? "PCI " + d.pci().device_id()
+                                                         : d.board_id();
+      if (d.is_virtual_function()) model += " (VF)";
+      counts[model][d.fw_ver()]++;
+      uses[model].push_back({n.name, d.name(), d.fw_ver()});
+    }
+  }
+  for (const auto& [model, fws] : counts) {
+    if (fws.size() < 2) continue;
+    const auto [fw, nmaj] = majority(fws);
+    std::size_t total = 0;
+    for (const auto& [v, k] : fws) total += k;
+    std::map<std::string, std::vector<std::string>> odd_devices_by_node;
+    for (const auto& u : uses[model]) {
+      if (u.fw != fw) odd_devices_by_node[u.node].push_back(u.device + " fw " + u.fw);
+    }
+    for (const auto& [node, devs] : odd_devices_by_node) {
+      std::vector<std::string> ev = devs;
+      ev.push_back("majority: fw " + fw + " on " + std::to_string(nmaj) + " of " +
+                   std::to_string(total) + " " + model + " devices in the job");
+      out.push_back(makeFinding(
+          {FindingCode::FwVersionMismatch, Severity::Warning, node, "", 0,
+           "Firmware differs from the rest of the job (" + devs.front() + " vs " + fw + ")",
+           std::move(ev),
+           "Mixed firmware behaves differently under load (congestion control, "
+           "adaptive routing, bug fixes): bring every " +
+               model +
+               " to the same firmware (`flint -d <pci> q`; on VFs the provider "
+               "updates the PF)."}));
+    }
+  }
+}
+
+void mtu(const std::vector<NodeView>& nodes, std::vector<v1::Finding>& out) {
+  // Per kind of RDMA interface (IPoIB, RoCE): MTU → nodes.
+  std::map<std::string, std::map<uint32_t, std::size_t>> counts;
+  std::map<std::string,
+           std::vector<std::tuple<std::string, std::string, std::string, uint32_t, uint32_t>>>
+      uses;
+  for (const auto& n : nodes) {
+    for (const auto& nd : n.snap->netdevs()) {
+      if (!nd.has_mtu() || (nd.rdma_device().empty() && nd.type() != 32)) continue;
+      const std::string kind = nd.type() == 32 ? "IPoIB" : "RoCE";
+      counts[kind][nd.mtu()]++;
+      uses[kind].emplace_back(n.name, nd.name(), nd.rdma_device(), nd.rdma_port(), nd.mtu());
+    }
+    for (const auto& d : n.snap->devices()) {
+      for (const auto& p : d.ports()) {
+        if (!p.has_active_mtu()) continue;
+        counts["active_mtu"][p.active_mtu()]++;
+        uses["active_mtu"].emplace_back(n.name, "", d.name(), p.port(), p.active_mtu());
+      }
+    }
+  }
+  for (const auto& [kind, mtus] : counts) {
+    if (mtus.size() < 2) continue;
+    const auto [maj, nmaj] = majority(mtus);
+    std::size_t total = 0;
+    for (const auto& [v, k] : mtus) total += k;
+    for (const auto& [node, netdev, dev, port, value] : uses[kind]) {
+      if (value == maj) continue;
+      const std::string what =
+          netdev.empty() ? dev + " port " + std::to_string(port) + " active_mtu" : netdev;
+      out.push_back(makeFinding(
+          {FindingCode::MtuMismatch,
+           Severity::Warning,
+           node,
+           dev,
+           dev.empty() ? 0 : std::max(1u, port),
+           kind + " MTU " + std::to_string(value) + " on " + what + " differs from the job's " +
+               std::to_string(maj),
+           {what + " mtu " + std::to_string(value),
+            "majority: " + std::to_string(maj) + " on " + std::to_string(nmaj) + " of " +
+                std::to_string(total) + " " + kind + " interfaces"},
+           kind == "RoCE"
+               ? "RoCE path MTU follows the netdev MTU: a mismatch drops or fragments large "
+                 "messages between these nodes. Set the same MTU everywhere (and on the switch)."
+               : "Set the same MTU on every node's interface (IPoIB datagram 2044/4092, "
+                 "connected up to 65520) so bootstrap and IP traffic behave the same."}));
+    }
+  }
+}
+
+void rates(const std::vector<NodeView>& nodes, const CompareOptions& o,
+           std::vector<v1::Finding>& out) {
+  std::map<std::string, std::map<double, std::size_t>> counts;  // link layer → rate → ports
+  std::map<std::string, std::map<std::size_t, std::size_t>>
+      active_ports;  // node count of active ports
+  std::map<std::string, std::size_t> node_active;
+  for (const auto& n : nodes) {
+    std::size_t active = 0;
+    for (const auto& d : n.snap->devices()) {
+      for (const auto& p : d.ports()) {
+        if (portStateOf(p.state()) != PortState::Active) continue;
+        ++active;
+        if (p.rate_gbps() > 0) counts[p.link_layer()][p.rate_gbps()]++;
+      }
+    }
+    node_active[n.name] = active;
+  }
+  if (!o.expect_rate_gbps) {
+    for (const auto& [layer, rs] : counts) {
+      if (rs.size() < 2) continue;
+      const auto [maj, nmaj] = majority(rs);
+      std::size_t total = 0;
+      for (const auto& [v, k] : rs) total += k;
+      for (const auto& n : nodes) {
+        for (const auto& d : n.snap->devices()) {
+          for (const auto& p : d.ports()) {
+            if (portStateOf(p.state()) != PortState::Active || p.link_layer() != layer) continue;
+            if (p.rate_gbps() <= 0 || p.rate_gbps() + 1e-6 >= maj) continue;
+            out.push_back(makeFinding(
+                {FindingCode::LinkRateBelowExpected,
+                 Severity::Warning,
+                 n.name,
+                 d.name(),
+                 p.port(),
+                 d.name() + " port " + std::to_string(p.port()) + " runs at " + num(p.rate_gbps()) +
+                     " Gb/s while its peers run at " + num(maj) + " Gb/s",
+                 {"rate \"" + p.rate_raw() + "\"",
+                  "peers' majority: " + num(maj) + " Gb/s on " + std::to_string(nmaj) + " of " +
+                      std::to_string(total) + " active " + layer + " ports in the job"},
+                 "The link trained below the rest of the job: a cable/transceiver rated lower, a "
+                 "failed "
+                 "lane or a limited switch port. `mlxlink -d <pci> -p " +
+                     std::to_string(p.port()) +
+                     "` compares supported and active speed; for a VF escalate."}));
+          }
+        }
+      }
+    }
+  }
+  // A node with fewer active ports than its peers.
+  std::map<std::size_t, std::size_t> active_counts;
+  for (const auto& [node, k] : node_active) active_counts[k]++;
+  if (active_counts.size() >= 2) {
+    const auto [maj, nmaj] = majority(active_counts);
+    for (const auto& n : nodes) {
+      const std::size_t k = node_active[n.name];
+      if (k >= maj) continue;
+      out.push_back(makeFinding(
+          {FindingCode::NodeOutlier,
+           Severity::Warning,
+           n.name,
+           "",
+           0,
+           "Node has " + std::to_string(k) + " active RDMA port(s) while its peers have " +
+               std::to_string(maj),
+           {"active ports " + std::to_string(k), "peers: " + std::to_string(maj) + " on " +
+                                                     std::to_string(nmaj) + " of " +
+                                                     std::to_string(nodes.size()) + " nodes"},
+           "A port is down, unconfigured or missing on this node: see its port findings; "
+           "NCCL will use fewer rails here and slow every collective."}));
+    }
+  }
+}
+
+// Window deltas per node and counter class, and data throughput.
+void counterOutliers(const std::vector<NodeView>& nodes, const CompareOptions& o,
+                     std::vector<v1::Finding>& out) {
+  struct NodeTotals {
+    std::map<CounterClass, double> delta;
+    std::map<CounterClass, std::string> worst;  // "mlx5_3 port 1 symbol_error +120"
+    std::map<CounterClass, double> worst_value;
+    double bytes_per_s = 0;
+    bool windowed = false;
+  };
+  std::vector<NodeTotals> totals(nodes.size());
+  for (std::size_t i = 0; i < nodes.size(); ++i) {
+    const v1::Snapshot& s = *nodes[i].snap;
+    CounterWindowIndex w(s);
+    if (!w.present()) continue;
+    NodeTotals& t = totals[i];
+    t.windowed = true;
+    for (const auto& d : s.devices()) {
+      for (const auto& p : d.ports()) {
+        auto walk = [&](const auto& list, const char* group, CounterSet set) {
+          for (const auto& c : list) {
+            const auto delta = counterDelta(w, CounterKey{d.name(), p.port(), group, c.name()}, c);
+            if (!delta || delta->delta <= 0) continue;
+            if ((c.name() == "port_xmit_data" || c.name() == "port_rcv_data") &&
+                set == CounterSet::PortCounters) {
+              t.bytes_per_s += 4.0 * static_cast<double>(delta->delta) / w.intervalSeconds();
+              continue;
+            }
+            const CounterClass cls = classifyCounter(c.name(), set);
+            if (cls == CounterClass::None || cls == CounterClass::CqeFlush) continue;
+            const auto v = static_cast<double>(delta->delta);
+            t.delta[cls] += v;
+            if (v > t.worst_value[cls]) {
+              t.worst_value[cls] = v;
+              t.worst[cls] =
+                  d.name() + " port " + std::to_string(p.port()) + " " + c.name() + " +" + num(v);
+            }
+          }
+        };
+        walk(p.counters(), "counters", CounterSet::PortCounters);
+        walk(p.hw_counters(), "hw_counters", CounterSet::HwCounters);
+      }
+    }
+  }
+  std::size_t windowed = 0;
+  for (const auto& t : totals) windowed += t.windowed ? 1 : 0;
+  if (windowed < 2) return;
+  for (CounterClass cls :
+       {CounterClass::PhyError, CounterClass::LinkDowned, CounterClass::BufferOverrun,
+        CounterClass::XmitDiscard, CounterClass::Congestion, CounterClass::TransportRetry,
+        CounterClass::CqeError, CounterClass::PcieError}) {
+    std::vector<double> values;
+    for (const auto& t : totals) {
+      if (!t.windowed) continue;
+      auto it = t.delta.find(cls);
+      values.push_back(it == t.delta.end() ? 0.0 : it->second);
+    }
+    const double med = median(values);
+    for (std::size_t i = 0; i < nodes.size(); ++i) {
+      if (!totals[i].windowed) continue;
+      auto it = totals[i].delta.find(cls);
+      if (it == totals[i].delta.end()) continue;
+      const double v = it->second;
+      if (v <= o.outlier_factor * std::max(med, 1.0)) continue;
+      out.push_back(makeFinding(
+          {FindingCode::NodeOutlier,
+           cls == CounterClass::Congestion ? Severity::Warning : Severity::Critical,
+           nodes[i].name,
+           "",
+           0,
+           "Node stands out from its peers: " + std::string(counterClassName(cls)) + " +" + num(v) +
+               " during the window, the median node saw +" + num(med),
+           {"largest: " + totals[i].worst[cls],
+            "peers' median: +" + num(med) + " over " + std::to_string(windowed) + " nodes"},
+           "This node (or the switch port next to it) is the likely culprit for the job: inspect "
+           "its "
+           "link findings; for a VF escalate with its snapshot."}));
+    }
+  }
+  // Throughput: a node moving much less data than its peers while they are busy.
+  std::vector<double> rates;
+  for (const auto& t : totals) {
+    if (t.windowed) rates.push_back(t.bytes_per_s);
+  }
+  const double med = median(rates);
+  if (med < 1e8) return;  // < 0.8 Gb/s: the job is idle, nothing to compare
+  for (std::size_t i = 0; i < nodes.size(); ++i) {
+    if (!totals[i].windowed || totals[i].bytes_per_s >= o.slow_fraction * med) continue;
+    out.push_back(makeFinding(
+        {FindingCode::NodeOutlier,
+         Severity::Warning,
+         nodes[i].name,
+         "",
+         0,
+         "Node moved " + num(totals[i].bytes_per_s * 8 / 1e9) +
+             " Gb/s of RDMA data during the window, the "
+             "median node " +
+             num(med * 8 / 1e9) + " Gb/s",
+         {"port_xmit_data + port_rcv_data (4-byte words) over the window"},
+         "A slow or stalled node holds every collective back: check its GPUs, PCIe, link rate and "
+         "congestion findings, and the NCCL log of its ranks."}));
+  }
+}
+
+void busbw(const std::vector<NodeView>& nodes, std::vector<v1::Finding>& out) {
+  std::vector<std::pair<std::size_t, double>> peaks;
+  for (std::size_t i = 0; i < nodes.size(); ++i) {
+    double peak = 0;
+    for (const auto& t : nodes[i].snap->nccl_tests()) {
+      for (const auto& r : t.parsed().rows())
+        peak = std::max({peak, r.oop_busbw_gbs(), r.ip_busbw_gbs()});
+    }
+    if (peak > 0) peaks.emplace_back(i, peak);
+  }
+  if (peaks.size() < 2) return;
+  std::vector<double> v;
+  for (const auto& [i, p] : peaks) v.push_back(p);
+  const double med = median(v);
+  for (const auto& [i, p] : peaks) {
+    if (p >= 0.8 * med) continue;
+    out.push_back(makeFinding(
+        {FindingCode::NodeOutlier,
+         Severity::Warning,
+         nodes[i].name,
+         "",
+         0,
+         "nccl-tests bus bandwidth " + num(p) + " GB/s, the median node reached " + num(med) +
+             " GB/s",
+         {"peak busbw " + num(p) + " GB/s",
+          "median over " + std::to_string(peaks.size()) + " nodes " + num(med) + " GB/s"},
+         "Compare this node's link rate, PCIe, GDR and congestion findings with its "
+         "peers'; rerun nccl-tests on pairs to isolate the link."}));
+  }
+}
+
+void deviceLayout(const std::vector<NodeView>& nodes, std::vector<v1::Finding>& out) {
+  // PCI address → device name per node; the naming most nodes share is the layout jobs
+  // were written for (NCCL_IB_HCA lists, rail mappings).
+  std::map<std::string, std::size_t> layouts;
+  std::vector<std::string> layout_of(nodes.size());
+  for (std::size_t i = 0; i < nodes.size(); ++i) {
+    std::vector<std::string> pairs;
+    for (const auto& d : nodes[i].snap->devices()) {
+      if (!d.pci().address().empty()) pairs.push_back(d.pci().address() + "=" + d.name());
+    }
+    if (pairs.empty()) continue;
+    std::sort(pairs.begin(), pairs.end());
+    std::string key;
+    for (const auto& p : pairs) key += p + " ";
+    layout_of[i] = key;
+    layouts[key]++;
+  }
+  if (layouts.size() < 2) return;
+  const auto [maj, nmaj] = majority(layouts);
+  if (nmaj < 2) return;  // no majority to compare against
+  for (std::size_t i = 0; i < nodes.size(); ++i) {
+    if (layout_of[i].empty() || layout_of[i] == maj) continue;
+    out.push_back(
+        makeFinding({FindingCode::NodeOutlier,
+                     Severity::Warning,
+                     nodes[i].name,
+                     "",
+                     0,
+                     "RDMA device names map to PCI functions differently than on " +
+                         std::to_string(nmaj) + " peer nodes",
+                     {"this node: " + layout_of[i], "peers: " + maj},
+                     "A device was re-registered (reset, hot-plug) or probed in another order: "
+                     "NCCL_IB_HCA lists and rail mappings by name now point at other NICs here. "
+                     "Reload the driver or reboot to restore the naming, or select HCAs by PCI."}));
+  }
+}
+
+void rankLagging(const std::vector<NodeView>& nodes, std::vector<v1::Finding>& out) {
+  // opCount per (host, rank) across every node's NCCL logs.
+  std::map<std::pair<std::string, int>, uint64_t> op;
+  for (const auto& n : nodes) {
+    for (const auto& log : n.snap->nccl_logs()) {
+      for (const auto& r : log.parsed().ranks()) {
+        auto& v = op[{r.host().empty() ? n.name : r.host(), r.rank()}];
+        v = std::max(v, r.op_count());
+      }
+    }
+  }
+  std::map<uint64_t, std::vector<std::string>> at;
+  for (const auto& [key, v] : op)
+    at[v].push_back(key.first + " rank " + std::to_string(key.second));
+  if (at.size() < 2) return;
+  std::set<std::string> behind_hosts;
+  for (const auto& r : at.begin()->second) behind_hosts.insert(r.substr(0, r.find(' ')));
+  std::vector<std::string> ev;
+  for (const auto& [v, ranks] : at)
+    ev.push_back("opCount " + std::to_string(v) + ": " + someNodes(ranks));
+  for (const auto& host : behind_hosts) {
+    out.push_back(
+        makeFinding({FindingCode::NcclRankLagging, Severity::Warning, host, "", 0,
+                     "Ranks on this node stopped at an earlier collective (opCount " +
+                         std::to_string(at.begin()->first) + ") than their peers",
+                     ev,
+                     "The job waits for these ranks: check this node's link, GPU and process "
+                     "state (a hung kernel read, a dead rank, a flapping port)."}));
+  }
+}
+
+}  // namespace
+
+std::vector<v1::Finding> compareNodes(const std::vector<const v1::Snapshot*>& snaps,
+                                      const CompareOptions& o) {
+  std::vector<v1::Finding> out;
+  if (snaps.size() < 2) return out;
+  std::vector<NodeView> nodes;
+  nodes.reserve(snaps.size());
+  for (const auto* s : snaps) nodes.push_back({s, nodeName(*s)});
+  firmware(nodes, out);
+  mtu(nodes, out);
+  rates(nodes, o, out);
+  counterOutliers(nodes, o, out);
+  busbw(nodes, out);
+  deviceLayout(nodes, out);
+  rankLagging(nodes, out);
+  return out;
+}
+
+std::vector<v1::Finding> diagnoseJob(const std::vector<const v1::Snapshot*>& snaps,
+                                     const CompareOptions& o) {
+  std::vector<v1::Finding> all;
+  RuleOptions ro;
+  ro.expect_rate_gbps = o.expect_rate_gbps;
+  for (const auto* s : snaps) {
+    auto f = diagnoseNode(*s, ro);
+    std::move(f.begin(), f.end(), std::back_inserter(all));
+  }
+  std::set<std::tuple<std::string, std::string, std::string, uint32_t>> seen;
+  for (const auto& f : all) seen.emplace(f.code(), f.node(), f.device(), f.port());
+  for (auto& f : compareNodes(snaps, o)) {
+    if (seen.emplace(f.code(), f.node(), f.device(), f.port()).second) all.push_back(std::move(f));
+  }
+  sortFindings(all);
+  return all;
+}
+
+}  // namespace ibc::core

@@ -1,0 +1,1 @@
+ibc_add_fuzzer(slurm SEEDS real/slurm)

@@ -1,0 +1,116 @@
+#include "ibc/core/slurm.h"
+
+#include <gtest/gtest.h>
+
+#include "fixtures.h"
+
+namespace ibc::core {
+namespace {
+
+TEST(ScontrolShowJob, ParsesTheRunning8NodeJob) {
+  auto job = parseScontrolShowJob(
+      ibc::test::readFixture("real/slurm/scontrol-show-job_8node-64gpu-running_gcm-shelper-testdata.txt"));
+  ASSERT_TRUE(job.ok());
+  EXPECT_EQ(job->job_id, "8401413");
+  EXPECT_EQ(job->job_state, "RUNNING");
+  EXPECT_EQ(job->reason, "None");
+  EXPECT_EQ(job->node_list, "node[1433,1787,1795,1854,1889-1890,1968-1969]");
+  EXPECT_EQ(job->num_nodes, 8u);
+  EXPECT_EQ(job->num_tasks, 64u);
+  EXPECT_EQ(job->batch_host, "node1433");
+  EXPECT_EQ(job->partition, "learn");
+  EXPECT_TRUE(jobStateIsActive(job->job_state));
+  auto hosts = expandHostlist(job->node_list);
+  ASSERT_TRUE(hosts.ok());
+  EXPECT_EQ(*hosts, (std::vector<std::string>{"node1433", "node1787", "node1795", "node1854", "node1889",
+                                              "node1890", "node1968", "node1969"}));
+}
+
+TEST(ScontrolShowJob, ParsesTheArrayTask) {
+  auto job = parseScontrolShowJob(
+      ibc::test::readFixture("real/slurm/scontrol-show-job_array-task-1node-8gpu_gcm-shelper-testdata.txt"));
+  ASSERT_TRUE(job.ok());
+  EXPECT_EQ(job->job_id, "30214");
+  EXPECT_EQ(job->array_job_id, "30185");
+  EXPECT_EQ(job->array_task_id, "28");
+  EXPECT_EQ(job->node_list, "node1751");
+  EXPECT_EQ(job->num_nodes, 1u);
+}
+
+TEST(ScontrolShowJob, ReadsAFailedJobDespiteMarkdownAndAMissingJobIdLine) {
+  auto job = parseScontrolShowJob(ibc::test::readFixture(
+      "real/slurm/scontrol-show-job_failed-nonzeroexitcode-markdown-bold-partial_ubuntu-slurm-issue-5.txt"));
+  ASSERT_TRUE(job.ok());
+  EXPECT_EQ(job->job_id, "");
+  EXPECT_EQ(job->job_state, "FAILED");
+  EXPECT_EQ(job->reason, "NonZeroExitCode");
+  EXPECT_EQ(job->node_list, "asus");
+  EXPECT_FALSE(jobStateIsActive(job->job_state));
+}
+
+TEST(ScontrolShowJob, ReqNodeListIsNotTheAllocation) {
+  auto job = parseScontrolShowJob("JobId=7 JobState=PENDING\n   ReqNodeList=node[1-4] ExcNodeList=(null)\n   NodeList=(null)\n");
+  ASSERT_TRUE(job.ok());
+  EXPECT_EQ(job->node_list, "");
+}
+
+TEST(ScontrolShowJob, RejectsOtherText) {
+  EXPECT_FALSE(parseScontrolShowJob("").ok());
+  EXPECT_FALSE(parseScontrolShowJob("slurm_load_jobs error: Invalid job id specified\n").ok());
+  EXPECT_FALSE(parseScontrolShowJob(std::string("\x00\xff garbage", 10)).ok());
+  EXPECT_FALSE(parseScontrolShowJob(std::string(10 << 20, 'x')).ok());  // huge
+}
+
+struct HostlistCase {
+  std::string in;
+  std::vector<std::string> out;
+};
+
+class HostlistTable : public ::testing::TestWithParam<HostlistCase> {};
+
+TEST_P(HostlistTable, Expands) {
+  auto r = expandHostlist(GetParam().in);
+  ASSERT_TRUE(r.ok()) << GetParam().in << ": " << r.error().message;
+  EXPECT_EQ(*r, GetParam().out);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Values, HostlistTable,
+    ::testing::Values(HostlistCase{"login1", {"login1"}}, HostlistCase{"", {}},
+                      HostlistCase{"node[1-3]", {"node1", "node2", "node3"}},
+                      HostlistCase{"gpu[01-02],gpu10", {"gpu01", "gpu02", "gpu10"}},
+                      HostlistCase{"a[1-2]b[3-4]", {"a1b3", "a1b4", "a2b3", "a2b4"}},
+                      HostlistCase{"node[1-3],gpu[01-02]", {"node1", "node2", "node3", "gpu01", "gpu02"}},
+                      HostlistCase{"n[9-11]", {"n9", "n10", "n11"}},
+                      HostlistCase{"rack1-node[7,9]", {"rack1-node7", "rack1-node9"}}));
+
+TEST(Hostlist, MalformedExpressionsSayWhy) {
+  for (const char* bad : {"node[1-3", "node1-3]", "node[3-1]", "node[a-b]", "node[]", "node[1,,2]", "n[[1]]"}) {
+    auto r = expandHostlist(bad);
+    EXPECT_FALSE(r.ok()) << bad;
+    if (!r.ok()) {
+      EXPECT_EQ(r.error().code, ErrorCode::Malformed) << bad;
+    }
+  }
+}
+
+TEST(Hostlist, HugeRangesAreBounded) {
+  auto r = expandHostlist("n[0-99999999]", 1000);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().code, ErrorCode::TooLarge);
+  auto r2 = expandHostlist("a[0-99]b[0-99]", 1000);
+  ASSERT_FALSE(r2.ok());
+  EXPECT_EQ(r2.error().code, ErrorCode::TooLarge);
+}
+
+TEST(Hostlist, CompressIsTheInverse) {
+  const std::vector<std::string> hosts{"node1433", "node1787", "node1795", "node1854",
+                                       "node1889", "node1890", "node1968", "node1969"};
+  const std::string c = compressHostlist(hosts);
+  EXPECT_EQ(c, "node[1433,1787,1795,1854,1889-1890,1968-1969]");
+  EXPECT_EQ(*expandHostlist(c), hosts);
+  EXPECT_EQ(compressHostlist({"gpu01", "gpu02", "login"}), "gpu[01-02],login");
+}
+
+}  // namespace
+}  // namespace ibc::core
