@@ -286,19 +286,59 @@ struct StepArgs {
   std::string job;
   double window = 10;
   int64_t window_start_ms = 0;
+  double timeout = 15;  // after the window: the step gives up and says so
   std::string node_name;
   std::vector<std::string> nccl_logs;
   std::vector<std::string> nccl_tests;
 };
 
 // Runs on each node under srun/ssh: collect, then print the envelope as step lines.
-int runStep(CliEnvironment& env, const StepArgs& a) {
-  auto host = env.open_root("/");
-  const ProcessFacts facts = env.process_facts ? env.process_facts() : ProcessFacts{};
+int collectStep(CliEnvironment& env, const StepArgs& a, const std::string& node);
+
+std::string stepNodeName(CliEnvironment& env, const StepArgs& a) {
   std::string node = a.node_name;
   if (node.empty()) node = env.env.get("SLURMD_NODENAME");
-  if (node.empty()) node = facts.hostname;
-  if (node.empty()) node = "unknown-node";
+  if (node.empty() && env.process_facts) node = env.process_facts().hostname;
+  return node.empty() ? "unknown-node" : node;
+}
+
+// The step itself only supervises: the collection runs in a child, so a collector that
+// is killed, crashes or hangs past the deadline becomes an error line for this node and
+// a normal exit for srun (which drops other nodes' output when a task dies by a signal).
+int runStep(CliEnvironment& env, const StepArgs& a) {
+  const std::string node = stepNodeName(env, a);
+  env.out.flush();
+  auto deadline = std::chrono::steady_clock::now() + seconds(a.window + a.timeout);
+  if (a.window_start_ms > 0) {
+    const auto start =
+        std::chrono::system_clock::time_point(std::chrono::milliseconds(a.window_start_ms));
+    deadline =
+        std::chrono::steady_clock::now() +
+        std::chrono::duration_cast<std::chrono::steady_clock::duration>(start - env.clock.now()) +
+        seconds(a.window + a.timeout * 0.8);
+  }
+  auto r = runSupervised([&] { return collectStep(env, a, node); }, deadline);
+  std::string why;
+  if (!r.ok()) {
+    why = "cannot start the collector: " + r.error().message;
+  } else if (r->timed_out) {
+    why = "the collector did not finish in time (hung in a kernel read?); stopped it";
+  } else if (r->signal != 0) {
+    why = "the collector was killed by signal " + std::to_string(r->signal) +
+          (r->signal == 9 ? " (SIGKILL: out of memory?)" : "");
+  } else if (r->exit_code != 0) {
+    why = "the collector failed (exit code " + std::to_string(r->exit_code) + ")";
+  }
+  if (!why.empty()) {
+    env.out << core::encodeStepError(node, why);
+    env.out.flush();
+  }
+  return core::kExitOk;
+}
+
+int collectStep(CliEnvironment& env, const StepArgs& a, const std::string& node) {
+  auto host = env.open_root("/");
+  const ProcessFacts facts = env.process_facts ? env.process_facts() : ProcessFacts{};
   CollectOptions co;
   co.root = "/";
   co.window = seconds(a.window);
@@ -391,6 +431,7 @@ void addJobCommands(CLI::App& app, CliEnvironment& env, std::vector<Command>& co
   step->add_option("--job", sa->job);
   step->add_option("--window", sa->window)->check(CLI::Range(0.0, 3600.0));
   step->add_option("--window-start", sa->window_start_ms);
+  step->add_option("--timeout", sa->timeout);
   step->add_option("--node-name", sa->node_name);
   step->add_option("--nccl-log", sa->nccl_logs);
   step->add_option("--nccl-tests", sa->nccl_tests);

@@ -134,9 +134,12 @@ std::map<std::string, std::string> unresponsiveNodes(CommandRunner& runner,
 std::vector<std::string> stepArgv(const JobOptions& o, int64_t window_start_unix_ms) {
   char window[32];
   std::snprintf(window, sizeof window, "%.3f", static_cast<double>(o.window.count()) / 1000.0);
+  char timeout[32];
+  std::snprintf(timeout, sizeof timeout, "%.3f", static_cast<double>(o.timeout.count()) / 1000.0);
   std::vector<std::string> argv{
       o.agent_path, "job-step", "--job",          o.job_id,
-      "--window",   window,     "--window-start", std::to_string(window_start_unix_ms)};
+      "--window",   window,     "--window-start", std::to_string(window_start_unix_ms),
+      "--timeout",  timeout};
   for (const auto& p : o.nccl_logs) {
     argv.push_back("--nccl-log");
     argv.push_back(p);

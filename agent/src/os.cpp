@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
@@ -628,6 +629,40 @@ std::string selfExecutable() {
   if (n <= 0) return {};
   buf.resize(static_cast<std::size_t>(n));
   return buf;
+}
+
+Result<SupervisedExit> runSupervised(const std::function<int()>& body,
+                                     std::chrono::steady_clock::time_point deadline) {
+  const pid_t pid = ::fork();
+  if (pid < 0) return errnoError(errno, "fork");
+  if (pid == 0) {
+    int code = 4;
+    code = body();
+    std::fflush(nullptr);
+    ::_exit(code);
+  }
+  SupervisedExit out;
+  int status = 0;
+  while (true) {
+    const pid_t r = ::waitpid(pid, &status, WNOHANG);
+    if (r == pid) break;
+    if (r < 0 && errno != EINTR) return errnoError(errno, "waitpid");
+    if (std::chrono::steady_clock::now() >= deadline) {
+      ::kill(pid, SIGKILL);
+      while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+      }
+      out.timed_out = true;
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));  // waiting on a child, not a race
+  }
+  if (WIFEXITED(status)) {
+    out.exited = true;
+    out.exit_code = WEXITSTATUS(status);
+  } else if (WIFSIGNALED(status)) {
+    out.signal = WTERMSIG(status);
+  }
+  return out;
 }
 
 // ---- clock, environment, process facts -------------------------------------------------

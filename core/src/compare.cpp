@@ -175,6 +175,7 @@ void rates(const std::vector<NodeView>& nodes, const CompareOptions& o,
       const auto [maj, nmaj] = majority(rs);
       std::size_t total = 0;
       for (const auto& [v, k] : rs) total += k;
+      if (2 * nmaj <= total) continue;  // no rate most ports share: nothing to call "expected"
       for (const auto& n : nodes) {
         for (const auto& d : n.snap->devices()) {
           for (const auto& p : d.ports()) {

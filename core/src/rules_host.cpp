@@ -9,9 +9,6 @@ namespace ibc::core::rules {
 
 namespace {
 
-// Below this, NCCL's registrations fail on any real job (NCCL asks for unlimited).
-constexpr uint64_t kMemlockCriticalBytes = 64ull << 20;
-
 std::string bytesText(uint64_t b) {
   if (b >= (1ull << 30))
     return num(static_cast<double>(b) / static_cast<double>(1ull << 30)) + " GiB";
@@ -50,8 +47,15 @@ void memlock(RuleContext& ctx) {
     ev.push_back(h.memlock_hard_bytes() == 0 ? "hard unlimited"
                                              : "hard " + bytesText(h.memlock_hard_bytes()));
   }
-  ctx.add({FindingCode::MemlockLimit,
-           soft < kMemlockCriticalBytes ? Severity::Critical : Severity::Warning, "", "", 0,
+  // A limit is a risk; registrations failing under it (NCCL REG_MR_FAILED) make it the cause.
+  bool reg_failed = false;
+  for (const auto& log : ctx.snap.nccl_logs()) {
+    for (const auto& e : log.parsed().events())
+      reg_failed |= e.kind() == v1::NcclEvent::REG_MR_FAILED;
+  }
+  if (reg_failed) ev.push_back("NCCL reported memory registration failures on this node");
+  ctx.add({FindingCode::MemlockLimit, reg_failed ? Severity::Critical : Severity::Warning, "", "",
+           0,
            "Locked-memory limit is " + bytesText(soft) +
                ", not unlimited: RDMA memory registration "
                "will fail for large buffers",

@@ -7,7 +7,8 @@ namespace ibc::core {
 
 namespace {
 
-constexpr std::size_t kChunkChars = 3072;  // multiple of 4: chunks decode on their own
+// srun --label splits output lines at 1,024 bytes; every line stays below that.
+constexpr std::size_t kMaxLineBytes = 1000;
 // Bounds for untrusted channel input: a node's envelope and the number of chunks.
 constexpr std::size_t kMaxChunks = 64u << 10;
 
@@ -15,13 +16,17 @@ constexpr std::size_t kMaxChunks = 64u << 10;
 
 std::vector<std::string> encodeStepOutput(std::string_view node, std::string_view envelope) {
   const std::string b64 = base64Encode(envelope);
-  const std::size_t count = b64.empty() ? 1 : (b64.size() + kChunkChars - 1) / kChunkChars;
+  const std::string prefix = std::string(kStepMagic) + " " + std::string(node) + " ";
+  // Room for "<seq>/<count> " (at most 12 + 1 digits for our bounds) and the newline.
+  std::size_t chunk =
+      prefix.size() + 16 < kMaxLineBytes - 256 ? kMaxLineBytes - prefix.size() - 16 : 256;
+  chunk -= chunk % 4;  // base64 quanta: chunks never split a 4-character group
+  const std::size_t count = b64.empty() ? 1 : (b64.size() + chunk - 1) / chunk;
   std::vector<std::string> lines;
   lines.reserve(count + 1);
-  const std::string prefix = std::string(kStepMagic) + " " + std::string(node) + " ";
   for (std::size_t i = 0; i < count; ++i) {
     lines.push_back(prefix + std::to_string(i + 1) + "/" + std::to_string(count) + " " +
-                    b64.substr(i * kChunkChars, kChunkChars) + "\n");
+                    b64.substr(i * chunk, chunk) + "\n");
   }
   lines.push_back(prefix + "end " + sha256Hex(envelope) + "\n");
   return lines;

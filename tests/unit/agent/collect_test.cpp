@@ -293,7 +293,7 @@ TEST(Collect, LiveHostFactsFeedTheHostRules) {
   EXPECT_EQ(snap.kernel_log().source(), "dmesg");
   EXPECT_GE(snap.kernel_log().lines_size(), 3);
   const auto findings = core::diagnoseNode(snap, {});
-  EXPECT_TRUE(hasFinding(findings, "MEMLOCK_LIMIT", "critical"));
+  EXPECT_TRUE(hasFinding(findings, "MEMLOCK_LIMIT", "warning"));   // no registration failure seen
   EXPECT_TRUE(hasFinding(findings, "UVERBS_ACCESS", "critical"));  // MemoryFilesystem: read-only
   EXPECT_TRUE(hasFinding(findings, "PEERMEM_MISSING", "warning"));
   EXPECT_TRUE(hasFinding(findings, "DRIVER_LOAD_FAILED", "critical"));

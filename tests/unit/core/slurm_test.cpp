@@ -8,8 +8,8 @@ namespace ibc::core {
 namespace {
 
 TEST(ScontrolShowJob, ParsesTheRunning8NodeJob) {
-  auto job = parseScontrolShowJob(
-      ibc::test::readFixture("real/slurm/scontrol-show-job_8node-64gpu-running_gcm-shelper-testdata.txt"));
+  auto job = parseScontrolShowJob(ibc::test::readFixture(
+      "real/slurm/scontrol-show-job_8node-64gpu-running_gcm-shelper-testdata.txt"));
   ASSERT_TRUE(job.ok());
   EXPECT_EQ(job->job_id, "8401413");
   EXPECT_EQ(job->job_state, "RUNNING");
@@ -22,13 +22,13 @@ TEST(ScontrolShowJob, ParsesTheRunning8NodeJob) {
   EXPECT_TRUE(jobStateIsActive(job->job_state));
   auto hosts = expandHostlist(job->node_list);
   ASSERT_TRUE(hosts.ok());
-  EXPECT_EQ(*hosts, (std::vector<std::string>{"node1433", "node1787", "node1795", "node1854", "node1889",
-                                              "node1890", "node1968", "node1969"}));
+  EXPECT_EQ(*hosts, (std::vector<std::string>{"node1433", "node1787", "node1795", "node1854",
+                                              "node1889", "node1890", "node1968", "node1969"}));
 }
 
 TEST(ScontrolShowJob, ParsesTheArrayTask) {
-  auto job = parseScontrolShowJob(
-      ibc::test::readFixture("real/slurm/scontrol-show-job_array-task-1node-8gpu_gcm-shelper-testdata.txt"));
+  auto job = parseScontrolShowJob(ibc::test::readFixture(
+      "real/slurm/scontrol-show-job_array-task-1node-8gpu_gcm-shelper-testdata.txt"));
   ASSERT_TRUE(job.ok());
   EXPECT_EQ(job->job_id, "30214");
   EXPECT_EQ(job->array_job_id, "30185");
@@ -39,7 +39,8 @@ TEST(ScontrolShowJob, ParsesTheArrayTask) {
 
 TEST(ScontrolShowJob, ReadsAFailedJobDespiteMarkdownAndAMissingJobIdLine) {
   auto job = parseScontrolShowJob(ibc::test::readFixture(
-      "real/slurm/scontrol-show-job_failed-nonzeroexitcode-markdown-bold-partial_ubuntu-slurm-issue-5.txt"));
+      "real/slurm/"
+      "scontrol-show-job_failed-nonzeroexitcode-markdown-bold-partial_ubuntu-slurm-issue-5.txt"));
   ASSERT_TRUE(job.ok());
   EXPECT_EQ(job->job_id, "");
   EXPECT_EQ(job->job_state, "FAILED");
@@ -49,7 +50,9 @@ TEST(ScontrolShowJob, ReadsAFailedJobDespiteMarkdownAndAMissingJobIdLine) {
 }
 
 TEST(ScontrolShowJob, ReqNodeListIsNotTheAllocation) {
-  auto job = parseScontrolShowJob("JobId=7 JobState=PENDING\n   ReqNodeList=node[1-4] ExcNodeList=(null)\n   NodeList=(null)\n");
+  auto job = parseScontrolShowJob(
+      "JobId=7 JobState=PENDING\n   ReqNodeList=node[1-4] ExcNodeList=(null)\n   "
+      "NodeList=(null)\n");
   ASSERT_TRUE(job.ok());
   EXPECT_EQ(job->node_list, "");
 }
@@ -80,12 +83,14 @@ INSTANTIATE_TEST_SUITE_P(
                       HostlistCase{"node[1-3]", {"node1", "node2", "node3"}},
                       HostlistCase{"gpu[01-02],gpu10", {"gpu01", "gpu02", "gpu10"}},
                       HostlistCase{"a[1-2]b[3-4]", {"a1b3", "a1b4", "a2b3", "a2b4"}},
-                      HostlistCase{"node[1-3],gpu[01-02]", {"node1", "node2", "node3", "gpu01", "gpu02"}},
+                      HostlistCase{"node[1-3],gpu[01-02]",
+                                   {"node1", "node2", "node3", "gpu01", "gpu02"}},
                       HostlistCase{"n[9-11]", {"n9", "n10", "n11"}},
                       HostlistCase{"rack1-node[7,9]", {"rack1-node7", "rack1-node9"}}));
 
 TEST(Hostlist, MalformedExpressionsSayWhy) {
-  for (const char* bad : {"node[1-3", "node1-3]", "node[3-1]", "node[a-b]", "node[]", "node[1,,2]", "n[[1]]"}) {
+  for (const char* bad :
+       {"node[1-3", "node1-3]", "node[3-1]", "node[a-b]", "node[]", "node[1,,2]", "n[[1]]"}) {
     auto r = expandHostlist(bad);
     EXPECT_FALSE(r.ok()) << bad;
     if (!r.ok()) {

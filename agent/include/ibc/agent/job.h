@@ -32,7 +32,7 @@ struct JobOptions {
   // How long to wait for answers after the counter window has ended.
   std::chrono::milliseconds timeout{15000};
   // The window starts this long after launch so every node is ready for it.
-  std::chrono::milliseconds launch_slack{2000};
+  std::chrono::milliseconds launch_slack{500};
   std::vector<std::string> nccl_logs;  // patterns, %h = the node's hostname
   std::vector<std::string> nccl_tests;
   std::string agent_path;  // ibcollect on the nodes

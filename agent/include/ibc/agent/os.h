@@ -201,6 +201,19 @@ core::Status makeDirectories(const std::string& path);
 // This process's executable (/proc/self/exe), "" when unknown.
 std::string selfExecutable();
 
+// Runs `body` in a forked child and waits for it until `deadline`; a child still running
+// then is killed (SIGKILL). Lets a job step always exit normally and say what happened,
+// even when its collector is OOM-killed, crashes or hangs in a kernel read (srun drops
+// the other nodes' output when a task dies by a signal).
+struct SupervisedExit {
+  bool exited = false;  // normal exit with exit_code
+  int exit_code = -1;
+  int signal = 0;          // killed by this signal
+  bool timed_out = false;  // killed by us at the deadline
+};
+Result<SupervisedExit> runSupervised(const std::function<int()>& body,
+                                     std::chrono::steady_clock::time_point deadline);
+
 // Resource limits and host name of the running process (live host only).
 struct ProcessFacts {
   bool memlock_known = false;

@@ -8,9 +8,9 @@
 //   IBCSTEP1 <node> end <sha256-hex of the envelope bytes>
 //   IBCSTEP1 <node> error <message>            (the step could not collect)
 //
-// Chunks are at most 3,072 base64 characters; lines from different nodes may interleave,
-// lines of one node arrive in order. Anything else on the channel (srun's own notices,
-// a task label "0: ") is ignored.
+// Every line stays under 1,000 bytes (srun --label splits longer lines); lines from
+// different nodes may interleave, chunks are numbered so their order does not matter. Anything else
+// on the channel (srun's own notices, a task label "0: ") is ignored.
 
 #include <map>
 #include <string>

@@ -1,0 +1,317 @@
+// `ibcollect --job` against a real Slurm cluster started on this machine
+// (tests/integration/slurm/cluster.sh): slurmctld and one slurmd per node, each node in
+// its own namespaces seeing a different real fixture tree as its RDMA hardware.
+
+#include <google/protobuf/struct.pb.h>
+#include <google/protobuf/util/json_util.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <set>
+#include <thread>
+
+#include "fixtures.h"
+#include "ibc/agent/os.h"
+#include "ibc/core/text.h"
+#include "sysfs_json.h"
+
+namespace {
+
+using ibc::agent::CommandResult;
+using ibc::agent::ProcessRunner;
+using namespace std::chrono_literals;
+
+const std::string kCluster = std::string(IBC_SOURCE_DIR) + "/tests/integration/slurm/cluster.sh";
+
+std::string runOrDie(const std::vector<std::string>& argv,
+                     std::chrono::milliseconds timeout = 60s) {
+  ProcessRunner runner;
+  auto r = runner.run(argv, timeout);
+  if (!r.ok()) {
+    ADD_FAILURE() << argv[0] << ": " << r.error().message;
+    return {};
+  }
+  EXPECT_EQ(r->exit_code, 0) << argv[0] << " " << (argv.size() > 1 ? argv[1] : "") << "\n"
+                             << r->err;
+  return r->out;
+}
+
+struct NodeVerdict {
+  std::string severity;  // "ok", "warning", "critical", "unreachable"
+  std::string unreachable_reason;
+  std::multiset<std::pair<std::string, std::string>> findings;  // (code, severity)
+};
+
+std::map<std::string, NodeVerdict> parseReport(const std::string& json) {
+  google::protobuf::Struct doc;
+  EXPECT_TRUE(google::protobuf::util::JsonStringToMessage(json, &doc).ok()) << json.substr(0, 400);
+  std::map<std::string, NodeVerdict> out;
+  for (const auto& n : doc.fields().at("nodes").list_value().values()) {
+    const auto& f = n.struct_value().fields();
+    auto& v = out[f.at("node").string_value()];
+    v.severity = f.at("worst_severity").string_value();
+    v.unreachable_reason = f.at("unreachable_reason").string_value();
+  }
+  for (const auto& x : doc.fields().at("findings").list_value().values()) {
+    const auto& f = x.struct_value().fields();
+    out[f.at("node").string_value()].findings.emplace(f.at("code").string_value(),
+                                                      f.at("severity").string_value());
+  }
+  return out;
+}
+
+bool has(const NodeVerdict& v, const std::string& code, const std::string& sev) {
+  return v.findings.count({code, sev}) > 0;
+}
+
+class SlurmJob : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    if (::geteuid() != 0) {
+      skip_ = "needs root (namespaces, mounts, slurmd)";
+      return;
+    }
+    ProcessRunner probe;
+    for (const char* tool : {"slurmctld", "slurmd", "munged", "srun", "unshare", "nsenter"}) {
+      if (!probe.available(tool)) {
+        skip_ = std::string(tool) + " is not installed (scripts/setup.sh installs it)";
+        return;
+      }
+    }
+    dir_ = std::filesystem::temp_directory_path() / ("ibc-slurm-" + std::to_string(::getpid()));
+    std::filesystem::remove_all(dir_);
+    std::filesystem::create_directories(dir_ / "trees" / "stuck");
+    // gcm capture of a node with two ports stuck in INIT, as the PCI-device view it was
+    // captured in.
+    ibc::test::materializeSysfsJson(
+        ibc::test::readFixture(
+            "real/sysfs/sysfs-json_gcm-learn_stuck_ib_intf_two-ports-state-INIT-ipoib-down.json"),
+        (dir_ / "trees" / "stuck").string());
+    const std::string f = ibc::test::fixturePath("real/sysfs/");
+    runOrDie({kCluster, "start", dir_.string(),
+              "node1=class:" + f + "sysfs_procfs-fixture_mlx4_0_ib-qdr-2port.tree/fixtures",
+              "node2=class:" + f + "sysfs_node-exporter-fixture_mlx4_0_counters-ext.tree",
+              "node3=pci:" + (dir_ / "trees" / "stuck").string(),
+              "node4=class:" + f + "sysfs_procfs-fixture_mlx5_0_hw-counters-errors.tree/fixtures",
+              "node5=class:" + f + "sysfs_procfs-fixture_hfi1_0_omnipath.tree/fixtures",
+              "node6=class:" + f + "sysfs_procfs-fixture_hfi1_0_omnipath.tree/fixtures"},
+             120s);
+    ::setenv("SLURM_CONF", (dir_ / "slurm.conf").c_str(), 1);
+    job_ = submit("sleep 900", 6);
+  }
+
+  static void TearDownTestSuite() {
+    if (!dir_.empty()) {
+      ProcessRunner runner;
+      (void)runner.run({kCluster, "stop", dir_.string()}, 60s);
+      std::error_code ec;
+      std::filesystem::remove_all(dir_, ec);
+    }
+  }
+
+  void SetUp() override {
+    if (!skip_.empty()) GTEST_SKIP() << skip_;
+    ASSERT_FALSE(job_.empty());
+  }
+
+  static std::string submit(const std::string& wrap, int nodes,
+                            const std::string& state = "RUNNING") {
+    std::string id =
+        runOrDie({"sbatch", "--parsable", "-N", std::to_string(nodes), "--wrap", wrap});
+    while (!id.empty() && (id.back() == '\n' || id.back() == '\r')) id.pop_back();
+    // Poll the scheduler until the job reaches the state (bounded).
+    const auto deadline = std::chrono::steady_clock::now() + 60s;
+    while (std::chrono::steady_clock::now() < deadline) {
+      ProcessRunner r;
+      auto s = r.run({"scontrol", "show", "job", id}, 10s);
+      if (s.ok() && s->out.find("JobState=" + state) != std::string::npos) return id;
+      std::this_thread::sleep_for(100ms);  // polling interval, not synchronisation
+    }
+    ADD_FAILURE() << "job " << id << " did not reach " << state;
+    return {};
+  }
+
+ public:
+  // ibcollect --job on the test's job, JSON output; time budgets are checked by callers.
+  CommandResult runJob(const std::vector<std::string>& extra,
+                       std::chrono::milliseconds* elapsed = nullptr) {
+    std::vector<std::string> argv{IBC_BINARY, "--job", job_, "--format", "json"};
+    argv.insert(argv.end(), extra.begin(), extra.end());
+    ProcessRunner runner;
+    const auto t0 = std::chrono::steady_clock::now();
+    auto r = runner.run(argv, 120s);
+    if (elapsed)
+      *elapsed = std::chrono::duration_cast<std::chrono::milliseconds>(
+          std::chrono::steady_clock::now() - t0);
+    EXPECT_TRUE(r.ok());
+    return r.ok() ? *r : CommandResult{};
+  }
+
+ protected:
+  static std::vector<pid_t> nodePids(const std::string& node) {
+    std::vector<pid_t> pids;
+    const std::string out = runOrDie({kCluster, "node-pids", dir_.string(), node});
+    for (const auto& tok : ibc::core::splitWhitespace(out))
+      pids.push_back(static_cast<pid_t>(std::stol(std::string(tok))));
+    return pids;
+  }
+
+  static inline std::string skip_;
+  static inline std::filesystem::path dir_;
+  static inline std::string job_;
+};
+
+TEST_F(SlurmJob, VerdictNamesTheBrokenNodesWithTheirCodesAndNothingCriticalOnHealthyOnes) {
+  std::chrono::milliseconds elapsed{};
+  const auto out = (dir_ / "run1").string();
+  auto r = runJob({"--window", "1", "--out", out}, &elapsed);
+  EXPECT_EQ(r.exit_code, 2) << r.err;  // a critical finding (node3), every node answered
+  const auto nodes = parseReport(r.out);
+  ASSERT_EQ(nodes.size(), 6u) << r.out.substr(0, 1000);
+  EXPECT_TRUE(has(nodes.at("node3"), "PORT_NOT_ACTIVE_SM", "critical"));
+  EXPECT_TRUE(has(nodes.at("node2"), "XMIT_DISCARDS", "warning"));
+  EXPECT_TRUE(has(nodes.at("node2"), "COUNTER_SATURATED", "warning"));
+  EXPECT_TRUE(has(nodes.at("node4"), "CQE_ERRORS", "warning"));
+  EXPECT_TRUE(has(nodes.at("node4"), "ESCALATE_HOST_INSPECTION", "warning"));
+  for (const char* healthy : {"node1", "node2", "node4", "node5", "node6"}) {
+    EXPECT_NE(nodes.at(healthy).severity, "critical") << healthy;
+    EXPECT_NE(nodes.at(healthy).severity, "unreachable") << healthy;
+  }
+  for (const char* n : {"node1", "node2", "node3", "node4", "node5", "node6"}) {
+    EXPECT_TRUE(std::filesystem::exists(out + "/" + std::string(n) + ".ibsnap")) << n;
+  }
+  std::cerr << "[ measured ] ibcollect --job (6 nodes, --window 1) took " << elapsed.count()
+            << " ms\n";
+
+  // The same comparison from the saved snapshots.
+  std::vector<std::string> argv{IBC_BINARY, "compare", "--format", "json"};
+  for (const auto& e : std::filesystem::directory_iterator(out)) argv.push_back(e.path().string());
+  ProcessRunner runner;
+  auto c = runner.run(argv, 60s);
+  ASSERT_TRUE(c.ok());
+  EXPECT_EQ(c->exit_code, 2) << c->err;
+  EXPECT_TRUE(has(parseReport(c->out).at("node3"), "PORT_NOT_ACTIVE_SM", "critical"));
+}
+
+// The collector process of a node's step: an `ibcollect job-step` whose parent is the
+// step's supervisor (also `job-step`) and whose Slurm node is `node`. slurmstepd detaches
+// from slurmd, so the process tree cannot be walked from slurmd.
+pid_t findCollector(const std::string& node) {
+  auto slurp = [](const std::filesystem::path& p) {
+    std::ifstream in(p);
+    return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  };
+  for (const auto& e : std::filesystem::directory_iterator("/proc")) {
+    const std::string pid = e.path().filename().string();
+    if (pid.find_first_not_of("0123456789") != std::string::npos) continue;
+    if (slurp(e.path() / "cmdline").find("job-step") == std::string::npos) continue;
+    if (slurp(e.path() / "environ").find("SLURMD_NODENAME=" + node + '\0') == std::string::npos)
+      continue;
+    const std::string stat = slurp(e.path() / "stat");
+    const auto close = stat.rfind(')');
+    if (close == std::string::npos) continue;
+    const auto fields = ibc::core::splitWhitespace(std::string_view(stat).substr(close + 1));
+    if (fields.size() < 2) continue;
+    if (slurp("/proc/" + std::string(fields[1]) + "/cmdline").find("job-step") !=
+        std::string::npos) {
+      return std::stoi(pid);
+    }
+  }
+  return 0;
+}
+
+// Runs --job on the test's job and, as soon as `node`'s collector is running, sends it
+// `sig`. Returns the result and whether the signal was delivered.
+std::pair<CommandResult, bool> jobWhileSignalling(SlurmJob& t, const std::string& node, int sig,
+                                                  const std::vector<std::string>& args,
+                                                  std::chrono::milliseconds& elapsed) {
+  CommandResult result;
+  std::thread run([&] { result = t.runJob(args, &elapsed); });
+  bool sent = false;
+  const auto deadline = std::chrono::steady_clock::now() + 20s;
+  while (!sent && std::chrono::steady_clock::now() < deadline) {
+    if (const pid_t p = findCollector(node); p > 0) sent = ::kill(p, sig) == 0;
+    if (!sent) std::this_thread::sleep_for(20ms);  // polling interval
+  }
+  run.join();
+  return {result, sent};
+}
+
+TEST_F(SlurmJob, AKilledCollectorIsNamedUnreachableAndTheOthersAreReported) {
+  std::chrono::milliseconds elapsed{};
+  auto [result, killed] = jobWhileSignalling(
+      *this, "node5", SIGKILL,
+      {"--window", "3", "--timeout", "4", "--out", (dir_ / "run2").string()}, elapsed);
+  ASSERT_TRUE(killed) << "node5's collector never appeared";
+  EXPECT_EQ(result.exit_code, 4) << result.err;
+  const auto nodes = parseReport(result.out);
+  EXPECT_EQ(nodes.at("node5").severity, "unreachable");
+  EXPECT_NE(nodes.at("node5").unreachable_reason.find("killed by signal 9"), std::string::npos)
+      << nodes.at("node5").unreachable_reason;
+  // srun drops other tasks' output when a task dies by a signal; the supervisor keeps
+  // that from happening, so every other node is reported.
+  for (const char* n : {"node1", "node2", "node3", "node4", "node6"}) {
+    EXPECT_NE(nodes.at(n).severity, "unreachable") << n << ": " << nodes.at(n).unreachable_reason;
+  }
+  EXPECT_TRUE(has(nodes.at("node3"), "PORT_NOT_ACTIVE_SM", "critical"));
+  EXPECT_LT(elapsed, 3s + 4s + 10s);  // bounded by window + --timeout (+ launch), not a hang
+}
+
+TEST_F(SlurmJob, AHungCollectorIsStoppedAndNamedWithinTheTimeout) {
+  std::chrono::milliseconds elapsed{};
+  auto [result, stopped] = jobWhileSignalling(
+      *this, "node4", SIGSTOP,
+      {"--window", "1", "--timeout", "4", "--out", (dir_ / "run3").string()}, elapsed);
+  ASSERT_TRUE(stopped) << "node4's collector never appeared";
+  EXPECT_EQ(result.exit_code, 4) << result.err;
+  const auto nodes = parseReport(result.out);
+  EXPECT_EQ(nodes.at("node4").severity, "unreachable");
+  EXPECT_NE(nodes.at("node4").unreachable_reason.find("did not finish in time"), std::string::npos)
+      << nodes.at("node4").unreachable_reason;
+  EXPECT_TRUE(has(nodes.at("node3"), "PORT_NOT_ACTIVE_SM", "critical"));
+  EXPECT_LT(elapsed, 1s + 4s + 10s);
+}
+
+TEST_F(SlurmJob, ADeadSlurmdIsNamedUnreachableWithinTheTimeout) {
+  const auto pids = nodePids("node6");
+  ASSERT_FALSE(pids.empty());
+  ASSERT_EQ(::kill(pids.front(), SIGKILL), 0);  // node6's slurmd, started by this test
+  std::chrono::milliseconds elapsed{};
+  auto r = runJob({"--window", "1", "--timeout", "5", "--out", (dir_ / "run4").string()}, &elapsed);
+  EXPECT_EQ(r.exit_code, 4) << r.err;
+  const auto nodes = parseReport(r.out);
+  EXPECT_EQ(nodes.at("node6").severity, "unreachable");
+  EXPECT_FALSE(nodes.at("node6").unreachable_reason.empty());
+  for (const char* n : {"node1", "node2", "node3", "node4"})
+    EXPECT_NE(nodes.at(n).severity, "unreachable") << n;
+  EXPECT_LT(elapsed, 1s + 5s + 10s);
+  std::cerr << "[ measured ] with a dead slurmd: " << elapsed.count() << " ms\n";
+}
+
+TEST_F(SlurmJob, UnknownFinishedAndSlurmlessJobsSayWhyWithTheirExitCodes) {
+  ProcessRunner runner;
+  auto unknown = runner.run({IBC_BINARY, "--job", "999999"}, 60s);
+  ASSERT_TRUE(unknown.ok());
+  EXPECT_EQ(unknown->exit_code, 3);
+  EXPECT_NE(unknown->err.find("does not exist"), std::string::npos) << unknown->err;
+
+  const std::string done = submit("true", 1, "COMPLETED");
+  ASSERT_FALSE(done.empty());
+  auto finished = runner.run({IBC_BINARY, "--job", done}, 60s);
+  ASSERT_TRUE(finished.ok());
+  EXPECT_EQ(finished->exit_code, 4);
+  EXPECT_NE(finished->err.find("COMPLETED"), std::string::npos) << finished->err;
+
+  auto no_slurm = runner.run({"env", "PATH=/nonexistent", IBC_BINARY, "--job", job_}, 60s);
+  ASSERT_TRUE(no_slurm.ok());
+  EXPECT_EQ(no_slurm->exit_code, 4);
+  EXPECT_NE(no_slurm->err.find("Slurm is not installed"), std::string::npos) << no_slurm->err;
+}
+
+}  // namespace
