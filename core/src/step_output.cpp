@@ -33,10 +33,11 @@ std::vector<std::string> encodeStepOutput(std::string_view node, std::string_vie
 }
 
 std::string encodeStepError(std::string_view node, std::string_view message) {
-  std::string m = printable(message, 2048);
-  for (char& c : m) {
+  std::string flat(message.substr(0, 2048));
+  for (char& c : flat) {
     if (c == '\n' || c == '\r') c = ' ';
   }
+  const std::string m = printable(flat, 2048);
   return std::string(kStepMagic) + " " + std::string(node) + " error " + m + "\n";
 }
 

@@ -126,6 +126,7 @@ struct CommandResult {
 };
 
 // Runs a program with arguments (no shell). `argv[0]` is looked up on PATH.
+// Implementations must allow concurrent calls (the ssh fan-out runs several at once).
 // Errors: NotFound when the program is not installed, Io when it cannot be started.
 // A non-zero exit is not an error: it is in CommandResult.
 class CommandRunner {

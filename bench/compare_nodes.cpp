@@ -1,0 +1,133 @@
+// Benchmark (on demand, not in CI): the launcher side of `ibcollect --job` for N nodes —
+// reassemble N nodes' step output, decode the snapshots, run every single-node rule and
+// the cross-node comparison, build and render the report — timed for N = 250 ... 2,000.
+//
+// The nodes are SYNTHETIC: snapshots collected from the real class-view captures in
+// tests/fixtures/real/sysfs (mlx4 QDR, mlx5 VF with error counters, mlx4 with saturated
+// counters), replicated with distinct node names and a counter window (second sample
+// = first sample, one node in 50 with a moved error counter).
+//
+// usage: ibc_bench_compare FIXTURES_DIR [max_nodes]
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "ibc/agent/collect.h"
+#include "ibc/core/compare.h"
+#include "ibc/core/report.h"
+#include "ibc/core/snapshot_file.h"
+#include "ibc/core/step_output.h"
+
+namespace {
+
+using namespace ibc;
+namespace v1 = ::ibcollect::v1;
+
+class NoRunner : public agent::CommandRunner {
+ public:
+  core::Result<agent::CommandResult> run(const std::vector<std::string>&, std::chrono::milliseconds,
+                                         std::size_t) override {
+    return core::Error{core::ErrorCode::NotFound, "no commands"};
+  }
+  bool available(std::string_view) const override { return false; }
+};
+class NoEnv : public agent::Environment {
+ public:
+  std::string get(std::string_view) const override { return {}; }
+};
+
+v1::Snapshot collect(const std::string& root) {
+  agent::RootedFilesystem host(root), files("");
+  NoRunner runner;
+  agent::SystemClock clock;
+  NoEnv env;
+  agent::CollectOptions o;
+  o.root = root;
+  return agent::collectSnapshot(
+      o, agent::HostSeams{host, files, runner, clock, env, nullptr, nullptr});
+}
+
+double ms(std::chrono::steady_clock::duration d) {
+  return std::chrono::duration<double, std::milli>(d).count();
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2) {
+    std::fprintf(stderr, "usage: %s FIXTURES_DIR [max_nodes]\n", argv[0]);
+    return 3;
+  }
+  const std::string fx = std::string(argv[1]) + "/real/sysfs/";
+  const int max_nodes = argc > 2 ? std::atoi(argv[2]) : 2000;
+  const std::vector<v1::Snapshot> templates{
+      collect(fx + "sysfs_procfs-fixture_mlx4_0_ib-qdr-2port.tree/fixtures"),
+      collect(fx + "sysfs_procfs-fixture_mlx5_0_hw-counters-errors.tree/fixtures"),
+      collect(fx + "sysfs_node-exporter-fixture_mlx4_0_counters-ext.tree")};
+
+  std::printf("launcher-side --job pipeline on N synthetic nodes (real captures replicated)\n");
+  std::printf("%8s %12s %12s %12s %12s %12s %10s\n", "nodes", "reassemble", "decode", "diagnose",
+              "report", "total ms", "us/node");
+  for (int n = 250; n <= max_nodes; n *= 2) {
+    // Build the step output the nodes would send (not timed).
+    std::vector<std::string> lines;
+    for (int i = 0; i < n; ++i) {
+      v1::Snapshot s = templates[static_cast<std::size_t>(i) % templates.size()];
+      const std::string name = "node" + std::to_string(i);
+      s.mutable_node()->set_slurm_node(name);
+      auto* w = s.mutable_window();
+      w->set_interval_seconds(10);
+      for (const auto& d : s.devices()) {
+        for (const auto& p : d.ports()) {
+          auto* ps = w->add_ports();
+          ps->set_device(d.name());
+          ps->set_port(p.port());
+          *ps->mutable_counters() = p.counters();
+          if (i % 50 == 7) {
+            for (auto& c : *ps->mutable_counters()) {
+              if (c.name() == "symbol_error") c.set_value(c.value() + 40);
+            }
+          }
+        }
+      }
+      for (auto& l : core::encodeStepOutput(name, core::wrapUnsigned(s).SerializeAsString())) {
+        l.pop_back();
+        lines.push_back(std::move(l));
+      }
+    }
+    const auto t0 = std::chrono::steady_clock::now();
+    core::StepOutputCollector collector;
+    for (const auto& l : lines) collector.addLine(l);
+    const auto t1 = std::chrono::steady_clock::now();
+    std::vector<core::AnalyzedNode> nodes;
+    nodes.reserve(static_cast<std::size_t>(n));
+    for (const auto& [node, r] : collector.results()) {
+      v1::SignedSnapshot env;
+      env.ParseFromString(r.envelope);
+      auto snap = core::openSnapshot(env);
+      core::AnalyzedNode a;
+      a.snapshot = std::move(snap).value();
+      nodes.push_back(std::move(a));
+    }
+    const auto t2 = std::chrono::steady_clock::now();
+    std::vector<const v1::Snapshot*> snaps;
+    for (const auto& a : nodes) snaps.push_back(&a.snapshot);
+    auto findings = core::diagnoseJob(snaps, {});
+    const auto t3 = std::chrono::steady_clock::now();
+    nodes.front().findings = std::move(findings);
+    const std::size_t findings_count = nodes.front().findings.size();
+    const auto report = core::buildReport(std::move(nodes));
+    core::TextOptions to;
+    to.node_table = true;
+    const std::string text = core::renderText(report, to);
+    const auto t4 = std::chrono::steady_clock::now();
+    std::printf("%8d %12.1f %12.1f %12.1f %12.1f %12.1f %10.1f   (%zu findings, %zu KiB of text)\n",
+                n, ms(t1 - t0), ms(t2 - t1), ms(t3 - t2), ms(t4 - t3), ms(t4 - t0),
+                ms(t4 - t0) * 1000.0 / n, findings_count, text.size() / 1024);
+    if (n < max_nodes && n * 2 > max_nodes) n = max_nodes / 2;  // end exactly at max_nodes
+  }
+  return 0;
+}

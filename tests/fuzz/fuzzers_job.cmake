@@ -1,0 +1,1 @@
+ibc_add_fuzzer(step_output)

@@ -1,0 +1,208 @@
+// The --job launcher through a scripted command runner: job resolution on real
+// `scontrol show job` captures, error paths, srun output reassembly, unreachable nodes.
+
+#include "ibc/agent/job.h"
+
+#include <gtest/gtest.h>
+
+#include <map>
+#include <mutex>
+
+#include "fixtures.h"
+#include "ibc/core/snapshot_file.h"
+#include "ibc/core/step_output.h"
+
+namespace ibc::agent {
+namespace {
+
+class ScriptedRunner : public CommandRunner {
+ public:
+  Result<CommandResult> run(const std::vector<std::string>& argv, std::chrono::milliseconds,
+                            std::size_t) override {
+    calls.push_back(argv);
+    auto it = scripts.find(argv.front());
+    if (it == scripts.end()) return Error{ErrorCode::NotFound, argv.front() + ": not installed"};
+    return it->second;
+  }
+  // Called from several threads at once by the ssh fan-out.
+  Result<CommandResult> runStreaming(const std::vector<std::string>& argv,
+                                     std::chrono::milliseconds,
+                                     const std::function<bool(std::string_view)>& on_line,
+                                     std::size_t) override {
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      calls.push_back(argv);
+    }
+    for (const auto& l : stream_lines) {
+      if (!on_line(l)) break;
+    }
+    return stream_result;
+  }
+  bool available(std::string_view p) const override { return scripts.count(std::string(p)) != 0; }
+
+  std::mutex mu;
+  std::map<std::string, CommandResult> scripts;
+  std::vector<std::vector<std::string>> calls;
+  std::vector<std::string> stream_lines;
+  CommandResult stream_result{0, false, "", "", false};
+};
+
+class FixedClock : public Clock {
+ public:
+  std::chrono::system_clock::time_point now() const override {
+    return std::chrono::system_clock::time_point(std::chrono::seconds(1'800'000'000));
+  }
+  std::chrono::steady_clock::time_point steadyNow() const override { return {}; }
+  void sleepUntil(std::chrono::steady_clock::time_point) override {}
+};
+
+CommandResult ok(std::string out) { return CommandResult{0, false, std::move(out), "", false}; }
+
+JobOptions options(const std::string& id) {
+  JobOptions o;
+  o.job_id = id;
+  o.agent_path = "/opt/ibcollect/bin/ibcollect";
+  o.window = std::chrono::seconds(10);
+  o.timeout = std::chrono::seconds(5);
+  return o;
+}
+
+TEST(ResolveSlurmJob, ARunningJobFromARealCapture) {
+  ScriptedRunner r;
+  r.scripts["scontrol"] = ok(ibc::test::readFixture(
+      "real/slurm/scontrol-show-job_8node-64gpu-running_gcm-shelper-testdata.txt"));
+  auto job = resolveSlurmJob(r, options("8401413"));
+  ASSERT_TRUE(job.ok()) << job.error().message;
+  EXPECT_EQ(job->node_list, "node[1433,1787,1795,1854,1889-1890,1968-1969]");
+  EXPECT_EQ(r.calls.front(), (std::vector<std::string>{"scontrol", "show", "job", "8401413"}));
+}
+
+TEST(ResolveSlurmJob, AFailedJobHasNoNodesToCollect) {
+  ScriptedRunner r;
+  r.scripts["scontrol"] = ok(ibc::test::readFixture(
+      "real/slurm/"
+      "scontrol-show-job_failed-nonzeroexitcode-markdown-bold-partial_ubuntu-slurm-issue-5.txt"));
+  auto job = resolveSlurmJob(r, options("42"));
+  ASSERT_FALSE(job.ok());
+  EXPECT_EQ(job.error().code, ErrorCode::Unsupported);
+  EXPECT_NE(job.error().message.find("FAILED (NonZeroExitCode)"), std::string::npos)
+      << job.error().message;
+  EXPECT_NE(job.error().message.find("--launcher ssh --hosts asus"), std::string::npos)
+      << job.error().message;
+}
+
+TEST(ResolveSlurmJob, UnknownJobsPermissionAndMissingSlurmAreDistinct) {
+  ScriptedRunner unknown;
+  unknown.scripts["scontrol"] =
+      CommandResult{1, false, "", "slurm_load_jobs error: Invalid job id specified\n", false};
+  auto u = resolveSlurmJob(unknown, options("999"));
+  ASSERT_FALSE(u.ok());
+  EXPECT_EQ(u.error().code, ErrorCode::InvalidArgument);
+
+  ScriptedRunner denied;
+  denied.scripts["scontrol"] =
+      CommandResult{1, false, "", "slurm_load_jobs error: Access/permission denied\n", false};
+  auto d = resolveSlurmJob(denied, options("7"));
+  ASSERT_FALSE(d.ok());
+  EXPECT_EQ(d.error().code, ErrorCode::PermissionDenied);
+
+  ScriptedRunner none;
+  auto n = resolveSlurmJob(none, options("7"));
+  ASSERT_FALSE(n.ok());
+  EXPECT_EQ(n.error().code, ErrorCode::Unavailable);
+  EXPECT_NE(n.error().message.find("--launcher ssh"), std::string::npos);
+
+  ScriptedRunner hung;
+  hung.scripts["scontrol"] = CommandResult{-1, true, "", "", false};
+  auto h = resolveSlurmJob(hung, options("7"));
+  ASSERT_FALSE(h.ok());
+  EXPECT_NE(h.error().message.find("slurmctld"), std::string::npos);
+}
+
+TEST(ExpandJobHosts, FallsBackToTheBuiltInExpansionWithoutScontrol) {
+  ScriptedRunner none;
+  auto hosts = expandJobHosts(none, "node[1-2],gpu07", std::chrono::seconds(5));
+  ASSERT_TRUE(hosts.ok());
+  EXPECT_EQ(*hosts, (std::vector<std::string>{"node1", "node2", "gpu07"}));
+}
+
+TEST(UnresponsiveNodes, ReadsSinfoStates) {
+  ScriptedRunner r;
+  r.scripts["sinfo"] = ok("node1 alloc\nnode2 down*\nnode3 idle*\nnode4 mix\nnode5 drain\n");
+  const auto down =
+      unresponsiveNodes(r, {"node1", "node2", "node3", "node4", "node5"}, std::chrono::seconds(5));
+  EXPECT_EQ(down.size(), 2u);
+  EXPECT_NE(down.at("node2").find("not responding"), std::string::npos);
+  EXPECT_EQ(down.count("node5"), 0u);  // draining nodes still run the job's steps
+}
+
+TEST(CollectJob, ReassemblesEveryNodeFromSrunsMergedOutputAndNamesTheSilentOne) {
+  ::ibcollect::v1::Snapshot a, b;
+  a.mutable_node()->set_hostname("node1");
+  b.mutable_node()->set_hostname("node2");
+  b.add_devices()->set_name("mlx5_0");
+  const auto la = core::encodeStepOutput("node1", core::wrapUnsigned(a).SerializeAsString());
+  const auto lb = core::encodeStepOutput("node2", core::wrapUnsigned(b).SerializeAsString());
+  ScriptedRunner r;
+  for (std::size_t i = 0; i < std::max(la.size(), lb.size()); ++i) {
+    if (i < la.size()) r.stream_lines.push_back("0: " + la[i].substr(0, la[i].size() - 1));
+    if (i < lb.size()) r.stream_lines.push_back("1: " + lb[i].substr(0, lb[i].size() - 1));
+  }
+  r.stream_result =
+      CommandResult{1, false, "", "srun: error: node3: task 2: Exited with exit code 127\n", false};
+  FixedClock clock;
+  std::vector<std::pair<std::size_t, std::size_t>> progress;
+  const auto coll =
+      collectJob(options("1234"), {"node1", "node2", "node3"}, r, clock,
+                 [&](std::size_t n, std::size_t of) { progress.emplace_back(n, of); });
+  ASSERT_EQ(coll.nodes.size(), 3u);
+  EXPECT_TRUE(coll.nodes[0].answered);
+  EXPECT_TRUE(coll.nodes[1].answered);
+  EXPECT_FALSE(coll.nodes[2].answered);
+  EXPECT_NE(coll.nodes[2].unreachable_reason.find("node3: task 2"), std::string::npos)
+      << coll.nodes[2].unreachable_reason;
+  auto snap = core::openSnapshot(coll.nodes[1].envelope);
+  ASSERT_TRUE(snap.ok());
+  EXPECT_EQ(snap->devices(0).name(), "mlx5_0");
+  EXPECT_EQ(progress.back(), (std::pair<std::size_t, std::size_t>{2, 3}));
+
+  // srun was asked for one task per node on exactly these nodes, all starting their
+  // window at the same instant (launch slack after the clock's now).
+  const auto& argv = r.calls.back();
+  EXPECT_EQ(argv[0], "srun");
+  EXPECT_NE(std::find(argv.begin(), argv.end(), "--nodelist=node[1-3]"), argv.end());
+  EXPECT_NE(std::find(argv.begin(), argv.end(), "--overlap"), argv.end());
+  auto ws = std::find(argv.begin(), argv.end(), "--window-start");
+  ASSERT_NE(ws, argv.end());
+  EXPECT_EQ(*(ws + 1), "1800000000500");
+}
+
+TEST(CollectJob, NodesThatNeverAnswerAreUnreachableWithTheTimeoutInTheReason) {
+  ScriptedRunner r;
+  r.stream_result = CommandResult{-1, true, "", "", false};
+  FixedClock clock;
+  const auto coll = collectJob(options("1234"), {"node1"}, r, clock, nullptr);
+  ASSERT_EQ(coll.nodes.size(), 1u);
+  EXPECT_FALSE(coll.nodes[0].answered);
+  EXPECT_NE(coll.nodes[0].unreachable_reason.find("no answer within 5 s"), std::string::npos);
+  EXPECT_FALSE(coll.notices.empty());
+}
+
+TEST(CollectJob, SshRunsOneQuotedRemoteCommandPerHost) {
+  ScriptedRunner r;
+  FixedClock clock;
+  auto o = options("77");
+  o.launcher = Launcher::Ssh;
+  o.nccl_logs = {"/tmp/nccl.%h.log"};
+  (void)collectJob(o, {"gpu1", "gpu2"}, r, clock, nullptr);
+  ASSERT_EQ(r.calls.size(), 2u);
+  for (const auto& argv : r.calls) {
+    EXPECT_EQ(argv[0], "ssh");
+    EXPECT_NE(std::find(argv.begin(), argv.end(), "BatchMode=yes"), argv.end());
+    EXPECT_NE(argv.back().find("'job-step'"), std::string::npos) << argv.back();
+    EXPECT_NE(argv.back().find("'/tmp/nccl.%h.log'"), std::string::npos) << argv.back();
+  }
+}
+
+}  // namespace
+}  // namespace ibc::agent
