@@ -66,6 +66,19 @@ std::map<std::string, NodeVerdict> parseReport(const std::string& json) {
   return out;
 }
 
+// The verdict of one node; a missing node fails the test (with the report) instead of
+// throwing.
+const NodeVerdict& verdict(const std::map<std::string, NodeVerdict>& nodes, const std::string& node,
+                           const std::string& context) {
+  static const NodeVerdict kMissing{"missing", "node missing from the report", {}};
+  auto it = nodes.find(node);
+  if (it == nodes.end()) {
+    ADD_FAILURE() << node << " is missing from the report\n" << context.substr(0, 3000);
+    return kMissing;
+  }
+  return it->second;
+}
+
 bool has(const NodeVerdict& v, const std::string& code, const std::string& sev) {
   return v.findings.count({code, sev}) > 0;
 }
@@ -157,8 +170,9 @@ class SlurmJob : public ::testing::Test {
   static std::vector<pid_t> nodePids(const std::string& node) {
     std::vector<pid_t> pids;
     const std::string out = runOrDie({kCluster, "node-pids", dir_.string(), node});
-    for (const auto& tok : ibc::core::splitWhitespace(out))
-      pids.push_back(static_cast<pid_t>(std::stol(std::string(tok))));
+    for (const auto& tok : ibc::core::splitWhitespace(out)) {
+      pids.push_back(static_cast<pid_t>(std::strtol(std::string(tok).c_str(), nullptr, 10)));
+    }
     return pids;
   }
 
@@ -173,15 +187,16 @@ TEST_F(SlurmJob, VerdictNamesTheBrokenNodesWithTheirCodesAndNothingCriticalOnHea
   auto r = runJob({"--window", "1", "--out", out}, &elapsed);
   EXPECT_EQ(r.exit_code, 2) << r.err;  // a critical finding (node3), every node answered
   const auto nodes = parseReport(r.out);
+  const std::string ctx = r.out + r.err;
   ASSERT_EQ(nodes.size(), 6u) << r.out.substr(0, 1000);
-  EXPECT_TRUE(has(nodes.at("node3"), "PORT_NOT_ACTIVE_SM", "critical"));
-  EXPECT_TRUE(has(nodes.at("node2"), "XMIT_DISCARDS", "warning"));
-  EXPECT_TRUE(has(nodes.at("node2"), "COUNTER_SATURATED", "warning"));
-  EXPECT_TRUE(has(nodes.at("node4"), "CQE_ERRORS", "warning"));
-  EXPECT_TRUE(has(nodes.at("node4"), "ESCALATE_HOST_INSPECTION", "warning"));
+  EXPECT_TRUE(has(verdict(nodes, "node3", ctx), "PORT_NOT_ACTIVE_SM", "critical"));
+  EXPECT_TRUE(has(verdict(nodes, "node2", ctx), "XMIT_DISCARDS", "warning"));
+  EXPECT_TRUE(has(verdict(nodes, "node2", ctx), "COUNTER_SATURATED", "warning"));
+  EXPECT_TRUE(has(verdict(nodes, "node4", ctx), "CQE_ERRORS", "warning"));
+  EXPECT_TRUE(has(verdict(nodes, "node4", ctx), "ESCALATE_HOST_INSPECTION", "warning"));
   for (const char* healthy : {"node1", "node2", "node4", "node5", "node6"}) {
-    EXPECT_NE(nodes.at(healthy).severity, "critical") << healthy;
-    EXPECT_NE(nodes.at(healthy).severity, "unreachable") << healthy;
+    EXPECT_NE(verdict(nodes, healthy, ctx).severity, "critical") << healthy;
+    EXPECT_NE(verdict(nodes, healthy, ctx).severity, "unreachable") << healthy;
   }
   for (const char* n : {"node1", "node2", "node3", "node4", "node5", "node6"}) {
     EXPECT_TRUE(std::filesystem::exists(out + "/" + std::string(n) + ".ibsnap")) << n;
@@ -196,7 +211,8 @@ TEST_F(SlurmJob, VerdictNamesTheBrokenNodesWithTheirCodesAndNothingCriticalOnHea
   auto c = runner.run(argv, 60s);
   ASSERT_TRUE(c.ok());
   EXPECT_EQ(c->exit_code, 2) << c->err;
-  EXPECT_TRUE(has(parseReport(c->out).at("node3"), "PORT_NOT_ACTIVE_SM", "critical"));
+  EXPECT_TRUE(has(verdict(parseReport(c->out), "node3", c->out + c->err), "PORT_NOT_ACTIVE_SM",
+                  "critical"));
 }
 
 // The collector process of a node's step: an `ibcollect job-step` whose parent is the
@@ -207,7 +223,10 @@ pid_t findCollector(const std::string& node) {
     std::ifstream in(p);
     return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   };
-  for (const auto& e : std::filesystem::directory_iterator("/proc")) {
+  std::error_code ec;
+  for (auto it = std::filesystem::directory_iterator("/proc", ec);
+       !ec && it != std::filesystem::directory_iterator(); it.increment(ec)) {
+    const auto& e = *it;
     const std::string pid = e.path().filename().string();
     if (pid.find_first_not_of("0123456789") != std::string::npos) continue;
     if (slurp(e.path() / "cmdline").find("job-step") == std::string::npos) continue;
@@ -220,7 +239,7 @@ pid_t findCollector(const std::string& node) {
     if (fields.size() < 2) continue;
     if (slurp("/proc/" + std::string(fields[1]) + "/cmdline").find("job-step") !=
         std::string::npos) {
-      return std::stoi(pid);
+      return static_cast<pid_t>(std::strtol(pid.c_str(), nullptr, 10));
     }
   }
   return 0;
@@ -251,15 +270,18 @@ TEST_F(SlurmJob, AKilledCollectorIsNamedUnreachableAndTheOthersAreReported) {
   ASSERT_TRUE(killed) << "node5's collector never appeared";
   EXPECT_EQ(result.exit_code, 4) << result.err;
   const auto nodes = parseReport(result.out);
-  EXPECT_EQ(nodes.at("node5").severity, "unreachable");
-  EXPECT_NE(nodes.at("node5").unreachable_reason.find("killed by signal 9"), std::string::npos)
-      << nodes.at("node5").unreachable_reason;
+  const std::string ctx = result.out + result.err;
+  EXPECT_EQ(verdict(nodes, "node5", ctx).severity, "unreachable");
+  EXPECT_NE(verdict(nodes, "node5", ctx).unreachable_reason.find("killed by signal 9"),
+            std::string::npos)
+      << verdict(nodes, "node5", ctx).unreachable_reason;
   // srun drops other tasks' output when a task dies by a signal; the supervisor keeps
   // that from happening, so every other node is reported.
   for (const char* n : {"node1", "node2", "node3", "node4", "node6"}) {
-    EXPECT_NE(nodes.at(n).severity, "unreachable") << n << ": " << nodes.at(n).unreachable_reason;
+    EXPECT_NE(verdict(nodes, n, ctx).severity, "unreachable")
+        << n << ": " << verdict(nodes, n, ctx).unreachable_reason;
   }
-  EXPECT_TRUE(has(nodes.at("node3"), "PORT_NOT_ACTIVE_SM", "critical"));
+  EXPECT_TRUE(has(verdict(nodes, "node3", ctx), "PORT_NOT_ACTIVE_SM", "critical"));
   EXPECT_LT(elapsed, 3s + 4s + 10s);  // bounded by window + --timeout (+ launch), not a hang
 }
 
@@ -271,10 +293,12 @@ TEST_F(SlurmJob, AHungCollectorIsStoppedAndNamedWithinTheTimeout) {
   ASSERT_TRUE(stopped) << "node4's collector never appeared";
   EXPECT_EQ(result.exit_code, 4) << result.err;
   const auto nodes = parseReport(result.out);
-  EXPECT_EQ(nodes.at("node4").severity, "unreachable");
-  EXPECT_NE(nodes.at("node4").unreachable_reason.find("did not finish in time"), std::string::npos)
-      << nodes.at("node4").unreachable_reason;
-  EXPECT_TRUE(has(nodes.at("node3"), "PORT_NOT_ACTIVE_SM", "critical"));
+  const std::string ctx = result.out + result.err;
+  EXPECT_EQ(verdict(nodes, "node4", ctx).severity, "unreachable");
+  EXPECT_NE(verdict(nodes, "node4", ctx).unreachable_reason.find("did not finish in time"),
+            std::string::npos)
+      << verdict(nodes, "node4", ctx).unreachable_reason;
+  EXPECT_TRUE(has(verdict(nodes, "node3", ctx), "PORT_NOT_ACTIVE_SM", "critical"));
   EXPECT_LT(elapsed, 1s + 4s + 10s);
 }
 
@@ -286,10 +310,11 @@ TEST_F(SlurmJob, ADeadSlurmdIsNamedUnreachableWithinTheTimeout) {
   auto r = runJob({"--window", "1", "--timeout", "5", "--out", (dir_ / "run4").string()}, &elapsed);
   EXPECT_EQ(r.exit_code, 4) << r.err;
   const auto nodes = parseReport(r.out);
-  EXPECT_EQ(nodes.at("node6").severity, "unreachable");
-  EXPECT_FALSE(nodes.at("node6").unreachable_reason.empty());
+  const std::string ctx = r.out + r.err;
+  EXPECT_EQ(verdict(nodes, "node6", ctx).severity, "unreachable");
+  EXPECT_FALSE(verdict(nodes, "node6", ctx).unreachable_reason.empty());
   for (const char* n : {"node1", "node2", "node3", "node4"})
-    EXPECT_NE(nodes.at(n).severity, "unreachable") << n;
+    EXPECT_NE(verdict(nodes, n, ctx).severity, "unreachable") << n;
   EXPECT_LT(elapsed, 1s + 5s + 10s);
   std::cerr << "[ measured ] with a dead slurmd: " << elapsed.count() << " ms\n";
 }
