@@ -213,9 +213,10 @@ std::string compressHostlist(const std::vector<std::string>& hosts) {
   for (auto& [key, nums] : groups) {
     std::sort(nums.begin(), nums.end());
     nums.erase(std::unique(nums.begin(), nums.end()), nums.end());
-    auto fmt = [&](int64_t v) {
+    const std::size_t width = key.width;  // clang 14 cannot capture structured bindings
+    auto fmt = [width](int64_t v) {
       std::string s = std::to_string(v);
-      if (s.size() < key.width) s.insert(0, key.width - s.size(), '0');
+      if (s.size() < width) s.insert(0, width - s.size(), '0');
       return s;
     };
     if (nums.size() == 1) {
