@@ -5,6 +5,7 @@
 #include <ctime>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 
 #include "cli_internal.h"
@@ -47,17 +48,31 @@ std::string timestamp(std::chrono::system_clock::time_point t) {
   return buf;
 }
 
+// The job node a host name from a log or finding refers to: the Slurm name, the node's
+// own hostname, or either one's short form ("node7.cluster.local" is node7).
+std::optional<std::size_t> nodeIndexOf(const std::vector<core::AnalyzedNode>& nodes,
+                                       const std::string& host) {
+  const std::string short_host = host.substr(0, host.find('.'));
+  for (std::size_t i = 0; i < nodes.size(); ++i) {
+    const auto& id = nodes[i].snapshot.node();
+    for (const std::string& name : {core::nodeName(nodes[i].snapshot), id.hostname()}) {
+      if (name.empty()) continue;
+      if (name == host || name.substr(0, name.find('.')) == short_host) return i;
+    }
+  }
+  return std::nullopt;
+}
+
 // Findings go to the node they name; findings about hosts that are not job nodes (a log
 // line from another machine) stay with the first node so nothing is dropped.
 void distribute(std::vector<core::AnalyzedNode>& nodes,
                 std::vector<::ibcollect::v1::Finding> findings) {
-  std::map<std::string, std::size_t> index;
-  for (std::size_t i = 0; i < nodes.size(); ++i)
-    index.emplace(core::nodeName(nodes[i].snapshot), i);
+  if (nodes.empty()) return;
   for (auto& f : findings) {
-    auto it = index.find(f.node());
-    const std::size_t i = it == index.end() ? 0 : it->second;
-    if (!nodes.empty()) nodes[i].findings.push_back(std::move(f));
+    const auto i = nodeIndexOf(nodes, f.node());
+    // Speak of a job node by its job name, whatever form the log used.
+    if (i) f.set_node(core::nodeName(nodes[*i].snapshot));
+    nodes[i.value_or(0)].findings.push_back(std::move(f));
   }
 }
 
@@ -83,8 +98,8 @@ void attachLauncherLogs(CliEnvironment& env, const JobArgs& a,
         // Attribute by the hostnames in the log when they name a job node.
         std::size_t target = i;
         for (const auto& h : log.parsed().hosts()) {
-          if (auto it = index.find(h); it != index.end()) {
-            target = it->second;
+          if (auto k = nodeIndexOf(nodes, h)) {
+            target = *k;
             break;
           }
         }

@@ -215,6 +215,30 @@ TEST_F(SlurmJob, VerdictNamesTheBrokenNodesWithTheirCodesAndNothingCriticalOnHea
                   "critical"));
 }
 
+TEST_F(SlurmJob, NcclLogsWrittenPerNodeAreAttributedToTheirNodes) {
+  // SYNTHETIC NCCL_DEBUG_FILE output (NCCL's own line format, as in the real captures),
+  // written where NCCL_DEBUG_FILE=/dir/nccl.%h.log would put it for node1; the log names
+  // the host by its FQDN.
+  const auto logs = dir_ / "nccl";
+  std::filesystem::create_directories(logs);
+  {
+    std::ofstream out(logs / "nccl.node1.log");
+    out << "node1.cluster.local:4242:4300 [0] NCCL INFO NET/IB : Using [0]mlx4_0:1/IB ; OOB "
+           "ib0:10.0.0.1<0>\n"
+           "node1.cluster.local:4242:4300 [0] transport/net_ib.cc:1295 NCCL WARN NET/IB : Got "
+           "completion "
+           "from peer 10.0.0.2<4242> with error 12, opcode 0, len 0, vendor err 129 (Recv)\n";
+  }
+  auto r = runJob({"--window", "0", "--nccl-log", (logs / "nccl.%h.log").string(), "--out",
+                   (dir_ / "run5").string()});
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  const auto nodes = parseReport(r.out);
+  const std::string ctx = r.out + r.err;
+  EXPECT_TRUE(has(verdict(nodes, "node1", ctx), "NCCL_IB_COMPLETION_ERROR", "critical"))
+      << ctx.substr(0, 2000);
+  EXPECT_FALSE(has(verdict(nodes, "node2", ctx), "NCCL_IB_COMPLETION_ERROR", "critical"));
+}
+
 // The collector process of a node's step: an `ibcollect job-step` whose parent is the
 // step's supervisor (also `job-step`) and whose Slurm node is `node`. slurmstepd detaches
 // from slurmd, so the process tree cannot be walked from slurmd.
