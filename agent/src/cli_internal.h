@@ -42,5 +42,6 @@ HostSeams seamsFor(CliEnvironment& env, const Filesystem& host);
 // Command modules register their subcommands; the state they parse into lives as long
 // as the returned Command (captured by the lambdas).
 void addCollectCommands(CLI::App& app, CliEnvironment& env, std::vector<Command>& commands);
+void addTransportCommands(CLI::App& app, CliEnvironment& env, std::vector<Command>& commands);
 
 }  // namespace ibc::agent::cli
