@@ -39,10 +39,10 @@ Status FrameDecoder::feed(std::string_view bytes) {
   if (failed_) return error_;
   while (!bytes.empty()) {
     if (!have_header_) {
-      const std::size_t take = std::min(kFrameHeaderBytes - header_fill_, bytes.size());
-      std::copy_n(bytes.data(), take, header_ + header_fill_);
-      header_fill_ += take;
-      bytes.remove_prefix(take);
+      while (header_fill_ < kFrameHeaderBytes && !bytes.empty()) {
+        header_[header_fill_++] = static_cast<unsigned char>(bytes.front());
+        bytes.remove_prefix(1);
+      }
       if (header_fill_ < kFrameHeaderBytes) break;
       auto n = decodeFrameHeader(header_, max_);
       if (!n.ok()) {
