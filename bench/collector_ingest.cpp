@@ -6,7 +6,7 @@
 // (one sync per snapshot, and group commits of 64).
 //
 //   collector_ingest_bench --collector BIN --make-pki SCRIPT [--agents 100,500,1000]
-//                          [--rounds 3] [--client-threads 2]
+//                          [--rounds 3] [--client-threads 2] [--collector-arg ARG]...
 //
 // On demand, never in CI (bench/README.md). Figures, no assertions.
 
@@ -78,8 +78,8 @@ struct Collector {
   int port = 0;
 };
 
-Collector startCollector(const std::string& binary, const std::string& pki,
-                         const std::string& data, const std::string& log) {
+Collector startCollector(const std::string& binary, const std::string& pki, const std::string& data,
+                         const std::string& log, const std::vector<std::string>& extra = {}) {
   int out[2];
   if (::pipe(out) != 0) return {};
   posix_spawn_file_actions_t actions;
@@ -87,9 +87,18 @@ Collector startCollector(const std::string& binary, const std::string& pki,
   posix_spawn_file_actions_adddup2(&actions, out[1], 1);
   posix_spawn_file_actions_addclose(&actions, out[0]);
   posix_spawn_file_actions_addopen(&actions, 2, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  std::vector<std::string> args = {binary, "--listen", "127.0.0.1:0", "--data", data, "--ca",
-                                   pki + "/ca.pem", "--cert", pki + "/collector.pem", "--key",
+  std::vector<std::string> args = {binary,
+                                   "--listen",
+                                   "127.0.0.1:0",
+                                   "--data",
+                                   data,
+                                   "--ca",
+                                   pki + "/ca.pem",
+                                   "--cert",
+                                   pki + "/collector.pem",
+                                   "--key",
                                    pki + "/collector.key"};
+  args.insert(args.end(), extra.begin(), extra.end());
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
@@ -136,8 +145,8 @@ AgentTls clientTls(const std::string& pki, bool support) {
 
 struct RunStats {
   std::mutex mutex;
-  std::vector<double> ack_ms;        // request written → acknowledgement read
-  std::vector<double> end_to_end_ms; // connect → acknowledgement read
+  std::vector<double> ack_ms;         // request written → acknowledgement read
+  std::vector<double> end_to_end_ms;  // connect → acknowledgement read
   std::atomic<int> failures{0};
   std::string first_failure;
 };
@@ -151,7 +160,9 @@ awaitable<bool> uploadOnce(asio::ssl::context& tls, tcp::endpoint endpoint,
   asio::error_code ec;
   co_await stream.lowest_layer().async_connect(endpoint, redirect_error(use_awaitable, ec));
   if (!ec) stream.lowest_layer().set_option(tcp::no_delay(true), ec);
-  if (!ec) co_await stream.async_handshake(asio::ssl::stream_base::client, redirect_error(use_awaitable, ec));
+  if (!ec)
+    co_await stream.async_handshake(asio::ssl::stream_base::client,
+                                    redirect_error(use_awaitable, ec));
   const auto fail = [&](const std::string& what) {
     if (stats.failures++ == 0) {
       std::lock_guard<std::mutex> lock(stats.mutex);
@@ -185,7 +196,8 @@ awaitable<bool> uploadOnce(asio::ssl::context& tls, tcp::endpoint endpoint,
   {
     std::lock_guard<std::mutex> lock(stats.mutex);
     stats.ack_ms.push_back(std::chrono::duration<double, std::milli>(done - sent).count());
-    stats.end_to_end_ms.push_back(std::chrono::duration<double, std::milli>(done - started).count());
+    stats.end_to_end_ms.push_back(
+        std::chrono::duration<double, std::milli>(done - started).count());
   }
   stream.lowest_layer().close(ec);
   co_return true;
@@ -228,7 +240,8 @@ double opensslSpeedEd25519Verify() {
   std::istringstream in(r->out);
   std::string line;
   while (std::getline(in, line)) {
-    if (line.find("Ed25519") == std::string::npos || line.find("bits") == std::string::npos) continue;
+    if (line.find("Ed25519") == std::string::npos || line.find("bits") == std::string::npos)
+      continue;
     std::istringstream words(line);
     std::vector<std::string> w((std::istream_iterator<std::string>(words)),
                                std::istream_iterator<std::string>());
@@ -306,6 +319,7 @@ int main(int argc, char** argv) {
   std::vector<int> agent_counts = {100, 500, 1000};
   int rounds = 3;
   int client_threads = 2;
+  std::vector<std::string> collector_args;
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string k = argv[i];
     const std::string v = argv[i + 1];
@@ -313,6 +327,7 @@ int main(int argc, char** argv) {
     if (k == "--make-pki") make_pki = v;
     if (k == "--rounds") rounds = std::stoi(v);
     if (k == "--client-threads") client_threads = std::stoi(v);
+    if (k == "--collector-arg") collector_args.push_back(v);
     if (k == "--agents") {
       agent_counts.clear();
       std::stringstream in(v);
@@ -321,8 +336,9 @@ int main(int argc, char** argv) {
     }
   }
   if (collector_bin.empty() || make_pki.empty()) {
-    std::cerr << "usage: collector_ingest_bench --collector BIN --make-pki SCRIPT "
-                 "[--agents 100,500,1000] [--rounds 3] [--client-threads 2]\n";
+    std::cerr
+        << "usage: collector_ingest_bench --collector BIN --make-pki SCRIPT "
+           "[--agents 100,500,1000] [--rounds 3] [--client-threads 2] [--collector-arg ARG]...\n";
     return 3;
   }
   rlimit files{};
@@ -363,13 +379,15 @@ int main(int argc, char** argv) {
   std::printf("RocksDB synced writes, 64 KiB, group commit of 64: %.0f /s\n", synced64);
   double handshakes = 0;
   {
-    const Collector c = startCollector(collector_bin, pki, work + "/data-hs", work + "/hs.log");
+    const Collector c =
+        startCollector(collector_bin, pki, work + "/data-hs", work + "/hs.log", collector_args);
     RunStats hs;
     const int conns = 64;
     const int per = 40;
     v1::CollectorRequest stats_request;
     stats_request.mutable_stats();
-    const std::vector<std::string> one = {ibc::core::encodeFrame(stats_request.SerializeAsString())};
+    const std::vector<std::string> one = {
+        ibc::core::encodeFrame(stats_request.SerializeAsString())};
     const double t = drive(conns, per, client_threads, support_tls, c.port, one, hs);
     handshakes = (conns * per - hs.failures) / t;
     stopCollector(c);
@@ -379,8 +397,9 @@ int main(int argc, char** argv) {
         handshakes);
   }
   const double limit = std::min({verify64k, synced64, handshakes});
-  std::printf("limit of the ingest path = min(verify 64 KiB, group-commit writes, handshakes) = %.0f /s\n",
-              limit);
+  std::printf(
+      "limit of the ingest path = min(verify 64 KiB, group-commit writes, handshakes) = %.0f /s\n",
+      limit);
 
   std::printf("\n== ingest: N agents, %d uploads each, a fresh mutual-TLS connection per upload\n",
               rounds);
@@ -393,7 +412,8 @@ int main(int argc, char** argv) {
       for (int a = 0; a < agents; ++a) frames.push_back(frameFor(*signer, a, r));
     }
     const std::string data = work + "/data-" + std::to_string(agents);
-    const Collector c = startCollector(collector_bin, pki, data, work + "/ingest.log");
+    const Collector c =
+        startCollector(collector_bin, pki, data, work + "/ingest.log", collector_args);
     RunStats stats;
     const double t = drive(agents, rounds, client_threads, tls, c.port, frames, stats);
     // The collector's own counters: stored and write batches.
@@ -402,7 +422,8 @@ int main(int argc, char** argv) {
     const std::string log = readAll(work + "/ingest.log");
     uint64_t stored = 0;
     uint64_t batches = 0;
-    if (auto p = log.rfind("stored="); p != std::string::npos) stored = std::stoull(log.substr(p + 7));
+    if (auto p = log.rfind("stored="); p != std::string::npos)
+      stored = std::stoull(log.substr(p + 7));
     if (auto p = log.rfind("write_batches="); p != std::string::npos)
       batches = std::stoull(log.substr(p + 14));
     const double rate = static_cast<double>(stats.ack_ms.size()) / t;

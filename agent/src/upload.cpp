@@ -8,6 +8,7 @@
 #include <asio.hpp>
 #include <asio/ssl.hpp>
 #include <cctype>
+#include <functional>
 #include <optional>
 
 #include "ibc/core/frame.h"
@@ -83,12 +84,15 @@ struct CollectorConnection::Impl {
   }
   asio::ssl::stream<tcp::socket>& stream() { return *tls_stream; }
 
-  // Runs the started operation until `done` or the timeout. On timeout the socket is
-  // closed, the operation completes as aborted, and the connection is unusable.
-  bool runUntilDone(const bool& done, std::chrono::milliseconds timeout) {
+  // Runs the started operation until `done` or the timeout. On timeout `cancel` (a
+  // pending name resolution) runs, the socket is closed, the operation completes as
+  // aborted, and the connection is unusable.
+  bool runUntilDone(const bool& done, std::chrono::milliseconds timeout,
+                    const std::function<void()>& cancel = {}) {
     io.restart();
     io.run_for(timeout);
     if (done) return true;
+    if (cancel) cancel();
     close();
     broken = true;
     io.restart();
@@ -149,8 +153,7 @@ Result<std::unique_ptr<CollectorConnection>> CollectorConnection::open(
                                  done = true;
                                });
                          });
-  if (!impl->runUntilDone(done, timeouts.connect)) {
-    resolver.cancel();
+  if (!impl->runUntilDone(done, timeouts.connect, [&resolver] { resolver.cancel(); })) {
     return Error{ErrorCode::Timeout, "collector " + where + ": no connection within " +
                                          std::to_string(timeouts.connect.count()) + " ms"};
   }
