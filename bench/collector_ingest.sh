@@ -10,6 +10,6 @@ BUILD=build/release
 if [ ! -f "$BUILD/build.ninja" ]; then
   cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DIBC_BUILD_TESTS=OFF >/dev/null
 fi
-cmake --build "$BUILD" -j"$(nproc)" --target ibcollect-collector collector_ingest_bench
+cmake --build "$BUILD" -j1 --target ibcollect-collector collector_ingest_bench
 exec "$BUILD/collector/collector_ingest_bench" --collector "$BUILD/collector/ibcollect-collector" \
   --make-pki certs/make-pki "$@"

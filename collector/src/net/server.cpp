@@ -528,10 +528,12 @@ void Server::run() {
   Impl& s = *impl_;
   asio::co_spawn(s.io, s.acceptLoop(), [&s](std::exception_ptr e) { s.onException(e); });
   if (s.options.handle_signals) {
-    s.signals.add(SIGTERM);
-    s.signals.add(SIGINT);
-    s.signals.async_wait([&s](const asio::error_code& ec, int signal) {
-      if (ec) return;
+    asio::error_code ec;
+    s.signals.add(SIGTERM, ec);
+    if (!ec) s.signals.add(SIGINT, ec);
+    if (ec) s.log.write("cannot handle SIGTERM/SIGINT: " + ec.message());
+    s.signals.async_wait([&s](const asio::error_code& e, int signal) {
+      if (e) return;
       s.log.write(std::string("received ") + (signal == SIGTERM ? "SIGTERM" : "SIGINT"));
       s.beginDrain();
     });
