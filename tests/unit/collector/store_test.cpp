@@ -25,7 +25,7 @@ SnapshotRecord record(int n, const std::string& tenant, const std::string& job,
   r.info.set_job_id(job);
   r.info.set_node(node);
   r.info.set_collected_at_unix_ms(time);
-  r.info.set_received_at_unix_ms(time + 5);
+  r.info.set_received_at_unix_ms(1'700'000'000'000);
   r.info.set_signer("CN=" + node + ",OU=agent,O=" + tenant);
   r.envelope = "envelope-" + std::to_string(n) + std::string(8000, static_cast<char>('a' + n % 26));
   r.info.set_size_bytes(r.envelope.size());
