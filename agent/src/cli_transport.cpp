@@ -62,6 +62,12 @@ bool report(CliEnvironment& env, const std::string& what, const std::string& whe
   return false;
 }
 
+core::Result<v1::SignedSnapshot> readSnapshotFile(CliEnvironment& env, const std::string& path) {
+  auto bytes = env.files.readFile(path, core::kMaxSnapshotFileBytes);
+  if (!bytes.ok()) return bytes.error();
+  return core::decodeSnapshotFile(*bytes);
+}
+
 core::Result<DeliveryConfig> deliveryConfig(CliEnvironment& env, const TransportArgs& args) {
   auto settings = transportSettings(env, args);
   if (!settings.ok()) return settings.error();
@@ -86,9 +92,7 @@ int runUpload(CliEnvironment& env, const UploadArgs& a) {
   auto delivery = makeDelivery(env, connector, spool, *config);
   int failed = 0;
   for (const auto& file : a.files) {
-    auto bytes = env.files.readFile(file, core::kMaxSnapshotFileBytes);
-    auto envelope = bytes.ok() ? core::decodeSnapshotFile(*bytes)
-                               : core::Result<v1::SignedSnapshot>(bytes.error());
+    auto envelope = readSnapshotFile(env, file);
     if (!envelope.ok()) {
       env.err << "ibcollect: " << file << ": " << envelope.error().message << "\n";
       ++failed;
@@ -254,9 +258,7 @@ int runVerify(CliEnvironment& env, const VerifyArgs& a) {
   }
   int failed = 0;
   for (const auto& file : a.files) {
-    auto bytes = env.files.readFile(file, core::kMaxSnapshotFileBytes);
-    auto envelope = bytes.ok() ? core::decodeSnapshotFile(*bytes)
-                               : core::Result<v1::SignedSnapshot>(bytes.error());
+    auto envelope = readSnapshotFile(env, file);
     if (!envelope.ok()) {
       env.out << file << ": FAILED malformed: " << envelope.error().message << "\n";
       ++failed;

@@ -58,13 +58,7 @@ Result<CollectorEndpoint> parseCollectorEndpoint(std::string_view text) {
 }
 
 std::string describeRejection(const v1::Rejection& rejection) {
-  std::string name = v1::RejectReason_Name(rejection.reason());
-  constexpr std::string_view kPrefix = "REJECT_REASON_";
-  if (name.rfind(kPrefix, 0) == 0) name.erase(0, kPrefix.size());
-  if (name.empty()) name = "reason " + std::to_string(static_cast<int>(rejection.reason()));
-  std::transform(name.begin(), name.end(), name.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return name + ": " + rejection.message();
+  return core::rejectReasonName(rejection.reason()) + ": " + rejection.message();
 }
 
 struct CollectorConnection::Impl {

@@ -7,6 +7,7 @@
 
 #include "group_commit.h"
 #include "ibc/collector/service/snapshot_keys.h"
+#include "ibc/core/frame.h"
 #include "ibc/core/snapshot_file.h"
 
 namespace ibc::collector {
@@ -36,16 +37,6 @@ void StreamEventLog::write(std::string_view event) {
   std::lock_guard<std::mutex> lock(mutex_);
   out_ << stamp << ' ' << event << '\n';
   out_.flush();
-}
-
-std::string rejectReasonName(v1::RejectReason reason) {
-  std::string name = v1::RejectReason_Name(reason);
-  if (name.empty()) return "reason_" + std::to_string(static_cast<int>(reason));
-  constexpr std::string_view kPrefix = "REJECT_REASON_";
-  if (name.rfind(kPrefix, 0) == 0) name.erase(0, kPrefix.size());
-  std::transform(name.begin(), name.end(), name.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return name;
 }
 
 bool isRetryable(v1::RejectReason reason) {
@@ -117,7 +108,8 @@ void Service::recordRejection(v1::RejectReason reason, std::string_view who,
                               std::string_view detail) {
   const auto index = static_cast<std::size_t>(reason);
   if (index < rejections_.size()) ++rejections_[index];
-  std::string line = "rejected reason=" + rejectReasonName(reason) + " peer=" + std::string(who);
+  std::string line =
+      "rejected reason=" + core::rejectReasonName(reason) + " peer=" + std::string(who);
   if (!detail.empty()) line += ": " + std::string(detail);
   log_.write(line);
 }
@@ -326,7 +318,7 @@ v1::CollectorStats Service::stats() const {
     if (n == 0) continue;
     auto* rc = s.add_rejections();
     rc->set_reason(static_cast<v1::RejectReason>(i));
-    rc->set_name(rejectReasonName(static_cast<v1::RejectReason>(i)));
+    rc->set_name(core::rejectReasonName(static_cast<v1::RejectReason>(i)));
     rc->set_count(n);
   }
   return s;

@@ -5,6 +5,7 @@
 #include <future>
 
 #include "collector_test_support.h"
+#include "ibc/core/frame.h"
 #include "ibc/core/snapshot_file.h"
 #include "test_pki.h"
 
@@ -80,7 +81,7 @@ class ServiceTest : public ::testing::Test {
     EXPECT_NE(r.rejection().message().find(message_part), std::string::npos)
         << r.rejection().message();
     EXPECT_EQ(rejected(reason), before + 1);
-    EXPECT_TRUE(log_.contains("rejected reason=" + rejectReasonName(reason)));
+    EXPECT_TRUE(log_.contains("rejected reason=" + core::rejectReasonName(reason)));
   }
 
   test::TempDir dir_;

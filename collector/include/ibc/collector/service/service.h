@@ -55,8 +55,6 @@ class StreamEventLog final : public EventLog {
   std::ostream& out_;
 };
 
-// "bad_signature" for REJECT_REASON_BAD_SIGNATURE.
-std::string rejectReasonName(::ibcollect::v1::RejectReason reason);
 // Overload, shutdown and storage failures: the same request may succeed later.
 bool isRetryable(::ibcollect::v1::RejectReason reason);
 // The rejection reason for a failed signature check.
