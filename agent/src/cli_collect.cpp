@@ -4,6 +4,7 @@
 #include <memory>
 
 #include "cli_internal.h"
+#include "cli_transport.h"
 #include "ibc/agent/analyze.h"
 #include "ibc/core/findings.h"
 #include "ibc/core/snapshot_file.h"
@@ -21,9 +22,15 @@ struct SnapshotArgs {
   std::string dmesg_file;
   std::string output;
   ReportOptions report;
+  TransportArgs transport;
 };
 
 int runSnapshot(CliEnvironment& env, const SnapshotArgs& a) {
+  auto transport = snapshotTransport(env, a.transport);
+  if (!transport.ok()) {
+    env.err << "ibcollect: " << transport.error().message << "\n";
+    return core::kExitUsage;
+  }
   auto fs = env.open_root(a.root);
   CollectOptions co;
   co.root = a.root;
@@ -48,8 +55,13 @@ int runSnapshot(CliEnvironment& env, const SnapshotArgs& a) {
       ++failed;
     }
   }
+  auto envelope = envelopeFor(*transport, node.snapshot);
+  if (!envelope.ok()) {
+    env.err << "ibcollect: " << envelope.error().message << "\n";
+    return core::kExitCollectFailed;
+  }
   if (!a.output.empty()) {
-    const auto bytes = core::encodeSnapshotFile(core::wrapUnsigned(node.snapshot));
+    const auto bytes = core::encodeSnapshotFile(*envelope);
     if (auto st = env.write_file(a.output, bytes); !st.ok()) {
       env.err << "ibcollect: could not write the snapshot: " << st.error().message
               << "\nibcollect: nothing was kept; the report below is all there is — fix the "
@@ -59,6 +71,7 @@ int runSnapshot(CliEnvironment& env, const SnapshotArgs& a) {
       node.snapshot_file = a.output;
     }
   }
+  if (!deliverCollected(env, *transport, *envelope)) ++failed;
   std::vector<core::AnalyzedNode> nodes;
   nodes.push_back(std::move(node));
   const int code = printReport(env, std::move(nodes), a.report);
@@ -124,6 +137,7 @@ void addCollectCommands(CLI::App& app, CliEnvironment& env, std::vector<Command>
       ->check(CLI::ExistingFile);
   snap->add_option("-o,--output", sa.output, "Write the snapshot to FILE.ibsnap");
   addReportOptions(snap, sa.report);
+  addTransportOptions(snap, sa.transport);
   snap->footer(kExitCodes);
 
   auto aa_ptr = std::make_shared<AnalyzeArgs>();

@@ -47,5 +47,6 @@ HostSeams seamsFor(CliEnvironment& env, const Filesystem& host);
 void addCollectCommands(CLI::App& app, CliEnvironment& env, std::vector<Command>& commands);
 // `--job` (top-level options), `compare`, and the hidden node side `job-step`.
 void addJobCommands(CLI::App& app, CliEnvironment& env, std::vector<Command>& commands);
+void addTransportCommands(CLI::App& app, CliEnvironment& env, std::vector<Command>& commands);
 
 }  // namespace ibc::agent::cli

@@ -1,0 +1,143 @@
+#pragma once
+
+// Delivering signed snapshots to the collector (DESIGN §6): upload over mutual TLS,
+// retry with bounded exponential backoff (slept through the Clock seam), keep what could
+// not be delivered in the spool, and say so. The guarantees:
+//   - nothing acknowledged is lost (the collector acknowledges only durable writes);
+//   - nothing is delivered twice (a snapshot is re-sent only when its acknowledgement did
+//     not arrive, and the collector recognises it by id: AlreadyStored);
+//   - nothing is dropped silently: a snapshot that can be neither delivered nor kept is
+//     an error the caller must report (exit 4), a snapshot refused for good is kept under
+//     the spool's rejected/ with the reason.
+//
+// `ibcollect snapshot`, `upload`, `flush` and `--job` all deliver through this API.
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "ibc/agent/os.h"
+#include "ibc/agent/spool.h"
+#include "ibc/agent/upload.h"
+#include "ibc/core/result.h"
+#include "ibcollect/v1/signed.pb.h"
+
+namespace ibc::agent {
+
+inline constexpr std::string_view kDefaultAgentConfig = "/etc/ibcollect/agent.conf";
+
+struct RetryPolicy {
+  int attempts = 4;  // tries per snapshot, the first included (>= 1)
+  std::chrono::milliseconds first_backoff{500};
+  std::chrono::milliseconds max_backoff{8000};
+};
+
+// The wait before try `attempt` + 1 (attempt >= 1): first_backoff doubled per failed
+// try, capped at max_backoff, then scaled by a jitter in [0.5, 1] so many agents failing
+// together do not retry in step. `jitter_seed` makes it deterministic (the snapshot id).
+std::chrono::milliseconds backoffDelay(const RetryPolicy& policy, int attempt,
+                                       uint64_t jitter_seed);
+
+// Settings as the agent config file and the command line give them; empty = not given.
+struct TransportSettings {
+  std::string collector;  // HOST:PORT
+  std::string ca;         // paths to PEM files
+  std::string cert;
+  std::string key;
+  std::string spool;  // directory
+  std::optional<uint64_t> spool_limit_mb;
+  std::optional<int> retries;  // tries after the first
+};
+
+// Parses agent.conf: `key = value` lines, `#` comments, values optionally quoted; keys
+// collector, ca, cert, key, spool, spool-limit-mb, retries. Errors: InvalidArgument naming
+// the unknown key or bad value.
+core::Result<TransportSettings> parseAgentConfig(std::string_view text);
+
+// `over` wins where it sets a value.
+TransportSettings mergeSettings(TransportSettings base, const TransportSettings& over);
+
+struct DeliveryConfig {
+  CollectorEndpoint collector;
+  TlsCredentials credentials;
+  ConnectTimeouts timeouts;
+  std::string spool_dir = std::string(kDefaultSpoolDir);
+  SpoolLimits spool_limits;
+  RetryPolicy retry;
+};
+
+// Reads the PEM files the settings name. Errors: InvalidArgument (no collector, or ca,
+// cert or key missing), NotFound / PermissionDenied (a file that cannot be read).
+core::Result<DeliveryConfig> loadDeliveryConfig(const TransportSettings& settings,
+                                                const Filesystem& files);
+
+enum class DeliveryStatus {
+  Delivered,      // stored by the collector now
+  AlreadyStored,  // the collector had it (an earlier try's acknowledgement was lost)
+  Spooled,        // not delivered; kept in the spool for `ibcollect flush`
+  Rejected,       // refused for good; kept under the spool's rejected/
+};
+
+struct DeliveryOutcome {
+  DeliveryStatus status = DeliveryStatus::Spooled;
+  std::string snapshot_id;
+  std::string kept_at;  // the spool file (Spooled, Rejected)
+  std::string detail;   // why it was not delivered
+  int attempts = 0;
+  bool delivered() const {
+    return status == DeliveryStatus::Delivered || status == DeliveryStatus::AlreadyStored;
+  }
+};
+
+struct FlushReport {
+  int delivered = 0;
+  int already_stored = 0;
+  int rejected = 0;                   // moved to rejected/
+  int remaining = 0;                  // still pending in the spool
+  std::vector<std::string> problems;  // one line per snapshot not delivered, and why
+};
+
+// Progress and retry notices for people ("attempt 1 failed: ...; retrying in 0.4 s").
+using Notice = std::function<void(const std::string&)>;
+
+// Sends snapshots over one connection (opened on first use, reopened after a failure).
+// Not thread-safe.
+class SnapshotDelivery {
+ public:
+  SnapshotDelivery(CollectorConnector& connector, Spool& spool, Clock& clock, RetryPolicy retry,
+                   Notice notice = {});
+
+  // Delivers one snapshot, retrying; spools it when the collector cannot be reached or is
+  // saturated. Errors: only when the snapshot could not be delivered AND could not be
+  // kept (the message says both why): the caller must report it loudly.
+  core::Result<DeliveryOutcome> deliver(const ::ibcollect::v1::SignedSnapshot& envelope);
+
+  // Sends every pending spooled snapshot, oldest first, removing each once acknowledged.
+  // Stops at the first snapshot that cannot be delivered after its retries (the
+  // collector is down): the rest stay spooled.
+  FlushReport flush();
+
+ private:
+  struct Attempt;
+  Attempt send(const ::ibcollect::v1::SignedSnapshot& envelope, const std::string& id);
+
+  CollectorConnector& connector_;
+  Spool& spool_;
+  Clock& clock_;
+  RetryPolicy retry_;
+  Notice notice_;
+  std::unique_ptr<CollectorSession> session_;
+};
+
+// Convenience for a single snapshot with the real TLS connector and spool (what
+// `ibcollect --job` calls per node).
+core::Result<DeliveryOutcome> deliverSnapshot(const ::ibcollect::v1::SignedSnapshot& envelope,
+                                              const DeliveryConfig& config, Clock& clock,
+                                              Notice notice = {});
+
+}  // namespace ibc::agent

@@ -1,0 +1,398 @@
+// `ibcollect upload`, `flush`, `fetch`, `verify`, and the transport half of `snapshot`.
+
+#include "cli_transport.h"
+
+#include <filesystem>
+#include <system_error>
+
+#include "ibc/core/findings.h"
+#include "ibc/core/snapshot_file.h"
+
+namespace ibc::agent::cli {
+
+namespace v1 = ::ibcollect::v1;
+
+namespace {
+
+constexpr std::size_t kMaxPemBytes = 1u << 20;
+
+std::string shortId(const std::string& id) { return id.substr(0, 16); }
+
+core::Result<std::string> readPem(CliEnvironment& env, const std::string& path) {
+  return env.files.readFile(path, kMaxPemBytes);
+}
+
+SnapshotDelivery makeDelivery(CliEnvironment& env, TlsCollectorConnector& connector, Spool& spool,
+                              const DeliveryConfig& config) {
+  return SnapshotDelivery(connector, spool, env.clock, config.retry,
+                          [&env](const std::string& m) { env.err << "ibcollect: " << m << "\n"; });
+}
+
+// Tells the user what happened to one snapshot. False when it was not delivered.
+bool report(CliEnvironment& env, const std::string& what, const std::string& where,
+            const core::Result<DeliveryOutcome>& outcome) {
+  if (!outcome.ok()) {
+    env.err << "ibcollect: ERROR: " << what
+            << " was NOT delivered and NOT kept: " << outcome.error().message
+            << "\nibcollect: nothing holds this snapshot now: free space in the spool (or raise "
+               "--spool-limit-mb, or choose --spool DIR) and run again\n";
+    return false;
+  }
+  const auto& o = *outcome;
+  switch (o.status) {
+    case DeliveryStatus::Delivered:
+      env.err << "ibcollect: delivered " << what << " to " << where << " (snapshot "
+              << shortId(o.snapshot_id) << ")\n";
+      return true;
+    case DeliveryStatus::AlreadyStored:
+      env.err << "ibcollect: " << where << " already had " << what << " (snapshot "
+              << shortId(o.snapshot_id) << ")\n";
+      return true;
+    case DeliveryStatus::Spooled:
+      env.err << "ibcollect: could not deliver " << what << " to " << where << " after "
+              << o.attempts << " attempt(s): " << o.detail
+              << "\nibcollect: kept in the spool: " << o.kept_at
+              << " (`ibcollect flush` sends it)\n";
+      return false;
+    case DeliveryStatus::Rejected:
+      env.err << "ibcollect: " << what << " was refused for good: " << o.detail
+              << "\nibcollect: kept in " << o.kept_at << " (not retried)\n";
+      return false;
+  }
+  return false;
+}
+
+core::Result<v1::SignedSnapshot> readSnapshotFile(CliEnvironment& env, const std::string& path) {
+  auto bytes = env.files.readFile(path, core::kMaxSnapshotFileBytes);
+  if (!bytes.ok()) return bytes.error();
+  return core::decodeSnapshotFile(*bytes);
+}
+
+core::Result<DeliveryConfig> deliveryConfig(CliEnvironment& env, const TransportArgs& args) {
+  auto settings = transportSettings(env, args);
+  if (!settings.ok()) return settings.error();
+  return loadDeliveryConfig(*settings, env.files);
+}
+
+// ---- upload ----------------------------------------------------------------------------------
+
+struct UploadArgs {
+  std::vector<std::string> files;
+  TransportArgs transport;
+};
+
+int runUpload(CliEnvironment& env, const UploadArgs& a) {
+  auto config = deliveryConfig(env, a.transport);
+  if (!config.ok()) {
+    env.err << "ibcollect: " << config.error().message << "\n";
+    return core::kExitUsage;
+  }
+  TlsCollectorConnector connector(config->collector, config->credentials, config->timeouts);
+  Spool spool(config->spool_dir, config->spool_limits, env.write_file);
+  auto delivery = makeDelivery(env, connector, spool, *config);
+  int failed = 0;
+  for (const auto& file : a.files) {
+    auto envelope = readSnapshotFile(env, file);
+    if (!envelope.ok()) {
+      env.err << "ibcollect: " << file << ": " << envelope.error().message << "\n";
+      ++failed;
+      continue;
+    }
+    if (envelope->signature().empty()) {
+      env.err << "ibcollect: " << file
+              << ": unsigned; the collector takes signed snapshots only (take them with "
+                 "`ibcollect snapshot --cert C --key K`)\n";
+      ++failed;
+      continue;
+    }
+    if (!report(env, file, connector.describe(), delivery.deliver(*envelope))) ++failed;
+  }
+  return failed > 0 ? core::kExitCollectFailed : core::kExitOk;
+}
+
+// ---- flush -----------------------------------------------------------------------------------
+
+int runFlush(CliEnvironment& env, const TransportArgs& a) {
+  auto config = deliveryConfig(env, a);
+  if (!config.ok()) {
+    env.err << "ibcollect: " << config.error().message << "\n";
+    return core::kExitUsage;
+  }
+  TlsCollectorConnector connector(config->collector, config->credentials, config->timeouts);
+  Spool spool(config->spool_dir, config->spool_limits, env.write_file);
+  auto pending = spool.pending();
+  if (!pending.ok()) {
+    env.err << "ibcollect: " << pending.error().message << "\n";
+    return core::kExitCollectFailed;
+  }
+  if (pending->empty()) {
+    env.out << "spool " << spool.dir() << " is empty: nothing to send\n";
+    return core::kExitOk;
+  }
+  auto delivery = makeDelivery(env, connector, spool, *config);
+  const FlushReport r = delivery.flush();
+  for (const auto& p : r.problems) env.err << "ibcollect: " << p << "\n";
+  env.out << "flush to " << connector.describe() << ": " << r.delivered << " delivered, "
+          << r.already_stored << " already stored, " << r.rejected << " refused (kept in "
+          << spool.dir() << "/rejected), " << r.remaining << " still in " << spool.dir() << "\n";
+  return r.remaining > 0 || r.rejected > 0 || !r.problems.empty() ? core::kExitCollectFailed
+                                                                  : core::kExitOk;
+}
+
+// ---- fetch -----------------------------------------------------------------------------------
+
+struct FetchArgs {
+  std::string job;
+  std::string tenant;
+  std::string output;
+  TransportArgs transport;
+};
+
+std::string safeName(std::string s) {
+  for (auto& c : s) {
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '.' && c != '-' && c != '_') c = '_';
+  }
+  return s.empty() ? "unknown" : s;
+}
+
+int runFetch(CliEnvironment& env, const FetchArgs& a) {
+  auto config = deliveryConfig(env, a.transport);
+  if (!config.ok()) {
+    env.err << "ibcollect: " << config.error().message << "\n";
+    return core::kExitUsage;
+  }
+  TlsCollectorConnector connector(config->collector, config->credentials, config->timeouts);
+  auto session = connector.connect();
+  if (!session.ok()) {
+    env.err << "ibcollect: " << session.error().message << "\n";
+    return core::kExitCollectFailed;
+  }
+  const auto refused = [&](const v1::CollectorResponse& r) {
+    env.err << "ibcollect: the collector refused: "
+            << (r.has_rejection() ? describeRejection(r.rejection()) : "unexpected answer") << "\n";
+    return core::kExitCollectFailed;
+  };
+  std::error_code ec;
+  std::filesystem::create_directories(a.output, ec);
+  if (ec) {
+    env.err << "ibcollect: cannot create " << a.output << ": " << ec.message() << "\n";
+    return core::kExitCollectFailed;
+  }
+  v1::CollectorRequest list;
+  list.mutable_list_snapshots()->set_tenant(a.tenant);
+  list.mutable_list_snapshots()->set_job_id(a.job);
+  int fetched = 0;
+  int failed = 0;
+  do {
+    auto page = (*session)->call(list);
+    if (!page.ok()) {
+      env.err << "ibcollect: " << page.error().message << "\n";
+      return core::kExitCollectFailed;
+    }
+    if (!page->has_snapshots()) return refused(*page);
+    for (const auto& info : page->snapshots().snapshots()) {
+      v1::CollectorRequest get;
+      get.mutable_fetch()->set_snapshot_id(info.snapshot_id());
+      auto got = (*session)->call(get);
+      if (!got.ok()) {
+        env.err << "ibcollect: " << got.error().message << "\n";
+        return core::kExitCollectFailed;
+      }
+      if (!got->has_snapshot()) return refused(*got);
+      // The file is exactly what the agent uploaded: the magic, then its bytes.
+      const std::string& bytes = got->snapshot().signed_snapshot();
+      const std::string file = std::string(core::kSnapshotMagic) + bytes;
+      auto envelope = core::decodeSnapshotFile(file);
+      if (!envelope.ok() || core::snapshotId(*envelope) != info.snapshot_id()) {
+        env.err << "ibcollect: snapshot " << info.snapshot_id()
+                << " arrived damaged (its bytes do not hash to its id)\n";
+        ++failed;
+        continue;
+      }
+      const std::string path = a.output + "/" + safeName(info.tenant()) + "_" +
+                               safeName(info.node()) + "_" + info.snapshot_id().substr(0, 12) +
+                               ".ibsnap";
+      if (auto st = env.write_file(path, file); !st.ok()) {
+        env.err << "ibcollect: " << st.error().message << "\n";
+        ++failed;
+        continue;
+      }
+      env.out << path << "\n";
+      ++fetched;
+    }
+    list.mutable_list_snapshots()->set_page_token(page->snapshots().next_page_token());
+  } while (!list.list_snapshots().page_token().empty());
+  env.err << "ibcollect: fetched " << fetched << " snapshot(s) of job " << a.job
+          << (a.tenant.empty() ? std::string() : " (tenant " + a.tenant + ")") << " into "
+          << a.output << "\n";
+  if (fetched == 0 && failed == 0) {
+    env.err << "ibcollect: the collector has no snapshot of job " << a.job << "\n";
+    return core::kExitCollectFailed;
+  }
+  return failed > 0 ? core::kExitCollectFailed : core::kExitOk;
+}
+
+// ---- verify ----------------------------------------------------------------------------------
+
+struct VerifyArgs {
+  std::vector<std::string> files;
+  TransportArgs transport;
+};
+
+int runVerify(CliEnvironment& env, const VerifyArgs& a) {
+  auto settings = transportSettings(env, a.transport);
+  if (!settings.ok()) {
+    env.err << "ibcollect: " << settings.error().message << "\n";
+    return core::kExitUsage;
+  }
+  if (settings->ca.empty()) {
+    env.err << "ibcollect: verify needs --ca CA.pem\n";
+    return core::kExitUsage;
+  }
+  auto ca = readPem(env, settings->ca);
+  auto verifier = ca.ok() ? core::SignatureVerifier::fromPem(*ca)
+                          : core::Result<std::unique_ptr<core::SignatureVerifier>>(ca.error());
+  if (!verifier.ok()) {
+    env.err << "ibcollect: " << settings->ca << ": " << verifier.error().message << "\n";
+    return core::kExitUsage;
+  }
+  int failed = 0;
+  for (const auto& file : a.files) {
+    auto envelope = readSnapshotFile(env, file);
+    if (!envelope.ok()) {
+      env.out << file << ": FAILED malformed: " << envelope.error().message << "\n";
+      ++failed;
+      continue;
+    }
+    const auto check = (*verifier)->verify(*envelope, env.clock.now());
+    if (!check.ok()) {
+      env.out << file << ": FAILED " << core::signatureProblemName(check.problem) << ": "
+              << check.message << "\n";
+      ++failed;
+      continue;
+    }
+    env.out << file << ": OK signed by " << check.signer.subject << " ("
+            << core::certificateRoleName(check.signer.role)
+            << (check.signer.tenant.empty() ? "" : ", tenant " + check.signer.tenant)
+            << "), snapshot " << core::snapshotId(*envelope) << "\n";
+  }
+  return failed > 0 ? core::kExitCollectFailed : core::kExitOk;
+}
+
+}  // namespace
+
+void addTransportOptions(CLI::App* cmd, TransportArgs& a) {
+  cmd->add_option("--collector", a.flags.collector, "Collector HOST:PORT (uploads when set)");
+  cmd->add_option("--ca", a.flags.ca, "CA certificate (PEM) the collector and signers chain to");
+  cmd->add_option("--cert", a.flags.cert, "This node's certificate (PEM): signs and authenticates");
+  cmd->add_option("--key", a.flags.key, "This node's private key (PEM)");
+  cmd->add_option("--spool", a.flags.spool,
+                  "Spool directory for what could not be delivered (default " +
+                      std::string(kDefaultSpoolDir) + ")");
+  cmd->add_option("--spool-limit-mb", a.spool_limit_mb, "Most the spool may hold, MiB")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--retries", a.retries, "Tries after the first before spooling (default 3)")
+      ->check(CLI::Range(0, 100));
+  cmd->add_option("--config", a.config,
+                  "Agent config with the same keys (default " + std::string(kDefaultAgentConfig) +
+                      " when it exists)");
+}
+
+core::Result<TransportSettings> transportSettings(CliEnvironment& env, const TransportArgs& a) {
+  TransportSettings base;
+  const std::string path = a.config.empty() ? std::string(kDefaultAgentConfig) : a.config;
+  if (!a.config.empty() || env.files.exists(path)) {
+    auto text = env.files.readFile(path, 1u << 20);
+    if (!text.ok()) return core::Error{text.error().code, "agent config: " + text.error().message};
+    auto parsed = parseAgentConfig(*text);
+    if (!parsed.ok()) return core::Error{parsed.error().code, path + ": " + parsed.error().message};
+    base = std::move(*parsed);
+  }
+  TransportSettings flags = a.flags;
+  if (a.retries >= 0) flags.retries = a.retries;
+  if (a.spool_limit_mb > 0) flags.spool_limit_mb = a.spool_limit_mb;
+  return mergeSettings(std::move(base), flags);
+}
+
+core::Result<SnapshotTransport> snapshotTransport(CliEnvironment& env, const TransportArgs& a) {
+  auto settings = transportSettings(env, a);
+  if (!settings.ok()) return settings.error();
+  SnapshotTransport t;
+  if (!settings->cert.empty() || !settings->key.empty()) {
+    if (settings->cert.empty() || settings->key.empty()) {
+      return core::Error{core::ErrorCode::InvalidArgument, "signing needs both --cert and --key"};
+    }
+    auto cert = readPem(env, settings->cert);
+    if (!cert.ok()) return cert.error();
+    auto key = readPem(env, settings->key);
+    if (!key.ok()) return key.error();
+    auto signer = core::SnapshotSigner::fromPem(*cert, *key);
+    if (!signer.ok()) {
+      return core::Error{signer.error().code,
+                         settings->cert + " / " + settings->key + ": " + signer.error().message};
+    }
+    t.signer = std::move(*signer);
+  }
+  if (!settings->collector.empty()) {
+    auto config = loadDeliveryConfig(*settings, env.files);
+    if (!config.ok()) return config.error();
+    t.delivery = std::move(*config);
+  }
+  return t;
+}
+
+core::Result<v1::SignedSnapshot> envelopeFor(const SnapshotTransport& t,
+                                             const v1::Snapshot& snapshot) {
+  if (!t.signer) return core::wrapUnsigned(snapshot);
+  return t.signer->sign(snapshot);
+}
+
+bool deliverCollected(CliEnvironment& env, const SnapshotTransport& t,
+                      const v1::SignedSnapshot& envelope) {
+  if (!t.delivery) return true;
+  const auto& config = *t.delivery;
+  TlsCollectorConnector connector(config.collector, config.credentials, config.timeouts);
+  Spool spool(config.spool_dir, config.spool_limits, env.write_file);
+  auto delivery = makeDelivery(env, connector, spool, config);
+  return report(env, "the snapshot", connector.describe(), delivery.deliver(envelope));
+}
+
+void addTransportCommands(CLI::App& app, CliEnvironment& env, std::vector<Command>& commands) {
+  auto ua = std::make_shared<UploadArgs>();
+  CLI::App* up = app.add_subcommand("upload", "Send signed snapshots to the collector");
+  up->add_option("files", ua->files, "Signed snapshots (FILE.ibsnap)")
+      ->required()
+      ->check(CLI::ExistingFile);
+  addTransportOptions(up, ua->transport);
+  up->footer(kExitCodes);
+
+  auto fa = std::make_shared<TransportArgs>();
+  CLI::App* fl = app.add_subcommand("flush", "Send the snapshots kept in the offline spool");
+  addTransportOptions(fl, *fa);
+  fl->footer(kExitCodes);
+
+  auto ga = std::make_shared<FetchArgs>();
+  CLI::App* fe = app.add_subcommand(
+      "fetch", "Support: download a job's snapshots from the collector (support certificate)");
+  fe->add_option("--job", ga->job, "Slurm job id")->required();
+  fe->add_option("--tenant", ga->tenant, "Tenant (default: every tenant)");
+  fe->add_option("-o,--output", ga->output, "Directory to write FILE.ibsnap into")->required();
+  addTransportOptions(fe, ga->transport);
+  fe->footer(kExitCodes);
+
+  auto va = std::make_shared<VerifyArgs>();
+  CLI::App* ve = app.add_subcommand("verify", "Check snapshot signatures offline against a CA");
+  ve->add_option("files", va->files, "Snapshots (FILE.ibsnap)")
+      ->required()
+      ->check(CLI::ExistingFile);
+  ve->add_option("--ca", va->transport.flags.ca, "CA certificate (PEM)");
+  ve->add_option("--config", va->transport.config, "Agent config (for its ca = ... key)");
+  ve->footer("Exit codes: 0 every signature verifies, 3 usage error, 4 a file failed (named).");
+
+  commands.push_back({[up] { return up->parsed(); }, [&env, ua] { return runUpload(env, *ua); }});
+  commands.push_back({[fl] { return fl->parsed(); }, [&env, fa] { return runFlush(env, *fa); }});
+  commands.push_back({[fe] { return fe->parsed(); }, [&env, ga] { return runFetch(env, *ga); }});
+  commands.push_back({[ve] { return ve->parsed(); }, [&env, va] { return runVerify(env, *va); }});
+}
+
+}  // namespace ibc::agent::cli

@@ -1,0 +1,49 @@
+#pragma once
+
+// Transport options and helpers shared by the CLI command modules: `snapshot` (sign and
+// deliver), `upload`, `flush`, `fetch`, `verify`. Not a public header.
+
+#include <optional>
+#include <string>
+
+#include "cli_internal.h"
+#include "ibc/agent/delivery.h"
+#include "ibc/core/signing.h"
+
+namespace ibc::agent::cli {
+
+struct TransportArgs {
+  std::string config;  // --config FILE
+  TransportSettings flags;
+  int retries = -1;             // --retries (unset: -1)
+  uint64_t spool_limit_mb = 0;  // --spool-limit-mb (unset: 0)
+};
+
+// --collector, --ca, --cert, --key, --spool, --spool-limit-mb, --retries, --config.
+void addTransportOptions(CLI::App* cmd, TransportArgs& args);
+
+// The agent config (--config FILE, else /etc/ibcollect/agent.conf when it exists)
+// overridden by the flags. Errors: the config file cannot be read or parsed.
+core::Result<TransportSettings> transportSettings(CliEnvironment& env, const TransportArgs& args);
+
+// What `snapshot` does with what it collected: sign it when a certificate and key are
+// configured, deliver it when a collector is.
+struct SnapshotTransport {
+  std::optional<core::SnapshotSigner> signer;
+  std::optional<DeliveryConfig> delivery;
+};
+
+// Errors (usage): unreadable certificate or key, a key that is not the certificate's, a
+// collector configured without a certificate and key.
+core::Result<SnapshotTransport> snapshotTransport(CliEnvironment& env, const TransportArgs& args);
+
+// The signed envelope (unsigned when no identity is configured).
+core::Result<::ibcollect::v1::SignedSnapshot> envelopeFor(
+    const SnapshotTransport& transport, const ::ibcollect::v1::Snapshot& snapshot);
+
+// Delivers when a collector is configured and says on env.err what happened and what was
+// kept where. False when the snapshot was not delivered (exit 4).
+bool deliverCollected(CliEnvironment& env, const SnapshotTransport& transport,
+                      const ::ibcollect::v1::SignedSnapshot& envelope);
+
+}  // namespace ibc::agent::cli

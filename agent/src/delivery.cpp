@@ -1,0 +1,304 @@
+#include "ibc/agent/delivery.h"
+
+#include <CLI/CLI.hpp>
+
+#include <algorithm>
+#include <cstdio>
+#include <sstream>
+
+#include "ibc/core/snapshot_file.h"
+
+namespace ibc::agent {
+
+namespace v1 = ::ibcollect::v1;
+using core::Error;
+using core::ErrorCode;
+using core::Result;
+
+namespace {
+
+constexpr std::size_t kMaxPemBytes = 1u << 20;
+
+std::string seconds(std::chrono::milliseconds d) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f s", static_cast<double>(d.count()) / 1000.0);
+  return buf;
+}
+
+uint64_t seedOf(const std::string& id) {
+  uint64_t h = 1469598103934665603ull;  // FNV-1a
+  for (unsigned char c : id) h = (h ^ c) * 1099511628211ull;
+  return h;
+}
+
+}  // namespace
+
+std::chrono::milliseconds backoffDelay(const RetryPolicy& policy, int attempt,
+                                       uint64_t jitter_seed) {
+  int64_t base = policy.first_backoff.count();
+  for (int i = 1; i < attempt && base < policy.max_backoff.count(); ++i) base *= 2;
+  base = std::min<int64_t>(base, policy.max_backoff.count());
+  // A splitmix64 step of seed and attempt: a jitter fraction in [0.5, 1].
+  uint64_t z = jitter_seed + 0x9e3779b97f4a7c15ull * static_cast<uint64_t>(attempt);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  z ^= z >> 31;
+  const double fraction =
+      0.5 + 0.5 * static_cast<double>(z >> 11) / static_cast<double>(1ull << 53);
+  return std::chrono::milliseconds(static_cast<int64_t>(static_cast<double>(base) * fraction));
+}
+
+Result<TransportSettings> parseAgentConfig(std::string_view text) {
+  std::istringstream in{std::string(text)};
+  std::vector<CLI::ConfigItem> items;
+  try {
+    items = CLI::ConfigINI().from_config(in);
+  } catch (const CLI::Error& e) {
+    return Error{ErrorCode::InvalidArgument, std::string("agent config: ") + e.what()};
+  }
+  TransportSettings s;
+  for (const auto& item : items) {
+    if (!item.parents.empty() && !(item.parents.size() == 1 && item.parents[0] == "default")) {
+      return Error{ErrorCode::InvalidArgument,
+                   "agent config: sections are not used (" + item.fullname() + ")"};
+    }
+    if (item.name == "++" || item.name == "--") continue;  // section markers
+    std::string value;
+    for (const auto& v : item.inputs) value += (value.empty() ? "" : ",") + v;
+    const auto number = [&](uint64_t& out) {
+      try {
+        std::size_t used = 0;
+        out = std::stoull(value, &used);
+        return used == value.size();
+      } catch (const std::exception&) {
+        return false;
+      }
+    };
+    if (item.name == "collector") {
+      s.collector = value;
+    } else if (item.name == "ca") {
+      s.ca = value;
+    } else if (item.name == "cert") {
+      s.cert = value;
+    } else if (item.name == "key") {
+      s.key = value;
+    } else if (item.name == "spool") {
+      s.spool = value;
+    } else if (item.name == "spool-limit-mb") {
+      uint64_t n = 0;
+      if (!number(n) || n == 0) {
+        return Error{ErrorCode::InvalidArgument,
+                     "agent config: spool-limit-mb wants a positive number, got '" + value + "'"};
+      }
+      s.spool_limit_mb = n;
+    } else if (item.name == "retries") {
+      uint64_t n = 0;
+      if (!number(n) || n > 100) {
+        return Error{ErrorCode::InvalidArgument,
+                     "agent config: retries wants 0..100, got '" + value + "'"};
+      }
+      s.retries = static_cast<int>(n);
+    } else {
+      return Error{ErrorCode::InvalidArgument, "agent config: unknown key '" + item.name + "'"};
+    }
+  }
+  return s;
+}
+
+TransportSettings mergeSettings(TransportSettings base, const TransportSettings& over) {
+  const auto take = [](std::string& to, const std::string& from) {
+    if (!from.empty()) to = from;
+  };
+  take(base.collector, over.collector);
+  take(base.ca, over.ca);
+  take(base.cert, over.cert);
+  take(base.key, over.key);
+  take(base.spool, over.spool);
+  if (over.spool_limit_mb) base.spool_limit_mb = over.spool_limit_mb;
+  if (over.retries) base.retries = over.retries;
+  return base;
+}
+
+Result<DeliveryConfig> loadDeliveryConfig(const TransportSettings& settings,
+                                          const Filesystem& files) {
+  if (settings.collector.empty()) {
+    return Error{ErrorCode::InvalidArgument,
+                 "no collector configured (--collector HOST:PORT or collector = ... in " +
+                     std::string(kDefaultAgentConfig) + ")"};
+  }
+  DeliveryConfig c;
+  auto endpoint = parseCollectorEndpoint(settings.collector);
+  if (!endpoint.ok()) return endpoint.error();
+  c.collector = std::move(*endpoint);
+  for (auto [name, path, pem] :
+       {std::tuple{"--ca", &settings.ca, &c.credentials.ca_pem},
+        std::tuple{"--cert", &settings.cert, &c.credentials.certificate_pem},
+        std::tuple{"--key", &settings.key, &c.credentials.key_pem}}) {
+    if (path->empty()) {
+      return Error{ErrorCode::InvalidArgument, std::string("talking to the collector needs ") +
+                                                   name + " (or " + (std::string(name).substr(2)) +
+                                                   " = ... in the agent config)"};
+    }
+    auto content = files.readFile(*path, kMaxPemBytes);
+    if (!content.ok()) return content.error();
+    *pem = std::move(*content);
+  }
+  if (!settings.spool.empty()) c.spool_dir = settings.spool;
+  if (settings.spool_limit_mb) c.spool_limits.max_bytes = *settings.spool_limit_mb << 20;
+  if (settings.retries) c.retry.attempts = 1 + *settings.retries;
+  return c;
+}
+
+// ---- delivery --------------------------------------------------------------------------------
+
+struct SnapshotDelivery::Attempt {
+  enum class Kind { Acknowledged, Refused, Failed } kind = Kind::Failed;
+  bool already_stored = false;
+  std::string detail;
+  int tries = 0;
+};
+
+SnapshotDelivery::SnapshotDelivery(CollectorConnector& connector, Spool& spool, Clock& clock,
+                                   RetryPolicy retry, Notice notice)
+    : connector_(connector),
+      spool_(spool),
+      clock_(clock),
+      retry_(retry),
+      notice_(std::move(notice)) {
+  retry_.attempts = std::max(1, retry_.attempts);
+}
+
+SnapshotDelivery::Attempt SnapshotDelivery::send(const v1::SignedSnapshot& envelope,
+                                                 const std::string& id) {
+  Attempt a;
+  v1::CollectorRequest request;
+  request.mutable_upload()->set_signed_snapshot(envelope.SerializeAsString());
+  while (a.tries < retry_.attempts) {
+    ++a.tries;
+    if (!session_) {
+      auto s = connector_.connect();
+      if (s.ok()) {
+        session_ = std::move(*s);
+      } else {
+        a.detail = s.error().message;
+      }
+    }
+    if (session_) {
+      auto response = session_->call(request);
+      if (!response.ok()) {
+        session_.reset();
+        a.detail = response.error().message;
+      } else if (response->has_ack()) {
+        if (response->ack().snapshot_id() == id) {
+          a.kind = Attempt::Kind::Acknowledged;
+          a.already_stored = response->ack().already_stored();
+          return a;
+        }
+        session_.reset();
+        a.detail = "the collector acknowledged " + response->ack().snapshot_id() + " for " + id;
+      } else if (response->has_rejection()) {
+        a.detail = "collector refused it: " + describeRejection(response->rejection());
+        if (!response->rejection().retryable()) {
+          a.kind = Attempt::Kind::Refused;
+          return a;
+        }
+        session_.reset();  // the collector may have closed it (overload, shutdown)
+      } else {
+        session_.reset();
+        a.detail = "the collector gave an answer this agent does not understand";
+      }
+    }
+    if (a.tries < retry_.attempts) {
+      const auto wait = backoffDelay(retry_, a.tries, seedOf(id));
+      if (notice_) {
+        notice_("attempt " + std::to_string(a.tries) + " failed: " + a.detail + "; retrying in " +
+                seconds(wait));
+      }
+      clock_.sleepUntil(clock_.steadyNow() + wait);
+    }
+  }
+  a.kind = Attempt::Kind::Failed;
+  return a;
+}
+
+Result<DeliveryOutcome> SnapshotDelivery::deliver(const v1::SignedSnapshot& envelope) {
+  DeliveryOutcome out;
+  out.snapshot_id = core::snapshotId(envelope);
+  const Attempt a = send(envelope, out.snapshot_id);
+  out.attempts = a.tries;
+  out.detail = a.detail;
+  switch (a.kind) {
+    case Attempt::Kind::Acknowledged:
+      out.status = a.already_stored ? DeliveryStatus::AlreadyStored : DeliveryStatus::Delivered;
+      out.detail.clear();
+      return out;
+    case Attempt::Kind::Refused: {
+      auto kept = spool_.keepRejected(envelope, a.detail);
+      if (!kept.ok()) {
+        return Error{kept.error().code,
+                     a.detail + "; and it could not be kept: " + kept.error().message};
+      }
+      out.status = DeliveryStatus::Rejected;
+      out.kept_at = std::move(*kept);
+      return out;
+    }
+    case Attempt::Kind::Failed: break;
+  }
+  auto kept = spool_.keep(envelope);
+  if (!kept.ok()) {
+    return Error{kept.error().code,
+                 "not delivered (" + a.detail + ") and not kept: " + kept.error().message};
+  }
+  out.status = DeliveryStatus::Spooled;
+  out.kept_at = std::move(*kept);
+  return out;
+}
+
+FlushReport SnapshotDelivery::flush() {
+  FlushReport report;
+  auto pending = spool_.pending();
+  if (!pending.ok()) {
+    report.problems.push_back(pending.error().message);
+    return report;
+  }
+  for (std::size_t i = 0; i < pending->size(); ++i) {
+    const SpoolEntry& entry = (*pending)[i];
+    auto envelope = spool_.read(entry);
+    if (!envelope.ok()) {
+      if (envelope.error().code == ErrorCode::NotFound) continue;  // flushed by someone else
+      auto moved = spool_.reject(entry, envelope.error().message);
+      ++report.rejected;
+      report.problems.push_back(envelope.error().message +
+                                (moved.ok() ? "; moved to " + *moved : ""));
+      continue;
+    }
+    const Attempt a = send(*envelope, entry.snapshot_id);
+    if (a.kind == Attempt::Kind::Acknowledged) {
+      ++(a.already_stored ? report.already_stored : report.delivered);
+      if (auto st = spool_.remove(entry); !st.ok()) report.problems.push_back(st.error().message);
+      continue;
+    }
+    if (a.kind == Attempt::Kind::Refused) {
+      auto moved = spool_.reject(entry, a.detail);
+      ++report.rejected;
+      report.problems.push_back(
+          entry.snapshot_id + ": " + a.detail +
+          (moved.ok() ? "; moved to " + *moved : "; " + moved.error().message));
+      continue;
+    }
+    report.problems.push_back(entry.snapshot_id + ": " + a.detail);
+    report.remaining = static_cast<int>(pending->size() - i);
+    break;
+  }
+  return report;
+}
+
+Result<DeliveryOutcome> deliverSnapshot(const v1::SignedSnapshot& envelope,
+                                        const DeliveryConfig& config, Clock& clock, Notice notice) {
+  TlsCollectorConnector connector(config.collector, config.credentials, config.timeouts);
+  Spool spool(config.spool_dir, config.spool_limits, &writeFileAtomic);
+  SnapshotDelivery delivery(connector, spool, clock, config.retry, std::move(notice));
+  return delivery.deliver(envelope);
+}
+
+}  // namespace ibc::agent

@@ -1,0 +1,150 @@
+#include "ibc/agent/spool.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <system_error>
+
+#include "ibc/core/snapshot_file.h"
+
+namespace ibc::agent {
+
+namespace fs = std::filesystem;
+using core::Error;
+using core::ErrorCode;
+using core::Result;
+
+namespace {
+
+constexpr std::string_view kSuffix = ".ibsnap";
+
+bool isSnapshotId(std::string_view s) {
+  return s.size() == 64 && std::all_of(s.begin(), s.end(), [](char c) {
+           return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
+         });
+}
+
+Error fsError(const std::error_code& ec, const std::string& what) {
+  const bool denied =
+      ec == std::errc::permission_denied || ec == std::errc::operation_not_permitted;
+  return Error{denied ? ErrorCode::PermissionDenied : ErrorCode::Io, what + ": " + ec.message()};
+}
+
+std::string mib(uint64_t bytes) { return std::to_string((bytes + (1u << 20) - 1) >> 20) + " MiB"; }
+
+}  // namespace
+
+Spool::Spool(std::string dir, SpoolLimits limits, WriteFile write_file)
+    : dir_(std::move(dir)), limits_(limits), write_file_(std::move(write_file)) {
+  while (dir_.size() > 1 && dir_.back() == '/') dir_.pop_back();
+}
+
+core::Status Spool::ensureDir(const std::string& dir) const {
+  std::error_code ec;
+  if (fs::is_directory(dir, ec)) return {};
+  fs::create_directories(dir, ec);
+  if (ec) return fsError(ec, "cannot create the spool directory " + dir);
+  // Snapshots describe the tenant's machines: the spool is private to the agent's user.
+  fs::permissions(dir, fs::perms::owner_all, fs::perm_options::replace, ec);
+  return {};
+}
+
+Result<std::string> Spool::keep(const ::ibcollect::v1::SignedSnapshot& envelope) {
+  const std::string id = core::snapshotId(envelope);
+  const std::string path = dir_ + "/" + id + std::string(kSuffix);
+  std::error_code ec;
+  if (fs::exists(path, ec)) return path;
+  const std::string bytes = core::encodeSnapshotFile(envelope);
+  auto kept = pending();
+  if (!kept.ok()) return kept.error();
+  uint64_t total = bytes.size();
+  for (const auto& e : *kept) total += e.bytes;
+  if (kept->size() + 1 > limits_.max_files || total > limits_.max_bytes) {
+    return Error{ErrorCode::TooLarge,
+                 "spool full: " + dir_ + " holds " + std::to_string(kept->size()) +
+                     " snapshot(s), " + mib(total - bytes.size()) + " (limits " +
+                     std::to_string(limits_.max_files) + " files, " + mib(limits_.max_bytes) + ")"};
+  }
+  if (auto st = ensureDir(dir_); !st.ok()) return st.error();
+  if (auto st = write_file_(path, bytes); !st.ok()) {
+    return Error{st.error().code, "cannot keep the snapshot in the spool: " + st.error().message};
+  }
+  return path;
+}
+
+Result<std::string> Spool::keepRejected(const ::ibcollect::v1::SignedSnapshot& envelope,
+                                        std::string_view reason) {
+  const std::string dir = dir_ + "/rejected";
+  if (auto st = ensureDir(dir); !st.ok()) return st.error();
+  const std::string id = core::snapshotId(envelope);
+  const std::string path = dir + "/" + id + std::string(kSuffix);
+  if (auto st = write_file_(dir + "/" + id + ".reason", std::string(reason) + "\n"); !st.ok()) {
+    return st.error();
+  }
+  if (auto st = write_file_(path, core::encodeSnapshotFile(envelope)); !st.ok()) {
+    return st.error();
+  }
+  return path;
+}
+
+Result<std::vector<SpoolEntry>> Spool::pending() const {
+  std::vector<std::pair<fs::file_time_type, SpoolEntry>> found;
+  std::error_code ec;
+  if (!fs::exists(dir_, ec)) return std::vector<SpoolEntry>();
+  fs::directory_iterator it(dir_, ec);
+  if (ec) return fsError(ec, "cannot read the spool " + dir_);
+  for (const auto& e : it) {
+    const std::string name = e.path().filename().string();
+    if (name.size() <= kSuffix.size() || name.substr(name.size() - kSuffix.size()) != kSuffix) {
+      continue;
+    }
+    const std::string id = name.substr(0, name.size() - kSuffix.size());
+    if (!isSnapshotId(id) || !e.is_regular_file(ec)) continue;
+    SpoolEntry entry{id, e.path().string(), static_cast<uint64_t>(e.file_size(ec))};
+    found.emplace_back(e.last_write_time(ec), std::move(entry));
+  }
+  std::sort(found.begin(), found.end(), [](const auto& a, const auto& b) {
+    return a.first != b.first ? a.first < b.first : a.second.snapshot_id < b.second.snapshot_id;
+  });
+  std::vector<SpoolEntry> out;
+  for (auto& f : found) out.push_back(std::move(f.second));
+  return out;
+}
+
+Result<::ibcollect::v1::SignedSnapshot> Spool::read(const SpoolEntry& entry) const {
+  std::ifstream in(entry.path, std::ios::binary);
+  if (!in) return Error{ErrorCode::NotFound, entry.path + ": cannot be read"};
+  const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  auto envelope = core::decodeSnapshotFile(bytes);
+  if (!envelope.ok())
+    return Error{ErrorCode::Malformed, entry.path + ": " + envelope.error().message};
+  if (core::snapshotId(*envelope) != entry.snapshot_id) {
+    return Error{ErrorCode::Malformed, entry.path + ": does not hold the snapshot its name says"};
+  }
+  return envelope;
+}
+
+core::Status Spool::remove(const SpoolEntry& entry) {
+  std::error_code ec;
+  fs::remove(entry.path, ec);
+  if (ec) return fsError(ec, "cannot remove " + entry.path);
+  return {};
+}
+
+Result<std::string> Spool::reject(const SpoolEntry& entry, std::string_view reason) {
+  const std::string dir = dir_ + "/rejected";
+  if (auto st = ensureDir(dir); !st.ok()) return st.error();
+  if (auto st = write_file_(dir + "/" + entry.snapshot_id + ".reason", std::string(reason) + "\n");
+      !st.ok()) {
+    return st.error();
+  }
+  // A rename: works for a file that no longer parses, too.
+  const std::string target = dir + "/" + entry.snapshot_id + std::string(kSuffix);
+  std::error_code ec;
+  fs::rename(entry.path, target, ec);
+  if (ec) return fsError(ec, "cannot move " + entry.path + " to " + dir);
+  return target;
+}
+
+}  // namespace ibc::agent

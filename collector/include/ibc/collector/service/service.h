@@ -1,0 +1,136 @@
+#pragma once
+
+// The collector's logic between the network and the store (STYLE "Collector"): plain
+// types in, plain types out, no sockets. It decodes a request frame, authorizes it by the
+// TLS peer's certificate, verifies uploads (signature, chain, tenant), stores them through
+// one group-commit writer and answers queries.
+//
+// Authorization (DESIGN §6): only agent certificates upload, and only snapshots signed by
+// an agent of their own tenant; only support certificates read (any tenant). Every
+// rejection is logged with its reason and counted (stats()).
+
+#include <array>
+#include <atomic>
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <ostream>
+#include <string>
+#include <string_view>
+
+#include "ibc/collector/store/store.h"
+#include "ibc/core/signing.h"
+#include "ibcollect/v1/collector.pb.h"
+
+namespace ibc::collector {
+
+// The other end of a connection, as its TLS client certificate names it.
+struct Peer {
+  core::CertificateIdentity identity;
+  std::string address;  // "ip:port"
+};
+
+// "tenant/role/name@address" (the role alone when there is no tenant), for logs.
+std::string describePeer(const Peer& peer);
+
+// One line per event: rejections with their reason, support reads, lifecycle.
+// Implementations are thread-safe.
+class EventLog {
+ public:
+  virtual ~EventLog() = default;
+  virtual void write(std::string_view event) = 0;
+};
+
+// Writes "<UTC time> <event>\n" to a stream.
+class StreamEventLog final : public EventLog {
+ public:
+  explicit StreamEventLog(std::ostream& out) : out_(out) {}
+  void write(std::string_view event) override;
+
+ private:
+  std::mutex mutex_;
+  std::ostream& out_;
+};
+
+// Overload, shutdown and storage failures: the same request may succeed later.
+bool isRetryable(::ibcollect::v1::RejectReason reason);
+// The rejection reason for a failed signature check.
+::ibcollect::v1::RejectReason rejectReasonFor(core::SignatureProblem problem);
+
+struct ServiceOptions {
+  std::size_t default_list_limit = 1000;
+  std::size_t max_list_limit = 10000;
+  // Uploads verified and waiting for the writer. Beyond this an upload is answered
+  // OVERLOADED (retryable) instead of queueing: the network layer's byte budget normally
+  // applies backpressure long before.
+  std::size_t max_queued_uploads = 8192;
+  // One write (one WAL sync) takes at most this much of the queue.
+  std::size_t max_batch_records = 1024;
+  std::size_t max_batch_bytes = 64u << 20;
+};
+
+class GroupCommitWriter;
+
+class Service {
+ public:
+  using Reply = std::function<void(::ibcollect::v1::CollectorResponse)>;
+  using Now = std::function<std::chrono::system_clock::time_point()>;
+
+  // `store`, `verifier` and `log` must outlive the Service. `now` gives the time at which
+  // certificates are judged and snapshots stamped as received.
+  Service(Store& store, const core::SignatureVerifier& verifier, EventLog& log, Now now,
+          ServiceOptions options = {});
+  ~Service();
+  Service(const Service&) = delete;
+  Service& operator=(const Service&) = delete;
+
+  // Handles one request frame (a serialized CollectorRequest) from `peer`. `reply` is
+  // called exactly once: before handle() returns, or — for an upload that was accepted —
+  // from the writer thread once the snapshot is durable (or the write failed).
+  // Thread-safe; CPU-bound (signature verification, store reads): call it off the
+  // network thread.
+  void handle(const Peer& peer, std::string frame, Reply reply);
+
+  // Counts and logs a rejection the network layer made (TLS failure, timeout, limit).
+  void recordRejection(::ibcollect::v1::RejectReason reason, std::string_view who,
+                       std::string_view detail);
+  void connectionOpened();
+  void connectionClosed();
+
+  ::ibcollect::v1::CollectorStats stats() const;
+  // The counters on one line ("stored=12 duplicate=1 rejected: bad_signature=2 ...").
+  std::string statsLine() const;
+
+  // Writes everything already queued, then stops the writer: later uploads are answered
+  // SHUTTING_DOWN. Idempotent; the destructor calls it.
+  void drain();
+
+ private:
+  void upload(const Peer& peer, uint64_t request_id, std::string signed_bytes, Reply& reply);
+  ::ibcollect::v1::CollectorResponse query(const Peer& peer,
+                                           const ::ibcollect::v1::CollectorRequest& request);
+  ::ibcollect::v1::CollectorResponse reject(uint64_t request_id,
+                                            ::ibcollect::v1::RejectReason reason, const Peer& peer,
+                                            std::string_view what, std::string message);
+
+  Store& store_;
+  const core::SignatureVerifier& verifier_;
+  EventLog& log_;
+  Now now_;
+  ServiceOptions options_;
+  std::unique_ptr<GroupCommitWriter> writer_;
+  std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
+
+  std::atomic<uint64_t> requests_{0};
+  std::atomic<uint64_t> stored_{0};
+  std::atomic<uint64_t> duplicates_{0};
+  std::atomic<uint64_t> bytes_stored_{0};
+  std::atomic<uint64_t> connections_accepted_{0};
+  std::atomic<int64_t> connections_open_{0};
+  std::array<std::atomic<uint64_t>, 64> rejections_{};
+};
+
+}  // namespace ibc::collector

@@ -1,0 +1,124 @@
+#pragma once
+
+// The collector's storage (DESIGN §6): RocksDB, the only code that touches it. Every
+// rocksdb::Status is checked and converted into a core::Error.
+//
+// Key layout — one column family per kind of record:
+//
+//   "snapshots"      id                                     → SignedSnapshot bytes, verbatim
+//   "snapshot_info"  id                                     → v1::SnapshotInfo
+//   "by_job"         tenant 00 job 00 node 00 time id       → v1::SnapshotInfo
+//   "by_node"        tenant 00 node 00 time id              → v1::SnapshotInfo
+//   "cases"          tenant 00 case_id                      → (reserved: support cases)
+//   "findings"       tenant 00 case_id 00 id 00 code        → (reserved: findings of a case)
+//   "default"        "schema"                               → "1"
+//
+//   id   = the 32 raw bytes of the snapshot id (SHA-256 of the signed bytes)
+//   time = collected_at_unix_ms as 8 bytes big-endian with the sign bit flipped, so keys
+//          sort by time, oldest first, negative times included
+//   00   = one zero byte. Tenant, job and node names never contain one (the service
+//          rejects them), so a prefix "tenant 00 job 00" selects exactly one job and
+//          "name 01" is the first key past every key of "name".
+//
+// Snapshots without a job id get no "by_job" entry. The index values repeat the small
+// SnapshotInfo (~150 bytes beside a ~64 KiB envelope) so listings are one range scan.
+//
+// Ingest is write-once: a record is only ever added, never rewritten or deleted, which is
+// what makes an upload idempotent and a crash harmless (a batch is in the WAL entirely or
+// not at all). Large values live in blob files (BlobDB: compaction never rewrites them);
+// `bytes_per_sync` 1 MiB and a 16 MiB write buffer keep background writeback smooth
+// (DESIGN §9).
+//
+// Threading: put() from one writer thread at a time (the service's group-commit writer);
+// reads from any thread, concurrently with put().
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "ibc/core/result.h"
+#include "ibcollect/v1/collector.pb.h"
+
+namespace ibc::collector {
+
+using core::Error;
+using core::ErrorCode;
+using core::Result;
+using core::Status;
+
+struct StoreOptions {
+  // Sync the write-ahead log before put() returns. Only benchmarks measuring the cost of
+  // durability turn this off.
+  bool sync = true;
+  std::size_t snapshot_write_buffer_bytes = 16u << 20;
+  std::size_t bytes_per_sync = 1u << 20;
+  // Blob values at least this large go to blob files.
+  std::size_t min_blob_bytes = 4096;
+  // zstd for blob files when this RocksDB build has it (snapshot text shrinks ~6x).
+  bool compress_blobs = true;
+};
+
+// One snapshot to store: what is known about it and the envelope exactly as received.
+struct SnapshotRecord {
+  ::ibcollect::v1::SnapshotInfo info;  // snapshot_id (hex), tenant, job_id, node, times
+  std::string envelope;                // serialized SignedSnapshot
+};
+
+enum class PutOutcome { Stored, AlreadyStored };
+
+struct StoredSnapshot {
+  ::ibcollect::v1::SnapshotInfo info;
+  std::string envelope;
+};
+
+class Store {
+ public:
+  // Opens (creating when missing) the database in `dir`. Errors: Io (RocksDB could not
+  // open it: permissions, corruption, another process holds its lock), Unsupported (a
+  // newer schema).
+  static Result<std::unique_ptr<Store>> open(const std::string& dir,
+                                             const StoreOptions& options = {});
+  ~Store();
+  Store(const Store&) = delete;
+  Store& operator=(const Store&) = delete;
+
+  // Stores every record not stored yet in one atomic write whose WAL record is synced
+  // before this returns. A record whose id is already stored, or repeated earlier in
+  // `records`, is AlreadyStored and not written again. Outcomes are in `records` order.
+  // Errors: InvalidArgument (a record with a bad id or a name holding a zero byte;
+  // nothing written), Io (the write or the sync failed; nothing of the batch may be
+  // assumed durable).
+  Result<std::vector<PutOutcome>> put(const std::vector<const SnapshotRecord*>& records);
+
+  // The snapshot with this hex id, or nullopt. Errors: InvalidArgument (not a 64-digit
+  // hex id), Io.
+  Result<std::optional<StoredSnapshot>> get(std::string_view snapshot_id) const;
+
+  // Job ids of a tenant, sorted, after `after_job`, at most `limit`.
+  Result<::ibcollect::v1::JobList> listJobs(std::string_view tenant, std::string_view after_job,
+                                            std::size_t limit) const;
+  // Nodes of a tenant (of one job when `job_id` is not empty) with their snapshot count
+  // and newest collection time, sorted by node.
+  Result<::ibcollect::v1::NodeList> listNodes(std::string_view tenant,
+                                              std::string_view job_id) const;
+  // Snapshots matching the request (see collector.proto ListSnapshotsRequest), oldest
+  // first within a node, at most `limit`, continuing from `page_token`. An empty tenant
+  // searches every tenant. Errors: InvalidArgument (neither tenant, job nor node given;
+  // a bad page token), Io.
+  Result<::ibcollect::v1::SnapshotList> listSnapshots(
+      const ::ibcollect::v1::ListSnapshotsRequest& request, std::size_t limit) const;
+
+ private:
+  struct Impl;
+  explicit Store(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+// 64 lower-case hex digits ↔ 32 raw bytes. Errors: InvalidArgument.
+Result<std::string> snapshotIdBytes(std::string_view hex_id);
+
+}  // namespace ibc::collector

@@ -1,0 +1,170 @@
+#include "ibc/collector/app.h"
+
+#include <CLI/CLI.hpp>
+
+#include <fstream>
+#include <iterator>
+#include <sstream>
+
+#include "ibc/collector/net/server.h"
+#include "ibc/collector/service/service.h"
+#include "ibc/collector/store/store.h"
+#include "ibc/core/findings.h"
+#include "ibc/core/signing.h"
+
+namespace ibc::collector {
+
+namespace {
+
+struct Args {
+  std::string listen;
+  std::string data;
+  std::string ca;
+  std::string cert;
+  std::string key;
+  ServerOptions server;
+  double handshake_timeout = 10;
+  double idle_timeout = 60;
+  double read_timeout = 30;
+  double write_timeout = 30;
+  double admission_timeout = 10;
+  double drain_timeout = 30;
+  std::size_t max_inflight_mb = 256;
+};
+
+std::chrono::milliseconds seconds(double s) {
+  return std::chrono::milliseconds(static_cast<int64_t>(s * 1000));
+}
+
+core::Result<std::string> readFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return core::Error{core::ErrorCode::NotFound, path + ": cannot be read"};
+  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
+// "host:port", "[v6]:port".
+bool splitListen(const std::string& listen, std::string& host, uint16_t& port) {
+  const auto colon = listen.rfind(':');
+  if (colon == std::string::npos || colon + 1 == listen.size()) return false;
+  host = listen.substr(0, colon);
+  if (host.size() >= 2 && host.front() == '[' && host.back() == ']') {
+    host = host.substr(1, host.size() - 2);
+  }
+  try {
+    const unsigned long p = std::stoul(listen.substr(colon + 1));
+    if (p > 65535) return false;
+    port = static_cast<uint16_t>(p);
+  } catch (const std::exception&) {
+    return false;
+  }
+  return !host.empty();
+}
+
+}  // namespace
+
+int runCollector(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+  Args a;
+  CLI::App app{"ibcollect-collector: receives signed snapshots over mutual TLS and stores them",
+               "ibcollect-collector"};
+  app.set_config("--config", "", "Read these options from FILE (key = value lines)");
+  app.add_option("--listen", a.listen, "ADDR:PORT to listen on (port 0: any free port)")
+      ->required();
+  app.add_option("--data", a.data, "Directory of the RocksDB store (created if missing)")
+      ->required();
+  app.add_option("--ca", a.ca, "CA certificates (PEM) that clients and signers chain to")
+      ->required()
+      ->check(CLI::ExistingFile);
+  app.add_option("--cert", a.cert, "This collector's certificate (PEM)")
+      ->required()
+      ->check(CLI::ExistingFile);
+  app.add_option("--key", a.key, "This collector's private key (PEM)")
+      ->required()
+      ->check(CLI::ExistingFile);
+  app.add_option("--max-connections", a.server.max_connections, "Connections open at once")
+      ->capture_default_str();
+  app.add_option("--max-handshakes", a.server.max_handshakes, "TLS handshakes running at once")
+      ->capture_default_str();
+  app.add_option("--max-frame-bytes", a.server.max_frame_bytes, "Largest request frame")
+      ->capture_default_str();
+  app.add_option("--max-inflight-mb", a.max_inflight_mb,
+                 "Request payload held in memory at once, MiB (beyond: backpressure)")
+      ->capture_default_str();
+  app.add_option("--handshake-timeout", a.handshake_timeout, "Seconds for the TLS handshake")
+      ->capture_default_str();
+  app.add_option("--idle-timeout", a.idle_timeout, "Seconds a connection may wait between frames")
+      ->capture_default_str();
+  app.add_option("--read-timeout", a.read_timeout,
+                 "Seconds for a whole frame to arrive after its first byte")
+      ->capture_default_str();
+  app.add_option("--write-timeout", a.write_timeout, "Seconds for a client to take an answer")
+      ->capture_default_str();
+  app.add_option("--admission-timeout", a.admission_timeout,
+                 "Seconds a frame may wait for memory before it is answered OVERLOADED")
+      ->capture_default_str();
+  app.add_option("--drain-timeout", a.drain_timeout,
+                 "Seconds SIGTERM waits for requests in progress")
+      ->capture_default_str();
+  app.add_option("--worker-threads", a.server.worker_threads,
+                 "Threads verifying signatures and answering queries")
+      ->capture_default_str();
+  app.footer(
+      "Exit codes: 0 stopped cleanly (SIGTERM), 3 usage error, 4 could not start.\n"
+      "Counters (accepted, stored, rejections by reason) are logged on SIGTERM and\n"
+      "answered to support certificates (stats request).");
+
+  std::vector<const char*> argv{"ibcollect-collector"};
+  for (const auto& s : args) argv.push_back(s.c_str());
+  try {
+    app.parse(static_cast<int>(argv.size()), argv.data());
+  } catch (const CLI::ParseError& e) {
+    const int rc = app.exit(e, out, err);
+    return rc == 0 ? core::kExitOk : core::kExitUsage;
+  }
+  if (!splitListen(a.listen, a.server.listen_host, a.server.listen_port)) {
+    err << "ibcollect-collector: --listen wants ADDR:PORT, got '" << a.listen << "'\n";
+    return core::kExitUsage;
+  }
+  for (double t : {a.handshake_timeout, a.idle_timeout, a.read_timeout, a.write_timeout,
+                   a.admission_timeout, a.drain_timeout}) {
+    if (!(t > 0)) {
+      err << "ibcollect-collector: timeouts must be positive seconds\n";
+      return core::kExitUsage;
+    }
+  }
+  a.server.handshake_timeout = seconds(a.handshake_timeout);
+  a.server.idle_timeout = seconds(a.idle_timeout);
+  a.server.read_timeout = seconds(a.read_timeout);
+  a.server.write_timeout = seconds(a.write_timeout);
+  a.server.admission_timeout = seconds(a.admission_timeout);
+  a.server.drain_timeout = seconds(a.drain_timeout);
+  a.server.max_inflight_bytes = a.max_inflight_mb << 20;
+
+  const auto fail = [&err](const std::string& what) {
+    err << "ibcollect-collector: " << what << "\n";
+    return core::kExitCollectFailed;
+  };
+  for (auto [path, pem] :
+       {std::pair{&a.ca, &a.server.ca_pem}, std::pair{&a.cert, &a.server.certificate_pem},
+        std::pair{&a.key, &a.server.key_pem}}) {
+    auto content = readFile(*path);
+    if (!content.ok()) return fail(content.error().message);
+    *pem = std::move(*content);
+  }
+  auto verifier = core::SignatureVerifier::fromPem(a.server.ca_pem);
+  if (!verifier.ok()) return fail(a.ca + ": " + verifier.error().message);
+  auto store = Store::open(a.data);
+  if (!store.ok()) return fail(store.error().message);
+
+  StreamEventLog log(err);
+  Service service(**store, **verifier, log, [] { return std::chrono::system_clock::now(); });
+  auto server = Server::create(a.server, service, log);
+  if (!server.ok()) return fail(server.error().message);
+  out << "listening on " << (*server)->localAddress() << std::endl;
+  log.write("collector started: listening on " + (*server)->localAddress() + ", data " + a.data);
+  (*server)->run();
+  service.drain();
+  log.write("collector stopped: " + service.statsLine());
+  return core::kExitOk;
+}
+
+}  // namespace ibc::collector

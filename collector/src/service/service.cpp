@@ -1,0 +1,338 @@
+#include "ibc/collector/service/service.h"
+
+#include <algorithm>
+#include <cctype>
+#include <ctime>
+#include <sstream>
+
+#include "group_commit.h"
+#include "ibc/collector/service/snapshot_keys.h"
+#include "ibc/core/frame.h"
+#include "ibc/core/snapshot_file.h"
+
+namespace ibc::collector {
+
+namespace v1 = ::ibcollect::v1;
+using core::CertificateRole;
+
+std::string describePeer(const Peer& peer) {
+  const auto& id = peer.identity;
+  std::string out;
+  if (!id.tenant.empty() && id.role == CertificateRole::Agent) out = id.tenant + "/";
+  out += std::string(core::certificateRoleName(id.role)) + "/" + id.name;
+  if (!peer.address.empty()) out += "@" + peer.address;
+  return out;
+}
+
+void StreamEventLog::write(std::string_view event) {
+  const auto now = std::chrono::system_clock::now();
+  const std::time_t t = std::chrono::system_clock::to_time_t(now);
+  const auto ms =
+      std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()) % 1000;
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char stamp[40];
+  const std::size_t n = std::strftime(stamp, sizeof stamp, "%Y-%m-%dT%H:%M:%S", &tm);
+  std::snprintf(stamp + n, sizeof stamp - n, ".%03dZ", static_cast<int>(ms.count()));
+  std::lock_guard<std::mutex> lock(mutex_);
+  out_ << stamp << ' ' << event << '\n';
+  out_.flush();
+}
+
+bool isRetryable(v1::RejectReason reason) {
+  return reason == v1::REJECT_REASON_OVERLOADED || reason == v1::REJECT_REASON_SHUTTING_DOWN ||
+         reason == v1::REJECT_REASON_STORAGE_FAILURE;
+}
+
+v1::RejectReason rejectReasonFor(core::SignatureProblem problem) {
+  using core::SignatureProblem;
+  switch (problem) {
+    case SignatureProblem::None: return v1::REJECT_REASON_UNSPECIFIED;
+    case SignatureProblem::Unsigned: return v1::REJECT_REASON_UNSIGNED;
+    case SignatureProblem::UnsupportedAlgorithm: return v1::REJECT_REASON_UNSUPPORTED_ALGORITHM;
+    case SignatureProblem::MalformedChain: return v1::REJECT_REASON_MALFORMED_CHAIN;
+    case SignatureProblem::WrongKeyType: return v1::REJECT_REASON_WRONG_KEY_TYPE;
+    case SignatureProblem::UnknownCa: return v1::REJECT_REASON_UNKNOWN_CA;
+    case SignatureProblem::CertificateExpired: return v1::REJECT_REASON_CERTIFICATE_EXPIRED;
+    case SignatureProblem::CertificateNotYetValid:
+      return v1::REJECT_REASON_CERTIFICATE_NOT_YET_VALID;
+    case SignatureProblem::CertificateRejected: return v1::REJECT_REASON_CERTIFICATE_REJECTED;
+    case SignatureProblem::BadSignature: return v1::REJECT_REASON_BAD_SIGNATURE;
+  }
+  return v1::REJECT_REASON_UNSPECIFIED;
+}
+
+namespace {
+
+int64_t unixMs(std::chrono::system_clock::time_point t) {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(t.time_since_epoch()).count();
+}
+
+std::string_view requestName(const v1::CollectorRequest& r) {
+  switch (r.kind_case()) {
+    case v1::CollectorRequest::kUpload: return "upload";
+    case v1::CollectorRequest::kListJobs: return "list_jobs";
+    case v1::CollectorRequest::kListNodes: return "list_nodes";
+    case v1::CollectorRequest::kListSnapshots: return "list_snapshots";
+    case v1::CollectorRequest::kFetch: return "fetch";
+    case v1::CollectorRequest::kStats: return "stats";
+    case v1::CollectorRequest::KIND_NOT_SET: break;
+  }
+  return "request";
+}
+
+}  // namespace
+
+Service::Service(Store& store, const core::SignatureVerifier& verifier, EventLog& log, Now now,
+                 ServiceOptions options)
+    : store_(store),
+      verifier_(verifier),
+      log_(log),
+      now_(std::move(now)),
+      options_(options),
+      writer_(std::make_unique<GroupCommitWriter>(
+          store, options.max_queued_uploads, options.max_batch_records, options.max_batch_bytes)) {}
+
+Service::~Service() { drain(); }
+
+void Service::drain() { writer_->stop(); }
+
+void Service::connectionOpened() {
+  ++connections_accepted_;
+  ++connections_open_;
+}
+
+void Service::connectionClosed() { --connections_open_; }
+
+void Service::recordRejection(v1::RejectReason reason, std::string_view who,
+                              std::string_view detail) {
+  const auto index = static_cast<std::size_t>(reason);
+  if (index < rejections_.size()) ++rejections_[index];
+  std::string line =
+      "rejected reason=" + core::rejectReasonName(reason) + " peer=" + std::string(who);
+  if (!detail.empty()) line += ": " + std::string(detail);
+  log_.write(line);
+}
+
+v1::CollectorResponse Service::reject(uint64_t request_id, v1::RejectReason reason,
+                                      const Peer& peer, std::string_view what,
+                                      std::string message) {
+  recordRejection(reason, describePeer(peer), std::string(what) + ": " + message);
+  v1::CollectorResponse r;
+  r.set_request_id(request_id);
+  auto* rej = r.mutable_rejection();
+  rej->set_reason(reason);
+  rej->set_message(std::move(message));
+  rej->set_retryable(isRetryable(reason));
+  return r;
+}
+
+void Service::handle(const Peer& peer, std::string frame, Reply reply) {
+  ++requests_;
+  v1::CollectorRequest request;
+  if (!request.ParseFromString(frame)) {
+    reply(reject(0, v1::REJECT_REASON_MALFORMED_REQUEST, peer, "frame",
+                 "not a CollectorRequest (" + std::to_string(frame.size()) + " bytes)"));
+    return;
+  }
+  frame = std::string();
+  if (request.kind_case() == v1::CollectorRequest::KIND_NOT_SET) {
+    reply(reject(request.request_id(), v1::REJECT_REASON_UNSUPPORTED_REQUEST, peer, "request",
+                 "empty or unknown request kind (a newer client?)"));
+    return;
+  }
+  if (request.has_upload()) {
+    upload(peer, request.request_id(),
+           std::move(*request.mutable_upload()->mutable_signed_snapshot()), reply);
+    return;
+  }
+  reply(query(peer, request));
+}
+
+void Service::upload(const Peer& peer, uint64_t request_id, std::string signed_bytes,
+                     Reply& reply) {
+  const auto rejectUpload = [&](v1::RejectReason reason, std::string message) {
+    reply(reject(request_id, reason, peer, "upload", std::move(message)));
+  };
+  if (peer.identity.role != CertificateRole::Agent) {
+    return rejectUpload(v1::REJECT_REASON_FORBIDDEN,
+                        std::string("only agent certificates upload snapshots; this is a ") +
+                            std::string(core::certificateRoleName(peer.identity.role)) +
+                            " certificate");
+  }
+  if (peer.identity.tenant.empty()) {
+    return rejectUpload(v1::REJECT_REASON_PEER_IDENTITY,
+                        "the agent certificate names no tenant (subject O)");
+  }
+  v1::SignedSnapshot envelope;
+  if (signed_bytes.empty() || !envelope.ParseFromString(signed_bytes) ||
+      envelope.snapshot().empty()) {
+    return rejectUpload(v1::REJECT_REASON_MALFORMED_REQUEST,
+                        "the upload does not carry a signed snapshot envelope");
+  }
+  const auto received = now_();
+  const auto check = verifier_.verify(envelope, received);
+  if (!check.ok()) return rejectUpload(rejectReasonFor(check.problem), check.message);
+  if (check.signer.role != CertificateRole::Agent) {
+    return rejectUpload(
+        v1::REJECT_REASON_SIGNER_NOT_AN_AGENT,
+        "signed by " + check.signer.subject + ", which is not an agent certificate");
+  }
+  if (check.signer.tenant != peer.identity.tenant) {
+    return rejectUpload(v1::REJECT_REASON_TENANT_MISMATCH,
+                        "snapshot signed by tenant '" + check.signer.tenant +
+                            "' uploaded by tenant '" + peer.identity.tenant + "'");
+  }
+  auto keys = readSnapshotIndexKeys(envelope.snapshot());
+  if (!keys.ok()) return rejectUpload(v1::REJECT_REASON_MALFORMED_REQUEST, keys.error().message);
+
+  SnapshotRecord record;
+  auto& info = record.info;
+  info.set_snapshot_id(core::snapshotId(envelope));
+  info.set_tenant(check.signer.tenant);
+  info.set_job_id(keys->job_id);
+  info.set_node(!keys->node.empty() ? keys->node : check.signer.name);
+  info.set_received_at_unix_ms(unixMs(received));
+  info.set_collected_at_unix_ms(keys->collected_at_unix_ms != 0 ? keys->collected_at_unix_ms
+                                                                : info.received_at_unix_ms());
+  info.set_signer(check.signer.subject);
+  info.set_size_bytes(signed_bytes.size());
+  record.envelope = std::move(signed_bytes);
+  const std::string id = info.snapshot_id();
+  const std::size_t size = record.envelope.size();
+
+  auto done = [this, peer, request_id, id, size, reply](Result<PutOutcome> outcome) {
+    if (!outcome.ok()) {
+      reply(reject(request_id, v1::REJECT_REASON_STORAGE_FAILURE, peer, "upload " + id,
+                   outcome.error().message));
+      return;
+    }
+    if (*outcome == PutOutcome::Stored) {
+      ++stored_;
+      bytes_stored_ += size;
+    } else {
+      ++duplicates_;
+    }
+    v1::CollectorResponse r;
+    r.set_request_id(request_id);
+    r.mutable_ack()->set_snapshot_id(id);
+    r.mutable_ack()->set_already_stored(*outcome == PutOutcome::AlreadyStored);
+    reply(std::move(r));
+  };
+  switch (writer_->submit(std::move(record), std::move(done))) {
+    case GroupCommitWriter::Submitted::Queued: return;
+    case GroupCommitWriter::Submitted::Full:
+      return rejectUpload(v1::REJECT_REASON_OVERLOADED,
+                          "ingest queue full (" + std::to_string(options_.max_queued_uploads) +
+                              " uploads waiting); retry later");
+    case GroupCommitWriter::Submitted::Stopped:
+      return rejectUpload(v1::REJECT_REASON_SHUTTING_DOWN, "the collector is shutting down");
+  }
+}
+
+v1::CollectorResponse Service::query(const Peer& peer, const v1::CollectorRequest& request) {
+  const uint64_t id = request.request_id();
+  const std::string_view what = requestName(request);
+  if (peer.identity.role != CertificateRole::Support) {
+    return reject(id, v1::REJECT_REASON_FORBIDDEN, peer, what,
+                  std::string("only support certificates read; ") +
+                      std::string(core::certificateRoleName(peer.identity.role)) +
+                      " certificates read nothing");
+  }
+  const auto limit = [this](uint32_t asked) {
+    return asked == 0 ? options_.default_list_limit
+                      : std::min<std::size_t>(asked, options_.max_list_limit);
+  };
+  const auto failed = [&](const core::Error& e) {
+    const auto reason = e.code == core::ErrorCode::InvalidArgument
+                            ? v1::REJECT_REASON_MALFORMED_REQUEST
+                            : v1::REJECT_REASON_STORAGE_FAILURE;
+    return reject(id, reason, peer, what, e.message);
+  };
+  v1::CollectorResponse r;
+  r.set_request_id(id);
+  switch (request.kind_case()) {
+    case v1::CollectorRequest::kListJobs: {
+      const auto& q = request.list_jobs();
+      if (q.tenant().empty()) {
+        return reject(id, v1::REJECT_REASON_MALFORMED_REQUEST, peer, what, "name a tenant");
+      }
+      auto jobs = store_.listJobs(q.tenant(), q.after_job(), limit(q.limit()));
+      if (!jobs.ok()) return failed(jobs.error());
+      *r.mutable_jobs() = std::move(*jobs);
+      return r;
+    }
+    case v1::CollectorRequest::kListNodes: {
+      const auto& q = request.list_nodes();
+      if (q.tenant().empty()) {
+        return reject(id, v1::REJECT_REASON_MALFORMED_REQUEST, peer, what, "name a tenant");
+      }
+      auto nodes = store_.listNodes(q.tenant(), q.job_id());
+      if (!nodes.ok()) return failed(nodes.error());
+      *r.mutable_nodes() = std::move(*nodes);
+      return r;
+    }
+    case v1::CollectorRequest::kListSnapshots: {
+      auto list =
+          store_.listSnapshots(request.list_snapshots(), limit(request.list_snapshots().limit()));
+      if (!list.ok()) return failed(list.error());
+      *r.mutable_snapshots() = std::move(*list);
+      return r;
+    }
+    case v1::CollectorRequest::kFetch: {
+      auto got = store_.get(request.fetch().snapshot_id());
+      if (!got.ok()) return failed(got.error());
+      if (!got->has_value()) {
+        return reject(id, v1::REJECT_REASON_NOT_FOUND, peer, what,
+                      "no snapshot " + request.fetch().snapshot_id().substr(0, 64));
+      }
+      auto& stored = **got;
+      log_.write("read snapshot=" + stored.info.snapshot_id() + " tenant=" + stored.info.tenant() +
+                 " by=" + describePeer(peer));
+      auto* out = r.mutable_snapshot();
+      *out->mutable_info() = std::move(stored.info);
+      *out->mutable_signed_snapshot() = std::move(stored.envelope);
+      return r;
+    }
+    case v1::CollectorRequest::kStats: *r.mutable_stats() = stats(); return r;
+    case v1::CollectorRequest::kUpload:
+    case v1::CollectorRequest::KIND_NOT_SET: break;
+  }
+  return reject(id, v1::REJECT_REASON_UNSUPPORTED_REQUEST, peer, what, "unknown request");
+}
+
+v1::CollectorStats Service::stats() const {
+  v1::CollectorStats s;
+  s.set_uptime_ms(std::chrono::duration_cast<std::chrono::milliseconds>(
+                      std::chrono::steady_clock::now() - started_)
+                      .count());
+  s.set_connections_accepted(connections_accepted_);
+  s.set_connections_open(static_cast<uint64_t>(std::max<int64_t>(0, connections_open_)));
+  s.set_uploads_stored(stored_);
+  s.set_uploads_duplicate(duplicates_);
+  s.set_bytes_stored(bytes_stored_);
+  s.set_write_batches(writer_->batches());
+  s.set_requests(requests_);
+  for (std::size_t i = 0; i < rejections_.size(); ++i) {
+    const uint64_t n = rejections_[i];
+    if (n == 0) continue;
+    auto* rc = s.add_rejections();
+    rc->set_reason(static_cast<v1::RejectReason>(i));
+    rc->set_name(core::rejectReasonName(static_cast<v1::RejectReason>(i)));
+    rc->set_count(n);
+  }
+  return s;
+}
+
+std::string Service::statsLine() const {
+  const auto s = stats();
+  std::ostringstream out;
+  out << "connections=" << s.connections_accepted() << " requests=" << s.requests()
+      << " stored=" << s.uploads_stored() << " duplicate=" << s.uploads_duplicate()
+      << " bytes=" << s.bytes_stored() << " write_batches=" << s.write_batches() << " rejected:";
+  if (s.rejections_size() == 0) out << " none";
+  for (const auto& r : s.rejections()) out << ' ' << r.name() << '=' << r.count();
+  return out.str();
+}
+
+}  // namespace ibc::collector

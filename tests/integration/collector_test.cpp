@@ -1,0 +1,637 @@
+// The real `ibcollect-collector` process on 127.0.0.1 port 0 with a PKI made by
+// certs/make-pki and a real RocksDB in a temp dir, driven by the real `ibcollect` binary
+// and by in-process TLS clients (for what no honest agent sends: garbage, oversized
+// frames, one byte a second). Every wait polls a condition with a deadline.
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <iterator>
+#include <map>
+#include <mutex>
+#include <set>
+#include <thread>
+
+#include "ibc/agent/os.h"
+#include "ibc/agent/upload.h"
+#include "ibc/core/frame.h"
+#include "ibc/core/signing.h"
+#include "ibc/core/snapshot_file.h"
+#include "test_pki.h"
+
+extern char** environ;
+
+namespace {
+
+namespace fs = std::filesystem;
+namespace v1 = ::ibcollect::v1;
+using ibc::agent::CollectorConnection;
+using ibc::agent::CommandResult;
+using ibc::agent::ProcessRunner;
+using std::chrono::milliseconds;
+using std::chrono::seconds;
+using SteadyClock = std::chrono::steady_clock;
+
+const std::string kTree =
+    std::string(IBC_FIXTURES_DIR) +
+    "/real/sysfs/sysfs_procfs-fixture_mlx5_0_hw-counters-errors.tree/fixtures";
+
+std::string readAll(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
+void writeAll(const std::string& path, const std::string& bytes) {
+  std::ofstream(path, std::ios::binary | std::ios::trunc) << bytes;
+}
+
+// Polls `condition` until it holds or `timeout` passes.
+bool eventually(const std::function<bool()>& condition, milliseconds timeout = seconds(20)) {
+  const auto deadline = SteadyClock::now() + timeout;
+  while (SteadyClock::now() < deadline) {
+    if (condition()) return true;
+    std::this_thread::sleep_for(milliseconds(10));
+  }
+  return condition();
+}
+
+// A port nothing listens on.
+int deadPort() {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
+  socklen_t len = sizeof a;
+  ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
+  ::close(fd);
+  return ntohs(a.sin_port);
+}
+
+// A plain TCP connection to 127.0.0.1:port (-1 on failure).
+int rawConnect(int port) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_port = htons(static_cast<uint16_t>(port));
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) {
+    ::close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+// The collector as a child process: stdout's first line gives the port, stderr goes to a
+// log file the test reads.
+class CollectorProcess {
+ public:
+  CollectorProcess(const std::vector<std::string>& args, const std::string& log_path)
+      : log_path_(log_path) {
+    int out[2];
+    EXPECT_EQ(::pipe2(out, O_CLOEXEC), 0);
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+    posix_spawn_file_actions_adddup2(&actions, out[1], 1);
+    posix_spawn_file_actions_addopen(&actions, 2, log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND,
+                                     0644);
+    std::vector<std::string> argv = {IBC_COLLECTOR_BINARY};
+    argv.insert(argv.end(), args.begin(), args.end());
+    std::vector<char*> cargv;
+    for (auto& a : argv) cargv.push_back(a.data());
+    cargv.push_back(nullptr);
+    EXPECT_EQ(::posix_spawn(&pid_, cargv[0], &actions, nullptr, cargv.data(), environ), 0);
+    posix_spawn_file_actions_destroy(&actions);
+    ::close(out[1]);
+    // The first line, with a deadline.
+    std::string line;
+    const auto deadline = SteadyClock::now() + seconds(30);
+    while (line.find('\n') == std::string::npos && SteadyClock::now() < deadline) {
+      pollfd p{out[0], POLLIN, 0};
+      if (::poll(&p, 1, 100) <= 0) continue;
+      char buf[256];
+      const ssize_t n = ::read(out[0], buf, sizeof buf);
+      if (n <= 0) break;
+      line.append(buf, static_cast<std::size_t>(n));
+    }
+    ::close(out[0]);
+    const std::string prefix = "listening on 127.0.0.1:";
+    EXPECT_EQ(line.rfind(prefix, 0), 0u) << line << "\n" << log();
+    if (line.rfind(prefix, 0) == 0) port_ = std::stoi(line.substr(prefix.size()));
+  }
+  ~CollectorProcess() {
+    if (pid_ > 0 && !exited_) {
+      ::kill(pid_, SIGKILL);
+      ::waitpid(pid_, nullptr, 0);
+    }
+  }
+  CollectorProcess(const CollectorProcess&) = delete;
+  CollectorProcess& operator=(const CollectorProcess&) = delete;
+
+  int port() const { return port_; }
+  std::string address() const { return "127.0.0.1:" + std::to_string(port_); }
+  std::string log() const { return readAll(log_path_); }
+  void signal(int sig) const { ::kill(pid_, sig); }
+  // The exit status after the process ends (-1 on timeout, 128+N when killed by N).
+  int waitExit(milliseconds timeout = seconds(30)) {
+    int status = 0;
+    const bool ended =
+        eventually([&] { return ::waitpid(pid_, &status, WNOHANG) == pid_; }, timeout);
+    if (!ended) return -1;
+    exited_ = true;
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  }
+
+ private:
+  std::string log_path_;
+  pid_t pid_ = -1;
+  int port_ = 0;
+  bool exited_ = false;
+};
+
+struct Identity {
+  std::string cert;
+  std::string key;
+};
+
+class Transport : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    std::string pattern = (fs::temp_directory_path() / "ibc-transport-XXXXXX").string();
+    ASSERT_NE(::mkdtemp(pattern.data()), nullptr);
+    root_ = pattern;
+    pki_ = root_ + "/pki";
+    other_pki_ = root_ + "/other-pki";
+    ProcessRunner runner;
+    auto made = runner.run({IBC_MAKE_PKI, pki_, "--agent", "acme/node01", "--agent", "acme/node02",
+                            "--agent", "globex/gx01", "--support", "alice"},
+                           seconds(60));
+    ASSERT_TRUE(made.ok());
+    ASSERT_EQ(made->exit_code, 0) << made->err;
+    auto other = runner.run({IBC_MAKE_PKI, other_pki_, "--agent", "acme/node01"}, seconds(60));
+    ASSERT_TRUE(other.ok());
+    ASSERT_EQ(other->exit_code, 0) << other->err;
+    // An acme agent certificate under the real CA that expired yesterday.
+    auto ca = ibc::test::TestCa::fromPem(readAll(pki_ + "/ca.pem"), readAll(pki_ + "/ca.key"));
+    auto spec = ibc::test::agentSpec("acme", "old");
+    spec.not_before = std::chrono::system_clock::now() - std::chrono::hours(72);
+    spec.not_after = std::chrono::system_clock::now() - std::chrono::hours(24);
+    const auto expired = ca.issue(spec);
+    writeAll(root_ + "/expired.pem", expired.certificate_pem);
+    writeAll(root_ + "/expired.key", expired.key_pem);
+  }
+  static void TearDownTestSuite() { fs::remove_all(root_); }
+
+  void SetUp() override {
+    dir_ = root_ + "/" + ::testing::UnitTest::GetInstance()->current_test_info()->name();
+    fs::create_directories(dir_);
+  }
+
+  static Identity agent(const std::string& tenant, const std::string& node) {
+    return {pki_ + "/agents/" + tenant + "/" + node + ".pem",
+            pki_ + "/agents/" + tenant + "/" + node + ".key"};
+  }
+  static Identity support() { return {pki_ + "/support/alice.pem", pki_ + "/support/alice.key"}; }
+
+  std::unique_ptr<CollectorProcess> startCollector(std::vector<std::string> extra = {},
+                                                   const std::string& data = "data") {
+    std::vector<std::string> args = {
+        "--listen", "127.0.0.1:0",          "--data", path(data),
+        "--ca",     pki_ + "/ca.pem",       "--cert", pki_ + "/collector.pem",
+        "--key",    pki_ + "/collector.key"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    return std::make_unique<CollectorProcess>(args, path("collector.log"));
+  }
+
+  CommandResult run(std::vector<std::string> args) {
+    args.insert(args.begin(), IBC_BINARY);
+    ProcessRunner runner;
+    auto r = runner.run(args, seconds(120));
+    EXPECT_TRUE(r.ok());
+    return r.ok() ? *r : CommandResult{};
+  }
+
+  // `ibcollect <command> ... --collector ADDR --ca CA --cert --key --spool DIR --retries 0`.
+  CommandResult runWith(std::vector<std::string> args, const std::string& collector,
+                        const Identity& who, const std::string& ca = "") {
+    const std::vector<std::string> transport = {
+        "--collector", collector,     "--ca",      ca.empty() ? pki_ + "/ca.pem" : ca,
+        "--cert",      who.cert,      "--key",     who.key,
+        "--spool",     path("spool"), "--retries", "0"};
+    args.insert(args.end(), transport.begin(), transport.end());
+    return run(args);
+  }
+
+  // A signed snapshot file of this fixture tree, taken by the real binary.
+  std::string takeSnapshot(const std::string& name, const std::string& job, const Identity& who) {
+    auto r = run({"snapshot", "--root", kTree, "--job", job, "--cert", who.cert, "--key", who.key,
+                  "-o", path(name)});
+    EXPECT_LE(r.exit_code, 2) << r.err;
+    return path(name);
+  }
+
+  static std::unique_ptr<CollectorConnection> connect(int port, const Identity& who,
+                                                      const std::string& ca = "") {
+    ibc::agent::TlsCredentials creds{readAll(ca.empty() ? pki_ + "/ca.pem" : ca), readAll(who.cert),
+                                     readAll(who.key)};
+    auto c = CollectorConnection::open({"127.0.0.1", static_cast<uint16_t>(port)}, creds, {});
+    EXPECT_TRUE(c.ok()) << (c.ok() ? "" : c.error().message);
+    return c.ok() ? std::move(*c) : nullptr;
+  }
+
+  static v1::CollectorStats stats(int port) {
+    auto c = connect(port, support());
+    v1::CollectorRequest r;
+    r.mutable_stats();
+    auto s = c->call(r);
+    EXPECT_TRUE(s.ok() && s->has_stats());
+    return s.ok() ? s->stats() : v1::CollectorStats();
+  }
+
+  static uint64_t rejections(const v1::CollectorStats& s, const std::string& name) {
+    for (const auto& r : s.rejections()) {
+      if (r.name() == name) return r.count();
+    }
+    return 0;
+  }
+
+  // An honest upload as acme/node01 over a fresh connection, acknowledged.
+  void expectHonestUploadServed(int port, int n) {
+    auto c = connect(port, agent("acme", "node01"));
+    ASSERT_NE(c, nullptr);
+    auto signer = ibc::core::SnapshotSigner::fromPem(readAll(agent("acme", "node01").cert),
+                                                     readAll(agent("acme", "node01").key));
+    ASSERT_TRUE(signer.ok());
+    v1::Snapshot s;
+    s.mutable_node()->set_hostname("node01");
+    s.mutable_node()->set_job_id("honest");
+    s.mutable_node()->set_collected_at_unix_ms(n);
+    v1::CollectorRequest r;
+    r.mutable_upload()->set_signed_snapshot(signer->sign(s)->SerializeAsString());
+    auto ack = c->call(r);
+    ASSERT_TRUE(ack.ok()) << ack.error().message;
+    EXPECT_TRUE(ack->has_ack()) << ack->DebugString();
+  }
+
+  std::string path(const std::string& name) const { return dir_ + "/" + name; }
+
+  static std::string root_;
+  static std::string pki_;
+  static std::string other_pki_;
+  std::string dir_;
+};
+
+std::string Transport::root_;
+std::string Transport::pki_;
+std::string Transport::other_pki_;
+
+TEST_F(Transport, UploadedSnapshotsComeBackByteIdenticalThroughFetch) {
+  auto collector = startCollector();
+  const std::string a = takeSnapshot("a.ibsnap", "501", agent("acme", "node01"));
+  auto up = runWith({"upload", a}, collector->address(), agent("acme", "node01"));
+  EXPECT_EQ(up.exit_code, 0) << up.err;
+  EXPECT_NE(up.err.find("delivered"), std::string::npos) << up.err;
+  // `snapshot` uploads by itself when a collector is configured (node02, same job).
+  auto snap = runWith({"snapshot", "--root", kTree, "--job", "501", "-o", path("b.ibsnap")},
+                      collector->address(), agent("acme", "node02"));
+  EXPECT_LE(snap.exit_code, 2) << snap.err;
+  EXPECT_NE(snap.err.find("delivered the snapshot"), std::string::npos) << snap.err;
+
+  auto fetched = runWith({"fetch", "--job", "501", "--tenant", "acme", "-o", path("out")},
+                         collector->address(), support());
+  ASSERT_EQ(fetched.exit_code, 0) << fetched.err;
+  std::multiset<std::string> got;
+  for (const auto& e : fs::directory_iterator(path("out"))) got.insert(readAll(e.path()));
+  EXPECT_EQ(got, (std::multiset<std::string>{readAll(a), readAll(path("b.ibsnap"))}));
+  // Fetched files still verify offline.
+  std::vector<std::string> verify = {"verify", "--ca", pki_ + "/ca.pem"};
+  for (const auto& e : fs::directory_iterator(path("out"))) verify.push_back(e.path());
+  auto v = run(verify);
+  EXPECT_EQ(v.exit_code, 0) << v.out;
+  EXPECT_NE(v.out.find("OK signed by CN=node01,OU=agent,O=acme"), std::string::npos) << v.out;
+}
+
+TEST_F(Transport, BadUploadsAreRejectedWithTheirReasonWhileHonestAgentsAreServed) {
+  auto collector = startCollector();
+  const std::string addr = collector->address();
+  const std::string good = takeSnapshot("good.ibsnap", "600", agent("acme", "node01"));
+
+  // Tampered: one byte of the signed snapshot flipped.
+  std::string bytes = readAll(good);
+  bytes[bytes.size() / 2] ^= 0x20;
+  writeAll(path("tampered.ibsnap"), bytes);
+  auto tampered = runWith({"upload", path("tampered.ibsnap")}, addr, agent("acme", "node01"));
+  EXPECT_EQ(tampered.exit_code, 4);
+  EXPECT_NE(tampered.err.find("bad_signature"), std::string::npos) << tampered.err;
+  auto offline = run({"verify", path("tampered.ibsnap"), "--ca", pki_ + "/ca.pem"});
+  EXPECT_EQ(offline.exit_code, 4);
+  EXPECT_NE(offline.out.find("FAILED"), std::string::npos) << offline.out;
+
+  // Signed under another CA, uploaded over an honest connection.
+  const Identity stranger{other_pki_ + "/agents/acme/node01.pem",
+                          other_pki_ + "/agents/acme/node01.key"};
+  const std::string foreign = takeSnapshot("foreign.ibsnap", "600", stranger);
+  auto wrong_ca = runWith({"upload", foreign}, addr, agent("acme", "node01"));
+  EXPECT_EQ(wrong_ca.exit_code, 4);
+  EXPECT_NE(wrong_ca.err.find("unknown_ca"), std::string::npos) << wrong_ca.err;
+  // ... and a TLS client certificate of that CA: refused at the handshake.
+  auto wrong_ca_tls = runWith({"upload", good}, addr, stranger);
+  EXPECT_EQ(wrong_ca_tls.exit_code, 4);
+  EXPECT_NE(wrong_ca_tls.err.find("kept in the spool"), std::string::npos) << wrong_ca_tls.err;
+
+  // An expired certificate, as signer and as TLS client.
+  const Identity expired{root_ + "/expired.pem", root_ + "/expired.key"};
+  const std::string old = takeSnapshot("old.ibsnap", "600", expired);
+  auto expired_signer = runWith({"upload", old}, addr, agent("acme", "node01"));
+  EXPECT_EQ(expired_signer.exit_code, 4);
+  EXPECT_NE(expired_signer.err.find("certificate_expired"), std::string::npos)
+      << expired_signer.err;
+  auto expired_tls = runWith({"upload", good}, addr, expired);
+  EXPECT_EQ(expired_tls.exit_code, 4);
+
+  // Another tenant writing acme's snapshot, and an agent reading.
+  auto other_tenant = runWith({"upload", good}, addr, agent("globex", "gx01"));
+  EXPECT_EQ(other_tenant.exit_code, 4);
+  EXPECT_NE(other_tenant.err.find("tenant_mismatch"), std::string::npos) << other_tenant.err;
+  auto agent_reads = runWith({"fetch", "--job", "600", "--tenant", "acme", "-o", path("x")}, addr,
+                             agent("globex", "gx01"));
+  EXPECT_EQ(agent_reads.exit_code, 4);
+  EXPECT_NE(agent_reads.err.find("forbidden"), std::string::npos) << agent_reads.err;
+
+  // The honest agent is served throughout.
+  auto honest = runWith({"upload", good}, addr, agent("acme", "node01"));
+  EXPECT_EQ(honest.exit_code, 0) << honest.err;
+  expectHonestUploadServed(collector->port(), 1);
+
+  const auto s = stats(collector->port());
+  EXPECT_EQ(rejections(s, "bad_signature"), 1u);
+  EXPECT_GE(rejections(s, "unknown_ca"), 2u);  // the signer, and the TLS client certificate
+  EXPECT_GE(rejections(s, "certificate_expired"), 2u);
+  EXPECT_EQ(rejections(s, "tenant_mismatch"), 1u);
+  EXPECT_EQ(rejections(s, "forbidden"), 1u);
+  EXPECT_EQ(s.uploads_stored(), 2u);
+  const std::string log = collector->log();
+  for (const char* reason : {"reason=bad_signature", "reason=unknown_ca", "reason=tenant_mismatch",
+                             "reason=certificate_expired", "reason=forbidden",
+                             "TLS client certificate", "certificate has expired"}) {
+    EXPECT_NE(log.find(reason), std::string::npos) << reason << " in\n" << log;
+  }
+}
+
+TEST_F(Transport, GarbageAndOversizedFramesAreRejectedAndTheirConnectionsClosed) {
+  auto collector = startCollector({"--max-frame-bytes", "1048576"});
+  const int port = collector->port();
+
+  auto garbage = connect(port, agent("acme", "node01"));
+  ASSERT_TRUE(
+      garbage->sendBytes(ibc::core::encodeFrame("\xff\xfe this is not protobuf"), seconds(10))
+          .ok());
+  auto answer = garbage->readFrame(seconds(10));
+  ASSERT_TRUE(answer.ok()) << answer.error().message;
+  v1::CollectorResponse r;
+  ASSERT_TRUE(r.ParseFromString(*answer));
+  EXPECT_EQ(r.rejection().reason(), v1::REJECT_REASON_MALFORMED_REQUEST);
+  EXPECT_FALSE(garbage->readFrame(seconds(10)).ok());
+  EXPECT_TRUE(garbage->closedByPeer());
+
+  auto oversized = connect(port, agent("acme", "node01"));
+  ASSERT_TRUE(oversized->sendBytes(std::string("\x40\x00\x00\x00", 4), seconds(10)).ok());
+  auto too_large = oversized->readFrame(seconds(10));
+  ASSERT_TRUE(too_large.ok()) << too_large.error().message;
+  ASSERT_TRUE(r.ParseFromString(*too_large));
+  EXPECT_EQ(r.rejection().reason(), v1::REJECT_REASON_FRAME_TOO_LARGE);
+  EXPECT_NE(r.rejection().message().find("1073741824"), std::string::npos);
+  EXPECT_FALSE(oversized->readFrame(seconds(10)).ok());
+
+  // Plain bytes where a TLS handshake belongs.
+  const int fd = rawConnect(port);
+  ASSERT_GE(fd, 0);
+  const std::string junk = "GET / HTTP/1.0\r\n\r\n";
+  ASSERT_EQ(::write(fd, junk.data(), junk.size()), static_cast<ssize_t>(junk.size()));
+  char buf[256];
+  EXPECT_TRUE(eventually([&] { return ::read(fd, buf, sizeof buf) <= 0; }));
+  ::close(fd);
+
+  expectHonestUploadServed(port, 2);
+  EXPECT_TRUE(eventually([&] {
+    const auto s = stats(port);
+    return rejections(s, "malformed_request") == 1 && rejections(s, "frame_too_large") == 1 &&
+           rejections(s, "tls_handshake_failed") >= 1;
+  })) << collector->log();
+}
+
+TEST_F(Transport, AClientSendingOneByteASecondIsCutOffWhileOthersAreServed) {
+  auto collector = startCollector({"--read-timeout", "2", "--handshake-timeout", "2"});
+  const int port = collector->port();
+  auto slow = connect(port, agent("acme", "node01"));
+  ASSERT_NE(slow, nullptr);
+  // A raw TCP client trickling a TLS ClientHello.
+  const int fd = rawConnect(port);
+  ASSERT_GE(fd, 0);
+
+  std::atomic<bool> cut{false};
+  std::atomic<bool> raw_cut{false};
+  std::thread trickle([&] {
+    const std::string frame = ibc::core::encodeFrame(std::string(200, 'x'));
+    const char hello[] = "\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03";
+    for (std::size_t i = 0; i < frame.size() && !(cut && raw_cut); ++i) {
+      if (!cut && !slow->sendBytes(frame.substr(i, 1), seconds(5)).ok()) cut = true;
+      if (!raw_cut && ::send(fd, hello + (i % 11), 1, MSG_NOSIGNAL) != 1) raw_cut = true;
+      std::this_thread::sleep_for(seconds(1));  // the attack's pace, not synchronisation
+    }
+  });
+  // While the trickle goes on, an honest agent is answered.
+  expectHonestUploadServed(port, 3);
+  EXPECT_FALSE(cut);
+  EXPECT_TRUE(eventually(
+      [&] {
+        const auto s = stats(port);
+        return rejections(s, "read_timeout") == 1 && rejections(s, "handshake_timeout") == 1;
+      },
+      seconds(15)))
+      << collector->log();
+  EXPECT_TRUE(eventually([&] { return cut && raw_cut; }, seconds(15)));
+  trickle.join();
+  ::close(fd);
+  const std::string log = collector->log();
+  EXPECT_NE(log.find("frame not complete within 2000 ms"), std::string::npos) << log;
+  EXPECT_NE(log.find("no TLS handshake within 2000 ms"), std::string::npos) << log;
+}
+
+TEST_F(Transport, ConnectionLimitAndIdleTimeoutFreeTheCollectorForOthers) {
+  auto collector = startCollector({"--max-connections", "2", "--idle-timeout", "2"});
+  const int port = collector->port();
+  auto first = connect(port, agent("acme", "node01"));
+  auto second = connect(port, agent("acme", "node02"));
+  ASSERT_NE(first, nullptr);
+  ASSERT_NE(second, nullptr);
+  // A third connection is closed at once, and counted.
+  ibc::agent::TlsCredentials creds{readAll(pki_ + "/ca.pem"), readAll(agent("acme", "node01").cert),
+                                   readAll(agent("acme", "node01").key)};
+  auto third = CollectorConnection::open({"127.0.0.1", static_cast<uint16_t>(port)}, creds, {});
+  EXPECT_FALSE(third.ok());
+  EXPECT_TRUE(eventually([&] {
+    return collector->log().find("reason=connection_limit") != std::string::npos;
+  })) << collector->log();
+  // Connections idle between frames are closed after the idle timeout: room again.
+  for (auto* c : {first.get(), second.get()}) {
+    EXPECT_FALSE(c->readFrame(seconds(10)).ok());
+    EXPECT_TRUE(c->closedByPeer());
+  }
+  expectHonestUploadServed(port, 4);
+}
+
+TEST_F(Transport, KillNineDuringUploadsLosesNoAcknowledgedSnapshot) {
+  auto collector = startCollector();
+  const int port = collector->port();
+  const Identity node01 = agent("acme", "node01");
+  auto signer = ibc::core::SnapshotSigner::fromPem(readAll(node01.cert), readAll(node01.key));
+  ASSERT_TRUE(signer.ok());
+
+  std::mutex m;
+  std::map<std::string, std::string> acked;  // id → signed bytes
+  std::atomic<bool> stop{false};
+  std::vector<std::thread> uploaders;
+  for (int t = 0; t < 4; ++t) {
+    uploaders.emplace_back([&, t] {
+      auto c = connect(port, node01);
+      for (int i = 0; c && !stop; ++i) {
+        v1::Snapshot s;
+        s.mutable_node()->set_hostname("node01");
+        s.mutable_node()->set_job_id("kill9");
+        s.mutable_node()->set_collected_at_unix_ms(t * 1'000'000 + i);
+        s.add_nccl_logs()->set_raw(std::string(32 * 1024, static_cast<char>('a' + i % 26)));
+        const std::string bytes = signer->sign(s)->SerializeAsString();
+        v1::CollectorRequest r;
+        r.mutable_upload()->set_signed_snapshot(bytes);
+        auto ack = c->call(r);
+        if (!ack.ok() || !ack->has_ack()) break;  // the collector died under us
+        std::lock_guard<std::mutex> lock(m);
+        acked[ack->ack().snapshot_id()] = bytes;
+      }
+    });
+  }
+  EXPECT_TRUE(eventually([&] {
+    std::lock_guard<std::mutex> lock(m);
+    return acked.size() >= 40;
+  }));
+  collector->signal(SIGKILL);
+  EXPECT_EQ(collector->waitExit(), 128 + SIGKILL);
+  stop = true;
+  for (auto& t : uploaders) t.join();
+  collector.reset();
+
+  auto restarted = startCollector();
+  auto c = connect(restarted->port(), support());
+  ASSERT_NE(c, nullptr);
+  std::size_t present = 0;
+  for (const auto& [id, bytes] : acked) {
+    v1::CollectorRequest r;
+    r.mutable_fetch()->set_snapshot_id(id);
+    auto got = c->call(r);
+    ASSERT_TRUE(got.ok());
+    ASSERT_TRUE(got->has_snapshot()) << id << ": " << got->DebugString();
+    EXPECT_EQ(got->snapshot().signed_snapshot(), bytes);
+    ++present;
+  }
+  EXPECT_EQ(present, acked.size());
+  EXPECT_GE(acked.size(), 40u);
+}
+
+TEST_F(Transport, SigtermDrainsExitsCleanlyAndPrintsTheCounters) {
+  auto collector = startCollector();
+  expectHonestUploadServed(collector->port(), 5);
+  auto idle = connect(collector->port(), agent("acme", "node02"));
+  collector->signal(SIGTERM);
+  EXPECT_EQ(collector->waitExit(), 0);
+  EXPECT_FALSE(idle->readFrame(seconds(5)).ok());  // closed between frames
+  const std::string log = collector->log();
+  EXPECT_NE(log.find("received SIGTERM"), std::string::npos) << log;
+  EXPECT_NE(log.find("collector stopped: connections=2 requests=1 stored=1"), std::string::npos)
+      << log;
+}
+
+TEST_F(Transport, WhileTheCollectorIsDownAgentsSpoolAndFlushDeliversEachOnce) {
+  const std::string dead = "127.0.0.1:" + std::to_string(deadPort());
+  for (const char* job : {"701", "702", "703"}) {
+    auto r = runWith({"snapshot", "--root", kTree, "--job", job}, dead, agent("acme", "node01"));
+    EXPECT_EQ(r.exit_code, 4) << r.err;
+    EXPECT_NE(r.err.find("kept in the spool: " + path("spool") + "/"), std::string::npos) << r.err;
+  }
+  std::vector<fs::path> spooled;
+  for (const auto& e : fs::directory_iterator(path("spool"))) {
+    if (e.is_regular_file()) spooled.push_back(e.path());
+  }
+  ASSERT_EQ(spooled.size(), 3u);
+  const std::string kept_copy = readAll(spooled[0]);
+
+  auto collector = startCollector();
+  auto flush = runWith({"flush"}, collector->address(), agent("acme", "node01"));
+  EXPECT_EQ(flush.exit_code, 0) << flush.err;
+  EXPECT_NE(flush.out.find("3 delivered, 0 already stored"), std::string::npos) << flush.out;
+  EXPECT_EQ(std::distance(fs::directory_iterator(path("spool")), fs::directory_iterator()), 0);
+
+  // A flush that crashed after the acknowledgement but before removing the file sends it
+  // again: the collector recognises it.
+  writeAll(spooled[0], kept_copy);
+  auto again = runWith({"flush"}, collector->address(), agent("acme", "node01"));
+  EXPECT_EQ(again.exit_code, 0) << again.err;
+  EXPECT_NE(again.out.find("0 delivered, 1 already stored"), std::string::npos) << again.out;
+  auto empty = runWith({"flush"}, collector->address(), agent("acme", "node01"));
+  EXPECT_NE(empty.out.find("is empty"), std::string::npos) << empty.out;
+
+  auto c = connect(collector->port(), support());
+  v1::CollectorRequest nodes;
+  nodes.mutable_list_nodes()->set_tenant("acme");
+  auto listed = c->call(nodes);
+  ASSERT_TRUE(listed.ok() && listed->has_nodes()) << listed->DebugString();
+  uint64_t stored = 0;
+  for (const auto& n : listed->nodes().nodes()) stored += n.snapshot_count();
+  EXPECT_EQ(stored, 3u);
+  EXPECT_EQ(stats(collector->port()).uploads_stored(), 3u);
+}
+
+TEST_F(Transport, AFullSpoolIsReportedLoudlyWithExitFour) {
+  const std::string dead = "127.0.0.1:" + std::to_string(deadPort());
+  fs::create_directories(path("spool"));
+  writeAll(path("spool/" + std::string(64, 'a') + ".ibsnap"), std::string(2u << 20, 'x'));
+  auto r = runWith({"snapshot", "--root", kTree, "--spool-limit-mb", "1"}, dead,
+                   agent("acme", "node01"));
+  EXPECT_EQ(r.exit_code, 4);
+  EXPECT_NE(r.err.find("NOT delivered and NOT kept"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("spool full"), std::string::npos) << r.err;
+}
+
+TEST_F(Transport, ConfigFilesGiveTheSameKeysAsTheFlags) {
+  writeAll(path("collector.conf"), "listen = \"127.0.0.1:0\"\ndata = \"" + path("data") +
+                                       "\"\nca = \"" + pki_ + "/ca.pem\"\ncert = \"" + pki_ +
+                                       "/collector.pem\"\nkey = \"" + pki_ + "/collector.key\"\n");
+  CollectorProcess collector({"--config", path("collector.conf")}, path("collector.log"));
+  ASSERT_GT(collector.port(), 0);
+  const Identity node01 = agent("acme", "node01");
+  writeAll(path("agent.conf"), "# agent\ncollector = " + collector.address() + "\nca = " + pki_ +
+                                   "/ca.pem\ncert = " + node01.cert + "\nkey = " + node01.key +
+                                   "\nspool = " + path("spool") + "\nretries = 0\n");
+  auto r = run({"snapshot", "--root", kTree, "--job", "801", "--config", path("agent.conf")});
+  EXPECT_LE(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("delivered the snapshot to " + collector.address()), std::string::npos)
+      << r.err;
+  auto bad = run({"upload", path("agent.conf"), "--config", path("missing.conf")});
+  EXPECT_EQ(bad.exit_code, 3);
+  EXPECT_NE(bad.err.find("missing.conf"), std::string::npos) << bad.err;
+}
+
+}  // namespace

@@ -1,0 +1,315 @@
+#include "ibc/agent/delivery.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <deque>
+#include <filesystem>
+#include <set>
+
+#include "ibc/core/snapshot_file.h"
+
+namespace ibc::agent {
+namespace {
+
+namespace v1 = ::ibcollect::v1;
+namespace fs = std::filesystem;
+using std::chrono::milliseconds;
+
+// Records every sleep; never sleeps.
+class RecordingClock final : public Clock {
+ public:
+  std::chrono::system_clock::time_point now() const override {
+    return std::chrono::system_clock::time_point(std::chrono::seconds(1'700'000'000)) +
+           (steady_ - std::chrono::steady_clock::time_point());
+  }
+  std::chrono::steady_clock::time_point steadyNow() const override { return steady_; }
+  void sleepUntil(std::chrono::steady_clock::time_point t) override {
+    sleeps.push_back(std::chrono::duration_cast<milliseconds>(t - steady_));
+    if (t > steady_) steady_ = t;
+  }
+  std::vector<milliseconds> sleeps;
+
+ private:
+  std::chrono::steady_clock::time_point steady_{};
+};
+
+// A collector double: scripted answers per call, and the set of ids it "stored".
+struct FakeCollector {
+  // Each connect() pops one entry: true = connects, false = refused. Empty: connects.
+  std::deque<bool> connects;
+  // Each call pops one scripted behaviour; empty: acknowledge.
+  enum class Answer { Ack, Drop, Overloaded, BadSignature };
+  std::deque<Answer> answers;
+  std::set<std::string> stored;
+  int connect_calls = 0;
+  int calls = 0;
+};
+
+class FakeSession final : public CollectorSession {
+ public:
+  explicit FakeSession(FakeCollector& c) : c_(c) {}
+  core::Result<v1::CollectorResponse> call(v1::CollectorRequest request) override {
+    ++c_.calls;
+    const auto answer = c_.answers.empty() ? FakeCollector::Answer::Ack : c_.answers.front();
+    if (!c_.answers.empty()) c_.answers.pop_front();
+    v1::SignedSnapshot env;
+    env.ParseFromString(request.upload().signed_snapshot());
+    const std::string id = core::snapshotId(env);
+    v1::CollectorResponse r;
+    r.set_request_id(request.request_id());
+    switch (answer) {
+      case FakeCollector::Answer::Ack:
+        r.mutable_ack()->set_snapshot_id(id);
+        r.mutable_ack()->set_already_stored(!c_.stored.insert(id).second);
+        return r;
+      case FakeCollector::Answer::Drop:
+        // Stored, but the acknowledgement is lost with the connection.
+        c_.stored.insert(id);
+        return core::Error{core::ErrorCode::Io, "connection reset"};
+      case FakeCollector::Answer::Overloaded:
+        r.mutable_rejection()->set_reason(v1::REJECT_REASON_OVERLOADED);
+        r.mutable_rejection()->set_retryable(true);
+        r.mutable_rejection()->set_message("busy");
+        return r;
+      case FakeCollector::Answer::BadSignature:
+        r.mutable_rejection()->set_reason(v1::REJECT_REASON_BAD_SIGNATURE);
+        r.mutable_rejection()->set_message("does not match");
+        return r;
+    }
+    return r;
+  }
+
+ private:
+  FakeCollector& c_;
+};
+
+class FakeConnector final : public CollectorConnector {
+ public:
+  explicit FakeConnector(FakeCollector& c) : c_(c) {}
+  core::Result<std::unique_ptr<CollectorSession>> connect() override {
+    ++c_.connect_calls;
+    const bool ok = c_.connects.empty() || c_.connects.front();
+    if (!c_.connects.empty()) c_.connects.pop_front();
+    if (!ok) return core::Error{core::ErrorCode::Unavailable, "collector c:1: Connection refused"};
+    return std::unique_ptr<CollectorSession>(std::make_unique<FakeSession>(c_));
+  }
+  std::string describe() const override { return "c:1"; }
+
+ private:
+  FakeCollector& c_;
+};
+
+v1::SignedSnapshot envelope(int n) {
+  v1::Snapshot s;
+  s.mutable_node()->set_hostname("node" + std::to_string(n));
+  auto env = core::wrapUnsigned(s);
+  env.set_signature_algorithm("ed25519");
+  env.set_signature(std::string(64, 's'));
+  return env;
+}
+
+std::string makeTempDir() {
+  std::string pattern = (fs::temp_directory_path() / "ibc-delivery-XXXXXX").string();
+  return ::mkdtemp(pattern.data()) != nullptr ? pattern : std::string();
+}
+
+class DeliveryTest : public ::testing::Test {
+ protected:
+  void SetUp() override { ASSERT_FALSE(dir_.empty()); }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  SnapshotDelivery delivery() {
+    return SnapshotDelivery(connector_, spool_, clock_, retry_,
+                            [this](const std::string& m) { notices_.push_back(m); });
+  }
+
+  std::string dir_ = makeTempDir();  // before spool_, which lives in it
+  FakeCollector collector_;
+  FakeConnector connector_{collector_};
+  RecordingClock clock_;
+  RetryPolicy retry_;
+  std::vector<std::string> notices_;
+  Spool spool_{dir_ + "/spool", {}, &writeFileAtomic};
+};
+
+TEST(Backoff, DoublesFromTheFirstDelayUpToTheCapWithJitter) {
+  RetryPolicy p;
+  p.first_backoff = milliseconds(500);
+  p.max_backoff = milliseconds(3000);
+  for (uint64_t seed : {1ull, 2ull, 99ull}) {
+    const int64_t bases[] = {500, 1000, 2000, 3000, 3000};
+    for (int attempt = 1; attempt <= 5; ++attempt) {
+      const auto d = backoffDelay(p, attempt, seed).count();
+      EXPECT_GE(d, bases[attempt - 1] / 2) << attempt;
+      EXPECT_LE(d, bases[attempt - 1]) << attempt;
+    }
+  }
+  EXPECT_EQ(backoffDelay(p, 2, 7), backoffDelay(p, 2, 7));
+  EXPECT_NE(backoffDelay(p, 2, 7), backoffDelay(p, 2, 8));
+}
+
+TEST_F(DeliveryTest, AnAcknowledgedSnapshotIsDeliveredAndNotSpooled) {
+  auto d = delivery();
+  auto out = d.deliver(envelope(1));
+  ASSERT_TRUE(out.ok());
+  EXPECT_EQ(out->status, DeliveryStatus::Delivered);
+  EXPECT_EQ(out->attempts, 1);
+  EXPECT_EQ(out->snapshot_id, core::snapshotId(envelope(1)));
+  EXPECT_TRUE(spool_.pending()->empty());
+  EXPECT_TRUE(clock_.sleeps.empty());
+  // One connection for several snapshots.
+  ASSERT_TRUE(d.deliver(envelope(2)).ok());
+  EXPECT_EQ(collector_.connect_calls, 1);
+}
+
+TEST_F(DeliveryTest, RetriesWithGrowingBackoffThenSpoolsAndSaysWhere) {
+  collector_.connects = {false, false, false, false};
+  auto out = delivery().deliver(envelope(1));
+  ASSERT_TRUE(out.ok());
+  EXPECT_EQ(out->status, DeliveryStatus::Spooled);
+  EXPECT_EQ(out->attempts, 4);
+  EXPECT_NE(out->detail.find("Connection refused"), std::string::npos);
+  EXPECT_EQ(out->kept_at, dir_ + "/spool/" + out->snapshot_id + ".ibsnap");
+  EXPECT_TRUE(fs::exists(out->kept_at));
+  ASSERT_EQ(clock_.sleeps.size(), 3u);  // between the 4 tries, none after the last
+  EXPECT_LT(clock_.sleeps[0], clock_.sleeps[2]);
+  EXPECT_LE(clock_.sleeps[2], retry_.max_backoff);
+  EXPECT_EQ(notices_.size(), 3u);
+  EXPECT_NE(notices_[0].find("retrying in"), std::string::npos);
+}
+
+TEST_F(DeliveryTest, ALostAcknowledgementIsRetriedAndRecognisedNotStoredTwice) {
+  collector_.answers = {FakeCollector::Answer::Drop};
+  auto out = delivery().deliver(envelope(1));
+  ASSERT_TRUE(out.ok());
+  EXPECT_EQ(out->status, DeliveryStatus::AlreadyStored);
+  EXPECT_EQ(out->attempts, 2);
+  EXPECT_EQ(collector_.stored.size(), 1u);
+  EXPECT_EQ(collector_.connect_calls, 2);  // the broken connection was replaced
+}
+
+TEST_F(DeliveryTest, OverloadIsRetriedAndAPermanentRefusalIsKeptAsideNotRetried) {
+  collector_.answers = {FakeCollector::Answer::Overloaded};
+  auto busy = delivery().deliver(envelope(1));
+  ASSERT_TRUE(busy.ok());
+  EXPECT_EQ(busy->status, DeliveryStatus::Delivered);
+  EXPECT_EQ(busy->attempts, 2);
+
+  collector_.answers = {FakeCollector::Answer::BadSignature};
+  const int calls = collector_.calls;
+  auto refused = delivery().deliver(envelope(2));
+  ASSERT_TRUE(refused.ok());
+  EXPECT_EQ(refused->status, DeliveryStatus::Rejected);
+  EXPECT_EQ(collector_.calls, calls + 1);
+  EXPECT_NE(refused->detail.find("bad_signature"), std::string::npos) << refused->detail;
+  EXPECT_EQ(refused->kept_at, dir_ + "/spool/rejected/" + refused->snapshot_id + ".ibsnap");
+  EXPECT_TRUE(spool_.pending()->empty());
+}
+
+TEST_F(DeliveryTest, NotDeliveredAndNotKeptIsAnErrorThatSaysBoth) {
+  SpoolLimits none;
+  none.max_files = 0;
+  Spool full(dir_ + "/full", none, &writeFileAtomic);
+  collector_.connects = {false, false, false, false};
+  SnapshotDelivery d(connector_, full, clock_, retry_);
+  auto out = d.deliver(envelope(1));
+  ASSERT_FALSE(out.ok());
+  EXPECT_NE(out.error().message.find("Connection refused"), std::string::npos);
+  EXPECT_NE(out.error().message.find("spool full"), std::string::npos) << out.error().message;
+}
+
+TEST_F(DeliveryTest, FlushSendsEverythingOnceAndStopsWhenTheCollectorIsDown) {
+  for (int i = 1; i <= 3; ++i) ASSERT_TRUE(spool_.keep(envelope(i)).ok());
+  // Down: the first snapshot fails all its tries, the rest are not attempted.
+  collector_.connects = {false, false, false, false};
+  auto down = delivery().flush();
+  EXPECT_EQ(down.delivered, 0);
+  EXPECT_EQ(down.remaining, 3);
+  EXPECT_EQ(spool_.pending()->size(), 3u);
+  EXPECT_EQ(collector_.connect_calls, 4);
+
+  // Up, with one acknowledgement lost on the way.
+  collector_.answers = {FakeCollector::Answer::Ack, FakeCollector::Answer::Drop};
+  auto up = delivery().flush();
+  EXPECT_EQ(up.delivered, 2);
+  EXPECT_EQ(up.already_stored, 1);
+  EXPECT_EQ(up.remaining, 0);
+  EXPECT_TRUE(up.problems.empty());
+  EXPECT_TRUE(spool_.pending()->empty());
+  EXPECT_EQ(collector_.stored.size(), 3u);
+
+  auto again = delivery().flush();
+  EXPECT_EQ(again.delivered + again.already_stored, 0);
+}
+
+TEST(AgentConfig, ParsesEveryKeyAndRejectsUnknownOnes) {
+  auto s = parseAgentConfig(
+      "# agent\ncollector = \"collector.example:7443\"\nca = /etc/ibcollect/ca.pem\n"
+      "cert=/etc/ibcollect/node.pem\nkey = '/etc/ibcollect/node.key'\nspool = /tmp/s\n"
+      "spool-limit-mb = 64\nretries = 2\n");
+  ASSERT_TRUE(s.ok()) << s.error().message;
+  EXPECT_EQ(s->collector, "collector.example:7443");
+  EXPECT_EQ(s->ca, "/etc/ibcollect/ca.pem");
+  EXPECT_EQ(s->cert, "/etc/ibcollect/node.pem");
+  EXPECT_EQ(s->key, "/etc/ibcollect/node.key");
+  EXPECT_EQ(s->spool, "/tmp/s");
+  EXPECT_EQ(s->spool_limit_mb, 64u);
+  EXPECT_EQ(s->retries, 2);
+
+  auto unknown = parseAgentConfig("colector = x:1\n");
+  ASSERT_FALSE(unknown.ok());
+  EXPECT_NE(unknown.error().message.find("colector"), std::string::npos);
+  EXPECT_FALSE(parseAgentConfig("retries = many\n").ok());
+  EXPECT_FALSE(parseAgentConfig("spool-limit-mb = 0\n").ok());
+}
+
+TEST(AgentConfig, FlagsWinOverTheFileAndFilesAreReadThroughTheSeam) {
+  TransportSettings file;
+  file.collector = "a:1";
+  file.ca = "/ca.pem";
+  file.cert = "/file.pem";
+  file.key = "/file.key";
+  TransportSettings flags;
+  flags.collector = "b:2";
+  flags.retries = 0;
+  const auto merged = mergeSettings(file, flags);
+  EXPECT_EQ(merged.collector, "b:2");
+  EXPECT_EQ(merged.cert, "/file.pem");
+
+  MemoryFilesystem fs;
+  fs.addFile("/ca.pem", "CA");
+  fs.addFile("/file.pem", "CERT");
+  auto missing_key = loadDeliveryConfig(merged, fs);
+  ASSERT_FALSE(missing_key.ok());
+  EXPECT_EQ(missing_key.error().code, core::ErrorCode::NotFound);
+  fs.addFile("/file.key", "KEY");
+  auto config = loadDeliveryConfig(merged, fs);
+  ASSERT_TRUE(config.ok());
+  EXPECT_EQ(config->collector.host, "b");
+  EXPECT_EQ(config->collector.port, 2);
+  EXPECT_EQ(config->credentials.key_pem, "KEY");
+  EXPECT_EQ(config->retry.attempts, 1);
+  EXPECT_EQ(config->spool_dir, std::string(kDefaultSpoolDir));
+
+  TransportSettings no_collector = merged;
+  no_collector.collector.clear();
+  EXPECT_EQ(loadDeliveryConfig(no_collector, fs).error().code, core::ErrorCode::InvalidArgument);
+}
+
+TEST(CollectorEndpoint, ParsesHostPortAndBracketedV6) {
+  auto a = parseCollectorEndpoint("collector.example:7443");
+  ASSERT_TRUE(a.ok());
+  EXPECT_EQ(a->host, "collector.example");
+  EXPECT_EQ(a->port, 7443);
+  auto b = parseCollectorEndpoint("[::1]:9");
+  ASSERT_TRUE(b.ok());
+  EXPECT_EQ(b->host, "::1");
+  EXPECT_EQ(b->text(), "[::1]:9");
+  for (const char* bad : {"", "host", "host:", ":80", "host:0", "host:70000", "host:8x"}) {
+    EXPECT_FALSE(parseCollectorEndpoint(bad).ok()) << bad;
+  }
+}
+
+}  // namespace
+}  // namespace ibc::agent

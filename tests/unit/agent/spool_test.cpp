@@ -1,0 +1,153 @@
+#include "ibc/agent/spool.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "ibc/agent/os.h"
+#include "ibc/core/snapshot_file.h"
+
+namespace ibc::agent {
+namespace {
+
+namespace v1 = ::ibcollect::v1;
+namespace fs = std::filesystem;
+
+v1::SignedSnapshot envelope(int n, std::size_t padding = 100) {
+  v1::Snapshot s;
+  s.set_schema_version(1);
+  s.mutable_node()->set_hostname("node" + std::to_string(n));
+  s.mutable_node()->set_job_id(std::string(padding, 'j'));
+  auto env = core::wrapUnsigned(s);
+  env.set_signature_algorithm("ed25519");
+  env.set_signature(std::string(64, static_cast<char>(n)));
+  return env;
+}
+
+class SpoolTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string pattern = (fs::temp_directory_path() / "ibc-spool-XXXXXX").string();
+    ASSERT_NE(::mkdtemp(pattern.data()), nullptr);
+    root_ = pattern;
+    dir_ = root_ + "/spool";  // created by the spool itself
+  }
+  void TearDown() override { fs::remove_all(root_); }
+  std::string root_;
+  std::string dir_;
+};
+
+TEST_F(SpoolTest, KeepsASnapshotOnceUnderItsIdAndReadsItBack) {
+  Spool spool(dir_, {}, &writeFileAtomic);
+  const auto env = envelope(1);
+  auto path = spool.keep(env);
+  ASSERT_TRUE(path.ok()) << path.error().message;
+  EXPECT_EQ(*path, dir_ + "/" + core::snapshotId(env) + ".ibsnap");
+  EXPECT_EQ((fs::status(dir_).permissions() & fs::perms::all), fs::perms::owner_all);
+  auto again = spool.keep(env);
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(*again, *path);
+  auto pending = spool.pending();
+  ASSERT_TRUE(pending.ok());
+  ASSERT_EQ(pending->size(), 1u);
+  EXPECT_EQ((*pending)[0].snapshot_id, core::snapshotId(env));
+  auto back = spool.read((*pending)[0]);
+  ASSERT_TRUE(back.ok());
+  EXPECT_EQ(back->SerializeAsString(), env.SerializeAsString());
+  ASSERT_TRUE(spool.remove((*pending)[0]).ok());
+  EXPECT_TRUE(spool.pending()->empty());
+}
+
+TEST_F(SpoolTest, AMissingDirectoryIsAnEmptySpool) {
+  Spool spool(dir_ + "/never", {}, &writeFileAtomic);
+  auto pending = spool.pending();
+  ASSERT_TRUE(pending.ok());
+  EXPECT_TRUE(pending->empty());
+}
+
+TEST_F(SpoolTest, AFullSpoolRefusesLoudlyAndKeepsWhatItHas) {
+  SpoolLimits limits;
+  limits.max_files = 2;
+  Spool spool(dir_, limits, &writeFileAtomic);
+  ASSERT_TRUE(spool.keep(envelope(1)).ok());
+  ASSERT_TRUE(spool.keep(envelope(2)).ok());
+  auto third = spool.keep(envelope(3));
+  ASSERT_FALSE(third.ok());
+  EXPECT_EQ(third.error().code, core::ErrorCode::TooLarge);
+  EXPECT_NE(third.error().message.find("spool full"), std::string::npos) << third.error().message;
+  EXPECT_NE(third.error().message.find(dir_), std::string::npos);
+  EXPECT_EQ(spool.pending()->size(), 2u);
+  // A snapshot already kept is still fine: it takes no more room.
+  EXPECT_TRUE(spool.keep(envelope(1)).ok());
+
+  SpoolLimits bytes;
+  bytes.max_bytes = 3000;
+  Spool small(dir_ + "2", bytes, &writeFileAtomic);
+  ASSERT_TRUE(small.keep(envelope(1, 1000)).ok());
+  auto over = small.keep(envelope(2, 2500));
+  ASSERT_FALSE(over.ok());
+  EXPECT_EQ(over.error().code, core::ErrorCode::TooLarge);
+}
+
+TEST_F(SpoolTest, ADiskWriteFailureIsReportedWithItsCause) {
+  Spool spool(dir_, {}, [](const std::string& path, std::string_view) -> core::Status {
+    return errnoError(ENOSPC, path);
+  });
+  auto kept = spool.keep(envelope(1));
+  ASSERT_FALSE(kept.ok());
+  EXPECT_NE(kept.error().message.find("No space left on device"), std::string::npos)
+      << kept.error().message;
+  EXPECT_TRUE(spool.pending()->empty());
+}
+
+TEST_F(SpoolTest, AnUnwritableDirectoryIsReported) {
+  if (::geteuid() == 0) GTEST_SKIP() << "root writes anywhere";
+  fs::create_directories(dir_);
+  fs::permissions(dir_, fs::perms::owner_read | fs::perms::owner_exec);
+  Spool spool(dir_, {}, &writeFileAtomic);
+  auto kept = spool.keep(envelope(1));
+  fs::permissions(dir_, fs::perms::owner_all);
+  ASSERT_FALSE(kept.ok());
+  EXPECT_EQ(kept.error().code, core::ErrorCode::PermissionDenied);
+}
+
+TEST_F(SpoolTest, RejectedSnapshotsMoveAsideWithTheirReason) {
+  Spool spool(dir_, {}, &writeFileAtomic);
+  ASSERT_TRUE(spool.keep(envelope(1)).ok());
+  const auto entry = (*spool.pending())[0];
+  auto moved = spool.reject(entry, "bad_signature: tampered");
+  ASSERT_TRUE(moved.ok()) << moved.error().message;
+  EXPECT_EQ(*moved, dir_ + "/rejected/" + entry.snapshot_id + ".ibsnap");
+  EXPECT_TRUE(spool.pending()->empty());
+  std::ifstream reason(dir_ + "/rejected/" + entry.snapshot_id + ".reason");
+  std::string line;
+  std::getline(reason, line);
+  EXPECT_EQ(line, "bad_signature: tampered");
+  // keepRejected() is for a snapshot that was never pending.
+  auto kept = spool.keepRejected(envelope(2), "tenant_mismatch");
+  ASSERT_TRUE(kept.ok());
+  EXPECT_TRUE(fs::exists(*kept));
+  EXPECT_TRUE(spool.pending()->empty());
+}
+
+TEST_F(SpoolTest, ACorruptSpoolFileIsMalformedAndCanBeMovedAside) {
+  Spool spool(dir_, {}, &writeFileAtomic);
+  const auto env = envelope(1);
+  ASSERT_TRUE(spool.keep(env).ok());
+  const auto entry = (*spool.pending())[0];
+  std::ofstream(entry.path, std::ios::binary | std::ios::trunc) << "IBSNAP01garbage";
+  auto read = spool.read(entry);
+  ASSERT_FALSE(read.ok());
+  EXPECT_EQ(read.error().code, core::ErrorCode::Malformed);
+  ASSERT_TRUE(spool.reject(entry, read.error().message).ok());
+  EXPECT_TRUE(spool.pending()->empty());
+  // Files that are not spooled snapshots are ignored.
+  std::ofstream(dir_ + "/notes.txt") << "x";
+  std::ofstream(dir_ + "/" + core::snapshotId(env) + ".ibsnap.tmp.1") << "x";
+  EXPECT_TRUE(spool.pending()->empty());
+}
+
+}  // namespace
+}  // namespace ibc::agent

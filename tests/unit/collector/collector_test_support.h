@@ -1,0 +1,70 @@
+#pragma once
+
+// Helpers for the collector unit tests: a temp directory, snapshots, a captured log.
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "ibc/collector/service/service.h"
+#include "ibcollect/v1/snapshot.pb.h"
+
+namespace ibc::collector::test {
+
+class TempDir {
+ public:
+  TempDir() {
+    std::string pattern =
+        (std::filesystem::temp_directory_path() / "ibc-collector-XXXXXX").string();
+    path_ = ::mkdtemp(pattern.data()) != nullptr ? pattern : std::string();
+  }
+  ~TempDir() {
+    std::error_code ec;
+    std::filesystem::remove_all(path_, ec);
+  }
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+inline ::ibcollect::v1::Snapshot makeSnapshot(const std::string& hostname, const std::string& job,
+                                              int64_t collected_at_ms) {
+  ::ibcollect::v1::Snapshot s;
+  s.set_schema_version(1);
+  s.mutable_node()->set_hostname(hostname);
+  s.mutable_node()->set_job_id(job);
+  s.mutable_node()->set_collected_at_unix_ms(collected_at_ms);
+  auto* dev = s.add_devices();
+  dev->set_name("mlx5_0");
+  return s;
+}
+
+class CapturedLog final : public EventLog {
+ public:
+  void write(std::string_view event) override {
+    std::lock_guard<std::mutex> lock(mutex_);
+    lines_.emplace_back(event);
+  }
+  std::vector<std::string> lines() const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return lines_;
+  }
+  bool contains(std::string_view needle) const {
+    for (const auto& l : lines()) {
+      if (l.find(needle) != std::string::npos) return true;
+    }
+    return false;
+  }
+
+ private:
+  mutable std::mutex mutex_;
+  std::vector<std::string> lines_;
+};
+
+}  // namespace ibc::collector::test

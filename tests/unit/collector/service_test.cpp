@@ -1,0 +1,299 @@
+#include "ibc/collector/service/service.h"
+
+#include <gtest/gtest.h>
+
+#include <future>
+
+#include "collector_test_support.h"
+#include "ibc/core/frame.h"
+#include "ibc/core/snapshot_file.h"
+#include "test_pki.h"
+
+namespace ibc::collector {
+namespace {
+
+namespace v1 = ::ibcollect::v1;
+using ibc::test::agentSpec;
+using ibc::test::TestCa;
+using std::chrono::hours;
+
+const auto kNow = std::chrono::system_clock::now();
+
+Peer peerFor(const ibc::test::TestCredential& cred) {
+  auto id = core::certificateIdentity(cred.certificate_der);
+  EXPECT_TRUE(id.ok());
+  return Peer{*id, "127.0.0.1:4000"};
+}
+
+v1::SignedSnapshot signWith(const ibc::test::TestCredential& cred, const v1::Snapshot& s) {
+  auto signer = core::SnapshotSigner::fromPem(cred.certificate_pem, cred.key_pem);
+  EXPECT_TRUE(signer.ok());
+  return *signer->sign(s);
+}
+
+std::string uploadFrame(const v1::SignedSnapshot& env, uint64_t id = 7) {
+  v1::CollectorRequest r;
+  r.set_request_id(id);
+  r.mutable_upload()->set_signed_snapshot(env.SerializeAsString());
+  return r.SerializeAsString();
+}
+
+class ServiceTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto s = Store::open(dir_.path());
+    ASSERT_TRUE(s.ok());
+    store_ = std::move(*s);
+    verifier_ = core::SignatureVerifier::fromPem(ca_.certificatePem()).value();
+    service_ = std::make_unique<Service>(
+        *store_, *verifier_, log_, [] { return kNow; }, options_);
+  }
+
+  v1::CollectorResponse call(const Peer& peer, std::string frame) {
+    auto done = std::make_shared<std::promise<v1::CollectorResponse>>();
+    auto future = done->get_future();
+    service_->handle(peer, std::move(frame),
+                     [done](v1::CollectorResponse r) { done->set_value(r); });
+    EXPECT_EQ(future.wait_for(std::chrono::seconds(30)), std::future_status::ready);
+    return future.get();
+  }
+
+  v1::CollectorResponse query(const Peer& peer, v1::CollectorRequest r) {
+    return call(peer, r.SerializeAsString());
+  }
+
+  uint64_t rejected(v1::RejectReason reason) const {
+    const auto stats = service_->stats();
+    for (const auto& r : stats.rejections()) {
+      if (r.reason() == reason) return r.count();
+    }
+    return 0;
+  }
+
+  // Uploads `env` as `peer` and expects a rejection for `reason`, logged and counted.
+  void expectRejected(const Peer& peer, const std::string& frame, v1::RejectReason reason,
+                      const std::string& message_part) {
+    const uint64_t before = rejected(reason);
+    const auto r = call(peer, frame);
+    ASSERT_TRUE(r.has_rejection()) << r.DebugString();
+    EXPECT_EQ(r.rejection().reason(), reason) << r.rejection().message();
+    EXPECT_FALSE(r.rejection().retryable());
+    EXPECT_NE(r.rejection().message().find(message_part), std::string::npos)
+        << r.rejection().message();
+    EXPECT_EQ(rejected(reason), before + 1);
+    EXPECT_TRUE(log_.contains("rejected reason=" + core::rejectReasonName(reason)));
+  }
+
+  test::TempDir dir_;
+  TestCa ca_ = TestCa::create();
+  ibc::test::TestCredential agent_ = ca_.issue(agentSpec("acme", "node01"));
+  ibc::test::TestCredential support_ = ca_.issue(ibc::test::supportSpec("alice"));
+  test::CapturedLog log_;
+  ServiceOptions options_;
+  std::unique_ptr<Store> store_;
+  std::unique_ptr<core::SignatureVerifier> verifier_;
+  std::unique_ptr<Service> service_;
+};
+
+TEST_F(ServiceTest, AnAgentUploadIsAcknowledgedWithItsIdOnceStored) {
+  const auto env = signWith(agent_, test::makeSnapshot("node01", "77", 1000));
+  const auto r = call(peerFor(agent_), uploadFrame(env, 42));
+  ASSERT_TRUE(r.has_ack()) << r.DebugString();
+  EXPECT_EQ(r.request_id(), 42u);
+  EXPECT_EQ(r.ack().snapshot_id(), core::snapshotId(env));
+  EXPECT_FALSE(r.ack().already_stored());
+  auto stored = store_->get(core::snapshotId(env));
+  ASSERT_TRUE(stored.ok() && stored->has_value());
+  EXPECT_EQ((*stored)->envelope, env.SerializeAsString());
+  EXPECT_EQ((*stored)->info.tenant(), "acme");
+  EXPECT_EQ((*stored)->info.job_id(), "77");
+  EXPECT_EQ((*stored)->info.node(), "node01");
+  EXPECT_EQ((*stored)->info.collected_at_unix_ms(), 1000);
+  EXPECT_NE((*stored)->info.signer().find("CN=node01"), std::string::npos);
+  EXPECT_EQ(service_->stats().uploads_stored(), 1u);
+}
+
+TEST_F(ServiceTest, TheSameSnapshotTwiceIsAcknowledgedAsAlreadyStored) {
+  const auto env = signWith(agent_, test::makeSnapshot("node01", "77", 1000));
+  ASSERT_TRUE(call(peerFor(agent_), uploadFrame(env)).has_ack());
+  const auto again = call(peerFor(agent_), uploadFrame(env));
+  ASSERT_TRUE(again.has_ack());
+  EXPECT_TRUE(again.ack().already_stored());
+  EXPECT_EQ(service_->stats().uploads_stored(), 1u);
+  EXPECT_EQ(service_->stats().uploads_duplicate(), 1u);
+}
+
+TEST_F(ServiceTest, EveryBadUploadIsRejectedWithItsReasonLoggedAndCounted) {
+  const Peer agent = peerFor(agent_);
+  const auto snapshot = test::makeSnapshot("node01", "77", 1000);
+
+  auto tampered = signWith(agent_, snapshot);
+  tampered.mutable_snapshot()->back() ^= 1;
+  expectRejected(agent, uploadFrame(tampered), v1::REJECT_REASON_BAD_SIGNATURE, "does not match");
+
+  TestCa other = TestCa::create("other");
+  expectRejected(agent, uploadFrame(signWith(other.issue(agentSpec("acme", "node01")), snapshot)),
+                 v1::REJECT_REASON_UNKNOWN_CA, "issuer");
+
+  auto spec = agentSpec("acme", "old");
+  spec.not_before = kNow - hours(48);
+  spec.not_after = kNow - hours(1);
+  expectRejected(agent, uploadFrame(signWith(ca_.issue(spec), snapshot)),
+                 v1::REJECT_REASON_CERTIFICATE_EXPIRED, "expired");
+
+  expectRejected(agent, uploadFrame(core::wrapUnsigned(snapshot)), v1::REJECT_REASON_UNSIGNED,
+                 "not signed");
+
+  expectRejected(agent, uploadFrame(signWith(ca_.issue(agentSpec("globex", "g1")), snapshot)),
+                 v1::REJECT_REASON_TENANT_MISMATCH, "'globex'");
+
+  expectRejected(agent, uploadFrame(signWith(support_, snapshot)),
+                 v1::REJECT_REASON_SIGNER_NOT_AN_AGENT, "not an agent");
+
+  expectRejected(peerFor(support_), uploadFrame(signWith(agent_, snapshot)),
+                 v1::REJECT_REASON_FORBIDDEN, "only agent certificates upload");
+
+  v1::CollectorRequest not_an_envelope;
+  not_an_envelope.mutable_upload()->set_signed_snapshot("\xff\xff\xff");
+  expectRejected(agent, not_an_envelope.SerializeAsString(), v1::REJECT_REASON_MALFORMED_REQUEST,
+                 "envelope");
+  expectRejected(agent, std::string("\xff\x01garbage", 9), v1::REJECT_REASON_MALFORMED_REQUEST,
+                 "not a CollectorRequest");
+  expectRejected(agent, v1::CollectorRequest().SerializeAsString(),
+                 v1::REJECT_REASON_UNSUPPORTED_REQUEST, "unknown request kind");
+
+  EXPECT_EQ(service_->stats().uploads_stored(), 0u);
+  const std::string line = service_->statsLine();
+  for (const char* name : {"bad_signature=1", "unknown_ca=1", "certificate_expired=1", "unsigned=1",
+                           "tenant_mismatch=1", "signer_not_an_agent=1", "forbidden=1",
+                           "malformed_request=2", "unsupported_request=1"}) {
+    EXPECT_NE(line.find(name), std::string::npos) << name << " in " << line;
+  }
+}
+
+TEST_F(ServiceTest, AgentsReadNothingAndSupportReadsEveryTenant) {
+  const auto acme = signWith(agent_, test::makeSnapshot("node01", "77", 1000));
+  const auto globex_agent = ca_.issue(agentSpec("globex", "g1"));
+  const auto globex = signWith(globex_agent, test::makeSnapshot("g1", "77", 1000));
+  ASSERT_TRUE(call(peerFor(agent_), uploadFrame(acme)).has_ack());
+  ASSERT_TRUE(call(peerFor(globex_agent), uploadFrame(globex)).has_ack());
+
+  v1::CollectorRequest jobs;
+  jobs.mutable_list_jobs()->set_tenant("acme");
+  v1::CollectorRequest fetch;
+  fetch.mutable_fetch()->set_snapshot_id(core::snapshotId(acme));
+  v1::CollectorRequest stats;
+  stats.mutable_stats();
+  for (const auto& request : {jobs, fetch, stats}) {
+    const auto r = query(peerFor(agent_), request);
+    ASSERT_TRUE(r.has_rejection());
+    EXPECT_EQ(r.rejection().reason(), v1::REJECT_REASON_FORBIDDEN);
+  }
+
+  const Peer support = peerFor(support_);
+  const auto listed = query(support, jobs);
+  ASSERT_TRUE(listed.has_jobs());
+  ASSERT_EQ(listed.jobs().jobs_size(), 1);
+  EXPECT_EQ(listed.jobs().jobs(0).job_id(), "77");
+
+  v1::CollectorRequest every_tenant;
+  every_tenant.mutable_list_snapshots()->set_job_id("77");
+  const auto both = query(support, every_tenant);
+  ASSERT_TRUE(both.has_snapshots());
+  EXPECT_EQ(both.snapshots().snapshots_size(), 2);
+
+  const auto got = query(support, fetch);
+  ASSERT_TRUE(got.has_snapshot());
+  EXPECT_EQ(got.snapshot().signed_snapshot(), acme.SerializeAsString());
+  EXPECT_EQ(got.snapshot().info().tenant(), "acme");
+  EXPECT_TRUE(log_.contains("read snapshot=" + core::snapshotId(acme)));
+
+  v1::CollectorRequest nodes;
+  nodes.mutable_list_nodes()->set_tenant("globex");
+  const auto gn = query(support, nodes);
+  ASSERT_TRUE(gn.has_nodes());
+  ASSERT_EQ(gn.nodes().nodes_size(), 1);
+  EXPECT_EQ(gn.nodes().nodes(0).node(), "g1");
+
+  const auto st = query(support, stats);
+  ASSERT_TRUE(st.has_stats());
+  EXPECT_EQ(st.stats().uploads_stored(), 2u);
+  EXPECT_GE(st.stats().write_batches(), 1u);
+}
+
+TEST_F(ServiceTest, UnknownIdsAreNotFoundAndBadIdsMalformed) {
+  const Peer support = peerFor(support_);
+  v1::CollectorRequest fetch;
+  fetch.mutable_fetch()->set_snapshot_id(std::string(64, 'a'));
+  auto r = query(support, fetch);
+  ASSERT_TRUE(r.has_rejection());
+  EXPECT_EQ(r.rejection().reason(), v1::REJECT_REASON_NOT_FOUND);
+  fetch.mutable_fetch()->set_snapshot_id("zz");
+  r = query(support, fetch);
+  EXPECT_EQ(r.rejection().reason(), v1::REJECT_REASON_MALFORMED_REQUEST);
+  v1::CollectorRequest jobs;
+  jobs.mutable_list_jobs();
+  EXPECT_EQ(query(support, jobs).rejection().reason(), v1::REJECT_REASON_MALFORMED_REQUEST);
+}
+
+TEST_F(ServiceTest, AFullIngestQueueAnswersOverloadedAndRetryable) {
+  service_.reset();
+  options_.max_queued_uploads = 0;
+  service_ = std::make_unique<Service>(
+      *store_, *verifier_, log_, [] { return kNow; }, options_);
+  const auto r =
+      call(peerFor(agent_), uploadFrame(signWith(agent_, test::makeSnapshot("n", "1", 1))));
+  ASSERT_TRUE(r.has_rejection());
+  EXPECT_EQ(r.rejection().reason(), v1::REJECT_REASON_OVERLOADED);
+  EXPECT_TRUE(r.rejection().retryable());
+}
+
+TEST_F(ServiceTest, AfterADrainUploadsAreAnsweredShuttingDown) {
+  const auto first = signWith(agent_, test::makeSnapshot("n", "1", 1));
+  ASSERT_TRUE(call(peerFor(agent_), uploadFrame(first)).has_ack());
+  service_->drain();
+  const auto r =
+      call(peerFor(agent_), uploadFrame(signWith(agent_, test::makeSnapshot("n", "1", 2))));
+  ASSERT_TRUE(r.has_rejection());
+  EXPECT_EQ(r.rejection().reason(), v1::REJECT_REASON_SHUTTING_DOWN);
+  EXPECT_TRUE(r.rejection().retryable());
+  EXPECT_TRUE((*store_->get(core::snapshotId(first)))->envelope.size() > 0);
+}
+
+TEST_F(ServiceTest, ConcurrentUploadsAreAllAcknowledgedAndStored) {
+  std::vector<v1::SignedSnapshot> envs;
+  for (int i = 0; i < 60; ++i) {
+    envs.push_back(signWith(agent_, test::makeSnapshot("node" + std::to_string(i % 6), "9", i)));
+  }
+  std::vector<std::future<v1::CollectorResponse>> replies;
+  std::vector<std::thread> threads;
+  std::mutex m;
+  for (int t = 0; t < 3; ++t) {
+    threads.emplace_back([&, t] {
+      for (int i = t; i < 60; i += 3) {
+        auto p = std::make_shared<std::promise<v1::CollectorResponse>>();
+        {
+          std::lock_guard<std::mutex> lock(m);
+          replies.push_back(p->get_future());
+        }
+        service_->handle(peerFor(agent_), uploadFrame(envs[static_cast<std::size_t>(i)]),
+                         [p](v1::CollectorResponse r) { p->set_value(r); });
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  for (auto& f : replies) {
+    ASSERT_EQ(f.wait_for(std::chrono::seconds(30)), std::future_status::ready);
+    EXPECT_TRUE(f.get().has_ack());
+  }
+  const auto stats = service_->stats();
+  EXPECT_EQ(stats.uploads_stored(), 60u);
+  EXPECT_LE(stats.write_batches(), 60u);
+  v1::ListSnapshotsRequest q;
+  q.set_tenant("acme");
+  q.set_job_id("9");
+  EXPECT_EQ(store_->listSnapshots(q, 100)->snapshots_size(), 60);
+}
+
+}  // namespace
+}  // namespace ibc::collector

@@ -1,0 +1,207 @@
+#include "ibc/core/signing.h"
+
+#include <gtest/gtest.h>
+
+#include "ibc/core/snapshot_file.h"
+#include "test_pki.h"
+
+namespace ibc::core {
+namespace {
+
+namespace v1 = ::ibcollect::v1;
+using std::chrono::hours;
+using test::agentSpec;
+using test::TestCa;
+
+v1::Snapshot sampleSnapshot() {
+  v1::Snapshot s;
+  s.set_schema_version(1);
+  s.mutable_node()->set_hostname("node01");
+  s.mutable_node()->set_job_id("4242");
+  s.mutable_node()->set_collected_at_unix_ms(1700000000000);
+  return s;
+}
+
+const std::chrono::system_clock::time_point kNow = std::chrono::system_clock::now();
+
+struct Pki {
+  TestCa ca = TestCa::create("signing CA");
+  test::TestCredential agent = ca.issue(agentSpec("acme", "node01"));
+  std::unique_ptr<SignatureVerifier> verifier =
+      SignatureVerifier::fromPem(ca.certificatePem()).value();
+};
+
+Pki& pki() {
+  static Pki p;
+  return p;
+}
+
+v1::SignedSnapshot signWith(const test::TestCredential& cred) {
+  auto signer = SnapshotSigner::fromPem(cred.certificate_pem, cred.key_pem);
+  EXPECT_TRUE(signer.ok()) << (signer.ok() ? "" : signer.error().message);
+  auto env = signer->sign(sampleSnapshot());
+  EXPECT_TRUE(env.ok());
+  return *env;
+}
+
+TEST(Signing, SignedSnapshotVerifiesAndNamesTheSigner) {
+  const auto env = signWith(pki().agent);
+  EXPECT_EQ(env.signature_algorithm(), "ed25519");
+  EXPECT_EQ(env.signature().size(), 64u);
+  ASSERT_EQ(env.certificate_chain_size(), 1);
+  EXPECT_EQ(env.snapshot(), serializeSnapshot(sampleSnapshot()));
+  const auto check = pki().verifier->verify(env, kNow);
+  EXPECT_TRUE(check.ok()) << check.message;
+  EXPECT_EQ(check.signer.tenant, "acme");
+  EXPECT_EQ(check.signer.role, CertificateRole::Agent);
+  EXPECT_EQ(check.signer.name, "node01");
+  EXPECT_NE(check.signer.subject.find("CN=node01"), std::string::npos) << check.signer.subject;
+  // Twice: the second check runs from the chain cache and must agree.
+  EXPECT_TRUE(pki().verifier->verify(env, kNow).ok());
+}
+
+TEST(Signing, SurvivesTheSnapshotFileRoundTrip) {
+  const auto env = signWith(pki().agent);
+  auto back = decodeSnapshotFile(encodeSnapshotFile(env));
+  ASSERT_TRUE(back.ok());
+  EXPECT_TRUE(pki().verifier->verify(*back, kNow).ok());
+  EXPECT_EQ(snapshotId(*back), snapshotId(env));
+}
+
+TEST(Signing, TamperedSnapshotBytesAreABadSignature) {
+  auto env = signWith(pki().agent);
+  ASSERT_TRUE(pki().verifier->verify(env, kNow).ok());  // chain now cached
+  std::string bytes = env.snapshot();
+  bytes[bytes.size() / 2] ^= 0x01;
+  env.set_snapshot(bytes);
+  const auto check = pki().verifier->verify(env, kNow);
+  EXPECT_EQ(check.problem, SignatureProblem::BadSignature);
+  EXPECT_NE(check.message.find("does not match"), std::string::npos) << check.message;
+  EXPECT_EQ(check.signer.name, "node01");
+}
+
+TEST(Signing, TamperedSignatureIsABadSignature) {
+  auto env = signWith(pki().agent);
+  std::string sig = env.signature();
+  sig[0] ^= 0x80;
+  env.set_signature(sig);
+  EXPECT_EQ(pki().verifier->verify(env, kNow).problem, SignatureProblem::BadSignature);
+  env.set_signature(sig.substr(0, 10));
+  EXPECT_EQ(pki().verifier->verify(env, kNow).problem, SignatureProblem::BadSignature);
+}
+
+TEST(Signing, CertificateOfAnotherCaIsAnUnknownCa) {
+  TestCa other = TestCa::create("other CA");
+  const auto env = signWith(other.issue(agentSpec("acme", "node01")));
+  const auto check = pki().verifier->verify(env, kNow);
+  EXPECT_EQ(check.problem, SignatureProblem::UnknownCa);
+  EXPECT_NE(check.message.find("issuer"), std::string::npos) << check.message;
+  EXPECT_EQ(check.signer.tenant, "acme");
+}
+
+TEST(Signing, ExpiredAndNotYetValidCertificatesAreNamedWithTheirDates) {
+  auto spec = agentSpec("acme", "old");
+  spec.not_before = kNow - hours(48);
+  spec.not_after = kNow - hours(24);
+  const auto expired = signWith(pki().ca.issue(spec));
+  const auto e = pki().verifier->verify(expired, kNow);
+  EXPECT_EQ(e.problem, SignatureProblem::CertificateExpired);
+  EXPECT_NE(e.message.find("expired"), std::string::npos) << e.message;
+  EXPECT_NE(e.message.find("CN=old"), std::string::npos) << e.message;
+  // The same envelope verifies at a time the certificate was valid.
+  EXPECT_TRUE(pki().verifier->verify(expired, kNow - hours(36)).ok());
+  // ... and a cached chain is re-judged at a time outside its window.
+  EXPECT_EQ(pki().verifier->verify(expired, kNow).problem, SignatureProblem::CertificateExpired);
+
+  spec.not_before = kNow + hours(24);
+  spec.not_after = kNow + hours(48);
+  const auto future = signWith(pki().ca.issue(spec));
+  const auto f = pki().verifier->verify(future, kNow);
+  EXPECT_EQ(f.problem, SignatureProblem::CertificateNotYetValid);
+  EXPECT_NE(f.message.find("valid from"), std::string::npos) << f.message;
+}
+
+TEST(Signing, NonEd25519KeysAreRefusedForSigningAndVerification) {
+  auto spec = agentSpec("acme", "ec-node");
+  spec.key = test::TestKeyType::EcP256;
+  const auto ec = pki().ca.issue(spec);
+  auto signer = SnapshotSigner::fromPem(ec.certificate_pem, ec.key_pem);
+  ASSERT_FALSE(signer.ok());
+  EXPECT_EQ(signer.error().code, ErrorCode::Unsupported);
+  EXPECT_NE(signer.error().message.find("Ed25519"), std::string::npos);
+
+  auto env = signWith(pki().agent);
+  env.set_certificate_chain(0, ec.certificate_der);
+  const auto check = pki().verifier->verify(env, kNow);
+  EXPECT_EQ(check.problem, SignatureProblem::WrongKeyType);
+  EXPECT_NE(check.message.find("not Ed25519"), std::string::npos) << check.message;
+}
+
+TEST(Signing, KeyOfAnotherCertificateIsRefused) {
+  const auto other = pki().ca.issue(agentSpec("acme", "node02"));
+  auto signer = SnapshotSigner::fromPem(pki().agent.certificate_pem, other.key_pem);
+  ASSERT_FALSE(signer.ok());
+  EXPECT_EQ(signer.error().code, ErrorCode::InvalidArgument);
+}
+
+TEST(Signing, GarbageInputsAreNamed) {
+  EXPECT_EQ(SnapshotSigner::fromPem("", "").error().code, ErrorCode::Malformed);
+  EXPECT_EQ(SnapshotSigner::fromPem(pki().agent.certificate_pem, "garbage").error().code,
+            ErrorCode::Malformed);
+  EXPECT_FALSE(SignatureVerifier::fromPem("not a pem").ok());
+
+  auto env = signWith(pki().agent);
+  v1::SignedSnapshot unsigned_env = wrapUnsigned(sampleSnapshot());
+  EXPECT_EQ(pki().verifier->verify(unsigned_env, kNow).problem, SignatureProblem::Unsigned);
+
+  auto rsa = env;
+  rsa.set_signature_algorithm("rsa-pss");
+  EXPECT_EQ(pki().verifier->verify(rsa, kNow).problem, SignatureProblem::UnsupportedAlgorithm);
+
+  auto no_chain = env;
+  no_chain.clear_certificate_chain();
+  EXPECT_EQ(pki().verifier->verify(no_chain, kNow).problem, SignatureProblem::MalformedChain);
+
+  auto bad_der = env;
+  bad_der.set_certificate_chain(0, "\x30\x82garbage");
+  const auto check = pki().verifier->verify(bad_der, kNow);
+  EXPECT_EQ(check.problem, SignatureProblem::MalformedChain);
+  EXPECT_NE(check.message.find("not valid DER"), std::string::npos);
+
+  auto trailing = env;
+  trailing.set_certificate_chain(0, env.certificate_chain(0) + "x");
+  EXPECT_EQ(pki().verifier->verify(trailing, kNow).problem, SignatureProblem::MalformedChain);
+}
+
+TEST(Signing, AmbiguousSubjectsAreMalformed) {
+  // Two OUs would let a certificate claim two roles.
+  auto spec = agentSpec("acme", "node01");
+  spec.extra_subject = {{"OU", "support"}};
+  const auto two_roles = pki().ca.issue(spec);
+  auto id = certificateIdentity(two_roles.certificate_der);
+  ASSERT_FALSE(id.ok());
+  EXPECT_NE(id.error().message.find("more than one OU"), std::string::npos);
+  auto env = signWith(pki().agent);
+  env.set_certificate_chain(0, two_roles.certificate_der);
+  EXPECT_EQ(pki().verifier->verify(env, kNow).problem, SignatureProblem::MalformedChain);
+
+  spec.name = "";
+  spec.extra_subject = {{"CN", "bad\x01name"}};
+  EXPECT_FALSE(certificateIdentity(pki().ca.issue(spec).certificate_der).ok());
+  EXPECT_FALSE(certificateIdentity("junk").ok());
+
+  auto support = certificateIdentity(pki().ca.issue(test::supportSpec("alice")).certificate_der);
+  ASSERT_TRUE(support.ok());
+  EXPECT_EQ(support->role, CertificateRole::Support);
+  EXPECT_EQ(certificateRoleName(support->role), "support");
+}
+
+TEST(Signing, ProblemNamesAreStable) {
+  EXPECT_EQ(signatureProblemName(SignatureProblem::BadSignature), "bad_signature");
+  EXPECT_EQ(signatureProblemName(SignatureProblem::UnknownCa), "unknown_ca");
+  EXPECT_EQ(signatureProblemName(SignatureProblem::CertificateExpired), "certificate_expired");
+  EXPECT_EQ(signatureProblemName(SignatureProblem::Unsigned), "unsigned");
+}
+
+}  // namespace
+}  // namespace ibc::core
