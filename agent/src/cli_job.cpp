@@ -9,6 +9,7 @@
 #include <set>
 
 #include "cli_internal.h"
+#include "cli_transport.h"
 #include "ibc/agent/analyze.h"
 #include "ibc/agent/job.h"
 #include "ibc/core/compare.h"
@@ -36,7 +37,9 @@ struct JobArgs {
   std::vector<std::string> nccl_tests;
   std::string out;
   std::string agent;
+  std::string node_config;
   ReportOptions report;
+  TransportArgs transport;  // upload the nodes' snapshots when a collector is configured
 };
 
 std::string timestamp(std::chrono::system_clock::time_point t) {
@@ -110,6 +113,11 @@ void attachLauncherLogs(CliEnvironment& env, const JobArgs& a,
 }
 
 int runJob(CliEnvironment& env, const JobArgs& a) {
+  auto transport = snapshotTransport(env, a.transport);
+  if (!transport.ok()) {
+    env.err << "ibcollect: " << transport.error().message << "\n";
+    return core::kExitUsage;
+  }
   JobOptions o;
   o.job_id = a.job;
   o.launcher = a.launcher == "ssh" ? Launcher::Ssh : Launcher::Srun;
@@ -118,6 +126,7 @@ int runJob(CliEnvironment& env, const JobArgs& a) {
   o.nccl_logs = a.nccl_logs;
   o.nccl_tests = a.nccl_tests;
   o.agent_path = a.agent.empty() ? env.executable : a.agent;
+  o.node_config = a.node_config;
   if (o.agent_path.empty()) {
     env.err << "ibcollect: cannot tell where this ibcollect is installed: pass --agent PATH (the "
                "ibcollect path on the nodes)\n";
@@ -239,6 +248,29 @@ int runJob(CliEnvironment& env, const JobArgs& a) {
   }
   attachLauncherLogs(env, a, nodes);
 
+  // Upload what the nodes signed (each node signs with its own identity, the collector
+  // checks the signer's tenant against ours); unsigned snapshots stay in the directory.
+  bool delivery_failed = false;
+  if (transport->delivery) {
+    std::size_t unsigned_count = 0;
+    for (const auto& h : hosts) {
+      auto it = by_host.find(h);
+      if (it == by_host.end() || !it->second->answered) continue;
+      if (it->second->envelope.signature().empty()) {
+        ++unsigned_count;
+        continue;
+      }
+      if (!deliverCollected(env, *transport, it->second->envelope)) delivery_failed = true;
+    }
+    if (unsigned_count > 0) {
+      env.err << "ibcollect: " << unsigned_count
+              << " node(s) have no agent identity (cert/key in their agent config), so their "
+                 "snapshots were not signed and not uploaded; they are in "
+              << dir << "\n";
+      delivery_failed = true;
+    }
+  }
+
   std::vector<const ::ibcollect::v1::Snapshot*> answered;
   for (const auto& n : nodes) {
     if (n.unreachable_reason.empty()) answered.push_back(&n.snapshot);
@@ -264,7 +296,7 @@ int runJob(CliEnvironment& env, const JobArgs& a) {
             << " node(s) unreachable (named above); the report covers the others\n";
     return core::kExitCollectFailed;
   }
-  return write_failed ? core::kExitCollectFailed : code;
+  return write_failed || delivery_failed ? core::kExitCollectFailed : code;
 }
 
 int runCompare(CliEnvironment& env, const std::vector<std::string>& files,
@@ -298,6 +330,7 @@ int runCompare(CliEnvironment& env, const std::vector<std::string>& files,
 }
 
 struct StepArgs {
+  std::string config;  // the node's agent config (default /etc/ibcollect/agent.conf)
   std::string job;
   double window = 10;
   int64_t window_start_ms = 0;
@@ -378,8 +411,30 @@ int collectStep(CliEnvironment& env, const StepArgs& a, const std::string& node)
   co.nccl_tests.assign(tests.begin(), tests.end());
   HostSeams seams{*host,  env.files, env.runner, env.clock, env.env, [facts] { return facts; },
                   nullptr};
-  const auto snap = collectSnapshot(co, seams);
-  const auto envelope = core::wrapUnsigned(snap);
+  auto snap = collectSnapshot(co, seams);
+  // Sign with this node's identity when its agent config names one; the launcher uploads.
+  TransportArgs identity;
+  for (std::size_t i = 0; i < a.config.size(); ++i) {  // %h = this node
+    if (a.config[i] == '%' && i + 1 < a.config.size() && a.config[i + 1] == 'h') {
+      identity.config += node;
+      ++i;
+    } else {
+      identity.config += a.config[i];
+    }
+  }
+  ::ibcollect::v1::SignedSnapshot envelope;
+  auto t = snapshotTransport(env, identity);
+  if (!t.ok()) {
+    auto* pe = snap.add_probe_errors();
+    pe->set_probe("identity");
+    pe->set_error(std::string(core::errorCodeName(t.error().code)));
+    pe->set_message(t.error().message + " (snapshot left unsigned)");
+  }
+  if (t.ok() && t->signer) {
+    auto signed_env = t->signer->sign(snap);
+    if (signed_env.ok()) envelope = std::move(signed_env).value();
+  }
+  if (envelope.snapshot().empty()) envelope = core::wrapUnsigned(snap);
   for (const auto& line : core::encodeStepOutput(node, envelope.SerializeAsString()))
     env.out << line;
   env.out.flush();
@@ -430,6 +485,11 @@ void addJobCommands(CLI::App& app, CliEnvironment& env, std::vector<Command>& co
       ->group("Job");
   app.add_flag("--no-info", ja->report.quiet_info, "Text output: hide info-level findings")
       ->group("Job");
+  app.add_option("--node-config", ja->node_config,
+                 "Agent config on the nodes (their signing identity), %h = node; default: each "
+                 "node's /etc/ibcollect/agent.conf")
+      ->group("Job");
+  addTransportOptions(&app, ja->transport);
 
   auto files = std::make_shared<std::vector<std::string>>();
   auto cro = std::make_shared<ReportOptions>();
@@ -444,6 +504,7 @@ void addJobCommands(CLI::App& app, CliEnvironment& env, std::vector<Command>& co
       app.add_subcommand("job-step", "Node side of --job (run by srun/ssh; prints step lines)");
   step->group("");  // hidden from --help
   step->add_option("--job", sa->job);
+  step->add_option("--config", sa->config);
   step->add_option("--window", sa->window)->check(CLI::Range(0.0, 3600.0));
   step->add_option("--window-start", sa->window_start_ms);
   step->add_option("--timeout", sa->timeout);

@@ -140,6 +140,10 @@ std::vector<std::string> stepArgv(const JobOptions& o, int64_t window_start_unix
       o.agent_path, "job-step", "--job",          o.job_id,
       "--window",   window,     "--window-start", std::to_string(window_start_unix_ms),
       "--timeout",  timeout};
+  if (!o.node_config.empty()) {
+    argv.push_back("--config");
+    argv.push_back(o.node_config);
+  }
   for (const auto& p : o.nccl_logs) {
     argv.push_back("--nccl-log");
     argv.push_back(p);

@@ -24,6 +24,7 @@
 #include <set>
 #include <thread>
 
+#include "collector_process.h"
 #include "ibc/agent/os.h"
 #include "ibc/agent/upload.h"
 #include "ibc/core/frame.h"
@@ -32,6 +33,10 @@
 #include "test_pki.h"
 
 extern char** environ;
+
+using ibc::test::CollectorProcess;
+using ibc::test::eventually;
+using ibc::test::readAll;
 
 namespace {
 
@@ -48,23 +53,8 @@ const std::string kTree =
     std::string(IBC_FIXTURES_DIR) +
     "/real/sysfs/sysfs_procfs-fixture_mlx5_0_hw-counters-errors.tree/fixtures";
 
-std::string readAll(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-}
-
 void writeAll(const std::string& path, const std::string& bytes) {
   std::ofstream(path, std::ios::binary | std::ios::trunc) << bytes;
-}
-
-// Polls `condition` until it holds or `timeout` passes.
-bool eventually(const std::function<bool()>& condition, milliseconds timeout = seconds(20)) {
-  const auto deadline = SteadyClock::now() + timeout;
-  while (SteadyClock::now() < deadline) {
-    if (condition()) return true;
-    std::this_thread::sleep_for(milliseconds(10));
-  }
-  return condition();
 }
 
 // A port nothing listens on.
@@ -93,74 +83,6 @@ int rawConnect(int port) {
   }
   return fd;
 }
-
-// The collector as a child process: stdout's first line gives the port, stderr goes to a
-// log file the test reads.
-class CollectorProcess {
- public:
-  CollectorProcess(const std::vector<std::string>& args, const std::string& log_path)
-      : log_path_(log_path) {
-    int out[2];
-    EXPECT_EQ(::pipe2(out, O_CLOEXEC), 0);
-    posix_spawn_file_actions_t actions;
-    posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
-    posix_spawn_file_actions_adddup2(&actions, out[1], 1);
-    posix_spawn_file_actions_addopen(&actions, 2, log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND,
-                                     0644);
-    std::vector<std::string> argv = {IBC_COLLECTOR_BINARY};
-    argv.insert(argv.end(), args.begin(), args.end());
-    std::vector<char*> cargv;
-    for (auto& a : argv) cargv.push_back(a.data());
-    cargv.push_back(nullptr);
-    EXPECT_EQ(::posix_spawn(&pid_, cargv[0], &actions, nullptr, cargv.data(), environ), 0);
-    posix_spawn_file_actions_destroy(&actions);
-    ::close(out[1]);
-    // The first line, with a deadline.
-    std::string line;
-    const auto deadline = SteadyClock::now() + seconds(30);
-    while (line.find('\n') == std::string::npos && SteadyClock::now() < deadline) {
-      pollfd p{out[0], POLLIN, 0};
-      if (::poll(&p, 1, 100) <= 0) continue;
-      char buf[256];
-      const ssize_t n = ::read(out[0], buf, sizeof buf);
-      if (n <= 0) break;
-      line.append(buf, static_cast<std::size_t>(n));
-    }
-    ::close(out[0]);
-    const std::string prefix = "listening on 127.0.0.1:";
-    EXPECT_EQ(line.rfind(prefix, 0), 0u) << line << "\n" << log();
-    if (line.rfind(prefix, 0) == 0) port_ = std::stoi(line.substr(prefix.size()));
-  }
-  ~CollectorProcess() {
-    if (pid_ > 0 && !exited_) {
-      ::kill(pid_, SIGKILL);
-      ::waitpid(pid_, nullptr, 0);
-    }
-  }
-  CollectorProcess(const CollectorProcess&) = delete;
-  CollectorProcess& operator=(const CollectorProcess&) = delete;
-
-  int port() const { return port_; }
-  std::string address() const { return "127.0.0.1:" + std::to_string(port_); }
-  std::string log() const { return readAll(log_path_); }
-  void signal(int sig) const { ::kill(pid_, sig); }
-  // The exit status after the process ends (-1 on timeout, 128+N when killed by N).
-  int waitExit(milliseconds timeout = seconds(30)) {
-    int status = 0;
-    const bool ended =
-        eventually([&] { return ::waitpid(pid_, &status, WNOHANG) == pid_; }, timeout);
-    if (!ended) return -1;
-    exited_ = true;
-    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  }
-
- private:
-  std::string log_path_;
-  pid_t pid_ = -1;
-  int port_ = 0;
-  bool exited_ = false;
-};
 
 struct Identity {
   std::string cert;
@@ -213,7 +135,7 @@ class Transport : public ::testing::Test {
         "--ca",     pki_ + "/ca.pem",       "--cert", pki_ + "/collector.pem",
         "--key",    pki_ + "/collector.key"};
     args.insert(args.end(), extra.begin(), extra.end());
-    return std::make_unique<CollectorProcess>(args, path("collector.log"));
+    return std::make_unique<CollectorProcess>(IBC_COLLECTOR_BINARY, args, path("collector.log"));
   }
 
   CommandResult run(std::vector<std::string> args) {
@@ -619,7 +541,8 @@ TEST_F(Transport, ConfigFilesGiveTheSameKeysAsTheFlags) {
   writeAll(path("collector.conf"), "listen = \"127.0.0.1:0\"\ndata = \"" + path("data") +
                                        "\"\nca = \"" + pki_ + "/ca.pem\"\ncert = \"" + pki_ +
                                        "/collector.pem\"\nkey = \"" + pki_ + "/collector.key\"\n");
-  CollectorProcess collector({"--config", path("collector.conf")}, path("collector.log"));
+  CollectorProcess collector(IBC_COLLECTOR_BINARY, {"--config", path("collector.conf")},
+                             path("collector.log"));
   ASSERT_GT(collector.port(), 0);
   const Identity node01 = agent("acme", "node01");
   writeAll(path("agent.conf"), "# agent\ncollector = " + collector.address() + "\nca = " + pki_ +

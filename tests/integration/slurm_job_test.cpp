@@ -16,6 +16,7 @@
 #include <set>
 #include <thread>
 
+#include "collector_process.h"
 #include "fixtures.h"
 #include "ibc/agent/os.h"
 #include "ibc/core/text.h"
@@ -28,6 +29,7 @@ using ibc::agent::ProcessRunner;
 using namespace std::chrono_literals;
 
 const std::string kCluster = std::string(IBC_SOURCE_DIR) + "/tests/integration/slurm/cluster.sh";
+const std::string kMakePki = std::string(IBC_SOURCE_DIR) + "/certs/make-pki";
 
 std::string runOrDie(const std::vector<std::string>& argv,
                      std::chrono::milliseconds timeout = 60s) {
@@ -324,6 +326,65 @@ TEST_F(SlurmJob, AHungCollectorIsStoppedAndNamedWithinTheTimeout) {
       << verdict(nodes, "node4", ctx).unreachable_reason;
   EXPECT_TRUE(has(verdict(nodes, "node3", ctx), "PORT_NOT_ACTIVE_SM", "critical"));
   EXPECT_LT(elapsed, 1s + 4s + 10s);
+}
+
+TEST_F(SlurmJob, EveryNodeSignsItsSnapshotAndTheLauncherUploadsThemToTheCollector) {
+  // A PKI from certs/make-pki: one agent identity per node plus the login node's, a
+  // support engineer; each node's agent config names its own certificate.
+  const auto pki = dir_ / "pki";
+  std::vector<std::string> make{kMakePki,     pki.string(), "--agent",
+                                "acme/login", "--support",  "alice"};
+  for (int i = 1; i <= 6; ++i) {
+    make.push_back("--agent");
+    make.push_back("acme/node" + std::to_string(i));
+  }
+  runOrDie(make);
+  std::filesystem::create_directories(pki / "conf");
+  for (int i = 1; i <= 6; ++i) {
+    const std::string n = "node" + std::to_string(i);
+    std::ofstream(pki / "conf" / (n + ".conf"))
+        << "cert = " << (pki / "agents" / "acme" / (n + ".pem")).string()
+        << "\nkey = " << (pki / "agents" / "acme" / (n + ".key")).string() << "\n";
+  }
+  const std::string ca = (pki / "ca.pem").string();
+  ibc::test::CollectorProcess collector(
+      IBC_COLLECTOR_BINARY,
+      {"--listen", "127.0.0.1:0", "--data", (dir_ / "store").string(), "--ca", ca, "--cert",
+       (pki / "collector.pem").string(), "--key", (pki / "collector.key").string()},
+      (dir_ / "collector.log").string());
+  ASSERT_GT(collector.port(), 0);
+  const auto out = dir_ / "run6";
+  auto r = runJob({"--window", "0", "--out", out.string(), "--node-config",
+                   (pki / "conf" / "%h.conf").string(), "--collector", collector.address(), "--ca",
+                   ca, "--cert", (pki / "agents" / "acme" / "login.pem").string(), "--key",
+                   (pki / "agents" / "acme" / "login.key").string(), "--spool",
+                   (dir_ / "spool").string()});
+  EXPECT_EQ(r.exit_code, 2) << r.err << collector.log();  // node3's critical finding; all delivered
+
+  // Support fetches the job: the very bytes the nodes signed.
+  ProcessRunner runner;
+  const auto fetched = dir_ / "fetched";
+  auto f = runner.run(
+      {IBC_BINARY, "fetch", "--job", job_, "--tenant", "acme", "-o", fetched.string(),
+       "--collector", collector.address(), "--ca", ca, "--cert",
+       (pki / "support" / "alice.pem").string(), "--key", (pki / "support" / "alice.key").string()},
+      60s);
+  ASSERT_TRUE(f.ok());
+  EXPECT_EQ(f->exit_code, 0) << f->err;
+  std::multiset<std::string> sent, got;
+  for (const auto& e : std::filesystem::directory_iterator(out))
+    sent.insert(ibc::test::readAll(e.path().string()));
+  for (const auto& e : std::filesystem::directory_iterator(fetched))
+    got.insert(ibc::test::readAll(e.path().string()));
+  EXPECT_EQ(sent.size(), 6u);
+  EXPECT_EQ(sent, got);
+  // Offline verification of what the nodes signed.
+  std::vector<std::string> verify{IBC_BINARY, "verify", "--ca", ca};
+  for (const auto& e : std::filesystem::directory_iterator(out))
+    verify.push_back(e.path().string());
+  auto v = runner.run(verify, 60s);
+  ASSERT_TRUE(v.ok());
+  EXPECT_EQ(v->exit_code, 0) << v->out << v->err;
 }
 
 TEST_F(SlurmJob, ADeadSlurmdIsNamedUnreachableWithinTheTimeout) {

@@ -36,6 +36,9 @@ struct JobOptions {
   std::vector<std::string> nccl_logs;  // patterns, %h = the node's hostname
   std::vector<std::string> nccl_tests;
   std::string agent_path;  // ibcollect on the nodes
+  // The nodes' agent config (identity to sign with), a path on the nodes, %h = the node;
+  // empty: each node's /etc/ibcollect/agent.conf when it exists.
+  std::string node_config;
   std::size_t ssh_parallelism = 32;
   std::chrono::milliseconds command_timeout{15000};  // scontrol / sinfo
 };
