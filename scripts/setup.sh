@@ -25,7 +25,10 @@ PACKAGES=(
 
 # One dpkg-query for all packages keeps the no-op case fast.
 missing=()
-installed=$(dpkg-query -W -f='${Package} ${db:Status-Abbrev}\n' "${PACKAGES[@]}" 2>/dev/null | awk '$2 ~ /^ii/ {print $1}')
+# dpkg-query exits 1 when any package is unknown to dpkg (the fresh-machine case), so its
+# status must not end the script under `set -e -o pipefail`.
+installed=$({ dpkg-query -W -f='${Package} ${db:Status-Abbrev}\n' "${PACKAGES[@]}" 2>/dev/null || true; } |
+  awk '$2 ~ /^ii/ {print $1}')
 for p in "${PACKAGES[@]}"; do
   if ! grep -qx -- "$p" <<<"$installed"; then
     missing+=("$p")
