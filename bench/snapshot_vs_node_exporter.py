@@ -120,12 +120,21 @@ def main():
             for _ in range(5):
                 scrape(conn)
                 run_ibcollect(args.ibcollect, tree)
-            ib_times, ne_times, floor = [], [], []
+            ib_times, ne_times, floor, read_floor = [], [], [], []
             true = shutil.which("true")
+            # The I/O floor: one process that only reads every file of the tree (what
+            # ibcollect must read: counters, hw_counters and attributes), parsing nothing.
+            files = sorted(os.path.join(d, f) for d, _, fs in os.walk(tree) for f in fs)
+            reader = os.path.join(tmp, "read_floor")
+            subprocess.run(["cc", "-O2", "-o", reader, os.path.join(REPO, "bench/read_floor.c")],
+                           check=True)
+            cat = [reader] + files
+            counter_files = sum(1 for f in files if "/counters/" in f)
             for _ in range(args.runs):  # interleaved so all see the same machine state
                 ib_times.append(run_ibcollect(args.ibcollect, tree))
                 ne_times.append(scrape(conn))
                 floor.append(run_process([true])[0])
+                read_floor.append(run_process(cat)[0])
             conn.close()
             rss = [peak_rss_kib(args.ibcollect, tree) for _ in range(5)]
         finally:
@@ -144,6 +153,10 @@ def main():
              sorted(ne_times)[len(ne_times) * 9 // 10] * 1e3))
     print("process floor on this machine, /bin/true spawned the same way: median %.2f ms"
           % (statistics.median(floor) * 1e3))
+    print("read floor, bench/read_floor.c opening, reading and closing the %d files: median %.2f ms"
+          % (len(files), statistics.median(read_floor) * 1e3))
+    print("  (node_exporter reads the %d files under ports/*/counters plus a few attributes, not"
+          " hw_counters; ibcollect reads all %d)" % (counter_files, len(files)))
     ratio = ib_med / ne_med
     print("ratio ibcollect/node_exporter: %.2f  (target <= 0.5: %s)" % (ratio, "met" if ratio <= 0.5 else "MISSED"))
     peak = max(rss) / 1024.0

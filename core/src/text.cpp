@@ -170,6 +170,20 @@ std::string sanitizeUtf8(std::string_view s) {
   return out;
 }
 
+bool isValidUtf8(std::string_view s) {
+  std::size_t i = 0;
+  while (i < s.size()) {
+    if (static_cast<unsigned char>(s[i]) < 0x80) {
+      ++i;
+    } else if (const std::size_t len = utf8SequenceLength(s, i); len > 0) {
+      i += len;
+    } else {
+      return false;
+    }
+  }
+  return true;
+}
+
 std::string printable(std::string_view s, std::size_t max_len) {
   std::string out;
   out.reserve(std::min(s.size(), max_len));
@@ -182,18 +196,7 @@ std::string printable(std::string_view s, std::size_t max_len) {
       continue;
     }
     // Accept well-formed multi-byte UTF-8 sequences, replace everything else.
-    std::size_t len = 0;
-    if (c >= 0xc2 && c <= 0xdf)
-      len = 2;
-    else if (c >= 0xe0 && c <= 0xef)
-      len = 3;
-    else if (c >= 0xf0 && c <= 0xf4)
-      len = 4;
-    bool ok = len > 0 && i + len <= s.size();
-    for (std::size_t k = 1; ok && k < len; ++k) {
-      ok = (static_cast<unsigned char>(s[i + k]) & 0xc0) == 0x80;
-    }
-    if (ok) {
+    if (const std::size_t len = utf8SequenceLength(s, i); len > 0) {
       out.append(s.substr(i, len));
       i += len;
     } else {

@@ -31,7 +31,9 @@ v1::Report richReport() {
   f->set_node("node1");
   f->set_device("mlx5_0");
   f->set_port(1);
-  f->set_summary("quotes \" and backslash \\ and unicode \xc3\xa9 and a tab\t");
+  f->set_summary(
+      "quotes \" and backslash \\ and unicode \xc3\xa9 and a tab\t"
+      " and control \x01\x1f\b\f\r\n characters");
   f->add_evidence("symbol_error = 12");
   auto* n = r.add_nodes();
   n->set_node("node1");
@@ -87,12 +89,48 @@ TEST(Json, FindingHasEveryKeyOfTheDesignShape) {
             "18446744073709551615");
 }
 
-TEST(Json, InvalidUtf8IsReplacedNotThrown) {
+TEST(Json, InvalidUtf8IsReplacedSoTheDocumentStillParses) {
   v1::Finding f;
   f.set_summary(std::string("bad \xff\xfe bytes"));
-  std::string out;
-  EXPECT_NO_THROW(out = messageToJson(f, -1));
-  EXPECT_NE(out.find("bad "), std::string::npos);
+  f.add_evidence(std::string("truncated \xc3"));
+  const std::string out = messageToJson(f, -1);
+  nlohmann::json doc;
+  ASSERT_NO_THROW(doc = nlohmann::json::parse(out)) << out;
+  EXPECT_EQ(doc["summary"], "bad ?? bytes");
+  EXPECT_EQ(doc["evidence"][0], "truncated ?");
+}
+
+TEST(Json, CompactAndIndentedOutputHoldTheSameDocument) {
+  const auto r = richReport();
+  const std::string compact = messageToJson(r, -1);
+  const std::string indented = messageToJson(r, 2);
+  EXPECT_EQ(compact.find('\n'), std::string::npos);
+  EXPECT_NE(indented.find("\n  \"findings\": ["), std::string::npos) << indented;
+  EXPECT_EQ(nlohmann::json::parse(compact), nlohmann::json::parse(indented));
+}
+
+TEST(Json, IndentedOutputHasOneMemberPerLineAndEmptyContainersInline) {
+  v1::Finding f;
+  f.set_code("LINK_DOWN");
+  f.set_port(1);
+  f.add_evidence("state: 1: DOWN");
+  const std::string out = messageToJson(f, 2);
+  EXPECT_TRUE(out.starts_with("{\n  \"code\": \"LINK_DOWN\",\n")) << out;
+  EXPECT_NE(out.find(",\n  \"port\": 1,\n"), std::string::npos) << out;
+  EXPECT_NE(out.find("\"evidence\": [\n    \"state: 1: DOWN\"\n  ]"), std::string::npos) << out;
+  EXPECT_EQ(out.back(), '}');
+  f.clear_evidence();
+  EXPECT_NE(messageToJson(f, 2).find("\"evidence\": []"), std::string::npos);
+  EXPECT_EQ(messageToJson(v1::Report(), -1).find(' '), std::string::npos);
+}
+
+TEST(Json, NonFiniteDoublesAreStringsAsInTheMapping) {
+  v1::Report r;
+  auto* p = r.add_nodes()->mutable_snapshot()->add_devices()->add_ports();
+  p->set_rate_gbps(std::numeric_limits<double>::quiet_NaN());
+  EXPECT_EQ(nlohmann::json::parse(messageToJson(r)), viaProtobuf(r));
+  p->set_rate_gbps(-std::numeric_limits<double>::infinity());
+  EXPECT_EQ(nlohmann::json::parse(messageToJson(r)), viaProtobuf(r));
 }
 
 }  // namespace

@@ -60,4 +60,8 @@ std::string printable(std::string_view s, std::size_t max_len = 512);
 // multi-line raw text (logs) stored in protobuf strings and printed as JSON.
 std::string sanitizeUtf8(std::string_view s);
 
+// True when every byte sequence in s is well-formed UTF-8 (no overlong forms, surrogates or
+// code points above U+10FFFF). Control characters are valid UTF-8.
+bool isValidUtf8(std::string_view s);
+
 }  // namespace ibc::core
