@@ -9,6 +9,12 @@ namespace ibc::agent {
 
 namespace {
 
+// "PATH: message", unless the message (an OS error) already starts with the path.
+std::string namingThePath(std::string_view path, std::string_view message) {
+  if (message.starts_with(path)) return std::string(message);
+  return std::string(path) + ": " + std::string(message);
+}
+
 // Hostname for evidence that came without a node: the single host the logs name.
 std::string hostFromLogs(const v1::Snapshot& snap) {
   std::set<std::string> hosts;
@@ -92,27 +98,23 @@ AnalyzeOutcome analyzeInputs(
     }
     const CollectLimits limits;
     std::vector<v1::ProbeError> errors;
+    std::size_t failed = 0;  // evidence inputs that could not be read or recognised
     if (!collected_with_root) {
       const std::string host = target->node().hostname();
       for (const auto& p : in.nccl_logs)
         *target->add_nccl_logs() = readNcclLog(seams.files, p, limits, host, errors);
       for (const auto& p : in.nccl_tests)
         *target->add_nccl_tests() = readNcclTests(seams.files, p, limits, errors);
-      if (!in.dmesg_file.empty()) {
-        auto text = seams.files.readTail(in.dmesg_file, limits.kernel_log_bytes);
-        if (text.ok()) {
-          collectKernelLogText(*text, "file:" + in.dmesg_file, limits,
-                               *target->mutable_kernel_log());
-        } else {
-          out.input_errors.push_back(in.dmesg_file + ": " + text.error().message);
-        }
-      }
+      if (!in.dmesg_file.empty())
+        readKernelLogFile(seams.files, in.dmesg_file, limits, *target->mutable_kernel_log(),
+                          errors);
     }
     for (const auto& p : in.tool_outputs) {
       bool truncated = false;
       auto text = seams.files.readFile(p, limits.artifact_read_bytes, &truncated);
       if (!text.ok()) {
-        out.input_errors.push_back(p + ": " + text.error().message);
+        out.input_errors.push_back(namingThePath(p, text.error().message));
+        ++failed;
         continue;
       }
       const auto evidence = core::parseToolOutput(*text);
@@ -121,12 +123,17 @@ AnalyzeOutcome analyzeInputs(
                                    ": no known tool output recognised (expected ibstat, ibstatus, "
                                    "ibv_devinfo, perfquery, ethtool -S, ip -s link or a "
                                    "`grep . /sys/...` listing)");
+        ++failed;
         continue;
       }
       mergeToolEvidence(evidence, p, *text, limits, *target);
     }
-    for (const auto& e : errors) out.input_errors.push_back(e.path() + ": " + e.message());
-    if (target == &pasted) {
+    for (const auto& e : errors) out.input_errors.push_back(namingThePath(e.path(), e.message()));
+    failed += errors.size();
+    const std::size_t inputs = in.nccl_logs.size() + in.nccl_tests.size() + in.tool_outputs.size() +
+                               (in.dmesg_file.empty() ? 0 : 1);
+    // A node made only of inputs that all failed would print as a clean "OK": leave it out.
+    if (target == &pasted && failed < inputs) {
       if (pasted.node().hostname().empty())
         pasted.mutable_node()->set_hostname(hostFromLogs(pasted));
       core::AnalyzedNode n;

@@ -107,7 +107,7 @@ int runAnalyze(CliEnvironment& env, const AnalyzeArgs& a) {
   const int code = printReport(env, std::move(outcome.nodes), a.report);
   if (!outcome.input_errors.empty()) {
     env.err << "ibcollect: " << outcome.input_errors.size()
-            << " input(s) could not be read; the report covers the rest\n";
+            << " input(s) could not be read or were not recognised; the report covers the rest\n";
     return core::kExitCollectFailed;
   }
   return code;

@@ -196,13 +196,9 @@ void collectHostFacts(const CollectOptions& o, const HostSeams& seams, const Pro
 void collectKernelLog(const CollectOptions& o, const HostSeams& seams, v1::Snapshot& snap) {
   v1::KernelLog* out = snap.mutable_kernel_log();
   if (!o.dmesg_file.empty()) {
-    auto text = seams.files.readTail(o.dmesg_file, o.limits.kernel_log_bytes);
-    if (!text.ok()) {
-      addError(snap, "kernel_log", o.dmesg_file, text.error());
-      out->set_unavailable_reason(core::printable(text.error().message));
-      return;
-    }
-    collectKernelLogText(*text, "file:" + o.dmesg_file, o.limits, *out);
+    std::vector<v1::ProbeError> errors;
+    readKernelLogFile(seams.files, o.dmesg_file, o.limits, *out, errors);
+    for (auto& e : errors) *snap.add_probe_errors() = std::move(e);
     return;
   }
   if (!isLive(o)) {
@@ -290,6 +286,29 @@ void collectKernelLogText(std::string_view text, std::string_view source,
   out = core::filterKernelLog(text, opts);
 }
 
+void readKernelLogFile(const Filesystem& files, const std::string& path,
+                       const CollectLimits& limits, v1::KernelLog& out,
+                       std::vector<v1::ProbeError>& errors) {
+  auto text = files.readTail(path, limits.kernel_log_bytes);
+  std::optional<Error> problem;
+  if (!text.ok()) {
+    problem = text.error();
+  } else if (core::trim(*text).empty()) {
+    problem = Error{ErrorCode::Malformed, "empty file, no kernel log lines"};
+  } else if (text->find('\0') != std::string::npos) {
+    problem = Error{ErrorCode::Malformed,
+                    "binary data, not a kernel log (expected the text of `dmesg`, `dmesg -T`, "
+                    "`journalctl -k` or /var/log/kern.log)"};
+  }
+  if (problem) {
+    addError(errors, "kernel_log", path, *problem);
+    out.set_source("file:" + core::printable(path));
+    out.set_unavailable_reason(core::printable(problem->message));
+    return;
+  }
+  collectKernelLogText(*text, "file:" + path, limits, out);
+}
+
 v1::NcclLog readNcclLog(const Filesystem& files, const std::string& path,
                         const CollectLimits& limits, const std::string& default_host,
                         std::vector<v1::ProbeError>& errors) {
@@ -304,6 +323,15 @@ v1::NcclLog readNcclLog(const Filesystem& files, const std::string& path,
   core::NcclLogOptions opts;
   opts.default_host = default_host;
   *log.mutable_parsed() = core::parseNcclLog(*text, opts);
+  if (log.parsed().lines_nccl() == 0) {
+    // Kept (raw) for the record, but said: an empty or wrong file must not read as "OK".
+    addError(errors, "nccl_log", path,
+             Error{ErrorCode::Malformed,
+                   text->empty() ? "empty file, no NCCL debug lines"
+                                 : "no NCCL debug lines recognised (expected the log of a run "
+                                   "with NCCL_DEBUG=INFO: lines like `host:pid:tid [rank] NCCL "
+                                   "INFO ...`)"});
+  }
   bool raw_truncated = truncated;
   log.set_raw(keepRaw(*text, limits.artifact_raw_kept, raw_truncated));
   log.set_raw_truncated(raw_truncated);
@@ -322,6 +350,16 @@ v1::NcclTestsOutput readNcclTests(const Filesystem& files, const std::string& pa
     return out;
   }
   *out.mutable_parsed() = core::parseNcclTests(*text);
+  const auto& p = out.parsed();
+  if (p.format().empty() && p.rows_size() == 0 && !p.has_avg_busbw() && p.test_name().empty() &&
+      p.nranks() < 0) {
+    addError(errors, "nccl_tests", path,
+             Error{ErrorCode::Malformed,
+                   text->empty() ? "empty file, no nccl-tests output"
+                                 : "no nccl-tests output recognised (expected what "
+                                   "all_reduce_perf or another nccl-tests binary prints: the "
+                                   "`# size count type redop ...` table and its rows)"});
+  }
   bool raw_truncated = truncated;
   out.set_raw(keepRaw(*text, limits.artifact_raw_kept, raw_truncated));
   out.set_raw_truncated(raw_truncated);

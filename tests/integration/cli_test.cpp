@@ -163,6 +163,59 @@ TEST_F(Cli, UnrecognisedToolOutputIsAnInputError) {
   }
 }
 
+TEST_F(Cli, EmptyOrUnrecognisedLogsAreInputErrorsNeverAQuietOk) {
+  std::mt19937 rng(12);
+  std::string binary(1 << 14, '\0');
+  for (auto& c : binary) c = static_cast<char>(rng());
+  write("binary.bin", binary);
+  write("empty.txt", "");
+  write("prose.txt", "the job hung at step 4000, no idea why\nplease help\n");
+  struct Case {
+    const char* option;
+    const char* file;
+    const char* says;
+  };
+  for (const Case& c : {Case{"--nccl-log", "empty.txt", "empty file"},
+                        Case{"--nccl-log", "prose.txt", "no NCCL debug lines recognised"},
+                        Case{"--nccl-log", "binary.bin", "no NCCL debug lines recognised"},
+                        Case{"--nccl-tests", "empty.txt", "empty file"},
+                        Case{"--nccl-tests", "prose.txt", "no nccl-tests output recognised"},
+                        Case{"--nccl-tests", "binary.bin", "no nccl-tests output recognised"},
+                        Case{"--dmesg-file", "empty.txt", "empty file"},
+                        Case{"--dmesg-file", "binary.bin", "binary data, not a kernel log"}}) {
+    auto r = run({"analyze", c.option, path(c.file)});
+    EXPECT_EQ(r.exit_code, 4) << c.option << " " << c.file << "\n" << r.out << r.err;
+    EXPECT_NE(r.err.find(path(c.file) + ": " + c.says), std::string::npos)
+        << c.option << " " << c.file << "\n"
+        << r.err;
+    EXPECT_NE(r.err.find("nothing to analyze"), std::string::npos) << r.err;
+    EXPECT_EQ(r.out.find("OK"), std::string::npos) << r.out;
+  }
+}
+
+TEST_F(Cli, AnUnrecognisedLogBesideAGoodOneKeepsTheGoodOnesFindings) {
+  const std::string good = std::string(IBC_FIXTURES_DIR) +
+                           "/real/nccl-logs/nccl-log_ib-no-device-socket-admin0-1rank_vissl-"
+                           "issue-480.txt";
+  write("prose.txt", "not a log\n");
+  auto r = run({"analyze", "--nccl-log", good, "--nccl-log", path("prose.txt")});
+  EXPECT_EQ(r.exit_code, 4) << r.err;
+  EXPECT_NE(r.out.find("NCCL_IB_UNAVAILABLE"), std::string::npos) << r.out;
+  EXPECT_NE(r.err.find("1 input(s) could not be read or were not recognised"), std::string::npos)
+      << r.err;
+}
+
+TEST_F(Cli, AnUnreadableInputIsNamedOnceWithTheOsReason) {
+  // Reading /proc/self/mem at offset 0 fails with EIO: a file that exists but cannot be read.
+  const std::string unreadable = "/proc/self/mem";
+  auto r = run({"analyze", "--nccl-log", unreadable});
+  EXPECT_EQ(r.exit_code, 4) << r.err;
+  const auto first = r.err.find(unreadable);
+  ASSERT_NE(first, std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find(unreadable, first + 1), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("Input/output error"), std::string::npos) << r.err;
+}
+
 TEST_F(Cli, UnwritableOutputSaysNothingWasKeptAndExitsFour) {
   auto r = run({"snapshot", "--root", kMlx5Tree, "-o", path("no-such-dir/node.ibsnap")});
   EXPECT_EQ(r.exit_code, 4);

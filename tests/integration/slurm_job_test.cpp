@@ -137,8 +137,8 @@ class SlurmJob : public ::testing::Test {
 
   static std::string submit(const std::string& wrap, int nodes,
                             const std::string& state = "RUNNING") {
-    std::string id =
-        runOrDie({"sbatch", "--parsable", "-N", std::to_string(nodes), "--wrap", wrap});
+    std::string id = runOrDie({"sbatch", "--parsable", "--output=/dev/null", "-N",
+                               std::to_string(nodes), "--wrap", wrap});
     while (!id.empty() && (id.back() == '\n' || id.back() == '\r')) id.pop_back();
     // Poll the scheduler until the job reaches the state (bounded).
     const auto deadline = std::chrono::steady_clock::now() + 60s;

@@ -80,7 +80,13 @@ void sampleWindowCounters(const Filesystem& fs, const CollectLimits& limits,
 // Kernel log lines matching RDMA patterns from text (a file or `dmesg` output).
 void collectKernelLogText(std::string_view text, std::string_view source,
                           const CollectLimits& limits, v1::KernelLog& out);
-// Reads an NCCL log / nccl-tests file (bounded) and parses it.
+// Reads a saved kernel log (--dmesg-file; its newest part, bounded) into `out`. An unreadable,
+// empty or binary file leaves `out.unavailable_reason` set and adds an error.
+void readKernelLogFile(const Filesystem& files, const std::string& path,
+                       const CollectLimits& limits, v1::KernelLog& out,
+                       std::vector<v1::ProbeError>& errors);
+// Reads an NCCL log / nccl-tests file (bounded) and parses it. A file in which nothing of its
+// kind is recognised is still returned (raw text kept) and adds an error.
 v1::NcclLog readNcclLog(const Filesystem& files, const std::string& path,
                         const CollectLimits& limits, const std::string& default_host,
                         std::vector<v1::ProbeError>& errors);
