@@ -1,0 +1,372 @@
+// Finding rules on synthetic snapshots: one table row per code (and per severity where the
+// evidence decides it), so every code of DESIGN §5 has a test that fails when its rule
+// breaks. Codes also exercised on real captures live in fixture_diagnosis_test.cpp; these
+// cover the ones no capture in tests/fixtures/real shows. Each snapshot is a healthy node
+// (one bare-metal ConnectX port, ACTIVE/LinkUp at 200 Gb/s) plus the evidence of the row.
+
+#include <google/protobuf/text_format.h>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "ibc/core/compare.h"
+#include "ibc/core/rules.h"
+
+namespace ibc::core {
+namespace {
+
+namespace v1 = ::ibcollect::v1;
+
+constexpr const char* kHealthyNode = R"pb(
+  schema_version: 1
+  node { hostname: "node1" }
+  host {
+    collected: true
+    memlock_unlimited: true
+    modules_known: true
+    uverbs_dir_present: true
+    uverbs { path: "/dev/infiniband/uverbs0" readable: true writable: true }
+  }
+  kernel_log { source: "dmesg" lines_scanned: 100 }
+  devices {
+    name: "mlx5_0"
+    fw_ver: "28.39.1002"
+    pci {
+      address: "0000:0c:00.0"
+      current_link_gts: 16
+      current_link_lanes: 16
+      max_link_gts: 16
+      max_link_lanes: 16
+    }
+    ports {
+      port: 1
+      state { code: 4 name: "ACTIVE" raw: "4: ACTIVE" }
+      phys_state { code: 5 name: "LinkUp" raw: "5: LinkUp" }
+      rate_raw: "200 Gb/sec (4X HDR)"
+      rate_gbps: 200
+      width_lanes: 4
+      speed_name: "HDR"
+      link_layer: "InfiniBand"
+      counters { name: "symbol_error" value: 0 }
+      counters { name: "link_downed" value: 0 }
+      counters { name: "excessive_buffer_overrun_errors" value: 0 }
+      counters { name: "port_xmit_wait" value: 0 }
+    }
+  }
+)pb";
+
+v1::Snapshot snapshot(const std::string& extra) {
+  v1::Snapshot s;
+  const std::string text = std::string(kHealthyNode) + extra;
+  EXPECT_TRUE(google::protobuf::TextFormat::ParseFromString(text, &s)) << text;
+  return s;
+}
+
+std::string describe(const std::vector<v1::Finding>& findings) {
+  std::string out;
+  for (const auto& f : findings)
+    out += f.code() + "/" + f.severity() + " [" + f.device() + "] " + f.summary() + "\n";
+  return out.empty() ? "(no findings)\n" : out;
+}
+
+const v1::Finding* find(const std::vector<v1::Finding>& findings, const std::string& code) {
+  auto it = std::find_if(findings.begin(), findings.end(),
+                         [&](const v1::Finding& f) { return f.code() == code; });
+  return it == findings.end() ? nullptr : &*it;
+}
+
+// Replaces a counter's value in the snapshot (port 1 of mlx5_0).
+void setCounter(v1::Snapshot& s, const std::string& name, uint64_t value) {
+  for (auto& c : *s.mutable_devices(0)->mutable_ports(0)->mutable_counters()) {
+    if (c.name() == name) c.set_value(value);
+  }
+}
+
+// A 10 s window in which `name` went from `before` (the snapshot) to `after`.
+void addWindow(v1::Snapshot& s, const std::string& name, uint64_t before, uint64_t after) {
+  setCounter(s, name, before);
+  auto* w = s.mutable_window();
+  w->set_interval_seconds(10);
+  auto* p = w->add_ports();
+  p->set_device("mlx5_0");
+  p->set_port(1);
+  for (const auto& c : s.devices(0).ports(0).counters()) {
+    auto* c2 = p->add_counters();
+    *c2 = c;
+    if (c.name() == name) c2->set_value(after);
+  }
+}
+
+TEST(Rules, TheHealthyBaseNodeHasNoFindings) {
+  const auto findings = diagnoseNode(snapshot(""), {});
+  EXPECT_TRUE(findings.empty()) << describe(findings);
+}
+
+struct CounterCase {
+  const char* counter;
+  const char* code;
+  const char* old_total_severity;  // non-zero before the window, not moving
+  const char* moving_severity;     // grew during the window
+};
+
+class CounterRules : public ::testing::TestWithParam<CounterCase> {};
+
+TEST_P(CounterRules, SeverityFollowsWhetherTheCounterMoved) {
+  const CounterCase& c = GetParam();
+  {
+    auto s = snapshot("");
+    addWindow(s, c.counter, 7, 7);
+    const auto findings = diagnoseNode(s, {});
+    const auto* f = find(findings, c.code);
+    ASSERT_NE(f, nullptr) << describe(findings);
+    EXPECT_EQ(f->severity(), c.old_total_severity) << describe(findings);
+    EXPECT_EQ(f->device(), "mlx5_0");
+    EXPECT_EQ(f->port(), 1u);
+    EXPECT_FALSE(f->action().empty());
+  }
+  {
+    auto s = snapshot("");
+    addWindow(s, c.counter, 7, 19);
+    const auto findings = diagnoseNode(s, {});
+    const auto* f = find(findings, c.code);
+    ASSERT_NE(f, nullptr) << describe(findings);
+    EXPECT_EQ(f->severity(), c.moving_severity) << describe(findings);
+    const std::string evidence = f->evidence_size() > 0 ? f->evidence(0) : "";
+    EXPECT_NE(evidence.find(c.counter), std::string::npos) << evidence;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Codes, CounterRules,
+    ::testing::Values(CounterCase{"link_downed", "LINK_DOWNED", "warning", "critical"},
+                      CounterCase{"excessive_buffer_overrun_errors", "BUFFER_OVERRUN", "warning",
+                                  "critical"},
+                      // Congestion is the fabric's state, not this node's fault: a level lower.
+                      CounterCase{"port_xmit_wait", "CONGESTION", "info", "warning"}),
+    [](const auto& info) { return std::string(info.param.code); });
+
+struct KernelCase {
+  const char* line;
+  const char* code;
+  const char* severity;
+};
+
+class KernelRules : public ::testing::TestWithParam<KernelCase> {};
+
+TEST_P(KernelRules, ALineOfTheDriversOwnFormatGivesItsCode) {
+  const KernelCase& c = GetParam();
+  auto s = snapshot("");
+  auto* line = s.mutable_kernel_log()->add_lines();
+  line->set_text(c.line);
+  line->set_timestamp("[ 5678.901234]");
+  line->set_monotonic_seconds(5678.901234);
+  const auto findings = diagnoseNode(s, {});
+  const auto* f = find(findings, c.code);
+  ASSERT_NE(f, nullptr) << describe(findings);
+  EXPECT_EQ(f->severity(), c.severity) << describe(findings);
+  EXPECT_EQ(f->device(), "mlx5_0") << "the PCI address names the device";
+  ASSERT_GT(f->evidence_size(), 0);
+  EXPECT_NE(f->evidence(0).find(c.line), std::string::npos) << f->evidence(0);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Codes, KernelRules,
+    ::testing::Values(
+        // drivers/net/ethernet/mellanox/mlx5/core/cmd.c wait_func()
+        KernelCase{"mlx5_core 0000:0c:00.0: wait_func:1189:(pid 72061): ACCESS_REG(0x805) "
+                   "timeout. Will cause a leak of a command resource",
+                   "FW_COMMAND_TIMEOUT", "critical"},
+        // mlx5/core/health.c poll_health()
+        KernelCase{"mlx5_core 0000:0c:00.0: poll_health:801:(pid 0): device's health "
+                   "compromised - reached miss count",
+                   "DEVICE_FATAL", "critical"},
+        // mlx5/core/events.c temp_warn()
+        KernelCase{"mlx5_core 0000:0c:00.0: temp_warn:165:(pid 0): High temperature on sensors "
+                   "with bit set 0 1",
+                   "MODULE_TEMPERATURE", "critical"},
+        // drivers/pci/pci.c __pcie_print_link_status()
+        KernelCase{"mlx5_core 0000:0c:00.0: 63.008 Gb/s available PCIe bandwidth, limited by "
+                   "8.0 GT/s PCIe x8 link at 0000:00:03.0 (capable of 252.048 Gb/s with 16.0 "
+                   "GT/s PCIe x16 link)",
+                   "PCIE_LINK_DEGRADED", "warning"}),
+    [](const auto& info) { return std::string(info.param.code); });
+
+TEST(Rules, PcieLinkDegradedFromTheDevicesOwnLinkAttributesOnBareMetalOnly) {
+  auto s = snapshot("");
+  auto* pci = s.mutable_devices(0)->mutable_pci();
+  pci->set_current_link_gts(8);
+  pci->set_current_link_lanes(8);
+  auto findings = diagnoseNode(s, {});
+  const auto* f = find(findings, "PCIE_LINK_DEGRADED");
+  ASSERT_NE(f, nullptr) << describe(findings);
+  EXPECT_EQ(f->severity(), "warning");
+  EXPECT_EQ(f->device(), "mlx5_0");
+  // A VF's link attributes describe an emulated link ("2.5 GT/s x1" is routine): no finding.
+  s.mutable_devices(0)->set_is_virtual_function(true);
+  findings = diagnoseNode(s, {});
+  EXPECT_EQ(find(findings, "PCIE_LINK_DEGRADED"), nullptr) << describe(findings);
+}
+
+TEST(Rules, NcclGdrDisabledIsAWarning) {
+  const auto s = snapshot(R"pb(
+    nccl_logs {
+      source: "rank0.log"
+      parsed {
+        hosts: "node1"
+        events {
+          kind: GDR_DISABLED
+          host: "node1"
+          rank: 0
+          text: "NCCL INFO GPU Direct RDMA Disabled for HCA 0 'mlx5_0'"
+        }
+      }
+    }
+  )pb");
+  const auto findings = diagnoseNode(s, {});
+  const auto* f = find(findings, "NCCL_GDR_DISABLED");
+  ASSERT_NE(f, nullptr) << describe(findings);
+  EXPECT_EQ(f->severity(), "warning");
+  ASSERT_GT(f->evidence_size(), 0);
+  EXPECT_NE(f->evidence(0).find("GPU Direct RDMA Disabled"), std::string::npos);
+}
+
+constexpr const char* kTwoNodeRun = R"pb(
+  nccl_tests {
+    source: "all_reduce.txt"
+    parsed {
+      test_name: "all_reduce_perf"
+      nranks: 16
+      hosts: "node1"
+      hosts: "node2"
+      format: "modern"
+      rows { size_bytes: 1048576 oop_busbw_gbs: 8.1 ip_busbw_gbs: 8.0 oop_wrong: 0 ip_wrong: 0 }
+      rows { size_bytes: 8589934592 oop_busbw_gbs: %s ip_busbw_gbs: 8.0 oop_wrong: %s ip_wrong: 0 }
+    }
+  }
+)pb";
+
+std::string twoNodeRun(const char* peak_busbw, const char* wrong) {
+  std::string t = kTwoNodeRun;
+  t.replace(t.find("%s"), 2, peak_busbw);
+  t.replace(t.find("%s"), 2, wrong);
+  return t;
+}
+
+TEST(Rules, NcclTestWrongResultsIsCriticalAndNamesTheRow) {
+  const auto findings = diagnoseNode(snapshot(twoNodeRun("24.5", "3")), {});
+  const auto* f = find(findings, "NCCL_TEST_WRONG_RESULTS");
+  ASSERT_NE(f, nullptr) << describe(findings);
+  EXPECT_EQ(f->severity(), "critical");
+  ASSERT_GT(f->evidence_size(), 0);
+  EXPECT_NE(f->evidence(0).find("8589934592"), std::string::npos) << f->evidence(0);
+  EXPECT_EQ(find(diagnoseNode(snapshot(twoNodeRun("24.5", "0")), {}), "NCCL_TEST_WRONG_RESULTS"),
+            nullptr);
+}
+
+TEST(Rules, NcclTestLowBusbwIsJudgedAgainstTheNodesActivePorts) {
+  // One 200 Gb/s port carries at most 25 GB/s: 10 GB/s is under half, 24.5 is not.
+  auto findings = diagnoseNode(snapshot(twoNodeRun("10.0", "0")), {});
+  const auto* f = find(findings, "NCCL_TEST_LOW_BUSBW");
+  ASSERT_NE(f, nullptr) << describe(findings);
+  EXPECT_EQ(f->severity(), "warning");
+  EXPECT_EQ(find(diagnoseNode(snapshot(twoNodeRun("24.5", "0")), {}), "NCCL_TEST_LOW_BUSBW"),
+            nullptr);
+  // A single-node run says nothing about the network.
+  auto single = snapshot(twoNodeRun("10.0", "0"));
+  single.mutable_nccl_tests(0)->mutable_parsed()->mutable_hosts()->RemoveLast();
+  EXPECT_EQ(find(diagnoseNode(single, {}), "NCCL_TEST_LOW_BUSBW"), nullptr);
+}
+
+TEST(Rules, MemlockLimitIsCriticalOnceRegistrationsFailUnderIt) {
+  auto s = snapshot("");
+  s.mutable_host()->set_memlock_unlimited(false);
+  s.mutable_host()->set_memlock_soft_bytes(64 * 1024);
+  s.mutable_host()->set_memlock_hard_bytes(64 * 1024);
+  auto findings = diagnoseNode(s, {});
+  const auto* f = find(findings, "MEMLOCK_LIMIT");
+  ASSERT_NE(f, nullptr) << describe(findings);
+  EXPECT_EQ(f->severity(), "warning");
+  auto* e = s.add_nccl_logs()->mutable_parsed()->add_events();
+  e->set_kind(v1::NcclEvent::REG_MR_FAILED);
+  e->set_host("node1");
+  e->set_text("NCCL WARN Call to ibv_reg_mr failed with error Cannot allocate memory");
+  findings = diagnoseNode(s, {});
+  f = find(findings, "MEMLOCK_LIMIT");
+  ASSERT_NE(f, nullptr) << describe(findings);
+  EXPECT_EQ(f->severity(), "critical");
+}
+
+TEST(Rules, NcclTransportErrorsOnAVmWithCleanVfsEscalateTheNode) {
+  auto s = snapshot(R"pb(
+    nccl_logs {
+      source: "rank3.log"
+      parsed {
+        hosts: "node1"
+        events {
+          kind: IB_COMPLETION_ERROR
+          host: "node1"
+          rank: 3
+          status: 12
+          vendor_err: 129
+          text: "NCCL WARN NET/IB : Got completion from peer 10.0.0.2<45678> with error 12, "
+                "opcode 0, len 0, vendor err 129"
+        }
+      }
+    }
+  )pb");
+  // Bare metal: the customer owns the host, nothing to escalate.
+  auto findings = diagnoseNode(s, {});
+  ASSERT_NE(find(findings, "NCCL_IB_COMPLETION_ERROR"), nullptr) << describe(findings);
+  EXPECT_EQ(find(findings, "ESCALATE_HOST_INSPECTION"), nullptr) << describe(findings);
+  // The same on a VM whose only device is a clean VF: the PF side must look.
+  s.mutable_node()->set_virtual_machine(true);
+  s.mutable_devices(0)->set_is_virtual_function(true);
+  findings = diagnoseNode(s, {});
+  const auto* f = find(findings, "ESCALATE_HOST_INSPECTION");
+  ASSERT_NE(f, nullptr) << describe(findings);
+  EXPECT_EQ(f->severity(), "warning");
+  EXPECT_EQ(f->device(), "") << "node-level: no device to pin the NCCL error on";
+  std::string evidence;
+  for (const auto& line : f->evidence()) evidence += line + "\n";
+  EXPECT_NE(evidence.find("NCCL_IB_COMPLETION_ERROR"), std::string::npos) << evidence;
+  EXPECT_NE(evidence.find("VF mlx5_0"), std::string::npos) << evidence;
+}
+
+TEST(Rules, APhysicalFindingOnAVfEscalatesThatDevice) {
+  auto s = snapshot("");
+  s.mutable_node()->set_virtual_machine(true);
+  s.mutable_devices(0)->set_is_virtual_function(true);
+  addWindow(s, "link_downed", 2, 5);
+  const auto findings = diagnoseNode(s, {});
+  const auto* f = find(findings, "ESCALATE_HOST_INSPECTION");
+  ASSERT_NE(f, nullptr) << describe(findings);
+  EXPECT_EQ(f->severity(), "critical") << "as severe as the physical evidence";
+  EXPECT_EQ(f->device(), "mlx5_0");
+}
+
+TEST(Rules, NodeOutlierNamesTheNodeWhoseBusbwTrailsItsPeers) {
+  std::vector<v1::Snapshot> nodes;
+  for (const auto& [host, peak] : {std::pair{"node1", "24.5"}, std::pair{"node2", "24.1"},
+                                   std::pair{"node3", "11.0"}, std::pair{"node4", "24.3"}}) {
+    auto s = snapshot(twoNodeRun(peak, "0"));
+    s.mutable_node()->set_hostname(host);
+    nodes.push_back(std::move(s));
+  }
+  std::vector<const v1::Snapshot*> views;
+  for (const auto& n : nodes) views.push_back(&n);
+  const auto findings = compareNodes(views, {});
+  std::vector<std::string> outliers;
+  for (const auto& f : findings) {
+    if (f.code() == "NODE_OUTLIER" && f.summary().find("busbw") == std::string::npos &&
+        f.summary().find("bus bandwidth") != std::string::npos) {
+      outliers.push_back(f.node());
+      EXPECT_EQ(f.severity(), "warning");
+    }
+  }
+  EXPECT_EQ(outliers, std::vector<std::string>{"node3"}) << describe(findings);
+}
+
+}  // namespace
+}  // namespace ibc::core
