@@ -184,5 +184,55 @@ TEST(SysfsValues, KnowsMellanoxVirtualFunctionIds) {
   EXPECT_EQ(hcaTypeToDeviceId("I40IW"), "");
 }
 
+// A read cut short (a racing driver, a bounded read, a copied tree written while the port
+// changed): never taken for a healthy value, never a crash.
+struct TruncatedCase {
+  std::string text;
+  PortState state;  // as portStateOf() sees the value; Unknown when it cannot tell
+};
+
+class TruncatedStateTable : public ::testing::TestWithParam<TruncatedCase> {};
+
+TEST_P(TruncatedStateTable, ACutValueIsNeverReadAsAnotherState) {
+  const auto& c = GetParam();
+  auto v = parseEnumValue(c.text);
+  if (!v.ok()) {
+    EXPECT_EQ(c.state, PortState::Unknown) << c.text;
+    EXPECT_EQ(v.error().code, ErrorCode::Malformed);
+    return;
+  }
+  EXPECT_EQ(portStateOf(*v), c.state) << c.text;
+  EXPECT_EQ(v->raw(), stripOneNewline(c.text));
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Values, TruncatedStateTable,
+    ::testing::Values(TruncatedCase{"4: ACTIVE\n", PortState::Active},        // good
+                      TruncatedCase{"4: ACT", PortState::Unknown},            // name cut
+                      TruncatedCase{"4: ", PortState::Active},                // name gone
+                      TruncatedCase{"4", PortState::Active},                  // number only
+                      TruncatedCase{": ACTIVE", PortState::Unknown},          // number gone
+                      TruncatedCase{"1: DOWN\n", PortState::Down},            // good
+                      TruncatedCase{"1: ACTIVE", PortState::Unknown},         // disagreeing
+                      TruncatedCase{"", PortState::Unknown},                  // empty
+                      TruncatedCase{"\xff\xfe\x00\x01", PortState::Unknown},  // garbage
+                      TruncatedCase{std::string(1 << 20, '4'), PortState::Unknown}));  // huge
+
+TEST(SysfsValues, TruncatedRatesAndCountersKeepWhatTheyCanOrSayWhy) {
+  auto cut = parseRate("200 Gb/sec (4X");
+  ASSERT_TRUE(cut.ok());
+  EXPECT_DOUBLE_EQ(cut->gbps, 200);
+  EXPECT_EQ(cut->speed_name, "");
+  auto number_cut = parseRate("20");  // cannot be told from a real 20: kept as read
+  ASSERT_TRUE(number_cut.ok());
+  EXPECT_DOUBLE_EQ(number_cut->gbps, 20);
+  EXPECT_FALSE(parseRate(std::string(1 << 20, '9')).ok());  // huge
+  auto na_cut = parseCounterValue("N/A (no");
+  ASSERT_FALSE(na_cut.ok());
+  EXPECT_EQ(na_cut.error().code, ErrorCode::Unavailable);
+  EXPECT_FALSE(parseCounterValue("12 3").ok());
+  EXPECT_FALSE(parseCounterValue("-1").ok());
+}
+
 }  // namespace
 }  // namespace ibc::core
