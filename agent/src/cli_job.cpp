@@ -190,9 +190,9 @@ int runJob(CliEnvironment& env, const JobArgs& a) {
 
   const std::size_t total = live.size();
   const bool chatty = total <= 32;
-  auto last_report = std::chrono::steady_clock::now();
+  auto last_report = env.clock.steadyNow();
   auto progress = [&](std::size_t answered, std::size_t of) {
-    const auto now = std::chrono::steady_clock::now();
+    const auto now = env.clock.steadyNow();
     if (chatty || answered == of || now - last_report > std::chrono::seconds(1)) {
       env.err << "ibcollect: " << answered << "/" << of << " nodes answered\n";
       last_report = now;
@@ -356,12 +356,12 @@ std::string stepNodeName(CliEnvironment& env, const StepArgs& a) {
 int runStep(CliEnvironment& env, const StepArgs& a) {
   const std::string node = stepNodeName(env, a);
   env.out.flush();
-  auto deadline = std::chrono::steady_clock::now() + seconds(a.window + a.timeout);
+  auto deadline = env.clock.steadyNow() + seconds(a.window + a.timeout);
   if (a.window_start_ms > 0) {
     const auto start =
         std::chrono::system_clock::time_point(std::chrono::milliseconds(a.window_start_ms));
     deadline =
-        std::chrono::steady_clock::now() +
+        env.clock.steadyNow() +
         std::chrono::duration_cast<std::chrono::steady_clock::duration>(start - env.clock.now()) +
         seconds(a.window + a.timeout * 0.8);
   }

@@ -2,10 +2,10 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <fstream>
 #include <iterator>
 #include <system_error>
 
+#include "ibc/agent/os.h"
 #include "ibc/core/snapshot_file.h"
 
 namespace ibc::agent {
@@ -113,10 +113,14 @@ Result<std::vector<SpoolEntry>> Spool::pending() const {
 }
 
 Result<::ibcollect::v1::SignedSnapshot> Spool::read(const SpoolEntry& entry) const {
-  std::ifstream in(entry.path, std::ios::binary);
-  if (!in) return Error{ErrorCode::NotFound, entry.path + ": cannot be read"};
-  const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  auto envelope = core::decodeSnapshotFile(bytes);
+  bool too_large = false;
+  auto bytes = RootedFilesystem("").readFile(entry.path, core::kMaxSnapshotFileBytes, &too_large);
+  if (!bytes.ok()) return bytes.error();  // names the path and the OS's reason
+  if (too_large)
+    return Error{ErrorCode::TooLarge, entry.path + ": larger than a snapshot can be (" +
+                                          std::to_string(core::kMaxSnapshotFileBytes >> 20) +
+                                          " MiB)"};
+  auto envelope = core::decodeSnapshotFile(*bytes);
   if (!envelope.ok())
     return Error{ErrorCode::Malformed, entry.path + ": " + envelope.error().message};
   if (core::snapshotId(*envelope) != entry.snapshot_id) {

@@ -133,6 +133,18 @@ TEST_F(SpoolTest, RejectedSnapshotsMoveAsideWithTheirReason) {
   EXPECT_TRUE(spool.pending()->empty());
 }
 
+TEST_F(SpoolTest, AnEntryThatVanishedIsNamedWithTheOsReason) {
+  Spool spool(dir_, {}, &writeFileAtomic);
+  ASSERT_TRUE(spool.keep(envelope(1)).ok());
+  const auto entry = (*spool.pending())[0];
+  fs::remove(entry.path);  // another flush delivered it meanwhile
+  auto read = spool.read(entry);
+  ASSERT_FALSE(read.ok());
+  EXPECT_EQ(read.error().code, core::ErrorCode::NotFound);
+  EXPECT_NE(read.error().message.find(entry.path), std::string::npos) << read.error().message;
+  EXPECT_NE(read.error().message.find("No such file"), std::string::npos) << read.error().message;
+}
+
 TEST_F(SpoolTest, ACorruptSpoolFileIsMalformedAndCanBeMovedAside) {
   Spool spool(dir_, {}, &writeFileAtomic);
   const auto env = envelope(1);
