@@ -166,10 +166,11 @@ class Transport : public ::testing::Test {
   }
 
   static std::unique_ptr<CollectorConnection> connect(int port, const Identity& who,
-                                                      const std::string& ca = "") {
+                                                      const std::string& ca = "",
+                                                      ibc::agent::ConnectTimeouts timeouts = {}) {
     ibc::agent::TlsCredentials creds{readAll(ca.empty() ? pki_ + "/ca.pem" : ca), readAll(who.cert),
                                      readAll(who.key)};
-    auto c = CollectorConnection::open({"127.0.0.1", static_cast<uint16_t>(port)}, creds, {});
+    auto c = CollectorConnection::open({"127.0.0.1", static_cast<uint16_t>(port)}, creds, timeouts);
     EXPECT_TRUE(c.ok()) << (c.ok() ? "" : c.error().message);
     return c.ok() ? std::move(*c) : nullptr;
   }
@@ -191,8 +192,8 @@ class Transport : public ::testing::Test {
   }
 
   // An honest upload as acme/node01 over a fresh connection, acknowledged.
-  void expectHonestUploadServed(int port, int n) {
-    auto c = connect(port, agent("acme", "node01"));
+  void expectHonestUploadServed(int port, int n, ibc::agent::ConnectTimeouts timeouts = {}) {
+    auto c = connect(port, agent("acme", "node01"), "", timeouts);
     ASSERT_NE(c, nullptr);
     auto signer = ibc::core::SnapshotSigner::fromPem(readAll(agent("acme", "node01").cert),
                                                      readAll(agent("acme", "node01").key));
@@ -391,6 +392,34 @@ TEST_F(Transport, AClientSendingOneByteASecondIsCutOffWhileOthersAreServed) {
   const std::string log = collector->log();
   EXPECT_NE(log.find("frame not complete within 2000 ms"), std::string::npos) << log;
   EXPECT_NE(log.find("no TLS handshake within 2000 ms"), std::string::npos) << log;
+}
+
+TEST_F(Transport, SilentAndTricklingConnectionsHoldNoHandshakeSlot) {
+  // Two handshake slots and a long handshake timeout: were a slot taken at accept, the
+  // silent connections below would hold both for 60 s and the honest agent (whose own
+  // handshake deadline is 5 s) would never be served.
+  auto collector = startCollector({"--max-handshakes", "2", "--handshake-timeout", "60"});
+  const int port = collector->port();
+  std::vector<int> idle;
+  for (int i = 0; i < 6; ++i) {
+    const int fd = rawConnect(port);
+    ASSERT_GE(fd, 0);
+    idle.push_back(fd);
+  }
+  // Three more send the first bytes of a ClientHello record and then nothing.
+  const char partial_hello[] = "\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03";
+  for (int i = 0; i < 3; ++i) {
+    const int fd = rawConnect(port);
+    ASSERT_GE(fd, 0);
+    ASSERT_EQ(::send(fd, partial_hello, sizeof partial_hello - 1, MSG_NOSIGNAL),
+              static_cast<ssize_t>(sizeof partial_hello - 1));
+    idle.push_back(fd);
+  }
+  ibc::agent::ConnectTimeouts quick;
+  quick.handshake = seconds(5);
+  for (int n = 0; n < 3; ++n) expectHonestUploadServed(port, n, quick);
+  EXPECT_EQ(rejections(stats(port), "overloaded"), 0u) << collector->log();
+  for (int fd : idle) ::close(fd);
 }
 
 TEST_F(Transport, ConnectionLimitAndIdleTimeoutFreeTheCollectorForOthers) {

@@ -183,6 +183,7 @@ struct Server::Impl {
   awaitable<void> session(tcp::socket socket);
   awaitable<void> serve(Connection& c);
   awaitable<void> watch(std::shared_ptr<Connection> c);
+  awaitable<asio::error_code> awaitClientHello(Connection& c);
   awaitable<bool> answer(Connection& c, const v1::CollectorResponse& response);
   awaitable<v1::CollectorResponse> dispatch(const Peer& peer, std::string frame);
   void handshakeFailed(Connection& c, const asio::error_code& ec);
@@ -294,6 +295,42 @@ awaitable<void> Server::Impl::watch(std::shared_ptr<Connection> c) {
   }
 }
 
+awaitable<asio::error_code> Server::Impl::awaitClientHello(Connection& c) {
+  // A handshake slot reserves CPU for the key exchange and the certificate checks. Taken at
+  // accept, eight silent TCP connections (or clients trickling their hello) held every slot
+  // for the whole handshake timeout and no honest agent got through; so a connection takes
+  // one only when its first TLS record, the ClientHello, is wholly in the receive buffer.
+  // MSG_PEEK leaves the bytes for the handshake. Honest hellos arrive in one segment; a
+  // partial one is looked at again after a growing pause, so a trickle costs few wake-ups.
+  constexpr std::size_t kRecordHeaderBytes = 5;
+  constexpr std::size_t kMaxRecordBytes = kRecordHeaderBytes + (16u << 10) + 2048;
+  constexpr unsigned char kHandshakeRecord = 0x16;
+  tcp::socket& socket = c.stream.next_layer();
+  asio::steady_timer pause(io);
+  std::chrono::milliseconds backoff(2);
+  for (;;) {
+    asio::error_code ec;
+    co_await socket.async_wait(tcp::socket::wait_read, redirect_error(use_awaitable, ec));
+    if (ec) co_return ec;
+    unsigned char header[kRecordHeaderBytes];
+    const std::size_t peeked = socket.receive(asio::buffer(header), tcp::socket::message_peek, ec);
+    if (ec) co_return ec;
+    if (peeked == 0) co_return asio::error::eof;  // closed before saying anything
+    // Not a handshake record, or an impossible length: the handshake fails at once and
+    // reports it the usual way.
+    if (header[0] != kHandshakeRecord) co_return asio::error_code{};
+    if (peeked == kRecordHeaderBytes) {
+      const std::size_t record =
+          kRecordHeaderBytes + (std::size_t{header[3]} << 8 | std::size_t{header[4]});
+      if (record > kMaxRecordBytes || socket.available(ec) >= record) co_return ec;
+    }
+    pause.expires_after(backoff);
+    co_await pause.async_wait(redirect_error(use_awaitable, ec));
+    if (c.expired || stopping) co_return asio::error::operation_aborted;
+    backoff = std::min(backoff * 2, std::chrono::milliseconds(250));
+  }
+}
+
 awaitable<void> Server::Impl::session(tcp::socket socket) {
   auto c = std::make_shared<Connection>(std::move(socket), tls);
   asio::error_code ec;
@@ -318,6 +355,7 @@ awaitable<void> Server::Impl::session(tcp::socket socket) {
 }
 
 void Server::Impl::handshakeFailed(Connection& c, const asio::error_code& ec) {
+  if (stopping && !c.expired) return;  // cut by the drain: not the client's fault
   if (c.expired) {
     reject(v1::REJECT_REASON_HANDSHAKE_TIMEOUT, c.address,
            "no TLS handshake within " + ms(options.handshake_timeout));
@@ -382,6 +420,10 @@ awaitable<void> Server::Impl::serve(Connection& c) {
   asio::error_code ec;
   c.phase = Phase::Handshake;
   c.setDeadline(SteadyClock::now() + options.handshake_timeout);
+  if (ec = co_await awaitClientHello(c); ec) {
+    handshakeFailed(c, ec);
+    co_return;
+  }
   if (!co_await handshakes.acquire(1, c.deadline)) {
     if (!stopping) {
       reject(v1::REJECT_REASON_OVERLOADED, c.address,

@@ -7,10 +7,11 @@
 // of its first byte (a client sending one byte a second is cut off).
 //
 // Admission control turns overload into backpressure rather than latency: at most
-// `max_handshakes` handshakes run at once, the payloads of frames being read or processed
-// hold at most `max_inflight_bytes` (a connection whose frame does not fit waits before
-// reading it, so TCP pushes back on the client), and connections beyond
-// `max_connections` are closed at once (counted, the client retries).
+// `max_handshakes` handshakes run at once (a connection takes a slot only when its whole
+// ClientHello has arrived, so silent or trickling clients hold none), the payloads of frames being
+// read or processed hold at most `max_inflight_bytes` (a connection whose frame does not fit waits
+// before reading it, so TCP pushes back on the client), and connections beyond `max_connections`
+// are closed at once (counted, the client retries).
 //
 // Threads: one io_context thread runs every connection; signature checks and store reads
 // run on `worker_threads` (Service::handle); the service's writer thread syncs the store.
