@@ -67,6 +67,33 @@ TEST(Store, PutThenGetReturnsTheEnvelopeVerbatimAndItsInfo) {
   EXPECT_FALSE(missing->has_value());
 }
 
+TEST(Store, EveryPutSyncsTheWriteAheadLogBeforeItReturns) {
+  TempDir dir;
+  auto store = openStore(dir.path());  // default options: what the collector runs with
+  for (int n = 1; n <= 3; ++n) {
+    const uint64_t before = store->walSyncs();
+    put(*store, {record(n, "acme", "77", "node01", n)});
+    EXPECT_GE(store->walSyncs(), before + 1) << "put " << n << " returned before a WAL sync";
+  }
+  // A put that writes nothing (already stored) needs no sync.
+  const uint64_t before = store->walSyncs();
+  EXPECT_EQ(put(*store, {record(1, "acme", "77", "node01", 1)}),
+            std::vector<PutOutcome>{PutOutcome::AlreadyStored});
+  EXPECT_EQ(store->walSyncs(), before);
+}
+
+TEST(Store, WithoutSyncTheCounterStaysStill) {
+  // The counter above really observes syncs: turned off, it does not move.
+  TempDir dir;
+  StoreOptions unsynced;
+  unsynced.sync = false;
+  auto store = Store::open(dir.path(), unsynced);
+  ASSERT_TRUE(store.ok());
+  const uint64_t before = (*store)->walSyncs();
+  put(**store, {record(1, "acme", "77", "node01", 1)});
+  EXPECT_EQ((*store)->walSyncs(), before);
+}
+
 TEST(Store, AnIdIsStoredOnceWithinABatchAndAcrossBatches) {
   TempDir dir;
   auto store = openStore(dir.path());

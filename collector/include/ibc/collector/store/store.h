@@ -112,6 +112,10 @@ class Store {
   Result<::ibcollect::v1::SnapshotList> listSnapshots(
       const ::ibcollect::v1::ListSnapshotsRequest& request, std::size_t limit) const;
 
+  // How many times the write-ahead log was synced to disk since open(): with
+  // StoreOptions::sync every put() that writes adds at least one. Any thread.
+  uint64_t walSyncs() const;
+
  private:
   struct Impl;
   explicit Store(std::unique_ptr<Impl> impl);
