@@ -2,6 +2,7 @@
 
 #include <set>
 
+#include "ibc/core/proto_text.h"
 #include "ibc/core/snapshot_file.h"
 #include "ibc/core/text.h"
 
@@ -117,6 +118,11 @@ AnalyzeOutcome analyzeInputs(
         ++failed;
         continue;
       }
+      if (truncated) {
+        out.notices.push_back(p + ": larger than the " +
+                              std::to_string(limits.artifact_read_bytes >> 20) +
+                              " MiB read bound: only its beginning was analysed");
+      }
       const auto evidence = core::parseToolOutput(*text);
       if (evidence.kinds.empty()) {
         out.input_errors.push_back(p +
@@ -128,11 +134,19 @@ AnalyzeOutcome analyzeInputs(
       }
       mergeToolEvidence(evidence, p, *text, limits, *target);
     }
-    for (const auto& e : errors) out.input_errors.push_back(namingThePath(e.path(), e.message()));
-    failed += errors.size();
+    for (const auto& e : errors) {
+      if (e.error() == core::errorCodeName(core::ErrorCode::TooLarge)) {
+        out.notices.push_back(namingThePath(e.path(), e.message()));  // read in part, not failed
+      } else {
+        out.input_errors.push_back(namingThePath(e.path(), e.message()));
+        ++failed;
+      }
+    }
     const std::size_t inputs = in.nccl_logs.size() + in.nccl_tests.size() + in.tool_outputs.size() +
                                (in.dmesg_file.empty() ? 0 : 1);
     // A node made only of inputs that all failed would print as a clean "OK": leave it out.
+    // Pastes are anyone's bytes: the parsers keep text printable, this guarantees it.
+    core::sanitizeStringFields(*target);
     if (target == &pasted && failed < inputs) {
       if (pasted.node().hostname().empty())
         pasted.mutable_node()->set_hostname(hostFromLogs(pasted));

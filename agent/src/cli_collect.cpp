@@ -100,6 +100,7 @@ int runAnalyze(CliEnvironment& env, const AnalyzeArgs& a) {
   auto outcome = analyzeInputs(in, ruleOptions(a.report), seamsFor(env, *unused_host),
                                env.open_root, IBC_VERSION);
   for (const auto& e : outcome.input_errors) env.err << "ibcollect: " << e << "\n";
+  for (const auto& n : outcome.notices) env.err << "ibcollect: note: " << n << "\n";
   if (outcome.nodes.empty()) {
     env.err << "ibcollect: nothing to analyze: every input failed (see above)\n";
     return core::kExitCollectFailed;

@@ -11,6 +11,7 @@
 #include "ibc/core/kernel_log.h"
 #include "ibc/core/nccl_log.h"
 #include "ibc/core/nccl_tests.h"
+#include "ibc/core/proto_text.h"
 #include "ibc/core/snapshot_file.h"
 #include "ibc/core/sysfs_values.h"
 #include "ibc/core/text.h"
@@ -67,6 +68,17 @@ Result<std::string> readBoundedText(const Filesystem& files, const std::string& 
           " MiB]\n";
   text.append(t);
   return text;
+}
+
+// Said, not failed: a file past the read bound is analysed by its head and tail.
+void notePartlyRead(std::vector<v1::ProbeError>& errors, std::string_view probe,
+                    const std::string& path, std::size_t bound) {
+  addError(errors, probe, path,
+           Error{ErrorCode::TooLarge, "larger than the " + std::to_string(bound >> 20) +
+                                          " MiB read bound: analysed its first " +
+                                          std::to_string((bound / 4) >> 20) + " MiB and last " +
+                                          std::to_string((bound - bound / 4) >> 20) +
+                                          " MiB, the middle was skipped"});
 }
 
 // Raw text kept in a snapshot: head and tail within `keep` bytes, valid UTF-8.
@@ -320,6 +332,7 @@ v1::NcclLog readNcclLog(const Filesystem& files, const std::string& path,
     addError(errors, "nccl_log", path, text.error());
     return log;
   }
+  if (truncated) notePartlyRead(errors, "nccl_log", path, limits.artifact_read_bytes);
   core::NcclLogOptions opts;
   opts.default_host = default_host;
   *log.mutable_parsed() = core::parseNcclLog(*text, opts);
@@ -349,6 +362,7 @@ v1::NcclTestsOutput readNcclTests(const Filesystem& files, const std::string& pa
     addError(errors, "nccl_tests", path, text.error());
     return out;
   }
+  if (truncated) notePartlyRead(errors, "nccl_tests", path, limits.artifact_read_bytes);
   *out.mutable_parsed() = core::parseNcclTests(*text);
   const auto& p = out.parsed();
   if (p.format().empty() && p.rows_size() == 0 && !p.has_avg_busbw() && p.test_name().empty() &&
@@ -419,6 +433,15 @@ v1::Snapshot collectSnapshot(const CollectOptions& o, const HostSeams& seams) {
         std::chrono::duration_cast<std::chrono::milliseconds>(second_wall.time_since_epoch())
             .count());
     w->set_interval_seconds(std::chrono::duration<double>(second_steady - first_sample_at).count());
+  }
+  // proto3 strings must be UTF-8, or the signed snapshot could not be read back. The
+  // parsers keep what they store printable; this is the guarantee, and it says so if it
+  // ever had to act.
+  if (const std::size_t n = core::sanitizeStringFields(snap); n > 0) {
+    addError(snap, "snapshot", "",
+             Error{ErrorCode::Malformed, std::to_string(n) +
+                                             " text value(s) held bytes that are not UTF-8 text "
+                                             "or control characters; replaced with '?'"});
   }
   return snap;
 }

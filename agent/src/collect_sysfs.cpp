@@ -236,6 +236,8 @@ void readPort(SysfsReader& rd, const std::string& dir, uint32_t number, v1::Rdma
       *port.mutable_state() = *e;
     else
       port.mutable_state()->set_raw(core::printable(*v));
+  } else {
+    port.mutable_state();  // present but empty: the state was expected and not read
   }
   if (auto v = rd.attr(dir + "/phys_state", "sysfs.port", true)) {
     if (auto e = core::parseEnumValue(*v); e.ok())

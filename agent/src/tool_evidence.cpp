@@ -27,9 +27,12 @@ std::string canonicalSysfsPath(std::string_view path) {
 }
 
 void mergePort(v1::RdmaPort& into, const v1::RdmaPort& from) {
-  if (into.state().raw().empty() && into.state().name().empty())
+  // A paste without a state (perfquery, a counters listing) must not create an empty one:
+  // an empty state means "expected and not read" (PORT_STATE_UNKNOWN).
+  if (from.has_state() && into.state().raw().empty() && into.state().name().empty())
     *into.mutable_state() = from.state();
-  if (into.phys_state().raw().empty() && into.phys_state().name().empty()) {
+  if (from.has_phys_state() && into.phys_state().raw().empty() &&
+      into.phys_state().name().empty()) {
     *into.mutable_phys_state() = from.phys_state();
   }
   if (into.rate_raw().empty()) {
@@ -122,7 +125,13 @@ void mergeToolEvidence(const core::ToolEvidence& evidence, const std::string& so
     SysfsLayout layout;
     collectRdmaDevices(mem, limits, listed, layout);
     collectNetdevs(mem, limits, listed, layout);
-    for (auto& d : *listed.mutable_devices()) devices.push_back(std::move(d));
+    for (auto& d : *listed.mutable_devices()) {
+      // Nor is a state the listing does not show "expected and not read".
+      for (auto& p : *d.mutable_ports()) {
+        if (p.state().raw().empty() && p.state().name().empty()) p.clear_state();
+      }
+      devices.push_back(std::move(d));
+    }
     for (auto& n : *listed.mutable_netdevs()) netdevs.push_back(std::move(n));
     // A listing holds what the customer chose to grep; absent attributes are not errors.
     for (const auto& e : listed.probe_errors()) {

@@ -14,12 +14,13 @@ struct CodeName {
   std::string_view name;
 };
 
-constexpr std::array<CodeName, 41> kCodes{{
+constexpr std::array<CodeName, 42> kCodes{{
     {FindingCode::NoRdmaDevices, "NO_RDMA_DEVICES"},
     {FindingCode::PortDown, "PORT_DOWN"},
     {FindingCode::PortNotActiveSm, "PORT_NOT_ACTIVE_SM"},
     {FindingCode::PhysLinkNotUp, "PHYS_LINK_NOT_UP"},
     {FindingCode::LinkRateBelowExpected, "LINK_RATE_BELOW_EXPECTED"},
+    {FindingCode::PortStateUnknown, "PORT_STATE_UNKNOWN"},
     {FindingCode::PhyErrors, "PHY_ERRORS"},
     {FindingCode::LinkDowned, "LINK_DOWNED"},
     {FindingCode::BufferOverrun, "BUFFER_OVERRUN"},

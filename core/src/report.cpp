@@ -10,6 +10,7 @@
 #include "ibc/core/json.h"
 #include "ibc/core/rules.h"
 #include "ibc/core/sysfs_values.h"
+#include "ibc/core/text.h"
 
 namespace ibc::core {
 
@@ -300,7 +301,9 @@ std::string renderText(const v1::Report& report, const TextOptions& options) {
         out += "\nsnapshot of " + n.node() + ": " + n.snapshot_file() + "\n";
     }
   }
-  return out;
+  // Node names, values and log lines come from other machines and from pastes: no byte of
+  // them may reach a terminal as an escape sequence.
+  return sanitizeUtf8(out);
 }
 
 Result<std::string> renderJson(const v1::Report& report) {

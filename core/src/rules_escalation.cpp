@@ -78,8 +78,10 @@ void runEscalationRules(RuleContext& ctx) {
     std::vector<std::string> physical;
     std::vector<std::string> symptom;
     Severity worst = Severity::Info;
+    bool state_unknown = false;
     for (const auto& f : ctx.findings) {
       if (f.device() != dev.name() || f.node() != ctx.node) continue;
+      if (f.code() == "PORT_STATE_UNKNOWN") state_unknown = true;
       const Severity s = severityOf(f);
       if (s == Severity::Info) continue;
       // The IPoIB-down warning says nothing about the physical port.
@@ -92,7 +94,8 @@ void runEscalationRules(RuleContext& ctx) {
         symptom.push_back(line);
       }
     }
-    if (physical.empty() && symptom.empty()) continue;
+    // Symptoms alone escalate only when the VF side is known to be clean.
+    if (physical.empty() && (symptom.empty() || state_unknown)) continue;
     std::vector<std::string> ev;
     std::string summary;
     Severity sev;
@@ -127,6 +130,7 @@ void runEscalationRules(RuleContext& ctx) {
   for (const auto& f : ctx.findings) {
     if (severityOf(f) == Severity::Info || f.node() != ctx.node) continue;
     if (phys.count(f.code()) != 0) return;  // a physical finding not tied to a VF: act on it first
+    if (f.code() == "PORT_STATE_UNKNOWN") return;  // the VF side is not known to be clean
     if (symptoms.count(f.code()) != 0 && f.device().empty()) {
       ev.push_back(f.code() + " (" + f.severity() + "): " + f.summary());
     }

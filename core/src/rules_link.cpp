@@ -135,6 +135,24 @@ void portStates(RuleContext& ctx) {
       addPortContext(ctx, dev, port, ev);
       const std::string where = portLabel(dev, port);
 
+      // A state that was read (or should have been: the collector marks a missing file)
+      // but means nothing: whether the link is up is unknown, so the node is not healthy.
+      // Ports from pastes without a state (perfquery, ethtool) have no state at all; a
+      // physical state other than LinkUp already gives PHYS_LINK_NOT_UP below.
+      if (s == PortState::Unknown && port.has_state() &&
+          (p == PhysState::LinkUp || p == PhysState::Unknown)) {
+        ctx.add({FindingCode::PortStateUnknown, Severity::Warning, "", dev.name(), port.port(),
+                 where + ": the port state " +
+                     (port.state().raw().empty()
+                          ? std::string("could not be read")
+                          : "reads " + stateText(port.state()) + ", which is not a port state") +
+                     ": whether the link is usable is unknown",
+                 ev,
+                 "Read it again on the node (`cat /sys/class/infiniband/" + dev.name() + "/ports/" +
+                     std::to_string(port.port()) + "/state`, `ibstat " + dev.name() +
+                     "`) and check the kernel log for driver errors; for a copied tree or a "
+                     "paste, ask for the complete output."});
+      }
       if (s == PortState::Down) {
         std::string why = "no physical link";
         if (p == PhysState::Disabled) why = "the port is disabled";

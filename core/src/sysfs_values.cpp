@@ -20,14 +20,17 @@ Result<v1::EnumValue> parseEnumValue(std::string_view text) {
   const std::string_view raw = stripOneNewline(text);
   const std::string_view t = trim(raw);
   if (t.empty()) return Error{ErrorCode::Malformed, "empty value"};
+  // Values come from files and pastes: kept printable (valid UTF-8, no control bytes), so a
+  // snapshot always serialises and a terminal never receives an escape sequence.
+  constexpr std::size_t kMaxEnumText = 256;
   v1::EnumValue out;
-  out.set_raw(std::string(raw));
+  out.set_raw(printable(raw, kMaxEnumText));
   out.set_code(-1);
   const auto colon = t.find(':');
   if (colon != std::string_view::npos) {
     if (auto n = parseUnsigned(trim(t.substr(0, colon))); n && *n < 1000) {
       out.set_code(static_cast<int32_t>(*n));
-      out.set_name(std::string(trim(t.substr(colon + 1))));
+      out.set_name(printable(trim(t.substr(colon + 1)), kMaxEnumText));
       return out;
     }
   }
@@ -35,7 +38,7 @@ Result<v1::EnumValue> parseEnumValue(std::string_view text) {
     out.set_code(static_cast<int32_t>(*n));
     return out;
   }
-  out.set_name(std::string(t));
+  out.set_name(printable(t, kMaxEnumText));
   return out;
 }
 
@@ -233,13 +236,13 @@ bool isSaturated(uint64_t value, uint32_t width_bits) {
 
 v1::Counter makeCounter(std::string_view name, std::string_view text, CounterSet set) {
   v1::Counter c;
-  c.set_name(std::string(name));
+  c.set_name(printable(name, 128));
   c.set_width_bits(counterWidthBits(name, set));
   auto v = parseCounterValue(text);
   if (v.ok()) {
     c.set_value(*v);
   } else {
-    c.set_unavailable_reason(v.error().message);
+    c.set_unavailable_reason(printable(v.error().message));  // it quotes the file's bytes
   }
   return c;
 }

@@ -142,6 +142,12 @@ std::size_t utf8SequenceLength(std::string_view s, std::size_t i) {
   if (c == 0xf4 && c1 >= 0x90) return 0;
   return len;
 }
+
+// U+0080..U+009F: C1 control characters (CSI among them), which some terminals obey.
+bool isC1Control(std::string_view s, std::size_t i) {
+  return static_cast<unsigned char>(s[i]) == 0xc2 && i + 1 < s.size() &&
+         static_cast<unsigned char>(s[i + 1]) < 0xa0;
+}
 }  // namespace
 
 std::string sanitizeUtf8(std::string_view s) {
@@ -159,12 +165,12 @@ std::string sanitizeUtf8(std::string_view s) {
       ++i;
       continue;
     }
-    if (const std::size_t len = utf8SequenceLength(s, i); len > 0) {
+    if (const std::size_t len = utf8SequenceLength(s, i); len > 0 && !isC1Control(s, i)) {
       out.append(s.substr(i, len));
       i += len;
     } else {
       out.push_back('?');
-      ++i;
+      i += len > 0 ? len : 1;
     }
   }
   return out;
@@ -196,12 +202,12 @@ std::string printable(std::string_view s, std::size_t max_len) {
       continue;
     }
     // Accept well-formed multi-byte UTF-8 sequences, replace everything else.
-    if (const std::size_t len = utf8SequenceLength(s, i); len > 0) {
+    if (const std::size_t len = utf8SequenceLength(s, i); len > 0 && !isC1Control(s, i)) {
       out.append(s.substr(i, len));
       i += len;
     } else {
       out.push_back('?');
-      ++i;
+      i += len > 0 ? len : 1;
     }
   }
   if (i < s.size()) out += "...";

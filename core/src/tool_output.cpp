@@ -151,8 +151,8 @@ std::string_view speedNameForLane(double lane_gbps) {
 v1::EnumValue namedEnum(std::string_view text) {
   v1::EnumValue e;
   e.set_code(-1);
-  e.set_name(std::string(trim(text)));
-  e.set_raw(std::string(text));
+  e.set_name(printable(trim(text), 256));
+  e.set_raw(printable(text, 256));
   return e;
 }
 

@@ -52,7 +52,7 @@ v1::EnumValue codedEnum(std::string_view text) {
     if (auto code = parseInt(t.substr(open + 1, t.size() - open - 2));
         code && *code >= 0 && *code < 1000) {
       e.set_code(static_cast<int32_t>(*code));
-      e.set_name(std::string(trim(t.substr(0, open))));
+      e.set_name(printable(trim(t.substr(0, open)), 256));
     }
   }
   return e;

@@ -259,6 +259,39 @@ TEST_F(Cli, AGibibyteLogIsReadBoundedAndStillAnalysed) {
   EXPECT_EQ(r.exit_code, 1) << r.err;
   EXPECT_NE(r.out.find("NCCL_IB_UNAVAILABLE"), std::string::npos);   // from the head
   EXPECT_NE(r.out.find("NCCL_SOCKET_FALLBACK"), std::string::npos);  // from the tail
+  // Said, so nobody believes the middle was read.
+  EXPECT_NE(r.err.find("note: " + path("huge.log") + ": larger than the 64 MiB read bound"),
+            std::string::npos)
+      << r.err;
+}
+
+TEST_F(Cli, BytesThatAreNotTextInSysfsNeitherBreakTheSnapshotNorReachTheTerminal) {
+  // A copy of the real tree whose port state holds an escape sequence and whose counters
+  // hold bytes that are not UTF-8: the signed-to-be snapshot must read back, the text
+  // report must carry no control byte, and the unreadable state must not read as OK.
+  const std::string tree = path("tree");
+  std::filesystem::copy(kMlx5Tree, tree, std::filesystem::copy_options::recursive);
+  const std::string port = tree + "/sys/class/infiniband/mlx5_0/ports/1";
+  std::ofstream(port + "/state", std::ios::trunc | std::ios::binary) << "Act\x1b[31mive\xff\n";
+  std::ofstream(port + "/counters/symbol_error", std::ios::trunc | std::ios::binary)
+      << "12\xff\xfe\n";
+  std::ofstream(port + "/hw_counters/out_of_buffer", std::ios::trunc | std::ios::binary)
+      << "\xc3(\n";
+  auto snap = run({"snapshot", "--root", tree, "-o", path("odd.ibsnap")});
+  EXPECT_EQ(snap.exit_code, 1) << snap.err;
+  EXPECT_EQ(snap.err.find("invalid UTF-8"), std::string::npos) << snap.err;  // protobuf's complaint
+  auto text = run({"analyze", path("odd.ibsnap")});
+  EXPECT_EQ(text.exit_code, 1) << text.err;
+  EXPECT_NE(text.out.find("PORT_STATE_UNKNOWN"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("Act?[31mive?"), std::string::npos) << text.out;
+  for (const char c : text.out) {
+    const auto u = static_cast<unsigned char>(c);
+    ASSERT_TRUE(u >= 0x20 || c == '\n' || c == '\t') << "control byte " << int(u) << " in\n"
+                                                     << text.out;
+  }
+  auto json = run({"analyze", path("odd.ibsnap"), "--format", "json"});
+  EXPECT_EQ(json.exit_code, 1) << json.err;
+  parseJson(json.out);
 }
 
 TEST_F(Cli, UnreadableAndOddSysfsFilesNeverAbortTheSnapshot) {

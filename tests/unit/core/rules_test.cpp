@@ -334,6 +334,59 @@ TEST(Rules, NcclTransportErrorsOnAVmWithCleanVfsEscalateTheNode) {
   EXPECT_NE(evidence.find("VF mlx5_0"), std::string::npos) << evidence;
 }
 
+TEST(Rules, APortStateThatMeansNothingIsAWarningNotASilentOk) {
+  auto s = snapshot("");
+  s.mutable_devices(0)->mutable_ports(0)->mutable_state()->Clear();
+  s.mutable_devices(0)->mutable_ports(0)->mutable_state()->set_raw("Act?[31mive");
+  s.mutable_devices(0)->mutable_ports(0)->mutable_state()->set_code(-1);
+  auto findings = diagnoseNode(s, {});
+  const auto* f = find(findings, "PORT_STATE_UNKNOWN");
+  ASSERT_NE(f, nullptr) << describe(findings);
+  EXPECT_EQ(f->severity(), "warning");
+  EXPECT_EQ(f->device(), "mlx5_0");
+  EXPECT_EQ(f->port(), 1u);
+  EXPECT_NE(f->summary().find("\"Act?[31mive\""), std::string::npos) << f->summary();
+
+  // Expected but not read (the collector leaves an empty state for a missing file).
+  s.mutable_devices(0)->mutable_ports(0)->mutable_state()->Clear();
+  findings = diagnoseNode(s, {});
+  f = find(findings, "PORT_STATE_UNKNOWN");
+  ASSERT_NE(f, nullptr) << describe(findings);
+  EXPECT_NE(f->summary().find("could not be read"), std::string::npos) << f->summary();
+
+  // A paste with no state at all (perfquery, a counters listing) says nothing about it.
+  s.mutable_devices(0)->mutable_ports(0)->clear_state();
+  findings = diagnoseNode(s, {});
+  EXPECT_EQ(find(findings, "PORT_STATE_UNKNOWN"), nullptr) << describe(findings);
+
+  // With the physical link known down, PHYS_LINK_NOT_UP says it all.
+  s.mutable_devices(0)->mutable_ports(0)->mutable_state()->set_raw("garbage");
+  s.mutable_devices(0)->mutable_ports(0)->mutable_state()->set_code(-1);
+  *s.mutable_devices(0)->mutable_ports(0)->mutable_phys_state() = v1::EnumValue();
+  s.mutable_devices(0)->mutable_ports(0)->mutable_phys_state()->set_code(2);
+  s.mutable_devices(0)->mutable_ports(0)->mutable_phys_state()->set_name("Polling");
+  s.mutable_devices(0)->mutable_ports(0)->mutable_phys_state()->set_raw("2: Polling");
+  findings = diagnoseNode(s, {});
+  EXPECT_EQ(find(findings, "PORT_STATE_UNKNOWN"), nullptr) << describe(findings);
+  EXPECT_NE(find(findings, "PHYS_LINK_NOT_UP"), nullptr) << describe(findings);
+}
+
+TEST(Rules, TransportErrorsOnAVfWhoseStateIsUnknownDoNotClaimItIsClean) {
+  auto s = snapshot("");
+  s.mutable_node()->set_virtual_machine(true);
+  s.mutable_devices(0)->set_is_virtual_function(true);
+  auto* retries = s.mutable_devices(0)->mutable_ports(0)->add_hw_counters();
+  retries->set_name("local_ack_timeout_err");
+  retries->set_value(131);
+  auto findings = diagnoseNode(s, {});
+  ASSERT_NE(find(findings, "TRANSPORT_RETRIES"), nullptr) << describe(findings);
+  ASSERT_NE(find(findings, "ESCALATE_HOST_INSPECTION"), nullptr) << describe(findings);
+  s.mutable_devices(0)->mutable_ports(0)->mutable_state()->Clear();
+  findings = diagnoseNode(s, {});
+  ASSERT_NE(find(findings, "PORT_STATE_UNKNOWN"), nullptr) << describe(findings);
+  EXPECT_EQ(find(findings, "ESCALATE_HOST_INSPECTION"), nullptr) << describe(findings);
+}
+
 TEST(Rules, APhysicalFindingOnAVfEscalatesThatDevice) {
   auto s = snapshot("");
   s.mutable_node()->set_virtual_machine(true);

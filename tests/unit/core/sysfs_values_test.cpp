@@ -5,6 +5,7 @@
 #include <string>
 
 #include "fixtures.h"
+#include "ibc/core/text.h"
 
 namespace ibc::core {
 namespace {
@@ -201,8 +202,35 @@ TEST_P(TruncatedStateTable, ACutValueIsNeverReadAsAnotherState) {
     EXPECT_EQ(v.error().code, ErrorCode::Malformed);
     return;
   }
-  EXPECT_EQ(portStateOf(*v), c.state) << c.text;
-  EXPECT_EQ(v->raw(), stripOneNewline(c.text));
+  EXPECT_EQ(portStateOf(*v), c.state) << c.text.substr(0, 80);
+  // The raw text is kept as read when it is printable; anything else is made printable
+  // (a snapshot must serialise, a terminal must not receive escapes) and capped.
+  EXPECT_EQ(v->raw(), printable(stripOneNewline(c.text), 256)) << c.text.substr(0, 80);
+  EXPECT_TRUE(isValidUtf8(v->raw()));
+  EXPECT_TRUE(isValidUtf8(v->name()));
+}
+
+TEST(SysfsValues, PrintableStatesAreKeptVerbatimAndGarbageIsMadePrintable) {
+  auto good = parseEnumValue("4: ACTIVE\n");
+  ASSERT_TRUE(good.ok());
+  EXPECT_EQ(good->raw(), "4: ACTIVE");
+  EXPECT_EQ(good->name(), "ACTIVE");
+  auto escape = parseEnumValue("Act\x1b[31mive\n");
+  ASSERT_TRUE(escape.ok());
+  EXPECT_EQ(escape->raw(), "Act?[31mive");
+  EXPECT_EQ(portStateOf(*escape), PortState::Unknown);
+  auto binary = parseEnumValue("4: \xff\xfe\xc2\x9b\n");
+  ASSERT_TRUE(binary.ok());
+  EXPECT_EQ(binary->code(), 4);
+  EXPECT_EQ(binary->name(), "???");  // invalid bytes and the C1 CSI
+}
+
+TEST(SysfsValues, ACounterReasonNeverQuotesBytesThatAreNotText) {
+  const v1::Counter c = makeCounter("symbol_error", "12\xff\x1b\n", CounterSet::PortCounters);
+  EXPECT_FALSE(c.unavailable_reason().empty());
+  EXPECT_TRUE(isValidUtf8(c.unavailable_reason()));
+  EXPECT_EQ(c.unavailable_reason().find('\x1b'), std::string::npos);
+  EXPECT_EQ(c.unavailable_reason().find('\xff'), std::string::npos);
 }
 
 INSTANTIATE_TEST_SUITE_P(

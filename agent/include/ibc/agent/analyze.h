@@ -28,6 +28,9 @@ struct AnalyzeOutcome {
   std::vector<core::AnalyzedNode> nodes;
   // Inputs that could not be read or decoded, each a full sentence naming the file.
   std::vector<std::string> input_errors;
+  // Inputs read only in part (larger than the read bound), each a sentence naming the file
+  // and what was read.
+  std::vector<std::string> notices;
 };
 
 // `open_root` gives the filesystem for --root; `files` reads user-given paths.

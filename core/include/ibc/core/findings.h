@@ -24,6 +24,7 @@ enum class FindingCode {
   PortNotActiveSm,
   PhysLinkNotUp,
   LinkRateBelowExpected,
+  PortStateUnknown,
   // counters
   PhyErrors,
   LinkDowned,

@@ -52,12 +52,14 @@ std::optional<double> parseDouble(std::string_view s);
 // Whole-field signed integer.
 std::optional<int64_t> parseInt(std::string_view s);
 
-// Replaces bytes that are not printable UTF-8/ASCII with '?', and caps the length, so
-// untrusted input can be shown in reports and JSON safely.
+// Replaces bytes that are not printable UTF-8/ASCII (invalid sequences, C0 and C1 control
+// characters but tab) with '?', and caps the length, so untrusted input can be shown in
+// reports, terminals and JSON safely.
 std::string printable(std::string_view s, std::size_t max_len = 512);
 
-// Keeps newlines and tabs, replaces invalid UTF-8 and other control bytes with '?': for
-// multi-line raw text (logs) stored in protobuf strings and printed as JSON.
+// Keeps newlines and tabs, drops carriage returns, replaces invalid UTF-8 and other C0/C1
+// control characters with '?': for multi-line raw text (logs) stored in protobuf strings
+// and printed as JSON or to a terminal.
 std::string sanitizeUtf8(std::string_view s);
 
 // True when every byte sequence in s is well-formed UTF-8 (no overlong forms, surrogates or

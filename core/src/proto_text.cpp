@@ -1,0 +1,69 @@
+#include "ibc/core/proto_text.h"
+
+#include <google/protobuf/descriptor.h>
+#include <google/protobuf/reflection.h>
+
+#include <string>
+#include <vector>
+
+#include "ibc/core/text.h"
+
+namespace ibc::core {
+
+namespace {
+
+using google::protobuf::FieldDescriptor;
+using google::protobuf::Message;
+
+bool needsSanitizing(const std::string& s) {
+  for (const char ch : s) {
+    const auto c = static_cast<unsigned char>(ch);
+    if (c >= 0x80 || (c < 0x20 && c != '\n' && c != '\t' && c != '\r') || c == 0x7f) {
+      // Slow path only for text that is not plain printable ASCII.
+      return sanitizeUtf8(s) != s;
+    }
+  }
+  return false;
+}
+
+}  // namespace
+
+std::size_t sanitizeStringFields(Message& message) {
+  std::size_t rewritten = 0;
+  const auto* reflection = message.GetReflection();
+  std::vector<const FieldDescriptor*> fields;
+  reflection->ListFields(message, &fields);  // only fields that are set: cheap on sparse messages
+  for (const FieldDescriptor* f : fields) {
+    if (f->cpp_type() == FieldDescriptor::CPPTYPE_MESSAGE) {
+      if (f->is_repeated()) {
+        const int n = reflection->FieldSize(message, f);
+        for (int i = 0; i < n; ++i)
+          rewritten += sanitizeStringFields(*reflection->MutableRepeatedMessage(&message, f, i));
+      } else {
+        rewritten += sanitizeStringFields(*reflection->MutableMessage(&message, f));
+      }
+      continue;
+    }
+    if (f->type() != FieldDescriptor::TYPE_STRING) continue;
+    std::string scratch;
+    if (f->is_repeated()) {
+      const int n = reflection->FieldSize(message, f);
+      for (int i = 0; i < n; ++i) {
+        const std::string& v = reflection->GetRepeatedStringReference(message, f, i, &scratch);
+        if (needsSanitizing(v)) {
+          reflection->SetRepeatedString(&message, f, i, sanitizeUtf8(v));
+          ++rewritten;
+        }
+      }
+    } else {
+      const std::string& v = reflection->GetStringReference(message, f, &scratch);
+      if (needsSanitizing(v)) {
+        reflection->SetString(&message, f, sanitizeUtf8(v));
+        ++rewritten;
+      }
+    }
+  }
+  return rewritten;
+}
+
+}  // namespace ibc::core
