@@ -5,13 +5,8 @@
 # Idempotent: a second run rebuilds nothing and takes a second.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/setup.sh
-
+scripts/setup.sh release  # packages, then build/release/agent/ibcollect
 BUILD=build/release
-if [ ! -f "$BUILD/build.ninja" ]; then
-  cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DIBC_BUILD_TESTS=OFF >/dev/null
-fi
-cmake --build "$BUILD" --target ibcollect -j2
 
 TREE=${1:-tests/fixtures/real/sysfs/sysfs_procfs-fixture_mlx5_0_hw-counters-errors.tree/fixtures}
 OUT=build/demo

@@ -1,8 +1,20 @@
 #!/usr/bin/env bash
-# Installs every Debian package ibcollect needs (build, tests, integration, benchmarks).
-# Idempotent: when every package is already installed it returns in well under a second
-# without touching apt. Needs root (or sudo) only when something is missing.
+# Sets a machine up for ibcollect: installs every Debian package it needs (build, tests,
+# integration, benchmarks), then configures and builds one build tree.
+#   scripts/setup.sh [release|test|none]
+#     release (default)  build/release: RelWithDebInfo ibcollect (what scripts/demo.sh runs)
+#     test               build/test: clang, ASan/UBSan, libFuzzer targets, every test
+#     none               packages only
+# Idempotent: when every package is installed and the tree is up to date it returns in a
+# second without touching apt (ninja, ccache). Needs root (or sudo) only when a package is
+# missing.
 set -euo pipefail
+cd "$(dirname "$0")/.."
+BUILD_KIND=${1:-release}
+case "$BUILD_KIND" in
+  release|test|none) ;;
+  *) echo "usage: scripts/setup.sh [release|test|none]" >&2; exit 3 ;;
+esac
 
 PACKAGES=(
   # toolchain
@@ -35,28 +47,56 @@ for p in "${PACKAGES[@]}"; do
   fi
 done
 
-if [ "${#missing[@]}" -eq 0 ]; then
-  exit 0
+install_missing() {
+  SUDO=""
+  if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
+
+  echo "setup: installing ${#missing[@]} Debian packages: ${missing[*]}" >&2
+  # Package post-install scripts must not start services (slurm, munge, node-exporter):
+  # tests start their own daemons on private ports. policy-rc.d exit 101 = "not allowed".
+  policy=/usr/sbin/policy-rc.d
+  made_policy=0
+  if [ ! -e "$policy" ]; then
+    printf '#!/bin/sh\nexit 101\n' | $SUDO tee "$policy" >/dev/null
+    $SUDO chmod 755 "$policy"
+    made_policy=1
+  fi
+  cleanup() { if [ "$made_policy" = 1 ]; then $SUDO rm -f "$policy"; fi; }
+  trap cleanup EXIT
+
+  export DEBIAN_FRONTEND=noninteractive
+  if ! $SUDO apt-get install -y --no-install-recommends "${missing[@]}"; then
+    $SUDO apt-get update
+    $SUDO apt-get install -y --no-install-recommends "${missing[@]}"
+  fi
+  cleanup
+  trap - EXIT
+}
+
+if [ "${#missing[@]}" -gt 0 ]; then
+  install_missing
 fi
 
-SUDO=""
-if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
+# Cache hits across clones at other paths (CI builds a fresh clone): ccache rewrites
+# absolute paths under the checkout to relative ones.
+export CCACHE_BASEDIR="$PWD" CCACHE_NOHASHDIR=1
 
-echo "setup: installing ${#missing[@]} Debian packages: ${missing[*]}" >&2
-# Package post-install scripts must not start services (slurm, munge, node-exporter):
-# tests start their own daemons on private ports. policy-rc.d exit 101 = "not allowed".
-policy=/usr/sbin/policy-rc.d
-made_policy=0
-if [ ! -e "$policy" ]; then
-  printf '#!/bin/sh\nexit 101\n' | $SUDO tee "$policy" >/dev/null
-  $SUDO chmod 755 "$policy"
-  made_policy=1
-fi
-cleanup() { if [ "$made_policy" = 1 ]; then $SUDO rm -f "$policy"; fi; }
-trap cleanup EXIT
-
-export DEBIAN_FRONTEND=noninteractive
-if ! $SUDO apt-get install -y --no-install-recommends "${missing[@]}"; then
-  $SUDO apt-get update
-  $SUDO apt-get install -y --no-install-recommends "${missing[@]}"
-fi
+case "$BUILD_KIND" in
+  release)
+    BUILD=build/release
+    if [ ! -f "$BUILD/build.ninja" ]; then
+      cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DIBC_BUILD_TESTS=OFF >/dev/null
+    fi
+    cmake --build "$BUILD" --target ibcollect -j2
+    ;;
+  test)
+    BUILD=build/test
+    if [ ! -f "$BUILD/build.ninja" ]; then
+      CC=clang-14 CXX=clang++-14 cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Debug \
+        -DCMAKE_CXX_FLAGS_DEBUG="-g -O1" -DIBC_SANITIZE=ON -DIBC_FUZZ=ON >/dev/null
+    fi
+    echo "== build ($BUILD)"
+    cmake --build "$BUILD" -j2
+    ;;
+  none) ;;
+esac

@@ -4,18 +4,13 @@
 # tests, fuzz seed replay, integration tests. Idempotent and incremental (ccache, ninja).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/setup.sh
+scripts/setup.sh none  # packages (clang-format among them)
 
 echo "== format check (clang-format 14)"
 scripts/check-format.sh
 
+scripts/setup.sh test  # build/test: clang, ASan/UBSan, libFuzzer targets, every test
 BUILD=build/test
-if [ ! -f "$BUILD/build.ninja" ]; then
-  CC=clang-14 CXX=clang++-14 cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Debug \
-    -DCMAKE_CXX_FLAGS_DEBUG="-g -O1" -DIBC_SANITIZE=ON -DIBC_FUZZ=ON >/dev/null
-fi
-echo "== build ($BUILD)"
-cmake --build "$BUILD" -j2
 
 echo "== tests"
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
