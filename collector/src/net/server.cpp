@@ -123,6 +123,9 @@ struct Connection {
   bool expired = false;  // the watchdog closed the socket
   bool finished = false;
   std::string address;
+  // The subject of a client certificate that failed verification, for the rejection log
+  // (OpenSSL keeps no peer certificate after a failed handshake).
+  std::string rejected_subject;
   Peer peer;
 };
 
@@ -364,9 +367,10 @@ void Server::Impl::handshakeFailed(Connection& c, const asio::error_code& ec) {
   SSL* ssl = c.stream.native_handle();
   const long verify = SSL_get_verify_result(ssl);
   if (verify != X509_V_OK) {
+    const std::string subject =
+        c.rejected_subject.empty() ? subjectOf(SSL_get0_peer_certificate(ssl)) : c.rejected_subject;
     reject(reasonForVerifyError(verify), c.address,
-           "TLS client certificate " + subjectOf(SSL_get0_peer_certificate(ssl)) + ": " +
-               X509_verify_cert_error_string(verify));
+           "TLS client certificate " + subject + ": " + X509_verify_cert_error_string(verify));
     return;
   }
   reject(v1::REJECT_REASON_TLS_HANDSHAKE_FAILED, c.address, "TLS handshake: " + ec.message());
@@ -431,6 +435,12 @@ awaitable<void> Server::Impl::serve(Connection& c) {
     }
     co_return;
   }
+  c.stream.set_verify_callback([&c](bool preverified, asio::ssl::verify_context& ctx) {
+    if (!preverified && c.rejected_subject.empty()) {
+      c.rejected_subject = subjectOf(X509_STORE_CTX_get0_cert(ctx.native_handle()));
+    }
+    return preverified;
+  });
   co_await c.stream.async_handshake(asio::ssl::stream_base::server,
                                     redirect_error(use_awaitable, ec));
   handshakes.release(1);
