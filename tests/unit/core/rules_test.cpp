@@ -77,11 +77,19 @@ const v1::Finding* find(const std::vector<v1::Finding>& findings, const std::str
   return it == findings.end() ? nullptr : &*it;
 }
 
-// Replaces a counter's value in the snapshot (port 1 of mlx5_0).
+// Sets a counter's value in the snapshot (port 1 of mlx5_0), adding it when the healthy
+// base node does not have it.
 void setCounter(v1::Snapshot& s, const std::string& name, uint64_t value) {
-  for (auto& c : *s.mutable_devices(0)->mutable_ports(0)->mutable_counters()) {
-    if (c.name() == name) c.set_value(value);
+  auto* counters = s.mutable_devices(0)->mutable_ports(0)->mutable_counters();
+  for (auto& c : *counters) {
+    if (c.name() == name) {
+      c.set_value(value);
+      return;
+    }
   }
+  auto* c = counters->Add();
+  c->set_name(name);
+  c->set_value(value);
 }
 
 // A 10 s window in which `name` went from `before` (the snapshot) to `after`.
@@ -140,11 +148,15 @@ TEST_P(CounterRules, SeverityFollowsWhetherTheCounterMoved) {
 
 INSTANTIATE_TEST_SUITE_P(
     Codes, CounterRules,
-    ::testing::Values(CounterCase{"link_downed", "LINK_DOWNED", "warning", "critical"},
-                      CounterCase{"excessive_buffer_overrun_errors", "BUFFER_OVERRUN", "warning",
-                                  "critical"},
-                      // Congestion is the fabric's state, not this node's fault: a level lower.
-                      CounterCase{"port_xmit_wait", "CONGESTION", "info", "warning"}),
+    ::testing::Values(
+        CounterCase{"symbol_error", "PHY_ERRORS", "warning", "critical"},
+        CounterCase{"link_downed", "LINK_DOWNED", "warning", "critical"},
+        CounterCase{"port_xmit_discards", "XMIT_DISCARDS", "warning", "critical"},
+        CounterCase{"local_ack_timeout_err", "TRANSPORT_RETRIES", "warning", "critical"},
+        CounterCase{"req_cqe_error", "CQE_ERRORS", "warning", "critical"},
+        CounterCase{"excessive_buffer_overrun_errors", "BUFFER_OVERRUN", "warning", "critical"},
+        // Congestion is the fabric's state, not this node's fault: a level lower.
+        CounterCase{"port_xmit_wait", "CONGESTION", "info", "warning"}),
     [](const auto& info) { return std::string(info.param.code); });
 
 struct KernelCase {
