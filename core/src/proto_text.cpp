@@ -4,7 +4,6 @@
 #include <google/protobuf/reflection.h>
 
 #include <string>
-#include <vector>
 
 #include "ibc/core/text.h"
 
@@ -29,32 +28,32 @@ bool needsSanitizing(const std::string& s) {
 }  // namespace
 
 std::size_t sanitizeStringFields(Message& message) {
+  // Walks the descriptor rather than ListFields(), which allocates a vector per message:
+  // a snapshot holds thousands of small counter messages.
   std::size_t rewritten = 0;
+  const auto* descriptor = message.GetDescriptor();
   const auto* reflection = message.GetReflection();
-  std::vector<const FieldDescriptor*> fields;
-  reflection->ListFields(message, &fields);  // only fields that are set: cheap on sparse messages
-  for (const FieldDescriptor* f : fields) {
-    if (f->cpp_type() == FieldDescriptor::CPPTYPE_MESSAGE) {
-      if (f->is_repeated()) {
-        const int n = reflection->FieldSize(message, f);
-        for (int i = 0; i < n; ++i)
-          rewritten += sanitizeStringFields(*reflection->MutableRepeatedMessage(&message, f, i));
-      } else {
-        rewritten += sanitizeStringFields(*reflection->MutableMessage(&message, f));
-      }
-      continue;
-    }
-    if (f->type() != FieldDescriptor::TYPE_STRING) continue;
-    std::string scratch;
+  std::string scratch;
+  for (int k = 0; k < descriptor->field_count(); ++k) {
+    const FieldDescriptor* f = descriptor->field(k);
+    const bool is_message = f->cpp_type() == FieldDescriptor::CPPTYPE_MESSAGE;
+    if (!is_message && f->type() != FieldDescriptor::TYPE_STRING) continue;
     if (f->is_repeated()) {
       const int n = reflection->FieldSize(message, f);
       for (int i = 0; i < n; ++i) {
+        if (is_message) {
+          rewritten += sanitizeStringFields(*reflection->MutableRepeatedMessage(&message, f, i));
+          continue;
+        }
         const std::string& v = reflection->GetRepeatedStringReference(message, f, i, &scratch);
         if (needsSanitizing(v)) {
           reflection->SetRepeatedString(&message, f, i, sanitizeUtf8(v));
           ++rewritten;
         }
       }
+    } else if (is_message) {
+      if (reflection->HasField(message, f))
+        rewritten += sanitizeStringFields(*reflection->MutableMessage(&message, f));
     } else {
       const std::string& v = reflection->GetStringReference(message, f, &scratch);
       if (needsSanitizing(v)) {
