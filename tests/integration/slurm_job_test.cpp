@@ -8,6 +8,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
@@ -118,16 +119,54 @@ class SlurmJob : public ::testing::Test {
               "node6=class:" + f + "sysfs_procfs-fixture_hfi1_0_omnipath.tree/fixtures"},
              120s);
     ::setenv("SLURM_CONF", (dir_ / "slurm.conf").c_str(), 1);
-    job_ = submit("sleep 900", 6);
+    // Each node's UTS namespace (its slurmd's): everything the node runs lives in it.
+    for (int i = 1; i <= 6; ++i) {
+      const auto pids = nodePids("node" + std::to_string(i));
+      std::error_code ec;
+      if (!pids.empty()) {
+        node_uts_.insert(
+            std::filesystem::read_symlink("/proc/" + std::to_string(pids.front()) + "/ns/uts", ec)
+                .string());
+      }
+    }
+    // A job that ignores SIGTERM, as jobs that checkpoint on it do: cancelling it takes
+    // KillWait, and `cluster.sh stop` must still leave nothing of it behind.
+    job_ = submit("trap '' TERM; sleep 900", 6);
   }
 
   static void TearDownTestSuite() {
     if (!dir_.empty()) {
       ProcessRunner runner;
-      (void)runner.run({kCluster, "stop", dir_.string()}, 60s);
+      auto stop = runner.run({kCluster, "stop", dir_.string()}, 120s);
+      ASSERT_TRUE(stop.ok());
+      // The jobs ended before their slurmds were stopped: nothing was left to kill.
+      EXPECT_EQ(stop->exit_code, 0) << stop->err;
+      EXPECT_EQ(stop->err, "");
+      // Nothing the cluster started outlives it (slurmstepd, the jobs' tasks).
+      EXPECT_EQ(node_uts_.size(), 6u);
+      for (const auto& p : processesIn(node_uts_)) ADD_FAILURE() << "left running: " << p;
       std::error_code ec;
       std::filesystem::remove_all(dir_, ec);
     }
+  }
+
+  // "PID cmdline" of the processes whose UTS namespace is one of `namespaces`.
+  static std::vector<std::string> processesIn(const std::set<std::string>& namespaces) {
+    std::vector<std::string> out;
+    std::error_code ec;
+    for (auto it = std::filesystem::directory_iterator("/proc", ec);
+         !ec && it != std::filesystem::directory_iterator(); it.increment(ec)) {
+      const std::string pid = it->path().filename().string();
+      if (pid.find_first_not_of("0123456789") != std::string::npos) continue;
+      std::error_code link_ec;
+      const auto ns = std::filesystem::read_symlink(it->path() / "ns" / "uts", link_ec);
+      if (link_ec || namespaces.count(ns.string()) == 0) continue;
+      std::ifstream in(it->path() / "cmdline");
+      std::string cmd((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+      std::replace(cmd.begin(), cmd.end(), '\0', ' ');
+      out.push_back(pid + " " + cmd);
+    }
+    return out;
   }
 
   void SetUp() override {
@@ -180,6 +219,7 @@ class SlurmJob : public ::testing::Test {
 
   static inline std::string skip_;
   static inline std::filesystem::path dir_;
+  static inline std::set<std::string> node_uts_;
   static inline std::string job_;
 };
 
