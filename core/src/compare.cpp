@@ -1,6 +1,7 @@
 #include "ibc/core/compare.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <map>
 #include <set>
@@ -58,6 +59,27 @@ struct NodeView {
   std::string name;
 };
 
+// A firmware version as drivers print it in fw_ver: "20.31.2354", "2.42.5000", "1.27.0",
+// "0.2", possibly followed by more ("16.35.2000 (MT_0000000010)"). A placeholder left in
+// a copied tree ("fw_ver"), an empty value or garbage is no version.
+bool isFirmwareVersion(std::string_view v) {
+  std::size_t i = 0;
+  std::size_t groups = 0;
+  while (true) {
+    const std::size_t begin = i;
+    while (i < v.size() && v[i] >= '0' && v[i] <= '9') ++i;
+    if (i == begin) return false;
+    ++groups;
+    if (i < v.size() && v[i] == '.') {
+      ++i;
+      continue;
+    }
+    break;
+  }
+  if (groups < 2) return false;
+  return i == v.size() || !std::isalnum(static_cast<unsigned char>(v[i]));
+}
+
 void firmware(const std::vector<NodeView>& nodes, std::vector<v1::Finding>& out) {
   // Model → fw → count of devices; a model is the HCA type (or PCI id, or board).
   struct Use {
@@ -65,15 +87,43 @@ void firmware(const std::vector<NodeView>& nodes, std::vector<v1::Finding>& out)
   };
   std::map<std::string, std::map<std::string, std::size_t>> counts;
   std::map<std::string, std::vector<Use>> uses;
+  // Devices whose fw_ver is no version: not compared, said (info) when peers have one.
+  std::map<std::string, std::vector<Use>> unknown;
   for (const auto& n : nodes) {
     for (const auto& d : n.snap->devices()) {
-      if (d.fw_ver().empty() || !d.missing_reason().empty()) continue;
+      if (!d.missing_reason().empty()) continue;
       std::string model = !d.hca_type().empty()          ? d.hca_type()
                           : !d.pci().device_id().empty() ? "PCI " + d.pci().device_id()
                                                          : d.board_id();
       if (d.is_virtual_function()) model += " (VF)";
+      if (!isFirmwareVersion(d.fw_ver())) {
+        unknown[model].push_back({n.name, d.name(), d.fw_ver()});
+        continue;
+      }
       counts[model][d.fw_ver()]++;
       uses[model].push_back({n.name, d.name(), d.fw_ver()});
+    }
+  }
+  for (const auto& [model, list] : unknown) {
+    auto known = counts.find(model);
+    if (known == counts.end()) continue;  // no version anywhere: nothing to compare with
+    const auto [fw, nmaj] = majority(known->second);
+    std::map<std::string, std::vector<std::string>> by_node;
+    for (const auto& u : list) {
+      by_node[u.node].push_back(u.device + " fw_ver " +
+                                (u.fw.empty() ? std::string("empty") : "\"" + u.fw + "\""));
+    }
+    for (const auto& [node, devs] : by_node) {
+      std::vector<std::string> ev = devs;
+      ev.push_back("peers: fw " + fw + " on " + std::to_string(nmaj) + " " + model +
+                   " devices in the job");
+      out.push_back(makeFinding(
+          {FindingCode::FwVersionMismatch, Severity::Info, node, "", 0,
+           "Firmware version unknown on " + std::to_string(devs.size()) +
+               " device(s) (fw_ver is not a version): not compared with the job's " + fw,
+           std::move(ev),
+           "Read the firmware on this node (`cat /sys/class/infiniband/*/fw_ver`, "
+           "`ibv_devinfo`, `flint -d <pci> q`) to compare it with its peers."}));
     }
   }
   for (const auto& [model, fws] : counts) {
