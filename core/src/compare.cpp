@@ -9,6 +9,7 @@
 
 #include "ibc/core/counters.h"
 #include "ibc/core/findings.h"
+#include "ibc/core/nccl_log.h"
 #include "ibc/core/rules.h"
 #include "ibc/core/sysfs_values.h"
 
@@ -450,33 +451,42 @@ void deviceLayout(const std::vector<NodeView>& nodes, std::vector<v1::Finding>& 
 }
 
 void rankLagging(const std::vector<NodeView>& nodes, std::vector<v1::Finding>& out) {
-  // opCount per (host, rank) across every node's NCCL logs.
-  std::map<std::pair<std::string, int>, uint64_t> op;
+  // Progress per (count, host, rank) across every node's NCCL logs. NCCL opCounts and
+  // PyTorch SeqNums count different things: ranks are compared with the same count only.
+  using Sequence = v1::NcclRankProgress::Sequence;
+  std::map<std::tuple<Sequence, std::string, int>, uint64_t> op;
   for (const auto& n : nodes) {
     for (const auto& log : n.snap->nccl_logs()) {
       for (const auto& r : log.parsed().ranks()) {
-        auto& v = op[{r.host().empty() ? n.name : r.host(), r.rank()}];
+        const Sequence seq = r.sequence() == v1::NcclRankProgress::TORCH_SEQ_NUM
+                                 ? v1::NcclRankProgress::TORCH_SEQ_NUM
+                                 : v1::NcclRankProgress::NCCL_OP_COUNT;
+        auto& v = op[{seq, r.host().empty() ? n.name : r.host(), r.rank()}];
         v = std::max(v, r.op_count());
       }
     }
   }
-  std::map<uint64_t, std::vector<std::string>> at;
-  for (const auto& [key, v] : op)
-    at[v].push_back(key.first + " rank " + std::to_string(key.second));
-  if (at.size() < 2) return;
-  std::set<std::string> behind_hosts;
-  for (const auto& r : at.begin()->second) behind_hosts.insert(r.substr(0, r.find(' ')));
-  std::vector<std::string> ev;
-  for (const auto& [v, ranks] : at)
-    ev.push_back("opCount " + std::to_string(v) + ": " + someNodes(ranks));
-  for (const auto& host : behind_hosts) {
-    out.push_back(
-        makeFinding({FindingCode::NcclRankLagging, Severity::Warning, host, "", 0,
-                     "Ranks on this node stopped at an earlier collective (opCount " +
-                         std::to_string(at.begin()->first) + ") than their peers",
-                     ev,
-                     "The job waits for these ranks: check this node's link, GPU and process "
-                     "state (a hung kernel read, a dead rank, a flapping port)."}));
+  std::map<Sequence, std::map<uint64_t, std::vector<std::string>>> at;
+  for (const auto& [key, v] : op) {
+    const auto& [seq, host, rank] = key;
+    at[seq][v].push_back(host + " rank " + std::to_string(rank));
+  }
+  for (const auto& [seq, by_value] : at) {
+    if (by_value.size() < 2) continue;
+    std::set<std::string> behind_hosts;
+    for (const auto& r : by_value.begin()->second) behind_hosts.insert(r.substr(0, r.find(' ')));
+    std::vector<std::string> ev;
+    for (const auto& [v, ranks] : by_value)
+      ev.push_back(formatRankProgress(seq, v) + ": " + someNodes(ranks));
+    for (const auto& host : behind_hosts) {
+      out.push_back(
+          makeFinding({FindingCode::NcclRankLagging, Severity::Warning, host, "", 0,
+                       "Ranks on this node stopped at an earlier collective (" +
+                           formatRankProgress(seq, by_value.begin()->first) + ") than their peers",
+                       ev,
+                       "The job waits for these ranks: check this node's link, GPU and process "
+                       "state (a hung kernel read, a dead rank, a flapping port)."}));
+    }
   }
 }
 

@@ -9,6 +9,7 @@
 
 #include "fixtures.h"
 #include "ibc/agent/collect.h"
+#include "ibc/core/nccl_log.h"
 #include "sysfs_json.h"
 
 namespace ibc::agent {
@@ -294,6 +295,76 @@ TEST(CompareNodes, RanksAtAnEarlierOpCountOnOneNodeAreLagging) {
   const auto all = core::compareNodes({&a, &b}, {});
   EXPECT_TRUE(has(onNode(all, "b"), "NCCL_RANK_LAGGING", "warning")) << dump(all);
   EXPECT_TRUE(onNode(all, "a").empty()) << dump(all);
+  // NCCL prints opCounts in hex: 87 is "opCount 57", 120 "opCount 78".
+  const auto* f = find(all, "NCCL_RANK_LAGGING");
+  ASSERT_NE(f, nullptr);
+  EXPECT_NE(f->summary().find("(opCount 57)"), std::string::npos) << f->summary();
+  ASSERT_EQ(f->evidence_size(), 2);
+  EXPECT_EQ(f->evidence(0), "opCount 57: b rank 6");
+  EXPECT_EQ(f->evidence(1).substr(0, 12), "opCount 78: ");
+}
+
+TEST(CompareNodes, LaggingRanksQuoteTheOpCountAsTheNcclLogPrintsIt) {
+  // SYNTHETIC NCCL_DEBUG_SUBSYS=INIT,COLL lines in NCCL's formats (init.cc, enqueue.cc),
+  // one file per host: rank 3 on hostB is at opCount 27 (hex) while the others are at 2a.
+  auto init = [](const std::string& host, int pid, int dev, int rank, const std::string& comm) {
+    return host + ":" + std::to_string(pid) + ":" + std::to_string(pid) + " [" +
+           std::to_string(dev) + "] NCCL INFO ncclCommInitRank comm " + comm + " rank " +
+           std::to_string(rank) + " nranks 4 cudaDev " + std::to_string(dev) +
+           " nvmlDev 0 busId 1b000 commId 0x8a412f - Init COMPLETE\n";
+  };
+  auto coll = [](const std::string& host, int pid, int dev, const std::string& op,
+                 const std::string& comm) {
+    return host + ":" + std::to_string(pid) + ":" + std::to_string(pid) + " [" +
+           std::to_string(dev) + "] NCCL INFO AllReduce: opCount " + op +
+           " sendbuff 0x7f0000 recvbuff 0x7f0000 count 1048576 datatype 7 op 0 root 0 comm " +
+           comm + " [nranks=4] stream 0x5600\n";
+  };
+  v1::Snapshot a, b;
+  a.mutable_node()->set_slurm_node("hostA");
+  b.mutable_node()->set_slurm_node("hostB");
+  *a.add_nccl_logs()->mutable_parsed() = core::parseNcclLog(
+      init("hostA", 100, 0, 0, "0x55d0c0") + init("hostA", 101, 1, 1, "0x55d1c0") +
+      coll("hostA", 100, 0, "2a", "0x55d0c0") + coll("hostA", 101, 1, "2a", "0x55d1c0"));
+  *b.add_nccl_logs()->mutable_parsed() = core::parseNcclLog(
+      init("hostB", 200, 0, 2, "0x66a0c0") + init("hostB", 201, 1, 3, "0x66a1c0") +
+      coll("hostB", 200, 0, "2a", "0x66a0c0") + coll("hostB", 201, 1, "27", "0x66a1c0"));
+  const auto all = core::compareNodes({&a, &b}, {});
+  const auto behind = onNode(all, "hostB");
+  const auto* f = find(behind, "NCCL_RANK_LAGGING");
+  ASSERT_NE(f, nullptr) << dump(all);
+  EXPECT_EQ(f->summary(),
+            "Ranks on this node stopped at an earlier collective (opCount 27) than their peers");
+  ASSERT_EQ(f->evidence_size(), 2);
+  EXPECT_EQ(f->evidence(0), "opCount 27: hostB rank 3");
+  EXPECT_EQ(f->evidence(1), "opCount 2a: hostA rank 0, hostA rank 1, hostB rank 2");
+}
+
+TEST(CompareNodes, PyTorchSeqNumsAreDecimalAndNeverComparedWithNcclOpCounts) {
+  v1::Snapshot a, b;
+  a.mutable_node()->set_slurm_node("a");
+  b.mutable_node()->set_slurm_node("b");
+  auto add = [](v1::Snapshot& s, const std::string& host, int rank, uint64_t v,
+                v1::NcclRankProgress::Sequence seq) {
+    auto* r = s.add_nccl_logs()->mutable_parsed()->add_ranks();
+    r->set_host(host);
+    r->set_rank(rank);
+    r->set_op_count(v);
+    r->set_sequence(seq);
+  };
+  // Every rank at the same point by each count; the counts differ from each other.
+  add(a, "a", 0, 7753, v1::NcclRankProgress::TORCH_SEQ_NUM);
+  add(b, "b", 1, 7753, v1::NcclRankProgress::TORCH_SEQ_NUM);
+  add(a, "a", 0, 0x2a, v1::NcclRankProgress::NCCL_OP_COUNT);
+  add(b, "b", 1, 0x2a, v1::NcclRankProgress::NCCL_OP_COUNT);
+  EXPECT_TRUE(core::compareNodes({&a, &b}, {}).empty()) << dump(core::compareNodes({&a, &b}, {}));
+  // A rank behind by SeqNum is quoted in decimal.
+  add(b, "b", 2, 7750, v1::NcclRankProgress::TORCH_SEQ_NUM);
+  const auto all = core::compareNodes({&a, &b}, {});
+  const auto* f = find(all, "NCCL_RANK_LAGGING");
+  ASSERT_NE(f, nullptr);
+  EXPECT_EQ(f->node(), "b");
+  EXPECT_NE(f->summary().find("(SeqNum 7750)"), std::string::npos) << f->summary();
 }
 
 }  // namespace
