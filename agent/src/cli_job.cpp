@@ -51,47 +51,21 @@ std::string timestamp(std::chrono::system_clock::time_point t) {
   return buf;
 }
 
-// The job node a host name from a log or finding refers to: the Slurm name, the node's
-// own hostname, or either one's short form ("node7.cluster.local" is node7).
-std::optional<std::size_t> nodeIndexOf(const std::vector<core::AnalyzedNode>& nodes,
-                                       const std::string& host) {
-  const std::string short_host = host.substr(0, host.find('.'));
-  for (std::size_t i = 0; i < nodes.size(); ++i) {
-    const auto& id = nodes[i].snapshot.node();
-    for (const std::string& name : {core::nodeName(nodes[i].snapshot), id.hostname()}) {
-      if (name.empty()) continue;
-      if (name == host || name.substr(0, name.find('.')) == short_host) return i;
-    }
-  }
-  return std::nullopt;
-}
-
-// Findings go to the node they name; findings about hosts that are not job nodes (a log
-// line from another machine) stay with the first node so nothing is dropped.
-void distribute(std::vector<core::AnalyzedNode>& nodes,
-                std::vector<::ibcollect::v1::Finding> findings) {
-  if (nodes.empty()) return;
-  for (auto& f : findings) {
-    const auto i = nodeIndexOf(nodes, f.node());
-    // Speak of a job node by its job name, whatever form the log used.
-    if (i) f.set_node(core::nodeName(nodes[*i].snapshot));
-    nodes[i.value_or(0)].findings.push_back(std::move(f));
-  }
-}
-
 // NCCL logs the launcher can read itself (a shared filesystem), for logs no node brought.
 void attachLauncherLogs(CliEnvironment& env, const JobArgs& a,
                         std::vector<core::AnalyzedNode>& nodes) {
+  if (a.nccl_logs.empty() || nodes.empty()) return;
   std::set<std::string> carried;
   for (const auto& n : nodes) {
     for (const auto& l : n.snapshot.nccl_logs()) carried.insert(l.source());
   }
-  std::map<std::string, std::size_t> index;
-  for (std::size_t i = 0; i < nodes.size(); ++i)
-    index.emplace(core::nodeName(nodes[i].snapshot), i);
+  const core::JobNodeIndex index(nodes);
   const CollectLimits limits;
   for (const auto& pattern : a.nccl_logs) {
-    for (const auto& [host, i] : index) {
+    // A pattern without %h names the same files for every node: expand it once.
+    const bool per_host = pattern.find("%h") != std::string::npos;
+    for (std::size_t i = 0; i < (per_host ? nodes.size() : 1); ++i) {
+      const std::string host = core::nodeName(nodes[i].snapshot);
       for (const auto& path : expandLogPattern(pattern, host)) {
         if (!carried.insert(path).second) continue;
         std::vector<v1::ProbeError> errors;
@@ -101,7 +75,7 @@ void attachLauncherLogs(CliEnvironment& env, const JobArgs& a,
         // Attribute by the hostnames in the log when they name a job node.
         std::size_t target = i;
         for (const auto& h : log.parsed().hosts()) {
-          if (auto k = nodeIndexOf(nodes, h)) {
+          if (auto k = index.find(h)) {
             target = *k;
             break;
           }
@@ -271,16 +245,12 @@ int runJob(CliEnvironment& env, const JobArgs& a) {
     }
   }
 
-  std::vector<const ::ibcollect::v1::Snapshot*> answered;
-  for (const auto& n : nodes) {
-    if (n.unreachable_reason.empty()) answered.push_back(&n.snapshot);
-  }
+  std::size_t unreachable = 0;
+  for (const auto& n : nodes) unreachable += n.unreachable_reason.empty() ? 0 : 1;
   core::CompareOptions co;
   if (a.report.expect_rate > 0) co.expect_rate_gbps = a.report.expect_rate;
-  distribute(nodes, core::diagnoseJob(answered, co));
-  for (auto& n : nodes) core::sortFindings(n.findings);
+  core::diagnoseJobNodes(nodes, co);
 
-  const std::size_t unreachable = hosts.size() - answered.size();
   ReportOptions ro = a.report;
   const int code = printReport(env, std::move(nodes), ro, /*node_table=*/true);
   if (a.report.format != "json") {
@@ -319,12 +289,9 @@ int runCompare(CliEnvironment& env, const std::vector<std::string>& files,
     env.err << "ibcollect: nothing to compare: every input failed\n";
     return core::kExitCollectFailed;
   }
-  std::vector<const ::ibcollect::v1::Snapshot*> snaps;
-  for (const auto& n : nodes) snaps.push_back(&n.snapshot);
   core::CompareOptions co;
   if (ro.expect_rate > 0) co.expect_rate_gbps = ro.expect_rate;
-  distribute(nodes, core::diagnoseJob(snaps, co));
-  for (auto& n : nodes) core::sortFindings(n.findings);
+  core::diagnoseJobNodes(nodes, co);
   const int code = printReport(env, std::move(nodes), ro, /*node_table=*/true);
   return failed > 0 ? core::kExitCollectFailed : code;
 }

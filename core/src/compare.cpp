@@ -11,6 +11,7 @@
 #include "ibc/core/findings.h"
 #include "ibc/core/nccl_log.h"
 #include "ibc/core/rules.h"
+#include "ibc/core/slurm.h"
 #include "ibc/core/sysfs_values.h"
 
 namespace ibc::core {
@@ -525,6 +526,50 @@ std::vector<v1::Finding> diagnoseJob(const std::vector<const v1::Snapshot*>& sna
   }
   sortFindings(all);
   return all;
+}
+
+JobNodeIndex::JobNodeIndex(const std::vector<AnalyzedNode>& nodes) {
+  exact_.reserve(2 * nodes.size());
+  short_.reserve(2 * nodes.size());
+  for (std::size_t i = 0; i < nodes.size(); ++i) {
+    const auto& s = nodes[i].snapshot;
+    for (const std::string& name : {nodeName(s), s.node().hostname()}) {
+      if (name.empty()) continue;
+      exact_.try_emplace(name, i);  // the first node with a name keeps it
+      short_.try_emplace(std::string(shortHostName(name)), i);
+    }
+  }
+}
+
+std::optional<std::size_t> JobNodeIndex::find(std::string_view host) const {
+  if (host.empty()) return std::nullopt;
+  if (auto it = exact_.find(std::string(host)); it != exact_.end()) return it->second;
+  if (auto it = short_.find(std::string(shortHostName(host))); it != short_.end())
+    return it->second;
+  return std::nullopt;
+}
+
+void assignFindings(std::vector<AnalyzedNode>& nodes, std::vector<v1::Finding> findings) {
+  if (nodes.empty()) return;
+  const JobNodeIndex index(nodes);
+  std::vector<std::string> names;
+  names.reserve(nodes.size());
+  for (const auto& n : nodes) names.push_back(nodeName(n.snapshot));
+  for (auto& f : findings) {
+    const auto i = index.find(f.node());
+    if (i) f.set_node(names[*i]);
+    nodes[i.value_or(0)].findings.push_back(std::move(f));
+  }
+}
+
+void diagnoseJobNodes(std::vector<AnalyzedNode>& nodes, const CompareOptions& options) {
+  std::vector<const v1::Snapshot*> answered;
+  answered.reserve(nodes.size());
+  for (const auto& n : nodes) {
+    if (n.unreachable_reason.empty()) answered.push_back(&n.snapshot);
+  }
+  assignFindings(nodes, diagnoseJob(answered, options));
+  for (auto& n : nodes) sortFindings(n.findings);
 }
 
 }  // namespace ibc::core

@@ -1,10 +1,12 @@
-// Cross-node pieces of core/compare.h and what they print. Synthetic snapshots: only the
-// fields these functions read.
+// The launcher's aggregation (core/compare.h): host names → job nodes, findings handed to
+// their nodes, rank progress as NCCL prints it. Synthetic snapshots: only the fields these
+// functions read.
 
 #include "ibc/core/compare.h"
 
 #include <gtest/gtest.h>
 
+#include "ibc/core/findings.h"
 #include "ibc/core/nccl_log.h"
 #include "ibc/core/rules.h"
 
@@ -12,6 +14,84 @@ namespace ibc::core {
 namespace {
 
 namespace v1 = ::ibcollect::v1;
+
+AnalyzedNode node(const std::string& slurm, const std::string& hostname) {
+  AnalyzedNode n;
+  n.snapshot.mutable_node()->set_slurm_node(slurm);
+  n.snapshot.mutable_node()->set_hostname(hostname);
+  n.snapshot.mutable_node()->set_source("/");  // sysfs was read: no devices is a finding
+  return n;
+}
+
+v1::Finding finding(const std::string& code, const std::string& node) {
+  v1::Finding f;
+  f.set_code(code);
+  f.set_severity("warning");
+  f.set_node(node);
+  f.set_summary(code + " on " + node);
+  return f;
+}
+
+TEST(JobNodeIndex, FindsANodeBySlurmNameHostnameOrShortForm) {
+  const std::vector<AnalyzedNode> nodes{node("node1", "gpu-a1.cluster.local"), node("node2", ""),
+                                        node("", "10.0.0.3")};
+  const JobNodeIndex index(nodes);
+  EXPECT_EQ(index.find("node1"), 0u);
+  EXPECT_EQ(index.find("gpu-a1.cluster.local"), 0u);
+  EXPECT_EQ(index.find("gpu-a1"), 0u);  // NCCL prints the short hostname
+  EXPECT_EQ(index.find("node2.cluster.local"), 1u);
+  EXPECT_EQ(index.find("10.0.0.3"), 2u);
+  EXPECT_EQ(index.find("10.0.0.4"), std::nullopt);  // another address, not node 2
+  EXPECT_EQ(index.find("node3"), std::nullopt);
+  EXPECT_EQ(index.find(""), std::nullopt);
+}
+
+TEST(JobNodeIndex, AnExactNameWinsOverAnotherNodesShortForm) {
+  const std::vector<AnalyzedNode> nodes{node("", "node7.a.example"), node("node7", "")};
+  const JobNodeIndex index(nodes);
+  EXPECT_EQ(index.find("node7"), 1u);
+  EXPECT_EQ(index.find("node7.a.example"), 0u);
+  EXPECT_EQ(index.find("node7.b.example"), 0u);  // short form: the first node with it
+}
+
+TEST(AssignFindings, EveryFindingOfAThousandNodesReachesItsNodeUnderItsJobName) {
+  std::vector<AnalyzedNode> nodes;
+  for (int i = 0; i < 1000; ++i)
+    nodes.push_back(node("node" + std::to_string(i), "node" + std::to_string(i) + ".cl"));
+  std::vector<v1::Finding> findings;
+  for (int i = 999; i >= 0; --i) {
+    findings.push_back(finding("PHY_ERRORS", "node" + std::to_string(i)));
+    findings.push_back(finding("NCCL_IB_COMPLETION_ERROR", "node" + std::to_string(i) + ".cl"));
+  }
+  findings.push_back(finding("NCCL_CONNECT_FAILED", "login1"));  // not a job node
+  assignFindings(nodes, std::move(findings));
+  for (int i = 0; i < 1000; ++i) {
+    const auto& fs = nodes[static_cast<std::size_t>(i)].findings;
+    ASSERT_EQ(fs.size(), i == 0 ? 3u : 2u) << "node" << i;
+    for (const auto& f : fs) {
+      if (f.code() == "NCCL_CONNECT_FAILED") {
+        EXPECT_EQ(f.node(), "login1");  // kept, under the name the log used
+      } else {
+        EXPECT_EQ(f.node(), "node" + std::to_string(i));
+      }
+    }
+  }
+}
+
+TEST(DiagnoseJobNodes, OnlyAnsweringNodesAreDiagnosedAndFindingsAreSortedPerNode) {
+  std::vector<AnalyzedNode> nodes{node("node1", ""), node("node2", "")};
+  nodes[1].unreachable_reason = "no answer";
+  diagnoseJobNodes(nodes, {});
+  bool no_devices = false;
+  for (const auto& f : nodes[0].findings) no_devices = no_devices || f.code() == "NO_RDMA_DEVICES";
+  EXPECT_TRUE(no_devices);
+  auto sorted = nodes[0].findings;
+  sortFindings(sorted);
+  ASSERT_EQ(sorted.size(), nodes[0].findings.size());
+  for (std::size_t i = 0; i < sorted.size(); ++i)
+    EXPECT_EQ(sorted[i].code(), nodes[0].findings[i].code()) << i;
+  EXPECT_TRUE(nodes[1].findings.empty());
+}
 
 TEST(RankProgress, IsPrintedAsItsSourcePrintsIt) {
   EXPECT_EQ(formatRankProgress(v1::NcclRankProgress::NCCL_OP_COUNT, 39), "opCount 27");
