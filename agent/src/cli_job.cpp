@@ -31,6 +31,7 @@ struct JobArgs {
   std::string job;
   std::string launcher = "srun";
   std::string hosts;
+  std::size_t ssh_parallelism = JobOptions{}.ssh_parallelism;
   double window = 10;
   double timeout = 15;
   std::vector<std::string> nccl_logs;
@@ -97,6 +98,7 @@ int runJob(CliEnvironment& env, const JobArgs& a) {
   o.launcher = a.launcher == "ssh" ? Launcher::Ssh : Launcher::Srun;
   o.window = seconds(a.window);
   o.timeout = seconds(a.timeout);
+  o.ssh_parallelism = a.ssh_parallelism;
   o.nccl_logs = a.nccl_logs;
   o.nccl_tests = a.nccl_tests;
   o.agent_path = a.agent.empty() ? env.executable : a.agent;
@@ -421,6 +423,12 @@ void addJobCommands(CLI::App& app, CliEnvironment& env, std::vector<Command>& co
       ->group("Job");
   app.add_option("--hosts", ja->hosts,
                  "Nodes for --launcher ssh, or a subset of the job's nodes (hostlist)")
+      ->group("Job");
+  app.add_option("--ssh-parallelism", ja->ssh_parallelism,
+                 "--launcher ssh: hosts collected at once; more hosts go in waves, each wave "
+                 "with its own counter window")
+      ->check(CLI::Range(std::size_t{1}, kMaxSshParallelism))
+      ->capture_default_str()
       ->group("Job");
   app.add_option("--window", ja->window,
                  "Counter window in seconds, started on every node at the same moment")
