@@ -177,6 +177,11 @@ int runJob(CliEnvironment& env, const JobArgs& a) {
   JobCollection coll;
   if (!live.empty()) coll = collectJob(o, live, env.runner, env.clock, progress);
   for (const auto& n : coll.notices) env.err << "ibcollect: " << n << "\n";
+  if (coll.launch_refused) {
+    // Nothing ran on any node: one message, no table of "unreachable" nodes.
+    env.err << "ibcollect: " << *coll.launch_refused << "\n";
+    return core::kExitCollectFailed;
+  }
 
   const std::string dir =
       a.out.empty() ? "ibcollect-job" + o.job_id + "-" + timestamp(env.clock.now()) : a.out;

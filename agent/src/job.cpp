@@ -6,6 +6,7 @@
 #include <atomic>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <thread>
 
@@ -53,10 +54,13 @@ Result<core::SlurmJob> resolveSlurmJob(CommandRunner& runner, const JobOptions& 
   const std::string err = r->err + r->out;
   if (r->exit_code != 0 || core::containsIgnoreCase(r->err, "error")) {
     if (core::containsIgnoreCase(err, "Invalid job id")) {
+      // Slurm gives the same answer for a job hidden by PrivateData=jobs.
       return Error{ErrorCode::InvalidArgument,
                    "job " + o.job_id +
-                       " does not exist (Slurm: Invalid job id specified); "
-                       "check the id with `squeue -u $USER` or `sacct`"};
+                       " does not exist or is not visible to you (Slurm PrivateData): Slurm "
+                       "answers \"Invalid job id specified\" for both. Check the id with "
+                       "`squeue -u $USER` or `sacct -j " +
+                       o.job_id + "`; another user's job needs its owner or a Slurm operator"};
     }
     if (core::containsIgnoreCase(err, "permission denied") ||
         core::containsIgnoreCase(err, "Access/permission")) {
@@ -177,6 +181,42 @@ std::vector<std::string> expandLogPattern(const std::string& pattern, const std:
 
 namespace {
 
+// The line of srun's stderr worth showing (its first error, else its first line), with
+// srun's own "srun: " prefix once.
+std::string srunNotice(const std::string& err) {
+  std::string pick;
+  core::forEachLine(err, [&](std::string_view line, uint32_t) {
+    if (pick.empty() && core::containsIgnoreCase(line, "error")) pick = firstLine(line);
+  });
+  if (pick.empty()) pick = firstLine(err);
+  return core::startsWith(pick, "srun:") ? pick : "srun: " + pick;
+}
+
+// srun refusing the whole step before any node ran it: the job is not this user's to
+// step into, or it is gone (or hidden by PrivateData). Every node would otherwise be
+// listed as unreachable for a reason that has nothing to do with the nodes.
+std::optional<std::string> srunRefusal(const std::string& err, const std::string& job_id,
+                                       const std::vector<std::string>& hosts) {
+  const std::string said = srunNotice(err);
+  // Slurm's text for ESLURM_ACCESS_DENIED; a plain "Permission denied" is a node's own
+  // (execve of the agent), not Slurm refusing the step.
+  if (core::containsIgnoreCase(err, "Access/permission denied")) {
+    return "Slurm does not let this user run a step in job " + job_id + " (" + said +
+           "): only the job's owner, or a Slurm operator or administrator, can. Run ibcollect "
+           "--job as the job's owner, or collect over ssh with --launcher ssh --hosts " +
+           core::compressHostlist(hosts);
+  }
+  if (core::containsIgnoreCase(err, "Invalid job id") ||
+      core::containsIgnoreCase(err, "has expired") ||
+      core::containsIgnoreCase(err, "already completing or completed")) {
+    return "srun cannot attach to job " + job_id + " (" + said +
+           "): the job ended after it was looked up, or Slurm PrivateData hides it from this "
+           "user. Check it with `squeue -j " +
+           job_id + "`";
+  }
+  return std::nullopt;
+}
+
 // Reasons srun gives on stderr, by node name ("srun: error: node4: task 3: ...",
 // "... failed on node node4: Communication connection failure").
 std::map<std::string, std::string> srunNodeErrors(const std::string& err,
@@ -243,8 +283,9 @@ JobCollection collectJob(const JobOptions& o, const std::vector<std::string>& ho
         out.notices.push_back("stopped srun after " + std::to_string(budget.count() / 1000) +
                               " s (launch + window + --timeout)");
       }
-      if (!r->err.empty() && answered < hosts.size()) {
-        out.notices.push_back("srun: " + firstLine(r->err));
+      if (answered == 0) out.launch_refused = srunRefusal(r->err, o.job_id, hosts);
+      if (!r->err.empty() && answered < hosts.size() && !out.launch_refused) {
+        out.notices.push_back(srunNotice(r->err));
       }
     }
   } else {

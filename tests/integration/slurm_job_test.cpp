@@ -281,6 +281,24 @@ TEST_F(SlurmJob, NcclLogsWrittenPerNodeAreAttributedToTheirNodes) {
   EXPECT_FALSE(has(verdict(nodes, "node2", ctx), "NCCL_IB_COMPLETION_ERROR", "critical"));
 }
 
+TEST_F(SlurmJob, AUserWhoMayNotRunStepsInTheJobGetsOneMessageAndExitCode4) {
+  // nobody may see root's job (no PrivateData here) but not run a step in it: real
+  // srun says "Unable to create step for job N: Access/permission denied".
+  ProcessRunner runner;
+  auto r = runner.run({"setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", IBC_BINARY,
+                       "--job", job_, "--window", "0", "--out", (dir_ / "run8").string()},
+                      60s);
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->exit_code, 4) << r->err;
+  EXPECT_NE(r->err.find("does not let this user run a step in job " + job_), std::string::npos)
+      << r->err;
+  EXPECT_NE(r->err.find("Access/permission denied"), std::string::npos) << r->err;
+  EXPECT_EQ(r->err.find("unreachable"), std::string::npos) << r->err;
+  EXPECT_EQ(r->err.find("srun: srun:"), std::string::npos) << r->err;
+  EXPECT_EQ(r->out, "");
+  EXPECT_FALSE(std::filesystem::exists(dir_ / "run8"));
+}
+
 // The collector process of a node's step: an `ibcollect job-step` whose parent is the
 // step's supervisor (also `job-step`) and whose Slurm node is `node`. slurmstepd detaches
 // from slurmd, so the process tree cannot be walked from slurmd.

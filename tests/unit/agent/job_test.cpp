@@ -101,6 +101,12 @@ TEST(ResolveSlurmJob, UnknownJobsPermissionAndMissingSlurmAreDistinct) {
   ASSERT_FALSE(u.ok());
   EXPECT_EQ(u.error().code, ErrorCode::InvalidArgument);
 
+  // Slurm 22.05 prints this for a job that does not exist and for one PrivateData=jobs
+  // hides from this user alike: the message must not claim the job does not exist.
+  EXPECT_NE(u.error().message.find("does not exist or is not visible to you (Slurm PrivateData)"),
+            std::string::npos)
+      << u.error().message;
+
   ScriptedRunner denied;
   denied.scripts["scontrol"] =
       CommandResult{1, false, "", "slurm_load_jobs error: Access/permission denied\n", false};
@@ -177,6 +183,83 @@ TEST(CollectJob, ReassemblesEveryNodeFromSrunsMergedOutputAndNamesTheSilentOne) 
   auto ws = std::find(argv.begin(), argv.end(), "--window-start");
   ASSERT_NE(ws, argv.end());
   EXPECT_EQ(*(ws + 1), "1800000000500");
+}
+
+TEST(CollectJob, SrunNoticesCarrySrunsPrefixOnce) {
+  ScriptedRunner r;
+  r.stream_result = CommandResult{
+      1, false, "",
+      "srun: Job 1234 step creation temporarily disabled, retrying (Requested nodes are busy)\n"
+      "srun: error: node3: task 2: Exited with exit code 127\n",
+      false};
+  FixedClock clock;
+  const auto coll = collectJob(options("1234"), {"node3"}, r, clock, nullptr);
+  ASSERT_EQ(coll.notices.size(), 1u);
+  EXPECT_EQ(coll.notices[0], "srun: error: node3: task 2: Exited with exit code 127");
+  EXPECT_FALSE(coll.launch_refused);
+}
+
+struct SrunRefusal {
+  std::string name;
+  std::string err;   // srun's stderr, as Slurm 22.05 prints it (seen on the test cluster)
+  std::string says;  // in the message
+};
+
+class SrunRefusesTheStep : public ::testing::TestWithParam<SrunRefusal> {};
+
+TEST_P(SrunRefusesTheStep, BeforeAnyNodeAnswersOneMessageInsteadOfUnreachableNodes) {
+  ScriptedRunner r;
+  r.stream_result = CommandResult{1, false, "", GetParam().err, false};
+  FixedClock clock;
+  const auto coll = collectJob(options("1234"), {"node1", "node2"}, r, clock, nullptr);
+  ASSERT_TRUE(coll.launch_refused.has_value());
+  EXPECT_NE(coll.launch_refused->find(GetParam().says), std::string::npos) << *coll.launch_refused;
+  // srun's line once, with its own prefix once.
+  EXPECT_NE(coll.launch_refused->find("(srun: error: Unable to "), std::string::npos)
+      << *coll.launch_refused;
+  EXPECT_EQ(coll.launch_refused->find("srun: srun:"), std::string::npos);
+  EXPECT_TRUE(coll.notices.empty());
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Slurm2205, SrunRefusesTheStep,
+    ::testing::Values(
+        // A user who may see the job (no PrivateData) but is not its owner.
+        SrunRefusal{"StepDenied",
+                    "srun: error: Unable to create step for job 1234: Access/permission denied\n",
+                    "does not let this user run a step in job 1234"},
+        // The same user's srun when PrivateData=jobs hides the job.
+        SrunRefusal{
+            "HiddenJobDenied",
+            "srun: error: Unable to confirm allocation for job 1234: Access/permission denied\n"
+            "srun: Check SLURM_JOB_ID environment variable. Expired or invalid job 1234\n",
+            "does not let this user run a step in job 1234"},
+        // The job ended after scontrol saw it (or never existed).
+        SrunRefusal{
+            "JobGone",
+            "srun: error: Unable to confirm allocation for job 1234: Invalid job id specified\n"
+            "srun: Check SLURM_JOB_ID environment variable. Expired or invalid job 1234\n",
+            "Slurm PrivateData hides it"},
+        SrunRefusal{"JobCompleting",
+                    "srun: error: Unable to create step for job 1234: Job/step already completing "
+                    "or completed\n",
+                    "the job ended after it was looked up"}),
+    [](const ::testing::TestParamInfo<SrunRefusal>& p) { return p.param.name; });
+
+TEST(CollectJob, ANodesOwnPermissionErrorIsNotSlurmRefusingTheStep) {
+  // execve of the agent failing on the nodes is the nodes' business: named per node.
+  ScriptedRunner r;
+  r.stream_result =
+      CommandResult{1, false, "",
+                    "slurmstepd: error: execve(): /opt/ibcollect/bin/ibcollect: Permission denied\n"
+                    "srun: error: node1: task 0: Exited with exit code 13\n",
+                    false};
+  FixedClock clock;
+  const auto coll = collectJob(options("1234"), {"node1"}, r, clock, nullptr);
+  EXPECT_FALSE(coll.launch_refused);
+  ASSERT_EQ(coll.nodes.size(), 1u);
+  EXPECT_NE(coll.nodes[0].unreachable_reason.find("node1: task 0"), std::string::npos)
+      << coll.nodes[0].unreachable_reason;
 }
 
 TEST(CollectJob, NodesThatNeverAnswerAreUnreachableWithTheTimeoutInTheReason) {

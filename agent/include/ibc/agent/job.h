@@ -50,7 +50,8 @@ struct JobOptions {
   std::chrono::milliseconds command_timeout{15000};  // scontrol / sinfo
 };
 
-// Error codes: InvalidArgument = no such job (usage); Unavailable = Slurm not installed
+// Error codes: InvalidArgument = no such job, or one PrivateData hides (Slurm says
+// "Invalid job id specified" for both; usage); Unavailable = Slurm not installed
 // or not answering; PermissionDenied = the job is not visible to this user; Unsupported =
 // the job is not running (its nodes are no longer allocated to it). Messages say what to
 // do next.
@@ -80,6 +81,10 @@ struct JobCollection {
   std::chrono::system_clock::time_point window_start;
   std::size_t waves = 0;             // ssh: waves of ssh_parallelism hosts launched
   std::vector<std::string> notices;  // launcher messages worth showing (srun errors, ...)
+  // srun refused the step before any node answered (the user may see the job but not
+  // run steps in it; the job is gone or hidden by PrivateData): what to tell the user.
+  // The nodes are then not at fault and must not be reported as unreachable.
+  std::optional<std::string> launch_refused;
 };
 
 // Runs the collection step on `hosts`. `progress(answered, total)` is called as nodes
