@@ -61,6 +61,9 @@ void attachLauncherLogs(CliEnvironment& env, const JobArgs& a,
     for (const auto& l : n.snapshot.nccl_logs()) carried.insert(l.source());
   }
   const core::JobNodeIndex index(nodes);
+  std::size_t first_answered = 0;
+  while (first_answered < nodes.size() && !nodes[first_answered].unreachable_reason.empty())
+    ++first_answered;
   const CollectLimits limits;
   for (const auto& pattern : a.nccl_logs) {
     // A pattern without %h names the same files for every node: expand it once.
@@ -81,6 +84,11 @@ void attachLauncherLogs(CliEnvironment& env, const JobArgs& a,
             break;
           }
         }
+        // An unreachable node's snapshot is not diagnosed: its log rides with the first
+        // node that answered, and the findings, which name the log's host, still come
+        // back to it.
+        if (!nodes[target].unreachable_reason.empty() && first_answered < nodes.size())
+          target = first_answered;
         *nodes[target].snapshot.add_nccl_logs() = std::move(log);
       }
     }
@@ -370,18 +378,31 @@ int collectStep(CliEnvironment& env, const StepArgs& a, const std::string& node)
   }
   co.job_id = a.job;
   co.agent_version = IBC_VERSION;
-  // NCCL_DEBUG_FILE patterns: %h is this node's hostname (and its Slurm name).
-  std::set<std::string> logs, tests;
+  // NCCL_DEBUG_FILE patterns: %h is this node's hostname (and its Slurm name). A pattern
+  // without %h names a place every node reads (a shared filesystem): only the logs whose
+  // NCCL lines name this node (or no host) are kept, or every node would carry, and the
+  // launcher count, every rank's log.
+  std::set<std::string> logs, shared, tests;
   for (const auto& name : std::set<std::string>{node, facts.hostname}) {
     if (name.empty()) continue;
     for (const auto& p : a.nccl_logs) {
+      if (p.find("%h") == std::string::npos) continue;
       for (auto& f : expandLogPattern(p, name)) logs.insert(std::move(f));
     }
     for (const auto& p : a.nccl_tests) {
       for (auto& f : expandLogPattern(p, name)) tests.insert(std::move(f));
     }
   }
+  for (const auto& p : a.nccl_logs) {
+    if (p.find("%h") != std::string::npos) continue;
+    for (auto& f : expandLogPattern(p, node)) {
+      if (logs.count(f) == 0) shared.insert(std::move(f));
+    }
+  }
   co.nccl_logs.assign(logs.begin(), logs.end());
+  co.shared_nccl_logs.assign(shared.begin(), shared.end());
+  co.node_names = {node};
+  if (!facts.hostname.empty()) co.node_names.push_back(facts.hostname);
   co.nccl_tests.assign(tests.begin(), tests.end());
   HostSeams seams{*host,  env.files, env.runner, env.clock, env.env, [facts] { return facts; },
                   nullptr};

@@ -6,6 +6,7 @@
 #include <map>
 #include <set>
 #include <tuple>
+#include <unordered_set>
 
 #include "ibc/core/counters.h"
 #include "ibc/core/findings.h"
@@ -515,9 +516,17 @@ std::vector<v1::Finding> diagnoseJob(const std::vector<const v1::Snapshot*>& sna
   std::vector<v1::Finding> all;
   RuleOptions ro;
   ro.expect_rate_gbps = o.expect_rate_gbps;
+  // Several snapshots can hold the same evidence (an NCCL log in a shared directory that
+  // names other hosts' ranks, read on every node): a finding that names the same node
+  // with the same words and evidence is one finding, however many snapshots show it.
+  std::unordered_set<std::string> identical;
   for (const auto* s : snaps) {
-    auto f = diagnoseNode(*s, ro);
-    std::move(f.begin(), f.end(), std::back_inserter(all));
+    for (auto& f : diagnoseNode(*s, ro)) {
+      std::string key = f.code() + '\0' + f.severity() + '\0' + f.node() + '\0' + f.device() +
+                        '\0' + std::to_string(f.port()) + '\0' + f.summary() + '\0' + f.action();
+      for (const auto& e : f.evidence()) key += '\0' + e;
+      if (identical.insert(std::move(key)).second) all.push_back(std::move(f));
+    }
   }
   std::set<std::tuple<std::string, std::string, std::string, uint32_t>> seen;
   for (const auto& f : all) seen.emplace(f.code(), f.node(), f.device(), f.port());

@@ -20,6 +20,7 @@
 #include "collector_process.h"
 #include "fixtures.h"
 #include "ibc/agent/os.h"
+#include "ibc/core/snapshot_file.h"
 #include "ibc/core/text.h"
 #include "sysfs_json.h"
 
@@ -279,6 +280,54 @@ TEST_F(SlurmJob, NcclLogsWrittenPerNodeAreAttributedToTheirNodes) {
   EXPECT_TRUE(has(verdict(nodes, "node1", ctx), "NCCL_IB_COMPLETION_ERROR", "critical"))
       << ctx.substr(0, 2000);
   EXPECT_FALSE(has(verdict(nodes, "node2", ctx), "NCCL_IB_COMPLETION_ERROR", "critical"));
+}
+
+TEST_F(SlurmJob, NcclLogsInASharedDirectoryAreCountedOnceOnTheirNode) {
+  // SYNTHETIC NCCL_DEBUG_FILE=/shared/nccl/rank%r.log-style output in NCCL's line format,
+  // read through a glob without %h: every node of the job sees every rank's file (the
+  // cluster shares this machine's filesystem). Rank 0 ran on node1 and hit a completion
+  // error; rank 1 on node2 is healthy.
+  const auto logs = dir_ / "shared-nccl";
+  std::filesystem::create_directories(logs);
+  std::ofstream(logs / "rank0.log")
+      << "node1.cluster.local:4242:4300 [0] NCCL INFO NET/IB : Using [0]mlx4_0:1/IB ; OOB "
+         "ib0:10.0.0.1<0>\n"
+         "node1.cluster.local:4242:4300 [0] transport/net_ib.cc:1295 NCCL WARN NET/IB : Got "
+         "completion from peer 10.0.0.2<4242> with error 12, opcode 0, len 0, vendor err 129 "
+         "(Recv)\n";
+  std::ofstream(logs / "rank1.log")
+      << "node2:5151:5200 [0] NCCL INFO NET/IB : Using [0]mlx4_0:1/IB ; OOB ib0:10.0.0.2<0>\n";
+  auto r = runJob({"--window", "0", "--nccl-log", (logs / "rank*.log").string(), "--out",
+                   (dir_ / "run7").string()});
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  const auto nodes = parseReport(r.out);
+  const std::string ctx = r.out + r.err;
+  std::size_t completion = 0;
+  for (const auto& [node, v] : nodes)
+    completion += v.findings.count({"NCCL_IB_COMPLETION_ERROR", "critical"});
+  EXPECT_EQ(completion, 1u) << ctx.substr(0, 3000);
+  EXPECT_TRUE(has(verdict(nodes, "node1", ctx), "NCCL_IB_COMPLETION_ERROR", "critical"));
+  // Each node carried its own rank's log only, not every rank's.
+  auto logsOf = [&](const std::string& node) {
+    std::vector<std::string> sources;
+    auto env = ibc::core::decodeSnapshotFile(
+        ibc::test::readAll((dir_ / "run7" / (node + ".ibsnap")).string()));
+    if (!env.ok()) {
+      ADD_FAILURE() << node << ": " << env.error().message;
+      return sources;
+    }
+    auto snap = ibc::core::openSnapshot(*env);
+    if (!snap.ok()) {
+      ADD_FAILURE() << node << ": " << snap.error().message;
+      return sources;
+    }
+    for (const auto& l : snap->nccl_logs())
+      sources.push_back(std::filesystem::path(l.source()).filename().string());
+    return sources;
+  };
+  EXPECT_EQ(logsOf("node1"), std::vector<std::string>{"rank0.log"});
+  EXPECT_EQ(logsOf("node2"), std::vector<std::string>{"rank1.log"});
+  EXPECT_EQ(logsOf("node3"), std::vector<std::string>{});
 }
 
 TEST_F(SlurmJob, AUserWhoMayNotRunStepsInTheJobGetsOneMessageAndExitCode4) {

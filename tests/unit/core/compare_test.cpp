@@ -1,6 +1,6 @@
 // The launcher's aggregation (core/compare.h): host names → job nodes, findings handed to
-// their nodes, rank progress as NCCL prints it. Synthetic snapshots: only the fields these
-// functions read.
+// their nodes, findings several snapshots repeat word for word, rank progress as NCCL
+// prints it. Synthetic snapshots: only the fields these functions read.
 
 #include "ibc/core/compare.h"
 
@@ -91,6 +91,39 @@ TEST(DiagnoseJobNodes, OnlyAnsweringNodesAreDiagnosedAndFindingsAreSortedPerNode
   for (std::size_t i = 0; i < sorted.size(); ++i)
     EXPECT_EQ(sorted[i].code(), nodes[0].findings[i].code()) << i;
   EXPECT_TRUE(nodes[1].findings.empty());
+}
+
+v1::Snapshot withSharedLog(const std::string& name, const std::string& log_text) {
+  v1::Snapshot s;
+  s.mutable_node()->set_slurm_node(name);
+  s.mutable_node()->set_source("/");
+  auto* log = s.add_nccl_logs();
+  log->set_source("/shared/nccl/rank0.log");
+  *log->mutable_parsed() = parseNcclLog(log_text);
+  return s;
+}
+
+TEST(DiagnoseJob, AFindingEveryNodeRepeatsFromTheSameLogIsReportedOnce) {
+  // One rank's log (NCCL's completion-error line, as in the real captures) carried by
+  // three nodes, as a shared --nccl-log glob without %h made every node read it.
+  const std::string text =
+      "node1:4242:4300 [0] transport/net_ib.cc:1295 NCCL WARN NET/IB : Got completion from "
+      "peer 10.0.0.2<4242> with error 12, opcode 0, len 0, vendor err 129 (Recv)\n";
+  const auto a = withSharedLog("node1", text), b = withSharedLog("node2", text),
+             c = withSharedLog("node3", text);
+  const auto all = diagnoseJob({&a, &b, &c}, {});
+  int completion = 0;
+  for (const auto& f : all) {
+    if (f.code() == "NCCL_IB_COMPLETION_ERROR") {
+      ++completion;
+      EXPECT_EQ(f.node(), "node1");
+    }
+  }
+  EXPECT_EQ(completion, 1);
+  // Each node's own findings (no devices) stay: they name different nodes.
+  int no_devices = 0;
+  for (const auto& f : all) no_devices += f.code() == "NO_RDMA_DEVICES" ? 1 : 0;
+  EXPECT_EQ(no_devices, 3);
 }
 
 TEST(RankProgress, IsPrintedAsItsSourcePrintsIt) {

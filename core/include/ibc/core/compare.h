@@ -36,7 +36,8 @@ std::vector<::ibcollect::v1::Finding> compareNodes(
     const std::vector<const ::ibcollect::v1::Snapshot*>& nodes, const CompareOptions& options);
 
 // Single-node findings of every node plus the cross-node ones, without duplicates (a
-// port below both --expect-rate... and its peers is reported once), sorted.
+// port below both --expect-rate... and its peers is reported once; a finding several
+// snapshots show word for word — one NCCL log carried by several nodes — once), sorted.
 std::vector<::ibcollect::v1::Finding> diagnoseJob(
     const std::vector<const ::ibcollect::v1::Snapshot*>& nodes, const CompareOptions& options);
 
