@@ -1,6 +1,7 @@
 // Benchmark (on demand, not in CI): the launcher side of `ibcollect --job` for N nodes —
 // reassemble N nodes' step output, decode the snapshots, run every single-node rule and
-// the cross-node comparison, build and render the report — timed for N = 250 ... 2,000.
+// the cross-node comparison and hand each finding to its node (core::diagnoseJobNodes, as
+// the CLI does), build and render the report — timed for N = 250 ... 2,000 (or max_nodes).
 //
 // The nodes are SYNTHETIC: snapshots collected from the real class-view captures in
 // tests/fixtures/real/sysfs (mlx4 QDR, mlx5 VF with error counters, mlx4 with saturated
@@ -113,12 +114,12 @@ int main(int argc, char** argv) {
       nodes.push_back(std::move(a));
     }
     const auto t2 = std::chrono::steady_clock::now();
-    std::vector<const v1::Snapshot*> snaps;
-    for (const auto& a : nodes) snaps.push_back(&a.snapshot);
-    auto findings = core::diagnoseJob(snaps, {});
+    // What `ibcollect --job` and `ibcollect compare` run: every rule, then each finding
+    // handed to the node it names.
+    core::diagnoseJobNodes(nodes, {});
     const auto t3 = std::chrono::steady_clock::now();
-    nodes.front().findings = std::move(findings);
-    const std::size_t findings_count = nodes.front().findings.size();
+    std::size_t findings_count = 0;
+    for (const auto& a : nodes) findings_count += a.findings.size();
     const auto report = core::buildReport(std::move(nodes));
     core::TextOptions to;
     to.node_table = true;

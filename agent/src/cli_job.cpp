@@ -31,6 +31,7 @@ struct JobArgs {
   std::string job;
   std::string launcher = "srun";
   std::string hosts;
+  std::size_t ssh_parallelism = JobOptions{}.ssh_parallelism;
   double window = 10;
   double timeout = 15;
   std::vector<std::string> nccl_logs;
@@ -51,61 +52,46 @@ std::string timestamp(std::chrono::system_clock::time_point t) {
   return buf;
 }
 
-// The job node a host name from a log or finding refers to: the Slurm name, the node's
-// own hostname, or either one's short form ("node7.cluster.local" is node7).
-std::optional<std::size_t> nodeIndexOf(const std::vector<core::AnalyzedNode>& nodes,
-                                       const std::string& host) {
-  const std::string short_host = host.substr(0, host.find('.'));
-  for (std::size_t i = 0; i < nodes.size(); ++i) {
-    const auto& id = nodes[i].snapshot.node();
-    for (const std::string& name : {core::nodeName(nodes[i].snapshot), id.hostname()}) {
-      if (name.empty()) continue;
-      if (name == host || name.substr(0, name.find('.')) == short_host) return i;
-    }
-  }
-  return std::nullopt;
-}
-
-// Findings go to the node they name; findings about hosts that are not job nodes (a log
-// line from another machine) stay with the first node so nothing is dropped.
-void distribute(std::vector<core::AnalyzedNode>& nodes,
-                std::vector<::ibcollect::v1::Finding> findings) {
-  if (nodes.empty()) return;
-  for (auto& f : findings) {
-    const auto i = nodeIndexOf(nodes, f.node());
-    // Speak of a job node by its job name, whatever form the log used.
-    if (i) f.set_node(core::nodeName(nodes[*i].snapshot));
-    nodes[i.value_or(0)].findings.push_back(std::move(f));
-  }
-}
-
 // NCCL logs the launcher can read itself (a shared filesystem), for logs no node brought.
 void attachLauncherLogs(CliEnvironment& env, const JobArgs& a,
                         std::vector<core::AnalyzedNode>& nodes) {
+  if (a.nccl_logs.empty() || nodes.empty()) return;
   std::set<std::string> carried;
   for (const auto& n : nodes) {
     for (const auto& l : n.snapshot.nccl_logs()) carried.insert(l.source());
   }
-  std::map<std::string, std::size_t> index;
-  for (std::size_t i = 0; i < nodes.size(); ++i)
-    index.emplace(core::nodeName(nodes[i].snapshot), i);
+  const core::JobNodeIndex index(nodes);
+  std::size_t first_answered = 0;
+  while (first_answered < nodes.size() && !nodes[first_answered].unreachable_reason.empty())
+    ++first_answered;
   const CollectLimits limits;
   for (const auto& pattern : a.nccl_logs) {
-    for (const auto& [host, i] : index) {
+    // A pattern without %h names the same files for every node: expand it once.
+    const bool per_host = pattern.find("%h") != std::string::npos;
+    for (std::size_t i = 0; i < (per_host ? nodes.size() : 1); ++i) {
+      const std::string host = core::nodeName(nodes[i].snapshot);
       for (const auto& path : expandLogPattern(pattern, host)) {
         if (!carried.insert(path).second) continue;
         std::vector<v1::ProbeError> errors;
         auto log = readNcclLog(env.files, path, limits, host, errors);
-        for (const auto& e : errors)
-          env.err << "ibcollect: cannot read " << e.path() << ": " << e.message() << "\n";
+        for (const auto& e : errors) {
+          const bool partly = e.error() == core::errorCodeName(core::ErrorCode::TooLarge);
+          env.err << "ibcollect: " << (partly ? "note: " : "cannot read ") << e.path() << ": "
+                  << e.message() << "\n";
+        }
         // Attribute by the hostnames in the log when they name a job node.
         std::size_t target = i;
         for (const auto& h : log.parsed().hosts()) {
-          if (auto k = nodeIndexOf(nodes, h)) {
+          if (auto k = index.find(h)) {
             target = *k;
             break;
           }
         }
+        // An unreachable node's snapshot is not diagnosed: its log rides with the first
+        // node that answered, and the findings, which name the log's host, still come
+        // back to it.
+        if (!nodes[target].unreachable_reason.empty() && first_answered < nodes.size())
+          target = first_answered;
         *nodes[target].snapshot.add_nccl_logs() = std::move(log);
       }
     }
@@ -123,6 +109,7 @@ int runJob(CliEnvironment& env, const JobArgs& a) {
   o.launcher = a.launcher == "ssh" ? Launcher::Ssh : Launcher::Srun;
   o.window = seconds(a.window);
   o.timeout = seconds(a.timeout);
+  o.ssh_parallelism = a.ssh_parallelism;
   o.nccl_logs = a.nccl_logs;
   o.nccl_tests = a.nccl_tests;
   o.agent_path = a.agent.empty() ? env.executable : a.agent;
@@ -201,6 +188,11 @@ int runJob(CliEnvironment& env, const JobArgs& a) {
   JobCollection coll;
   if (!live.empty()) coll = collectJob(o, live, env.runner, env.clock, progress);
   for (const auto& n : coll.notices) env.err << "ibcollect: " << n << "\n";
+  if (coll.launch_refused) {
+    // Nothing ran on any node: one message, no table of "unreachable" nodes.
+    env.err << "ibcollect: " << *coll.launch_refused << "\n";
+    return core::kExitCollectFailed;
+  }
 
   const std::string dir =
       a.out.empty() ? "ibcollect-job" + o.job_id + "-" + timestamp(env.clock.now()) : a.out;
@@ -271,16 +263,12 @@ int runJob(CliEnvironment& env, const JobArgs& a) {
     }
   }
 
-  std::vector<const ::ibcollect::v1::Snapshot*> answered;
-  for (const auto& n : nodes) {
-    if (n.unreachable_reason.empty()) answered.push_back(&n.snapshot);
-  }
+  std::size_t unreachable = 0;
+  for (const auto& n : nodes) unreachable += n.unreachable_reason.empty() ? 0 : 1;
   core::CompareOptions co;
   if (a.report.expect_rate > 0) co.expect_rate_gbps = a.report.expect_rate;
-  distribute(nodes, core::diagnoseJob(answered, co));
-  for (auto& n : nodes) core::sortFindings(n.findings);
+  core::diagnoseJobNodes(nodes, co);
 
-  const std::size_t unreachable = hosts.size() - answered.size();
   ReportOptions ro = a.report;
   const int code = printReport(env, std::move(nodes), ro, /*node_table=*/true);
   if (a.report.format != "json") {
@@ -319,12 +307,9 @@ int runCompare(CliEnvironment& env, const std::vector<std::string>& files,
     env.err << "ibcollect: nothing to compare: every input failed\n";
     return core::kExitCollectFailed;
   }
-  std::vector<const ::ibcollect::v1::Snapshot*> snaps;
-  for (const auto& n : nodes) snaps.push_back(&n.snapshot);
   core::CompareOptions co;
   if (ro.expect_rate > 0) co.expect_rate_gbps = ro.expect_rate;
-  distribute(nodes, core::diagnoseJob(snaps, co));
-  for (auto& n : nodes) core::sortFindings(n.findings);
+  core::diagnoseJobNodes(nodes, co);
   const int code = printReport(env, std::move(nodes), ro, /*node_table=*/true);
   return failed > 0 ? core::kExitCollectFailed : code;
 }
@@ -396,18 +381,31 @@ int collectStep(CliEnvironment& env, const StepArgs& a, const std::string& node)
   }
   co.job_id = a.job;
   co.agent_version = IBC_VERSION;
-  // NCCL_DEBUG_FILE patterns: %h is this node's hostname (and its Slurm name).
-  std::set<std::string> logs, tests;
+  // NCCL_DEBUG_FILE patterns: %h is this node's hostname (and its Slurm name). A pattern
+  // without %h names a place every node reads (a shared filesystem): only the logs whose
+  // NCCL lines name this node (or no host) are kept, or every node would carry, and the
+  // launcher count, every rank's log.
+  std::set<std::string> logs, shared, tests;
   for (const auto& name : std::set<std::string>{node, facts.hostname}) {
     if (name.empty()) continue;
     for (const auto& p : a.nccl_logs) {
+      if (p.find("%h") == std::string::npos) continue;
       for (auto& f : expandLogPattern(p, name)) logs.insert(std::move(f));
     }
     for (const auto& p : a.nccl_tests) {
       for (auto& f : expandLogPattern(p, name)) tests.insert(std::move(f));
     }
   }
+  for (const auto& p : a.nccl_logs) {
+    if (p.find("%h") != std::string::npos) continue;
+    for (auto& f : expandLogPattern(p, node)) {
+      if (logs.count(f) == 0) shared.insert(std::move(f));
+    }
+  }
   co.nccl_logs.assign(logs.begin(), logs.end());
+  co.shared_nccl_logs.assign(shared.begin(), shared.end());
+  co.node_names = {node};
+  if (!facts.hostname.empty()) co.node_names.push_back(facts.hostname);
   co.nccl_tests.assign(tests.begin(), tests.end());
   HostSeams seams{*host,  env.files, env.runner, env.clock, env.env, [facts] { return facts; },
                   nullptr};
@@ -454,6 +452,12 @@ void addJobCommands(CLI::App& app, CliEnvironment& env, std::vector<Command>& co
       ->group("Job");
   app.add_option("--hosts", ja->hosts,
                  "Nodes for --launcher ssh, or a subset of the job's nodes (hostlist)")
+      ->group("Job");
+  app.add_option("--ssh-parallelism", ja->ssh_parallelism,
+                 "--launcher ssh: hosts collected at once; more hosts go in waves, each wave "
+                 "with its own counter window")
+      ->check(CLI::Range(std::size_t{1}, kMaxSshParallelism))
+      ->capture_default_str()
       ->group("Job");
   app.add_option("--window", ja->window,
                  "Counter window in seconds, started on every node at the same moment")

@@ -12,6 +12,7 @@
 #include "ibc/core/nccl_log.h"
 #include "ibc/core/nccl_tests.h"
 #include "ibc/core/proto_text.h"
+#include "ibc/core/slurm.h"
 #include "ibc/core/snapshot_file.h"
 #include "ibc/core/sysfs_values.h"
 #include "ibc/core/text.h"
@@ -321,34 +322,75 @@ void readKernelLogFile(const Filesystem& files, const std::string& path,
   collectKernelLogText(*text, "file:" + path, limits, out);
 }
 
-v1::NcclLog readNcclLog(const Filesystem& files, const std::string& path,
-                        const CollectLimits& limits, const std::string& default_host,
-                        std::vector<v1::ProbeError>& errors) {
+namespace {
+
+v1::NcclLog ncclLogFromText(const std::string& path, const std::string& text, bool truncated,
+                            const CollectLimits& limits, const std::string& default_host,
+                            std::vector<v1::ProbeError>& errors) {
   v1::NcclLog log;
   log.set_source(core::printable(path));
-  bool truncated = false;
-  auto text = readBoundedText(files, path, limits.artifact_read_bytes, truncated);
-  if (!text.ok()) {
-    addError(errors, "nccl_log", path, text.error());
-    return log;
-  }
   if (truncated) notePartlyRead(errors, "nccl_log", path, limits.artifact_read_bytes);
   core::NcclLogOptions opts;
   opts.default_host = default_host;
-  *log.mutable_parsed() = core::parseNcclLog(*text, opts);
+  *log.mutable_parsed() = core::parseNcclLog(text, opts);
   if (log.parsed().lines_nccl() == 0) {
     // Kept (raw) for the record, but said: an empty or wrong file must not read as "OK".
     addError(errors, "nccl_log", path,
              Error{ErrorCode::Malformed,
-                   text->empty() ? "empty file, no NCCL debug lines"
-                                 : "no NCCL debug lines recognised (expected the log of a run "
-                                   "with NCCL_DEBUG=INFO: lines like `host:pid:tid [rank] NCCL "
-                                   "INFO ...`)"});
+                   text.empty() ? "empty file, no NCCL debug lines"
+                                : "no NCCL debug lines recognised (expected the log of a run "
+                                  "with NCCL_DEBUG=INFO: lines like `host:pid:tid [rank] NCCL "
+                                  "INFO ...`)"});
   }
   bool raw_truncated = truncated;
-  log.set_raw(keepRaw(*text, limits.artifact_raw_kept, raw_truncated));
+  log.set_raw(keepRaw(text, limits.artifact_raw_kept, raw_truncated));
   log.set_raw_truncated(raw_truncated);
   return log;
+}
+
+}  // namespace
+
+v1::NcclLog readNcclLog(const Filesystem& files, const std::string& path,
+                        const CollectLimits& limits, const std::string& default_host,
+                        std::vector<v1::ProbeError>& errors) {
+  bool truncated = false;
+  auto text = readBoundedText(files, path, limits.artifact_read_bytes, truncated);
+  if (!text.ok()) {
+    v1::NcclLog log;
+    log.set_source(core::printable(path));
+    addError(errors, "nccl_log", path, text.error());
+    return log;
+  }
+  return ncclLogFromText(path, *text, truncated, limits, default_host, errors);
+}
+
+bool ncclLogBelongsTo(const v1::NcclLogSummary& log, const std::vector<std::string>& node_names) {
+  if (log.hosts_size() == 0) return true;
+  for (const auto& h : log.hosts()) {
+    for (const auto& n : node_names) {
+      if (core::sameHostName(h, n)) return true;
+    }
+  }
+  return false;
+}
+
+std::optional<v1::NcclLog> readSharedNcclLog(const Filesystem& files, const std::string& path,
+                                             const CollectLimits& limits,
+                                             const std::vector<std::string>& node_names,
+                                             const std::string& default_host,
+                                             std::vector<v1::ProbeError>& errors) {
+  bool truncated = false;
+  auto text = readBoundedText(files, path, limits.artifact_read_bytes, truncated);
+  if (!text.ok()) {
+    v1::NcclLog log;
+    log.set_source(core::printable(path));
+    addError(errors, "nccl_log", path, text.error());
+    return log;
+  }
+  // Whose it is, by the hosts NCCL printed (no default host: lines without a host
+  // prefix say nothing about whose file this is).
+  if (!ncclLogBelongsTo(core::parseNcclLog(*text), node_names)) return std::nullopt;
+  return ncclLogFromText(path, *text, truncated, limits, default_host, errors);
 }
 
 v1::NcclTestsOutput readNcclTests(const Filesystem& files, const std::string& path,
@@ -411,6 +453,14 @@ v1::Snapshot collectSnapshot(const CollectOptions& o, const HostSeams& seams) {
   const std::string host = snap.node().hostname();
   for (const auto& p : o.nccl_logs)
     *snap.add_nccl_logs() = readNcclLog(seams.files, p, o.limits, host, errors);
+  if (!o.shared_nccl_logs.empty()) {
+    std::vector<std::string> names = o.node_names;
+    names.push_back(host);
+    for (const auto& p : o.shared_nccl_logs) {
+      if (auto log = readSharedNcclLog(seams.files, p, o.limits, names, host, errors))
+        *snap.add_nccl_logs() = std::move(*log);
+    }
+  }
   for (const auto& p : o.nccl_tests)
     *snap.add_nccl_tests() = readNcclTests(seams.files, p, o.limits, errors);
   for (auto& e : errors) *snap.add_probe_errors() = std::move(e);

@@ -6,6 +6,7 @@
 #include <atomic>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <thread>
 
@@ -53,10 +54,13 @@ Result<core::SlurmJob> resolveSlurmJob(CommandRunner& runner, const JobOptions& 
   const std::string err = r->err + r->out;
   if (r->exit_code != 0 || core::containsIgnoreCase(r->err, "error")) {
     if (core::containsIgnoreCase(err, "Invalid job id")) {
+      // Slurm gives the same answer for a job hidden by PrivateData=jobs.
       return Error{ErrorCode::InvalidArgument,
                    "job " + o.job_id +
-                       " does not exist (Slurm: Invalid job id specified); "
-                       "check the id with `squeue -u $USER` or `sacct`"};
+                       " does not exist or is not visible to you (Slurm PrivateData): Slurm "
+                       "answers \"Invalid job id specified\" for both. Check the id with "
+                       "`squeue -u $USER` or `sacct -j " +
+                       o.job_id + "`; another user's job needs its owner or a Slurm operator"};
     }
     if (core::containsIgnoreCase(err, "permission denied") ||
         core::containsIgnoreCase(err, "Access/permission")) {
@@ -177,6 +181,42 @@ std::vector<std::string> expandLogPattern(const std::string& pattern, const std:
 
 namespace {
 
+// The line of srun's stderr worth showing (its first error, else its first line), with
+// srun's own "srun: " prefix once.
+std::string srunNotice(const std::string& err) {
+  std::string pick;
+  core::forEachLine(err, [&](std::string_view line, uint32_t) {
+    if (pick.empty() && core::containsIgnoreCase(line, "error")) pick = firstLine(line);
+  });
+  if (pick.empty()) pick = firstLine(err);
+  return core::startsWith(pick, "srun:") ? pick : "srun: " + pick;
+}
+
+// srun refusing the whole step before any node ran it: the job is not this user's to
+// step into, or it is gone (or hidden by PrivateData). Every node would otherwise be
+// listed as unreachable for a reason that has nothing to do with the nodes.
+std::optional<std::string> srunRefusal(const std::string& err, const std::string& job_id,
+                                       const std::vector<std::string>& hosts) {
+  const std::string said = srunNotice(err);
+  // Slurm's text for ESLURM_ACCESS_DENIED; a plain "Permission denied" is a node's own
+  // (execve of the agent), not Slurm refusing the step.
+  if (core::containsIgnoreCase(err, "Access/permission denied")) {
+    return "Slurm does not let this user run a step in job " + job_id + " (" + said +
+           "): only the job's owner, or a Slurm operator or administrator, can. Run ibcollect "
+           "--job as the job's owner, or collect over ssh with --launcher ssh --hosts " +
+           core::compressHostlist(hosts);
+  }
+  if (core::containsIgnoreCase(err, "Invalid job id") ||
+      core::containsIgnoreCase(err, "has expired") ||
+      core::containsIgnoreCase(err, "already completing or completed")) {
+    return "srun cannot attach to job " + job_id + " (" + said +
+           "): the job ended after it was looked up, or Slurm PrivateData hides it from this "
+           "user. Check it with `squeue -j " +
+           job_id + "`";
+  }
+  return std::nullopt;
+}
+
 // Reasons srun gives on stderr, by node name ("srun: error: node4: task 3: ...",
 // "... failed on node node4: Communication connection failure").
 std::map<std::string, std::string> srunNodeErrors(const std::string& err,
@@ -204,9 +244,6 @@ JobCollection collectJob(const JobOptions& o, const std::vector<std::string>& ho
                          const std::function<void(std::size_t, std::size_t)>& progress) {
   JobCollection out;
   out.window_start = clock.now() + o.launch_slack;
-  const int64_t start_ms =
-      std::chrono::duration_cast<std::chrono::milliseconds>(out.window_start.time_since_epoch())
-          .count();
   const auto budget = o.launch_slack + o.window + o.timeout;
   const std::set<std::string> expected(hosts.begin(), hosts.end());
   core::StepOutputCollector collector;
@@ -224,6 +261,9 @@ JobCollection collectJob(const JobOptions& o, const std::vector<std::string>& ho
 
   std::map<std::string, std::string> launcher_errors;
   if (o.launcher == Launcher::Srun) {
+    const int64_t start_ms =
+        std::chrono::duration_cast<std::chrono::milliseconds>(out.window_start.time_since_epoch())
+            .count();
     std::vector<std::string> argv{"srun",
                                   "--jobid=" + o.job_id,
                                   "--overlap",
@@ -243,43 +283,64 @@ JobCollection collectJob(const JobOptions& o, const std::vector<std::string>& ho
         out.notices.push_back("stopped srun after " + std::to_string(budget.count() / 1000) +
                               " s (launch + window + --timeout)");
       }
-      if (!r->err.empty() && answered < hosts.size()) {
-        out.notices.push_back("srun: " + firstLine(r->err));
+      if (answered == 0) out.launch_refused = srunRefusal(r->err, o.job_id, hosts);
+      if (!r->err.empty() && answered < hosts.size() && !out.launch_refused) {
+        out.notices.push_back(srunNotice(r->err));
       }
     }
   } else {
-    // One ssh per host, bounded parallelism; each has its own stdout, so no interleaving.
-    std::atomic<std::size_t> next{0};
+    // An ssh session lasts its host's whole counter window (the step prints its snapshot
+    // at the end), so only ssh_parallelism hosts can be in their window at once. More
+    // hosts than that go in waves: each wave gets its own window start (launch slack after
+    // the wave is launched) and its own budget, so every host is launched before its
+    // window starts and the run ends within waves × budget. Windows are aligned within a
+    // wave, and each snapshot records the window it used. Rejected alternatives: one
+    // window start far enough ahead for every wave cannot be chosen (a wave lasts up to
+    // window + --timeout when hosts hang); one ssh per host at once does not scale past a
+    // few hundred hosts (processes, descriptors, sshd start-up limits).
+    const std::size_t per_wave = std::clamp<std::size_t>(o.ssh_parallelism, 1, kMaxSshParallelism);
     std::mutex err_mu;
-    auto worker = [&] {
-      while (true) {
-        const std::size_t i = next++;
-        if (i >= hosts.size()) return;
-        std::string remote;
-        for (const auto& a : stepArgv(o, start_ms))
-          remote += (remote.empty() ? "" : " ") + shellQuote(a);
-        remote += " --node-name " + shellQuote(hosts[i]);
-        auto r = runner.runStreaming(
-            {"ssh", "-o", "BatchMode=yes", "-o", "ConnectTimeout=5", hosts[i], remote}, budget,
-            [&](std::string_view line) {
-              on_line(line);
-              return true;
-            });
-        std::lock_guard<std::mutex> lock(err_mu);
-        if (!r.ok()) {
-          launcher_errors[hosts[i]] = r.error().message;
-        } else if (r->exit_code != 0 && !r->err.empty()) {
-          launcher_errors[hosts[i]] = "ssh: " + firstLine(r->err);
-        } else if (r->timed_out) {
-          launcher_errors[hosts[i]] =
-              "ssh session stopped after " + std::to_string(budget.count() / 1000) + " s";
-        }
+    auto session = [&](const std::string& host, int64_t wave_start_ms) {
+      std::string remote;
+      for (const auto& a : stepArgv(o, wave_start_ms))
+        remote += (remote.empty() ? "" : " ") + shellQuote(a);
+      remote += " --node-name " + shellQuote(host);
+      auto r = runner.runStreaming(
+          {"ssh", "-o", "BatchMode=yes", "-o", "ConnectTimeout=5", host, remote}, budget,
+          [&](std::string_view line) {
+            on_line(line);
+            return true;
+          });
+      std::lock_guard<std::mutex> lock(err_mu);
+      if (!r.ok()) {
+        launcher_errors[host] = r.error().message;
+      } else if (r->exit_code != 0 && !r->err.empty()) {
+        launcher_errors[host] = "ssh: " + firstLine(r->err);
+      } else if (r->timed_out) {
+        launcher_errors[host] =
+            "ssh session stopped after " + std::to_string(budget.count() / 1000) + " s";
       }
     };
-    std::vector<std::thread> pool;
-    const std::size_t n = std::min(o.ssh_parallelism == 0 ? 1 : o.ssh_parallelism, hosts.size());
-    for (std::size_t i = 0; i < n; ++i) pool.emplace_back(worker);
-    for (auto& t : pool) t.join();
+    for (std::size_t first = 0; first < hosts.size(); first += per_wave) {
+      const std::size_t end = std::min(hosts.size(), first + per_wave);
+      const auto wave_start = clock.now() + o.launch_slack;
+      if (first == 0) out.window_start = wave_start;
+      const int64_t wave_ms =
+          std::chrono::duration_cast<std::chrono::milliseconds>(wave_start.time_since_epoch())
+              .count();
+      std::vector<std::thread> wave;
+      wave.reserve(end - first);
+      for (std::size_t i = first; i < end; ++i)
+        wave.emplace_back([&, i, wave_ms] { session(hosts[i], wave_ms); });
+      for (auto& t : wave) t.join();
+      ++out.waves;
+    }
+    if (out.waves > 1) {
+      out.notices.push_back(
+          std::to_string(hosts.size()) + " hosts over ssh in " + std::to_string(out.waves) +
+          " waves of up to " + std::to_string(per_wave) +
+          " (--ssh-parallelism); each wave has its own counter window, aligned within the wave");
+    }
   }
 
   const auto& results = collector.results();

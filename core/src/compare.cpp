@@ -1,14 +1,18 @@
 #include "ibc/core/compare.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <map>
 #include <set>
 #include <tuple>
+#include <unordered_set>
 
 #include "ibc/core/counters.h"
 #include "ibc/core/findings.h"
+#include "ibc/core/nccl_log.h"
 #include "ibc/core/rules.h"
+#include "ibc/core/slurm.h"
 #include "ibc/core/sysfs_values.h"
 
 namespace ibc::core {
@@ -58,6 +62,27 @@ struct NodeView {
   std::string name;
 };
 
+// A firmware version as drivers print it in fw_ver: "20.31.2354", "2.42.5000", "1.27.0",
+// "0.2", possibly followed by more ("16.35.2000 (MT_0000000010)"). A placeholder left in
+// a copied tree ("fw_ver"), an empty value or garbage is no version.
+bool isFirmwareVersion(std::string_view v) {
+  std::size_t i = 0;
+  std::size_t groups = 0;
+  while (true) {
+    const std::size_t begin = i;
+    while (i < v.size() && v[i] >= '0' && v[i] <= '9') ++i;
+    if (i == begin) return false;
+    ++groups;
+    if (i < v.size() && v[i] == '.') {
+      ++i;
+      continue;
+    }
+    break;
+  }
+  if (groups < 2) return false;
+  return i == v.size() || !std::isalnum(static_cast<unsigned char>(v[i]));
+}
+
 void firmware(const std::vector<NodeView>& nodes, std::vector<v1::Finding>& out) {
   // Model → fw → count of devices; a model is the HCA type (or PCI id, or board).
   struct Use {
@@ -65,15 +90,43 @@ void firmware(const std::vector<NodeView>& nodes, std::vector<v1::Finding>& out)
   };
   std::map<std::string, std::map<std::string, std::size_t>> counts;
   std::map<std::string, std::vector<Use>> uses;
+  // Devices whose fw_ver is no version: not compared, said (info) when peers have one.
+  std::map<std::string, std::vector<Use>> unknown;
   for (const auto& n : nodes) {
     for (const auto& d : n.snap->devices()) {
-      if (d.fw_ver().empty() || !d.missing_reason().empty()) continue;
+      if (!d.missing_reason().empty()) continue;
       std::string model = !d.hca_type().empty()          ? d.hca_type()
                           : !d.pci().device_id().empty() ? "PCI " + d.pci().device_id()
                                                          : d.board_id();
       if (d.is_virtual_function()) model += " (VF)";
+      if (!isFirmwareVersion(d.fw_ver())) {
+        unknown[model].push_back({n.name, d.name(), d.fw_ver()});
+        continue;
+      }
       counts[model][d.fw_ver()]++;
       uses[model].push_back({n.name, d.name(), d.fw_ver()});
+    }
+  }
+  for (const auto& [model, list] : unknown) {
+    auto known = counts.find(model);
+    if (known == counts.end()) continue;  // no version anywhere: nothing to compare with
+    const auto [fw, nmaj] = majority(known->second);
+    std::map<std::string, std::vector<std::string>> by_node;
+    for (const auto& u : list) {
+      by_node[u.node].push_back(u.device + " fw_ver " +
+                                (u.fw.empty() ? std::string("empty") : "\"" + u.fw + "\""));
+    }
+    for (const auto& [node, devs] : by_node) {
+      std::vector<std::string> ev = devs;
+      ev.push_back("peers: fw " + fw + " on " + std::to_string(nmaj) + " " + model +
+                   " devices in the job");
+      out.push_back(makeFinding(
+          {FindingCode::FwVersionMismatch, Severity::Info, node, "", 0,
+           "Firmware version unknown on " + std::to_string(devs.size()) +
+               " device(s) (fw_ver is not a version): not compared with the job's " + fw,
+           std::move(ev),
+           "Read the firmware on this node (`cat /sys/class/infiniband/*/fw_ver`, "
+           "`ibv_devinfo`, `flint -d <pci> q`) to compare it with its peers."}));
     }
   }
   for (const auto& [model, fws] : counts) {
@@ -400,33 +453,42 @@ void deviceLayout(const std::vector<NodeView>& nodes, std::vector<v1::Finding>& 
 }
 
 void rankLagging(const std::vector<NodeView>& nodes, std::vector<v1::Finding>& out) {
-  // opCount per (host, rank) across every node's NCCL logs.
-  std::map<std::pair<std::string, int>, uint64_t> op;
+  // Progress per (count, host, rank) across every node's NCCL logs. NCCL opCounts and
+  // PyTorch SeqNums count different things: ranks are compared with the same count only.
+  using Sequence = v1::NcclRankProgress::Sequence;
+  std::map<std::tuple<Sequence, std::string, int>, uint64_t> op;
   for (const auto& n : nodes) {
     for (const auto& log : n.snap->nccl_logs()) {
       for (const auto& r : log.parsed().ranks()) {
-        auto& v = op[{r.host().empty() ? n.name : r.host(), r.rank()}];
+        const Sequence seq = r.sequence() == v1::NcclRankProgress::TORCH_SEQ_NUM
+                                 ? v1::NcclRankProgress::TORCH_SEQ_NUM
+                                 : v1::NcclRankProgress::NCCL_OP_COUNT;
+        auto& v = op[{seq, r.host().empty() ? n.name : r.host(), r.rank()}];
         v = std::max(v, r.op_count());
       }
     }
   }
-  std::map<uint64_t, std::vector<std::string>> at;
-  for (const auto& [key, v] : op)
-    at[v].push_back(key.first + " rank " + std::to_string(key.second));
-  if (at.size() < 2) return;
-  std::set<std::string> behind_hosts;
-  for (const auto& r : at.begin()->second) behind_hosts.insert(r.substr(0, r.find(' ')));
-  std::vector<std::string> ev;
-  for (const auto& [v, ranks] : at)
-    ev.push_back("opCount " + std::to_string(v) + ": " + someNodes(ranks));
-  for (const auto& host : behind_hosts) {
-    out.push_back(
-        makeFinding({FindingCode::NcclRankLagging, Severity::Warning, host, "", 0,
-                     "Ranks on this node stopped at an earlier collective (opCount " +
-                         std::to_string(at.begin()->first) + ") than their peers",
-                     ev,
-                     "The job waits for these ranks: check this node's link, GPU and process "
-                     "state (a hung kernel read, a dead rank, a flapping port)."}));
+  std::map<Sequence, std::map<uint64_t, std::vector<std::string>>> at;
+  for (const auto& [key, v] : op) {
+    const auto& [seq, host, rank] = key;
+    at[seq][v].push_back(host + " rank " + std::to_string(rank));
+  }
+  for (const auto& [seq, by_value] : at) {
+    if (by_value.size() < 2) continue;
+    std::set<std::string> behind_hosts;
+    for (const auto& r : by_value.begin()->second) behind_hosts.insert(r.substr(0, r.find(' ')));
+    std::vector<std::string> ev;
+    for (const auto& [v, ranks] : by_value)
+      ev.push_back(formatRankProgress(seq, v) + ": " + someNodes(ranks));
+    for (const auto& host : behind_hosts) {
+      out.push_back(
+          makeFinding({FindingCode::NcclRankLagging, Severity::Warning, host, "", 0,
+                       "Ranks on this node stopped at an earlier collective (" +
+                           formatRankProgress(seq, by_value.begin()->first) + ") than their peers",
+                       ev,
+                       "The job waits for these ranks: check this node's link, GPU and process "
+                       "state (a hung kernel read, a dead rank, a flapping port)."}));
+    }
   }
 }
 
@@ -454,9 +516,17 @@ std::vector<v1::Finding> diagnoseJob(const std::vector<const v1::Snapshot*>& sna
   std::vector<v1::Finding> all;
   RuleOptions ro;
   ro.expect_rate_gbps = o.expect_rate_gbps;
+  // Several snapshots can hold the same evidence (an NCCL log in a shared directory that
+  // names other hosts' ranks, read on every node): a finding that names the same node
+  // with the same words and evidence is one finding, however many snapshots show it.
+  std::unordered_set<std::string> identical;
   for (const auto* s : snaps) {
-    auto f = diagnoseNode(*s, ro);
-    std::move(f.begin(), f.end(), std::back_inserter(all));
+    for (auto& f : diagnoseNode(*s, ro)) {
+      std::string key = f.code() + '\0' + f.severity() + '\0' + f.node() + '\0' + f.device() +
+                        '\0' + std::to_string(f.port()) + '\0' + f.summary() + '\0' + f.action();
+      for (const auto& e : f.evidence()) key += '\0' + e;
+      if (identical.insert(std::move(key)).second) all.push_back(std::move(f));
+    }
   }
   std::set<std::tuple<std::string, std::string, std::string, uint32_t>> seen;
   for (const auto& f : all) seen.emplace(f.code(), f.node(), f.device(), f.port());
@@ -465,6 +535,50 @@ std::vector<v1::Finding> diagnoseJob(const std::vector<const v1::Snapshot*>& sna
   }
   sortFindings(all);
   return all;
+}
+
+JobNodeIndex::JobNodeIndex(const std::vector<AnalyzedNode>& nodes) {
+  exact_.reserve(2 * nodes.size());
+  short_.reserve(2 * nodes.size());
+  for (std::size_t i = 0; i < nodes.size(); ++i) {
+    const auto& s = nodes[i].snapshot;
+    for (const std::string& name : {nodeName(s), s.node().hostname()}) {
+      if (name.empty()) continue;
+      exact_.try_emplace(name, i);  // the first node with a name keeps it
+      short_.try_emplace(std::string(shortHostName(name)), i);
+    }
+  }
+}
+
+std::optional<std::size_t> JobNodeIndex::find(std::string_view host) const {
+  if (host.empty()) return std::nullopt;
+  if (auto it = exact_.find(std::string(host)); it != exact_.end()) return it->second;
+  if (auto it = short_.find(std::string(shortHostName(host))); it != short_.end())
+    return it->second;
+  return std::nullopt;
+}
+
+void assignFindings(std::vector<AnalyzedNode>& nodes, std::vector<v1::Finding> findings) {
+  if (nodes.empty()) return;
+  const JobNodeIndex index(nodes);
+  std::vector<std::string> names;
+  names.reserve(nodes.size());
+  for (const auto& n : nodes) names.push_back(nodeName(n.snapshot));
+  for (auto& f : findings) {
+    const auto i = index.find(f.node());
+    if (i) f.set_node(names[*i]);
+    nodes[i.value_or(0)].findings.push_back(std::move(f));
+  }
+}
+
+void diagnoseJobNodes(std::vector<AnalyzedNode>& nodes, const CompareOptions& options) {
+  std::vector<const v1::Snapshot*> answered;
+  answered.reserve(nodes.size());
+  for (const auto& n : nodes) {
+    if (n.unreachable_reason.empty()) answered.push_back(&n.snapshot);
+  }
+  assignFindings(nodes, diagnoseJob(answered, options));
+  for (auto& n : nodes) sortFindings(n.findings);
 }
 
 }  // namespace ibc::core

@@ -3,8 +3,10 @@
 #include <algorithm>
 #include <cctype>
 #include <cstdint>
+#include <cstdio>
 #include <map>
 #include <optional>
+#include <tuple>
 #include <unordered_map>
 #include <unordered_set>
 #include <utility>
@@ -745,6 +747,7 @@ void NcclLogParser::watchdogLine(std::string_view body, const LineContext& ctx) 
     p.set_host(printable(ctx.host, 256));
     p.set_rank(rank);
     p.set_op_count(static_cast<uint64_t>(*seq));
+    p.set_sequence(v1::NcclRankProgress::TORCH_SEQ_NUM);
     p.set_line_number(ctx.line_number);
     addHost(ctx.host);
   }
@@ -853,6 +856,7 @@ v1::NcclLogSummary NcclLogParser::finish() {
     out.set_host(printable(p.host, 256));
     out.set_rank(rank);
     out.set_op_count(p.op_count);
+    out.set_sequence(v1::NcclRankProgress::NCCL_OP_COUNT);
     out.set_line_number(p.line_number);
   }
   std::stable_sort(ranks.begin(), ranks.end(), [](const auto& a, const auto& b) {
@@ -888,7 +892,8 @@ v1::NcclLogSummary mergeNcclLogs(std::span<const v1::NcclLogSummary> parts,
   OrderedSet socket_interfaces;
   OrderedSet env_settings;
   std::vector<TransportUse> transports;
-  std::map<std::pair<int, std::string>, v1::NcclRankProgress> ranks;
+  // (rank, host, sequence): an opCount and a SeqNum of one rank are different counts.
+  std::map<std::tuple<int, std::string, int>, v1::NcclRankProgress> ranks;
   std::vector<v1::NcclRankProgress> unranked;
   int nranks = -1;
   bool truncated = false;
@@ -922,7 +927,8 @@ v1::NcclLogSummary mergeNcclLogs(std::span<const v1::NcclLogSummary> parts,
         unranked.push_back(r);
         continue;
       }
-      auto [it, inserted] = ranks.try_emplace({r.rank(), r.host()}, r);
+      auto [it, inserted] =
+          ranks.try_emplace({r.rank(), r.host(), static_cast<int>(r.sequence())}, r);
       if (!inserted && r.op_count() > it->second.op_count()) it->second = r;
     }
     nranks = std::max(nranks, p.nranks());
@@ -950,6 +956,16 @@ v1::NcclLogSummary mergeNcclLogs(std::span<const v1::NcclLogSummary> parts,
   out.set_nranks(nranks);
   out.set_events_truncated(truncated);
   return out;
+}
+
+std::string formatRankProgress(v1::NcclRankProgress::Sequence sequence, uint64_t value) {
+  char buf[48];
+  if (sequence == v1::NcclRankProgress::TORCH_SEQ_NUM) {
+    std::snprintf(buf, sizeof buf, "SeqNum %llu", static_cast<unsigned long long>(value));
+  } else {
+    std::snprintf(buf, sizeof buf, "opCount %llx", static_cast<unsigned long long>(value));
+  }
+  return buf;
 }
 
 std::string_view ncclEventKindName(v1::NcclEvent::Kind kind) {

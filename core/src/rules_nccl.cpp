@@ -8,7 +8,9 @@
 #include <algorithm>
 #include <map>
 #include <set>
+#include <utility>
 
+#include "ibc/core/nccl_log.h"
 #include "ibc/core/sysfs_values.h"
 #include "ibc/core/text.h"
 #include "rules_internal.h"
@@ -269,20 +271,28 @@ void ncclLogRules(RuleContext& ctx, const v1::NcclLog& log) {
              "optimised fabrics may need NCCL_CROSS_NIC=0."});
   }
 
-  // NCCL_RANK_LAGGING: ranks stopped at different points.
-  std::map<uint64_t, std::vector<std::string>> ranks_at;
+  // NCCL_RANK_LAGGING: ranks stopped at different points. NCCL opCounts and PyTorch
+  // SeqNums count different things: ranks are only compared with ranks of the same count.
+  std::map<std::pair<v1::NcclRankProgress::Sequence, uint64_t>, std::vector<std::string>> ranks_at;
+  std::map<v1::NcclRankProgress::Sequence, std::size_t> distinct;
   for (const auto& r : s.ranks()) {
-    ranks_at[r.op_count()].push_back((r.host().empty() ? "" : r.host() + " ") + "rank " +
-                                     std::to_string(r.rank()));
+    const auto seq = r.sequence() == v1::NcclRankProgress::TORCH_SEQ_NUM
+                         ? v1::NcclRankProgress::TORCH_SEQ_NUM
+                         : v1::NcclRankProgress::NCCL_OP_COUNT;
+    auto& list = ranks_at[{seq, r.op_count()}];
+    if (list.empty()) distinct[seq]++;
+    list.push_back((r.host().empty() ? "" : r.host() + " ") + "rank " + std::to_string(r.rank()));
   }
+  bool lagging = false;
+  for (const auto& [seq, n] : distinct) lagging = lagging || n > 1;
   const auto& timeouts = events(v1::NcclEvent::COLLECTIVE_TIMEOUT);
-  if (ranks_at.size() > 1) {
+  if (lagging) {
     std::vector<std::string> ev;
-    for (const auto& [op, ranks] : ranks_at) {
+    for (const auto& [at, ranks] : ranks_at) {
       std::string list;
       for (std::size_t i = 0; i < ranks.size() && i < 8; ++i) list += (i ? ", " : "") + ranks[i];
       if (ranks.size() > 8) list += ", ... " + std::to_string(ranks.size() - 8) + " more";
-      ev.push_back("opCount " + std::to_string(op) + ": " + list);
+      ev.push_back(formatRankProgress(at.first, at.second) + ": " + list);
     }
     ctx.add({FindingCode::NcclRankLagging,
              timeouts.empty() ? Severity::Warning : Severity::Critical, ctx.node, "", 0,

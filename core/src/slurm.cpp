@@ -236,4 +236,16 @@ std::string compressHostlist(const std::vector<std::string>& hosts) {
   return out;
 }
 
+std::string_view shortHostName(std::string_view name) {
+  const auto dot = name.find('.');
+  if (dot == std::string_view::npos) return name;
+  if (name.find_first_not_of("0123456789.") == std::string_view::npos) return name;
+  return name.substr(0, dot);
+}
+
+bool sameHostName(std::string_view a, std::string_view b) {
+  if (a.empty() || b.empty()) return false;
+  return a == b || shortHostName(a) == shortHostName(b);
+}
+
 }  // namespace ibc::core

@@ -8,6 +8,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
@@ -19,6 +20,7 @@
 #include "collector_process.h"
 #include "fixtures.h"
 #include "ibc/agent/os.h"
+#include "ibc/core/snapshot_file.h"
 #include "ibc/core/text.h"
 #include "sysfs_json.h"
 
@@ -118,16 +120,54 @@ class SlurmJob : public ::testing::Test {
               "node6=class:" + f + "sysfs_procfs-fixture_hfi1_0_omnipath.tree/fixtures"},
              120s);
     ::setenv("SLURM_CONF", (dir_ / "slurm.conf").c_str(), 1);
-    job_ = submit("sleep 900", 6);
+    // Each node's UTS namespace (its slurmd's): everything the node runs lives in it.
+    for (int i = 1; i <= 6; ++i) {
+      const auto pids = nodePids("node" + std::to_string(i));
+      std::error_code ec;
+      if (!pids.empty()) {
+        node_uts_.insert(
+            std::filesystem::read_symlink("/proc/" + std::to_string(pids.front()) + "/ns/uts", ec)
+                .string());
+      }
+    }
+    // A job that ignores SIGTERM, as jobs that checkpoint on it do: cancelling it takes
+    // KillWait, and `cluster.sh stop` must still leave nothing of it behind.
+    job_ = submit("trap '' TERM; sleep 900", 6);
   }
 
   static void TearDownTestSuite() {
     if (!dir_.empty()) {
       ProcessRunner runner;
-      (void)runner.run({kCluster, "stop", dir_.string()}, 60s);
+      auto stop = runner.run({kCluster, "stop", dir_.string()}, 120s);
+      ASSERT_TRUE(stop.ok());
+      // The jobs ended before their slurmds were stopped: nothing was left to kill.
+      EXPECT_EQ(stop->exit_code, 0) << stop->err;
+      EXPECT_EQ(stop->err, "");
+      // Nothing the cluster started outlives it (slurmstepd, the jobs' tasks).
+      EXPECT_EQ(node_uts_.size(), 6u);
+      for (const auto& p : processesIn(node_uts_)) ADD_FAILURE() << "left running: " << p;
       std::error_code ec;
       std::filesystem::remove_all(dir_, ec);
     }
+  }
+
+  // "PID cmdline" of the processes whose UTS namespace is one of `namespaces`.
+  static std::vector<std::string> processesIn(const std::set<std::string>& namespaces) {
+    std::vector<std::string> out;
+    std::error_code ec;
+    for (auto it = std::filesystem::directory_iterator("/proc", ec);
+         !ec && it != std::filesystem::directory_iterator(); it.increment(ec)) {
+      const std::string pid = it->path().filename().string();
+      if (pid.find_first_not_of("0123456789") != std::string::npos) continue;
+      std::error_code link_ec;
+      const auto ns = std::filesystem::read_symlink(it->path() / "ns" / "uts", link_ec);
+      if (link_ec || namespaces.count(ns.string()) == 0) continue;
+      std::ifstream in(it->path() / "cmdline");
+      std::string cmd((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+      std::replace(cmd.begin(), cmd.end(), '\0', ' ');
+      out.push_back(pid + " " + cmd);
+    }
+    return out;
   }
 
   void SetUp() override {
@@ -180,6 +220,7 @@ class SlurmJob : public ::testing::Test {
 
   static inline std::string skip_;
   static inline std::filesystem::path dir_;
+  static inline std::set<std::string> node_uts_;
   static inline std::string job_;
 };
 
@@ -239,6 +280,72 @@ TEST_F(SlurmJob, NcclLogsWrittenPerNodeAreAttributedToTheirNodes) {
   EXPECT_TRUE(has(verdict(nodes, "node1", ctx), "NCCL_IB_COMPLETION_ERROR", "critical"))
       << ctx.substr(0, 2000);
   EXPECT_FALSE(has(verdict(nodes, "node2", ctx), "NCCL_IB_COMPLETION_ERROR", "critical"));
+}
+
+TEST_F(SlurmJob, NcclLogsInASharedDirectoryAreCountedOnceOnTheirNode) {
+  // SYNTHETIC NCCL_DEBUG_FILE=/shared/nccl/rank%r.log-style output in NCCL's line format,
+  // read through a glob without %h: every node of the job sees every rank's file (the
+  // cluster shares this machine's filesystem). Rank 0 ran on node1 and hit a completion
+  // error; rank 1 on node2 is healthy.
+  const auto logs = dir_ / "shared-nccl";
+  std::filesystem::create_directories(logs);
+  std::ofstream(logs / "rank0.log")
+      << "node1.cluster.local:4242:4300 [0] NCCL INFO NET/IB : Using [0]mlx4_0:1/IB ; OOB "
+         "ib0:10.0.0.1<0>\n"
+         "node1.cluster.local:4242:4300 [0] transport/net_ib.cc:1295 NCCL WARN NET/IB : Got "
+         "completion from peer 10.0.0.2<4242> with error 12, opcode 0, len 0, vendor err 129 "
+         "(Recv)\n";
+  std::ofstream(logs / "rank1.log")
+      << "node2:5151:5200 [0] NCCL INFO NET/IB : Using [0]mlx4_0:1/IB ; OOB ib0:10.0.0.2<0>\n";
+  auto r = runJob({"--window", "0", "--nccl-log", (logs / "rank*.log").string(), "--out",
+                   (dir_ / "run7").string()});
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  const auto nodes = parseReport(r.out);
+  const std::string ctx = r.out + r.err;
+  std::size_t completion = 0;
+  for (const auto& [node, v] : nodes)
+    completion += v.findings.count({"NCCL_IB_COMPLETION_ERROR", "critical"});
+  EXPECT_EQ(completion, 1u) << ctx.substr(0, 3000);
+  EXPECT_TRUE(has(verdict(nodes, "node1", ctx), "NCCL_IB_COMPLETION_ERROR", "critical"));
+  // Each node carried its own rank's log only, not every rank's.
+  auto logsOf = [&](const std::string& node) {
+    std::vector<std::string> sources;
+    auto env = ibc::core::decodeSnapshotFile(
+        ibc::test::readAll((dir_ / "run7" / (node + ".ibsnap")).string()));
+    if (!env.ok()) {
+      ADD_FAILURE() << node << ": " << env.error().message;
+      return sources;
+    }
+    auto snap = ibc::core::openSnapshot(*env);
+    if (!snap.ok()) {
+      ADD_FAILURE() << node << ": " << snap.error().message;
+      return sources;
+    }
+    for (const auto& l : snap->nccl_logs())
+      sources.push_back(std::filesystem::path(l.source()).filename().string());
+    return sources;
+  };
+  EXPECT_EQ(logsOf("node1"), std::vector<std::string>{"rank0.log"});
+  EXPECT_EQ(logsOf("node2"), std::vector<std::string>{"rank1.log"});
+  EXPECT_EQ(logsOf("node3"), std::vector<std::string>{});
+}
+
+TEST_F(SlurmJob, AUserWhoMayNotRunStepsInTheJobGetsOneMessageAndExitCode4) {
+  // nobody may see root's job (no PrivateData here) but not run a step in it: real
+  // srun says "Unable to create step for job N: Access/permission denied".
+  ProcessRunner runner;
+  auto r = runner.run({"setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", IBC_BINARY,
+                       "--job", job_, "--window", "0", "--out", (dir_ / "run8").string()},
+                      60s);
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->exit_code, 4) << r->err;
+  EXPECT_NE(r->err.find("does not let this user run a step in job " + job_), std::string::npos)
+      << r->err;
+  EXPECT_NE(r->err.find("Access/permission denied"), std::string::npos) << r->err;
+  EXPECT_EQ(r->err.find("unreachable"), std::string::npos) << r->err;
+  EXPECT_EQ(r->err.find("srun: srun:"), std::string::npos) << r->err;
+  EXPECT_EQ(r->out, "");
+  EXPECT_FALSE(std::filesystem::exists(dir_ / "run8"));
 }
 
 // The collector process of a node's step: an `ibcollect job-step` whose parent is the

@@ -10,7 +10,9 @@
 #
 #   cluster.sh start DIR NAME=SPEC...   start (prints nothing; PIDs in DIR/pids/)
 #   cluster.sh env DIR                  print `export SLURM_CONF=...` for clients
-#   cluster.sh stop DIR                 cancel jobs, stop exactly the daemons started
+#   cluster.sh stop DIR                 cancel jobs and wait for them to end, then stop
+#                                       exactly the daemons started (by PID); exit 1 when
+#                                       a job process had to be killed
 #   cluster.sh node-pids DIR NAME       PIDs of a node's slurmd and everything it started
 set -euo pipefail
 
@@ -19,6 +21,14 @@ D=${2:?DIR}
 shift 2
 
 pidfile() { echo "$D/pids/$1"; }
+
+# Whether a process runs: exists and is not a zombie (an exited daemon whose parent, init
+# here, has not reaped it yet still answers kill -0).
+alive() {
+  local st
+  st=$(sed 's/.*) //' "/proc/$1/stat" 2>/dev/null | cut -d' ' -f1)
+  [ -n "$st" ] && [ "$st" != Z ]
+}
 
 free_port_base() {
   # N consecutive free TCP ports on 127.0.0.1.
@@ -132,6 +142,8 @@ MailProg=/bin/true
 ReturnToService=2
 FirstJobId=1234
 SlurmdTimeout=300
+# A task that ignores SIGTERM is killed this many seconds after it (default 30).
+KillWait=2
 EOF
   i=0
   for name in "${names[@]}"; do
@@ -157,6 +169,9 @@ EOF
   for name in "${names[@]}"; do
     wait_for 30 "slurmd $name" sh -c "sinfo -h -N -n $name -o %t | grep -Eq '^(idle|mix|alloc)\$'"
     nsenter -t "$(cat "$(pidfile "slurmd-$name")")" -m sh "$D/nodes/$name/view.sh"
+    # The node's UTS namespace: every process of this node (slurmd, its stepds, the jobs'
+    # tasks) lives in it, which is how `stop` finds what a job left behind.
+    readlink "/proc/$(cat "$(pidfile "slurmd-$name")")/ns/uts" > "$D/nodes/$name/uts"
   done
   ;;
 env)
@@ -180,7 +195,27 @@ node-pids)
   ;;
 stop)
   export SLURM_CONF="$D/slurm.conf"
-  timeout 10 scancel --full --quiet -u root >/dev/null 2>&1 || true
+  # A node whose slurmd is gone (a test killed it) never reports its jobs complete:
+  # down it, so slurmctld stops waiting for it.
+  for f in "$D"/pids/slurmd-*; do
+    [ -e "$f" ] || continue
+    alive "$(cat "$f")" && continue
+    timeout 10 scontrol update NodeName="${f##*/slurmd-}" State=DOWN Reason=stopped \
+      >/dev/null 2>&1 || true
+  done
+  jobs=$(timeout 10 squeue -h -o %A 2>/dev/null || true)
+  [ -n "$jobs" ] && { timeout 10 scancel --full --quiet $jobs >/dev/null 2>&1 || true; }
+  # scancel only asks: the slurmds tell their stepds, which end the tasks. Stopping slurmd
+  # before that leaves stepds and tasks (the jobs' `sleep`) behind. Wait, bounded, until
+  # slurmctld lists no job (running or completing).
+  deadline=$(( $(date +%s) + 30 ))
+  while [ -n "$(timeout 10 squeue -h -o %A 2>/dev/null || echo unknown)" ]; do
+    if [ "$(date +%s)" -ge "$deadline" ]; then
+      echo "cluster.sh: jobs still listed after 30 s: $(squeue -h 2>&1 | tr '\n' ';')" >&2
+      break
+    fi
+    sleep 0.1
+  done
   for f in "$D"/pids/slurmd-*; do
     [ -e "$f" ] || continue
     pid=$(cat "$f")
@@ -194,9 +229,24 @@ stop)
   for f in "$D"/pids/*; do
     [ -e "$f" ] || continue
     pid=$(cat "$f")
-    for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
-    kill -KILL "$pid" 2>/dev/null || true
+    for _ in $(seq 50); do alive "$pid" || break; sleep 0.1; done
+    if alive "$pid"; then kill -KILL "$pid" 2>/dev/null || true; fi
   done
+  # Whatever is still in a node's namespace was left by a job: name it, stop it.
+  leftover=0
+  for u in "$D"/nodes/*/uts; do
+    [ -s "$u" ] || continue
+    ns=$(cat "$u")
+    for p in /proc/[0-9]*; do
+      [ "$(readlink "$p/ns/uts" 2>/dev/null)" = "$ns" ] || continue
+      pid=${p#/proc/}
+      echo "cluster.sh: left behind on $(basename "$(dirname "$u")"): $pid $(tr '\0' ' ' < "$p/cmdline" 2>/dev/null)" >&2
+      kill -CONT "$pid" 2>/dev/null || true
+      kill -KILL "$pid" 2>/dev/null || true
+      leftover=1
+    done
+  done
+  exit $leftover
   ;;
 *)
   echo "usage: cluster.sh start|stop|env|node-pids DIR ..." >&2

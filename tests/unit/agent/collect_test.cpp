@@ -300,5 +300,52 @@ TEST(Collect, LiveHostFactsFeedTheHostRules) {
   for (const auto& f : findings) EXPECT_EQ(f.node(), "node7") << f.code();
 }
 
+TEST(Collect, ASharedNcclLogDirectoryKeepsOnlyThisNodesLogs) {
+  // A --job --nccl-log glob without %h ('/shared/nccl/rank*.log'): every node reads every
+  // rank's log. SYNTHETIC logs in NCCL's line format: rank 0 ran on node1 (its FQDN in
+  // the prefix), rank 1 on node2, and a file with no host prefix at all.
+  const std::string dir = ibc::test::makeTempDir("shared-nccl");
+  std::ofstream(dir + "/rank0.log")
+      << "node1.cluster.local:4242:4300 [0] transport/net_ib.cc:1295 NCCL WARN NET/IB : Got "
+         "completion from peer 10.0.0.2<4242> with error 12, opcode 0, len 0, vendor err 129 "
+         "(Recv)\n";
+  std::ofstream(dir + "/rank1.log")
+      << "node2:5151:5200 [0] NCCL INFO NET/IB : Using [0]mlx5_0:1/IB ; OOB ib0:10.0.0.2<0>\n";
+  std::ofstream(dir + "/rank2.log") << "NCCL version 2.18.3+cuda12.2\n";
+  RootedFilesystem host(ibc::test::fixturePath(kMlx5Root));
+  auto sources = [&](const std::string& node) {
+    Harness h;
+    CollectOptions o;
+    o.root = host.root();
+    o.shared_nccl_logs = {dir + "/rank0.log", dir + "/rank1.log", dir + "/rank2.log"};
+    o.node_names = {node};
+    const auto snap = collectSnapshot(o, h.seams(host));
+    std::vector<std::string> out;
+    for (const auto& l : snap.nccl_logs()) out.push_back(l.source());
+    for (const auto& e : snap.probe_errors()) {
+      EXPECT_NE(e.probe(), "nccl_log") << node << ": " << e.path() << ": " << e.message();
+    }
+    return out;
+  };
+  EXPECT_EQ(sources("node1"), (std::vector<std::string>{dir + "/rank0.log", dir + "/rank2.log"}));
+  EXPECT_EQ(sources("node2"), (std::vector<std::string>{dir + "/rank1.log", dir + "/rank2.log"}));
+  EXPECT_EQ(sources("node3"), (std::vector<std::string>{dir + "/rank2.log"}));
+}
+
+TEST(NcclLogOwnership, ALogIsTheNodesWhenItsLinesNameTheNodeOrNoHost) {
+  auto hosts = [](std::vector<std::string> names) {
+    v1::NcclLogSummary s;
+    for (auto& n : names) s.add_hosts(n);
+    return s;
+  };
+  const std::vector<std::string> node{"node1", "gpu-a1"};  // Slurm name, hostname
+  EXPECT_TRUE(ncclLogBelongsTo(hosts({}), node));
+  EXPECT_TRUE(ncclLogBelongsTo(hosts({"node1"}), node));
+  EXPECT_TRUE(ncclLogBelongsTo(hosts({"gpu-a1.cluster.local"}), node));
+  EXPECT_TRUE(ncclLogBelongsTo(hosts({"node2", "node1"}), node));  // a log of several hosts
+  EXPECT_FALSE(ncclLogBelongsTo(hosts({"node2"}), node));
+  EXPECT_FALSE(ncclLogBelongsTo(hosts({"node10"}), node));
+}
+
 }  // namespace
 }  // namespace ibc::agent

@@ -5,8 +5,11 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
+
 #include "fixtures.h"
 #include "ibc/agent/collect.h"
+#include "ibc/core/nccl_log.h"
 #include "sysfs_json.h"
 
 namespace ibc::agent {
@@ -82,8 +85,149 @@ TEST(CompareNodes, FirmwareAndRateOfTheOddNodeOut) {
   const auto all = core::compareNodes({&a, &b, &c}, {});
   const auto odd = onNode(all, "c");
   EXPECT_TRUE(has(odd, "LINK_RATE_BELOW_EXPECTED", "warning")) << dump(all);
-  EXPECT_TRUE(has(odd, "FW_VERSION_MISMATCH", "warning")) << dump(all);  // "fw_ver" vs 20.31.2354
+  // This capture's fw_ver is the placeholder "fw_ver" (PROVENANCE.md): no version, so
+  // not a mismatch with 20.31.2354, only said to be unknown.
+  EXPECT_FALSE(has(odd, "FW_VERSION_MISMATCH", "warning")) << dump(all);
+  EXPECT_TRUE(has(odd, "FW_VERSION_MISMATCH", "info")) << dump(all);
   EXPECT_TRUE(onNode(all, "a").empty()) << dump(all);
+}
+
+const v1::Finding* find(const std::vector<v1::Finding>& fs, const std::string& code) {
+  for (const auto& f : fs) {
+    if (f.code() == code) return &f;
+  }
+  return nullptr;
+}
+
+void setFirmware(v1::Snapshot& s, const std::string& fw) {
+  for (auto& d : *s.mutable_devices()) d.set_fw_ver(fw);
+}
+
+TEST(CompareNodes, TwoRealFirmwareVersionsAreAMismatchOnTheOddNode) {
+  // The real capture (fw 20.31.2354 on 8 HCAs) three times; SYNTHETIC: the third node's
+  // HCAs report a later release.
+  const auto a = gcm("learn_good_8xhdr200-all-active", "a"),
+             b = gcm("learn_good_8xhdr200-all-active", "b");
+  auto c = gcm("learn_good_8xhdr200-all-active", "c");
+  setFirmware(c, "20.35.1012");
+  const auto all = core::compareNodes({&a, &b, &c}, {});
+  const auto odd = onNode(all, "c");
+  const auto* f = find(odd, "FW_VERSION_MISMATCH");
+  ASSERT_NE(f, nullptr) << dump(all);
+  EXPECT_EQ(f->severity(), "warning");
+  EXPECT_NE(f->summary().find("fw 20.35.1012 vs 20.31.2354"), std::string::npos) << f->summary();
+  ASSERT_EQ(f->evidence_size(), 9);  // the 8 odd devices, then the majority
+  EXPECT_NE(f->evidence(8).find("majority: fw 20.31.2354 on 16 of 24"), std::string::npos)
+      << f->evidence(8);
+  EXPECT_TRUE(onNode(all, "a").empty()) << dump(all);
+  EXPECT_TRUE(onNode(all, "b").empty()) << dump(all);
+}
+
+TEST(CompareNodes, AnEmptyOrGarbageFirmwareStringIsUnknownNotAMismatch) {
+  const auto a = gcm("learn_good_8xhdr200-all-active", "a"),
+             b = gcm("learn_good_8xhdr200-all-active", "b");
+  for (const std::string bad : {"", "N/A", "fw_ver", "20.", ".31", "x20.31.2354", "20"}) {
+    auto c = gcm("learn_good_8xhdr200-all-active", "c");
+    setFirmware(c, bad);
+    const auto all = core::compareNodes({&a, &b, &c}, {});
+    EXPECT_FALSE(has(all, "FW_VERSION_MISMATCH", "warning")) << "\"" << bad << "\"\n" << dump(all);
+    EXPECT_TRUE(has(onNode(all, "c"), "FW_VERSION_MISMATCH", "info")) << "\"" << bad << "\"\n"
+                                                                      << dump(all);
+  }
+  // A version with what some drivers print after it is still a version.
+  auto c = gcm("learn_good_8xhdr200-all-active", "c");
+  setFirmware(c, "20.31.2354 (MT_0000000223)");
+  const auto all = core::compareNodes({&a, &b, &c}, {});
+  EXPECT_TRUE(has(onNode(all, "c"), "FW_VERSION_MISMATCH", "warning")) << dump(all);
+  // No node with a version: nothing to compare, nothing said.
+  auto x = gcm("learn_good_8xhdr200-all-active", "x"),
+       y = gcm("learn_good_8xhdr200-all-active", "y");
+  setFirmware(x, "fw_ver");
+  setFirmware(y, "fw_ver");
+  EXPECT_TRUE(core::compareNodes({&x, &y}, {}).empty());
+}
+
+TEST(CompareNodes, ExpectRateReplacesThePeersMajority) {
+  const auto a = gcm("learn_good_8xhdr200-all-active", "a"),
+             b = gcm("learn_good_8xhdr200-all-active", "b");
+  const auto c = gcm("learn_ib_intf_bad_rate_8x-rate-100edr-vs-ipoib-200000", "c");
+  // Without --expect-rate the 100 Gb/s node is below its peers' 200.
+  ASSERT_TRUE(has(core::compareNodes({&a, &b, &c}, {}), "LINK_RATE_BELOW_EXPECTED", "warning"));
+  // With it, the peers' majority is not used at all ...
+  core::CompareOptions expect100;
+  expect100.expect_rate_gbps = 100;
+  const auto cmp = core::compareNodes({&a, &b, &c}, expect100);
+  EXPECT_EQ(find(cmp, "LINK_RATE_BELOW_EXPECTED"), nullptr) << dump(cmp);
+  // ... and 100 Gb/s is what was expected: no rate finding anywhere.
+  const auto job100 = core::diagnoseJob({&a, &b, &c}, expect100);
+  EXPECT_EQ(find(job100, "LINK_RATE_BELOW_EXPECTED"), nullptr) << dump(job100);
+  // Expecting 200, the single-node rule names c's ports against --expect-rate.
+  core::CompareOptions expect200;
+  expect200.expect_rate_gbps = 200;
+  const auto job200 = core::diagnoseJob({&a, &b, &c}, expect200);
+  std::size_t below = 0;
+  for (const auto& f : job200) {
+    if (f.code() != "LINK_RATE_BELOW_EXPECTED") continue;
+    ++below;
+    EXPECT_EQ(f.node(), "c");
+    std::string ev;
+    for (const auto& e : f.evidence()) ev += e + "\n";
+    EXPECT_EQ(ev.find("peers' majority"), std::string::npos) << ev;
+  }
+  EXPECT_EQ(below, 8u) << dump(job200);  // one per port of c
+}
+
+// The real mlx5 capture with a SYNTHETIC window: each counter in `moved` grew by that many
+// during `seconds`.
+v1::Snapshot windowed(const std::string& name, const std::map<std::string, uint64_t>& moved,
+                      double seconds = 10) {
+  const std::string root = ibc::test::fixturePath(
+      "real/sysfs/sysfs_procfs-fixture_mlx5_0_hw-counters-errors.tree/fixtures");
+  auto s = collectTree(root, name);
+  auto* w = s.mutable_window();
+  w->set_interval_seconds(seconds);
+  auto* p = w->add_ports();
+  p->set_device("mlx5_0");
+  p->set_port(1);
+  for (const auto& c : s.devices(0).ports(0).counters()) {
+    auto* c2 = p->add_counters();
+    *c2 = c;
+    if (auto it = moved.find(c.name()); it != moved.end()) c2->set_value(c.value() + it->second);
+  }
+  return s;
+}
+
+TEST(CompareNodes, ANodeMovingFarLessDataThanItsBusyPeersIsAnOutlier) {
+  // port_*_data count 4-byte words: 2.5e9 words in 10 s is 1e9 B/s, 8 Gb/s; the slow node
+  // moves a tenth of that.
+  const auto q1 =
+      windowed("q1", {{"port_xmit_data", 1'250'000'000}, {"port_rcv_data", 1'250'000'000}});
+  const auto q2 =
+      windowed("q2", {{"port_xmit_data", 1'250'000'000}, {"port_rcv_data", 1'250'000'000}});
+  const auto slow =
+      windowed("slow", {{"port_xmit_data", 125'000'000}, {"port_rcv_data", 125'000'000}});
+  const auto all = core::compareNodes({&q1, &q2, &slow}, {});
+  const auto odd = onNode(all, "slow");
+  const auto* f = find(odd, "NODE_OUTLIER");
+  ASSERT_NE(f, nullptr) << dump(all);
+  EXPECT_EQ(f->severity(), "warning");
+  EXPECT_EQ(f->summary(),
+            "Node moved 0.8 Gb/s of RDMA data during the window, the median node 8 Gb/s");
+  EXPECT_TRUE(onNode(all, "q1").empty()) << dump(all);
+  EXPECT_TRUE(onNode(all, "q2").empty()) << dump(all);
+
+  // Just above half the median is not an outlier.
+  const auto half =
+      windowed("half", {{"port_xmit_data", 630'000'000}, {"port_rcv_data", 630'000'000}});
+  EXPECT_TRUE(core::compareNodes({&q1, &q2, &half}, {}).empty());
+}
+
+TEST(CompareNodes, AnIdleJobHasNoThroughputOutlier) {
+  // Median 0.08 Gb/s (< 0.8 Gb/s): nothing is running, one node at zero is not slow.
+  const auto q1 = windowed("q1", {{"port_xmit_data", 2'500'000}});
+  const auto q2 = windowed("q2", {{"port_xmit_data", 2'500'000}});
+  const auto zero = windowed("zero", {});
+  EXPECT_TRUE(core::compareNodes({&q1, &q2, &zero}, {}).empty());
 }
 
 TEST(CompareNodes, SwappedDeviceNamesStandOutFromTheirPeers) {
@@ -151,6 +295,76 @@ TEST(CompareNodes, RanksAtAnEarlierOpCountOnOneNodeAreLagging) {
   const auto all = core::compareNodes({&a, &b}, {});
   EXPECT_TRUE(has(onNode(all, "b"), "NCCL_RANK_LAGGING", "warning")) << dump(all);
   EXPECT_TRUE(onNode(all, "a").empty()) << dump(all);
+  // NCCL prints opCounts in hex: 87 is "opCount 57", 120 "opCount 78".
+  const auto* f = find(all, "NCCL_RANK_LAGGING");
+  ASSERT_NE(f, nullptr);
+  EXPECT_NE(f->summary().find("(opCount 57)"), std::string::npos) << f->summary();
+  ASSERT_EQ(f->evidence_size(), 2);
+  EXPECT_EQ(f->evidence(0), "opCount 57: b rank 6");
+  EXPECT_EQ(f->evidence(1).substr(0, 12), "opCount 78: ");
+}
+
+TEST(CompareNodes, LaggingRanksQuoteTheOpCountAsTheNcclLogPrintsIt) {
+  // SYNTHETIC NCCL_DEBUG_SUBSYS=INIT,COLL lines in NCCL's formats (init.cc, enqueue.cc),
+  // one file per host: rank 3 on hostB is at opCount 27 (hex) while the others are at 2a.
+  auto init = [](const std::string& host, int pid, int dev, int rank, const std::string& comm) {
+    return host + ":" + std::to_string(pid) + ":" + std::to_string(pid) + " [" +
+           std::to_string(dev) + "] NCCL INFO ncclCommInitRank comm " + comm + " rank " +
+           std::to_string(rank) + " nranks 4 cudaDev " + std::to_string(dev) +
+           " nvmlDev 0 busId 1b000 commId 0x8a412f - Init COMPLETE\n";
+  };
+  auto coll = [](const std::string& host, int pid, int dev, const std::string& op,
+                 const std::string& comm) {
+    return host + ":" + std::to_string(pid) + ":" + std::to_string(pid) + " [" +
+           std::to_string(dev) + "] NCCL INFO AllReduce: opCount " + op +
+           " sendbuff 0x7f0000 recvbuff 0x7f0000 count 1048576 datatype 7 op 0 root 0 comm " +
+           comm + " [nranks=4] stream 0x5600\n";
+  };
+  v1::Snapshot a, b;
+  a.mutable_node()->set_slurm_node("hostA");
+  b.mutable_node()->set_slurm_node("hostB");
+  *a.add_nccl_logs()->mutable_parsed() = core::parseNcclLog(
+      init("hostA", 100, 0, 0, "0x55d0c0") + init("hostA", 101, 1, 1, "0x55d1c0") +
+      coll("hostA", 100, 0, "2a", "0x55d0c0") + coll("hostA", 101, 1, "2a", "0x55d1c0"));
+  *b.add_nccl_logs()->mutable_parsed() = core::parseNcclLog(
+      init("hostB", 200, 0, 2, "0x66a0c0") + init("hostB", 201, 1, 3, "0x66a1c0") +
+      coll("hostB", 200, 0, "2a", "0x66a0c0") + coll("hostB", 201, 1, "27", "0x66a1c0"));
+  const auto all = core::compareNodes({&a, &b}, {});
+  const auto behind = onNode(all, "hostB");
+  const auto* f = find(behind, "NCCL_RANK_LAGGING");
+  ASSERT_NE(f, nullptr) << dump(all);
+  EXPECT_EQ(f->summary(),
+            "Ranks on this node stopped at an earlier collective (opCount 27) than their peers");
+  ASSERT_EQ(f->evidence_size(), 2);
+  EXPECT_EQ(f->evidence(0), "opCount 27: hostB rank 3");
+  EXPECT_EQ(f->evidence(1), "opCount 2a: hostA rank 0, hostA rank 1, hostB rank 2");
+}
+
+TEST(CompareNodes, PyTorchSeqNumsAreDecimalAndNeverComparedWithNcclOpCounts) {
+  v1::Snapshot a, b;
+  a.mutable_node()->set_slurm_node("a");
+  b.mutable_node()->set_slurm_node("b");
+  auto add = [](v1::Snapshot& s, const std::string& host, int rank, uint64_t v,
+                v1::NcclRankProgress::Sequence seq) {
+    auto* r = s.add_nccl_logs()->mutable_parsed()->add_ranks();
+    r->set_host(host);
+    r->set_rank(rank);
+    r->set_op_count(v);
+    r->set_sequence(seq);
+  };
+  // Every rank at the same point by each count; the counts differ from each other.
+  add(a, "a", 0, 7753, v1::NcclRankProgress::TORCH_SEQ_NUM);
+  add(b, "b", 1, 7753, v1::NcclRankProgress::TORCH_SEQ_NUM);
+  add(a, "a", 0, 0x2a, v1::NcclRankProgress::NCCL_OP_COUNT);
+  add(b, "b", 1, 0x2a, v1::NcclRankProgress::NCCL_OP_COUNT);
+  EXPECT_TRUE(core::compareNodes({&a, &b}, {}).empty()) << dump(core::compareNodes({&a, &b}, {}));
+  // A rank behind by SeqNum is quoted in decimal.
+  add(b, "b", 2, 7750, v1::NcclRankProgress::TORCH_SEQ_NUM);
+  const auto all = core::compareNodes({&a, &b}, {});
+  const auto* f = find(all, "NCCL_RANK_LAGGING");
+  ASSERT_NE(f, nullptr);
+  EXPECT_EQ(f->node(), "b");
+  EXPECT_NE(f->summary().find("(SeqNum 7750)"), std::string::npos) << f->summary();
 }
 
 }  // namespace

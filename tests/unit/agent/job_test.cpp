@@ -5,8 +5,10 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 #include <mutex>
+#include <set>
 
 #include "fixtures.h"
 #include "ibc/core/snapshot_file.h"
@@ -99,6 +101,12 @@ TEST(ResolveSlurmJob, UnknownJobsPermissionAndMissingSlurmAreDistinct) {
   ASSERT_FALSE(u.ok());
   EXPECT_EQ(u.error().code, ErrorCode::InvalidArgument);
 
+  // Slurm 22.05 prints this for a job that does not exist and for one PrivateData=jobs
+  // hides from this user alike: the message must not claim the job does not exist.
+  EXPECT_NE(u.error().message.find("does not exist or is not visible to you (Slurm PrivateData)"),
+            std::string::npos)
+      << u.error().message;
+
   ScriptedRunner denied;
   denied.scripts["scontrol"] =
       CommandResult{1, false, "", "slurm_load_jobs error: Access/permission denied\n", false};
@@ -177,6 +185,83 @@ TEST(CollectJob, ReassemblesEveryNodeFromSrunsMergedOutputAndNamesTheSilentOne) 
   EXPECT_EQ(*(ws + 1), "1800000000500");
 }
 
+TEST(CollectJob, SrunNoticesCarrySrunsPrefixOnce) {
+  ScriptedRunner r;
+  r.stream_result = CommandResult{
+      1, false, "",
+      "srun: Job 1234 step creation temporarily disabled, retrying (Requested nodes are busy)\n"
+      "srun: error: node3: task 2: Exited with exit code 127\n",
+      false};
+  FixedClock clock;
+  const auto coll = collectJob(options("1234"), {"node3"}, r, clock, nullptr);
+  ASSERT_EQ(coll.notices.size(), 1u);
+  EXPECT_EQ(coll.notices[0], "srun: error: node3: task 2: Exited with exit code 127");
+  EXPECT_FALSE(coll.launch_refused);
+}
+
+struct SrunRefusal {
+  std::string name;
+  std::string err;   // srun's stderr, as Slurm 22.05 prints it (seen on the test cluster)
+  std::string says;  // in the message
+};
+
+class SrunRefusesTheStep : public ::testing::TestWithParam<SrunRefusal> {};
+
+TEST_P(SrunRefusesTheStep, BeforeAnyNodeAnswersOneMessageInsteadOfUnreachableNodes) {
+  ScriptedRunner r;
+  r.stream_result = CommandResult{1, false, "", GetParam().err, false};
+  FixedClock clock;
+  const auto coll = collectJob(options("1234"), {"node1", "node2"}, r, clock, nullptr);
+  ASSERT_TRUE(coll.launch_refused.has_value());
+  EXPECT_NE(coll.launch_refused->find(GetParam().says), std::string::npos) << *coll.launch_refused;
+  // srun's line once, with its own prefix once.
+  EXPECT_NE(coll.launch_refused->find("(srun: error: Unable to "), std::string::npos)
+      << *coll.launch_refused;
+  EXPECT_EQ(coll.launch_refused->find("srun: srun:"), std::string::npos);
+  EXPECT_TRUE(coll.notices.empty());
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Slurm2205, SrunRefusesTheStep,
+    ::testing::Values(
+        // A user who may see the job (no PrivateData) but is not its owner.
+        SrunRefusal{"StepDenied",
+                    "srun: error: Unable to create step for job 1234: Access/permission denied\n",
+                    "does not let this user run a step in job 1234"},
+        // The same user's srun when PrivateData=jobs hides the job.
+        SrunRefusal{
+            "HiddenJobDenied",
+            "srun: error: Unable to confirm allocation for job 1234: Access/permission denied\n"
+            "srun: Check SLURM_JOB_ID environment variable. Expired or invalid job 1234\n",
+            "does not let this user run a step in job 1234"},
+        // The job ended after scontrol saw it (or never existed).
+        SrunRefusal{
+            "JobGone",
+            "srun: error: Unable to confirm allocation for job 1234: Invalid job id specified\n"
+            "srun: Check SLURM_JOB_ID environment variable. Expired or invalid job 1234\n",
+            "Slurm PrivateData hides it"},
+        SrunRefusal{"JobCompleting",
+                    "srun: error: Unable to create step for job 1234: Job/step already completing "
+                    "or completed\n",
+                    "the job ended after it was looked up"}),
+    [](const ::testing::TestParamInfo<SrunRefusal>& p) { return p.param.name; });
+
+TEST(CollectJob, ANodesOwnPermissionErrorIsNotSlurmRefusingTheStep) {
+  // execve of the agent failing on the nodes is the nodes' business: named per node.
+  ScriptedRunner r;
+  r.stream_result =
+      CommandResult{1, false, "",
+                    "slurmstepd: error: execve(): /opt/ibcollect/bin/ibcollect: Permission denied\n"
+                    "srun: error: node1: task 0: Exited with exit code 13\n",
+                    false};
+  FixedClock clock;
+  const auto coll = collectJob(options("1234"), {"node1"}, r, clock, nullptr);
+  EXPECT_FALSE(coll.launch_refused);
+  ASSERT_EQ(coll.nodes.size(), 1u);
+  EXPECT_NE(coll.nodes[0].unreachable_reason.find("node1: task 0"), std::string::npos)
+      << coll.nodes[0].unreachable_reason;
+}
+
 TEST(CollectJob, NodesThatNeverAnswerAreUnreachableWithTheTimeoutInTheReason) {
   ScriptedRunner r;
   r.stream_result = CommandResult{-1, true, "", "", false};
@@ -202,6 +287,163 @@ TEST(CollectJob, SshRunsOneQuotedRemoteCommandPerHost) {
     EXPECT_NE(argv.back().find("'job-step'"), std::string::npos) << argv.back();
     EXPECT_NE(argv.back().find("'/tmp/nccl.%h.log'"), std::string::npos) << argv.back();
   }
+}
+
+// A clock that only moves when an ssh session (below) ends: time is what the sessions
+// take. Thread-safe, as the ssh fan-out runs sessions in parallel.
+class SessionClock : public Clock {
+ public:
+  std::chrono::system_clock::time_point now() const override {
+    std::lock_guard<std::mutex> lock(mu_);
+    return now_;
+  }
+  std::chrono::steady_clock::time_point steadyNow() const override { return {}; }
+  void sleepUntil(std::chrono::steady_clock::time_point) override {}
+  void advanceTo(std::chrono::system_clock::time_point t) {
+    std::lock_guard<std::mutex> lock(mu_);
+    now_ = std::max(now_, t);
+  }
+
+ private:
+  mutable std::mutex mu_;
+  std::chrono::system_clock::time_point now_{std::chrono::seconds(1'800'000'000)};
+};
+
+// ssh to a node that behaves like `ibcollect job-step`: it answers at the end of its
+// counter window. With late_step_fails, a step launched after its window start reports
+// that the collector did not finish in time, as runStep does when its deadline (window
+// start + window + 0.8 × timeout) has mostly gone before it began; only meaningful when
+// sessions run one at a time, since fake sessions end instantly and would make parallel
+// siblings look late.
+class SshNodes : public CommandRunner {
+ public:
+  SshNodes(SessionClock& clock, std::chrono::milliseconds window)
+      : clock_(clock), window_(window) {}
+  Result<CommandResult> run(const std::vector<std::string>&, std::chrono::milliseconds,
+                            std::size_t) override {
+    return Error{ErrorCode::NotFound, "not scripted"};
+  }
+  bool available(std::string_view) const override { return true; }
+  Result<CommandResult> runStreaming(const std::vector<std::string>& argv,
+                                     std::chrono::milliseconds,
+                                     const std::function<bool(std::string_view)>& on_line,
+                                     std::size_t) override {
+    const std::string host = argv[argv.size() - 2];
+    const std::string& remote = argv.back();
+    const std::string key = "'--window-start' '";
+    const auto at = remote.find(key);
+    if (at == std::string::npos) return Error{ErrorCode::InvalidArgument, "no --window-start"};
+    const auto start = std::chrono::system_clock::time_point(
+        std::chrono::milliseconds(std::stoll(remote.substr(at + key.size()))));
+    const auto launched = clock_.now();
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      sessions.push_back({host, start, launched});
+      max_in_flight = std::max(max_in_flight, ++in_flight);
+    }
+    std::vector<std::string> lines;
+    if (late_step_fails && launched > start) {
+      lines.push_back(core::encodeStepError(
+          host, "the collector did not finish in time (hung in a kernel read?); stopped it"));
+    } else {
+      ::ibcollect::v1::Snapshot snap;
+      snap.mutable_node()->set_hostname(host);
+      lines = core::encodeStepOutput(host, core::wrapUnsigned(snap).SerializeAsString());
+    }
+    for (auto& l : lines) {
+      l.pop_back();  // the runner hands lines without their newline
+      on_line(l);
+    }
+    clock_.advanceTo(std::max(launched, start) + window_);
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      --in_flight;
+    }
+    return CommandResult{0, false, "", "", false};
+  }
+
+  struct Session {
+    std::string host;
+    std::chrono::system_clock::time_point window_start, launched;
+  };
+  bool late_step_fails = false;
+  std::mutex mu;
+  std::vector<Session> sessions;
+  std::size_t in_flight = 0, max_in_flight = 0;
+
+ private:
+  SessionClock& clock_;
+  std::chrono::milliseconds window_;
+};
+
+std::vector<std::string> hostNames(std::size_t n) {
+  std::vector<std::string> hosts;
+  for (std::size_t i = 1; i <= n; ++i) hosts.push_back("gpu" + std::to_string(i));
+  return hosts;
+}
+
+TEST(CollectJob, SshHostsBeyondTheParallelismStartTheirWindowAfterTheyAreLaunched) {
+  // One session at a time, three hosts: host 2 and 3 can only be launched once host 1's
+  // window is over, so they need a window start of their own.
+  SessionClock clock;
+  auto o = options("77");
+  o.launcher = Launcher::Ssh;
+  o.ssh_parallelism = 1;
+  SshNodes r(clock, o.window);
+  r.late_step_fails = true;
+  const auto begin = clock.now();
+  const auto coll = collectJob(o, hostNames(3), r, clock, nullptr);
+  ASSERT_EQ(coll.nodes.size(), 3u);
+  for (const auto& n : coll.nodes)
+    EXPECT_TRUE(n.answered) << n.node << ": " << n.unreachable_reason;
+  ASSERT_EQ(r.sessions.size(), 3u);
+  for (const auto& s : r.sessions) {
+    EXPECT_LE(s.launched, s.window_start) << s.host << " was launched after its window start";
+  }
+  EXPECT_EQ(coll.waves, 3u);
+  EXPECT_EQ(r.max_in_flight, 1u);
+  // Bounded: each wave within launch slack + window + --timeout.
+  EXPECT_LE(clock.now() - begin, 3 * (o.launch_slack + o.window + o.timeout));
+  ASSERT_EQ(coll.notices.size(), 1u);
+  EXPECT_NE(coll.notices[0].find("3 waves"), std::string::npos) << coll.notices[0];
+}
+
+TEST(CollectJob, SshWavesShareOneWindowStartPerWaveAndNeverOverlap) {
+  SessionClock clock;
+  auto o = options("77");
+  o.launcher = Launcher::Ssh;
+  o.ssh_parallelism = 2;
+  SshNodes r(clock, o.window);
+  const auto hosts = hostNames(5);
+  const auto coll = collectJob(o, hosts, r, clock, nullptr);
+  for (const auto& n : coll.nodes)
+    EXPECT_TRUE(n.answered) << n.node << ": " << n.unreachable_reason;
+  std::map<std::string, std::chrono::system_clock::time_point> start;
+  for (const auto& s : r.sessions) start[s.host] = s.window_start;
+  ASSERT_EQ(start.size(), 5u);
+  // Waves in host order: {gpu1, gpu2}, {gpu3, gpu4}, {gpu5}.
+  EXPECT_EQ(start["gpu1"], start["gpu2"]);
+  EXPECT_EQ(start["gpu3"], start["gpu4"]);
+  // A wave starts after the previous wave's windows are over.
+  EXPECT_GE(start["gpu3"], start["gpu1"] + o.window);
+  EXPECT_GE(start["gpu5"], start["gpu3"] + o.window);
+  EXPECT_EQ(coll.waves, 3u);
+  EXPECT_LE(r.max_in_flight, 2u);
+  EXPECT_EQ(coll.window_start, start["gpu1"]);
+}
+
+TEST(CollectJob, SshWithinTheParallelismIsOneWaveWithOneWindowStart) {
+  SessionClock clock;
+  auto o = options("77");
+  o.launcher = Launcher::Ssh;
+  SshNodes r(clock, o.window);
+  const auto coll = collectJob(o, hostNames(40), r, clock, nullptr);
+  std::set<std::chrono::system_clock::time_point> starts;
+  for (const auto& s : r.sessions) starts.insert(s.window_start);
+  EXPECT_EQ(starts.size(), 1u);
+  EXPECT_EQ(coll.waves, 1u);
+  EXPECT_TRUE(coll.notices.empty());
+  for (const auto& n : coll.nodes) EXPECT_TRUE(n.answered) << n.node;
 }
 
 }  // namespace

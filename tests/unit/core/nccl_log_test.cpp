@@ -222,6 +222,7 @@ TEST(NcclLogParser, CollOpCountsMapToRanksThroughInitCompleteLines) {
     EXPECT_EQ(s.ranks(r).rank(), r);
     EXPECT_EQ(s.ranks(r).host(), want[static_cast<std::size_t>(r)].first);
     EXPECT_EQ(s.ranks(r).op_count(), want[static_cast<std::size_t>(r)].second) << "rank " << r;
+    EXPECT_EQ(s.ranks(r).sequence(), v1::NcclRankProgress::NCCL_OP_COUNT);
   }
   EXPECT_EQ(s.ranks(3).line_number(), 10u);
 }
@@ -487,6 +488,25 @@ TEST(NcclLogParser, MergeKeepsTheFurthestSequencePerRank) {
   EXPECT_EQ(m.ranks(1).rank(), 1);
 }
 
+TEST(NcclLogParser, MergeKeepsAnOpCountAndASeqNumOfOneRankApart) {
+  v1::NcclLogSummary a, b;
+  auto* r = a.add_ranks();
+  r->set_host("h");
+  r->set_rank(0);
+  r->set_op_count(0x2a);
+  r->set_sequence(v1::NcclRankProgress::NCCL_OP_COUNT);
+  auto* t = b.add_ranks();
+  t->set_host("h");
+  t->set_rank(0);
+  t->set_op_count(7753);
+  t->set_sequence(v1::NcclRankProgress::TORCH_SEQ_NUM);
+  const std::vector<v1::NcclLogSummary> parts = {a, b};
+  const auto m = mergeNcclLogs(parts);
+  ASSERT_EQ(m.ranks_size(), 2);
+  EXPECT_EQ(m.ranks(0).op_count(), 0x2au);
+  EXPECT_EQ(m.ranks(1).op_count(), 7753u);
+}
+
 // ---- real captures (tests/fixtures/real/nccl-logs/PROVENANCE.md) ------------------------
 
 TEST(NcclLogRealCaptures, EveryCaptureIsCountedAndNamed) {
@@ -686,7 +706,10 @@ TEST(NcclLogRealCaptures, PytorchWatchdogTimeoutsGiveEventsAndRankProgress) {
   EXPECT_EQ(s.ranks(0).rank(), 0);
   EXPECT_EQ(s.ranks(1).rank(), 3);
   EXPECT_EQ(s.ranks(2).rank(), 4);
-  for (const auto& r : s.ranks()) EXPECT_EQ(r.op_count(), 7753u);
+  for (const auto& r : s.ranks()) {
+    EXPECT_EQ(r.op_count(), 7753u);
+    EXPECT_EQ(r.sequence(), v1::NcclRankProgress::TORCH_SEQ_NUM);  // decimal, not an opCount
+  }
   EXPECT_EQ(s.nranks(), -1);
 }
 

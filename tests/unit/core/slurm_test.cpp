@@ -117,5 +117,18 @@ TEST(Hostlist, CompressIsTheInverse) {
   EXPECT_EQ(compressHostlist({"gpu01", "gpu02", "login"}), "gpu[01-02],login");
 }
 
+TEST(HostNames, ShortAndFullyQualifiedNamesOfOneMachineAreTheSameHost) {
+  EXPECT_TRUE(sameHostName("node7", "node7"));
+  EXPECT_TRUE(sameHostName("node7.cluster.local", "node7"));
+  EXPECT_TRUE(sameHostName("node7", "node7.other.domain"));
+  EXPECT_FALSE(sameHostName("node7", "node70"));
+  EXPECT_FALSE(sameHostName("", ""));
+  EXPECT_FALSE(sameHostName("node7", ""));
+  // Addresses are compared whole: 10.0.0.1 and 10.0.0.2 share no more than "10".
+  EXPECT_EQ(shortHostName("10.0.0.1"), "10.0.0.1");
+  EXPECT_FALSE(sameHostName("10.0.0.1", "10.0.0.2"));
+  EXPECT_TRUE(sameHostName("10.0.0.1", "10.0.0.1"));
+}
+
 }  // namespace
 }  // namespace ibc::core

@@ -42,6 +42,11 @@ struct CollectOptions {
   std::optional<std::chrono::system_clock::time_point> window_start;
   std::string job_id;
   std::vector<std::string> nccl_logs;  // paths on the invoking machine
+  // NCCL logs in a place every node of a job reads (a --job --nccl-log pattern without
+  // %h): each is kept only when it is this node's (ncclLogBelongsTo with node_names plus
+  // the collected hostname), so one rank's log is not carried by every node.
+  std::vector<std::string> shared_nccl_logs;
+  std::vector<std::string> node_names;  // this node's other names (its Slurm name)
   std::vector<std::string> nccl_tests;
   std::string dmesg_file;
   std::string agent_version;
@@ -90,6 +95,19 @@ void readKernelLogFile(const Filesystem& files, const std::string& path,
 v1::NcclLog readNcclLog(const Filesystem& files, const std::string& path,
                         const CollectLimits& limits, const std::string& default_host,
                         std::vector<v1::ProbeError>& errors);
+// Whether an NCCL log is this node's, given the node's names (Slurm name, hostname): NCCL
+// prefixes each line with the host that wrote it ("host:pid:tid"), so a log that names
+// hosts, none of them this node (exactly or by short form), is another node's. A log
+// that names no host is kept: nothing says whose it is.
+bool ncclLogBelongsTo(const v1::NcclLogSummary& log, const std::vector<std::string>& node_names);
+// readNcclLog for a log in a shared place: nullopt (and nothing added to `errors`) when
+// the log belongs to another node by ncclLogBelongsTo (judged on the hosts NCCL printed,
+// not on `default_host`). An unreadable file is returned with its error, as readNcclLog.
+std::optional<v1::NcclLog> readSharedNcclLog(const Filesystem& files, const std::string& path,
+                                             const CollectLimits& limits,
+                                             const std::vector<std::string>& node_names,
+                                             const std::string& default_host,
+                                             std::vector<v1::ProbeError>& errors);
 v1::NcclTestsOutput readNcclTests(const Filesystem& files, const std::string& path,
                                   const CollectLimits& limits, std::vector<v1::ProbeError>& errors);
 

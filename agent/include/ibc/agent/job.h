@@ -24,6 +24,10 @@ namespace v1 = ::ibcollect::v1;
 
 enum class Launcher { Srun, Ssh };
 
+// Upper bound of JobOptions::ssh_parallelism: one ssh process, two pipes and one thread
+// per host in flight on the launching machine.
+inline constexpr std::size_t kMaxSshParallelism = 256;
+
 struct JobOptions {
   std::string job_id;
   Launcher launcher = Launcher::Srun;
@@ -39,11 +43,15 @@ struct JobOptions {
   // The nodes' agent config (identity to sign with), a path on the nodes, %h = the node;
   // empty: each node's /etc/ibcollect/agent.conf when it exists.
   std::string node_config;
-  std::size_t ssh_parallelism = 32;
+  // --launcher ssh: hosts in their window at once (--ssh-parallelism, clamped to
+  // 1..kMaxSshParallelism). More hosts are collected in waves of this size, each wave with
+  // its own counter window start (see collectJob).
+  std::size_t ssh_parallelism = 64;
   std::chrono::milliseconds command_timeout{15000};  // scontrol / sinfo
 };
 
-// Error codes: InvalidArgument = no such job (usage); Unavailable = Slurm not installed
+// Error codes: InvalidArgument = no such job, or one PrivateData hides (Slurm says
+// "Invalid job id specified" for both; usage); Unavailable = Slurm not installed
 // or not answering; PermissionDenied = the job is not visible to this user; Unsupported =
 // the job is not running (its nodes are no longer allocated to it). Messages say what to
 // do next.
@@ -69,13 +77,21 @@ struct NodeResult {
 
 struct JobCollection {
   std::vector<NodeResult> nodes;  // in the job's host order
+  // The counter window start the nodes were given (with ssh waves: the first wave's).
   std::chrono::system_clock::time_point window_start;
+  std::size_t waves = 0;             // ssh: waves of ssh_parallelism hosts launched
   std::vector<std::string> notices;  // launcher messages worth showing (srun errors, ...)
+  // srun refused the step before any node answered (the user may see the job but not
+  // run steps in it; the job is gone or hidden by PrivateData): what to tell the user.
+  // The nodes are then not at fault and must not be reported as unreachable.
+  std::optional<std::string> launch_refused;
 };
 
 // Runs the collection step on `hosts`. `progress(answered, total)` is called as nodes
-// answer. Never waits longer than launch_slack + window + timeout (+ a few seconds to
-// stop the launcher).
+// answer. srun: one step on every host, one window start; never waits longer than
+// launch_slack + window + timeout (+ a few seconds to stop the launcher). ssh: hosts in
+// waves of ssh_parallelism, each wave with its own window start (launch_slack after it is
+// launched) and that same bound, so at most ceil(hosts / ssh_parallelism) times it.
 JobCollection collectJob(const JobOptions& options, const std::vector<std::string>& hosts,
                          CommandRunner& runner, Clock& clock,
                          const std::function<void(std::size_t, std::size_t)>& progress);

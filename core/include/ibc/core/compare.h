@@ -7,10 +7,14 @@
 // and NCCL_RANK_LAGGING across the nodes' NCCL logs. Pure and linear in the number of
 // nodes × ports: 2,000 nodes compare in well under a second (bench/compare_nodes).
 
+#include <cstddef>
 #include <optional>
 #include <string>
+#include <string_view>
+#include <unordered_map>
 #include <vector>
 
+#include "ibc/core/report.h"
 #include "ibcollect/v1/report.pb.h"
 #include "ibcollect/v1/snapshot.pb.h"
 
@@ -32,8 +36,37 @@ std::vector<::ibcollect::v1::Finding> compareNodes(
     const std::vector<const ::ibcollect::v1::Snapshot*>& nodes, const CompareOptions& options);
 
 // Single-node findings of every node plus the cross-node ones, without duplicates (a
-// port below both --expect-rate... and its peers is reported once), sorted.
+// port below both --expect-rate... and its peers is reported once; a finding several
+// snapshots show word for word — one NCCL log carried by several nodes — once), sorted.
 std::vector<::ibcollect::v1::Finding> diagnoseJob(
     const std::vector<const ::ibcollect::v1::Snapshot*>& nodes, const CompareOptions& options);
+
+// Which node of a job a host name (from a log line or a finding) refers to: a node whose
+// Slurm name (nodeName()) or hostname is that name, else one whose short form is the
+// name's short form ("node7.cluster.local" is node7; IPv4 addresses are never shortened).
+// Exact names win over short forms; among equals, the first node in the given order.
+// Built once in O(nodes); each lookup is O(1) expected. Names are copied: the index does
+// not refer to `nodes` after construction.
+class JobNodeIndex {
+ public:
+  explicit JobNodeIndex(const std::vector<AnalyzedNode>& nodes);
+  std::optional<std::size_t> find(std::string_view host) const;
+
+ private:
+  std::unordered_map<std::string, std::size_t> exact_;
+  std::unordered_map<std::string, std::size_t> short_;
+};
+
+// Hands each finding to the node it names (JobNodeIndex); a finding about a host that is
+// not a node of the job (a log line from another machine) goes to the first node, so
+// nothing is dropped. A finding given to a node is renamed to that node's job name,
+// whatever form the log used. No-op without nodes. Linear in nodes + findings.
+void assignFindings(std::vector<AnalyzedNode>& nodes,
+                    std::vector<::ibcollect::v1::Finding> findings);
+
+// What `ibcollect --job` and `ibcollect compare` do once the snapshots are in: diagnoseJob
+// over the nodes that answered (empty unreachable_reason), then assignFindings, then each
+// node's findings sorted. Findings already on the nodes are kept.
+void diagnoseJobNodes(std::vector<AnalyzedNode>& nodes, const CompareOptions& options);
 
 }  // namespace ibc::core

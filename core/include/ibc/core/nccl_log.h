@@ -43,7 +43,8 @@
 //    NCCL_DEBUG_SUBSYS=COLL lines ("AllReduce: opCount 2a ... comm 0x.. [nranks=16]",
 //    mapped to a rank through that comm's Init COMPLETE line; only the largest communicator
 //    is reported), or the SeqNum of the work PyTorch's watchdog caught ("WorkNCCL(SeqNum=
-//    7753, ...)", "... at work: 7753, last enqueued ..."). Sorted by rank.
+//    7753, ...)", "... at work: 7753, last enqueued ..."). Sorted by rank; `sequence` says
+//    which of the two a rank's count is.
 //  * nranks: the largest "nranks"/"nRanks" of a communicator line when present, else the
 //    largest of COLL "[nranks=M]", ring listings ("Channel 00/32 :    0   1"), nccl-tests
 //    rank lines and (highest rank in channel lines + 1, a lower bound); -1 if none.
@@ -54,6 +55,7 @@
 // state: safe to call from several threads.
 
 #include <cstddef>
+#include <cstdint>
 #include <span>
 #include <string>
 #include <string_view>
@@ -81,6 +83,11 @@ v1::NcclLogSummary parseNcclLog(std::string_view text, const NcclLogOptions& opt
 // line_number still refers to the text of the part it came from.
 v1::NcclLogSummary mergeNcclLogs(std::span<const v1::NcclLogSummary> parts,
                                  std::size_t max_events = 512);
+
+// A rank's progress as its source prints it: "opCount 2a" (NCCL's COLL lines print the
+// opCount in hex, without 0x; also for SEQUENCE_UNSPECIFIED) or "SeqNum 7753" (PyTorch,
+// decimal), so it can be found in the log as is.
+std::string formatRankProgress(v1::NcclRankProgress::Sequence sequence, uint64_t value);
 
 // "IB_COMPLETION_ERROR" etc. (the proto enum name).
 std::string_view ncclEventKindName(v1::NcclEvent::Kind kind);

@@ -47,4 +47,12 @@ Result<std::vector<std::string>> expandHostlist(std::string_view hostlist,
 // The inverse for display: compresses names into a hostlist expression.
 std::string compressHostlist(const std::vector<std::string>& hosts);
 
+// A host name's short form: up to the first dot ("node7.cluster.local" → "node7"). An IPv4
+// address stays whole: its first label says nothing about which machine it is.
+std::string_view shortHostName(std::string_view name);
+
+// Whether two host names name the same machine: equal, or equal short forms (a log may
+// print the FQDN, Slurm the short name). Empty names name nothing.
+bool sameHostName(std::string_view a, std::string_view b);
+
 }  // namespace ibc::core

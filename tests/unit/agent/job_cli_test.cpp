@@ -1,0 +1,177 @@
+// `ibcollect --job` end to end through runCli with scripted Slurm commands: what the user
+// sees when srun refuses the step (DESIGN §3 exit code 4, one message).
+
+#include <google/protobuf/struct.pb.h>
+#include <google/protobuf/util/json_util.h>
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <map>
+#include <sstream>
+
+#include "fixtures.h"
+#include "ibc/agent/cli.h"
+#include "ibc/core/findings.h"
+#include "ibc/core/snapshot_file.h"
+#include "ibc/core/step_output.h"
+#include "sysfs_json.h"
+
+namespace ibc::agent {
+namespace {
+
+// Answers by program and first argument ("scontrol show"); srun streams nothing and
+// fails with `srun_err`.
+class SlurmCommands : public CommandRunner {
+ public:
+  Result<CommandResult> run(const std::vector<std::string>& argv, std::chrono::milliseconds,
+                            std::size_t) override {
+    const std::string key = argv.size() > 2 ? argv[0] + " " + argv[1] + " " + argv[2] : argv[0];
+    auto it = scripts.find(key);
+    if (it == scripts.end()) return Error{ErrorCode::NotFound, argv[0] + ": not installed"};
+    return it->second;
+  }
+  Result<CommandResult> runStreaming(const std::vector<std::string>& argv,
+                                     std::chrono::milliseconds,
+                                     const std::function<bool(std::string_view)>& on_line,
+                                     std::size_t) override {
+    streamed.push_back(argv.front());
+    for (const auto& l : stream_lines) on_line(l);
+    return CommandResult{1, false, "", srun_err, false};
+  }
+  bool available(std::string_view p) const override { return p == "scontrol" || p == "srun"; }
+  std::map<std::string, CommandResult> scripts;
+  std::vector<std::string> stream_lines;  // srun's merged output (without newlines)
+  std::string srun_err;
+  std::vector<std::string> streamed;
+};
+
+class StillClock : public Clock {
+ public:
+  std::chrono::system_clock::time_point now() const override {
+    return std::chrono::system_clock::time_point(std::chrono::seconds(1'800'000'000));
+  }
+  std::chrono::steady_clock::time_point steadyNow() const override { return {}; }
+  void sleepUntil(std::chrono::steady_clock::time_point) override {}
+};
+
+class NoEnv : public Environment {
+ public:
+  std::string get(std::string_view) const override { return {}; }
+};
+
+struct Run {
+  int code;
+  std::string out, err;
+  std::vector<std::string> dirs_made;
+};
+
+Run runJob(SlurmCommands& runner, const std::vector<std::string>& extra = {}) {
+  std::ostringstream out, err;
+  RootedFilesystem files("");
+  StillClock clock;
+  NoEnv env;
+  Run r{};
+  CliEnvironment cli{out,
+                     err,
+                     files,
+                     [](const std::string&) { return std::make_unique<MemoryFilesystem>(); },
+                     runner,
+                     clock,
+                     env,
+                     nullptr,
+                     [](const std::string&, std::string_view) { return core::Status{}; },
+                     [&r](const std::string& dir) {
+                       r.dirs_made.push_back(dir);
+                       return core::Status{};
+                     },
+                     "/opt/ibcollect/bin/ibcollect"};
+  std::vector<std::string> args{"--job", "8401413", "--format", "json"};
+  args.insert(args.end(), extra.begin(), extra.end());
+  r.code = runCli(args, cli);
+  r.out = out.str();
+  r.err = err.str();
+  return r;
+}
+
+std::size_t count(const std::string& text, const std::string& what) {
+  std::size_t n = 0;
+  for (auto p = text.find(what); p != std::string::npos; p = text.find(what, p + 1)) ++n;
+  return n;
+}
+
+TEST(JobCommand, SrunRefusingTheStepIsOneMessageAndExitCode4) {
+  SlurmCommands runner;
+  runner.scripts["scontrol show job"] = CommandResult{
+      0, false,
+      ibc::test::readFixture(
+          "real/slurm/scontrol-show-job_8node-64gpu-running_gcm-shelper-testdata.txt"),
+      "", false};
+  // A user who may see the job (no PrivateData) but not run steps in it (Slurm 22.05).
+  runner.srun_err =
+      "srun: error: Unable to create step for job 8401413: Access/permission denied\n";
+  const auto r = runJob(runner);
+  EXPECT_EQ(r.code, core::kExitCollectFailed) << r.err;
+  EXPECT_EQ(runner.streamed, std::vector<std::string>{"srun"});
+  EXPECT_EQ(count(r.err, "Access/permission denied"), 1u) << r.err;
+  EXPECT_NE(r.err.find("does not let this user run a step in job 8401413"), std::string::npos)
+      << r.err;
+  // Not eight nodes "unreachable" with "no answer within 15 s", and no report or
+  // snapshot directory for a collection that never ran.
+  EXPECT_EQ(r.err.find("unreachable"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("no answer within"), std::string::npos) << r.err;
+  EXPECT_EQ(r.out, "");
+  EXPECT_TRUE(r.dirs_made.empty());
+}
+
+TEST(JobCommand, AnInvalidJobIdSaysItMayBeHiddenByPrivateData) {
+  SlurmCommands runner;
+  runner.scripts["scontrol show job"] =
+      CommandResult{1, false, "", "slurm_load_jobs error: Invalid job id specified\n", false};
+  const auto r = runJob(runner);
+  EXPECT_EQ(r.code, core::kExitUsage);
+  EXPECT_NE(r.err.find("job 8401413 does not exist or is not visible to you (Slurm PrivateData)"),
+            std::string::npos)
+      << r.err;
+  EXPECT_TRUE(runner.streamed.empty());
+}
+
+TEST(JobCommand, AnUnreachableNodesLogTheLauncherCanReadIsStillDiagnosed) {
+  // node1433 answers; node1787 never does, but its NCCL_DEBUG_FILE (SYNTHETIC, NCCL's
+  // line format) is on a filesystem the launcher sees. Its completion error is reported
+  // on node1787, not lost with the unreachable node's empty snapshot.
+  SlurmCommands runner;
+  runner.scripts["scontrol show job"] = CommandResult{
+      0, false,
+      ibc::test::readFixture(
+          "real/slurm/scontrol-show-job_8node-64gpu-running_gcm-shelper-testdata.txt"),
+      "", false};
+  ::ibcollect::v1::Snapshot answered;
+  answered.mutable_node()->set_hostname("node1433");
+  answered.mutable_node()->set_source("/");
+  for (auto& l :
+       core::encodeStepOutput("node1433", core::wrapUnsigned(answered).SerializeAsString())) {
+    l.pop_back();
+    runner.stream_lines.push_back("0: " + l);
+  }
+  const std::string dir = ibc::test::makeTempDir("launcher-logs");
+  std::ofstream(dir + "/nccl.node1787.log")
+      << "node1787:4242:4300 [0] transport/net_ib.cc:1295 NCCL WARN NET/IB : Got completion "
+         "from peer 10.0.0.2<4242> with error 12, opcode 0, len 0, vendor err 129 (Recv)\n";
+  const auto r = runJob(runner, {"--hosts", "node[1433,1787]", "--nccl-log", dir + "/nccl.%h.log",
+                                 "--out", dir + "/out"});
+  EXPECT_EQ(r.code, core::kExitCollectFailed) << r.err;  // node1787 is unreachable
+  google::protobuf::Struct doc;
+  ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(r.out, &doc).ok())
+      << r.out.substr(0, 500);
+  std::size_t completion = 0;
+  for (const auto& v : doc.fields().at("findings").list_value().values()) {
+    const auto& f = v.struct_value().fields();
+    if (f.at("code").string_value() != "NCCL_IB_COMPLETION_ERROR") continue;
+    ++completion;
+    EXPECT_EQ(f.at("node").string_value(), "node1787");
+  }
+  EXPECT_EQ(completion, 1u) << r.out.substr(0, 2000);
+}
+
+}  // namespace
+}  // namespace ibc::agent
