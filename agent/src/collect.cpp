@@ -348,11 +348,15 @@ v1::NcclLog ncclLogFromText(const std::string& path, const std::string& text, bo
   return log;
 }
 
-}  // namespace
-
-v1::NcclLog readNcclLog(const Filesystem& files, const std::string& path,
-                        const CollectLimits& limits, const std::string& default_host,
-                        std::vector<v1::ProbeError>& errors) {
+// The log at `path`, or nullopt when `owners` is given and the hosts NCCL printed in it
+// name none of them (no default host for that check: lines without a host prefix say
+// nothing about whose file this is). A file that cannot be read is an empty log and an
+// error, whatever the owners.
+std::optional<v1::NcclLog> readNcclLogOf(const Filesystem& files, const std::string& path,
+                                         const CollectLimits& limits,
+                                         const std::vector<std::string>* owners,
+                                         const std::string& default_host,
+                                         std::vector<v1::ProbeError>& errors) {
   bool truncated = false;
   auto text = readBoundedText(files, path, limits.artifact_read_bytes, truncated);
   if (!text.ok()) {
@@ -361,7 +365,17 @@ v1::NcclLog readNcclLog(const Filesystem& files, const std::string& path,
     addError(errors, "nccl_log", path, text.error());
     return log;
   }
+  if (owners != nullptr && !ncclLogBelongsTo(core::parseNcclLog(*text), *owners))
+    return std::nullopt;
   return ncclLogFromText(path, *text, truncated, limits, default_host, errors);
+}
+
+}  // namespace
+
+v1::NcclLog readNcclLog(const Filesystem& files, const std::string& path,
+                        const CollectLimits& limits, const std::string& default_host,
+                        std::vector<v1::ProbeError>& errors) {
+  return *readNcclLogOf(files, path, limits, nullptr, default_host, errors);
 }
 
 bool ncclLogBelongsTo(const v1::NcclLogSummary& log, const std::vector<std::string>& node_names) {
@@ -379,18 +393,7 @@ std::optional<v1::NcclLog> readSharedNcclLog(const Filesystem& files, const std:
                                              const std::vector<std::string>& node_names,
                                              const std::string& default_host,
                                              std::vector<v1::ProbeError>& errors) {
-  bool truncated = false;
-  auto text = readBoundedText(files, path, limits.artifact_read_bytes, truncated);
-  if (!text.ok()) {
-    v1::NcclLog log;
-    log.set_source(core::printable(path));
-    addError(errors, "nccl_log", path, text.error());
-    return log;
-  }
-  // Whose it is, by the hosts NCCL printed (no default host: lines without a host
-  // prefix say nothing about whose file this is).
-  if (!ncclLogBelongsTo(core::parseNcclLog(*text), node_names)) return std::nullopt;
-  return ncclLogFromText(path, *text, truncated, limits, default_host, errors);
+  return readNcclLogOf(files, path, limits, &node_names, default_host, errors);
 }
 
 v1::NcclTestsOutput readNcclTests(const Filesystem& files, const std::string& path,
