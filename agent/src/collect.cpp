@@ -58,15 +58,21 @@ Result<std::string> readBoundedText(const Filesystem& files, const std::string& 
   if (!head.ok() || !more) return head;
   truncated = true;
   const std::size_t head_keep = bound / 4;
-  auto tail = files.readTail(path, bound - head_keep);
-  if (!tail.ok()) return tail;
-  std::string text = head->substr(0, head_keep);
+  // Give the unused part of the head back before the tail is read: the agent runs beside
+  // training jobs, and a 1 GiB log must not cost three times the bound.
+  std::string text = std::move(*head);
+  text.resize(head_keep);
   // Cut at line boundaries so no half line is parsed.
   if (auto nl = text.rfind('\n'); nl != std::string::npos) text.resize(nl + 1);
+  text.shrink_to_fit();
+  auto tail = files.readTail(path, bound - head_keep);
+  if (!tail.ok()) return tail;
   std::string_view t = *tail;
   if (auto nl = t.find('\n'); nl != std::string_view::npos) t.remove_prefix(nl + 1);
-  text += "[ibcollect: middle of the file skipped, read bound " + std::to_string(bound >> 20) +
-          " MiB]\n";
+  const std::string marker = "[ibcollect: middle of the file skipped, read bound " +
+                             std::to_string(bound >> 20) + " MiB]\n";
+  text.reserve(text.size() + marker.size() + t.size());
+  text += marker;
   text.append(t);
   return text;
 }
