@@ -93,6 +93,17 @@ Run runJob(SlurmCommands& runner, const std::vector<std::string>& extra = {}) {
   return r;
 }
 
+// Slurm answering `scontrol show job` with the real capture of a running 8-node job.
+SlurmCommands runningEightNodeJob() {
+  SlurmCommands runner;
+  runner.scripts["scontrol show job"] = CommandResult{
+      0, false,
+      ibc::test::readFixture(
+          "real/slurm/scontrol-show-job_8node-64gpu-running_gcm-shelper-testdata.txt"),
+      "", false};
+  return runner;
+}
+
 std::size_t count(const std::string& text, const std::string& what) {
   std::size_t n = 0;
   for (auto p = text.find(what); p != std::string::npos; p = text.find(what, p + 1)) ++n;
@@ -100,12 +111,7 @@ std::size_t count(const std::string& text, const std::string& what) {
 }
 
 TEST(JobCommand, SrunRefusingTheStepIsOneMessageAndExitCode4) {
-  SlurmCommands runner;
-  runner.scripts["scontrol show job"] = CommandResult{
-      0, false,
-      ibc::test::readFixture(
-          "real/slurm/scontrol-show-job_8node-64gpu-running_gcm-shelper-testdata.txt"),
-      "", false};
+  SlurmCommands runner = runningEightNodeJob();
   // A user who may see the job (no PrivateData) but not run steps in it (Slurm 22.05).
   runner.srun_err =
       "srun: error: Unable to create step for job 8401413: Access/permission denied\n";
@@ -139,12 +145,7 @@ TEST(JobCommand, AnUnreachableNodesLogTheLauncherCanReadIsStillDiagnosed) {
   // node1433 answers; node1787 never does, but its NCCL_DEBUG_FILE (SYNTHETIC, NCCL's
   // line format) is on a filesystem the launcher sees. Its completion error is reported
   // on node1787, not lost with the unreachable node's empty snapshot.
-  SlurmCommands runner;
-  runner.scripts["scontrol show job"] = CommandResult{
-      0, false,
-      ibc::test::readFixture(
-          "real/slurm/scontrol-show-job_8node-64gpu-running_gcm-shelper-testdata.txt"),
-      "", false};
+  SlurmCommands runner = runningEightNodeJob();
   ::ibcollect::v1::Snapshot answered;
   answered.mutable_node()->set_hostname("node1433");
   answered.mutable_node()->set_source("/");
