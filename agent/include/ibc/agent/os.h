@@ -65,10 +65,23 @@ class Filesystem {
 
 // The real filesystem under `root` ("/" for the live host, a copied tree otherwise). With an
 // empty root, relative paths stay relative to the working directory (user-given files).
-// Relative symlinks inside the tree resolve inside it, as sysfs' own links do.
+//
+// A copied tree is hostile input (a customer's tree): every path, and every symbolic link met
+// while resolving it, is resolved as if `root` were "/": absolute links and `..` never leave
+// the tree, so sysfs' own relative links keep working while a link to /etc/hostname reads
+// `root`/etc/hostname (usually NotFound). Linux openat2(RESOLVE_IN_ROOT) does this where the
+// kernel has it (5.6+); elsewhere a component-by-component walk with O_NOFOLLOW does the
+// same. A root that cannot be opened makes every read fail with that error.
 class RootedFilesystem final : public Filesystem {
  public:
-  explicit RootedFilesystem(std::string root);
+  enum class Resolution {
+    Kernel,  // openat2(RESOLVE_IN_ROOT), falling back to the walk when the kernel lacks it
+    Walk,    // always the checked walk (tests of the fallback)
+  };
+  explicit RootedFilesystem(std::string root, Resolution resolution = Resolution::Kernel);
+  ~RootedFilesystem() override;
+  RootedFilesystem(const RootedFilesystem&) = delete;
+  RootedFilesystem& operator=(const RootedFilesystem&) = delete;
   Result<std::string> readFile(std::string_view path, std::size_t max_bytes,
                                bool* truncated = nullptr) const override;
   Result<std::vector<std::string>> readKmsgRecords(std::string_view path,
@@ -84,9 +97,14 @@ class RootedFilesystem final : public Filesystem {
   const std::string& root() const { return root_; }
 
  private:
-  std::string hostPath(std::string_view path) const;
+  // An open file descriptor for `path` resolved inside the root (the caller closes it).
+  Result<int> open(std::string_view path, int flags) const;
+  Result<int> openByWalk(std::string_view path, int flags) const;
   bool shortReadIsEof(std::string_view path) const;
   std::string root_;  // without trailing '/', empty for "/"
+  Resolution resolution_;
+  int root_fd_ = -1;    // O_PATH descriptor of root_ when root_ is not empty
+  int root_errno_ = 0;  // why root_ could not be opened
 };
 
 // A filesystem held in memory: pasted `grep . /sys/...` listings are read through the
