@@ -7,6 +7,7 @@
 // Congestion is the fabric's state, not a fault of this node: one level lower.
 
 #include <algorithm>
+#include <cstdlib>
 #include <map>
 #include <set>
 
@@ -188,19 +189,73 @@ void emit(RuleContext& ctx, const PortTally& t, const std::string& where) {
     std::vector<std::string> ev;
     std::string reasons;
     for (const auto& r : t.unavailable_reasons) reasons += (reasons.empty() ? "" : "; ") + r;
-    ev.push_back(std::to_string(t.unavailable.size()) + " of " +
-                 std::to_string(t.unavailable.size() + static_cast<size_t>(t.available)) +
-                 " counters unavailable: " + reasons);
+    // EINVAL and "N/A" are the device saying it has no such counter (a VF without a PMA):
+    // normal, info. Anything else (EACCES, EIO, an unreadable directory) means counters
+    // exist that this run could not read: what they would show is unknown, so the verdict
+    // must not be better than a warning (issue 11 #9).
+    const bool read_failure =
+        std::any_of(t.unavailable_reasons.begin(), t.unavailable_reasons.end(),
+                    [](const std::string& r) { return r != "EINVAL" && r.rfind("N/A", 0) != 0; });
+    ev.push_back(std::to_string(t.unavailable.size()) + " counter entries unavailable (" +
+                 std::to_string(t.available) + " read): " + reasons);
     for (size_t i = 0; i < t.unavailable.size() && i < 8; ++i) ev.push_back(t.unavailable[i]);
     if (t.unavailable.size() > 8)
       ev.push_back("... " + std::to_string(t.unavailable.size() - 8) + " more");
-    ctx.add({FindingCode::CounterUnavailable, Severity::Info, "", t.device, t.port,
-             where + ": counters cannot be read here (" + reasons + ")", std::move(ev),
-             "Normal for devices without a port management agent (some VFs, iWARP): read the "
-             "error counters on the physical function or the switch (`perfquery` / `mlxlink` on "
-             "the host) when a link problem is suspected."});
+    if (read_failure) {
+      ctx.add({FindingCode::CounterUnavailable, Severity::Warning, "", t.device, t.port,
+               where + ": counters exist but could not be read (" + reasons +
+                   "); errors they would show are unknown",
+               std::move(ev),
+               "Re-run as root (or with read access to /sys/class/infiniband) so the error "
+               "counters can be judged; until then this port is not known to be clean."});
+    } else {
+      ctx.add({FindingCode::CounterUnavailable, Severity::Info, "", t.device, t.port,
+               where + ": counters cannot be read here (" + reasons + ")", std::move(ev),
+               "Normal for devices without a port management agent (some VFs, iWARP): read the "
+               "error counters on the physical function or the switch (`perfquery` / `mlxlink` "
+               "on the host) when a link problem is suspected."});
+    }
   }
 }
+
+// Counter directories the collector found but could not list or read (probe errors of
+// `sysfs.counters`), by device and port (0: the device-level hw_counters).
+std::map<std::pair<std::string, uint32_t>, std::vector<std::pair<std::string, std::string>>>
+unreadableCounterDirs(const v1::Snapshot& snap) {
+  std::map<std::pair<std::string, uint32_t>, std::vector<std::pair<std::string, std::string>>> out;
+  for (const auto& pe : snap.probe_errors()) {
+    if (pe.probe() != "sysfs.counters" || pe.error() == "ENOENT") continue;
+    const std::string& path = pe.path();
+    const auto at = path.find("/infiniband/");
+    if (at == std::string::npos) continue;
+    std::string rest = path.substr(at + 12);  // "<dev>/ports/<n>/<group>" or "<dev>/<group>"
+    const auto slash = rest.find('/');
+    if (slash == std::string::npos) continue;
+    const std::string device = rest.substr(0, slash);
+    rest = rest.substr(slash + 1);
+    uint32_t port = 0;
+    if (rest.rfind("ports/", 0) == 0) {
+      const auto end = rest.find('/', 6);
+      if (end == std::string::npos) continue;
+      port = static_cast<uint32_t>(std::strtoul(rest.substr(6, end - 6).c_str(), nullptr, 10));
+      rest = rest.substr(end + 1);
+    }
+    out[{device, port}].emplace_back(rest, pe.error());
+  }
+  return out;
+}
+
+void addUnreadableDirs(PortTally& t, const std::vector<std::pair<std::string, std::string>>* dirs) {
+  if (dirs == nullptr) return;
+  for (const auto& [group, error] : *dirs) {
+    t.unavailable.push_back(group + "/ (directory)");
+    t.unavailable_reasons.insert(error);
+  }
+}
+
+}  // namespace
+
+namespace {
 
 void carrierFlaps(RuleContext& ctx) {
   for (const auto& nd : ctx.snap.netdevs()) {
@@ -241,15 +296,22 @@ void carrierFlaps(RuleContext& ctx) {
 }  // namespace
 
 void runCounterRules(RuleContext& ctx) {
+  const auto unreadable = unreadableCounterDirs(ctx.snap);
+  auto dirsOf = [&](const std::string& device, uint32_t port) {
+    auto it = unreadable.find({device, port});
+    return it == unreadable.end() ? nullptr : &it->second;
+  };
   for (const auto& dev : ctx.snap.devices()) {
     if (!dev.missing_reason().empty()) continue;
-    if (dev.hw_counters_size() > 0) {
+    if (dev.hw_counters_size() > 0 || dirsOf(dev.name(), 0) != nullptr) {
       PortTally t{dev.name(), 0, {}, {}, {}, {}, 0};
       tally(ctx, t, dev.name(), 0, "hw_counters", CounterSet::HwCounters, dev.hw_counters());
+      addUnreadableDirs(t, dirsOf(dev.name(), 0));
       emit(ctx, t, dev.name());
     }
     for (const auto& port : dev.ports()) {
       PortTally t{dev.name(), port.port(), {}, {}, {}, {}, 0};
+      addUnreadableDirs(t, dirsOf(dev.name(), port.port()));
       tally(ctx, t, dev.name(), port.port(), "counters", CounterSet::PortCounters, port.counters());
       tally(ctx, t, dev.name(), port.port(), "counters_ext", CounterSet::PortCountersExt,
             port.counters_ext());

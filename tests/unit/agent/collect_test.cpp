@@ -90,6 +90,7 @@ class FaultyFilesystem : public Filesystem {
   Result<Access> access(std::string_view path) const override { return inner_.access(path); }
   Result<std::vector<std::pair<std::string, Result<std::string>>>> readDirFiles(
       std::string_view dir, std::size_t max_each, std::size_t max_files) const override {
+    if (auto e = fault(dir)) return *e;
     auto r = inner_.readDirFiles(dir, max_each, max_files);
     if (!r.ok()) return r;
     for (auto& [name, content] : *r) {
@@ -197,6 +198,43 @@ TEST(Collect, AFailingAttributeIsRecordedAndTheRestIsCollected) {
     }
   }
   EXPECT_TRUE(recorded);
+}
+
+// Issue 11 #9: the real tree is a WARNING (CQE errors in hw_counters). When that directory
+// cannot be read the verdict must not improve to OK: the counters exist, their findings are
+// unknown, and COUNTER_UNAVAILABLE says so as a warning with the reason.
+TEST(Collect, AnUnreadableHwCountersDirectoryNeverImprovesTheVerdict) {
+  RootedFilesystem real(ibc::test::fixturePath(kMlx5Root));
+  Harness h;
+  CollectOptions o;
+  o.root = "/tree";
+  const auto readable = core::diagnoseNode(collectSnapshot(o, h.seams(real)), {});
+  ASSERT_TRUE(hasFinding(readable, "CQE_ERRORS", "warning"));
+
+  FaultyFilesystem host(real);
+  host.faults["/sys/class/infiniband/mlx5_0/ports/1/hw_counters"] = ErrorCode::PermissionDenied;
+  const auto findings = core::diagnoseNode(collectSnapshot(o, h.seams(host)), {});
+  EXPECT_FALSE(hasFinding(findings, "CQE_ERRORS", "warning"));
+  ASSERT_TRUE(hasFinding(findings, "COUNTER_UNAVAILABLE", "warning"));
+  for (const auto& f : findings) {
+    if (f.code() != "COUNTER_UNAVAILABLE") continue;
+    EXPECT_EQ(f.device(), "mlx5_0");
+    EXPECT_EQ(f.port(), 1u);
+    EXPECT_NE(f.summary().find("EACCES"), std::string::npos) << f.summary();
+    EXPECT_NE(f.evidence(1).find("hw_counters/ (directory)"), std::string::npos);
+  }
+}
+
+TEST(Collect, CountersTheDeviceDoesNotServeStayInfo) {
+  RootedFilesystem real(ibc::test::fixturePath(kMlx5Root));
+  FaultyFilesystem host(real);
+  host.faults["/ports/1/counters/symbol_error"] = ErrorCode::InvalidArgument;
+  Harness h;
+  CollectOptions o;
+  o.root = "/tree";
+  const auto findings = core::diagnoseNode(collectSnapshot(o, h.seams(host)), {});
+  EXPECT_TRUE(hasFinding(findings, "COUNTER_UNAVAILABLE", "info"));
+  EXPECT_FALSE(hasFinding(findings, "COUNTER_UNAVAILABLE", "warning"));
 }
 
 TEST(Collect, ACounterThatMovesDuringTheWindowIsCritical) {
