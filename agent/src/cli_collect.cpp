@@ -1,6 +1,8 @@
 // `ibcollect snapshot` and `ibcollect analyze`.
 
+#include <cctype>
 #include <cmath>
+#include <ctime>
 #include <memory>
 
 #include "cli_internal.h"
@@ -21,14 +23,38 @@ struct SnapshotArgs {
   std::vector<std::string> nccl_tests;
   std::string dmesg_file;
   std::string output;
+  bool force = false;
   ReportOptions report;
   TransportArgs transport;
 };
+
+// "./ibcollect-<node>-<UTC time>.ibsnap": the node name made safe for a file name.
+std::string defaultSnapshotPath(const v1::Snapshot& snap) {
+  std::string node = core::nodeName(snap);
+  for (char& c : node) {
+    const bool ok = std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '-' || c == '_';
+    if (!ok) c = '_';
+  }
+  if (node.empty() || node.front() == '.') node = "node" + node;
+  const std::time_t t = snap.node().collected_at_unix_ms() / 1000;
+  std::tm tm{};
+  ::gmtime_r(&t, &tm);
+  char stamp[32];
+  std::strftime(stamp, sizeof stamp, "%Y%m%dT%H%M%SZ", &tm);
+  return "ibcollect-" + node + "-" + stamp + ".ibsnap";
+}
 
 int runSnapshot(CliEnvironment& env, const SnapshotArgs& a) {
   auto transport = snapshotTransport(env, a.transport);
   if (!transport.ok()) {
     env.err << "ibcollect: " << transport.error().message << "\n";
+    return core::kExitUsage;
+  }
+  // Refused before collecting: a window or a slow probe must not be wasted on a name that
+  // cannot be used.
+  if (!a.output.empty() && !a.force && env.files.exists(a.output)) {
+    env.err << "ibcollect: " << a.output
+            << " already exists; choose another -o FILE or add --force to overwrite it\n";
     return core::kExitUsage;
   }
   auto fs = env.open_root(a.root);
@@ -47,10 +73,16 @@ int runSnapshot(CliEnvironment& env, const SnapshotArgs& a) {
 
   int failed = 0;
   for (const auto& e : node.snapshot.probe_errors()) {
-    // A user-given file that could not be read is a collection failure; host probes
-    // that fail are part of the evidence (recorded in the snapshot).
-    if (e.probe() == "nccl_log" || e.probe() == "nccl_tests" ||
-        (e.probe() == "kernel_log" && e.path() == a.dmesg_file && !a.dmesg_file.empty())) {
+    // A user-given file that could not be read is a collection failure; one that was read
+    // but holds nothing recognisable (an empty kernel log, /dev/null) is said, and is
+    // part of the evidence, not a failure. Host probes that fail are evidence too.
+    const bool user_file =
+        e.probe() == "nccl_log" || e.probe() == "nccl_tests" ||
+        (e.probe() == "kernel_log" && e.path() == a.dmesg_file && !a.dmesg_file.empty());
+    if (!user_file) continue;
+    if (e.error() == core::errorCodeName(ErrorCode::Malformed)) {
+      env.err << "ibcollect: note: " << e.path() << ": " << e.message() << "\n";
+    } else {
       env.err << "ibcollect: cannot read " << e.path() << ": " << e.message() << "\n";
       ++failed;
     }
@@ -60,22 +92,39 @@ int runSnapshot(CliEnvironment& env, const SnapshotArgs& a) {
     env.err << "ibcollect: " << envelope.error().message << "\n";
     return core::kExitCollectFailed;
   }
-  if (!a.output.empty()) {
-    const auto bytes = core::encodeSnapshotFile(*envelope);
-    if (auto st = env.write_file(a.output, bytes); !st.ok()) {
-      env.err << "ibcollect: could not write the snapshot: " << st.error().message
-              << "\nibcollect: nothing was kept; the report below is all there is — fix the "
-                 "destination (space, permissions) and run again.\n";
-      ++failed;
-    } else {
-      node.snapshot_file = a.output;
+  // What was collected is always kept in a file: findings say "send this snapshot", and
+  // that file must exist whatever happens to the upload.
+  std::string output = a.output;
+  if (output.empty()) {
+    // The default name never overwrites: a second snapshot in the same second gets "-2".
+    const std::string base = defaultSnapshotPath(node.snapshot);
+    output = base;
+    for (int n = 2; env.files.exists(output) && n < 1000; ++n) {
+      output = base.substr(0, base.size() - 7) + "-" + std::to_string(n) + ".ibsnap";
     }
   }
-  if (!deliverCollected(env, *transport, *envelope)) ++failed;
+  std::string kept_in;
+  if (!output.empty()) {
+    const auto bytes = core::encodeSnapshotFile(*envelope);
+    if (auto st = env.write_file(output, bytes); !st.ok()) {
+      env.err << "ibcollect: could not write the snapshot to " << output << ": "
+              << st.error().message << "\n";
+      ++failed;
+    } else {
+      node.snapshot_file = output;
+      kept_in = output;
+    }
+  }
+  if (!deliverCollected(env, *transport, *envelope, kept_in)) ++failed;
+  if (kept_in.empty() && !transport->delivery) {
+    env.err << "ibcollect: nothing was kept; the report below is all there is: fix the "
+               "destination (space, permissions) and run again\n";
+  }
+  if (!kept_in.empty()) env.err << "ibcollect: snapshot saved to " << kept_in << "\n";
   std::vector<core::AnalyzedNode> nodes;
   nodes.push_back(std::move(node));
   const int code = printReport(env, std::move(nodes), a.report);
-  return failed > 0 ? core::kExitCollectFailed : code;
+  return verdictBeforeDelivery(code, failed > 0);
 }
 
 struct AnalyzeArgs {
@@ -136,7 +185,10 @@ void addCollectCommands(CLI::App& app, CliEnvironment& env, std::vector<Command>
   snap->add_option("--dmesg-file", sa.dmesg_file,
                    "Kernel log file to use instead of /dev/kmsg or dmesg")
       ->check(CLI::ExistingFile);
-  snap->add_option("-o,--output", sa.output, "Write the snapshot to FILE.ibsnap");
+  snap->add_option("-o,--output", sa.output,
+                   "Write the snapshot to FILE.ibsnap (default "
+                   "./ibcollect-<node>-<UTC time>.ibsnap; the path is printed)");
+  snap->add_flag("--force", sa.force, "Overwrite the -o file when it exists");
   addReportOptions(snap, sa.report);
   addTransportOptions(snap, sa.transport);
   snap->footer(kExitCodes);

@@ -21,6 +21,10 @@ namespace ibc::agent::cli {
 
 extern const char* const kExitCodes;
 
+// The exit code of a command that judged evidence and then delivered it: warnings and
+// critical findings (1, 2) win over a delivery problem (4), which the command printed.
+int verdictBeforeDelivery(int verdict_code, bool delivery_failed);
+
 // A command and what runs it: `selected` says whether the parsed command line asked for
 // it (a subcommand was given, or a top-level option such as --job).
 struct Command {

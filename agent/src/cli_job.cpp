@@ -197,6 +197,7 @@ int runJob(CliEnvironment& env, const JobArgs& a) {
   const std::string dir =
       a.out.empty() ? "ibcollect-job" + o.job_id + "-" + timestamp(env.clock.now()) : a.out;
   bool write_failed = false;
+  std::map<std::string, std::string> kept_files;  // node -> its .ibsnap in --out
   if (auto st = env.make_dirs(dir); !st.ok()) {
     env.err << "ibcollect: cannot create " << dir << ": " << st.error().message
             << "; snapshots are not kept, the report below is all there is\n";
@@ -228,6 +229,7 @@ int runJob(CliEnvironment& env, const JobArgs& a) {
           if (auto st = env.write_file(path, core::encodeSnapshotFile(it->second->envelope));
               st.ok()) {
             n.snapshot_file = path;
+            kept_files[h] = path;
             ++written;
           } else {
             env.err << "ibcollect: cannot write " << path << ": " << st.error().message << "\n";
@@ -252,7 +254,11 @@ int runJob(CliEnvironment& env, const JobArgs& a) {
         ++unsigned_count;
         continue;
       }
-      if (!deliverCollected(env, *transport, it->second->envelope)) delivery_failed = true;
+      const auto kept = kept_files.find(h);
+      if (!deliverCollected(env, *transport, it->second->envelope,
+                            kept == kept_files.end() ? std::string() : kept->second)) {
+        delivery_failed = true;
+      }
     }
     if (unsigned_count > 0) {
       env.err << "ibcollect: " << unsigned_count
@@ -282,9 +288,8 @@ int runJob(CliEnvironment& env, const JobArgs& a) {
   if (unreachable > 0) {
     env.err << "ibcollect: " << unreachable << " of " << hosts.size()
             << " node(s) unreachable (named above); the report covers the others\n";
-    return core::kExitCollectFailed;
   }
-  return write_failed || delivery_failed ? core::kExitCollectFailed : code;
+  return verdictBeforeDelivery(code, unreachable > 0 || write_failed || delivery_failed);
 }
 
 int runCompare(CliEnvironment& env, const std::vector<std::string>& files,

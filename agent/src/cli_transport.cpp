@@ -29,9 +29,18 @@ SnapshotDelivery makeDelivery(CliEnvironment& env, TlsCollectorConnector& connec
 }
 
 // Tells the user what happened to one snapshot. False when it was not delivered.
+// `kept_in`: a file that already holds the snapshot (snapshot -o, --job --out, the file
+// being uploaded), or empty.
 bool report(CliEnvironment& env, const std::string& what, const std::string& where,
-            const core::Result<DeliveryOutcome>& outcome) {
+            const core::Result<DeliveryOutcome>& outcome, const std::string& kept_in = {}) {
   if (!outcome.ok()) {
+    if (!kept_in.empty()) {
+      env.err << "ibcollect: " << what
+              << " was not delivered and could not be spooled: " << outcome.error().message
+              << "\nibcollect: it is saved in " << kept_in << ": `ibcollect upload " << kept_in
+              << "` sends it later\n";
+      return false;
+    }
     env.err << "ibcollect: ERROR: " << what
             << " was NOT delivered and NOT kept: " << outcome.error().message
             << "\nibcollect: nothing holds this snapshot now: free space in the spool (or raise "
@@ -105,7 +114,7 @@ int runUpload(CliEnvironment& env, const UploadArgs& a) {
       ++failed;
       continue;
     }
-    if (!report(env, file, connector.describe(), delivery.deliver(*envelope))) ++failed;
+    if (!report(env, file, connector.describe(), delivery.deliver(*envelope), file)) ++failed;
   }
   return failed > 0 ? core::kExitCollectFailed : core::kExitOk;
 }
@@ -348,13 +357,13 @@ core::Result<v1::SignedSnapshot> envelopeFor(const SnapshotTransport& t,
 }
 
 bool deliverCollected(CliEnvironment& env, const SnapshotTransport& t,
-                      const v1::SignedSnapshot& envelope) {
+                      const v1::SignedSnapshot& envelope, const std::string& kept_in) {
   if (!t.delivery) return true;
   const auto& config = *t.delivery;
   TlsCollectorConnector connector(config.collector, config.credentials, config.timeouts);
   Spool spool(config.spool_dir, config.spool_limits, env.write_file);
   auto delivery = makeDelivery(env, connector, spool, config);
-  return report(env, "the snapshot", connector.describe(), delivery.deliver(envelope));
+  return report(env, "the snapshot", connector.describe(), delivery.deliver(envelope), kept_in);
 }
 
 void addTransportCommands(CLI::App& app, CliEnvironment& env, std::vector<Command>& commands) {

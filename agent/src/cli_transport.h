@@ -42,8 +42,10 @@ core::Result<::ibcollect::v1::SignedSnapshot> envelopeFor(
     const SnapshotTransport& transport, const ::ibcollect::v1::Snapshot& snapshot);
 
 // Delivers when a collector is configured and says on env.err what happened and what was
-// kept where. False when the snapshot was not delivered (exit 4).
+// kept where (`kept_in`: the .ibsnap file the caller already wrote, or empty). False when
+// the snapshot was not delivered (exit 4 unless the verdict is worse).
 bool deliverCollected(CliEnvironment& env, const SnapshotTransport& transport,
-                      const ::ibcollect::v1::SignedSnapshot& envelope);
+                      const ::ibcollect::v1::SignedSnapshot& envelope,
+                      const std::string& kept_in = {});
 
 }  // namespace ibc::agent::cli

@@ -32,8 +32,9 @@ class Cli : public ::testing::Test {
   }
   void TearDown() override { std::filesystem::remove_all(dir_); }
 
+  // Runs in the test's own directory: `snapshot` keeps a file in the working directory.
   CommandResult run(std::vector<std::string> args) {
-    args.insert(args.begin(), IBC_BINARY);
+    args.insert(args.begin(), {"env", "-C", dir_.string(), IBC_BINARY});
     ProcessRunner runner;
     auto r = runner.run(args, std::chrono::seconds(120));
     EXPECT_TRUE(r.ok());
@@ -115,6 +116,49 @@ TEST_F(Cli, SnapshotWritesAFileThatAnalyzeReadsBackWithTheSameFindings) {
   }
   EXPECT_EQ(a, b);
   EXPECT_TRUE(a.count("CQE_ERRORS") == 1 && a.count("ESCALATE_HOST_INSPECTION") == 1);
+}
+
+// Issue 10: `snapshot` always keeps what it collected, in a file it names; a second run in
+// the same second does not overwrite the first; -o refuses an existing file without --force.
+TEST_F(Cli, SnapshotAlwaysKeepsAFileAndNeverOverwritesWithoutForce) {
+  auto first = run({"snapshot", "--root", kMlx5Tree});
+  auto second = run({"snapshot", "--root", kMlx5Tree});
+  EXPECT_EQ(first.exit_code, 1) << first.err;
+  EXPECT_EQ(second.exit_code, 1) << second.err;
+  std::vector<std::string> kept;
+  for (const auto& e : std::filesystem::directory_iterator(dir_)) {
+    const std::string name = e.path().filename().string();
+    if (name.rfind("ibcollect-", 0) == 0 && e.path().extension() == ".ibsnap") kept.push_back(name);
+  }
+  ASSERT_EQ(kept.size(), 2u) << first.err << second.err;
+  for (const auto& name : kept) {
+    EXPECT_NE(name.find("sysfs_procfs-fixture_mlx5_0_hw-counters-errors.tree-20"),
+              std::string::npos)
+        << name;
+    EXPECT_TRUE(first.err.find("snapshot saved to " + name) != std::string::npos ||
+                second.err.find("snapshot saved to " + name) != std::string::npos)
+        << name;
+  }
+  auto analyzed = run({"analyze", path(kept[0])});
+  EXPECT_EQ(analyzed.exit_code, 1) << analyzed.err;
+
+  write("taken.ibsnap", "precious");
+  auto refused = run({"snapshot", "--root", kMlx5Tree, "-o", path("taken.ibsnap")});
+  EXPECT_EQ(refused.exit_code, 3);
+  EXPECT_NE(refused.err.find("already exists"), std::string::npos) << refused.err;
+  EXPECT_NE(refused.err.find("--force"), std::string::npos) << refused.err;
+  auto forced = run({"snapshot", "--root", kMlx5Tree, "-o", path("taken.ibsnap"), "--force"});
+  EXPECT_EQ(forced.exit_code, 1) << forced.err;
+  EXPECT_GT(std::filesystem::file_size(path("taken.ibsnap")), 1000u);
+}
+
+// Issue 11 #10: an empty kernel log given on purpose is said, not a collection failure.
+TEST_F(Cli, AnEmptyDmesgFileIsANoteAndTheVerdictIsTheExitCode) {
+  auto r =
+      run({"snapshot", "--root", kMlx5Tree, "--dmesg-file", "/dev/null", "-o", path("n.ibsnap")});
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_NE(r.err.find("note: /dev/null: empty file"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("cannot read"), std::string::npos) << r.err;
 }
 
 TEST_F(Cli, TextReportHasTheTableFindingsAndNextSteps) {
@@ -216,9 +260,9 @@ TEST_F(Cli, AnUnreadableInputIsNamedOnceWithTheOsReason) {
   EXPECT_NE(r.err.find("Input/output error"), std::string::npos) << r.err;
 }
 
-TEST_F(Cli, UnwritableOutputSaysNothingWasKeptAndExitsFour) {
+TEST_F(Cli, UnwritableOutputSaysNothingWasKeptAndTheVerdictStaysTheExitCode) {
   auto r = run({"snapshot", "--root", kMlx5Tree, "-o", path("no-such-dir/node.ibsnap")});
-  EXPECT_EQ(r.exit_code, 4);
+  EXPECT_EQ(r.exit_code, 1) << "the tree's WARNING wins over the write failure";
   EXPECT_NE(r.err.find("could not write the snapshot"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("nothing was kept"), std::string::npos);
   EXPECT_NE(r.out.find("CQE_ERRORS"), std::string::npos);  // the report is still printed
@@ -239,7 +283,7 @@ TEST_F(Cli, FullDiskLeavesNoPartialSnapshot) {
            "'); exit $rc"},
       std::chrono::seconds(60));
   ASSERT_TRUE(r.ok());
-  EXPECT_EQ(r->exit_code, 4) << r->err;
+  EXPECT_EQ(r->exit_code, 1) << r->err;  // the tree's WARNING; the failure is printed
   EXPECT_NE(r->err.find("No space left on device"), std::string::npos) << r->err;
   EXPECT_NE(r->out.find("LEFT: fill\n"), std::string::npos)
       << "partial or temporary file left: " << r->out;

@@ -401,7 +401,8 @@ TEST_F(SlurmJob, AKilledCollectorIsNamedUnreachableAndTheOthersAreReported) {
       *this, "node5", SIGKILL,
       {"--window", "3", "--timeout", "4", "--out", (dir_ / "run2").string()}, elapsed);
   ASSERT_TRUE(killed) << "node5's collector never appeared";
-  EXPECT_EQ(result.exit_code, 4) << result.err;
+  // node3's critical verdict wins over the unreachable node (2 beats 4).
+  EXPECT_EQ(result.exit_code, 2) << result.err;
   const auto nodes = parseReport(result.out);
   const std::string ctx = result.out + result.err;
   EXPECT_EQ(verdict(nodes, "node5", ctx).severity, "unreachable");
@@ -424,7 +425,8 @@ TEST_F(SlurmJob, AHungCollectorIsStoppedAndNamedWithinTheTimeout) {
       *this, "node4", SIGSTOP,
       {"--window", "1", "--timeout", "4", "--out", (dir_ / "run3").string()}, elapsed);
   ASSERT_TRUE(stopped) << "node4's collector never appeared";
-  EXPECT_EQ(result.exit_code, 4) << result.err;
+  // node3's critical verdict wins over the unreachable node (2 beats 4).
+  EXPECT_EQ(result.exit_code, 2) << result.err;
   const auto nodes = parseReport(result.out);
   const std::string ctx = result.out + result.err;
   EXPECT_EQ(verdict(nodes, "node4", ctx).severity, "unreachable");
@@ -500,7 +502,8 @@ TEST_F(SlurmJob, ADeadSlurmdIsNamedUnreachableWithinTheTimeout) {
   ASSERT_EQ(::kill(pids.front(), SIGKILL), 0);  // node6's slurmd, started by this test
   std::chrono::milliseconds elapsed{};
   auto r = runJob({"--window", "1", "--timeout", "5", "--out", (dir_ / "run4").string()}, &elapsed);
-  EXPECT_EQ(r.exit_code, 4) << r.err;
+  // node3's critical verdict wins over the unreachable node (2 beats 4).
+  EXPECT_EQ(r.exit_code, 2) << r.err;
   const auto nodes = parseReport(r.out);
   const std::string ctx = r.out + r.err;
   EXPECT_EQ(verdict(nodes, "node6", ctx).severity, "unreachable");
