@@ -2,6 +2,8 @@
 
 #include "cli_transport.h"
 
+#include <unistd.h>
+
 #include <filesystem>
 #include <system_error>
 
@@ -77,10 +79,17 @@ core::Result<v1::SignedSnapshot> readSnapshotFile(CliEnvironment& env, const std
   return core::decodeSnapshotFile(*bytes);
 }
 
-core::Result<DeliveryConfig> deliveryConfig(CliEnvironment& env, const TransportArgs& args) {
+core::Result<DeliveryConfig> deliveryConfig(CliEnvironment& env, const TransportArgs& args,
+                                            CredentialUse use) {
   auto settings = transportSettings(env, args);
   if (!settings.ok()) return settings.error();
-  return loadDeliveryConfig(*settings, env.files);
+  auto config = loadDeliveryConfig(*settings, env.files);
+  if (!config.ok()) return config.error();
+  if (auto st = checkLocalCredentials(config->credentials, use, settings->cert, settings->key);
+      !st.ok()) {
+    return st.error();
+  }
+  return config;
 }
 
 // ---- upload ----------------------------------------------------------------------------------
@@ -91,7 +100,7 @@ struct UploadArgs {
 };
 
 int runUpload(CliEnvironment& env, const UploadArgs& a) {
-  auto config = deliveryConfig(env, a.transport);
+  auto config = deliveryConfig(env, a.transport, CredentialUse::Upload);
   if (!config.ok()) {
     env.err << "ibcollect: " << config.error().message << "\n";
     return core::kExitUsage;
@@ -122,7 +131,7 @@ int runUpload(CliEnvironment& env, const UploadArgs& a) {
 // ---- flush -----------------------------------------------------------------------------------
 
 int runFlush(CliEnvironment& env, const TransportArgs& a) {
-  auto config = deliveryConfig(env, a);
+  auto config = deliveryConfig(env, a, CredentialUse::Upload);
   if (!config.ok()) {
     env.err << "ibcollect: " << config.error().message << "\n";
     return core::kExitUsage;
@@ -165,7 +174,7 @@ std::string safeName(std::string s) {
 }
 
 int runFetch(CliEnvironment& env, const FetchArgs& a) {
-  auto config = deliveryConfig(env, a.transport);
+  auto config = deliveryConfig(env, a.transport, CredentialUse::Support);
   if (!config.ok()) {
     env.err << "ibcollect: " << config.error().message << "\n";
     return core::kExitUsage;
@@ -297,7 +306,8 @@ void addTransportOptions(CLI::App* cmd, TransportArgs& a) {
   cmd->add_option("--key", a.flags.key, "This node's private key (PEM)");
   cmd->add_option("--spool", a.flags.spool,
                   "Spool directory for what could not be delivered (default " +
-                      std::string(kDefaultSpoolDir) + ")");
+                      std::string(kDefaultSpoolDir) +
+                      " for root, ~/.local/state/ibcollect/spool for other users)");
   cmd->add_option("--spool-limit-mb", a.spool_limit_mb, "Most the spool may hold, MiB")
       ->check(CLI::PositiveNumber);
   cmd->add_option("--retries", a.retries, "Tries after the first before spooling (default 3)")
@@ -320,7 +330,12 @@ core::Result<TransportSettings> transportSettings(CliEnvironment& env, const Tra
   TransportSettings flags = a.flags;
   if (a.retries >= 0) flags.retries = a.retries;
   if (a.spool_limit_mb > 0) flags.spool_limit_mb = a.spool_limit_mb;
-  return mergeSettings(std::move(base), flags);
+  TransportSettings merged = mergeSettings(std::move(base), flags);
+  if (merged.spool.empty()) {
+    merged.spool =
+        defaultSpoolDir(::geteuid() == 0, env.env.get("XDG_STATE_HOME"), env.env.get("HOME"));
+  }
+  return merged;
 }
 
 core::Result<SnapshotTransport> snapshotTransport(CliEnvironment& env, const TransportArgs& a) {
@@ -345,6 +360,11 @@ core::Result<SnapshotTransport> snapshotTransport(CliEnvironment& env, const Tra
   if (!settings->collector.empty()) {
     auto config = loadDeliveryConfig(*settings, env.files);
     if (!config.ok()) return config.error();
+    if (auto st = checkLocalCredentials(config->credentials, CredentialUse::Upload, settings->cert,
+                                        settings->key);
+        !st.ok()) {
+      return st.error();
+    }
     t.delivery = std::move(*config);
   }
   return t;

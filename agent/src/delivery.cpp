@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <sstream>
 
+#include "ibc/core/signing.h"
 #include "ibc/core/snapshot_file.h"
 
 namespace ibc::agent {
@@ -147,6 +148,44 @@ Result<DeliveryConfig> loadDeliveryConfig(const TransportSettings& settings,
   if (settings.spool_limit_mb) c.spool_limits.max_bytes = *settings.spool_limit_mb << 20;
   if (settings.retries) c.retry.attempts = 1 + *settings.retries;
   return c;
+}
+
+core::Status checkLocalCredentials(const TlsCredentials& credentials, CredentialUse use,
+                                   const std::string& cert_path, const std::string& key_path) {
+  auto signer = core::SnapshotSigner::fromPem(credentials.certificate_pem, credentials.key_pem);
+  if (!signer.ok()) {
+    if (signer.error().code == ErrorCode::Unsupported) return core::Status();
+    if (signer.error().code == ErrorCode::InvalidArgument) {
+      return Error{ErrorCode::InvalidArgument,
+                   "the private key " + key_path + " does not belong to the certificate " +
+                       cert_path +
+                       ": give the key issued with that certificate (--cert/--key, or cert = and "
+                       "key = in the agent config)"};
+    }
+    return Error{signer.error().code, cert_path + " / " + key_path + ": " + signer.error().message};
+  }
+  const auto& id = signer->identity();
+  if (use == CredentialUse::Upload && id.role == core::CertificateRole::Support) {
+    return Error{ErrorCode::InvalidArgument,
+                 cert_path + " is a support certificate (" + id.subject +
+                     "): snapshots are uploaded with the node's agent certificate (OU=agent); "
+                     "support certificates read (`ibcollect fetch`)"};
+  }
+  if (use == CredentialUse::Support && id.role == core::CertificateRole::Agent) {
+    return Error{ErrorCode::InvalidArgument,
+                 cert_path + " is an agent certificate (" + id.subject +
+                     "): reading from the collector needs a support certificate (OU=support)"};
+  }
+  return core::Status();
+}
+
+std::string defaultSpoolDir(bool is_root, const std::string& xdg_state_home,
+                            const std::string& home) {
+  if (is_root) return std::string(kDefaultSpoolDir);
+  if (!xdg_state_home.empty() && xdg_state_home.front() == '/')
+    return xdg_state_home + "/ibcollect/spool";
+  if (!home.empty()) return home + "/.local/state/ibcollect/spool";
+  return std::string(kDefaultSpoolDir);
 }
 
 // ---- delivery --------------------------------------------------------------------------------

@@ -290,10 +290,21 @@ TEST_F(Transport, BadUploadsAreRejectedWithTheirReasonWhileHonestAgentsAreServed
   auto other_tenant = runWith({"upload", good}, addr, agent("globex", "gx01"));
   EXPECT_EQ(other_tenant.exit_code, 4);
   EXPECT_NE(other_tenant.err.find("tenant_mismatch"), std::string::npos) << other_tenant.err;
+  // `fetch` refuses an agent certificate locally; the collector refuses it too, for clients
+  // that skip the local check.
   auto agent_reads = runWith({"fetch", "--job", "600", "--tenant", "acme", "-o", path("x")}, addr,
                              agent("globex", "gx01"));
-  EXPECT_EQ(agent_reads.exit_code, 4);
-  EXPECT_NE(agent_reads.err.find("forbidden"), std::string::npos) << agent_reads.err;
+  EXPECT_EQ(agent_reads.exit_code, 3);
+  {
+    auto c = connect(collector->port(), agent("globex", "gx01"));
+    v1::CollectorRequest list;
+    list.mutable_list_snapshots()->set_tenant("acme");
+    list.mutable_list_snapshots()->set_job_id("600");
+    auto answer = c->call(list);
+    ASSERT_TRUE(answer.ok()) << answer.error().message;
+    ASSERT_TRUE(answer->has_rejection()) << answer->DebugString();
+    EXPECT_EQ(answer->rejection().reason(), v1::REJECT_REASON_FORBIDDEN);
+  }
 
   // The honest agent is served throughout.
   auto honest = runWith({"upload", good}, addr, agent("acme", "node01"));
@@ -557,6 +568,31 @@ TEST_F(Transport, WhileTheCollectorIsDownAgentsSpoolAndFlushDeliversEachOnce) {
   for (const auto& n : listed->nodes().nodes()) stored += n.snapshot_count();
   EXPECT_EQ(stored, 3u);
   EXPECT_EQ(stats(collector->port()).uploads_stored(), 3u);
+}
+
+// Issue 10: mistakes the user can fix locally fail at once with the reason (exit 3), are
+// never retried and never spooled: a key that is not the certificate's, a support
+// certificate used to upload, an agent certificate used to read as support.
+TEST_F(Transport, LocalCredentialMistakesFailAtOnceAndAreNeverSpooled) {
+  auto collector = startCollector();
+  const std::string addr = collector->address();
+  const Identity mismatched{agent("acme", "node01").cert, agent("acme", "node02").key};
+  auto r = runWith({"snapshot", "--root", kTree, "-o", path("a.ibsnap")}, addr, mismatched);
+  EXPECT_EQ(r.exit_code, 3) << r.err;
+  EXPECT_NE(r.err.find("does not belong to the certificate"), std::string::npos) << r.err;
+
+  const std::string file = takeSnapshot("signed.ibsnap", "801", agent("acme", "node01"));
+  r = runWith({"upload", file}, addr, support());
+  EXPECT_EQ(r.exit_code, 3) << r.err;
+  EXPECT_NE(r.err.find("is a support certificate"), std::string::npos) << r.err;
+
+  r = runWith({"fetch", "--job", "801", "-o", path("fetched")}, addr, agent("acme", "node01"));
+  EXPECT_EQ(r.exit_code, 3) << r.err;
+  EXPECT_NE(r.err.find("needs a support certificate"), std::string::npos) << r.err;
+
+  EXPECT_FALSE(fs::exists(path("spool")) && !fs::is_empty(path("spool")))
+      << "a local mistake was spooled";
+  EXPECT_EQ(stats(collector->port()).uploads_stored(), 0u);
 }
 
 // Issue 11 #10: when the spool fails but the snapshot file was written, the message names

@@ -311,5 +311,13 @@ TEST(CollectorEndpoint, ParsesHostPortAndBracketedV6) {
   }
 }
 
+TEST(DefaultSpoolDir, IsTheSystemSpoolForRootAndPerUserOtherwise) {
+  EXPECT_EQ(defaultSpoolDir(true, "/x/state", "/home/u"), "/var/spool/ibcollect");
+  EXPECT_EQ(defaultSpoolDir(false, "/x/state", "/home/u"), "/x/state/ibcollect/spool");
+  EXPECT_EQ(defaultSpoolDir(false, "", "/home/u"), "/home/u/.local/state/ibcollect/spool");
+  // XDG says a relative XDG_STATE_HOME is invalid and must be ignored.
+  EXPECT_EQ(defaultSpoolDir(false, "rel", "/home/u"), "/home/u/.local/state/ibcollect/spool");
+}
+
 }  // namespace
 }  // namespace ibc::agent

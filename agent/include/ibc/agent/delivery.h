@@ -76,6 +76,25 @@ struct DeliveryConfig {
 core::Result<DeliveryConfig> loadDeliveryConfig(const TransportSettings& settings,
                                                 const Filesystem& files);
 
+// What the TLS credentials are for: uploading snapshots (an agent certificate) or reading
+// as support (a support certificate).
+enum class CredentialUse { Upload, Support };
+
+// Local checks before any connection, so that a mistake the user can fix fails at once with
+// the reason instead of being retried and spooled (issue 10): the key belongs to the
+// certificate, and the certificate's role fits `use` (a support certificate cannot upload;
+// an agent certificate cannot read as support). `cert_path`/`key_path` name the files in
+// messages. Errors: InvalidArgument (mismatch, wrong role), Malformed (no certificate or
+// key in the PEM). A key type other than Ed25519 is left to the TLS library.
+core::Status checkLocalCredentials(const TlsCredentials& credentials, CredentialUse use,
+                                   const std::string& cert_path, const std::string& key_path);
+
+// The spool directory when none is configured: /var/spool/ibcollect for root; for other
+// users $XDG_STATE_HOME/ibcollect/spool, else $HOME/.local/state/ibcollect/spool (a user
+// cannot write the system spool, and must not read other users' snapshots).
+std::string defaultSpoolDir(bool is_root, const std::string& xdg_state_home,
+                            const std::string& home);
+
 enum class DeliveryStatus {
   Delivered,      // stored by the collector now
   AlreadyStored,  // the collector had it (an earlier try's acknowledgement was lost)
