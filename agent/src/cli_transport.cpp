@@ -323,8 +323,8 @@ core::Result<TransportSettings> transportSettings(CliEnvironment& env, const Tra
   if (!a.config.empty() || env.files.exists(path)) {
     auto text = env.files.readFile(path, 1u << 20);
     if (!text.ok()) return core::Error{text.error().code, "agent config: " + text.error().message};
-    auto parsed = parseAgentConfig(*text);
-    if (!parsed.ok()) return core::Error{parsed.error().code, path + ": " + parsed.error().message};
+    auto parsed = parseAgentConfig(*text, path);
+    if (!parsed.ok()) return parsed.error();
     base = std::move(*parsed);
   }
   TransportSettings flags = a.flags;

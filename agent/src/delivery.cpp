@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <sstream>
 
+#include "ibc/core/config_file.h"
 #include "ibc/core/signing.h"
 #include "ibc/core/snapshot_file.h"
 
@@ -49,59 +50,45 @@ std::chrono::milliseconds backoffDelay(const RetryPolicy& policy, int attempt,
   return std::chrono::milliseconds(static_cast<int64_t>(static_cast<double>(base) * fraction));
 }
 
-Result<TransportSettings> parseAgentConfig(std::string_view text) {
-  std::istringstream in{std::string(text)};
-  std::vector<CLI::ConfigItem> items;
-  try {
-    items = CLI::ConfigINI().from_config(in);
-  } catch (const CLI::Error& e) {
-    return Error{ErrorCode::InvalidArgument, std::string("agent config: ") + e.what()};
-  }
+Result<TransportSettings> parseAgentConfig(std::string_view text, std::string_view file) {
+  static const std::vector<std::string> kKeys = {"collector",      "ca",     "cert", "key", "spool",
+                                                 "spool-limit-mb", "retries"};
+  auto entries = core::parseConfigFile(text, file, kKeys);
+  if (!entries.ok()) return entries.error();
   TransportSettings s;
-  for (const auto& item : items) {
-    if (!item.parents.empty() && !(item.parents.size() == 1 && item.parents[0] == "default")) {
-      return Error{ErrorCode::InvalidArgument,
-                   "agent config: sections are not used (" + item.fullname() + ")"};
-    }
-    if (item.name == "++" || item.name == "--") continue;  // section markers
-    std::string value;
-    for (const auto& v : item.inputs) value += (value.empty() ? "" : ",") + v;
-    const auto number = [&](uint64_t& out) {
-      try {
-        std::size_t used = 0;
-        out = std::stoull(value, &used);
-        return used == value.size();
-      } catch (const std::exception&) {
-        return false;
-      }
+  for (const auto& e : *entries) {
+    const auto bad = [&](const std::string& want) {
+      return Error{ErrorCode::InvalidArgument, std::string(file) + ":" + std::to_string(e.line) +
+                                                   ": " + e.key + " wants " + want + ", got '" +
+                                                   e.value + "'"};
     };
-    if (item.name == "collector") {
-      s.collector = value;
-    } else if (item.name == "ca") {
-      s.ca = value;
-    } else if (item.name == "cert") {
-      s.cert = value;
-    } else if (item.name == "key") {
-      s.key = value;
-    } else if (item.name == "spool") {
-      s.spool = value;
-    } else if (item.name == "spool-limit-mb") {
+    const auto number = [&](uint64_t& out) {
+      if (e.value.empty() || e.value.size() > 19 ||
+          !std::all_of(e.value.begin(), e.value.end(), [](char c) { return c >= '0' && c <= '9'; }))
+        return false;
+      out = std::stoull(e.value);
+      return true;
+    };
+    if (e.key == "collector") {
+      s.collector = e.value;
+    } else if (e.key == "ca") {
+      s.ca = e.value;
+    } else if (e.key == "cert") {
+      s.cert = e.value;
+    } else if (e.key == "key") {
+      s.key = e.value;
+    } else if (e.key == "spool") {
+      s.spool = e.value;
+    } else if (e.key == "spool-limit-mb") {
       uint64_t n = 0;
-      if (!number(n) || n == 0) {
-        return Error{ErrorCode::InvalidArgument,
-                     "agent config: spool-limit-mb wants a positive number, got '" + value + "'"};
-      }
+      if (!number(n) || n == 0) return bad("a positive number of MiB");
       s.spool_limit_mb = n;
-    } else if (item.name == "retries") {
+    } else if (e.key == "retries") {
       uint64_t n = 0;
-      if (!number(n) || n > 100) {
-        return Error{ErrorCode::InvalidArgument,
-                     "agent config: retries wants 0..100, got '" + value + "'"};
-      }
+      if (!number(n) || n > 100) return bad("a number from 0 to 100");
       s.retries = static_cast<int>(n);
-    } else {
-      return Error{ErrorCode::InvalidArgument, "agent config: unknown key '" + item.name + "'"};
     }
+    if (e.value.empty()) return bad("a value");
   }
   return s;
 }

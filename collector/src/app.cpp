@@ -2,13 +2,18 @@
 
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
+#include <cctype>
 #include <fstream>
 #include <iterator>
+#include <map>
+#include <optional>
 #include <sstream>
 
 #include "ibc/collector/net/server.h"
 #include "ibc/collector/service/service.h"
 #include "ibc/collector/store/store.h"
+#include "ibc/core/config_file.h"
 #include "ibc/core/findings.h"
 #include "ibc/core/signing.h"
 
@@ -60,13 +65,25 @@ bool splitListen(const std::string& listen, std::string& host, uint16_t& port) {
   return !host.empty();
 }
 
+// The FILE of `--config FILE` / `--config=FILE`, read before parsing (its keys become flags).
+std::optional<std::string> configPath(const std::vector<std::string>& args) {
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    if (args[i] == "--config" && i + 1 < args.size()) return args[i + 1];
+    if (args[i].rfind("--config=", 0) == 0) return args[i].substr(9);
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 int runCollector(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
   Args a;
   CLI::App app{"ibcollect-collector: receives signed snapshots over mutual TLS and stores them",
                "ibcollect-collector"};
-  app.set_config("--config", "", "Read these options from FILE (key = value lines)");
+  std::string config_path;
+  app.add_option("--config", config_path,
+                 "Read options from FILE: `key = value` lines with the long flags' names "
+                 "(flags on the command line win)");
   app.add_option("--listen", a.listen, "ADDR:PORT to listen on (port 0: any free port)")
       ->required();
   app.add_option("--data", a.data, "Directory of the RocksDB store (created if missing)")
@@ -112,11 +129,53 @@ int runCollector(const std::vector<std::string>& args, std::ostream& out, std::o
       "Counters (accepted, stored, rejections by reason) are logged on SIGTERM and\n"
       "answered to support certificates (stats request).");
 
+  // The config file's keys become flags after the command line's own (which win), so the
+  // same checks apply to both; a mistake in the file is reported with its FILE:LINE.
+  std::vector<std::string> all_args = args;
+  std::map<std::string, std::pair<std::string, int>> from_file;  // "--key" -> file, line
+  if (auto path = configPath(args)) {
+    auto text = readFile(*path);
+    if (!text.ok()) {
+      err << "ibcollect-collector: --config " << text.error().message << "\n";
+      return core::kExitUsage;
+    }
+    std::vector<std::string> keys;
+    for (const CLI::Option* opt : app.get_options()) {
+      for (const auto& name : opt->get_lnames()) {
+        if (name != "config" && name != "help" && name != "version") keys.push_back(name);
+      }
+    }
+    auto entries = core::parseConfigFile(*text, *path, keys);
+    if (!entries.ok()) {
+      err << "ibcollect-collector: " << entries.error().message << "\n";
+      return core::kExitUsage;
+    }
+    for (const auto& e : *entries) {
+      const std::string flag = "--" + e.key;
+      const bool on_command_line = std::any_of(args.begin(), args.end(), [&](const std::string& x) {
+        return x == flag || x.rfind(flag + "=", 0) == 0;
+      });
+      if (on_command_line) continue;
+      all_args.push_back(flag);
+      all_args.push_back(e.value);
+      from_file[flag] = {*path, e.line};
+    }
+  }
   std::vector<const char*> argv{"ibcollect-collector"};
-  for (const auto& s : args) argv.push_back(s.c_str());
+  for (const auto& s : all_args) argv.push_back(s.c_str());
   try {
     app.parse(static_cast<int>(argv.size()), argv.data());
   } catch (const CLI::ParseError& e) {
+    const std::string what = e.what();
+    for (const auto& [flag, where] : from_file) {
+      const auto at = what.find(flag);
+      if (at == std::string::npos) continue;
+      const char after = at + flag.size() < what.size() ? what[at + flag.size()] : ' ';
+      if (std::isalnum(static_cast<unsigned char>(after)) || after == '-') continue;
+      err << "ibcollect-collector: " << where.first << ":" << where.second << ": " << flag.substr(2)
+          << ": " << what << "\n";
+      return core::kExitUsage;
+    }
     const int rc = app.exit(e, out, err);
     return rc == 0 ? core::kExitOk : core::kExitUsage;
   }

@@ -639,4 +639,43 @@ TEST_F(Transport, ConfigFilesGiveTheSameKeysAsTheFlags) {
   EXPECT_NE(bad.err.find("missing.conf"), std::string::npos) << bad.err;
 }
 
+// Issue 10: a mistake in either program's config file names the file, the line and the key
+// (and lists the valid keys for an unknown one); `key: value` means `key = value`.
+TEST_F(Transport, ConfigFileMistakesNameFileLineAndKeyInAgentAndCollectorAlike) {
+  const std::string conf = path("collector.conf");
+  writeAll(conf, "# collector\nlisten: 127.0.0.1:0\ndata = " + path("data") + "\nca = " + pki_ +
+                     "/ca.pem\ncert = " + pki_ + "/collector.pem\nkey = " + pki_ +
+                     "/collector.key\nmax-conections = 10\n");
+  ProcessRunner runner;
+  auto typo = runner.run({IBC_COLLECTOR_BINARY, "--config", conf}, seconds(30));
+  ASSERT_TRUE(typo.ok());
+  EXPECT_EQ(typo->exit_code, 3);
+  EXPECT_NE(typo->err.find(conf + ":7: unknown key 'max-conections' (valid keys: "),
+            std::string::npos)
+      << typo->err;
+  EXPECT_NE(typo->err.find("max-connections"), std::string::npos) << typo->err;
+
+  std::string text = readAll(conf);
+  text.replace(text.find("max-conections = 10"), 19, "max-connections = lots");
+  writeAll(conf, text);
+  auto bad_value = runner.run({IBC_COLLECTOR_BINARY, "--config", conf}, seconds(30));
+  ASSERT_TRUE(bad_value.ok());
+  EXPECT_EQ(bad_value->exit_code, 3);
+  EXPECT_NE(bad_value->err.find(conf + ":7: max-connections: "), std::string::npos)
+      << bad_value->err;
+
+  // The colon form starts a working collector.
+  text.replace(text.find("max-connections = lots"), 22, "max-connections: 10");
+  writeAll(conf, text);
+  CollectorProcess collector(IBC_COLLECTOR_BINARY, {"--config", conf}, path("collector.log"));
+  EXPECT_GT(collector.port(), 0);
+
+  writeAll(path("agent.conf"), "collector = x:1\nretries = many\n");
+  auto agent_bad = run({"upload", path("agent.conf"), "--config", path("agent.conf")});
+  EXPECT_EQ(agent_bad.exit_code, 3);
+  EXPECT_NE(agent_bad.err.find(path("agent.conf") + ":2: retries wants a number from 0 to 100"),
+            std::string::npos)
+      << agent_bad.err;
+}
+
 }  // namespace

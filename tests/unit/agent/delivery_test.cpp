@@ -247,7 +247,8 @@ TEST(AgentConfig, ParsesEveryKeyAndRejectsUnknownOnes) {
   auto s = parseAgentConfig(
       "# agent\ncollector = \"collector.example:7443\"\nca = /etc/ibcollect/ca.pem\n"
       "cert=/etc/ibcollect/node.pem\nkey = '/etc/ibcollect/node.key'\nspool = /tmp/s\n"
-      "spool-limit-mb = 64\nretries = 2\n");
+      "spool-limit-mb = 64\nretries = 2\n",
+      "agent.conf");
   ASSERT_TRUE(s.ok()) << s.error().message;
   EXPECT_EQ(s->collector, "collector.example:7443");
   EXPECT_EQ(s->ca, "/etc/ibcollect/ca.pem");
@@ -257,11 +258,38 @@ TEST(AgentConfig, ParsesEveryKeyAndRejectsUnknownOnes) {
   EXPECT_EQ(s->spool_limit_mb, 64u);
   EXPECT_EQ(s->retries, 2);
 
-  auto unknown = parseAgentConfig("colector = x:1\n");
+  auto unknown = parseAgentConfig("# agent\n\ncolector = x:1\n", "/etc/ibcollect/agent.conf");
   ASSERT_FALSE(unknown.ok());
-  EXPECT_NE(unknown.error().message.find("colector"), std::string::npos);
-  EXPECT_FALSE(parseAgentConfig("retries = many\n").ok());
-  EXPECT_FALSE(parseAgentConfig("spool-limit-mb = 0\n").ok());
+  EXPECT_EQ(unknown.error().message,
+            "/etc/ibcollect/agent.conf:3: unknown key 'colector' (valid keys: ca, cert, collector, "
+            "key, retries, spool, spool-limit-mb)");
+  auto many = parseAgentConfig("ca = /ca.pem\nretries = many\n", "a.conf");
+  ASSERT_FALSE(many.ok());
+  EXPECT_EQ(many.error().message, "a.conf:2: retries wants a number from 0 to 100, got 'many'");
+  auto zero = parseAgentConfig("spool-limit-mb = 0\n", "a.conf");
+  ASSERT_FALSE(zero.ok());
+  EXPECT_NE(zero.error().message.find("a.conf:1: spool-limit-mb"), std::string::npos);
+}
+
+// `key: value` (a YAML habit) means the same; trailing comments and sections are handled.
+TEST(AgentConfig, ColonSyntaxAndCommentsAreAcceptedSectionsAndDuplicatesAreNot) {
+  auto s = parseAgentConfig("collector: gw:7443   # the site collector\nretries: 1\n", "a.conf");
+  ASSERT_TRUE(s.ok()) << s.error().message;
+  EXPECT_EQ(s->collector, "gw:7443");
+  EXPECT_EQ(s->retries, 1);
+  auto section = parseAgentConfig("[agent]\ncollector = gw:1\n", "a.conf");
+  ASSERT_FALSE(section.ok());
+  EXPECT_NE(section.error().message.find("a.conf:1: sections are not used"), std::string::npos);
+  auto twice = parseAgentConfig("ca = /a\nca = /b\n", "a.conf");
+  ASSERT_FALSE(twice.ok());
+  EXPECT_NE(twice.error().message.find("a.conf:2: ca is given twice"), std::string::npos);
+  auto open_quote = parseAgentConfig("ca = \"/a\n", "a.conf");
+  ASSERT_FALSE(open_quote.ok());
+  EXPECT_NE(open_quote.error().message.find("a.conf:1: ca: the quoted value is not closed"),
+            std::string::npos);
+  auto no_sep = parseAgentConfig("collector gw:1\n", "a.conf");
+  ASSERT_FALSE(no_sep.ok());
+  EXPECT_NE(no_sep.error().message.find("a.conf:1: expected `key = value`"), std::string::npos);
 }
 
 TEST(AgentConfig, FlagsWinOverTheFileAndFilesAreReadThroughTheSeam) {

@@ -54,10 +54,10 @@ struct TransportSettings {
   std::optional<int> retries;  // tries after the first
 };
 
-// Parses agent.conf: `key = value` lines, `#` comments, values optionally quoted; keys
-// collector, ca, cert, key, spool, spool-limit-mb, retries. Errors: InvalidArgument naming
-// the unknown key or bad value.
-core::Result<TransportSettings> parseAgentConfig(std::string_view text);
+// Parses agent.conf (core::parseConfigFile's syntax); keys collector, ca, cert, key, spool,
+// spool-limit-mb, retries, as the long flags. Errors: InvalidArgument, "FILE:LINE: ..." naming
+// the unknown key (with the valid ones) or the bad value and what it wants.
+core::Result<TransportSettings> parseAgentConfig(std::string_view text, std::string_view file);
 
 // `over` wins where it sets a value.
 TransportSettings mergeSettings(TransportSettings base, const TransportSettings& over);
