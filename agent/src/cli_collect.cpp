@@ -134,10 +134,17 @@ struct AnalyzeArgs {
   std::vector<std::string> nccl_tests;
   std::vector<std::string> tool_outputs;
   std::string dmesg_file;
+  std::string output;
+  bool force = false;
   ReportOptions report;
 };
 
 int runAnalyze(CliEnvironment& env, const AnalyzeArgs& a) {
+  if (!a.output.empty() && !a.force && env.files.exists(a.output)) {
+    env.err << "ibcollect: " << a.output
+            << " already exists; choose another -o FILE or add --force to overwrite it\n";
+    return core::kExitUsage;
+  }
   AnalyzeInputs in;
   in.snapshot_files = a.files;
   if (!a.root.empty()) in.root = a.root;
@@ -154,13 +161,33 @@ int runAnalyze(CliEnvironment& env, const AnalyzeArgs& a) {
     env.err << "ibcollect: nothing to analyze: every input failed (see above)\n";
     return core::kExitCollectFailed;
   }
+  bool save_failed = false;
+  if (!a.output.empty()) {
+    // The evidence as analysed (pasted output merged into one node) in a snapshot file that
+    // `analyze`, `compare` and the console read back; unsigned: this machine did not
+    // collect it.
+    if (outcome.nodes.size() != 1) {
+      env.err << "ibcollect: -o saves one node's snapshot, and these inputs describe "
+              << outcome.nodes.size() << " nodes; analyze them one at a time to save each\n";
+      return core::kExitUsage;
+    }
+    const auto bytes = core::encodeSnapshotFile(core::wrapUnsigned(outcome.nodes[0].snapshot));
+    if (auto st = env.write_file(a.output, bytes); !st.ok()) {
+      env.err << "ibcollect: could not write the snapshot to " << a.output << ": "
+              << st.error().message << "\n";
+      save_failed = true;
+    } else {
+      outcome.nodes[0].snapshot_file = a.output;
+      env.err << "ibcollect: snapshot saved to " << a.output << "\n";
+    }
+  }
   const int code = printReport(env, std::move(outcome.nodes), a.report);
   if (!outcome.input_errors.empty()) {
     env.err << "ibcollect: " << outcome.input_errors.size()
             << " input(s) could not be read or were not recognised; the report covers the rest\n";
     return core::kExitCollectFailed;
   }
-  return code;
+  return verdictBeforeDelivery(code, save_failed);
 }
 
 }  // namespace
@@ -212,6 +239,9 @@ void addCollectCommands(CLI::App& app, CliEnvironment& env, std::vector<Command>
                  "Pasted output of ibstat, ibstatus, ibv_devinfo [-v], perfquery [-x], ethtool -S, "
                  "ip -s link or `grep . /sys/...` (recognised from content; repeatable)")
       ->check(CLI::ExistingFile);
+  an->add_option("-o,--output", aa.output,
+                 "Save what was analysed (e.g. pasted output) as one node's FILE.ibsnap");
+  an->add_flag("--force", aa.force, "Overwrite the -o file when it exists");
   addReportOptions(an, aa.report);
   an->footer(kExitCodes);
 

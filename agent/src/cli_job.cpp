@@ -194,8 +194,12 @@ int runJob(CliEnvironment& env, const JobArgs& a) {
     return core::kExitCollectFailed;
   }
 
-  const std::string dir =
-      a.out.empty() ? "ibcollect-job" + o.job_id + "-" + timestamp(env.clock.now()) : a.out;
+  // Not the working directory by default (often a repository or a shared home): the
+  // user's state directory, and the path is printed at the end.
+  const std::string dir = a.out.empty()
+                              ? userStateDir(env.env.get("XDG_STATE_HOME"), env.env.get("HOME")) +
+                                    "/job" + o.job_id + "-" + timestamp(env.clock.now())
+                              : a.out;
   bool write_failed = false;
   std::map<std::string, std::string> kept_files;  // node -> its .ibsnap in --out
   if (auto st = env.make_dirs(dir); !st.ok()) {
@@ -481,7 +485,9 @@ void addJobCommands(CLI::App& app, CliEnvironment& env, std::vector<Command>& co
                  "nccl-tests output path or glob, %h = hostname (repeatable)")
       ->group("Job");
   app.add_option("--out", ja->out,
-                 "Directory for the nodes' snapshots (default ibcollect-job<ID>-<time>)")
+                 "Directory for the nodes' snapshots (default "
+                 "$XDG_STATE_HOME/ibcollect/job<ID>-<time>, else "
+                 "~/.local/state/ibcollect/job<ID>-<time>; printed at the end)")
       ->group("Job");
   app.add_option("--agent", ja->agent, "ibcollect path on the nodes (default: this program's path)")
       ->group("Job");

@@ -169,10 +169,14 @@ core::Status checkLocalCredentials(const TlsCredentials& credentials, Credential
 std::string defaultSpoolDir(bool is_root, const std::string& xdg_state_home,
                             const std::string& home) {
   if (is_root) return std::string(kDefaultSpoolDir);
+  return userStateDir(xdg_state_home, home) + "/spool";
+}
+
+std::string userStateDir(const std::string& xdg_state_home, const std::string& home) {
   if (!xdg_state_home.empty() && xdg_state_home.front() == '/')
-    return xdg_state_home + "/ibcollect/spool";
-  if (!home.empty()) return home + "/.local/state/ibcollect/spool";
-  return std::string(kDefaultSpoolDir);
+    return xdg_state_home + "/ibcollect";
+  if (!home.empty() && home.front() == '/') return home + "/.local/state/ibcollect";
+  return "/var/tmp/ibcollect";
 }
 
 // ---- delivery --------------------------------------------------------------------------------

@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 #include <random>
+#include <set>
 
 #include "ibc/agent/os.h"
 
@@ -150,6 +151,34 @@ TEST_F(Cli, SnapshotAlwaysKeepsAFileAndNeverOverwritesWithoutForce) {
   auto forced = run({"snapshot", "--root", kMlx5Tree, "-o", path("taken.ibsnap"), "--force"});
   EXPECT_EQ(forced.exit_code, 1) << forced.err;
   EXPECT_GT(std::filesystem::file_size(path("taken.ibsnap")), 1000u);
+}
+
+// Issue 10: `analyze` of pasted output can save it as a snapshot that reads back the same.
+TEST_F(Cli, AnalyzeOfAPasteSavesASnapshotThatReadsBackWithTheSameFindings) {
+  const std::string paste =
+      std::string(IBC_FIXTURES_DIR) +
+      "/real/ibtools/"
+      "ibportstate-and-ibstat_mlx4-port1-down-disabled-port2-active56_rdma-core-pr-847.txt";
+  auto first =
+      run({"analyze", "--tool-output", paste, "-o", path("paste.ibsnap"), "--format", "json"});
+  ASSERT_EQ(first.exit_code, 2) << first.err;  // port 1 is down
+  EXPECT_NE(first.err.find("snapshot saved to " + path("paste.ibsnap")), std::string::npos)
+      << first.err;
+  auto again = run({"analyze", path("paste.ibsnap"), "--format", "json"});
+  EXPECT_EQ(again.exit_code, 2) << again.err;
+  const auto codes = [](const std::string& json) {
+    std::multiset<std::string> out;
+    const auto doc = parseJson(json);
+    for (const auto& f : doc.fields().at("findings").list_value().values())
+      out.insert(f.struct_value().fields().at("code").string_value());
+    return out;
+  };
+  EXPECT_EQ(codes(first.out), codes(again.out));
+  EXPECT_EQ(codes(first.out).count("PORT_DOWN") + codes(first.out).count("PHYS_LINK_NOT_UP"),
+            codes(again.out).count("PORT_DOWN") + codes(again.out).count("PHYS_LINK_NOT_UP"));
+  auto refused = run({"analyze", "--tool-output", paste, "-o", path("paste.ibsnap")});
+  EXPECT_EQ(refused.exit_code, 3);
+  EXPECT_NE(refused.err.find("--force"), std::string::npos);
 }
 
 // Issue 11 #10: an empty kernel log given on purpose is said, not a collection failure.

@@ -65,11 +65,22 @@ struct Run {
   std::vector<std::string> dirs_made;
 };
 
-Run runJob(SlurmCommands& runner, const std::vector<std::string>& extra = {}) {
+class MapEnv : public Environment {
+ public:
+  std::string get(std::string_view name) const override {
+    auto it = vars.find(std::string(name));
+    return it == vars.end() ? "" : it->second;
+  }
+  std::map<std::string, std::string> vars;
+};
+
+Run runJob(SlurmCommands& runner, const std::vector<std::string>& extra = {},
+           const Environment* environment = nullptr) {
   std::ostringstream out, err;
   RootedFilesystem files("");
   StillClock clock;
-  NoEnv env;
+  NoEnv no_env;
+  const Environment& env = environment != nullptr ? *environment : no_env;
   Run r{};
   CliEnvironment cli{out,
                      err,
@@ -127,6 +138,26 @@ TEST(JobCommand, SrunRefusingTheStepIsOneMessageAndExitCode4) {
   EXPECT_EQ(r.err.find("no answer within"), std::string::npos) << r.err;
   EXPECT_EQ(r.out, "");
   EXPECT_TRUE(r.dirs_made.empty());
+}
+
+// Issue 10: without --out the snapshots go under the user's state directory (never the
+// working directory), and the path is printed.
+TEST(JobCommand, SnapshotsDefaultToTheUsersStateDirectoryAndThePathIsPrinted) {
+  SlurmCommands runner = runningEightNodeJob();
+  MapEnv env;
+  env.vars["XDG_STATE_HOME"] = "/state";
+  env.vars["HOME"] = "/home/u";
+  const auto r = runJob(runner, {"--timeout", "1"}, &env);
+  ASSERT_EQ(r.dirs_made.size(), 1u) << r.err;
+  EXPECT_EQ(r.dirs_made[0].rfind("/state/ibcollect/job8401413-", 0), 0u) << r.dirs_made[0];
+  EXPECT_NE(r.err.find("snapshots in " + r.dirs_made[0]), std::string::npos) << r.err;
+
+  env.vars.erase("XDG_STATE_HOME");
+  SlurmCommands again = runningEightNodeJob();
+  const auto home = runJob(again, {"--timeout", "1"}, &env);
+  ASSERT_EQ(home.dirs_made.size(), 1u) << home.err;
+  EXPECT_EQ(home.dirs_made[0].rfind("/home/u/.local/state/ibcollect/job8401413-", 0), 0u)
+      << home.dirs_made[0];
 }
 
 TEST(JobCommand, AnInvalidJobIdSaysItMayBeHiddenByPrivateData) {

@@ -95,6 +95,11 @@ core::Status checkLocalCredentials(const TlsCredentials& credentials, Credential
 std::string defaultSpoolDir(bool is_root, const std::string& xdg_state_home,
                             const std::string& home);
 
+// Where ibcollect keeps a user's files by default (`--job --out`, the per-user spool):
+// $XDG_STATE_HOME/ibcollect (when absolute), else $HOME/.local/state/ibcollect, else
+// /var/tmp/ibcollect. Never the working directory.
+std::string userStateDir(const std::string& xdg_state_home, const std::string& home);
+
 enum class DeliveryStatus {
   Delivered,      // stored by the collector now
   AlreadyStored,  // the collector had it (an earlier try's acknowledgement was lost)
