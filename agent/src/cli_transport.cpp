@@ -289,6 +289,19 @@ int runVerify(CliEnvironment& env, const VerifyArgs& a) {
       ++failed;
       continue;
     }
+    // The signature is good; the snapshot must also describe the signer's own node.
+    auto inner = core::openSnapshot(*envelope);
+    if (!inner.ok()) {
+      env.out << file << ": FAILED malformed: " << inner.error().message << "\n";
+      ++failed;
+      continue;
+    }
+    if (auto st = core::checkSignerNode(core::snapshotNodeName(inner->node()), check.signer);
+        !st.ok()) {
+      env.out << file << ": FAILED node_mismatch: " << st.error().message << "\n";
+      ++failed;
+      continue;
+    }
     env.out << file << ": OK signed by " << check.signer.subject << " ("
             << core::certificateRoleName(check.signer.role)
             << (check.signer.tenant.empty() ? "" : ", tenant " + check.signer.tenant)

@@ -202,7 +202,7 @@ SnapshotDelivery::Attempt SnapshotDelivery::send(const v1::SignedSnapshot& envel
                                                  const std::string& id) {
   Attempt a;
   v1::CollectorRequest request;
-  request.mutable_upload()->set_signed_snapshot(envelope.SerializeAsString());
+  request.mutable_upload()->set_signed_snapshot(core::serializeEnvelope(envelope));
   while (a.tries < retry_.attempts) {
     ++a.tries;
     if (!session_) {

@@ -1,5 +1,7 @@
 #include "ibc/agent/job.h"
 
+#include "ibc/core/snapshot_file.h"
+
 #include <glob.h>
 
 #include <algorithm>
@@ -349,10 +351,13 @@ JobCollection collectJob(const JobOptions& o, const std::vector<std::string>& ho
     nr.node = h;
     auto it = results.find(h);
     if (it != results.end() && it->second.complete && it->second.error.empty()) {
-      if (nr.envelope.ParseFromString(it->second.envelope) && !nr.envelope.snapshot().empty()) {
+      auto envelope = core::parseSignedEnvelope(it->second.envelope);
+      if (envelope.ok()) {
+        nr.envelope = std::move(*envelope);
         nr.answered = true;
       } else {
-        nr.unreachable_reason = "the node's snapshot arrived damaged (not a snapshot envelope)";
+        nr.unreachable_reason =
+            "the node's snapshot arrived damaged (" + envelope.error().message + ")";
       }
     } else if (it != results.end() && !it->second.error.empty()) {
       nr.unreachable_reason = "the node answered but could not collect: " + it->second.error;

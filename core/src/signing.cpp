@@ -8,6 +8,7 @@
 #include <openssl/x509v3.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cstdio>
 #include <ctime>
 #include <limits>
@@ -15,6 +16,7 @@
 #include <unordered_map>
 
 #include "ibc/core/snapshot_file.h"
+#include "ibc/core/text.h"
 
 namespace ibc::core {
 
@@ -241,6 +243,28 @@ Result<CertificateIdentity> certificateIdentity(std::string_view der) {
   X509Ptr x = parseDer(der);
   if (!x) return Error{ErrorCode::Malformed, "not a DER certificate"};
   return identityOf(x.get());
+}
+
+std::string snapshotNodeName(const v1::NodeIdentity& node) {
+  return !node.slurm_node().empty() ? node.slurm_node() : node.hostname();
+}
+
+Status checkSignerNode(std::string_view snapshot_node, const CertificateIdentity& signer) {
+  const auto dnsName = [](std::string_view s) {
+    return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) {
+      return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '.' || c == '_';
+    });
+  };
+  const auto firstLabel = [](std::string_view s) { return s.substr(0, s.find('.')); };
+  const bool same = !snapshot_node.empty() && snapshot_node == signer.name;
+  const bool same_host = dnsName(snapshot_node) && dnsName(signer.name) &&
+                         !firstLabel(snapshot_node).empty() &&
+                         firstLabel(snapshot_node) == firstLabel(signer.name);
+  if (same || same_host) return Status();
+  return Error{ErrorCode::InvalidArgument,
+               "the snapshot describes node '" + printable(snapshot_node) +
+                   "' but is signed by the certificate of '" + printable(signer.name) +
+                   "': only a node's own certificate may sign its snapshot"};
 }
 
 // ---- signing -------------------------------------------------------------------------------

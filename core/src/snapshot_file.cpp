@@ -4,6 +4,9 @@
 
 #include <google/protobuf/io/coded_stream.h>
 #include <google/protobuf/io/zero_copy_stream_impl_lite.h>
+#include <google/protobuf/unknown_field_set.h>
+
+#include <cstdint>
 
 namespace ibc::core {
 
@@ -26,10 +29,50 @@ v1::SignedSnapshot wrapUnsigned(const v1::Snapshot& snapshot) {
   return env;
 }
 
-std::string encodeSnapshotFile(const v1::SignedSnapshot& signed_snapshot) {
-  std::string out(kSnapshotMagic);
-  signed_snapshot.AppendToString(&out);
+std::string serializeEnvelope(const v1::SignedSnapshot& envelope) {
+  std::string out;
+  {
+    google::protobuf::io::StringOutputStream stream(&out);
+    google::protobuf::io::CodedOutputStream coded(&stream);
+    coded.SetSerializationDeterministic(true);
+    envelope.SerializeToCodedStream(&coded);
+  }
   return out;
+}
+
+std::string encodeSnapshotFile(const v1::SignedSnapshot& signed_snapshot) {
+  return std::string(kSnapshotMagic) + serializeEnvelope(signed_snapshot);
+}
+
+Result<v1::SignedSnapshot> parseSignedEnvelope(std::string_view bytes) {
+  v1::SignedSnapshot env;
+  if (bytes.size() > static_cast<std::size_t>(INT32_MAX) ||
+      !env.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) {
+    return Error{ErrorCode::Malformed, "corrupt snapshot envelope (truncated or damaged)"};
+  }
+  const auto& unknown = env.GetReflection()->GetUnknownFields(env);
+  if (!unknown.empty()) {
+    std::size_t extra = 0;
+    for (int i = 0; i < unknown.field_count(); ++i) {
+      const auto& f = unknown.field(i);
+      extra += f.type() == google::protobuf::UnknownField::TYPE_LENGTH_DELIMITED
+                   ? f.length_delimited().size()
+                   : 8;
+    }
+    return Error{ErrorCode::Malformed, "the envelope carries " +
+                                           std::to_string(unknown.field_count()) +
+                                           " unknown field(s) (about " + std::to_string(extra) +
+                                           " bytes) that no signature covers; refused"};
+  }
+  if (serializeEnvelope(env) != bytes) {
+    return Error{ErrorCode::Malformed,
+                 "the envelope is not in its canonical encoding (repeated, reordered or padded "
+                 "fields); refused"};
+  }
+  if (env.snapshot().empty()) {
+    return Error{ErrorCode::Malformed, "snapshot envelope holds no snapshot"};
+  }
+  return env;
 }
 
 Result<v1::SignedSnapshot> decodeSnapshotFile(std::string_view bytes) {
@@ -45,14 +88,7 @@ Result<v1::SignedSnapshot> decodeSnapshotFile(std::string_view bytes) {
                  "snapshot format " + std::string(bytes.substr(6, 2)) +
                      " is newer than this ibcollect understands (01); upgrade ibcollect"};
   }
-  v1::SignedSnapshot env;
-  const std::string_view body = bytes.substr(kSnapshotMagic.size());
-  if (!env.ParseFromArray(body.data(), static_cast<int>(body.size()))) {
-    return Error{ErrorCode::Malformed, "corrupt snapshot envelope (truncated or damaged file)"};
-  }
-  if (env.snapshot().empty())
-    return Error{ErrorCode::Malformed, "snapshot envelope holds no snapshot"};
-  return env;
+  return parseSignedEnvelope(bytes.substr(kSnapshotMagic.size()));
 }
 
 Result<v1::Snapshot> openSnapshot(const v1::SignedSnapshot& envelope) {
@@ -69,7 +105,7 @@ Result<v1::Snapshot> openSnapshot(const v1::SignedSnapshot& envelope) {
 }
 
 std::string snapshotId(const v1::SignedSnapshot& envelope) {
-  return sha256Hex(envelope.snapshot());
+  return sha256Hex(serializeEnvelope(envelope));
 }
 
 }  // namespace ibc::core

@@ -87,6 +87,7 @@ int rawConnect(int port) {
 struct Identity {
   std::string cert;
   std::string key;
+  std::string node;  // the CN of an agent certificate
 };
 
 class Transport : public ::testing::Test {
@@ -124,9 +125,23 @@ class Transport : public ::testing::Test {
 
   static Identity agent(const std::string& tenant, const std::string& node) {
     return {pki_ + "/agents/" + tenant + "/" + node + ".pem",
-            pki_ + "/agents/" + tenant + "/" + node + ".key"};
+            pki_ + "/agents/" + tenant + "/" + node + ".key", node};
   }
-  static Identity support() { return {pki_ + "/support/alice.pem", pki_ + "/support/alice.key"}; }
+  static Identity support() {
+    return {pki_ + "/support/alice.pem", pki_ + "/support/alice.key", ""};
+  }
+
+  // The real fixture tree as node `node` sees it: a copy whose /proc/sys/kernel/hostname
+  // names the node, so its snapshot may be signed by that node's certificate (DESIGN §6).
+  std::string treeOf(const std::string& node) {
+    const fs::path root = path("tree-" + node);
+    if (!fs::exists(root)) {
+      fs::copy(kTree, root, fs::copy_options::recursive);
+      fs::create_directories(root / "proc/sys/kernel");
+      writeAll((root / "proc/sys/kernel/hostname").string(), node + "\n");
+    }
+    return root.string();
+  }
 
   std::unique_ptr<CollectorProcess> startCollector(std::vector<std::string> extra = {},
                                                    const std::string& data = "data") {
@@ -160,8 +175,8 @@ class Transport : public ::testing::Test {
 
   // A signed snapshot file of this fixture tree, taken by the real binary.
   std::string takeSnapshot(const std::string& name, const std::string& job, const Identity& who) {
-    auto r = run({"snapshot", "--root", kTree, "--job", job, "--cert", who.cert, "--key", who.key,
-                  "-o", path(name)});
+    auto r = run({"snapshot", "--root", treeOf(who.node), "--job", job, "--cert", who.cert, "--key",
+                  who.key, "-o", path(name)});
     EXPECT_LE(r.exit_code, 2) << r.err;
     return path(name);
   }
@@ -229,8 +244,9 @@ TEST_F(Transport, UploadedSnapshotsComeBackByteIdenticalThroughFetch) {
   EXPECT_EQ(up.exit_code, 0) << up.err;
   EXPECT_NE(up.err.find("delivered"), std::string::npos) << up.err;
   // `snapshot` uploads by itself when a collector is configured (node02, same job).
-  auto snap = runWith({"snapshot", "--root", kTree, "--job", "501", "-o", path("b.ibsnap")},
-                      collector->address(), agent("acme", "node02"));
+  auto snap =
+      runWith({"snapshot", "--root", treeOf("node02"), "--job", "501", "-o", path("b.ibsnap")},
+              collector->address(), agent("acme", "node02"));
   EXPECT_LE(snap.exit_code, 2) << snap.err;
   EXPECT_NE(snap.err.find("delivered the snapshot"), std::string::npos) << snap.err;
 
@@ -532,7 +548,8 @@ TEST_F(Transport, SigtermDrainsExitsCleanlyAndPrintsTheCounters) {
 TEST_F(Transport, WhileTheCollectorIsDownAgentsSpoolAndFlushDeliversEachOnce) {
   const std::string dead = "127.0.0.1:" + std::to_string(deadPort());
   for (const char* job : {"701", "702", "703"}) {
-    auto r = runWith({"snapshot", "--root", kTree, "--job", job}, dead, agent("acme", "node01"));
+    auto r = runWith({"snapshot", "--root", treeOf("node01"), "--job", job}, dead,
+                     agent("acme", "node01"));
     // The tree's verdict is WARNING: it wins over the delivery problem, which is printed.
     EXPECT_EQ(r.exit_code, 1) << r.err;
     EXPECT_NE(r.err.find("kept in the spool: " + path("spool") + "/"), std::string::npos) << r.err;
@@ -577,7 +594,8 @@ TEST_F(Transport, LocalCredentialMistakesFailAtOnceAndAreNeverSpooled) {
   auto collector = startCollector();
   const std::string addr = collector->address();
   const Identity mismatched{agent("acme", "node01").cert, agent("acme", "node02").key};
-  auto r = runWith({"snapshot", "--root", kTree, "-o", path("a.ibsnap")}, addr, mismatched);
+  auto r =
+      runWith({"snapshot", "--root", treeOf("node01"), "-o", path("a.ibsnap")}, addr, mismatched);
   EXPECT_EQ(r.exit_code, 3) << r.err;
   EXPECT_NE(r.err.find("does not belong to the certificate"), std::string::npos) << r.err;
 
@@ -595,6 +613,53 @@ TEST_F(Transport, LocalCredentialMistakesFailAtOnceAndAreNeverSpooled) {
   EXPECT_EQ(stats(collector->port()).uploads_stored(), 0u);
 }
 
+// Issue 11 #7 / issue 10: a snapshot of node02's host signed with node01's certificate
+// fails `verify` offline and is refused by the collector, each naming both nodes.
+TEST_F(Transport, ASnapshotSignedByAnotherNodeFailsVerifyAndIsRefused) {
+  auto collector = startCollector();
+  const Identity node01 = agent("acme", "node01");
+  auto taken = run({"snapshot", "--root", treeOf("node02"), "--cert", node01.cert, "--key",
+                    node01.key, "-o", path("forged.ibsnap")});
+  ASSERT_LE(taken.exit_code, 2) << taken.err;
+  auto verify = run({"verify", path("forged.ibsnap"), "--ca", pki_ + "/ca.pem"});
+  EXPECT_EQ(verify.exit_code, 4);
+  EXPECT_NE(verify.out.find("FAILED node_mismatch: the snapshot describes node 'node02' but is "
+                            "signed by the certificate of 'node01'"),
+            std::string::npos)
+      << verify.out;
+  auto up = runWith({"upload", path("forged.ibsnap")}, collector->address(), node01);
+  EXPECT_EQ(up.exit_code, 4);
+  EXPECT_NE(up.err.find("node_mismatch"), std::string::npos) << up.err;
+  EXPECT_EQ(stats(collector->port()).uploads_stored(), 0u);
+}
+
+// Issue 11 #8: 1 MiB appended to a signed snapshot as an unknown field is refused by
+// `verify` (it used to say OK) and by the collector.
+TEST_F(Transport, UnsignedBytesAppendedToASnapshotAreRefusedByVerifyAndTheCollector) {
+  auto collector = startCollector();
+  const std::string good = takeSnapshot("good.ibsnap", "901", agent("acme", "node01"));
+  std::string bytes = readAll(good);
+  const std::size_t n = 1u << 20;
+  bytes += '\x7a';  // field 15, length-delimited
+  bytes += static_cast<char>(0x80 | (n & 0x7f));
+  bytes += static_cast<char>(0x80 | ((n >> 7) & 0x7f));
+  bytes += static_cast<char>((n >> 14) & 0x7f);
+  bytes.append(n, 'x');
+  writeAll(path("padded.ibsnap"), bytes);
+  auto verify = run({"verify", good, path("padded.ibsnap"), "--ca", pki_ + "/ca.pem"});
+  EXPECT_EQ(verify.exit_code, 4);
+  EXPECT_NE(verify.out.find(good + ": OK"), std::string::npos) << verify.out;
+  EXPECT_NE(verify.out.find(path("padded.ibsnap") + ": FAILED malformed: the envelope carries 1 "
+                                                    "unknown field(s)"),
+            std::string::npos)
+      << verify.out;
+  auto up =
+      runWith({"upload", path("padded.ibsnap")}, collector->address(), agent("acme", "node01"));
+  EXPECT_EQ(up.exit_code, 4);
+  EXPECT_NE(up.err.find("unknown field"), std::string::npos) << up.err;
+  EXPECT_EQ(stats(collector->port()).uploads_stored(), 0u);
+}
+
 // Issue 11 #10: when the spool fails but the snapshot file was written, the message names
 // that file instead of saying nothing holds the snapshot; only when neither holds it does
 // it say so. The verdict (WARNING) stays the exit code.
@@ -602,18 +667,18 @@ TEST_F(Transport, AFullSpoolIsReportedLoudlyAndNamesTheFileThatHoldsTheSnapshot)
   const std::string dead = "127.0.0.1:" + std::to_string(deadPort());
   fs::create_directories(path("spool"));
   writeAll(path("spool/" + std::string(64, 'a') + ".ibsnap"), std::string(2u << 20, 'x'));
-  auto r =
-      runWith({"snapshot", "--root", kTree, "--spool-limit-mb", "1", "-o", path("kept.ibsnap")},
-              dead, agent("acme", "node01"));
+  auto r = runWith(
+      {"snapshot", "--root", treeOf("node01"), "--spool-limit-mb", "1", "-o", path("kept.ibsnap")},
+      dead, agent("acme", "node01"));
   EXPECT_EQ(r.exit_code, 1) << r.err;
   EXPECT_NE(r.err.find("spool full"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("it is saved in " + path("kept.ibsnap")), std::string::npos) << r.err;
   EXPECT_EQ(r.err.find("nothing holds this snapshot"), std::string::npos) << r.err;
   EXPECT_TRUE(fs::exists(path("kept.ibsnap")));
 
-  r = runWith(
-      {"snapshot", "--root", kTree, "--spool-limit-mb", "1", "-o", path("no-such-dir/kept.ibsnap")},
-      dead, agent("acme", "node01"));
+  r = runWith({"snapshot", "--root", treeOf("node01"), "--spool-limit-mb", "1", "-o",
+               path("no-such-dir/kept.ibsnap")},
+              dead, agent("acme", "node01"));
   EXPECT_EQ(r.exit_code, 1) << r.err;
   EXPECT_NE(r.err.find("NOT delivered and NOT kept"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("nothing holds this snapshot now"), std::string::npos) << r.err;
@@ -630,7 +695,8 @@ TEST_F(Transport, ConfigFilesGiveTheSameKeysAsTheFlags) {
   writeAll(path("agent.conf"), "# agent\ncollector = " + collector.address() + "\nca = " + pki_ +
                                    "/ca.pem\ncert = " + node01.cert + "\nkey = " + node01.key +
                                    "\nspool = " + path("spool") + "\nretries = 0\n");
-  auto r = run({"snapshot", "--root", kTree, "--job", "801", "--config", path("agent.conf")});
+  auto r =
+      run({"snapshot", "--root", treeOf("node01"), "--job", "801", "--config", path("agent.conf")});
   EXPECT_LE(r.exit_code, 2) << r.err;
   EXPECT_NE(r.err.find("delivered the snapshot to " + collector.address()), std::string::npos)
       << r.err;

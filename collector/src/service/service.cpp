@@ -164,12 +164,17 @@ void Service::upload(const Peer& peer, uint64_t request_id, std::string signed_b
     return rejectUpload(v1::REJECT_REASON_PEER_IDENTITY,
                         "the agent certificate names no tenant (subject O)");
   }
-  v1::SignedSnapshot envelope;
-  if (signed_bytes.empty() || !envelope.ParseFromString(signed_bytes) ||
-      envelope.snapshot().empty()) {
+  // Exactly what was signed plus the signature and chain: unknown fields and other
+  // encodings of the same envelope are refused, so what is stored and served is what the
+  // signature covers and the id names one byte string.
+  auto parsed = core::parseSignedEnvelope(signed_bytes);
+  if (!parsed.ok()) {
     return rejectUpload(v1::REJECT_REASON_MALFORMED_REQUEST,
-                        "the upload does not carry a signed snapshot envelope");
+                        signed_bytes.empty()
+                            ? std::string("the upload does not carry a signed snapshot envelope")
+                            : parsed.error().message);
   }
+  v1::SignedSnapshot envelope = std::move(*parsed);
   const auto received = now_();
   const auto check = verifier_.verify(envelope, received);
   if (!check.ok()) return rejectUpload(rejectReasonFor(check.problem), check.message);
@@ -185,13 +190,16 @@ void Service::upload(const Peer& peer, uint64_t request_id, std::string signed_b
   }
   auto keys = readSnapshotIndexKeys(envelope.snapshot());
   if (!keys.ok()) return rejectUpload(v1::REJECT_REASON_MALFORMED_REQUEST, keys.error().message);
+  if (auto st = core::checkSignerNode(keys->node, check.signer); !st.ok()) {
+    return rejectUpload(v1::REJECT_REASON_NODE_MISMATCH, st.error().message);
+  }
 
   SnapshotRecord record;
   auto& info = record.info;
   info.set_snapshot_id(core::snapshotId(envelope));
   info.set_tenant(check.signer.tenant);
   info.set_job_id(keys->job_id);
-  info.set_node(!keys->node.empty() ? keys->node : check.signer.name);
+  info.set_node(keys->node);
   info.set_received_at_unix_ms(unixMs(received));
   info.set_collected_at_unix_ms(keys->collected_at_unix_ms != 0 ? keys->collected_at_unix_ms
                                                                 : info.received_at_unix_ms());
@@ -282,9 +290,11 @@ v1::CollectorResponse Service::query(const Peer& peer, const v1::CollectorReques
     case v1::CollectorRequest::kFetch: {
       auto got = store_.get(request.fetch().snapshot_id());
       if (!got.ok()) return failed(got.error());
-      if (!got->has_value()) {
+      const std::string& want_tenant = request.fetch().tenant();
+      if (!got->has_value() || (!want_tenant.empty() && (*got)->info.tenant() != want_tenant)) {
         return reject(id, v1::REJECT_REASON_NOT_FOUND, peer, what,
-                      "no snapshot " + request.fetch().snapshot_id().substr(0, 64));
+                      "no snapshot " + request.fetch().snapshot_id().substr(0, 64) +
+                          (want_tenant.empty() ? "" : " of tenant " + want_tenant.substr(0, 64)));
       }
       auto& stored = **got;
       log_.write("read snapshot=" + stored.info.snapshot_id() + " tenant=" + stored.info.tenant() +

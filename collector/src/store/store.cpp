@@ -22,7 +22,7 @@ constexpr const char* kFamilyNames[kFamilyCount] = {"default",  // rocksdb::kDef
                                                     "snapshots", "snapshot_info", "by_job",
                                                     "by_node",   "cases",         "findings"};
 constexpr std::string_view kSchemaKey = "schema";
-constexpr std::string_view kSchemaVersion = "1";
+constexpr std::string_view kSchemaVersion = "2";
 
 Error rocksError(const rocksdb::Status& s, std::string_view what) {
   return Error{ErrorCode::Io, std::string(what) + ": " + s.ToString()};
@@ -160,6 +160,15 @@ Result<std::unique_ptr<Store>> Store::open(const std::string& dir, const StoreOp
     if (!p.ok()) return rocksError(p, "cannot initialise the store in " + dir);
   } else if (!g.ok()) {
     return rocksError(g, "cannot read the store schema in " + dir);
+  } else if (schema == "1") {
+    // Schema 1 named snapshots by the hash of the inner snapshot alone, which let one tenant
+    // take over another's id (issue 11 #1); its ids cannot be reused.
+    return Error{ErrorCode::Unsupported,
+                 "the store in " + dir +
+                     " was written by an older collector (schema 1: snapshot ids without the "
+                     "signature). Start this collector on a new --data directory; agents "
+                     "re-send what they still spool, and `ibcollect fetch` from the old "
+                     "collector followed by `ibcollect upload` moves older snapshots"};
   } else if (schema != kSchemaVersion) {
     return Error{ErrorCode::Unsupported, "the store in " + dir + " has schema " + schema +
                                              ", this collector understands " +

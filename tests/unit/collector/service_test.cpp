@@ -171,6 +171,83 @@ TEST_F(ServiceTest, EveryBadUploadIsRejectedWithItsReasonLoggedAndCounted) {
   }
 }
 
+// Issue 11 #1: the id names the whole signed envelope. A tenant holding a copy of another
+// tenant's snapshot that re-signs its inner bytes (with a certificate of the same node
+// name) and uploads first gets its own id; the victim's later upload is stored for the
+// victim, not acknowledged "already stored", and fetch by each id returns its own envelope.
+TEST_F(ServiceTest, AReSignedCopyOfAnotherTenantsSnapshotCannotTakeOverItsId) {
+  const auto inner = test::makeSnapshot("node01", "77", 1000);
+  const auto victim = signWith(agent_, inner);
+  const auto thief_agent = ca_.issue(agentSpec("globex", "node01"));
+  const auto copy = signWith(thief_agent, inner);
+  ASSERT_EQ(copy.snapshot(), victim.snapshot());
+  const auto first = call(peerFor(thief_agent), uploadFrame(copy));
+  ASSERT_TRUE(first.has_ack()) << first.DebugString();
+  const auto second = call(peerFor(agent_), uploadFrame(victim));
+  ASSERT_TRUE(second.has_ack()) << second.DebugString();
+  EXPECT_FALSE(second.ack().already_stored()) << "the victim's snapshot was not stored";
+  EXPECT_NE(first.ack().snapshot_id(), second.ack().snapshot_id());
+  EXPECT_EQ(second.ack().snapshot_id(), core::snapshotId(victim));
+  auto stored = store_->get(second.ack().snapshot_id());
+  ASSERT_TRUE(stored.ok() && stored->has_value());
+  EXPECT_EQ((*stored)->info.tenant(), "acme");
+  EXPECT_EQ((*stored)->envelope, victim.SerializeAsString());
+  // A support fetch naming the tenant never returns another tenant's envelope by id.
+  v1::CollectorRequest fetch;
+  fetch.mutable_fetch()->set_snapshot_id(first.ack().snapshot_id());
+  fetch.mutable_fetch()->set_tenant("acme");
+  const auto cross = call(peerFor(support_), fetch.SerializeAsString());
+  ASSERT_TRUE(cross.has_rejection()) << cross.DebugString();
+  EXPECT_EQ(cross.rejection().reason(), v1::REJECT_REASON_NOT_FOUND);
+  fetch.mutable_fetch()->set_tenant("globex");
+  const auto own = call(peerFor(support_), fetch.SerializeAsString());
+  ASSERT_TRUE(own.has_snapshot()) << own.DebugString();
+  EXPECT_EQ(own.snapshot().signed_snapshot(), copy.SerializeAsString());
+}
+
+// Issue 11 #7: only a node's own certificate signs its snapshot.
+TEST_F(ServiceTest, ASnapshotOfAnotherNodeIsRefusedAsNodeMismatch) {
+  for (const std::string node :
+       {"node02", "../../x", "/abs", "node01\x1b[31m", "", "node01/../node02", "xnode01"}) {
+    expectRejected(peerFor(agent_),
+                   uploadFrame(signWith(agent_, test::makeSnapshot(node, "77", 1000))),
+                   v1::REJECT_REASON_NODE_MISMATCH, "only a node's own certificate");
+  }
+  // The node's fully qualified name is the same node.
+  const auto fqdn =
+      call(peerFor(agent_),
+           uploadFrame(signWith(agent_, test::makeSnapshot("node01.cluster.local", "77", 1000))));
+  EXPECT_TRUE(fqdn.has_ack()) << fqdn.DebugString();
+}
+
+// Issue 11 #8: bytes nobody signed are never stored or served.
+TEST_F(ServiceTest, UnknownFieldsOrANonCanonicalEnvelopeAreRefused) {
+  const auto env = signWith(agent_, test::makeSnapshot("node01", "77", 1000));
+  std::string extra = env.SerializeAsString();
+  // Field 15, length-delimited, 1 MiB: unknown to SignedSnapshot.
+  extra += '\x7a';
+  const std::size_t n = 1u << 20;
+  extra += static_cast<char>(0x80 | (n & 0x7f));
+  extra += static_cast<char>(0x80 | ((n >> 7) & 0x7f));
+  extra += static_cast<char>((n >> 14) & 0x7f);
+  extra.append(n, 'x');
+  v1::CollectorRequest with_extra;
+  with_extra.mutable_upload()->set_signed_snapshot(extra);
+  expectRejected(peerFor(agent_), with_extra.SerializeAsString(),
+                 v1::REJECT_REASON_MALFORMED_REQUEST, "unknown field");
+  // The signature field given twice: parses to the same envelope, but is another byte
+  // string (and would be another id).
+  std::string twice = env.SerializeAsString();
+  v1::SignedSnapshot sig_only;
+  sig_only.set_signature(env.signature());
+  twice += sig_only.SerializeAsString();
+  v1::CollectorRequest repeated;
+  repeated.mutable_upload()->set_signed_snapshot(twice);
+  expectRejected(peerFor(agent_), repeated.SerializeAsString(), v1::REJECT_REASON_MALFORMED_REQUEST,
+                 "canonical");
+  EXPECT_EQ(service_->stats().uploads_stored(), 0u);
+}
+
 TEST_F(ServiceTest, AgentsReadNothingAndSupportReadsEveryTenant) {
   const auto acme = signWith(agent_, test::makeSnapshot("node01", "77", 1000));
   const auto globex_agent = ca_.issue(agentSpec("globex", "g1"));
@@ -242,18 +319,18 @@ TEST_F(ServiceTest, AFullIngestQueueAnswersOverloadedAndRetryable) {
   service_ = std::make_unique<Service>(
       *store_, *verifier_, log_, [] { return kNow; }, options_);
   const auto r =
-      call(peerFor(agent_), uploadFrame(signWith(agent_, test::makeSnapshot("n", "1", 1))));
+      call(peerFor(agent_), uploadFrame(signWith(agent_, test::makeSnapshot("node01", "1", 1))));
   ASSERT_TRUE(r.has_rejection());
   EXPECT_EQ(r.rejection().reason(), v1::REJECT_REASON_OVERLOADED);
   EXPECT_TRUE(r.rejection().retryable());
 }
 
 TEST_F(ServiceTest, AfterADrainUploadsAreAnsweredShuttingDown) {
-  const auto first = signWith(agent_, test::makeSnapshot("n", "1", 1));
+  const auto first = signWith(agent_, test::makeSnapshot("node01", "1", 1));
   ASSERT_TRUE(call(peerFor(agent_), uploadFrame(first)).has_ack());
   service_->drain();
   const auto r =
-      call(peerFor(agent_), uploadFrame(signWith(agent_, test::makeSnapshot("n", "1", 2))));
+      call(peerFor(agent_), uploadFrame(signWith(agent_, test::makeSnapshot("node01", "1", 2))));
   ASSERT_TRUE(r.has_rejection());
   EXPECT_EQ(r.rejection().reason(), v1::REJECT_REASON_SHUTTING_DOWN);
   EXPECT_TRUE(r.rejection().retryable());
@@ -263,7 +340,7 @@ TEST_F(ServiceTest, AfterADrainUploadsAreAnsweredShuttingDown) {
 TEST_F(ServiceTest, ConcurrentUploadsAreAllAcknowledgedAndStored) {
   std::vector<v1::SignedSnapshot> envs;
   for (int i = 0; i < 60; ++i) {
-    envs.push_back(signWith(agent_, test::makeSnapshot("node" + std::to_string(i % 6), "9", i)));
+    envs.push_back(signWith(agent_, test::makeSnapshot("node01", "9", i)));
   }
   std::vector<std::future<v1::CollectorResponse>> replies;
   std::vector<std::thread> threads;

@@ -40,6 +40,16 @@ struct CertificateIdentity {
 // control characters in them, is ambiguous. Errors: Malformed (not DER, ambiguous).
 Result<CertificateIdentity> certificateIdentity(std::string_view der);
 
+// The node a snapshot describes (DESIGN §6): its Slurm node name, else its hostname.
+std::string snapshotNodeName(const ::ibcollect::v1::NodeIdentity& node);
+
+// Only a node's own certificate may sign its snapshot (DESIGN §6). The snapshot's node must
+// be the signer's CN, or a DNS name whose first label is the CN's first label (a hostname
+// "node01.cluster.local" signed by CN=node01). Anything else — another node, an empty
+// name, path separators, control characters — is refused. Errors: InvalidArgument naming
+// both names (escaped for printing).
+Status checkSignerNode(std::string_view snapshot_node, const CertificateIdentity& signer);
+
 // A node's signing identity: its Ed25519 private key and certificate chain. Immutable
 // once made; safe to use from several threads.
 class SnapshotSigner {

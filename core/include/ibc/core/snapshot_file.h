@@ -28,15 +28,27 @@ std::string serializeSnapshot(const ::ibcollect::v1::Snapshot& snapshot);
 
 std::string encodeSnapshotFile(const ::ibcollect::v1::SignedSnapshot& signed_snapshot);
 
-// Errors: Malformed (no magic, not an envelope, empty snapshot), TooLarge, Unsupported
-// (a newer magic version).
+// Errors: Malformed (no magic, not an envelope, empty snapshot, see parseSignedEnvelope),
+// TooLarge, Unsupported (a newer magic version).
 Result<::ibcollect::v1::SignedSnapshot> decodeSnapshotFile(std::string_view bytes);
+
+// Parses serialized envelope bytes, refusing anything that is not exactly the snapshot, the
+// signature and the chain in their one canonical encoding (DESIGN §6): unknown fields
+// (bytes nobody signed, stored and served beside signed ones) and non-canonical encodings
+// (repeated, reordered or padded fields that make two byte strings mean one envelope).
+// Errors: Malformed, naming what was found.
+Result<::ibcollect::v1::SignedSnapshot> parseSignedEnvelope(std::string_view bytes);
 
 // Parses the Snapshot inside an envelope. Errors: Malformed, Unsupported (schema newer
 // than this build).
 Result<::ibcollect::v1::Snapshot> openSnapshot(const ::ibcollect::v1::SignedSnapshot& envelope);
 
-// Lower-case hex SHA-256 of the signed bytes: the snapshot id.
+// Lower-case hex SHA-256 of the whole signed envelope in its canonical encoding (snapshot,
+// signature and chain): the snapshot id. Two tenants can never share one: a re-signed copy
+// of someone else's snapshot is a different envelope.
 std::string snapshotId(const ::ibcollect::v1::SignedSnapshot& envelope);
+
+// The canonical bytes of an envelope (what snapshotId() hashes, what uploads carry).
+std::string serializeEnvelope(const ::ibcollect::v1::SignedSnapshot& envelope);
 
 }  // namespace ibc::core

@@ -11,9 +11,14 @@
 //   "by_node"        tenant 00 node 00 time id              → v1::SnapshotInfo
 //   "cases"          tenant 00 case_id                      → (reserved: support cases)
 //   "findings"       tenant 00 case_id 00 id 00 code        → (reserved: findings of a case)
-//   "default"        "schema"                               → "1"
+//   "default"        "schema"                               → "2"
 //
-//   id   = the 32 raw bytes of the snapshot id (SHA-256 of the signed bytes)
+//   id   = the 32 raw bytes of the snapshot id: SHA-256 of the whole signed envelope
+//          (snapshot, signature, chain). Schema 1 hashed the inner snapshot only, so a
+//          tenant re-signing a copy of another tenant's snapshot took over its id; since
+//          schema 2 an id names one envelope, whose signer's tenant is the uploader's, so
+//          deduplication by id is deduplication within a tenant. Schema-1 stores are
+//          refused at open with what to do.
 //   time = collected_at_unix_ms as 8 bytes big-endian with the sign bit flipped, so keys
 //          sort by time, oldest first, negative times included
 //   00   = one zero byte. Tenant, job and node names never contain one (the service
