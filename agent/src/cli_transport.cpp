@@ -211,6 +211,7 @@ int runFetch(CliEnvironment& env, const FetchArgs& a) {
     for (const auto& info : page->snapshots().snapshots()) {
       v1::CollectorRequest get;
       get.mutable_fetch()->set_snapshot_id(info.snapshot_id());
+      get.mutable_fetch()->set_tenant(info.tenant());
       auto got = (*session)->call(get);
       if (!got.ok()) {
         env.err << "ibcollect: " << got.error().message << "\n";

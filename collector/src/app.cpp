@@ -35,6 +35,7 @@ struct Args {
   double admission_timeout = 10;
   double drain_timeout = 30;
   std::size_t max_inflight_mb = 256;
+  uint64_t min_free_mb = 256;
 };
 
 std::chrono::milliseconds seconds(double s) {
@@ -117,6 +118,10 @@ int runCollector(const std::vector<std::string>& args, std::ostream& out, std::o
       ->capture_default_str();
   app.add_option("--admission-timeout", a.admission_timeout,
                  "Seconds a frame may wait for memory before it is answered OVERLOADED")
+      ->capture_default_str();
+  app.add_option("--min-free-mb", a.min_free_mb,
+                 "Refuse uploads (retryable) while the --data filesystem has less free, MiB; "
+                 "writing resumes by itself when space returns (0: no floor)")
       ->capture_default_str();
   app.add_option("--drain-timeout", a.drain_timeout,
                  "Seconds SIGTERM waits for requests in progress")
@@ -211,7 +216,9 @@ int runCollector(const std::vector<std::string>& args, std::ostream& out, std::o
   }
   auto verifier = core::SignatureVerifier::fromPem(a.server.ca_pem);
   if (!verifier.ok()) return fail(a.ca + ": " + verifier.error().message);
-  auto store = Store::open(a.data);
+  StoreOptions store_options;
+  store_options.min_free_bytes = a.min_free_mb << 20;
+  auto store = Store::open(a.data, store_options);
   if (!store.ok()) return fail(store.error().message);
 
   StreamEventLog log(err);

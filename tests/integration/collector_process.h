@@ -91,6 +91,7 @@ class CollectorProcess {
   CollectorProcess& operator=(const CollectorProcess&) = delete;
 
   int port() const { return port_; }
+  pid_t pid() const { return pid_; }
   std::string address() const { return "127.0.0.1:" + std::to_string(port_); }
   std::string log() const { return readAll(log_path_); }
   void signal(int sig) const { ::kill(pid_, sig); }

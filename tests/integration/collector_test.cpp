@@ -18,6 +18,7 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <iostream>
 #include <iterator>
 #include <map>
 #include <mutex>
@@ -282,7 +283,7 @@ TEST_F(Transport, BadUploadsAreRejectedWithTheirReasonWhileHonestAgentsAreServed
 
   // Signed under another CA, uploaded over an honest connection.
   const Identity stranger{other_pki_ + "/agents/acme/node01.pem",
-                          other_pki_ + "/agents/acme/node01.key"};
+                          other_pki_ + "/agents/acme/node01.key", "node01"};
   const std::string foreign = takeSnapshot("foreign.ibsnap", "600", stranger);
   auto wrong_ca = runWith({"upload", foreign}, addr, agent("acme", "node01"));
   EXPECT_EQ(wrong_ca.exit_code, 4);
@@ -293,7 +294,7 @@ TEST_F(Transport, BadUploadsAreRejectedWithTheirReasonWhileHonestAgentsAreServed
   EXPECT_NE(wrong_ca_tls.err.find("kept in the spool"), std::string::npos) << wrong_ca_tls.err;
 
   // An expired certificate, as signer and as TLS client.
-  const Identity expired{root_ + "/expired.pem", root_ + "/expired.key"};
+  const Identity expired{root_ + "/expired.pem", root_ + "/expired.key", "node01"};
   const std::string old = takeSnapshot("old.ibsnap", "600", expired);
   auto expired_signer = runWith({"upload", old}, addr, agent("acme", "node01"));
   EXPECT_EQ(expired_signer.exit_code, 4);
@@ -593,7 +594,7 @@ TEST_F(Transport, WhileTheCollectorIsDownAgentsSpoolAndFlushDeliversEachOnce) {
 TEST_F(Transport, LocalCredentialMistakesFailAtOnceAndAreNeverSpooled) {
   auto collector = startCollector();
   const std::string addr = collector->address();
-  const Identity mismatched{agent("acme", "node01").cert, agent("acme", "node02").key};
+  const Identity mismatched{agent("acme", "node01").cert, agent("acme", "node02").key, "node01"};
   auto r =
       runWith({"snapshot", "--root", treeOf("node01"), "-o", path("a.ibsnap")}, addr, mismatched);
   EXPECT_EQ(r.exit_code, 3) << r.err;
@@ -742,6 +743,125 @@ TEST_F(Transport, ConfigFileMistakesNameFileLineAndKeyInAgentAndCollectorAlike) 
   EXPECT_NE(agent_bad.err.find(path("agent.conf") + ":2: retries wants a number from 0 to 100"),
             std::string::npos)
       << agent_bad.err;
+}
+
+// Issue 11 #2: a collector whose disk fills during ingest never aborts, never acknowledges
+// what it did not store, keeps serving reads, and writes again by itself when space
+// returns. Real RocksDB on a real 40 MiB tmpfs in a private mount namespace; the test
+// fills the disk from inside that namespace while uploads run.
+TEST_F(Transport, AFullDiskDuringIngestLosesNothingAcknowledgedAndResumesWithoutARestart) {
+  if (::geteuid() != 0 || ::access("/usr/bin/unshare", X_OK) != 0 ||
+      ::access("/usr/bin/nsenter", X_OK) != 0) {
+    GTEST_SKIP() << "needs root, unshare and nsenter for a private tmpfs";
+  }
+  const std::string mnt = path("small");
+  fs::create_directories(mnt);
+  // --min-free-mb 0: RocksDB itself meets ENOSPC (the floor is tested separately below).
+  const std::string collector_cmd =
+      "mount -t tmpfs -o size=40m tmpfs '" + mnt + "' && exec '" + IBC_COLLECTOR_BINARY +
+      "' --listen 127.0.0.1:0 --data '" + mnt + "/data' --ca '" + pki_ + "/ca.pem' --cert '" +
+      pki_ + "/collector.pem' --key '" + pki_ + "/collector.key' --min-free-mb 0";
+  CollectorProcess collector("/usr/bin/unshare", {"--mount", "/bin/sh", "-c", collector_cmd},
+                             path("collector.log"));
+  ASSERT_GT(collector.port(), 0) << collector.log();
+  ProcessRunner runner;
+  const auto inNamespace = [&](const std::string& sh) {
+    auto r = runner.run(
+        {"/usr/bin/nsenter", "-t", std::to_string(collector.pid()), "-m", "/bin/sh", "-c", sh},
+        seconds(60));
+    EXPECT_TRUE(r.ok());
+    return r.ok() ? r->exit_code : -1;
+  };
+
+  // Distinct envelopes node01 signed: the real tree's snapshot with a padded kernel log.
+  const std::string first = takeSnapshot("base.ibsnap", "1", agent("acme", "node01"));
+  auto base = ibc::core::openSnapshot(*ibc::core::decodeSnapshotFile(readAll(first)));
+  ASSERT_TRUE(base.ok());
+  auto signer = ibc::core::SnapshotSigner::fromPem(readAll(agent("acme", "node01").cert),
+                                                   readAll(agent("acme", "node01").key));
+  ASSERT_TRUE(signer.ok());
+  int serial = 0;
+  const auto nextEnvelope = [&] {
+    v1::Snapshot s = *base;
+    s.mutable_node()->set_job_id(std::to_string(++serial));
+    s.mutable_node()->set_collected_at_unix_ms(1'700'000'000'000 + serial);
+    // Incompressible padding (zstd blob compression): ~256 KiB per snapshot.
+    std::string pad(256u << 10, '\0');
+    uint64_t x = 0x9e3779b97f4a7c15ull * static_cast<uint64_t>(serial);
+    for (auto& c : pad) {
+      x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+      c = static_cast<char>('a' + x % 26);
+    }
+    s.add_nccl_logs()->set_raw(pad);
+    return *signer->sign(s);
+  };
+  auto client = connect(collector.port(), agent("acme", "node01"));
+  ASSERT_NE(client, nullptr);
+  std::vector<v1::SignedSnapshot> acked;
+  int storage_failures = 0;
+  const auto upload = [&]() -> bool {
+    const auto env = nextEnvelope();
+    v1::CollectorRequest r;
+    r.mutable_upload()->set_signed_snapshot(ibc::core::serializeEnvelope(env));
+    auto answer = client->call(r);
+    if (!answer.ok()) {
+      ADD_FAILURE() << "the collector stopped answering: " << answer.error().message << "\n"
+                    << collector.log();
+      return false;
+    }
+    if (answer->has_ack()) {
+      EXPECT_EQ(answer->ack().snapshot_id(), ibc::core::snapshotId(env));
+      acked.push_back(env);
+      return true;
+    }
+    EXPECT_TRUE(answer->has_rejection());
+    EXPECT_EQ(answer->rejection().reason(), v1::REJECT_REASON_STORAGE_FAILURE)
+        << answer->DebugString();
+    EXPECT_TRUE(answer->rejection().retryable());
+    ++storage_failures;
+    return false;
+  };
+  for (int i = 0; i < 10; ++i) ASSERT_TRUE(upload());
+  // Fill the disk from inside the namespace, leaving about 3 MiB, then keep uploading.
+  EXPECT_EQ(inNamespace("dd if=/dev/zero of='" + mnt +
+                        "/fill' bs=64k 2>/dev/null; truncate -s -3M '" + mnt + "/fill'"),
+            0);
+  int consecutive = 0;
+  for (int i = 0; i < 80 && consecutive < 8; ++i) {
+    if (upload()) {
+      consecutive = 0;
+    } else {
+      ++consecutive;
+    }
+    if (HasFailure()) break;
+  }
+  ASSERT_FALSE(HasFailure());
+  EXPECT_GT(storage_failures, 0) << "the disk never filled";
+  EXPECT_EQ(::kill(collector.pid(), 0), 0) << "the collector died:\n" << collector.log();
+  const std::size_t acked_while_full = acked.size();
+  // Reads keep working while writes fail.
+  EXPECT_EQ(stats(collector.port()).uploads_stored(), acked.size());
+  // Space returns: writing resumes without a restart (RocksDB's own recovery notices the
+  // space; until then uploads are answered STORAGE_FAILURE, retryable).
+  EXPECT_EQ(inNamespace("rm -f '" + mnt + "/fill'"), 0);
+  const auto resumed_from = SteadyClock::now();
+  EXPECT_TRUE(eventually([&] { return upload(); }, seconds(60))) << collector.log();
+  const auto resume_ms =
+      std::chrono::duration_cast<milliseconds>(SteadyClock::now() - resumed_from).count();
+  for (int i = 0; i < 3; ++i) EXPECT_TRUE(upload()) << collector.log();
+  // Every acknowledged snapshot is there, byte for byte.
+  auto support_client = connect(collector.port(), support());
+  for (const auto& env : acked) {
+    v1::CollectorRequest get;
+    get.mutable_fetch()->set_snapshot_id(ibc::core::snapshotId(env));
+    auto got = support_client->call(get);
+    ASSERT_TRUE(got.ok() && got->has_snapshot()) << ibc::core::snapshotId(env);
+    EXPECT_EQ(got->snapshot().signed_snapshot(), ibc::core::serializeEnvelope(env));
+  }
+  std::cout << "[ figures ] acked before full: " << acked_while_full
+            << ", storage failures while full: " << storage_failures
+            << ", acked after space returned: " << acked.size() - acked_while_full
+            << ", writes resumed " << resume_ms << " ms after space returned\n";
 }
 
 }  // namespace

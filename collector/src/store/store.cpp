@@ -8,7 +8,12 @@
 #include <rocksdb/table.h>
 #include <rocksdb/write_batch.h>
 
+#include <sys/statvfs.h>
+
 #include <algorithm>
+#include <cstdarg>
+#include <cstdio>
+#include <mutex>
 #include <unordered_set>
 
 namespace ibc::collector {
@@ -66,6 +71,32 @@ std::string_view component(const rocksdb::Slice& key, std::size_t offset) {
 
 bool cleanName(std::string_view s) { return s.find('\0') == std::string_view::npos; }
 
+Result<uint64_t> statvfsFreeBytes(const std::string& dir) {
+  struct statvfs st {};
+  if (::statvfs(dir.c_str(), &st) != 0) {
+    return Error{ErrorCode::Io, "statvfs " + dir + " failed"};
+  }
+  return static_cast<uint64_t>(st.f_bavail) * st.f_frsize;
+}
+
+// RocksDB's own log goes to stderr (warnings and worse) instead of a LOG file in the data
+// directory: a full disk must not turn RocksDB's logging into a second failure, and the
+// operator reads one log.
+class StderrLogger final : public rocksdb::Logger {
+ public:
+  StderrLogger() : rocksdb::Logger(rocksdb::InfoLogLevel::WARN_LEVEL) {}
+  using rocksdb::Logger::Logv;
+  void Logv(const char* format, va_list ap) override {
+    char line[1024];
+    std::vsnprintf(line, sizeof line, format, ap);
+    std::lock_guard<std::mutex> lock(mutex_);
+    std::fprintf(stderr, "rocksdb: %s\n", line);
+  }
+
+ private:
+  std::mutex mutex_;
+};
+
 }  // namespace
 
 Result<std::string> snapshotIdBytes(std::string_view hex_id) {
@@ -87,6 +118,8 @@ Result<std::string> snapshotIdBytes(std::string_view hex_id) {
 
 struct Store::Impl {
   StoreOptions options;
+  std::string dir;
+  bool write_failed = false;  // RocksDB stopped writing after an error: Resume() first
   rocksdb::DB* db = nullptr;
   std::shared_ptr<rocksdb::Statistics> statistics;
   std::vector<rocksdb::ColumnFamilyHandle*> families;
@@ -117,6 +150,7 @@ Result<std::unique_ptr<Store>> Store::open(const std::string& dir, const StoreOp
   db_options.keep_log_file_num = 4;
   // Bounds recovery time after a crash: old WAL files force their memtables to flush.
   db_options.max_total_wal_size = 256u << 20;
+  db_options.info_log = std::make_shared<StderrLogger>();
 
   rocksdb::BlockBasedTableOptions point_lookups;
   point_lookups.filter_policy.reset(rocksdb::NewBloomFilterPolicy(10));
@@ -142,6 +176,8 @@ Result<std::unique_ptr<Store>> Store::open(const std::string& dir, const StoreOp
   }
   auto impl = std::make_unique<Impl>();
   impl->options = options;
+  impl->dir = dir;
+  if (!impl->options.free_bytes) impl->options.free_bytes = statvfsFreeBytes;
   // Tickers only (no timers or histograms): the WAL sync count proves durability in tests
   // and costs an atomic add per event.
   impl->statistics = rocksdb::CreateDBStatistics();
@@ -193,6 +229,28 @@ Result<std::vector<PutOutcome>> Store::put(const std::vector<const SnapshotRecor
     ids.push_back(std::move(*id));
   }
 
+  if (impl_->options.min_free_bytes > 0) {
+    auto free = impl_->options.free_bytes(impl_->dir);
+    if (free.ok() && *free < impl_->options.min_free_bytes) {
+      return Error{ErrorCode::Unavailable,
+                   "only " + std::to_string(*free >> 20) + " MiB free in " + impl_->dir +
+                       " (floor " + std::to_string(impl_->options.min_free_bytes >> 20) +
+                       " MiB, --min-free-mb): not writing until space returns"};
+    }
+  }
+  if (impl_->write_failed) {
+    // Space (or the device) is back: leave RocksDB's read-only mode without a restart.
+    // RocksDB recovers from a full disk by itself once space returns (SstFileManager polls
+    // it); Resume() answers Busy while that runs, OK once writes work again.
+    const auto r = impl_->db->Resume();
+    if (r.IsBusy()) {
+      return Error{ErrorCode::Unavailable,
+                   "the store is recovering from a failed write (RocksDB resumes by itself once "
+                   "space returns): retry shortly"};
+    }
+    if (!r.ok()) return rocksError(r, "the store stopped writing after an error and cannot resume");
+    impl_->write_failed = false;
+  }
   rocksdb::WriteBatch batch;
   std::vector<PutOutcome> outcomes;
   outcomes.reserve(records.size());
@@ -232,8 +290,10 @@ Result<std::vector<PutOutcome>> Store::put(const std::vector<const SnapshotRecor
     rocksdb::WriteOptions w;
     w.sync = impl_->options.sync;
     const auto s = impl_->db->Write(w, &batch);
-    if (!s.ok())
+    if (!s.ok()) {
+      impl_->write_failed = true;
       return rocksError(s, "write of " + std::to_string(batch.Count()) + " records failed");
+    }
   }
   return outcomes;
 }

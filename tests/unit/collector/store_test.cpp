@@ -1,6 +1,7 @@
 #include "ibc/collector/store/store.h"
 
 #include <gtest/gtest.h>
+#include <rocksdb/db.h>
 
 #include "collector_test_support.h"
 
@@ -256,6 +257,53 @@ TEST(Store, BadIdsAndZeroBytesInNamesAreInvalidAndWriteNothing) {
   EXPECT_EQ(store->get("not-hex").error().code, ErrorCode::InvalidArgument);
   v1::ListSnapshotsRequest none;
   EXPECT_EQ(store->listSnapshots(none, 10).error().code, ErrorCode::InvalidArgument);
+}
+
+// Issue 11 #2: below the free-space floor writes are refused before RocksDB runs out of
+// space (nothing written, reads still served), and they resume when space returns.
+TEST(Store, BelowTheFreeSpaceFloorWritesAreRefusedAndResumeWhenSpaceReturns) {
+  TempDir dir;
+  uint64_t free = 10u << 20;
+  StoreOptions options;
+  options.min_free_bytes = 64u << 20;
+  options.free_bytes = [&free](const std::string&) { return Result<uint64_t>(free); };
+  auto opened = Store::open(dir.path(), options);
+  ASSERT_TRUE(opened.ok()) << opened.error().message;
+  auto& store = **opened;
+  free = 1u << 30;
+  ASSERT_EQ(put(store, {record(1, "acme", "77", "node01", 1000)}).size(), 1u);
+  free = 10u << 20;
+  const auto r2 = record(2, "acme", "77", "node01", 2000);
+  auto refused = store.put({&r2});
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.error().code, ErrorCode::Unavailable);
+  EXPECT_NE(refused.error().message.find("only 10 MiB free"), std::string::npos)
+      << refused.error().message;
+  EXPECT_NE(refused.error().message.find("--min-free-mb"), std::string::npos);
+  auto missing = store.get(hexId(2));
+  ASSERT_TRUE(missing.ok());
+  EXPECT_FALSE(missing->has_value()) << "a refused write left a record";
+  auto kept = store.get(hexId(1));
+  ASSERT_TRUE(kept.ok() && kept->has_value()) << "reads stop while writes are refused";
+  free = 1u << 30;
+  EXPECT_EQ(put(store, {r2}), std::vector<PutOutcome>{PutOutcome::Stored});
+}
+
+TEST(Store, AStoreOfTheOldSchemaIsRefusedWithWhatToDo) {
+  TempDir dir;
+  {
+    rocksdb::Options o;
+    o.create_if_missing = true;
+    rocksdb::DB* db = nullptr;
+    ASSERT_TRUE(rocksdb::DB::Open(o, dir.path(), &db).ok());
+    ASSERT_TRUE(db->Put(rocksdb::WriteOptions(), "schema", "1").ok());
+    delete db;
+  }
+  auto s = Store::open(dir.path());
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.error().code, ErrorCode::Unsupported);
+  EXPECT_NE(s.error().message.find("schema 1"), std::string::npos) << s.error().message;
+  EXPECT_NE(s.error().message.find("new --data directory"), std::string::npos);
 }
 
 }  // namespace

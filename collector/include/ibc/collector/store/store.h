@@ -39,6 +39,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -65,6 +66,11 @@ struct StoreOptions {
   std::size_t min_blob_bytes = 4096;
   // zstd for blob files when this RocksDB build has it (snapshot text shrinks ~6x).
   bool compress_blobs = true;
+  // Writes are refused (Unavailable) while the store's filesystem has less than this free,
+  // before RocksDB itself runs out of space mid-write (issue 11 #2). 0: no floor.
+  uint64_t min_free_bytes = 256u << 20;
+  // Free bytes of the filesystem holding `dir` (statvfs when empty): a seam for tests.
+  std::function<Result<uint64_t>(const std::string& dir)> free_bytes;
 };
 
 // One snapshot to store: what is known about it and the envelope exactly as received.
@@ -95,8 +101,10 @@ class Store {
   // before this returns. A record whose id is already stored, or repeated earlier in
   // `records`, is AlreadyStored and not written again. Outcomes are in `records` order.
   // Errors: InvalidArgument (a record with a bad id or a name holding a zero byte;
-  // nothing written), Io (the write or the sync failed; nothing of the batch may be
-  // assumed durable).
+  // nothing written), Unavailable (free space below StoreOptions::min_free_bytes; nothing
+  // written), Io (the write or the sync failed; nothing of the batch may be assumed
+  // durable). After a failed write RocksDB stops writing; the next put() with enough free
+  // space resumes it (DB::Resume) without a restart. Reads keep working throughout.
   Result<std::vector<PutOutcome>> put(const std::vector<const SnapshotRecord*>& records);
 
   // The snapshot with this hex id, or nullopt. Errors: InvalidArgument (not a 64-digit
