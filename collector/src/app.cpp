@@ -81,6 +81,8 @@ int runCollector(const std::vector<std::string>& args, std::ostream& out, std::o
   Args a;
   CLI::App app{"ibcollect-collector: receives signed snapshots over mutual TLS and stores them",
                "ibcollect-collector"};
+  // Answers before any other check, so `--version` works without --listen, --data, ...
+  app.set_version_flag("--version", std::string("ibcollect-collector ") + IBC_VERSION);
   std::string config_path;
   app.add_option("--config", config_path,
                  "Read options from FILE: `key = value` lines with the long flags' names "

@@ -706,6 +706,14 @@ TEST_F(Transport, ConfigFilesGiveTheSameKeysAsTheFlags) {
   EXPECT_NE(bad.err.find("missing.conf"), std::string::npos) << bad.err;
 }
 
+TEST_F(Transport, CollectorVersionWorksWithoutOtherFlags) {
+  ProcessRunner runner;
+  auto r = runner.run({IBC_COLLECTOR_BINARY, "--version"}, seconds(30));
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->exit_code, 0) << r->err;
+  EXPECT_EQ(r->out.rfind("ibcollect-collector ", 0), 0u) << r->out;
+}
+
 // Issue 10: a mistake in either program's config file names the file, the line and the key
 // (and lists the valid keys for an unknown one); `key: value` means `key = value`.
 TEST_F(Transport, ConfigFileMistakesNameFileLineAndKeyInAgentAndCollectorAlike) {
