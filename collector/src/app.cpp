@@ -35,6 +35,9 @@ struct Args {
   double admission_timeout = 10;
   double drain_timeout = 30;
   std::size_t max_inflight_mb = 256;
+  std::size_t max_inflight_per_tenant_mb = 64;
+  double first_byte_timeout = 3;
+  double handshake_stall_timeout = 2;
   uint64_t min_free_mb = 256;
 };
 
@@ -109,7 +112,26 @@ int runCollector(const std::vector<std::string>& args, std::ostream& out, std::o
   app.add_option("--max-inflight-mb", a.max_inflight_mb,
                  "Request payload held in memory at once, MiB (beyond: backpressure)")
       ->capture_default_str();
-  app.add_option("--handshake-timeout", a.handshake_timeout, "Seconds for the TLS handshake")
+  app.add_option("--max-inflight-per-tenant-mb", a.max_inflight_per_tenant_mb,
+                 "Request payload one tenant may hold in memory at once, MiB")
+      ->capture_default_str();
+  app.add_option("--max-handshakes-per-source", a.server.max_handshakes_per_source,
+                 "TLS handshakes one source address may run at once")
+      ->capture_default_str();
+  app.add_option("--reserved-handshakes", a.server.reserved_handshakes,
+                 "Handshake slots kept for sources that completed a handshake recently")
+      ->capture_default_str();
+  app.add_option("--max-unauthenticated-per-source", a.server.max_unauthenticated_per_source,
+                 "Connections one source address may hold before authenticating")
+      ->capture_default_str();
+  app.add_option("--first-byte-timeout", a.first_byte_timeout,
+                 "Seconds a new connection may stay silent")
+      ->capture_default_str();
+  app.add_option("--handshake-stall-timeout", a.handshake_stall_timeout,
+                 "Seconds a handshake may take once its ClientHello is in")
+      ->capture_default_str();
+  app.add_option("--handshake-timeout", a.handshake_timeout,
+                 "Seconds from connect to the whole ClientHello")
       ->capture_default_str();
   app.add_option("--idle-timeout", a.idle_timeout, "Seconds a connection may wait between frames")
       ->capture_default_str();
@@ -190,8 +212,9 @@ int runCollector(const std::vector<std::string>& args, std::ostream& out, std::o
     err << "ibcollect-collector: --listen wants ADDR:PORT, got '" << a.listen << "'\n";
     return core::kExitUsage;
   }
-  for (double t : {a.handshake_timeout, a.idle_timeout, a.read_timeout, a.write_timeout,
-                   a.admission_timeout, a.drain_timeout}) {
+  for (double t :
+       {a.handshake_timeout, a.idle_timeout, a.read_timeout, a.write_timeout, a.admission_timeout,
+        a.drain_timeout, a.first_byte_timeout, a.handshake_stall_timeout}) {
     if (!(t > 0)) {
       err << "ibcollect-collector: timeouts must be positive seconds\n";
       return core::kExitUsage;
@@ -204,6 +227,9 @@ int runCollector(const std::vector<std::string>& args, std::ostream& out, std::o
   a.server.admission_timeout = seconds(a.admission_timeout);
   a.server.drain_timeout = seconds(a.drain_timeout);
   a.server.max_inflight_bytes = a.max_inflight_mb << 20;
+  a.server.max_inflight_per_tenant_bytes = a.max_inflight_per_tenant_mb << 20;
+  a.server.first_byte_timeout = seconds(a.first_byte_timeout);
+  a.server.handshake_stall_timeout = seconds(a.handshake_stall_timeout);
 
   const auto fail = [&err](const std::string& what) {
     err << "ibcollect-collector: " << what << "\n";

@@ -10,6 +10,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -24,6 +25,8 @@
 #include <mutex>
 #include <set>
 #include <thread>
+
+#include <openssl/ssl.h>
 
 #include "collector_process.h"
 #include "ibc/agent/os.h"
@@ -84,6 +87,57 @@ int rawConnect(int port) {
   }
   return fd;
 }
+
+// A TCP connection to the collector from another loopback address (the attacker's source).
+int rawConnectFrom(int port, const char* source) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in from{};
+  from.sin_family = AF_INET;
+  ::inet_pton(AF_INET, source, &from.sin_addr);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_port = htons(static_cast<uint16_t>(port));
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (::bind(fd, reinterpret_cast<sockaddr*>(&from), sizeof from) != 0 ||
+      ::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) {
+    ::close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+// A client that sends a complete, real TLS 1.3 ClientHello (OpenSSL) and then stalls: it
+// never reads the server's flight nor sends its own. No certificate is needed for this.
+class StalledHello {
+ public:
+  StalledHello(int port, const char* source) : ctx_(SSL_CTX_new(TLS_client_method())) {
+    // The collector closes connections over its per-source limits at once: writing the
+    // hello then gets EPIPE, which must not end the test process.
+    ::signal(SIGPIPE, SIG_IGN);
+    SSL_CTX_set_min_proto_version(ctx_, TLS1_3_VERSION);
+    fd_ = rawConnectFrom(port, source);
+    if (fd_ < 0) return;
+    ssl_ = SSL_new(ctx_);
+    SSL_set_fd(ssl_, fd_);
+    ::fcntl(fd_, F_SETFL, ::fcntl(fd_, F_GETFL) | O_NONBLOCK);
+    const int r = SSL_connect(ssl_);  // writes the ClientHello, then would block
+    sent_ = r <= 0 && SSL_get_error(ssl_, r) == SSL_ERROR_WANT_READ;
+  }
+  ~StalledHello() {
+    if (ssl_ != nullptr) SSL_free(ssl_);
+    if (fd_ >= 0) ::close(fd_);
+    SSL_CTX_free(ctx_);
+  }
+  StalledHello(const StalledHello&) = delete;
+  StalledHello& operator=(const StalledHello&) = delete;
+  bool sent() const { return sent_; }
+
+ private:
+  SSL_CTX* ctx_;
+  SSL* ssl_ = nullptr;
+  int fd_ = -1;
+  bool sent_ = false;
+};
 
 struct Identity {
   std::string cert;
@@ -422,7 +476,8 @@ TEST_F(Transport, AClientSendingOneByteASecondIsCutOffWhileOthersAreServed) {
   ::close(fd);
   const std::string log = collector->log();
   EXPECT_NE(log.find("frame not complete within 2000 ms"), std::string::npos) << log;
-  EXPECT_NE(log.find("no TLS handshake within 2000 ms"), std::string::npos) << log;
+  EXPECT_NE(log.find("no whole ClientHello within 2000 ms of connecting"), std::string::npos)
+      << log;
 }
 
 TEST_F(Transport, SilentAndTricklingConnectionsHoldNoHandshakeSlot) {
@@ -751,6 +806,127 @@ TEST_F(Transport, ConfigFileMistakesNameFileLineAndKeyInAgentAndCollectorAlike) 
   EXPECT_NE(agent_bad.err.find(path("agent.conf") + ":2: retries wants a number from 0 to 100"),
             std::string::npos)
       << agent_bad.err;
+}
+
+// Issue 11 #3: complete ClientHellos that then stall (16 a second from one source, no
+// certificate needed) used to keep every handshake slot busy for the 10 s handshake
+// timeout. Now one source holds at most 2 slots, a stalled handshake loses its slot after
+// the stall timeout, and known sources keep reserved slots: the honest agent is served
+// within its 3 s handshake deadline throughout.
+TEST_F(Transport, StalledHandshakesFromOneSourceDoNotLockOutHonestAgents) {
+  auto collector = startCollector({"--max-handshakes", "4", "--handshake-timeout", "10"});
+  const int port = collector->port();
+  const ibc::agent::ConnectTimeouts strict{seconds(3), seconds(3)};
+  expectHonestUploadServed(port, 1, strict);  // 127.0.0.1 is now a known source
+  std::atomic<bool> stop{false};
+  std::atomic<int> sent{0};
+  std::atomic<int> tried{0};
+  std::thread attacker([&] {
+    std::vector<std::unique_ptr<StalledHello>> held;
+    while (!stop) {
+      auto h = std::make_unique<StalledHello>(port, "127.0.0.2");
+      ++tried;
+      if (h->sent()) ++sent;
+      held.push_back(std::move(h));
+      std::this_thread::sleep_for(milliseconds(62));  // the attack's pace: 16 a second
+    }
+  });
+  struct Join {
+    std::atomic<bool>& stop;
+    std::thread& t;
+    ~Join() {
+      stop = true;
+      t.join();
+    }
+  } join{stop, attacker};
+  // The attack is in full swing (every slot it can take is taken) before the agent comes.
+  ASSERT_TRUE(eventually([&] { return sent.load() >= 32; }, seconds(10)))
+      << "attack not running: " << sent << " hellos sent of " << tried << " tried";
+  for (int i = 0; i < 8; ++i) expectHonestUploadServed(port, 100 + i, strict);
+  EXPECT_GT(rejections(stats(port), "handshake_timeout") + rejections(stats(port), "overloaded"),
+            0u)
+      << collector->log();
+}
+
+// Issue 11 #4: thousands of silent TCP sockets used to fill the connection limit for the
+// handshake timeout. One source may now hold 64 unauthenticated connections, and at the
+// limit the oldest unauthenticated connection of the heaviest source makes room.
+TEST_F(Transport, SilentSocketsCannotFillTheConnectionLimit) {
+  struct rlimit nofile {};
+  ::getrlimit(RLIMIT_NOFILE, &nofile);
+  if (nofile.rlim_cur < 4096) {
+    nofile.rlim_cur = std::min<rlim_t>(nofile.rlim_max, 4096);
+    ::setrlimit(RLIMIT_NOFILE, &nofile);
+  }
+  const ibc::agent::ConnectTimeouts strict{seconds(3), seconds(3)};
+  {
+    // The per-source limit: 500 silent sockets from one source, most refused at accept.
+    auto collector = startCollector({"--max-connections", "200", "--handshake-timeout", "30"});
+    std::vector<int> silent;
+    for (int i = 0; i < 500; ++i) {
+      const int fd = rawConnectFrom(collector->port(), "127.0.0.2");
+      if (fd >= 0) silent.push_back(fd);
+    }
+    expectHonestUploadServed(collector->port(), 1, strict);
+    EXPECT_GT(rejections(stats(collector->port()), "connection_limit"), 0u);
+    for (int fd : silent) ::close(fd);
+  }
+  {
+    // Eviction at the limit, with the per-source limit out of the way: 300 silent sockets
+    // against a limit of 200.
+    auto collector = startCollector({"--max-connections", "200", "--handshake-timeout", "30",
+                                     "--first-byte-timeout", "30",
+                                     "--max-unauthenticated-per-source", "100000"});
+    std::vector<int> silent;
+    for (int i = 0; i < 300; ++i) {
+      const int fd = rawConnectFrom(collector->port(), "127.0.0.2");
+      if (fd >= 0) silent.push_back(fd);
+    }
+    for (int i = 0; i < 3; ++i) expectHonestUploadServed(collector->port(), 10 + i, strict);
+    EXPECT_NE(collector->log().find("to make room: the collector is at its connection limit"),
+              std::string::npos)
+        << collector->log().substr(0, 2000);
+    for (int fd : silent) ::close(fd);
+  }
+}
+
+// Issue 11 #5: memory follows the bytes that arrive, and each tenant has its own budget:
+// 64 connections of one tenant announcing 60 MiB frames and sending one byte no longer
+// make another tenant's upload wait for room (OVERLOADED); a query announcing more than a
+// query can need is refused at once.
+TEST_F(Transport, OneTenantsHalfSentFramesDoNotBlockAnother) {
+  auto collector = startCollector({"--max-inflight-mb", "8", "--max-inflight-per-tenant-mb", "4",
+                                   "--admission-timeout", "2", "--read-timeout", "60"});
+  const int port = collector->port();
+  std::vector<std::unique_ptr<CollectorConnection>> hogs;
+  const uint32_t n = 60u << 20;
+  const std::string announce = {static_cast<char>(n >> 24), static_cast<char>(n >> 16),
+                                static_cast<char>(n >> 8), static_cast<char>(n)};
+  for (int i = 0; i < 64; ++i) {
+    auto c = connect(port, agent("globex", "gx01"));
+    ASSERT_NE(c, nullptr);
+    ASSERT_TRUE(c->sendBytes(announce + std::string(1, '\x52'), seconds(5)).ok());
+    hogs.push_back(std::move(c));
+  }
+  for (int i = 0; i < 3; ++i) expectHonestUploadServed(port, 20 + i);
+  EXPECT_EQ(rejections(stats(port), "overloaded"), 0u) << collector->log();
+
+  // A support query frame announcing 1 MiB: no query needs that much.
+  auto support_client = connect(port, support());
+  v1::CollectorRequest q;
+  q.mutable_stats();
+  std::string big = q.SerializeAsString();
+  big.append((1u << 20) - big.size(), '\0');
+  ASSERT_TRUE(
+      support_client->sendBytes(ibc::core::encodeFrame(big).substr(0, 4 + 64), seconds(5)).ok());
+  auto answer = support_client->readFrame(seconds(10));
+  ASSERT_TRUE(answer.ok()) << answer.error().message;
+  v1::CollectorResponse r;
+  ASSERT_TRUE(r.ParseFromString(*answer));
+  ASSERT_TRUE(r.has_rejection()) << r.DebugString();
+  EXPECT_EQ(r.rejection().reason(), v1::REJECT_REASON_FRAME_TOO_LARGE);
+  EXPECT_NE(r.rejection().message().find("only an agent's upload may be larger"),
+            std::string::npos);
 }
 
 // Issue 11 #2: a collector whose disk fills during ingest never aborts, never acknowledges

@@ -8,6 +8,7 @@
 #include <asio.hpp>
 #include <asio/ssl.hpp>
 #include <list>
+#include <unordered_map>
 #include <unordered_set>
 
 namespace ibc::collector {
@@ -23,7 +24,12 @@ using core::ErrorCode;
 
 namespace {
 
-constexpr std::size_t kReadChunkBytes = 256u << 10;
+// A frame's payload is admitted against the memory budgets at most this far ahead of the
+// bytes that actually arrived: a client that announces 60 MiB and sends one byte holds 16 KiB.
+constexpr std::size_t kReadStepBytes = 16u << 10;
+// How long a source that completed a handshake counts as known (reserved handshake slots).
+constexpr std::chrono::minutes kKnownSourceFor{10};
+constexpr std::size_t kMaxKnownSources = 1u << 16;
 
 // A FIFO budget of units (payload bytes, handshake slots) shared by the connections of the
 // io thread. An amount larger than the whole budget is admitted when nothing else holds
@@ -89,6 +95,13 @@ class BudgetHold {
   BudgetHold(const BudgetHold&) = delete;
   BudgetHold& operator=(const BudgetHold&) = delete;
   void add(std::size_t amount) { held_ += amount; }
+  // Returns part of what is held (what a read did not fill).
+  void give(std::size_t amount) {
+    amount = std::min(amount, held_);
+    held_ -= amount;
+    budget_.release(amount);
+  }
+  AdmissionBudget& budget() { return budget_; }
   void releaseAll() {
     budget_.release(held_);
     held_ = 0;
@@ -98,6 +111,111 @@ class BudgetHold {
   AdmissionBudget& budget_;
   std::size_t held_ = 0;
 };
+
+// Handshake slots: at most `capacity` at once, at most `per_source` for one source address,
+// and the last `reserved` slots only for sources that completed a handshake recently.
+// Waiters are served in arrival order among those the limits allow. io thread only.
+class HandshakeGate {
+ public:
+  HandshakeGate(std::size_t capacity, std::size_t per_source, std::size_t reserved)
+      : capacity_(std::max<std::size_t>(1, capacity)),
+        per_source_(std::max<std::size_t>(1, per_source)),
+        reserved_(std::min(reserved, capacity_ - 1)) {}
+
+  awaitable<bool> acquire(const std::string& source, bool known, SteadyClock::time_point deadline) {
+    if (closed_) co_return false;
+    if (waiters_.empty() && allowed(source, known)) {
+      take(source);
+      co_return true;
+    }
+    asio::steady_timer timer(co_await asio::this_coro::executor);
+    timer.expires_at(deadline);
+    Waiter waiter{source, known, &timer, false};
+    waiters_.push_back(&waiter);
+    asio::error_code ec;
+    co_await timer.async_wait(redirect_error(use_awaitable, ec));
+    if (waiter.granted) co_return true;
+    waiters_.remove(&waiter);
+    co_return false;
+  }
+
+  void release(const std::string& source) {
+    if (used_ > 0) --used_;
+    if (auto it = by_source_.find(source); it != by_source_.end() && --it->second == 0) {
+      by_source_.erase(it);
+    }
+    for (auto it = waiters_.begin(); !closed_ && it != waiters_.end();) {
+      Waiter* w = *it;
+      if (!allowed(w->source, w->known)) {
+        ++it;
+        continue;
+      }
+      take(w->source);
+      w->granted = true;
+      w->timer->cancel();
+      it = waiters_.erase(it);
+    }
+  }
+
+  void close() {
+    closed_ = true;
+    for (Waiter* w : waiters_) w->timer->cancel();
+  }
+
+ private:
+  struct Waiter {
+    std::string source;
+    bool known;
+    asio::steady_timer* timer;
+    bool granted;
+  };
+  bool allowed(const std::string& source, bool known) const {
+    if (used_ >= capacity_) return false;
+    if (!known && used_ >= capacity_ - reserved_) return false;
+    const auto it = by_source_.find(source);
+    return it == by_source_.end() || it->second < per_source_;
+  }
+  void take(const std::string& source) {
+    ++used_;
+    ++by_source_[source];
+  }
+
+  std::size_t capacity_;
+  std::size_t per_source_;
+  std::size_t reserved_;
+  std::size_t used_ = 0;
+  bool closed_ = false;
+  std::unordered_map<std::string, std::size_t> by_source_;
+  std::list<Waiter*> waiters_;
+};
+
+// The field number of a CollectorRequest's kind, read from the first bytes of its payload
+// (the request_id, field 1, may come first): 0 while more bytes are needed, -1 when the
+// bytes are not a request.
+int requestKindField(std::string_view bytes) {
+  std::size_t i = 0;
+  const auto varint = [&](uint64_t& out) -> int {
+    out = 0;
+    for (int shift = 0; shift < 64; shift += 7) {
+      if (i >= bytes.size()) return 0;
+      const auto b = static_cast<unsigned char>(bytes[i++]);
+      out |= uint64_t{b & 0x7fu} << shift;
+      if ((b & 0x80u) == 0) return 1;
+    }
+    return -1;
+  };
+  while (true) {
+    uint64_t tag = 0;
+    if (const int r = varint(tag); r <= 0) return r;
+    const uint64_t field = tag >> 3;
+    if (field == 1 && (tag & 7u) == 0) {
+      uint64_t ignored = 0;
+      if (const int r = varint(ignored); r <= 0) return r;
+      continue;
+    }
+    return field == 0 || field > 1000 ? -1 : static_cast<int>(field);
+  }
+}
 
 enum class Phase { Handshake, Idle, Reading, Processing, Writing };
 
@@ -122,12 +240,20 @@ struct Connection {
   Phase phase = Phase::Handshake;
   bool expired = false;  // the watchdog closed the socket
   bool finished = false;
+  bool evicted = false;  // closed to make room for another connection
   std::string address;
+  std::string source;         // the address without the port
+  std::string deadline_what;  // what the current handshake-phase deadline is for
+  SteadyClock::time_point accepted = SteadyClock::now();
+  bool authenticated = false;  // past the TLS handshake with a usable identity
+  std::list<Connection*>::iterator unauthenticated_at;
   // The subject of a client certificate that failed verification, for the rejection log
   // (OpenSSL keeps no peer certificate after a failed handshake).
   std::string rejected_subject;
   Peer peer;
 };
+
+std::string addressText(const asio::ip::address& a) { return a.to_string(); }
 
 std::string endpointText(const tcp::endpoint& e) {
   const auto a = e.address();
@@ -177,7 +303,7 @@ struct Server::Impl {
         acceptor(io),
         signals(io),
         workers(std::max(1u, o.worker_threads)),
-        handshakes(o.max_handshakes),
+        handshakes(o.max_handshakes, o.max_handshakes_per_source, o.reserved_handshakes),
         inflight(o.max_inflight_bytes),
         drain_timer(io) {}
 
@@ -196,6 +322,35 @@ struct Server::Impl {
   }
   void beginDrain();
   void onException(std::exception_ptr e);
+  bool knownSource(const std::string& source) const {
+    const auto it = known_sources.find(source);
+    return it != known_sources.end() && SteadyClock::now() - it->second < kKnownSourceFor;
+  }
+  void rememberSource(const std::string& source) {
+    if (known_sources.size() >= kMaxKnownSources) {
+      const auto now = SteadyClock::now();
+      for (auto it = known_sources.begin(); it != known_sources.end();) {
+        it = now - it->second >= kKnownSourceFor ? known_sources.erase(it) : std::next(it);
+      }
+      if (known_sources.size() >= kMaxKnownSources) known_sources.clear();
+    }
+    known_sources[source] = SteadyClock::now();
+  }
+  void authenticated(Connection& c) {
+    if (c.authenticated) return;
+    c.authenticated = true;
+    unauthenticated.erase(c.unauthenticated_at);
+    if (auto it = unauthenticated_by_source.find(c.source);
+        it != unauthenticated_by_source.end() && --it->second == 0) {
+      unauthenticated_by_source.erase(it);
+    }
+  }
+  bool evictOneUnauthenticated();
+  AdmissionBudget& tenantBudget(const std::string& tenant) {
+    auto& b = tenant_budgets[tenant];
+    if (!b) b = std::make_unique<AdmissionBudget>(options.max_inflight_per_tenant_bytes);
+    return *b;
+  }
 
   ServerOptions options;
   Service& service;
@@ -205,12 +360,38 @@ struct Server::Impl {
   tcp::acceptor acceptor;
   asio::signal_set signals;
   asio::thread_pool workers;
-  AdmissionBudget handshakes;
+  HandshakeGate handshakes;
   AdmissionBudget inflight;
+  std::unordered_map<std::string, std::unique_ptr<AdmissionBudget>> tenant_budgets;
   asio::steady_timer drain_timer;
   std::unordered_set<Connection*> connections;
+  // Connections not authenticated yet, oldest first, and their count per source address.
+  std::list<Connection*> unauthenticated;
+  std::unordered_map<std::string, std::size_t> unauthenticated_by_source;
+  std::unordered_map<std::string, SteadyClock::time_point> known_sources;
   bool stopping = false;
 };
+
+// At the connection limit: close the oldest unauthenticated connection of the source that
+// holds the most, so a flood of silent sockets from some sources cannot keep agents out.
+bool Server::Impl::evictOneUnauthenticated() {
+  const std::string* heaviest = nullptr;
+  std::size_t most = 0;
+  for (const auto& [source, n] : unauthenticated_by_source) {
+    if (n > most) {
+      most = n;
+      heaviest = &source;
+    }
+  }
+  if (heaviest == nullptr) return false;
+  for (Connection* c : unauthenticated) {
+    if (c->source != *heaviest || c->evicted) continue;
+    c->evicted = true;
+    c->close();
+    return true;
+  }
+  return false;
+}
 
 Status Server::Impl::setUp() {
   asio::error_code ec;
@@ -273,9 +454,20 @@ awaitable<void> Server::Impl::acceptLoop() {
     asio::error_code peer_ec;
     const auto remote = socket.remote_endpoint(peer_ec);
     const std::string who = peer_ec ? "unknown" : endpointText(remote);
-    if (connections.size() >= options.max_connections) {
+    const std::string source = peer_ec ? "unknown" : addressText(remote.address());
+    if (auto it = unauthenticated_by_source.find(source);
+        it != unauthenticated_by_source.end() &&
+        it->second >= options.max_unauthenticated_per_source) {
       reject(v1::REJECT_REASON_CONNECTION_LIMIT, who,
-             std::to_string(connections.size()) + " connections open");
+             std::to_string(it->second) + " connections from " + source +
+                 " have not authenticated yet (limit per source " +
+                 std::to_string(options.max_unauthenticated_per_source) + ")");
+      socket.close(ec);
+      continue;
+    }
+    if (connections.size() >= options.max_connections && !evictOneUnauthenticated()) {
+      reject(v1::REJECT_REASON_CONNECTION_LIMIT, who,
+             std::to_string(connections.size()) + " connections open, all authenticated");
       socket.close(ec);
       continue;
     }
@@ -319,6 +511,12 @@ awaitable<asio::error_code> Server::Impl::awaitClientHello(Connection& c) {
     const std::size_t peeked = socket.receive(asio::buffer(header), tcp::socket::message_peek, ec);
     if (ec) co_return ec;
     if (peeked == 0) co_return asio::error::eof;  // closed before saying anything
+    if (c.deadline_what.rfind("first byte", 0) == 0) {
+      // It spoke: the whole ClientHello may take until the handshake timeout.
+      c.deadline_what =
+          "whole ClientHello within " + ms(options.handshake_timeout) + " of connecting";
+      c.setDeadline(c.accepted + options.handshake_timeout);
+    }
     // Not a handshake record, or an impossible length: the handshake fails at once and
     // reports it the usual way.
     if (header[0] != kHandshakeRecord) co_return asio::error_code{};
@@ -337,8 +535,12 @@ awaitable<asio::error_code> Server::Impl::awaitClientHello(Connection& c) {
 awaitable<void> Server::Impl::session(tcp::socket socket) {
   auto c = std::make_shared<Connection>(std::move(socket), tls);
   asio::error_code ec;
-  c->address = endpointText(c->stream.lowest_layer().remote_endpoint(ec));
+  const auto remote = c->stream.lowest_layer().remote_endpoint(ec);
+  c->address = ec ? "unknown" : endpointText(remote);
+  c->source = ec ? "unknown" : addressText(remote.address());
   connections.insert(c.get());
+  c->unauthenticated_at = unauthenticated.insert(unauthenticated.end(), c.get());
+  ++unauthenticated_by_source[c->source];
   service.connectionOpened();
   // Runs on every exit, exceptions included.
   struct Cleanup {
@@ -348,6 +550,7 @@ awaitable<void> Server::Impl::session(tcp::socket socket) {
       c->finished = true;
       c->watchdog.cancel();
       c->close();
+      impl.authenticated(*c);  // leaves the unauthenticated list either way
       impl.connections.erase(c.get());
       impl.service.connectionClosed();
       if (impl.stopping && impl.connections.empty()) impl.drain_timer.cancel();
@@ -359,9 +562,16 @@ awaitable<void> Server::Impl::session(tcp::socket socket) {
 
 void Server::Impl::handshakeFailed(Connection& c, const asio::error_code& ec) {
   if (stopping && !c.expired) return;  // cut by the drain: not the client's fault
+  if (c.evicted) {
+    reject(v1::REJECT_REASON_CONNECTION_LIMIT, c.address,
+           "closed unauthenticated after " +
+               ms(std::chrono::duration_cast<std::chrono::milliseconds>(SteadyClock::now() -
+                                                                        c.accepted)) +
+               " to make room: the collector is at its connection limit");
+    return;
+  }
   if (c.expired) {
-    reject(v1::REJECT_REASON_HANDSHAKE_TIMEOUT, c.address,
-           "no TLS handshake within " + ms(options.handshake_timeout));
+    reject(v1::REJECT_REASON_HANDSHAKE_TIMEOUT, c.address, "no " + c.deadline_what);
     return;
   }
   SSL* ssl = c.stream.native_handle();
@@ -423,18 +633,27 @@ awaitable<bool> Server::Impl::answer(Connection& c, const v1::CollectorResponse&
 awaitable<void> Server::Impl::serve(Connection& c) {
   asio::error_code ec;
   c.phase = Phase::Handshake;
-  c.setDeadline(SteadyClock::now() + options.handshake_timeout);
+  const auto first_byte = std::min(options.first_byte_timeout, options.handshake_timeout);
+  c.deadline_what = "first byte within " + ms(first_byte) + " of connecting";
+  c.setDeadline(c.accepted + first_byte);
   if (ec = co_await awaitClientHello(c); ec) {
     handshakeFailed(c, ec);
     co_return;
   }
-  if (!co_await handshakes.acquire(1, c.deadline)) {
-    if (!stopping) {
+  const bool known = knownSource(c.source);
+  if (!co_await handshakes.acquire(c.source, known, c.deadline)) {
+    if (!stopping && !c.evicted) {
       reject(v1::REJECT_REASON_OVERLOADED, c.address,
-             "no handshake slot within " + ms(options.handshake_timeout));
+             "no handshake slot within " + ms(options.handshake_timeout) +
+                 (known ? "" : " (source not seen before)"));
     }
     co_return;
   }
+  // The hello is in: TLS 1.3 needs one round trip more. A client that stops here loses
+  // its slot after the stall timeout, not the whole handshake timeout.
+  c.deadline_what =
+      "end to the TLS handshake within " + ms(options.handshake_stall_timeout) + " of its hello";
+  c.setDeadline(std::min(c.deadline, SteadyClock::now() + options.handshake_stall_timeout));
   c.stream.set_verify_callback([&c](bool preverified, asio::ssl::verify_context& ctx) {
     if (!preverified && c.rejected_subject.empty()) {
       c.rejected_subject = subjectOf(X509_STORE_CTX_get0_cert(ctx.native_handle()));
@@ -443,11 +662,12 @@ awaitable<void> Server::Impl::serve(Connection& c) {
   });
   co_await c.stream.async_handshake(asio::ssl::stream_base::server,
                                     redirect_error(use_awaitable, ec));
-  handshakes.release(1);
+  handshakes.release(c.source);
   if (ec) {
     handshakeFailed(c, ec);
     co_return;
   }
+  rememberSource(c.source);
   X509* cert = SSL_get0_peer_certificate(c.stream.native_handle());
   std::string der;
   if (cert != nullptr) {
@@ -462,6 +682,7 @@ awaitable<void> Server::Impl::serve(Connection& c) {
     co_return;
   }
   c.peer = Peer{std::move(*identity), c.address};
+  authenticated(c);
 
   while (!stopping) {
     c.phase = Phase::Idle;
@@ -487,15 +708,27 @@ awaitable<void> Server::Impl::serve(Connection& c) {
       co_await answer(c, rejection(v1::REJECT_REASON_FRAME_TOO_LARGE, length.error().message));
       co_return;  // the stream cannot be trusted past such a header
     }
-    // The payload is read in chunks, each admitted first: a slow client holds only what it
-    // sent, and a saturated collector stops reading, which TCP turns into backpressure.
+    // Memory follows the bytes that arrive: each step of at most kReadStepBytes is admitted
+    // against this tenant's budget and the collector's before it is read, and what a read
+    // did not fill is given back at once. A saturated collector stops reading, which TCP
+    // turns into backpressure on the client.
     BudgetHold hold(inflight);
+    BudgetHold tenant_hold(tenantBudget(c.peer.identity.tenant));
     std::string payload;
+    payload.reserve(std::min<std::size_t>(*length, kReadStepBytes));
+    bool kind_checked = false;
     while (payload.size() < *length) {
-      const std::size_t chunk = std::min(*length - payload.size(), kReadChunkBytes);
+      const std::size_t step = std::min(*length - payload.size(), kReadStepBytes);
       const auto waiting_since = SteadyClock::now();
       c.setDeadline(SteadyClock::time_point::max());
-      if (!co_await inflight.acquire(chunk, waiting_since + options.admission_timeout)) {
+      const auto admission_deadline = waiting_since + options.admission_timeout;
+      bool admitted = co_await tenant_hold.budget().acquire(step, admission_deadline);
+      if (admitted) {
+        tenant_hold.add(step);
+        admitted = co_await inflight.acquire(step, admission_deadline);
+        if (admitted) hold.add(step);
+      }
+      if (!admitted) {
         const auto reason =
             stopping ? v1::REJECT_REASON_SHUTTING_DOWN : v1::REJECT_REASON_OVERLOADED;
         const std::string message = stopping ? "the collector is shutting down"
@@ -505,23 +738,43 @@ awaitable<void> Server::Impl::serve(Connection& c) {
         co_await answer(c, rejection(reason, message));
         co_return;
       }
-      hold.add(chunk);
       // Waiting for room is not the client's delay.
       frame_deadline += SteadyClock::now() - waiting_since;
       c.setDeadline(frame_deadline);
       const std::size_t old = payload.size();
-      payload.resize(old + chunk);
-      co_await asio::async_read(c.stream, asio::buffer(payload.data() + old, chunk),
-                                redirect_error(use_awaitable, ec));
+      payload.resize(old + step);
+      const std::size_t n = co_await c.stream.async_read_some(
+          asio::buffer(payload.data() + old, step), redirect_error(use_awaitable, ec));
+      payload.resize(old + n);
+      hold.give(step - n);
+      tenant_hold.give(step - n);
       if (ec) {
         readFailed(c, ec);
         co_return;
+      }
+      if (!kind_checked) {
+        const int kind = requestKindField(payload);
+        if (kind != 0 || payload.size() == *length) {
+          kind_checked = true;
+          const bool may_be_large = kind == v1::CollectorRequest::kUploadFieldNumber &&
+                                    c.peer.identity.role == core::CertificateRole::Agent;
+          if (!may_be_large && *length > options.max_query_frame_bytes) {
+            const std::string message = "frame of " + std::to_string(*length) +
+                                        " bytes for a request that needs at most " +
+                                        std::to_string(options.max_query_frame_bytes) +
+                                        " (only an agent's upload may be larger)";
+            reject(v1::REJECT_REASON_FRAME_TOO_LARGE, describePeer(c.peer), message);
+            co_await answer(c, rejection(v1::REJECT_REASON_FRAME_TOO_LARGE, message));
+            co_return;
+          }
+        }
       }
     }
     c.phase = Phase::Processing;
     c.setDeadline(SteadyClock::time_point::max());
     const v1::CollectorResponse response = co_await dispatch(c.peer, std::move(payload));
     hold.releaseAll();
+    tenant_hold.releaseAll();
     if (!co_await answer(c, response)) co_return;
     // A client that sends something other than a request is broken: stop listening to it.
     if (response.has_rejection() &&
@@ -541,6 +794,7 @@ void Server::Impl::beginDrain() {
   signals.cancel(ec);
   handshakes.close();
   inflight.close();
+  for (auto& [tenant, budget] : tenant_budgets) budget->close();
   // Nothing is lost by closing a connection between frames or in the middle of one: only
   // acknowledged snapshots count as delivered, and those are already durable.
   for (Connection* c : connections) {

@@ -13,7 +13,9 @@
 #include <algorithm>
 #include <cstdarg>
 #include <cstdio>
+#include <filesystem>
 #include <mutex>
+#include <system_error>
 #include <unordered_set>
 
 namespace ibc::collector {
@@ -142,6 +144,9 @@ Store::Store(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 Store::~Store() = default;
 
 Result<std::unique_ptr<Store>> Store::open(const std::string& dir, const StoreOptions& options) {
+  // Made here so RocksDB does not log an error about a missing directory on first start.
+  std::error_code made;
+  std::filesystem::create_directories(dir, made);
   rocksdb::DBOptions db_options;
   db_options.create_if_missing = true;
   db_options.create_missing_column_families = true;

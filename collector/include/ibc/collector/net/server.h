@@ -6,12 +6,24 @@
 // frames is closed after `idle_timeout`; a frame must arrive whole within `read_timeout`
 // of its first byte (a client sending one byte a second is cut off).
 //
-// Admission control turns overload into backpressure rather than latency: at most
-// `max_handshakes` handshakes run at once (a connection takes a slot only when its whole
-// ClientHello has arrived, so silent or trickling clients hold none), the payloads of frames being
-// read or processed hold at most `max_inflight_bytes` (a connection whose frame does not fit waits
-// before reading it, so TCP pushes back on the client), and connections beyond `max_connections`
-// are closed at once (counted, the client retries).
+// Admission control turns overload into backpressure rather than latency, and keeps one
+// source or one tenant from starving the others (issue 11 #3-#5):
+// - a connection must send its first byte within `first_byte_timeout` and its whole
+//   ClientHello within `handshake_timeout`; only then does it take one of `max_handshakes`
+//   slots, and the handshake must then finish within `handshake_stall_timeout` (TLS 1.3 needs
+//   one round trip after the hello: a stalled client loses its slot quickly);
+// - one source address holds at most `max_handshakes_per_source` slots, and
+//   `reserved_handshakes` slots are kept for sources that completed a handshake recently,
+//   so a flood of hellos from unknown sources never locks out known agents;
+// - one source holds at most `max_unauthenticated_per_source` connections that have not
+//   authenticated yet; at `max_connections` the oldest unauthenticated connection of the
+//   source holding the most is closed to make room (authenticated agents are never evicted);
+// - frame payloads are admitted as their bytes arrive (at most kReadStepBytes ahead of
+//   them), against `max_inflight_bytes` overall and `max_inflight_per_tenant_bytes` per
+//   tenant, so a tenant's half-sent frames cannot block another tenant; a frame that waits
+//   longer than `admission_timeout` for room is answered OVERLOADED;
+// - a frame's announced size is bounded by its kind: only an agent's upload may be large
+//   (`max_frame_bytes`), every other request `max_query_frame_bytes`.
 //
 // Threads: one io_context thread runs every connection; signature checks and store reads
 // run on `worker_threads` (Service::handle); the service's writer thread syncs the store.
@@ -44,8 +56,15 @@ struct ServerOptions {
   // already established: at 1,000 agents 8 kept ack p99 near 60 ms at the same
   // throughput where 64 let it reach ~280 ms (bench/collector_ingest.sh).
   std::size_t max_handshakes = 8;
+  std::size_t max_handshakes_per_source = 2;
+  std::size_t reserved_handshakes = 2;  // of max_handshakes, for recently known sources
+  std::size_t max_unauthenticated_per_source = 64;
   std::size_t max_frame_bytes = core::kDefaultMaxFrameBytes;
+  std::size_t max_query_frame_bytes = 64u << 10;
   std::size_t max_inflight_bytes = 256u << 20;
+  std::size_t max_inflight_per_tenant_bytes = 64u << 20;
+  std::chrono::milliseconds first_byte_timeout{3000};
+  std::chrono::milliseconds handshake_stall_timeout{2000};
   std::chrono::milliseconds handshake_timeout{10000};
   std::chrono::milliseconds idle_timeout{60000};
   std::chrono::milliseconds read_timeout{30000};
