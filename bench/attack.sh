@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# Attack benchmark (on demand, not in CI; needs root for 10,050 sockets): builds the
+# collector and the driver in Release (build/release) and prints honest agents' upload
+# latency (p50/p99/max) with no attack and under each of issue 11's attacks 3-5 at the
+# red team's strength. Extra arguments go to the driver, e.g. --samples 200.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/setup.sh none
+BUILD=build/release
+if [ ! -f "$BUILD/build.ninja" ]; then
+  cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DIBC_BUILD_TESTS=OFF >/dev/null
+fi
+cmake --build "$BUILD" -j2 --target ibcollect-collector collector_attack_bench
+ulimit -n "$(ulimit -Hn)"
+exec "$BUILD/collector/collector_attack_bench" --collector "$BUILD/collector/ibcollect-collector" \
+  --make-pki certs/make-pki "$@"
