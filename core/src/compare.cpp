@@ -495,12 +495,16 @@ void rankLagging(const std::vector<NodeView>& nodes, std::vector<v1::Finding>& o
 }  // namespace
 
 std::vector<v1::Finding> compareNodes(const std::vector<const v1::Snapshot*>& snaps,
-                                      const CompareOptions& o) {
+                                      const CompareOptions& o,
+                                      const std::vector<std::string>* labels) {
   std::vector<v1::Finding> out;
   if (snaps.size() < 2) return out;
   std::vector<NodeView> nodes;
   nodes.reserve(snaps.size());
-  for (const auto* s : snaps) nodes.push_back({s, nodeName(*s)});
+  for (std::size_t i = 0; i < snaps.size(); ++i) {
+    nodes.push_back(
+        {snaps[i], labels != nullptr && i < labels->size() ? (*labels)[i] : nodeName(*snaps[i])});
+  }
   firmware(nodes, out);
   mtu(nodes, out);
   rates(nodes, o, out);
@@ -572,12 +576,65 @@ void assignFindings(std::vector<AnalyzedNode>& nodes, std::vector<v1::Finding> f
 }
 
 void diagnoseJobNodes(std::vector<AnalyzedNode>& nodes, const CompareOptions& options) {
-  std::vector<const v1::Snapshot*> answered;
-  answered.reserve(nodes.size());
-  for (const auto& n : nodes) {
-    if (n.unreachable_reason.empty()) answered.push_back(&n.snapshot);
+  labelNodes(nodes);
+  const JobNodeIndex index(nodes);
+  std::vector<std::size_t> answered;
+  std::vector<const v1::Snapshot*> snaps;
+  std::vector<std::string> labels;
+  std::unordered_map<std::string, std::size_t> by_label;
+  for (std::size_t i = 0; i < nodes.size(); ++i) {
+    if (!nodes[i].unreachable_reason.empty()) continue;
+    answered.push_back(i);
+    snaps.push_back(&nodes[i].snapshot);
+    labels.push_back(nodes[i].label);
+    by_label.emplace(nodes[i].label, i);
   }
-  assignFindings(nodes, diagnoseJob(answered, options));
+  // Whether `host` (as a finding or log line names it) is node i itself.
+  const auto isSelf = [&](std::size_t i, std::string_view host) {
+    const auto& s = nodes[i].snapshot;
+    for (const std::string& name : {nodeName(s), s.node().hostname()}) {
+      if (name.empty()) continue;
+      if (host == name || shortHostName(host) == shortHostName(name)) return true;
+    }
+    return host.empty();
+  };
+  const auto give = [&](std::size_t owner, v1::Finding f) {
+    f.set_node(nodeName(nodes[owner].snapshot));
+    f.set_source(nodeSource(nodes[owner]));
+    nodes[owner].findings.push_back(std::move(f));
+  };
+  RuleOptions ro;
+  ro.expect_rate_gbps = options.expect_rate_gbps;
+  std::unordered_set<std::string> identical;
+  std::set<std::tuple<std::string, std::size_t, std::string, uint32_t>> seen;
+  for (std::size_t i : answered) {
+    for (auto& f : diagnoseNode(nodes[i].snapshot, ro)) {
+      // A log read on several nodes (a shared directory) repeats its findings word for word.
+      std::string key = f.code() + '\0' + f.severity() + '\0' + f.node() + '\0' + f.device() +
+                        '\0' + std::to_string(f.port()) + '\0' + f.summary();
+      for (const auto& e : f.evidence()) key += '\0' + e;
+      if (!identical.insert(std::move(key)).second) continue;
+      std::size_t owner = i;
+      if (!isSelf(i, f.node())) {
+        // A line about another host: that node's, when it is one of the job's; otherwise
+        // (an FQDN, an IP, a container name NCCL printed) it stays with the input it is in.
+        // (An unreachable node's log rides with a node that answered; its findings still go
+        // back to it.)
+        if (const auto j = index.find(f.node());
+            j && nodeName(nodes[*j].snapshot) != nodeName(nodes[i].snapshot)) {
+          owner = *j;
+        }
+      }
+      seen.emplace(f.code(), owner, f.device(), f.port());
+      give(owner, std::move(f));
+    }
+  }
+  for (auto& f : compareNodes(snaps, options, &labels)) {
+    const auto it = by_label.find(f.node());
+    const std::size_t owner = it != by_label.end() ? it->second : answered.front();
+    if (!seen.emplace(f.code(), owner, f.device(), f.port()).second) continue;
+    give(owner, std::move(f));
+  }
   for (auto& n : nodes) sortFindings(n.findings);
 }
 

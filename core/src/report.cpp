@@ -2,9 +2,11 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <ctime>
 #include <iterator>
 #include <map>
 #include <string>
+#include <unordered_map>
 
 #include "ibc/core/findings.h"
 #include "ibc/core/json.h"
@@ -42,10 +44,73 @@ std::string upper(std::string s) {
 
 }  // namespace
 
+namespace {
+std::string utcTime(int64_t unix_ms) {
+  const std::time_t t = static_cast<std::time_t>(unix_ms / 1000);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M:%SZ", &tm);
+  return buf;
+}
+}  // namespace
+
+std::string nodeSource(const AnalyzedNode& node) {
+  return !node.snapshot_file.empty() ? node.snapshot_file : node.snapshot.node().source();
+}
+
+std::vector<std::string> labelNodes(std::vector<AnalyzedNode>& nodes) {
+  std::map<std::string, std::vector<std::size_t>> by_name;
+  for (std::size_t i = 0; i < nodes.size(); ++i) by_name[nodeName(nodes[i].snapshot)].push_back(i);
+  std::vector<std::string> notices;
+  for (const auto& [name, members] : by_name) {
+    if (members.size() == 1) {
+      nodes[members[0]].label = name;
+      continue;
+    }
+    // The file's base name tells most collisions apart (before/after, two fetches); the
+    // collection time the rest; a counter what is left.
+    const auto base = [](const std::string& path) {
+      const auto slash = path.find_last_of('/');
+      return slash == std::string::npos ? path : path.substr(slash + 1);
+    };
+    std::map<std::string, int> seen;
+    for (std::size_t i : members) seen[base(nodeSource(nodes[i]))]++;
+    std::string how = "file";
+    for (const auto& [b, k] : seen) {
+      if (k > 1 || b.empty()) how = "time";
+    }
+    std::map<std::string, int> seen_time;
+    if (how == "time") {
+      for (std::size_t i : members)
+        seen_time[utcTime(nodes[i].snapshot.node().collected_at_unix_ms())]++;
+      for (const auto& [t, k] : seen_time) {
+        if (k > 1) how = "order";
+      }
+    }
+    int k = 0;
+    for (std::size_t i : members) {
+      ++k;
+      const std::string tag = how == "file" ? base(nodeSource(nodes[i]))
+                              : how == "time"
+                                  ? utcTime(nodes[i].snapshot.node().collected_at_unix_ms())
+                                  : "#" + std::to_string(k);
+      nodes[i].label = name + " (" + tag + ")";
+    }
+    notices.push_back(std::to_string(members.size()) + " inputs name the same node '" + name +
+                      "'; they are reported separately, told apart by " +
+                      (how == "file"   ? std::string("file name")
+                       : how == "time" ? std::string("collection time")
+                                       : std::string("input order")));
+  }
+  return notices;
+}
+
 v1::NodeReport summarizeNode(const AnalyzedNode& node) {
   const v1::Snapshot& s = node.snapshot;
   v1::NodeReport r;
   r.set_node(nodeName(s));
+  r.set_label(node.label.empty() ? nodeName(s) : node.label);
   r.set_source(s.node().source());
   r.set_job_id(s.node().job_id());
   r.set_collected_at_unix_ms(s.node().collected_at_unix_ms());
@@ -126,10 +191,16 @@ v1::NodeReport summarizeNode(const AnalyzedNode& node) {
 
 v1::Report buildReport(std::vector<AnalyzedNode> nodes) {
   v1::Report report;
+  for (auto& notice : labelNodes(nodes)) report.add_notices(std::move(notice));
   std::vector<v1::Finding> all;
   for (auto& n : nodes) {
     const bool include = n.include_snapshot;
     n.include_snapshot = false;
+    // Every finding names the input it came from: host names are not unique.
+    const std::string source = nodeSource(n);
+    for (auto& f : n.findings) {
+      if (f.source().empty()) f.set_source(source);
+    }
     v1::NodeReport* r = report.add_nodes();
     *r = summarizeNode(n);
     if (include) r->mutable_snapshot()->Swap(&n.snapshot);
@@ -171,12 +242,13 @@ std::string portTable(const v1::Report& report) {
       {"NODE", "DEVICE", "PORT", "STATE", "PHYS", "RATE", "LINK", "FW", "NETDEV", "VERDICT"}};
   for (const auto& n : report.nodes()) {
     if (n.ports_size() == 0) {
-      rows.push_back({n.node(), "-", "-", "-", "-", "-", "-", "-", "-", upper(n.worst_severity())});
+      rows.push_back(
+          {n.label(), "-", "-", "-", "-", "-", "-", "-", "-", upper(n.worst_severity())});
       continue;
     }
     for (const auto& p : n.ports()) {
       rows.push_back(
-          {n.node(), p.device() + (p.virtual_function() ? " (VF)" : ""),
+          {n.label(), p.device() + (p.virtual_function() ? " (VF)" : ""),
            p.port() == 0 ? "-" : std::to_string(p.port()), p.state(),
            p.phys_state().empty() ? "-" : p.phys_state(), p.rate().empty() ? "-" : p.rate(),
            p.link_layer().empty() ? "-" : p.link_layer(), p.fw_ver().empty() ? "-" : p.fw_ver(),
@@ -192,7 +264,7 @@ std::string nodeTable(const v1::Report& report) {
       {"NODE", "PORTS", "RATES", "FW", "VERDICT", "WORST FINDING"}};
   for (const auto& n : report.nodes()) {
     if (!n.unreachable_reason().empty()) {
-      rows.push_back({n.node(), "-", "-", "-", "UNREACHABLE", n.unreachable_reason()});
+      rows.push_back({n.label(), "-", "-", "-", "UNREACHABLE", n.unreachable_reason()});
       continue;
     }
     std::map<std::string, int> rates;
@@ -209,7 +281,7 @@ std::string nodeTable(const v1::Report& report) {
     for (const auto& [r, k] : rates)
       rate_text += (rate_text.empty() ? "" : ",") + std::to_string(k) + "x" + r;
     for (const auto& [f, k] : fws) fw_text += (fw_text.empty() ? "" : ",") + f;
-    rows.push_back({n.node(),
+    rows.push_back({n.label(),
                     std::to_string(n.ports_active()) + "/" + std::to_string(n.ports_total()),
                     rate_text.empty() ? "-" : rate_text, fw_text.empty() ? "-" : fw_text,
                     upper(n.worst_severity()), n.worst_code().empty() ? "-" : n.worst_code()});
@@ -217,8 +289,34 @@ std::string nodeTable(const v1::Report& report) {
   return table(rows);
 }
 
-void findingText(std::string& out, const v1::Finding& f, const TextOptions& options) {
-  std::string where = f.node();
+// The row label of the node a finding belongs to (its node name unless names collide),
+// found by (node, source); built once per report.
+class RowLabels {
+ public:
+  explicit RowLabels(const v1::Report& report) {
+    for (const auto& n : report.nodes()) {
+      const std::string label = n.label().empty() ? n.node() : n.label();
+      by_source_.emplace(n.node() + '\0' + n.source(), label);
+      if (!n.snapshot_file().empty())
+        by_source_.emplace(n.node() + '\0' + n.snapshot_file(), label);
+      by_node_.emplace(n.node(), label);
+    }
+  }
+  const std::string& of(const v1::Finding& f) const {
+    if (auto it = by_source_.find(f.node() + '\0' + f.source()); it != by_source_.end())
+      return it->second;
+    if (auto it = by_node_.find(f.node()); it != by_node_.end()) return it->second;
+    return f.node();
+  }
+
+ private:
+  std::unordered_map<std::string, std::string> by_source_;
+  std::unordered_map<std::string, std::string> by_node_;
+};
+
+void findingText(std::string& out, const v1::Finding& f, const std::string& label,
+                 const TextOptions& options) {
+  std::string where = label;
   if (!f.device().empty()) where += " " + f.device();
   if (f.port() != 0) where += " port " + std::to_string(f.port());
   out += "\n" + upper(f.severity()) + "  " + f.code() + "  " + where + "\n";
@@ -239,6 +337,7 @@ void findingText(std::string& out, const v1::Finding& f, const TextOptions& opti
 
 std::string renderText(const v1::Report& report, const TextOptions& options) {
   std::string out = options.node_table ? nodeTable(report) : portTable(report);
+  const RowLabels labels(report);
 
   uint32_t crit = 0, warn = 0, info = 0;
   for (const auto& f : report.findings()) {
@@ -246,12 +345,13 @@ std::string renderText(const v1::Report& report, const TextOptions& options) {
     (s == Severity::Critical ? crit : s == Severity::Warning ? warn : info)++;
   }
   out += "\n";
+  for (const auto& notice : report.notices()) out += "note: " + notice + "\n";
   uint32_t unreachable = 0;
   for (const auto& n : report.nodes()) {
     if (!n.unreachable_reason().empty()) ++unreachable;
     if (options.node_table) continue;  // the table already has one line per node
     if (report.nodes_size() > 1 || n.critical() + n.warning() > 0 || n.probe_errors() > 0) {
-      out += "node " + n.node() + ": " + upper(n.worst_severity()) + " (" +
+      out += "node " + n.label() + ": " + upper(n.worst_severity()) + " (" +
              std::to_string(n.critical()) + " critical, " + std::to_string(n.warning()) +
              " warning, " + std::to_string(n.info()) + " info)";
       if (n.probe_errors() > 0) {
@@ -272,9 +372,9 @@ std::string renderText(const v1::Report& report, const TextOptions& options) {
   if (options.node_table) {
     // Grouped by node, nodes in report order, each node's findings worst first.
     std::map<std::string, std::vector<const v1::Finding*>> by_node;
-    for (const auto& f : report.findings()) by_node[f.node()].push_back(&f);
+    for (const auto& f : report.findings()) by_node[labels.of(f)].push_back(&f);
     std::vector<std::string> order;
-    for (const auto& n : report.nodes()) order.push_back(n.node());
+    for (const auto& n : report.nodes()) order.push_back(n.label());
     for (const auto& [node, list] : by_node) {
       if (std::find(order.begin(), order.end(), node) == order.end()) order.push_back(node);
     }
@@ -288,17 +388,17 @@ std::string renderText(const v1::Report& report, const TextOptions& options) {
           out += "\n== " + node + "\n";
           header = true;
         }
-        findingText(out, *f, options);
+        findingText(out, *f, node, options);
       }
     }
   } else {
     for (const auto& f : report.findings()) {
       if (!options.show_info && severityOf(f) == Severity::Info) continue;
-      findingText(out, f, options);
+      findingText(out, f, labels.of(f), options);
     }
     for (const auto& n : report.nodes()) {
       if (!n.snapshot_file().empty())
-        out += "\nsnapshot of " + n.node() + ": " + n.snapshot_file() + "\n";
+        out += "\nsnapshot of " + n.label() + ": " + n.snapshot_file() + "\n";
     }
   }
   // Node names, values and log lines come from other machines and from pastes: no byte of

@@ -124,7 +124,10 @@ class HandshakeGate {
 
   awaitable<bool> acquire(const std::string& source, bool known, SteadyClock::time_point deadline) {
     if (closed_) co_return false;
-    if (waiters_.empty() && allowed(source, known)) {
+    // Whoever waits is not allowed a slot now (release() grants every waiter it can), so an
+    // allowed newcomer takes one at once without passing anyone: a known agent is never
+    // queued behind unknown sources that wait for the unreserved slots.
+    if (allowed(source, known)) {
       take(source);
       co_return true;
     }

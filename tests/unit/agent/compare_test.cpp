@@ -10,6 +10,7 @@
 #include "fixtures.h"
 #include "ibc/agent/collect.h"
 #include "ibc/core/nccl_log.h"
+#include "ibc/core/report.h"
 #include "sysfs_json.h"
 
 namespace ibc::agent {
@@ -69,6 +70,58 @@ std::string dump(const std::vector<v1::Finding>& fs) {
   for (const auto& f : fs)
     s += f.node() + " " + f.severity() + " " + f.code() + ": " + f.summary() + "\n";
   return s;
+}
+
+// Issue 10: two snapshots of one host (before and after; real captures of one machine)
+// used to share findings by host name: the healthy one was marked WARNING and the degraded
+// one OK. Findings now belong to the input they came from, and the rows are told apart.
+TEST(DiagnoseJobNodes, TwoSnapshotsOfOneHostEachKeepTheirOwnFindings) {
+  std::vector<core::AnalyzedNode> nodes(2);
+  nodes[0].snapshot = gcm("learn_good_8xhdr200-all-active", "gpu01");
+  nodes[0].snapshot_file = "/cases/before.ibsnap";
+  nodes[1].snapshot = gcm("learn_ib_intf_bad_rate_8x-rate-100edr-vs-ipoib-200000", "gpu01");
+  nodes[1].snapshot_file = "/cases/after.ibsnap";
+  core::diagnoseJobNodes(nodes, {});
+  EXPECT_FALSE(has(nodes[0].findings, "LINK_RATE_BELOW_EXPECTED", "warning") ||
+               has(nodes[0].findings, "LINK_RATE_BELOW_EXPECTED", "critical"))
+      << "healthy snapshot got: " << dump(nodes[0].findings);
+  EXPECT_TRUE(has(nodes[1].findings, "LINK_RATE_BELOW_EXPECTED", "warning") ||
+              has(nodes[1].findings, "LINK_RATE_BELOW_EXPECTED", "critical") ||
+              has(nodes[1].findings, "NODE_OUTLIER", "warning"))
+      << "degraded snapshot got: " << dump(nodes[1].findings);
+  for (const auto& f : nodes[0].findings) EXPECT_EQ(f.source(), "/cases/before.ibsnap");
+  for (const auto& f : nodes[1].findings) EXPECT_EQ(f.source(), "/cases/after.ibsnap");
+  EXPECT_EQ(nodes[0].label, "gpu01 (before.ibsnap)");
+  EXPECT_EQ(nodes[1].label, "gpu01 (after.ibsnap)");
+  const auto report = core::buildReport(nodes);
+  ASSERT_EQ(report.notices_size(), 1);
+  EXPECT_NE(report.notices(0).find("2 inputs name the same node 'gpu01'"), std::string::npos);
+  const std::string text = core::renderText(report, {});
+  EXPECT_NE(text.find("gpu01 (after.ibsnap)"), std::string::npos) << text;
+  EXPECT_NE(text.find("note: 2 inputs name the same node 'gpu01'"), std::string::npos) << text;
+}
+
+// Issue 10: a NCCL log whose host name is not the Slurm node name (an FQDN no node has, a
+// container's name) stays with the node whose snapshot carries it, instead of going to
+// whichever node came first.
+TEST(DiagnoseJobNodes, ALogNamingAnUnknownHostStaysWithItsOwnNode) {
+  std::vector<core::AnalyzedNode> nodes(3);
+  nodes[0].snapshot = gcm("learn_good_8xhdr200-all-active", "node1");
+  nodes[1].snapshot = gcm("learn_good_8xhdr200-all-active", "node2");
+  nodes[2].snapshot = gcm("learn_good_8xhdr200-all-active", "node3");
+  v1::NcclLog* log = nodes[2].snapshot.add_nccl_logs();
+  log->set_source("nccl.log");
+  // SYNTHETIC line in NCCL's real format; the host is the container name NCCL printed.
+  *log->mutable_parsed() = core::parseNcclLog(
+      "trainer-7f9c4:4242:4300 [0] transport/net_ib.cc:1295 NCCL WARN NET/IB : Got completion "
+      "from peer 10.0.0.2<4242> with error 12, opcode 0, len 0, vendor err 129 (Recv)\n",
+      {});
+  core::diagnoseJobNodes(nodes, {});
+  EXPECT_TRUE(has(nodes[2].findings, "NCCL_IB_COMPLETION_ERROR", "critical"))
+      << dump(nodes[2].findings);
+  EXPECT_FALSE(has(nodes[0].findings, "NCCL_IB_COMPLETION_ERROR", "critical"))
+      << dump(nodes[0].findings);
+  for (const auto& f : nodes[2].findings) EXPECT_EQ(f.node(), "node3");
 }
 
 TEST(CompareNodes, HealthyPeersProduceNothing) {

@@ -31,9 +31,12 @@ struct CompareOptions {
   double slow_fraction = 0.5;
 };
 
-// Findings that need several nodes to see. Fewer than two nodes: none.
+// Findings that need several nodes to see. Fewer than two nodes: none. Findings name each
+// node by nodeName(), or by `labels[i]` when given (one per node, unique: two snapshots
+// of one host are two nodes here).
 std::vector<::ibcollect::v1::Finding> compareNodes(
-    const std::vector<const ::ibcollect::v1::Snapshot*>& nodes, const CompareOptions& options);
+    const std::vector<const ::ibcollect::v1::Snapshot*>& nodes, const CompareOptions& options,
+    const std::vector<std::string>* labels = nullptr);
 
 // Single-node findings of every node plus the cross-node ones, without duplicates (a
 // port below both --expect-rate... and its peers is reported once; a finding several
@@ -64,9 +67,14 @@ class JobNodeIndex {
 void assignFindings(std::vector<AnalyzedNode>& nodes,
                     std::vector<::ibcollect::v1::Finding> findings);
 
-// What `ibcollect --job` and `ibcollect compare` do once the snapshots are in: diagnoseJob
-// over the nodes that answered (empty unreachable_reason), then assignFindings, then each
-// node's findings sorted. Findings already on the nodes are kept.
+// What `ibcollect --job` and `ibcollect compare` do once the snapshots are in. Every finding
+// belongs to the input it came from, by position, never by host name (two snapshots of one
+// host, NCCL host names that are not Slurm names): a node's own findings stay on it, except
+// a log line that names another node of the job, which goes to that node; cross-node
+// findings go to the node they single out; a finding several snapshots show word for word
+// is kept once. Each finding gets its node's name and source; each node's findings are
+// sorted. Findings already on the nodes are kept. Nodes with an unreachable_reason are not
+// diagnosed.
 void diagnoseJobNodes(std::vector<AnalyzedNode>& nodes, const CompareOptions& options);
 
 }  // namespace ibc::core

@@ -19,7 +19,18 @@ struct AnalyzedNode {
   std::string snapshot_file;       // where the snapshot was written or read, if any
   bool include_snapshot = false;   // put the whole snapshot into the JSON node entry
   std::string unreachable_reason;  // a --job node that did not answer
+  // Set by labelNodes(): the node name, made unique among the inputs of one report.
+  std::string label;
 };
+
+// Where a node's evidence came from: its snapshot file, else the snapshot's own source
+// (the tree, "/", the pasted file).
+std::string nodeSource(const AnalyzedNode& node);
+
+// Gives every node a label unique in `nodes`: its name, and when another node has the same
+// name, the file (or source) it came from, else its collection time, else "#k". Returns
+// notices for the report, one per colliding name. Idempotent.
+std::vector<std::string> labelNodes(std::vector<AnalyzedNode>& nodes);
 
 // Per-port summary of a node, with the worst severity of the findings on each port.
 ::ibcollect::v1::NodeReport summarizeNode(const AnalyzedNode& node);
