@@ -18,6 +18,16 @@ if(IBC_SANITIZE)
   add_link_options(-fsanitize=address,undefined)
 endif()
 
+if(IBC_TSAN)
+  if(IBC_SANITIZE OR IBC_FUZZ)
+    message(FATAL_ERROR "IBC_TSAN cannot be combined with IBC_SANITIZE or IBC_FUZZ")
+  endif()
+  # The collector's io, worker and writer threads (and the agent's job launcher threads)
+  # under ThreadSanitizer: scripts/test.sh runs the collector and transport tests with it.
+  add_compile_options(-fsanitize=thread -fno-omit-frame-pointer)
+  add_link_options(-fsanitize=thread)
+endif()
+
 if(IBC_FUZZ)
   if(NOT CMAKE_CXX_COMPILER_ID MATCHES "Clang")
     message(FATAL_ERROR "IBC_FUZZ needs clang (configure with -DCMAKE_CXX_COMPILER=clang++-14)")

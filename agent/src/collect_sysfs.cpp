@@ -253,7 +253,9 @@ void readPort(SysfsReader& rd, const std::string& dir, uint32_t number, v1::Rdma
       port.set_speed_name(core::printable(r->speed_name));
     }
   }
-  if (auto v = rd.attr(dir + "/link_layer", "sysfs.port")) port.set_link_layer(core::printable(*v));
+  // Trimmed: a CR or space in the file (an edited or pasted tree) is not part of the name.
+  if (auto v = rd.attr(dir + "/link_layer", "sysfs.port"))
+    port.set_link_layer(core::printable(core::trim(*v)));
   if (auto v = rd.attr(dir + "/lid", "sysfs.port")) {
     port.set_lid_raw(core::printable(*v));
     if (auto n = core::parseUnsigned(*v); n && *n <= 0xffff)

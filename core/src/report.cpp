@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <ctime>
 #include <iterator>
 #include <map>
@@ -20,9 +21,49 @@ namespace v1 = ::ibcollect::v1;
 
 namespace {
 
+// Adapters that only speak Ethernet (RoCE), by PCI device id, else by the hca_type sysfs
+// gives ("MT4118" is device 4118 = 0x1016). Returns the model and the id it was known by.
+std::pair<std::string_view, std::string> ethernetOnlyModel(const v1::RdmaDevice& d) {
+  std::string id = d.pci().device_id();
+  if (id.empty() && d.hca_type().size() > 2 && d.hca_type().compare(0, 2, "MT") == 0) {
+    const std::string digits = d.hca_type().substr(2);
+    if (std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+      char buf[16];
+      std::snprintf(buf, sizeof buf, "0x%04lx", std::strtoul(digits.c_str(), nullptr, 10));
+      id = buf;
+    }
+  }
+  if (id == "0x1015") return {"ConnectX-4 Lx", id};
+  if (id == "0x1016") return {"ConnectX-4 Lx VF", id};
+  if (id == "0x101f") return {"ConnectX-6 Lx", id};
+  return {{}, id};
+}
+
 std::string rateText(const v1::RdmaPort& p) {
   if (p.rate_raw().empty()) return "-";
+  // RoCE ports report their rate with InfiniBand speed names ("25 Gb/sec (1X EDR)"): on
+  // Ethernet only the number means anything.
+  if (p.link_layer() == "Ethernet" && p.rate_gbps() > 0) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%g Gb/s", p.rate_gbps());
+    return buf;
+  }
   return p.rate_raw();
+}
+
+std::string portRemark(const v1::RdmaDevice& d, const v1::RdmaPort& p) {
+  const auto [model, id] = ethernetOnlyModel(d);
+  if (!model.empty() && p.link_layer() == "InfiniBand") {
+    return std::string(model) + " (PCI device " + id +
+           ") is an Ethernet-only adapter, yet link_layer says InfiniBand and the rate \"" +
+           p.rate_raw() +
+           "\" names an InfiniBand speed: the evidence does not fit together "
+           "(an edited or composed tree?)";
+  }
+  if (p.link_layer().empty() && !p.rate_raw().empty()) {
+    return "link layer unknown (no link_layer file): InfiniBand or Ethernet cannot be told";
+  }
+  return {};
 }
 
 std::string stateShort(const v1::EnumValue& v, bool physical) {
@@ -33,7 +74,8 @@ std::string stateShort(const v1::EnumValue& v, bool physical) {
     const PortState s = portStateOf(v);
     if (s != PortState::Unknown) return std::string(portStateName(s));
   }
-  if (!v.raw().empty()) return "?" + v.raw();
+  // What could not be understood is said in words, with the raw value beside it.
+  if (!v.raw().empty()) return "unknown (\"" + v.raw() + "\")";
   return "-";
 }
 
@@ -170,6 +212,7 @@ v1::NodeReport summarizeNode(const AnalyzedNode& node) {
         ps->set_rate_gbps(p->rate_gbps());
         ps->set_rate(rateText(*p));
         ps->set_link_layer(p->link_layer());
+        ps->set_remark(portRemark(d, *p));
         std::string nds;
         for (const auto& n : p->netdevs()) nds += (nds.empty() ? "" : ",") + n;
         ps->set_netdevs(nds);
@@ -255,7 +298,16 @@ std::string portTable(const v1::Report& report) {
            p.netdevs().empty() ? "-" : p.netdevs(), upper(p.worst_severity())});
     }
   }
-  return table(rows);
+  std::string out = table(rows);
+  for (const auto& n : report.nodes()) {
+    for (const auto& p : n.ports()) {
+      if (p.remark().empty()) continue;
+      out += "remark: " + n.label() + " " + p.device() +
+             (p.port() == 0 ? std::string() : " port " + std::to_string(p.port())) + ": " +
+             p.remark() + "\n";
+    }
+  }
+  return out;
 }
 
 // One row per node: what a job owner scans first.

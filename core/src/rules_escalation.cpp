@@ -32,9 +32,18 @@ const std::set<std::string_view>& symptomCodes() {
 
 std::vector<std::string> identity(const v1::Snapshot& snap, const v1::RdmaDevice& dev) {
   std::vector<std::string> out;
-  std::string id = "VF " + dev.name();
+  // "VF" only on PCI evidence (physfn, a VF device id); a device in a VM without it is
+  // named for what is known.
+  std::string id = (dev.is_virtual_function() ? "VF " : "device ") + dev.name();
   if (!dev.pci().address().empty()) id += ": guest PCI " + dev.pci().address();
-  if (!dev.virtual_function_evidence().empty()) id += " (" + dev.virtual_function_evidence() + ")";
+  if (!dev.virtual_function_evidence().empty()) {
+    id += " (" + dev.virtual_function_evidence() + ")";
+  } else if (!dev.is_virtual_function()) {
+    id += " (no PCI evidence that it is a VF";
+    if (!snap.node().virtualization_evidence().empty())
+      id += "; virtual machine: " + snap.node().virtualization_evidence();
+    id += ")";
+  }
   out.push_back(id);
   if (!dev.node_guid().empty()) out.push_back("node_guid " + dev.node_guid());
   if (!dev.sys_image_guid().empty()) out.push_back("sys_image_guid " + dev.sys_image_guid());
@@ -101,8 +110,12 @@ void runEscalationRules(RuleContext& ctx) {
     Severity sev;
     if (!physical.empty()) {
       summary = dev.name() +
-                " is a virtual function with physical-layer or device evidence: "
-                "the provider must inspect its PF and port";
+                (dev.is_virtual_function()
+                     ? std::string(" is a virtual function with physical-layer or device "
+                                   "evidence: the provider must inspect its PF and port")
+                     : std::string(" (in a virtual machine; no PCI evidence that it is a VF) "
+                                   "has physical-layer or device evidence: the provider must "
+                                   "inspect the physical device and port behind it"));
       ev = physical;
       sev = worst;
     } else {

@@ -36,9 +36,13 @@ void addPortContext(const RuleContext& ctx, const v1::RdmaDevice& dev, const v1:
 }
 
 std::string whereToAct(const RuleContext& ctx, const v1::RdmaDevice& dev) {
-  if (physicalFunctionIsRemote(ctx.snap, dev)) {
+  if (dev.is_virtual_function()) {
     return " This is a virtual function: only the provider can act on the physical port — "
            "escalate with this snapshot (see ESCALATE_HOST_INSPECTION).";
+  }
+  if (physicalFunctionIsRemote(ctx.snap, dev)) {
+    return " This machine is a virtual machine, so the physical port is most likely the "
+           "provider's: escalate with this snapshot (see ESCALATE_HOST_INSPECTION).";
   }
   return "";
 }
@@ -210,8 +214,13 @@ void portStates(RuleContext& ctx) {
         if (port.has_sm_lid()) ev2.push_back("sm_lid " + std::to_string(port.sm_lid()));
         const bool zero_guid = !dev.node_guid().empty() && isZeroGuid(dev.node_guid());
         if (zero_guid) ev2.push_back("node_guid " + dev.node_guid() + " (no GUID assigned)");
+        const bool phys_known = p == PhysState::LinkUp;
         std::string action =
-            "The link is physically up but the subnet manager has not activated the port. Check "
+            std::string(phys_known ? "The link is physically up but the subnet manager has not "
+                                     "activated the port. "
+                                   : "The physical state could not be read; if the link is up, "
+                                     "the subnet manager has not activated the port. ") +
+            "Check "
             "that an SM runs on this fabric (`sminfo`), that the port's GUID is a member of the "
             "partition (pkey) the job uses, and the SM log for this GUID.";
         if (zero_guid || dev.is_virtual_function()) {
@@ -222,7 +231,10 @@ void portStates(RuleContext& ctx) {
         }
         ctx.add({FindingCode::PortNotActiveSm, Severity::Critical, "", dev.name(), port.port(),
                  where + " is " + std::string(portStateName(s)) +
-                     " while the physical link is up: the subnet manager has not activated it",
+                     (phys_known ? " while the physical link is up: the subnet manager has not "
+                                   "activated it"
+                                 : " and its physical state is unknown: most likely the subnet "
+                                   "manager has not activated it"),
                  std::move(ev2), std::move(action)});
       }
       // An IPoIB interface down while its IB port is ACTIVE: the IB port works, the IP

@@ -163,7 +163,7 @@ void applyIbstatField(v1::RdmaDevice& dev, v1::RdmaPort* port, const KeyValue& k
   } else if (kv.key == "Port GUID") {
     port->set_port_guid(value);
   } else if (kv.key == "Link layer") {
-    port->set_link_layer(value);
+    port->set_link_layer(std::string(trim(value)));
   }
 }
 
@@ -595,7 +595,7 @@ bool parseIbstatusBlock(LineCursor& cursor, EvidenceBuilder& out) {
         port.set_speed_name(rate->speed_name);
       }
     } else if (kv->key == "link_layer") {
-      port.set_link_layer(std::string(kv->value));
+      port.set_link_layer(std::string(trim(kv->value)));
     }
   }
   out.addDevice(std::move(dev), kKindIbstatus);
@@ -678,7 +678,7 @@ bool parseIbvDevinfoBlock(LineCursor& cursor, EvidenceBuilder& out) {
     } else if (key == "port_lid" || key == "port_id") {
       setLid(value, port->mutable_lid_raw(), *port, false);
     } else if (key == "link_layer") {
-      port->set_link_layer(std::string(value));
+      port->set_link_layer(std::string(trim(value)));
     } else if (key == "active_width") {
       link().width_raw = std::string(value);
     } else if (key == "active_speed") {

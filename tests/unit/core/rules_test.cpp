@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "ibc/core/compare.h"
+#include "ibc/core/report.h"
 #include "ibc/core/rules.h"
 
 namespace ibc::core {
@@ -431,6 +432,77 @@ TEST(Rules, NodeOutlierNamesTheNodeWhoseBusbwTrailsItsPeers) {
     }
   }
   EXPECT_EQ(outliers, std::vector<std::string>{"node3"}) << describe(findings);
+}
+
+// Issue 10, hardware described rightly. A device in a VM (CPU flag hypervisor) without
+// PCI evidence is not called a VF in summaries or evidence.
+TEST(Wording, ADeviceInAVmWithoutPciEvidenceIsNotCalledAVf) {
+  auto s = snapshot("");
+  s.mutable_node()->set_virtual_machine(true);
+  s.mutable_node()->set_virtualization_evidence("CPU flag hypervisor");
+  setCounter(s, "symbol_error", 40);
+  const auto findings = diagnoseNode(s, {});
+  const auto* esc = find(findings, "ESCALATE_HOST_INSPECTION");
+  ASSERT_NE(esc, nullptr) << describe(findings);
+  EXPECT_EQ(esc->summary().find("is a virtual function"), std::string::npos) << esc->summary();
+  EXPECT_NE(esc->summary().find("no PCI evidence that it is a VF"), std::string::npos);
+  bool named = false;
+  for (const auto& e : esc->evidence()) {
+    EXPECT_NE(e.rfind("VF ", 0), 0u) << e;
+    named |= e.find("device mlx5_0") == 0 && e.find("CPU flag hypervisor") != std::string::npos;
+  }
+  EXPECT_TRUE(named) << describe(findings);
+  for (const auto& f : findings) {
+    EXPECT_EQ(f.action().find("This is a virtual function"), std::string::npos) << f.action();
+  }
+}
+
+TEST(Wording, INITWithAnUnknownPhysicalStateDoesNotClaimTheLinkIsUp) {
+  auto s = snapshot("");
+  auto* port = s.mutable_devices(0)->mutable_ports(0);
+  port->mutable_state()->set_code(2);
+  port->mutable_state()->set_name("INIT");
+  port->mutable_state()->set_raw("2: INIT");
+  port->clear_phys_state();
+  const auto findings = diagnoseNode(s, {});
+  const auto* f = find(findings, "PORT_NOT_ACTIVE_SM");
+  ASSERT_NE(f, nullptr) << describe(findings);
+  EXPECT_EQ(f->summary().find("while the physical link is up"), std::string::npos) << f->summary();
+  EXPECT_NE(f->summary().find("physical state is unknown"), std::string::npos) << f->summary();
+}
+
+TEST(Wording, UnparsedStatesAreSaidInWordsAndEthernetOnlyAdaptersGetARemark) {
+  auto s = snapshot("");
+  auto* dev = s.mutable_devices(0);
+  dev->mutable_pci()->set_device_id("0x1016");  // ConnectX-4 Lx VF: Ethernet only
+  auto* port = dev->mutable_ports(0);
+  port->mutable_state()->Clear();
+  port->mutable_state()->set_code(9);  // what the parser keeps of a state it does not know
+  port->mutable_state()->set_raw("9: BOGUS");
+  port->set_rate_raw("25 Gb/sec (1X EDR)");
+  port->set_rate_gbps(25);
+  AnalyzedNode node;
+  node.snapshot = s;
+  node.findings = diagnoseNode(s, {});
+  const auto report = buildReport({node});
+  const std::string text = renderText(report, {});
+  EXPECT_EQ(text.find("?9"), std::string::npos) << text;
+  EXPECT_NE(text.find("unknown (\"9: BOGUS\")"), std::string::npos) << text;
+  EXPECT_NE(text.find("remark: node1 mlx5_0 port 1: ConnectX-4 Lx VF (PCI device 0x1016) is an "
+                      "Ethernet-only adapter, yet link_layer says InfiniBand"),
+            std::string::npos)
+      << text;
+  ASSERT_EQ(report.nodes(0).ports_size(), 1);
+  EXPECT_NE(report.nodes(0).ports(0).remark().find("Ethernet-only"), std::string::npos);
+
+  // A real RoCE port: the rate is shown as a number, not an InfiniBand speed name.
+  port->set_link_layer("Ethernet");
+  dev->mutable_pci()->set_device_id("0x101d");
+  AnalyzedNode roce;
+  roce.snapshot = s;
+  const std::string roce_text = renderText(buildReport({roce}), {});
+  EXPECT_NE(roce_text.find("25 Gb/s"), std::string::npos) << roce_text;
+  EXPECT_EQ(roce_text.find("EDR"), std::string::npos) << roce_text;
 }
 
 }  // namespace
