@@ -1,5 +1,6 @@
 #include "ibc/agent/analyze.h"
 
+#include <algorithm>
 #include <set>
 
 #include "ibc/core/proto_text.h"
@@ -52,6 +53,8 @@ AnalyzeOutcome analyzeInputs(
     const std::string& agent_version) {
   AnalyzeOutcome out;
   std::vector<core::AnalyzedNode> nodes;
+  // The findings of each paste that contradicted the node it was merged into.
+  std::vector<std::pair<std::string, std::vector<v1::Finding>>> own_findings;
   for (const auto& path : in.snapshot_files) {
     auto snap = readSnapshotFile(seams.files, path);
     if (!snap.ok()) {
@@ -132,7 +135,29 @@ AnalyzeOutcome analyzeInputs(
         ++failed;
         continue;
       }
-      mergeToolEvidence(evidence, p, *text, limits, *target);
+      std::vector<core::EvidenceConflict> conflicts;
+      mergeToolEvidence(evidence, p, *text, limits, *target, &conflicts);
+      if (!conflicts.empty()) {
+        // Said, never dropped: both values in a note, and below, the paste's own findings
+        // beside the merged node's.
+        const std::string kept = target == &pasted ? std::string("an earlier --tool-output")
+                                 : !nodes.empty() && !nodes.front().snapshot_file.empty()
+                                     ? nodes.front().snapshot_file
+                                     : std::string("the collected snapshot");
+        const std::size_t shown = std::min<std::size_t>(conflicts.size(), 10);
+        for (std::size_t i = 0; i < shown; ++i)
+          out.notices.push_back("conflicting evidence: " +
+                                core::describeConflict(conflicts[i], kept, p));
+        if (conflicts.size() > shown) {
+          out.notices.push_back(std::to_string(conflicts.size() - shown) +
+                                " more conflicting values between " + kept + " and " + p);
+        }
+        v1::Snapshot alone;
+        alone.set_schema_version(core::kSnapshotSchemaVersion);
+        *alone.mutable_node() = target->node();
+        mergeToolEvidence(evidence, p, *text, limits, alone);
+        own_findings.push_back({p, core::diagnoseNode(alone, rules)});
+      }
     }
     for (const auto& e : errors) {
       if (e.error() == core::errorCodeName(core::ErrorCode::TooLarge)) {
@@ -156,6 +181,27 @@ AnalyzeOutcome analyzeInputs(
     }
   }
   for (auto& n : nodes) n.findings = core::diagnoseNode(n.snapshot, rules);
+  // A paste that contradicts the snapshot keeps its own findings (PORT_DOWN from a paste
+  // taken after the snapshot), marked with where they came from.
+  if (!own_findings.empty() && !nodes.empty()) {
+    // The node the pastes were merged into (the pasted node was moved to the back).
+    auto owner = std::find_if(nodes.begin(), nodes.end(),
+                              [&](const core::AnalyzedNode& n) { return &n.snapshot == target; });
+    auto& node = owner != nodes.end() ? *owner : nodes.back();
+    for (auto& [source, findings] : own_findings) {
+      for (auto& f : findings) {
+        const bool have =
+            std::any_of(node.findings.begin(), node.findings.end(), [&](const v1::Finding& g) {
+              return g.code() == f.code() && g.device() == f.device() && g.port() == f.port();
+            });
+        if (have) continue;
+        f.set_node(core::nodeName(node.snapshot));
+        f.set_source(source);
+        f.set_summary(f.summary() + " (per " + source + "; the other input says otherwise)");
+        node.findings.push_back(std::move(f));
+      }
+    }
+  }
   out.nodes = std::move(nodes);
   return out;
 }

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "ibc/agent/analyze.h"
+#include "ibc/core/evidence_merge.h"
 #include "ibc/core/text.h"
 
 namespace ibc::agent {
@@ -26,92 +27,11 @@ std::string canonicalSysfsPath(std::string_view path) {
   return std::string(path);
 }
 
-void mergePort(v1::RdmaPort& into, const v1::RdmaPort& from) {
-  // A paste without a state (perfquery, a counters listing) must not create an empty one:
-  // an empty state means "expected and not read" (PORT_STATE_UNKNOWN).
-  if (from.has_state() && into.state().raw().empty() && into.state().name().empty())
-    *into.mutable_state() = from.state();
-  if (from.has_phys_state() && into.phys_state().raw().empty() &&
-      into.phys_state().name().empty()) {
-    *into.mutable_phys_state() = from.phys_state();
-  }
-  if (into.rate_raw().empty()) {
-    into.set_rate_raw(from.rate_raw());
-    into.set_rate_gbps(from.rate_gbps());
-    into.set_width_lanes(from.width_lanes());
-    into.set_speed_name(from.speed_name());
-  }
-  if (into.link_layer().empty()) into.set_link_layer(from.link_layer());
-  if (!into.has_lid() && from.has_lid()) into.set_lid(from.lid());
-  if (!into.has_sm_lid() && from.has_sm_lid()) into.set_sm_lid(from.sm_lid());
-  if (into.port_guid().empty()) into.set_port_guid(from.port_guid());
-  if (!into.has_active_mtu() && from.has_active_mtu()) into.set_active_mtu(from.active_mtu());
-  auto mergeCounters = [](auto* into_list, const auto& from_list) {
-    for (const auto& c : from_list) {
-      const bool present = std::any_of(into_list->begin(), into_list->end(),
-                                       [&](const v1::Counter& x) { return x.name() == c.name(); });
-      if (!present) *into_list->Add() = c;
-    }
-  };
-  mergeCounters(into.mutable_counters(), from.counters());
-  mergeCounters(into.mutable_hw_counters(), from.hw_counters());
-  mergeCounters(into.mutable_counters_ext(), from.counters_ext());
-  for (const auto& g : from.gids()) {
-    if (std::find(into.gids().begin(), into.gids().end(), g) == into.gids().end()) into.add_gids(g);
-  }
-  for (const auto& n : from.netdevs()) {
-    if (std::find(into.netdevs().begin(), into.netdevs().end(), n) == into.netdevs().end())
-      into.add_netdevs(n);
-  }
-}
-
-void mergeDevice(v1::RdmaDevice& into, const v1::RdmaDevice& from) {
-  auto fill = [](std::string* dst, const std::string& src) {
-    if (dst->empty()) *dst = src;
-  };
-  fill(into.mutable_fw_ver(), from.fw_ver());
-  fill(into.mutable_board_id(), from.board_id());
-  fill(into.mutable_hca_type(), from.hca_type());
-  fill(into.mutable_node_guid(), from.node_guid());
-  fill(into.mutable_sys_image_guid(), from.sys_image_guid());
-  fill(into.mutable_node_desc(), from.node_desc());
-  fill(into.mutable_missing_reason(), from.missing_reason());
-  if (!into.is_virtual_function() && from.is_virtual_function()) {
-    into.set_is_virtual_function(true);
-    into.set_virtual_function_evidence(from.virtual_function_evidence());
-  }
-  if (!into.has_pci() && from.has_pci()) *into.mutable_pci() = from.pci();
-  for (const auto& p : from.ports()) {
-    auto it = std::find_if(into.mutable_ports()->begin(), into.mutable_ports()->end(),
-                           [&](const v1::RdmaPort& x) { return x.port() == p.port(); });
-    if (it == into.mutable_ports()->end()) {
-      *into.add_ports() = p;
-    } else {
-      mergePort(*it, p);
-    }
-  }
-}
-
-void mergeNetdev(v1::NetDevice& into, const v1::NetDevice& from) {
-  if (into.rdma_device().empty()) {
-    into.set_rdma_device(from.rdma_device());
-    into.set_rdma_port(from.rdma_port());
-  }
-  if (!into.has_mtu() && from.has_mtu()) into.set_mtu(from.mtu());
-  if (into.operstate().empty()) into.set_operstate(from.operstate());
-  if (!into.has_admin_up() && from.has_admin_up()) into.set_admin_up(from.admin_up());
-  if (into.type() == 0) into.set_type(from.type());
-  if (into.address().empty()) into.set_address(from.address());
-  if (into.qdisc().empty()) into.set_qdisc(from.qdisc());
-  if (into.flags_raw().empty()) into.set_flags_raw(from.flags_raw());
-  if (into.stats_size() == 0) *into.mutable_stats() = from.stats();
-  if (into.ethtool_size() == 0) *into.mutable_ethtool() = from.ethtool();
-}
-
 }  // namespace
 
 void mergeToolEvidence(const core::ToolEvidence& evidence, const std::string& source,
-                       std::string_view raw, const CollectLimits& limits, v1::Snapshot& snap) {
+                       std::string_view raw, const CollectLimits& limits, v1::Snapshot& snap,
+                       std::vector<core::EvidenceConflict>* conflicts) {
   std::string kinds;
   for (const auto& k : evidence.kinds) kinds += (kinds.empty() ? "" : ",") + k;
 
@@ -138,24 +58,19 @@ void mergeToolEvidence(const core::ToolEvidence& evidence, const std::string& so
       if (e.error() != core::errorCodeName(ErrorCode::NotFound)) *snap.add_probe_errors() = e;
     }
   }
+  // One merge for every source (core/evidence_merge.h): what the paste adds is kept, what
+  // it contradicts is returned as a conflict with both values.
+  v1::Snapshot from;
   for (auto& d : devices) {
-    auto it = std::find_if(snap.mutable_devices()->begin(), snap.mutable_devices()->end(),
-                           [&](const v1::RdmaDevice& x) { return x.name() == d.name(); });
-    if (it == snap.mutable_devices()->end()) {
-      d.set_seen_in(core::printable(source + " (" + kinds + ")"));
-      *snap.add_devices() = std::move(d);
-    } else {
-      mergeDevice(*it, d);
-    }
+    const bool known = std::any_of(snap.devices().begin(), snap.devices().end(),
+                                   [&](const v1::RdmaDevice& x) { return x.name() == d.name(); });
+    if (!known) d.set_seen_in(core::printable(source + " (" + kinds + ")"));
+    *from.add_devices() = std::move(d);
   }
-  for (auto& n : netdevs) {
-    auto it = std::find_if(snap.mutable_netdevs()->begin(), snap.mutable_netdevs()->end(),
-                           [&](const v1::NetDevice& x) { return x.name() == n.name(); });
-    if (it == snap.mutable_netdevs()->end()) {
-      *snap.add_netdevs() = std::move(n);
-    } else {
-      mergeNetdev(*it, n);
-    }
+  for (auto& n : netdevs) *from.add_netdevs() = std::move(n);
+  auto found = core::mergeEvidence(snap, from);
+  if (conflicts != nullptr) {
+    for (auto& c : found) conflicts->push_back(std::move(c));
   }
   // ethtool -i names the firmware of the PCI function behind a netdev.
   for (const auto& info : evidence.driver_infos) {

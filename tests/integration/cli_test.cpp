@@ -22,6 +22,11 @@ const std::string kMlx5Tree =
     std::string(IBC_FIXTURES_DIR) +
     "/real/sysfs/sysfs_procfs-fixture_mlx5_0_hw-counters-errors.tree/fixtures";
 
+std::string ibcFixture(const std::string& relative) {
+  std::ifstream in(std::string(IBC_FIXTURES_DIR) + "/" + relative, std::ios::binary);
+  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
 class Cli : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -198,6 +203,68 @@ TEST_F(Cli, AnEthernetOnlyAdapterClaimingInfiniBandGetsARemark) {
                        "adapter, yet link_layer says InfiniBand"),
             std::string::npos)
       << r.out;
+}
+
+// Issue 10: evidence from two sources merges in one place, in core. A paste that says port 1
+// is down keeps its findings next to a snapshot that said ACTIVE, and the conflict is
+// printed with both values; nothing is dropped.
+TEST_F(Cli, APasteContradictingASnapshotKeepsItsFindingsAndTheConflictIsSaid) {
+  const std::string tree = std::string(IBC_FIXTURES_DIR) +
+                           "/real/sysfs/sysfs_procfs-fixture_mlx4_0_ib-qdr-2port.tree/fixtures";
+  const std::string paste =
+      std::string(IBC_FIXTURES_DIR) +
+      "/real/ibtools/"
+      "ibportstate-and-ibstat_mlx4-port1-down-disabled-port2-active56_rdma-core-pr-847.txt";
+  ASSERT_EQ(run({"snapshot", "--root", tree, "-o", path("n.ibsnap")}).exit_code, 0);
+  auto r = run({"analyze", path("n.ibsnap"), "--tool-output", paste, "--format", "json"});
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("conflicting evidence: devices[mlx4_0].ports[1].state: '4: ACTIVE' (" +
+                       path("n.ibsnap") + ", kept) vs 'Down' (" + paste + ")"),
+            std::string::npos)
+      << r.err;
+  // The same state in two spellings is not a conflict.
+  EXPECT_EQ(r.err.find("ports[2].state"), std::string::npos) << r.err;
+  const auto doc = parseJson(r.out);
+  bool kept = false;
+  for (const auto& v : doc.fields().at("findings").list_value().values()) {
+    const auto& f = v.struct_value().fields();
+    if ((f.at("code").string_value() == "PORT_DOWN" ||
+         f.at("code").string_value() == "PHYS_LINK_NOT_UP") &&
+        f.at("port").number_value() == 1) {
+      kept = true;
+      EXPECT_EQ(f.at("source").string_value(), paste);
+    }
+  }
+  EXPECT_TRUE(kept) << r.out.substr(0, 3000);
+}
+
+// Issue 10: two --tool-output files find what one file with the same bytes finds (the real
+// capture split where its second tool starts).
+TEST_F(Cli, TwoPastesFindWhatOneFileWithTheSameBytesFinds) {
+  const std::string whole = ibcFixture(
+      "real/ibtools/"
+      "ibdev2netdev-and-ibv_devinfo_mixed-ib-roce-ib0-down-mlx5_0-port-down_ucx-issue-2534.txt");
+  const auto cut = whole.find("$ ibv_devinfo");
+  ASSERT_NE(cut, std::string::npos);
+  write("whole.txt", whole);
+  write("first.txt", whole.substr(0, cut));
+  write("second.txt", whole.substr(cut));
+  auto one = run({"analyze", "--tool-output", path("whole.txt"), "--format", "json"});
+  auto two = run({"analyze", "--tool-output", path("first.txt"), "--tool-output",
+                  path("second.txt"), "--format", "json"});
+  EXPECT_EQ(one.exit_code, two.exit_code) << one.err << two.err;
+  const auto codes = [](const std::string& json) {
+    std::multiset<std::string> out;
+    const auto doc = parseJson(json);
+    for (const auto& v : doc.fields().at("findings").list_value().values()) {
+      const auto& f = v.struct_value().fields();
+      out.insert(f.at("code").string_value() + " " + f.at("device").string_value() + " " +
+                 std::to_string(static_cast<int>(f.at("port").number_value())));
+    }
+    return out;
+  };
+  EXPECT_EQ(codes(one.out), codes(two.out)) << one.out.substr(0, 2000) << "\n---\n"
+                                            << two.out.substr(0, 2000);
 }
 
 TEST_F(Cli, TextReportHasTheTableFindingsAndNextSteps) {

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "ibc/agent/collect.h"
+#include "ibc/core/evidence_merge.h"
 #include "ibc/core/report.h"
 #include "ibc/core/rules.h"
 #include "ibc/core/tool_output.h"
@@ -39,10 +40,13 @@ AnalyzeOutcome analyzeInputs(
     const std::function<std::unique_ptr<Filesystem>(const std::string&)>& open_root,
     const std::string& agent_version);
 
-// Merges a parsed tool output into a snapshot: devices and netdevs by name, a pasted
-// `grep . /sys/...` listing through the sysfs probes, and a ToolOutput record.
+// Merges a parsed tool output into a snapshot through core::mergeEvidence (a pasted
+// `grep . /sys/...` listing through the sysfs probes first) and adds a ToolOutput record.
+// Where the paste contradicts what the snapshot already holds, the snapshot's value stays
+// and the conflict is appended to `conflicts` (when given).
 void mergeToolEvidence(const core::ToolEvidence& evidence, const std::string& source,
-                       std::string_view raw, const CollectLimits& limits, v1::Snapshot& snap);
+                       std::string_view raw, const CollectLimits& limits, v1::Snapshot& snap,
+                       std::vector<core::EvidenceConflict>* conflicts = nullptr);
 
 // Reads and decodes a .ibsnap file (bounded). Errors name the file and the problem.
 Result<v1::Snapshot> readSnapshotFile(const Filesystem& files, const std::string& path);
