@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Sets a machine up for ibcollect: installs every Debian package it needs (build, tests,
 # integration, benchmarks), then configures and builds one build tree.
-#   scripts/setup.sh [release|test|none]
+#   scripts/setup.sh [release|test|tsan|none]
 #     release (default)  build/release: RelWithDebInfo ibcollect (what scripts/demo.sh runs)
 #     test               build/test: clang, ASan/UBSan, libFuzzer targets, every test
+#     tsan               build/tsan: clang, ThreadSanitizer, the collector's tests only
 #     none               packages only
 # Idempotent: when every package is installed and the tree is up to date it returns in a
 # second without touching apt (ninja, ccache). Needs root (or sudo) only when a package is
@@ -12,8 +13,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD_KIND=${1:-release}
 case "$BUILD_KIND" in
-  release|test|none) ;;
-  *) echo "usage: scripts/setup.sh [release|test|none]" >&2; exit 3 ;;
+  release|test|tsan|none) ;;
+  *) echo "usage: scripts/setup.sh [release|test|tsan|none]" >&2; exit 3 ;;
 esac
 
 PACKAGES=(
@@ -97,6 +98,15 @@ case "$BUILD_KIND" in
     fi
     echo "== build ($BUILD)"
     cmake --build "$BUILD" -j2
+    ;;
+  tsan)
+    BUILD=build/tsan
+    if [ ! -f "$BUILD/build.ninja" ]; then
+      CC=clang-14 CXX=clang++-14 cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Debug \
+        -DCMAKE_CXX_FLAGS_DEBUG="-g -O1" -DIBC_TSAN=ON >/dev/null
+    fi
+    echo "== build ($BUILD: the collector's tests under ThreadSanitizer)"
+    cmake --build "$BUILD" -j2 --target ibc_collector_tests ibc_transport_tests
     ;;
   none) ;;
 esac

@@ -15,5 +15,11 @@ BUILD=build/test
 echo "== tests"
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
-cd "$BUILD"
-ctest -j2 --output-on-failure --timeout 600
+(cd "$BUILD" && ctest -j2 --output-on-failure --timeout 600)
+
+# The collector's io, worker and writer threads (and the store under them) under
+# ThreadSanitizer: its unit tests and the transport tests against the real binaries.
+scripts/setup.sh tsan
+echo "== tests under ThreadSanitizer (label collector)"
+export TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 suppressions=$PWD/tests/tsan.supp"
+(cd build/tsan && ctest -j2 -L collector --output-on-failure --timeout 600)
