@@ -67,9 +67,13 @@ std::vector<std::string> identity(const v1::Snapshot& snap, const v1::RdmaDevice
 
 std::string hostSteps(const v1::RdmaDevice& dev) {
   std::string port = dev.ports_size() > 0 ? std::to_string(dev.ports(0).port()) : "1";
-  return "Send this snapshot (the .ibsnap file) to the provider with the ticket. "
-         "Host side: find the PF of this VF (match the VF's node/port GUID or MAC in "
-         "`ip link show <pf>` / `ibdev2netdev -v`), then `mlxlink -d <PF> -p " +
+  return std::string("Send this snapshot (the .ibsnap file) to the provider with the ticket. ") +
+         (dev.is_virtual_function()
+              ? "Host side: find the PF of this VF (match the VF's node/port GUID or MAC in "
+                "`ip link show <pf>` / `ibdev2netdev -v`), then `mlxlink -d <PF> -p "
+              : "Host side: find the physical device passed to this VM (match its node/port "
+                "GUID or MAC; if it is a VF, in `ip link show <pf>` / `ibdev2netdev -v`), then "
+                "`mlxlink -d <PF> -p ") +
          port +
          " -m -c -e` (BER, effective errors, module DDM and temperature), `mst status -v`, "
          "`flint -d <PF> q` (firmware), check the cable/transceiver and the switch port, and "
