@@ -248,6 +248,7 @@ class Transport : public ::testing::Test {
 
   static v1::CollectorStats stats(int port) {
     auto c = connect(port, support());
+    if (c == nullptr) return v1::CollectorStats();  // connect() has reported the failure
     v1::CollectorRequest r;
     r.mutable_stats();
     auto s = c->call(r);
@@ -854,8 +855,10 @@ TEST_F(Transport, StalledHandshakesFromOneSourceDoNotLockOutHonestAgents) {
 TEST_F(Transport, SilentSocketsCannotFillTheConnectionLimit) {
   struct rlimit nofile {};
   ::getrlimit(RLIMIT_NOFILE, &nofile);
-  if (nofile.rlim_cur < 4096) {
-    nofile.rlim_cur = std::min<rlim_t>(nofile.rlim_max, 4096);
+  // This process holds the attacker's sockets and the collector (which inherits the limit)
+  // their other ends.
+  if (nofile.rlim_cur < 8192) {
+    nofile.rlim_cur = std::min<rlim_t>(nofile.rlim_max, 8192);
     ::setrlimit(RLIMIT_NOFILE, &nofile);
   }
   const ibc::agent::ConnectTimeouts strict{seconds(3), seconds(3)};
@@ -883,6 +886,25 @@ TEST_F(Transport, SilentSocketsCannotFillTheConnectionLimit) {
       if (fd >= 0) silent.push_back(fd);
     }
     for (int i = 0; i < 3; ++i) expectHonestUploadServed(collector->port(), 10 + i, strict);
+    EXPECT_NE(collector->log().find("to make room: the collector is at its connection limit"),
+              std::string::npos)
+        << collector->log().substr(0, 2000);
+    for (int fd : silent) ::close(fd);
+  }
+  {
+    // The red team's shape at a third of its size: thousands of silent sockets spread over
+    // many sources, each under the per-source limit, against a connection limit they
+    // exceed. Evicting the oldest unauthenticated connections keeps room for the agent.
+    auto collector = startCollector(
+        {"--max-connections", "2000", "--handshake-timeout", "30", "--first-byte-timeout", "30"});
+    std::vector<int> silent;
+    for (int i = 0; i < 3000; ++i) {
+      const std::string source = "127.0.1." + std::to_string(1 + i % 60);  // 50 per source
+      const int fd = rawConnectFrom(collector->port(), source.c_str());
+      if (fd >= 0) silent.push_back(fd);
+    }
+    EXPECT_GE(silent.size(), 2000u) << "the attack did not reach the connection limit";
+    for (int i = 0; i < 3; ++i) expectHonestUploadServed(collector->port(), 20 + i, strict);
     EXPECT_NE(collector->log().find("to make room: the collector is at its connection limit"),
               std::string::npos)
         << collector->log().substr(0, 2000);
