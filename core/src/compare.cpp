@@ -603,6 +603,10 @@ void diagnoseJobNodes(std::vector<AnalyzedNode>& nodes, const CompareOptions& op
     f.set_source(nodeSource(nodes[owner]));
     nodes[owner].findings.push_back(std::move(f));
   };
+  // Inputs that share a host name (before/after, two fetches) are different snapshots of
+  // one host: the same words on both are two findings, not one log read twice.
+  std::unordered_map<std::string, std::size_t> name_count;
+  for (std::size_t i : answered) ++name_count[nodeName(nodes[i].snapshot)];
   RuleOptions ro;
   ro.expect_rate_gbps = options.expect_rate_gbps;
   std::unordered_set<std::string> identical;
@@ -613,6 +617,7 @@ void diagnoseJobNodes(std::vector<AnalyzedNode>& nodes, const CompareOptions& op
       std::string key = f.code() + '\0' + f.severity() + '\0' + f.node() + '\0' + f.device() +
                         '\0' + std::to_string(f.port()) + '\0' + f.summary();
       for (const auto& e : f.evidence()) key += '\0' + e;
+      if (name_count[nodeName(nodes[i].snapshot)] > 1) key += '\0' + std::to_string(i);
       if (!identical.insert(std::move(key)).second) continue;
       std::size_t owner = i;
       if (!isSelf(i, f.node())) {
