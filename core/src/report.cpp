@@ -98,7 +98,8 @@ std::string utcTime(int64_t unix_ms) {
 }  // namespace
 
 std::string nodeSource(const AnalyzedNode& node) {
-  return !node.snapshot_file.empty() ? node.snapshot_file : node.snapshot.node().source();
+  if (!node.snapshot_file.empty()) return node.snapshot_file;
+  return !node.input.empty() ? node.input : node.snapshot.node().source();
 }
 
 std::vector<std::string> labelNodes(std::vector<AnalyzedNode>& nodes) {
@@ -153,7 +154,7 @@ v1::NodeReport summarizeNode(const AnalyzedNode& node) {
   v1::NodeReport r;
   r.set_node(nodeName(s));
   r.set_label(node.label.empty() ? nodeName(s) : node.label);
-  r.set_source(s.node().source());
+  r.set_source(s.node().source().empty() ? node.input : s.node().source());
   r.set_job_id(s.node().job_id());
   r.set_collected_at_unix_ms(s.node().collected_at_unix_ms());
   r.set_probe_errors(static_cast<uint32_t>(s.probe_errors_size()));
@@ -235,6 +236,9 @@ v1::NodeReport summarizeNode(const AnalyzedNode& node) {
 v1::Report buildReport(std::vector<AnalyzedNode> nodes) {
   v1::Report report;
   for (auto& notice : labelNodes(nodes)) report.add_notices(std::move(notice));
+  for (auto& n : nodes) {
+    for (auto& notice : n.notices) report.add_notices(std::move(notice));
+  }
   std::vector<v1::Finding> all;
   for (auto& n : nodes) {
     const bool include = n.include_snapshot;

@@ -74,7 +74,8 @@ void assignFindings(std::vector<AnalyzedNode>& nodes,
 // findings go to the node they single out; a finding several snapshots of different nodes
 // show word for word (one shared log) is kept once, while inputs of one host keep theirs. Each
 // finding gets its node's name and source; each node's findings are sorted. Findings already on the
-// nodes are kept. Nodes with an unreachable_reason are not diagnosed.
+// nodes are kept. Nodes with an unreachable_reason are diagnosed only on the NCCL logs and
+// nccl-tests output the launcher read for them.
 void diagnoseJobNodes(std::vector<AnalyzedNode>& nodes, const CompareOptions& options);
 
 }  // namespace ibc::core
