@@ -61,7 +61,9 @@ std::string portRemark(const v1::RdmaDevice& d, const v1::RdmaPort& p) {
            "(an edited or composed tree?)";
   }
   if (p.link_layer().empty() && !p.rate_raw().empty()) {
-    return "link layer unknown (no link_layer file): InfiniBand or Ethernet cannot be told";
+    // Neither a sysfs link_layer file nor a tool's "Link layer" line said it.
+    return "link layer unknown (the evidence does not say it): InfiniBand or Ethernet cannot "
+           "be told";
   }
   return {};
 }
