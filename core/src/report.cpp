@@ -54,11 +54,13 @@ std::string rateText(const v1::RdmaPort& p) {
 std::string portRemark(const v1::RdmaDevice& d, const v1::RdmaPort& p) {
   const auto [model, id] = ethernetOnlyModel(d);
   if (!model.empty() && p.link_layer() == "InfiniBand") {
+    // The rate is named only when it does name an InfiniBand speed ("(1X EDR)").
+    const bool ib_rate = !p.speed_name().empty() || p.rate_raw().find('(') != std::string::npos;
     return std::string(model) + " (PCI device " + id +
-           ") is an Ethernet-only adapter, yet link_layer says InfiniBand and the rate \"" +
-           p.rate_raw() +
-           "\" names an InfiniBand speed: the evidence does not fit together "
-           "(an edited or composed tree?)";
+           ") is an Ethernet-only adapter, yet link_layer says InfiniBand" +
+           (ib_rate ? " and the rate \"" + p.rate_raw() + "\" names an InfiniBand speed"
+                    : std::string()) +
+           ": the evidence does not fit together (an edited or composed tree?)";
   }
   if (p.link_layer().empty() && !p.rate_raw().empty()) {
     // Neither a sysfs link_layer file nor a tool's "Link layer" line said it.

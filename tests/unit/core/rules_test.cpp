@@ -516,6 +516,17 @@ TEST(Wording, UnparsedStatesAreSaidInWordsAndEthernetOnlyAdaptersGetARemark) {
   ASSERT_EQ(report.nodes(0).ports_size(), 1);
   EXPECT_NE(report.nodes(0).ports(0).remark().find("Ethernet-only"), std::string::npos);
 
+  // A rate without an InfiniBand speed name is not said to name one.
+  AnalyzedNode bare_node = node;
+  bare_node.snapshot.mutable_devices(0)->mutable_ports(0)->set_rate_raw("25");
+  bare_node.snapshot.mutable_devices(0)->mutable_ports(0)->clear_speed_name();
+  const auto bare = buildReport({bare_node});
+  EXPECT_EQ(bare.nodes(0).ports(0).remark().find("names an InfiniBand speed"), std::string::npos)
+      << bare.nodes(0).ports(0).remark();
+  EXPECT_NE(bare.nodes(0).ports(0).remark().find("yet link_layer says InfiniBand: the evidence"),
+            std::string::npos)
+      << bare.nodes(0).ports(0).remark();
+
   // A real RoCE port: the rate is shown as a number, not an InfiniBand speed name.
   port->set_link_layer("Ethernet");
   dev->mutable_pci()->set_device_id("0x101d");
