@@ -1,5 +1,6 @@
 // `ibcollect --job JOBID`, `ibcollect compare`, and the node side `ibcollect job-step`.
 
+#include <cctype>
 #include <chrono>
 #include <cmath>
 #include <ctime>
@@ -52,7 +53,25 @@ std::string timestamp(std::chrono::system_clock::time_point t) {
   return buf;
 }
 
+// Whether `name` appears in the file name of `path` as a whole word (nccl.node3.log,
+// node3-rank5.log, but not node31.log).
+bool fileNames(const std::string& path, const std::string& name) {
+  if (name.empty()) return false;
+  const auto slash = path.find_last_of('/');
+  const std::string base = slash == std::string::npos ? path : path.substr(slash + 1);
+  const auto word = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0; };
+  for (auto p = base.find(name); p != std::string::npos; p = base.find(name, p + 1)) {
+    const std::size_t e = p + name.size();
+    if ((p == 0 || !word(base[p - 1])) && (e == base.size() || !word(base[e]))) return true;
+  }
+  return false;
+}
+
 // NCCL logs the launcher can read itself (a shared filesystem), for logs no node brought.
+// A log belongs to the node its lines name; else to the node whose name the pattern's %h
+// or the file name carries; else (a container's or an address-based host name no node
+// has) to a row of its own under the name the log uses, with a notice: never to whichever
+// node came first.
 void attachLauncherLogs(CliEnvironment& env, const JobArgs& a,
                         std::vector<core::AnalyzedNode>& nodes) {
   if (a.nccl_logs.empty() || nodes.empty()) return;
@@ -61,38 +80,55 @@ void attachLauncherLogs(CliEnvironment& env, const JobArgs& a,
     for (const auto& l : n.snapshot.nccl_logs()) carried.insert(l.source());
   }
   const core::JobNodeIndex index(nodes);
-  std::size_t first_answered = 0;
-  while (first_answered < nodes.size() && !nodes[first_answered].unreachable_reason.empty())
-    ++first_answered;
+  const std::size_t job_nodes = nodes.size();
+  std::map<std::string, std::size_t> orphans;  // the log's host -> its own row
   const CollectLimits limits;
   for (const auto& pattern : a.nccl_logs) {
     // A pattern without %h names the same files for every node: expand it once.
     const bool per_host = pattern.find("%h") != std::string::npos;
-    for (std::size_t i = 0; i < (per_host ? nodes.size() : 1); ++i) {
+    for (std::size_t i = 0; i < (per_host ? job_nodes : 1); ++i) {
       const std::string host = core::nodeName(nodes[i].snapshot);
       for (const auto& path : expandLogPattern(pattern, host)) {
         if (!carried.insert(path).second) continue;
         std::vector<v1::ProbeError> errors;
-        auto log = readNcclLog(env.files, path, limits, host, errors);
+        auto log = readNcclLog(env.files, path, limits, per_host ? host : "", errors);
         for (const auto& e : errors) {
           const bool partly = e.error() == core::errorCodeName(core::ErrorCode::TooLarge);
           env.err << "ibcollect: " << (partly ? "note: " : "cannot read ") << e.path() << ": "
                   << e.message() << "\n";
         }
-        // Attribute by the hostnames in the log when they name a job node.
-        std::size_t target = i;
+        std::optional<std::size_t> target;
         for (const auto& h : log.parsed().hosts()) {
-          if (auto k = index.find(h)) {
-            target = *k;
-            break;
-          }
+          if ((target = index.find(h))) break;
         }
-        // An unreachable node's snapshot is not diagnosed: its log rides with the first
-        // node that answered, and the findings, which name the log's host, still come
-        // back to it.
-        if (!nodes[target].unreachable_reason.empty() && first_answered < nodes.size())
-          target = first_answered;
-        *nodes[target].snapshot.add_nccl_logs() = std::move(log);
+        if (!target && per_host) target = i;
+        for (std::size_t k = 0; !target && k < job_nodes; ++k) {
+          const auto& node = nodes[k].snapshot.node();
+          if (fileNames(path, core::nodeName(nodes[k].snapshot)) ||
+              fileNames(path, node.hostname()))
+            target = k;
+        }
+        if (!target && log.parsed().hosts_size() == 0) {
+          // No line names a host: nothing in it can be credited to a node. It still goes
+          // somewhere, so what it says (or that nothing was recognised) is reported.
+          target = 0;
+        }
+        if (!target) {
+          const std::string& named = log.parsed().hosts(0);
+          auto [it, fresh] = orphans.try_emplace(named, nodes.size());
+          if (fresh) {
+            core::AnalyzedNode row;
+            row.snapshot.mutable_node()->set_hostname(named);
+            row.input = path;
+            row.notices.push_back("NCCL log " + path + " names host '" + named +
+                                  "', which is not a node of the job (no Slurm name, "
+                                  "hostname or file name matches): its findings are "
+                                  "reported under that name");
+            nodes.push_back(std::move(row));
+          }
+          target = it->second;
+        }
+        *nodes[*target].snapshot.add_nccl_logs() = std::move(log);
       }
     }
   }

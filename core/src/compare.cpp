@@ -582,7 +582,13 @@ void diagnoseJobNodes(std::vector<AnalyzedNode>& nodes, const CompareOptions& op
   std::vector<const v1::Snapshot*> snaps;
   std::vector<std::string> labels;
   std::unordered_map<std::string, std::size_t> by_label;
+  // An unreachable node whose NCCL logs the launcher read is diagnosed on those: they are
+  // its logs, whatever host name they print.
+  std::vector<std::size_t> diagnosed;
   for (std::size_t i = 0; i < nodes.size(); ++i) {
+    const auto& s = nodes[i].snapshot;
+    if (nodes[i].unreachable_reason.empty() || s.nccl_logs_size() > 0 || s.nccl_tests_size() > 0)
+      diagnosed.push_back(i);
     if (!nodes[i].unreachable_reason.empty()) continue;
     answered.push_back(i);
     snaps.push_back(&nodes[i].snapshot);
@@ -603,16 +609,21 @@ void diagnoseJobNodes(std::vector<AnalyzedNode>& nodes, const CompareOptions& op
     f.set_source(nodeSource(nodes[owner]));
     nodes[owner].findings.push_back(std::move(f));
   };
+  // Inputs that share a host name (before/after, two fetches) are different snapshots of
+  // one host: the same words on both are two findings, not one log read twice.
+  std::unordered_map<std::string, std::size_t> name_count;
+  for (std::size_t i : diagnosed) ++name_count[nodeName(nodes[i].snapshot)];
   RuleOptions ro;
   ro.expect_rate_gbps = options.expect_rate_gbps;
   std::unordered_set<std::string> identical;
   std::set<std::tuple<std::string, std::size_t, std::string, uint32_t>> seen;
-  for (std::size_t i : answered) {
+  for (std::size_t i : diagnosed) {
     for (auto& f : diagnoseNode(nodes[i].snapshot, ro)) {
       // A log read on several nodes (a shared directory) repeats its findings word for word.
       std::string key = f.code() + '\0' + f.severity() + '\0' + f.node() + '\0' + f.device() +
                         '\0' + std::to_string(f.port()) + '\0' + f.summary();
       for (const auto& e : f.evidence()) key += '\0' + e;
+      if (name_count[nodeName(nodes[i].snapshot)] > 1) key += '\0' + std::to_string(i);
       if (!identical.insert(std::move(key)).second) continue;
       std::size_t owner = i;
       if (!isSelf(i, f.node())) {

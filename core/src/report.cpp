@@ -56,14 +56,18 @@ std::string rateText(const v1::RdmaPort& p) {
 std::string portRemark(const v1::RdmaDevice& d, const v1::RdmaPort& p) {
   const auto [model, id] = ethernetOnlyModel(d);
   if (!model.empty() && p.link_layer() == "InfiniBand") {
+    // The rate is named only when it does name an InfiniBand speed ("(1X EDR)").
+    const bool ib_rate = !p.speed_name().empty() || p.rate_raw().find('(') != std::string::npos;
     return std::string(model) + " (PCI device " + id +
-           ") is an Ethernet-only adapter, yet link_layer says InfiniBand and the rate \"" +
-           p.rate_raw() +
-           "\" names an InfiniBand speed: the evidence does not fit together "
-           "(an edited or composed tree?)";
+           ") is an Ethernet-only adapter, yet link_layer says InfiniBand" +
+           (ib_rate ? " and the rate \"" + p.rate_raw() + "\" names an InfiniBand speed"
+                    : std::string()) +
+           ": the evidence does not fit together (an edited or composed tree?)";
   }
   if (p.link_layer().empty() && !p.rate_raw().empty()) {
-    return "link layer unknown (no link_layer file): InfiniBand or Ethernet cannot be told";
+    // Neither a sysfs link_layer file nor a tool's "Link layer" line said it.
+    return "link layer unknown (the evidence does not say it): InfiniBand or Ethernet cannot "
+           "be told";
   }
   return {};
 }
@@ -123,7 +127,8 @@ int findingSpecificity(std::string_view c) {
 }
 
 std::string nodeSource(const AnalyzedNode& node) {
-  return !node.snapshot_file.empty() ? node.snapshot_file : node.snapshot.node().source();
+  if (!node.snapshot_file.empty()) return node.snapshot_file;
+  return !node.input.empty() ? node.input : node.snapshot.node().source();
 }
 
 std::vector<std::string> labelNodes(std::vector<AnalyzedNode>& nodes) {
@@ -178,7 +183,7 @@ v1::NodeReport summarizeNode(const AnalyzedNode& node) {
   v1::NodeReport r;
   r.set_node(nodeName(s));
   r.set_label(node.label.empty() ? nodeName(s) : node.label);
-  r.set_source(s.node().source());
+  r.set_source(s.node().source().empty() ? node.input : s.node().source());
   r.set_job_id(s.node().job_id());
   r.set_collected_at_unix_ms(s.node().collected_at_unix_ms());
   r.set_probe_errors(static_cast<uint32_t>(s.probe_errors_size()));
@@ -262,6 +267,9 @@ v1::NodeReport summarizeNode(const AnalyzedNode& node) {
 v1::Report buildReport(std::vector<AnalyzedNode> nodes) {
   v1::Report report;
   for (auto& notice : labelNodes(nodes)) report.add_notices(std::move(notice));
+  for (auto& n : nodes) {
+    for (auto& notice : n.notices) report.add_notices(std::move(notice));
+  }
   std::vector<v1::Finding> all;
   for (auto& n : nodes) {
     const bool include = n.include_snapshot;

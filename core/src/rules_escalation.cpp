@@ -67,14 +67,16 @@ std::vector<std::string> identity(const v1::Snapshot& snap, const v1::RdmaDevice
 
 std::string hostSteps(const v1::RdmaDevice& dev) {
   std::string port = dev.ports_size() > 0 ? std::to_string(dev.ports(0).port()) : "1";
-  return std::string("Send this snapshot (the .ibsnap file) to the provider with the ticket. ") +
-         (dev.is_virtual_function()
-              ? "Host side: find the PF of this VF (match the VF's node/port GUID or MAC in "
-                "`ip link show <pf>` / `ibdev2netdev -v`), then `mlxlink -d <PF> -p "
-              : "Host side: find the physical device passed to this VM (match its node/port "
-                "GUID or MAC; if it is a VF, in `ip link show <pf>` / `ibdev2netdev -v`), then "
-                "`mlxlink -d <PF> -p ") +
-         port +
+  // Only PCI evidence makes the device a VF; otherwise it may be a passed-through PF.
+  const std::string find_it =
+      dev.is_virtual_function()
+          ? "Host side: find the PF of this VF (match the VF's node/port GUID or MAC in "
+            "`ip link show <pf>` / `ibdev2netdev -v`)"
+          : "Host side: find the physical device behind this guest device (a passed-through "
+            "adapter, or the PF if it is a VF: match its node/port GUID or MAC in "
+            "`ip link show <pf>` / `ibdev2netdev -v`)";
+  return "Send this snapshot (the .ibsnap file) to the provider with the ticket. " + find_it +
+         ", then `mlxlink -d <PF> -p " + port +
          " -m -c -e` (BER, effective errors, module DDM and temperature), `mst status -v`, "
          "`flint -d <PF> q` (firmware), check the cable/transceiver and the switch port, and "
          "the BMC SEL for PCIe/thermal events.";
@@ -124,8 +126,14 @@ void runEscalationRules(RuleContext& ctx) {
       sev = worst;
     } else {
       summary = dev.name() +
-                " shows transport errors while its VF-side link evidence is clean: "
-                "the PF, cable or fabric beyond the VF must be inspected";
+                (dev.is_virtual_function()
+                     ? std::string(" shows transport errors while its VF-side link evidence "
+                                   "is clean: the PF, cable or fabric beyond the VF must be "
+                                   "inspected")
+                     : std::string(" (in a virtual machine; no PCI evidence that it is a VF) "
+                                   "shows transport errors while its guest-side link evidence "
+                                   "is clean: the physical device, cable or fabric behind it "
+                                   "must be inspected"));
       ev = symptom;
       sev = Severity::Warning;
     }
@@ -156,9 +164,14 @@ void runEscalationRules(RuleContext& ctx) {
   for (const auto* dev : vfs) {
     for (auto& line : identity(ctx.snap, *dev)) ev.push_back(std::move(line));
   }
+  bool all_vfs = true;
+  for (const auto* dev : vfs) all_vfs = all_vfs && dev->is_virtual_function();
   ctx.add({FindingCode::EscalateHostInspection, Severity::Warning, "", "", 0,
-           "Transport errors with clean VF-side evidence on every VF of this node: the PFs, "
-           "cables or fabric beyond them must be inspected",
+           all_vfs ? "Transport errors with clean VF-side evidence on every VF of this node: "
+                     "the PFs, cables or fabric beyond them must be inspected"
+                   : "Transport errors with clean guest-side evidence on every RDMA device of "
+                     "this virtual machine: the physical devices, cables or fabric behind "
+                     "them must be inspected",
            std::move(ev), hostSteps(*vfs.front())});
 }
 

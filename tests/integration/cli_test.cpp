@@ -202,6 +202,20 @@ TEST_F(Cli, SnapshotAlwaysKeepsAFileAndNeverOverwritesWithoutForce) {
   EXPECT_GT(std::filesystem::file_size(path("taken.ibsnap")), 1000u);
 }
 
+// Issue 10: what cannot be known is said in words that fit the evidence: the real ibstat
+// paste has no "Link layer" line for port 2, and there is no sysfs file to speak of.
+TEST_F(Cli, AnUnknownLinkLayerInAPasteIsNotBlamedOnAMissingFile) {
+  const std::string paste =
+      std::string(IBC_FIXTURES_DIR) +
+      "/real/ibtools/"
+      "ibportstate-and-ibstat_mlx4-port1-down-disabled-port2-active56_rdma-core-pr-847.txt";
+  auto r = run({"analyze", "--tool-output", paste});
+  EXPECT_EQ(r.out.find("no link_layer file"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("mlx4_0 port 2: link layer unknown (the evidence does not say it)"),
+            std::string::npos)
+      << r.out;
+}
+
 // Issue 10: `analyze` of pasted output can save it as a snapshot that reads back the same.
 TEST_F(Cli, AnalyzeOfAPasteSavesASnapshotThatReadsBackWithTheSameFindings) {
   const std::string paste =

@@ -101,6 +101,29 @@ TEST(DiagnoseJobNodes, TwoSnapshotsOfOneHostEachKeepTheirOwnFindings) {
   EXPECT_NE(text.find("note: 2 inputs name the same node 'gpu01'"), std::string::npos) << text;
 }
 
+// Issue 10: two snapshots of one host that say the same (two fetches of one file, or a
+// fault that did not change between before and after) each keep their findings: the
+// word-for-word dedupe is for one log read by several nodes, not for two inputs.
+TEST(DiagnoseJobNodes, TwoIdenticalSnapshotsOfOneHostBothKeepTheirFindings) {
+  std::vector<core::AnalyzedNode> nodes(2);
+  nodes[0].snapshot = gcm("learn_ib_intf_bad_rate_8x-rate-100edr-vs-ipoib-200000", "gpu01");
+  nodes[0].snapshot_file = "/cases/before.ibsnap";
+  nodes[1].snapshot = nodes[0].snapshot;
+  nodes[1].snapshot_file = "/cases/after.ibsnap";
+  core::CompareOptions o;
+  o.expect_rate_gbps = 200;
+  core::diagnoseJobNodes(nodes, o);
+  EXPECT_TRUE(has(nodes[0].findings, "LINK_RATE_BELOW_EXPECTED", "warning"))
+      << dump(nodes[0].findings);
+  EXPECT_TRUE(has(nodes[1].findings, "LINK_RATE_BELOW_EXPECTED", "warning"))
+      << dump(nodes[1].findings);
+  EXPECT_EQ(nodes[0].findings.size(), nodes[1].findings.size())
+      << "before:\n"
+      << dump(nodes[0].findings) << "after:\n"
+      << dump(nodes[1].findings);
+  for (const auto& f : nodes[1].findings) EXPECT_EQ(f.source(), "/cases/after.ibsnap");
+}
+
 // Issue 10: a NCCL log whose host name is not the Slurm node name (an FQDN no node has, a
 // container's name) stays with the node whose snapshot carries it, instead of going to
 // whichever node came first.

@@ -207,5 +207,58 @@ TEST(JobCommand, AnUnreachableNodesLogTheLauncherCanReadIsStillDiagnosed) {
   EXPECT_EQ(completion, 1u) << r.out.substr(0, 2000);
 }
 
+// Issue 10: a shared --nccl-log glob (no %h) the launcher reads itself. Logs whose NCCL
+// lines print a host name that is no Slurm name (a container's name, an address-based
+// name) are never credited to whichever node came first: the file name can tell the node
+// (nccl.node1787.log), else the log gets a row of its own under the name it prints, and the
+// report says so. Log lines are SYNTHETIC, in NCCL's real completion-error format.
+TEST(JobCommand, ASharedLogWithAHostNameNoNodeHasIsNeverCreditedToAnotherNode) {
+  SlurmCommands runner = runningEightNodeJob();
+  ::ibcollect::v1::Snapshot answered;
+  answered.mutable_node()->set_hostname("node1433");
+  answered.mutable_node()->set_source("/");
+  for (auto& l :
+       core::encodeStepOutput("node1433", core::wrapUnsigned(answered).SerializeAsString())) {
+    l.pop_back();
+    runner.stream_lines.push_back("0: " + l);
+  }
+  const std::string dir = ibc::test::makeTempDir("launcher-shared-logs");
+  const std::string line =
+      ":4242:4300 [0] transport/net_ib.cc:1295 NCCL WARN NET/IB : Got completion from peer "
+      "10.0.0.2<4242> with error 12, opcode 0, len 0, vendor err 129 (Recv)\n";
+  std::ofstream(dir + "/nccl.node1787.log") << "trainer-7f9c4" << line;
+  std::ofstream(dir + "/rank9.log") << "ip-10-0-0-9" << line;
+  const auto r = runJob(
+      runner, {"--hosts", "node[1433,1787]", "--nccl-log", dir + "/*.log", "--out", dir + "/out"});
+  EXPECT_EQ(r.code, core::kExitCritical) << r.err;
+  google::protobuf::Struct doc;
+  ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(r.out, &doc).ok())
+      << r.out.substr(0, 500);
+  std::map<std::string, std::string> completion_by_node;  // node -> source
+  for (const auto& v : doc.fields().at("findings").list_value().values()) {
+    const auto& f = v.struct_value().fields();
+    // The log's own row holds only what the log says (no host facts were collected).
+    if (f.at("node").string_value() == "ip-10-0-0-9")
+      EXPECT_EQ(f.at("code").string_value().rfind("NCCL_", 0), 0u) << f.at("code").string_value();
+    if (f.at("code").string_value() != "NCCL_IB_COMPLETION_ERROR") continue;
+    completion_by_node[f.at("node").string_value()] = f.at("source").string_value();
+  }
+  EXPECT_EQ(completion_by_node.count("node1433"), 0u) << r.out.substr(0, 3000);
+  EXPECT_EQ(completion_by_node.count("node1787"), 1u) << r.out.substr(0, 3000);
+  ASSERT_EQ(completion_by_node.count("ip-10-0-0-9"), 1u) << r.out.substr(0, 3000);
+  EXPECT_EQ(completion_by_node["ip-10-0-0-9"], dir + "/rank9.log");
+  std::vector<std::string> rows;
+  for (const auto& v : doc.fields().at("nodes").list_value().values())
+    rows.push_back(v.struct_value().fields().at("node").string_value());
+  EXPECT_EQ(rows, (std::vector<std::string>{"node1433", "node1787", "ip-10-0-0-9"}));
+  ASSERT_TRUE(doc.fields().count("notices")) << r.out.substr(0, 3000);
+  const auto& notices = doc.fields().at("notices").list_value().values();
+  ASSERT_EQ(notices.size(), 1);
+  EXPECT_NE(notices[0].string_value().find("names host 'ip-10-0-0-9', which is not a node of "
+                                           "the job"),
+            std::string::npos)
+      << notices[0].string_value();
+}
+
 }  // namespace
 }  // namespace ibc::agent

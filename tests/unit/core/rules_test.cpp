@@ -457,6 +457,27 @@ TEST(Wording, ADeviceInAVmWithoutPciEvidenceIsNotCalledAVf) {
   }
 }
 
+// The same for transport errors alone (the symptom path): a device in a VM (CPU flag
+// hypervisor) without PCI evidence is not said to be a VF in summary, evidence or steps,
+// and neither is the node-level escalation of an NCCL symptom.
+TEST(Wording, TransportErrorsInAVmWithoutPciEvidenceDoNotCallTheDeviceAVf) {
+  auto s = snapshot("");
+  s.mutable_node()->set_virtual_machine(true);
+  s.mutable_node()->set_virtualization_evidence("CPU flag hypervisor");
+  auto* retries = s.mutable_devices(0)->mutable_ports(0)->add_hw_counters();
+  retries->set_name("local_ack_timeout_err");
+  retries->set_value(131);
+  const auto findings = diagnoseNode(s, {});
+  const auto* esc = find(findings, "ESCALATE_HOST_INSPECTION");
+  ASSERT_NE(esc, nullptr) << describe(findings);
+  EXPECT_EQ(esc->summary().find("VF-side"), std::string::npos) << esc->summary();
+  EXPECT_EQ(esc->summary().find("beyond the VF"), std::string::npos) << esc->summary();
+  EXPECT_NE(esc->summary().find("no PCI evidence that it is a VF"), std::string::npos)
+      << esc->summary();
+  EXPECT_EQ(esc->action().find("this VF"), std::string::npos) << esc->action();
+  for (const auto& e : esc->evidence()) EXPECT_NE(e.rfind("VF ", 0), 0u) << e;
+}
+
 TEST(Wording, INITWithAnUnknownPhysicalStateDoesNotClaimTheLinkIsUp) {
   auto s = snapshot("");
   auto* port = s.mutable_devices(0)->mutable_ports(0);
@@ -494,6 +515,17 @@ TEST(Wording, UnparsedStatesAreSaidInWordsAndEthernetOnlyAdaptersGetARemark) {
       << text;
   ASSERT_EQ(report.nodes(0).ports_size(), 1);
   EXPECT_NE(report.nodes(0).ports(0).remark().find("Ethernet-only"), std::string::npos);
+
+  // A rate without an InfiniBand speed name is not said to name one.
+  AnalyzedNode bare_node = node;
+  bare_node.snapshot.mutable_devices(0)->mutable_ports(0)->set_rate_raw("25");
+  bare_node.snapshot.mutable_devices(0)->mutable_ports(0)->clear_speed_name();
+  const auto bare = buildReport({bare_node});
+  EXPECT_EQ(bare.nodes(0).ports(0).remark().find("names an InfiniBand speed"), std::string::npos)
+      << bare.nodes(0).ports(0).remark();
+  EXPECT_NE(bare.nodes(0).ports(0).remark().find("yet link_layer says InfiniBand: the evidence"),
+            std::string::npos)
+      << bare.nodes(0).ports(0).remark();
 
   // A real RoCE port: the rate is shown as a number, not an InfiniBand speed name.
   port->set_link_layer("Ethernet");

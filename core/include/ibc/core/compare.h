@@ -71,10 +71,11 @@ void assignFindings(std::vector<AnalyzedNode>& nodes,
 // belongs to the input it came from, by position, never by host name (two snapshots of one
 // host, NCCL host names that are not Slurm names): a node's own findings stay on it, except
 // a log line that names another node of the job, which goes to that node; cross-node
-// findings go to the node they single out; a finding several snapshots show word for word
-// is kept once. Each finding gets its node's name and source; each node's findings are
-// sorted. Findings already on the nodes are kept. Nodes with an unreachable_reason are not
-// diagnosed.
+// findings go to the node they single out; a finding several snapshots of different nodes
+// show word for word (one shared log) is kept once, while inputs of one host keep theirs. Each
+// finding gets its node's name and source; each node's findings are sorted. Findings already on the
+// nodes are kept. Nodes with an unreachable_reason are diagnosed only on the NCCL logs and
+// nccl-tests output the launcher read for them.
 void diagnoseJobNodes(std::vector<AnalyzedNode>& nodes, const CompareOptions& options);
 
 }  // namespace ibc::core

@@ -21,10 +21,15 @@ struct AnalyzedNode {
   std::string unreachable_reason;  // a --job node that did not answer
   // Set by labelNodes(): the node name, made unique among the inputs of one report.
   std::string label;
+  // What the row was made from when it is no snapshot (a NCCL log no node of a job
+  // carried, under the host name the log uses).
+  std::string input;
+  // What the report must say about this input (Report.notices).
+  std::vector<std::string> notices;
 };
 
-// Where a node's evidence came from: its snapshot file, else the snapshot's own source
-// (the tree, "/", the pasted file).
+// Where a node's evidence came from: its snapshot file, else its input, else the
+// snapshot's own source (the tree, "/", the pasted file).
 std::string nodeSource(const AnalyzedNode& node);
 
 // Gives every node a label unique in `nodes`: its name, and when another node has the same
