@@ -220,10 +220,13 @@ class Transport : public ::testing::Test {
   // `ibcollect <command> ... --collector ADDR --ca CA --cert --key --spool DIR --retries 0`.
   CommandResult runWith(std::vector<std::string> args, const std::string& collector,
                         const Identity& who, const std::string& ca = "") {
-    const std::vector<std::string> transport = {
-        "--collector", collector,     "--ca",      ca.empty() ? pki_ + "/ca.pem" : ca,
-        "--cert",      who.cert,      "--key",     who.key,
-        "--spool",     path("spool"), "--retries", "0"};
+    std::vector<std::string> transport = {
+        "--collector", collector, "--ca",  ca.empty() ? pki_ + "/ca.pem" : ca,
+        "--cert",      who.cert,  "--key", who.key};
+    // `fetch` reads as support: no spool, no retries.
+    if (args.front() != "fetch") {
+      transport.insert(transport.end(), {"--spool", path("spool"), "--retries", "0"});
+    }
     args.insert(args.end(), transport.begin(), transport.end());
     return run(args);
   }
