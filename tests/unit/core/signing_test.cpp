@@ -235,6 +235,19 @@ TEST(Signing, OnlyTheNodesOwnCertificateMaySignItsSnapshot) {
   }
 }
 
+// A CN that is a DNS name names only itself: the first label alone does not make two
+// hosts one node (before: CN=node01.a could sign for node01.b and for node01).
+TEST(Signing, ACertificateNamedByItsFqdnSignsOnlyForThatName) {
+  CertificateIdentity fqdn;
+  fqdn.tenant = "acme";
+  fqdn.role = CertificateRole::Agent;
+  fqdn.name = "node01.a.example";
+  EXPECT_TRUE(checkSignerNode("node01.a.example", fqdn).ok());
+  EXPECT_FALSE(checkSignerNode("node01.b.example", fqdn).ok());
+  EXPECT_FALSE(checkSignerNode("node01", fqdn).ok());
+  EXPECT_FALSE(checkSignerNode("node01.a", fqdn).ok());
+}
+
 TEST(Signing, SnapshotNodeNameIsTheSlurmNodeElseTheHostname) {
   v1::NodeIdentity n;
   n.set_hostname("host7.example");
