@@ -257,9 +257,12 @@ Status checkSignerNode(std::string_view snapshot_node, const CertificateIdentity
   };
   const auto firstLabel = [](std::string_view s) { return s.substr(0, s.find('.')); };
   const bool same = !snapshot_node.empty() && snapshot_node == signer.name;
-  const bool same_host = dnsName(snapshot_node) && dnsName(signer.name) &&
+  // A short CN also names its host's DNS names (node01 -> node01.cluster.local). A CN that is
+  // itself a DNS name names only itself: CN=node01.a must not file snapshots as node01.b.
+  const bool short_cn = signer.name.find('.') == std::string::npos;
+  const bool same_host = short_cn && dnsName(snapshot_node) && dnsName(signer.name) &&
                          !firstLabel(snapshot_node).empty() &&
-                         firstLabel(snapshot_node) == firstLabel(signer.name);
+                         firstLabel(snapshot_node) == signer.name;
   if (same || same_host) return Status();
   return Error{ErrorCode::InvalidArgument,
                "the snapshot describes node '" + printable(snapshot_node) +

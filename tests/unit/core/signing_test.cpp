@@ -2,7 +2,12 @@
 
 #include <gtest/gtest.h>
 
+#include <google/protobuf/io/coded_stream.h>
+#include <google/protobuf/io/zero_copy_stream_impl_lite.h>
+#include <google/protobuf/wire_format_lite.h>
+
 #include "ibc/core/snapshot_file.h"
+#include "ibc/core/text.h"
 #include "test_pki.h"
 
 namespace ibc::core {
@@ -201,6 +206,113 @@ TEST(Signing, ProblemNamesAreStable) {
   EXPECT_EQ(signatureProblemName(SignatureProblem::UnknownCa), "unknown_ca");
   EXPECT_EQ(signatureProblemName(SignatureProblem::CertificateExpired), "certificate_expired");
   EXPECT_EQ(signatureProblemName(SignatureProblem::Unsigned), "unsigned");
+}
+
+// Issue 11 #7: only a node's own certificate may sign its snapshot. node01's certificate
+// cannot file a snapshot as another node, a path, or a name carrying escape codes.
+TEST(Signing, OnlyTheNodesOwnCertificateMaySignItsSnapshot) {
+  CertificateIdentity node01;
+  node01.tenant = "acme";
+  node01.role = CertificateRole::Agent;
+  node01.name = "node01";
+  EXPECT_TRUE(checkSignerNode("node01", node01).ok());
+  // A hostname whose first label is the CN (gethostname() giving an FQDN) is the same node.
+  EXPECT_TRUE(checkSignerNode("node01.cluster.local", node01).ok());
+  for (const std::string_view other :
+       {std::string_view("node02"), std::string_view("../../x"), std::string_view("/abs"),
+        std::string_view("node01/../node02"), std::string_view("node010"),
+        std::string_view("Node01"), std::string_view(""), std::string_view("\x1b[2Jnode01"),
+        std::string_view("node01\x1b[0m"), std::string_view("node01\n"),
+        std::string_view("node02.node01"), std::string_view(".node01")}) {
+    const auto st = checkSignerNode(other, node01);
+    ASSERT_FALSE(st.ok()) << "accepted '" << printable(other) << "'";
+    EXPECT_EQ(st.error().code, ErrorCode::InvalidArgument);
+    EXPECT_NE(st.error().message.find("only a node's own certificate"), std::string::npos);
+    // The message prints both names without the raw escape byte.
+    EXPECT_NE(st.error().message.find("'node01'"), std::string::npos) << st.error().message;
+    EXPECT_EQ(st.error().message.find('\x1b'), std::string::npos);
+    EXPECT_EQ(st.error().message.find('\n'), std::string::npos);
+  }
+}
+
+// A CN that is a DNS name names only itself: the first label alone does not make two
+// hosts one node (before: CN=node01.a could sign for node01.b and for node01).
+TEST(Signing, ACertificateNamedByItsFqdnSignsOnlyForThatName) {
+  CertificateIdentity fqdn;
+  fqdn.tenant = "acme";
+  fqdn.role = CertificateRole::Agent;
+  fqdn.name = "node01.a.example";
+  EXPECT_TRUE(checkSignerNode("node01.a.example", fqdn).ok());
+  EXPECT_FALSE(checkSignerNode("node01.b.example", fqdn).ok());
+  EXPECT_FALSE(checkSignerNode("node01", fqdn).ok());
+  EXPECT_FALSE(checkSignerNode("node01.a", fqdn).ok());
+}
+
+TEST(Signing, SnapshotNodeNameIsTheSlurmNodeElseTheHostname) {
+  v1::NodeIdentity n;
+  n.set_hostname("host7.example");
+  EXPECT_EQ(snapshotNodeName(n), "host7.example");
+  n.set_slurm_node("node07");
+  EXPECT_EQ(snapshotNodeName(n), "node07");
+}
+
+// Issue 11 #8: what is accepted is exactly what was signed plus the signature and chain.
+TEST(Signing, EnvelopesWithUnknownFieldsOrNonCanonicalEncodingsAreRefused) {
+  const v1::SignedSnapshot env = signWith(pki().agent);
+  const std::string canonical = env.SerializeAsString();
+  auto ok = parseSignedEnvelope(canonical);
+  ASSERT_TRUE(ok.ok()) << ok.error().message;
+  EXPECT_EQ(ok->snapshot(), env.snapshot());
+
+  // 1 MiB appended as field 99 (length-delimited): still verifies by signature alone,
+  // but no signature covers it.
+  std::string padded = canonical;
+  std::string tail;
+  {
+    google::protobuf::io::StringOutputStream stream(&tail);
+    google::protobuf::io::CodedOutputStream out(&stream);
+    out.WriteTag(google::protobuf::internal::WireFormatLite::MakeTag(
+        99, google::protobuf::internal::WireFormatLite::WIRETYPE_LENGTH_DELIMITED));
+    const std::string mib(1 << 20, 'x');
+    out.WriteVarint32(static_cast<uint32_t>(mib.size()));
+    out.WriteString(mib);
+  }
+  padded += tail;  // the CodedOutputStream flushed into `tail` when it went out of scope
+  auto unknown = parseSignedEnvelope(padded);
+  ASSERT_FALSE(unknown.ok());
+  EXPECT_EQ(unknown.error().code, ErrorCode::Malformed);
+  EXPECT_NE(unknown.error().message.find("1 unknown field(s)"), std::string::npos)
+      << unknown.error().message;
+  EXPECT_NE(unknown.error().message.find("1048576 bytes"), std::string::npos)
+      << unknown.error().message;
+
+  // The same envelope with its signature field repeated (the last one wins when parsing):
+  // another byte string meaning one envelope.
+  std::string repeated = canonical;
+  {
+    v1::SignedSnapshot sig_only;
+    sig_only.set_signature(env.signature());
+    repeated += sig_only.SerializeAsString();
+  }
+  auto parsed_repeat = parseSignedEnvelope(repeated);
+  ASSERT_FALSE(parsed_repeat.ok());
+  EXPECT_NE(parsed_repeat.error().message.find("canonical"), std::string::npos)
+      << parsed_repeat.error().message;
+
+  // Reordered fields: the chain first, then the rest.
+  std::string reordered;
+  {
+    v1::SignedSnapshot chain_only;
+    *chain_only.mutable_certificate_chain() = env.certificate_chain();
+    v1::SignedSnapshot rest = env;
+    rest.clear_certificate_chain();
+    reordered = chain_only.SerializeAsString() + rest.SerializeAsString();
+  }
+  ASSERT_EQ(reordered.size(), canonical.size());
+  ASSERT_NE(reordered, canonical);
+  auto parsed_reorder = parseSignedEnvelope(reordered);
+  ASSERT_FALSE(parsed_reorder.ok());
+  EXPECT_NE(parsed_reorder.error().message.find("canonical"), std::string::npos);
 }
 
 }  // namespace

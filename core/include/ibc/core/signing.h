@@ -44,8 +44,9 @@ Result<CertificateIdentity> certificateIdentity(std::string_view der);
 std::string snapshotNodeName(const ::ibcollect::v1::NodeIdentity& node);
 
 // Only a node's own certificate may sign its snapshot (DESIGN §6). The snapshot's node must
-// be the signer's CN, or a DNS name whose first label is the CN's first label (a hostname
-// "node01.cluster.local" signed by CN=node01). Anything else — another node, an empty
+// be the signer's CN, or, when the CN is a single label, a DNS name whose first label is the
+// CN (a hostname "node01.cluster.local" signed by CN=node01). A CN with dots must match
+// exactly: CN=node01.a cannot sign for node01.b. Anything else — another node, an empty
 // name, path separators, control characters — is refused. Errors: InvalidArgument naming
 // both names (escaped for printing).
 Status checkSignerNode(std::string_view snapshot_node, const CertificateIdentity& signer);
