@@ -183,7 +183,9 @@ v1::NodeReport summarizeNode(const AnalyzedNode& node) {
   v1::NodeReport r;
   r.set_node(nodeName(s));
   r.set_label(node.label.empty() ? nodeName(s) : node.label);
-  r.set_source(s.node().source().empty() ? node.input : s.node().source());
+  // The input, as every finding of the node names it (DESIGN §3): two inputs may share a
+  // host name, and a JSON reader joins findings to nodes by node and source.
+  r.set_source(nodeSource(node));
   r.set_job_id(s.node().job_id());
   r.set_collected_at_unix_ms(s.node().collected_at_unix_ms());
   r.set_probe_errors(static_cast<uint32_t>(s.probe_errors_size()));

@@ -94,6 +94,14 @@ TEST(DiagnoseJobNodes, TwoSnapshotsOfOneHostEachKeepTheirOwnFindings) {
   EXPECT_EQ(nodes[0].label, "gpu01 (before.ibsnap)");
   EXPECT_EQ(nodes[1].label, "gpu01 (after.ibsnap)");
   const auto report = core::buildReport(nodes);
+  // A JSON reader joins findings to node entries by node and source: both name the input.
+  ASSERT_EQ(report.nodes_size(), 2);
+  EXPECT_EQ(report.nodes(0).source(), "/cases/before.ibsnap");
+  EXPECT_EQ(report.nodes(1).source(), "/cases/after.ibsnap");
+  for (const auto& f : report.findings()) {
+    EXPECT_TRUE(f.source() == report.nodes(0).source() || f.source() == report.nodes(1).source())
+        << f.source();
+  }
   ASSERT_EQ(report.notices_size(), 1);
   EXPECT_NE(report.notices(0).find("2 inputs name the same node 'gpu01'"), std::string::npos);
   const std::string text = core::renderText(report, {});
