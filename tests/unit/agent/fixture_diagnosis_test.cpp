@@ -364,7 +364,7 @@ INSTANTIATE_TEST_SUITE_P(
         Case{"pytorch_watchdog_timeout",
              Input::NcclLog,
              kNccl + "nccl-log_pytorch-watchdog-timeout-reduce-scatter_llamafactory-issue-6269.txt",
-             {{"NCCL_RANK_LAGGING", "critical"}}},
+             {{"NCCL_COLLECTIVE_TIMEOUT", "critical"}}},
         Case{"roce_two_nodes_healthy",
              Input::NcclLog,
              kNccl + "nccl-log_roce-2node-gid3-init-rings-trees_nccl-tests-issue-185.txt",
