@@ -91,6 +91,18 @@ struct DebugLine {
   std::string_view message;
 };
 
+// A host as NCCL prints it (gethostname, possibly redacted by the poster as "...-48" or
+// "<cluster_name>"). Markup or a tag glued to it ("```node1", "[default3]:node1") is not.
+bool isHostName(std::string_view h) {
+  if (h.size() > 2 && h.front() == '<' && h.back() == '>') h = h.substr(1, h.size() - 2);
+  for (char c : h) {
+    if (std::isalnum(static_cast<unsigned char>(c)) == 0 && c != '.' && c != '-' && c != '_') {
+      return false;
+    }
+  }
+  return !h.empty();
+}
+
 std::optional<DebugLine> parseDebugLine(std::string_view s) {
   const std::size_t sp = s.find(' ');
   if (sp == std::string_view::npos || sp == 0) return std::nullopt;
@@ -99,6 +111,7 @@ std::optional<DebugLine> parseDebugLine(std::string_view s) {
   if (c1 == std::string_view::npos || c1 == 0 || c1 + 1 >= token.size()) return std::nullopt;
   DebugLine d;
   d.host = token.substr(0, c1);
+  if (!isHostName(d.host)) return std::nullopt;
   const std::string_view ids = token.substr(c1 + 1);
   d.pid = ids.substr(0, ids.find(':'));
   if (d.pid.empty()) return std::nullopt;
@@ -170,6 +183,44 @@ std::optional<std::pair<std::size_t, DebugLine>> findDebugLine(std::string_view 
     if (auto d = parseDebugLine(s.substr(start))) return std::make_pair(start, *d);
   }
   return std::nullopt;
+}
+
+// A launcher's rank tag anywhere in the text before a debug line found by its shape (a
+// timestamp may come first): Open MPI "[1,3]<stdout>:", torchrun "[rank3]:" / "[default3]:",
+// srun "3: " as the last word. -1 when none.
+int rankInPrefix(std::string_view prefix) {
+  for (std::string_view tag : {"]<stdout>:", "]<stderr>:"}) {
+    if (const std::size_t end = prefix.rfind(tag); end != std::string_view::npos) {
+      const std::size_t comma = prefix.rfind(',', end);
+      if (comma != std::string_view::npos) {
+        if (auto r = parseInt(prefix.substr(comma + 1, end - comma - 1)); r && *r >= 0) {
+          return static_cast<int>(*r);
+        }
+      }
+    }
+  }
+  for (std::string_view tag : {"[rank", "[default"}) {
+    if (const std::size_t at = prefix.rfind(tag); at != std::string_view::npos) {
+      const std::size_t close = prefix.find("]:", at);
+      if (close != std::string_view::npos) {
+        if (auto r = parseInt(prefix.substr(at + tag.size(), close - at - tag.size()));
+            r && *r >= 0) {
+          return static_cast<int>(*r);
+        }
+      }
+    }
+  }
+  // srun's label first ("6: 2025-02-18T12:54:01Z host:..."), or as the last word.
+  if (auto label = splitTaskLabel(prefix)) return label->rank;
+  const std::string_view t = trimRight(prefix);
+  if (!t.empty() && t.back() == ':') {
+    const std::size_t sp = t.find_last_of(" \t");
+    const std::string_view word = t.substr(sp == std::string_view::npos ? 0 : sp + 1);
+    if (auto r = parseInt(word.substr(0, word.size() - 1)); r && *r >= 0 && word.size() <= 8) {
+      return static_cast<int>(*r);
+    }
+  }
+  return -1;
 }
 
 // "[2026-03-13 22:26:02] " (NCCL_DEBUG_TIMESTAMP_FORMAT default "[%F %T] ").
@@ -320,6 +371,7 @@ class NcclLogParser {
     auto d = parseDebugLine(st.body);
     if (!d && (has(st.body, "INFO") || has(st.body, "WARN"))) {
       if (auto found = findDebugLine(st.body)) {
+        if (st.launcher_rank < 0) st.launcher_rank = rankInPrefix(st.body.substr(0, found->first));
         st.body = st.body.substr(found->first);
         d = found->second;
       }

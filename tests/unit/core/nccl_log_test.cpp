@@ -94,7 +94,26 @@ INSTANTIATE_TEST_SUITE_P(
                    "completion from peer 10.0.35.1<49189> with error 4, opcode 5327, len 5327, "
                    "vendor err 81 (Send)",
                    -1},
-        PrefixCase{"TrailingCarriageReturn", kWarn + "\r\n", -1}),
+        PrefixCase{"TrailingCarriageReturn", kWarn + "\r\n", -1},
+        // Issue 10: the line is found by its own shape behind any prefix, in any order.
+        PrefixCase{"Iso8601Nanoseconds", "2024-10-23T19:30:56.633819710Z " + kWarn, -1},
+        PrefixCase{"Iso8601Offset", "2025-02-18T12:54:01.123+01:00 " + kWarn, -1},
+        PrefixCase{"Syslog", "Nov 25 06:11:38 kolyoz2 python[25146]: " + kWarn, -1},
+        PrefixCase{"DateTimeZone", "2025-02-18 12:54:01 UTC " + kWarn, -1},
+        PrefixCase{"TwoStamps", " 2025-02-18 12:54 [2026-03-13 22:26:02] " + kWarn, -1},
+        PrefixCase{"StampThenMpirunTag", "2025-02-18 12:54:01 [1,3]<stdout>:" + kWarn, 3},
+        PrefixCase{"StampThenSrunLabel", "2025-02-18T12:54:01Z 6: " + kWarn, 6},
+        PrefixCase{"SrunLabelThenStamp", "6: 2025-02-18T12:54:01Z " + kWarn, 6},
+        PrefixCase{"TorchrunDefaultTag", "[default3]:" + kWarn, 3},
+        PrefixCase{"StampThenTorchrunRank", "[I1206 18:44:12.715] [rank3]:" + kWarn, 3},
+        PrefixCase{"PythonLogging", "2025-02-18 12:54:01,123 - INFO - worker.py:42 - " + kWarn, -1},
+        PrefixCase{"KubernetesCri", "2024-10-23T19:30:56.633819710Z stdout F " + kWarn, -1},
+        PrefixCase{"RayWorker", "(RayWorkerWrapper pid=4009) " + kWarn, -1},
+        PrefixCase{"MarkdownQuote", "> " + kWarn, -1},
+        PrefixCase{"MarkdownFence", "```" + kWarn, -1},
+        PrefixCase{"HtmlTag", "<pre><code>" + kWarn, -1},
+        PrefixCase{"EditorLineNumber", "451 " + kWarn, -1},
+        PrefixCase{"Indented", "        " + kWarn, -1}),
     [](const auto& p) { return p.param.name; });
 
 struct VersionCase {
