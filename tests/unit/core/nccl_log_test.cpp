@@ -823,5 +823,106 @@ TEST(NcclLogRealCaptures, MpirunTaggedCopyOfARealLogGivesTheSameSummaryPlusRanks
   EXPECT_EQ(s.events(2).status(), 4);
 }
 
+// ---- issue 10: chains, old releases, timeouts (inline lines are synthetic, shaped after the
+// real captures named in PROVENANCE.md) ----------------------------------------------------
+
+struct ChainCase {
+  std::string name;
+  std::string text;
+  Kind kind;
+  std::string op;
+};
+
+class NcclErrorChains : public ::testing::TestWithParam<ChainCase> {};
+
+TEST_P(NcclErrorChains, ChainIsOneEventWithItsResultDecoded) {
+  const auto s = parseNcclLog(GetParam().text);
+  ASSERT_EQ(s.events_size(), 1) << GetParam().text;
+  EXPECT_EQ(s.events(0).kind(), GetParam().kind);
+  EXPECT_EQ(s.events(0).opcode_or_op(), GetParam().op);
+  EXPECT_EQ(s.events(0).line_number(), 1u);
+  EXPECT_EQ(s.events(0).host(), "n1");
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Chains, NcclErrorChains,
+    ::testing::Values(
+        ChainCase{"SocketSystemError",
+                  "n1:12:13 [0] NCCL INFO misc/socket.cc:567 -> 2\n"
+                  "n1:12:13 [0] NCCL INFO misc/socket.cc:618 -> 2\n"
+                  "n1:12:13 [0] NCCL INFO init.cc:1350 -> 2\n",
+                  v1::NcclEvent::CONNECT_FAILED, "ncclSystemError"},
+        ChainCase{"BootstrapSystemError",
+                  "n1:12:13 [7] NCCL INFO bootstrap.cc:270 -> 2\n"
+                  "n1:12:13 [7] NCCL INFO group.cc:65 -> 2 [Async thread]\n",
+                  v1::NcclEvent::CONNECT_FAILED, "ncclSystemError"},
+        ChainCase{"SocketInternalError", "n1:180:915 [7] NCCL INFO misc/socket.cc:47 -> 3\n",
+                  v1::NcclEvent::CONNECT_FAILED, "ncclInternalError"},
+        ChainCase{"SocketRemoteError", "n1:1:2 [0] NCCL INFO misc/socket.cc:749 -> 6\n",
+                  v1::NcclEvent::CONNECT_FAILED, "ncclRemoteError"},
+        ChainCase{"InvalidUsageElsewhere",
+                  "n1:1:2 [0] NCCL INFO init.cc:1089 -> 5\n"
+                  "n1:1:2 [0] NCCL INFO group.cc:96 -> 5\n",
+                  v1::NcclEvent::NCCL_ERROR, "ncclInvalidUsage"},
+        ChainCase{"InternalErrorElsewhere", "n1:1:2 [0] NCCL INFO transport/p2p.cc:438 -> 3\n",
+                  v1::NcclEvent::NCCL_ERROR, "ncclInternalError"}),
+    [](const auto& p) { return p.param.name; });
+
+TEST(NcclErrorChains, ChainAfterAWarnOfTheSameProcessIsItsConsequence) {
+  const auto s = parseNcclLog(
+      "n1:39964:40075 [0] misc/socket.cc:483 NCCL WARN socketStartConnect: Connect to "
+      "10.0.0.2<45763> failed : Software caused connection abort\n"
+      "n1:39964:40075 [0] NCCL INFO misc/socket.cc:564 -> 2\n");
+  ASSERT_EQ(s.events_size(), 1);
+  EXPECT_EQ(s.events(0).kind(), v1::NcclEvent::CONNECT_FAILED);
+  EXPECT_EQ(s.events(0).line_number(), 1u);
+}
+
+TEST(NcclErrorChains, RemoteEchoElsewhereIsDroppedWhenTheLogNamesTheRootError) {
+  const auto s = parseNcclLog(
+      "a:1:2 [0] NCCL INFO proxy.cc:698 -> 6\n"
+      "b:3:4 [0] transport/net_ib.cc:93 NCCL WARN NET/IB : Got async event : port error\n");
+  ASSERT_EQ(s.events_size(), 1);
+  EXPECT_EQ(s.events(0).kind(), v1::NcclEvent::IB_ASYNC_EVENT);
+}
+
+TEST(NcclOldReleases, Nccl22LevelWithoutPrefixIsRecognised) {
+  const auto s = parseNcclLog(
+      "node1:1234:1234 [0] INFO NET : Using interface eth0:10.0.0.1<0>\n"
+      "node1:1234:1250 [0] include/socket.h:360 WARN Connect to 10.0.0.2<40123> failed : "
+      "Connection refused\n");
+  EXPECT_EQ(s.lines_nccl(), 2u);
+  ASSERT_EQ(s.events_size(), 1);
+  EXPECT_EQ(s.events(0).kind(), v1::NcclEvent::CONNECT_FAILED);
+  EXPECT_EQ(s.events(0).host(), "node1");
+}
+
+TEST(NcclOldReleases, Nccl23InternalNetworkSocketIsTheNetwork) {
+  EXPECT_EQ(parseNcclLog("w-0:27:27 [0] NCCL INFO Using internal Network Socket\n").network(),
+            "Socket");
+}
+
+TEST(NcclTimeouts, HeartbeatMonitorIsOneTimeoutPerRank) {
+  const auto s = parseNcclLog(
+      "[rank1]:[E ProcessGroupNCCL.cpp:1316] [PG 0 Rank 1] Heartbeat monitor timed out! Process "
+      "will be terminated after dumping debug info. workMetaList_.size()=103\n"
+      "[rank1]:[F ProcessGroupNCCL.cpp:1169] [PG 0 Rank 1] [PG 0 Rank 1] ProcessGroupNCCL's "
+      "watchdog got stuck for 600 seconds without making progress\n"
+      "[rank0]:[E ProcessGroupNCCL.cpp:1316] [PG 0 Rank 0] Heartbeat monitor timed out!\n");
+  ASSERT_EQ(s.events_size(), 2);
+  EXPECT_EQ(s.events(0).kind(), v1::NcclEvent::COLLECTIVE_TIMEOUT);
+  EXPECT_EQ(s.events(0).rank(), 1);
+  EXPECT_EQ(s.events(0).opcode_or_op(), "heartbeat monitor");
+  EXPECT_EQ(s.events(1).rank(), 0);
+}
+
+TEST(NcclNothingRecognised, TextWithoutNcclLinesCountsNone) {
+  const auto s = parseNcclLog("Traceback (most recent call last):\n  File \"x.py\", line 1\n");
+  EXPECT_EQ(s.lines_total(), 2u);
+  EXPECT_EQ(s.lines_nccl(), 0u);
+  EXPECT_EQ(s.events_size(), 0);
+  EXPECT_TRUE(s.hosts().empty());
+}
+
 }  // namespace
 }  // namespace ibc::core

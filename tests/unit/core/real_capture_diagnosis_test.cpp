@@ -57,6 +57,14 @@ std::set<std::string> diagnosedCodes(const std::string& file, const std::string&
   return codes;
 }
 
+std::set<std::string> ncclCodesOf(const v1::Snapshot& snap) {
+  std::set<std::string> codes;
+  for (const auto& f : diagnoseNode(snap, {})) {
+    if (f.code().rfind("NCCL_", 0) == 0) codes.insert(f.code());
+  }
+  return codes;
+}
+
 std::string joined(const std::set<std::string>& codes) {
   std::string s;
   for (const auto& c : codes) s += (s.empty() ? "" : " ") + c;
@@ -87,6 +95,55 @@ TEST(RealCaptureDiagnosis, LabelsAreReadFromTheProvenanceEntry) {
   EXPECT_EQ(joined(labelledCodes(prov, "a.txt")), "NCCL_COLLECTIVE_TIMEOUT NCCL_CONNECT_FAILED");
   EXPECT_EQ(joined(labelledCodes(prov, "b.txt")), "none");
   EXPECT_EQ(joined(labelledCodes(prov, "c.txt")), "<no provenance entry>");
+}
+
+// Synthetic lines in PyTorch's watchdog format (as in the LlamaFactory 6269 capture), with
+// ranks stopped at different SeqNums.
+TEST(RealCaptureDiagnosis, RanksAtDifferentSeqNumsNameWhoIsBehind) {
+  const std::string log =
+      "[rank0]:[E1206 18:44:12.7 ProcessGroupNCCL.cpp:607] [Rank 0] Watchdog caught collective "
+      "operation timeout: WorkNCCL(SeqNum=120, OpType=ALLREDUCE, Timeout(ms)=600000) ran for "
+      "600061 milliseconds before timing out.\n"
+      "[rank2]:[E1206 18:44:12.7 ProcessGroupNCCL.cpp:607] [Rank 2] Watchdog caught collective "
+      "operation timeout: WorkNCCL(SeqNum=120, OpType=ALLREDUCE, Timeout(ms)=600000) ran for "
+      "600070 milliseconds before timing out.\n"
+      "[rank1]:[E1206 18:44:12.7 ProcessGroupNCCL.cpp:607] [Rank 1] Watchdog caught collective "
+      "operation timeout: WorkNCCL(SeqNum=118, OpType=ALLREDUCE, Timeout(ms)=600000) ran for "
+      "600090 milliseconds before timing out.\n";
+  v1::Snapshot snap;
+  snap.mutable_node()->set_hostname("n1");
+  v1::NcclLog* l = snap.add_nccl_logs();
+  l->set_source("train.log");
+  *l->mutable_parsed() = parseNcclLog(log);
+  const v1::Finding* lagging = nullptr;
+  const v1::Finding* timeout = nullptr;
+  const auto findings = diagnoseNode(snap, {});
+  for (const auto& f : findings) {
+    if (f.code() == "NCCL_RANK_LAGGING") lagging = &f;
+    if (f.code() == "NCCL_COLLECTIVE_TIMEOUT") timeout = &f;
+  }
+  ASSERT_NE(timeout, nullptr);
+  EXPECT_EQ(timeout->severity(), "critical");
+  ASSERT_NE(lagging, nullptr);
+  EXPECT_EQ(lagging->severity(), "critical");
+  EXPECT_NE(lagging->summary().find("behind: rank 1 (at SeqNum 118)"), std::string::npos)
+      << lagging->summary();
+  ASSERT_EQ(lagging->evidence_size(), 2);
+  EXPECT_EQ(lagging->evidence(0), "SeqNum 118: rank 1");
+  EXPECT_EQ(lagging->evidence(1), "SeqNum 120: rank 0, rank 2");
+}
+
+TEST(RealCaptureDiagnosis, TimeoutWithAllRanksAtOneSeqNumIsNoLagging) {
+  v1::Snapshot snap;
+  snap.mutable_node()->set_hostname("n1");
+  *snap.add_nccl_logs()->mutable_parsed() = parseNcclLog(
+      "[rank0]:[E ProcessGroupNCCL.cpp:607] [Rank 0] Watchdog caught collective operation "
+      "timeout: WorkNCCL(SeqNum=5, OpType=ALLREDUCE) ran for 600013 milliseconds before timing "
+      "out.\n"
+      "[rank1]:[E ProcessGroupNCCL.cpp:607] [Rank 1] Watchdog caught collective operation "
+      "timeout: WorkNCCL(SeqNum=5, OpType=ALLREDUCE) ran for 600013 milliseconds before timing "
+      "out.\n");
+  EXPECT_EQ(joined(ncclCodesOf(snap)), "NCCL_COLLECTIVE_TIMEOUT");
 }
 
 }  // namespace
