@@ -143,7 +143,8 @@ std::optional<DebugLine> parseDebugLine(std::string_view s) {
       pos = 0;
     } else if (m.level == DebugLine::Level::Warn || m.level == DebugLine::Level::Trace) {
       // WARN and TRACE carry a call site before the level: "net_ib.cc:93 NCCL WARN".
-      const std::size_t found = rest.find(m.text);
+      // Bounded: a call site is short, and a long line must not be rescanned per candidate.
+      const std::size_t found = rest.substr(0, 200).find(m.text);
       if (found != std::string_view::npos && found < 160 && rest[found - 1] == ' ') pos = found;
     }
     if (pos == std::string_view::npos) continue;

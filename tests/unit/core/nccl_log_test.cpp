@@ -924,5 +924,22 @@ TEST(NcclNothingRecognised, TextWithoutNcclLinesCountsNone) {
   EXPECT_TRUE(s.hosts().empty());
 }
 
+TEST(NcclLogParser, LongLineFullOfBracketsIsReadOnce) {
+  // Synthetic worst case for the shape search: an 8 MiB line of "[N] INFO" candidates that
+  // never form a debug line, then 100k ISO-stamped lines. Only a bounded number of candidates
+  // per line is tried, so this stays linear (a few hundred ms under the sanitizers).
+  std::string text;
+  text.reserve(16u << 20);
+  while (text.size() < (8u << 20)) text += "x [0] INFO ";
+  text += "\n";
+  for (int i = 0; i < 100000; ++i) {
+    text += "2024-10-23T19:30:56.633819710Z n1:12:13 [0] NCCL INFO Using network Socket\n";
+  }
+  const auto s = parseNcclLog(text);
+  EXPECT_EQ(s.lines_total(), 100001u);
+  EXPECT_EQ(s.lines_nccl(), 100000u);
+  EXPECT_EQ(s.network(), "Socket");
+}
+
 }  // namespace
 }  // namespace ibc::core
