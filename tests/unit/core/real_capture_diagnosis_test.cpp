@@ -71,7 +71,7 @@ std::string joined(const std::set<std::string>& codes) {
   return s.empty() ? "none" : s;
 }
 
-TEST(RealCaptureDiagnosis, EveryNcclLogCaptureGetsExactlyItsLabelledCodes) {
+TEST(NcclCaptureDiagnosis, EveryNcclLogCaptureGetsExactlyItsLabelledCodes) {
   const std::string provenance = ibc::test::readFixture(kLogDir + "/PROVENANCE.md");
   const auto files = ibc::test::fixtureFiles(kLogDir, ".txt");
   ASSERT_GE(files.size(), 19U);
@@ -88,7 +88,7 @@ TEST(RealCaptureDiagnosis, EveryNcclLogCaptureGetsExactlyItsLabelledCodes) {
   EXPECT_EQ(right, static_cast<int>(files.size()));
 }
 
-TEST(RealCaptureDiagnosis, LabelsAreReadFromTheProvenanceEntry) {
+TEST(NcclCaptureDiagnosis, LabelsAreReadFromTheProvenanceEntry) {
   const std::string prov =
       "## a.txt\n* Expected codes: NCCL_CONNECT_FAILED, NCCL_COLLECTIVE_TIMEOUT\n"
       "## b.txt\n* Expected codes: none (healthy)\n";
@@ -99,7 +99,7 @@ TEST(RealCaptureDiagnosis, LabelsAreReadFromTheProvenanceEntry) {
 
 // Synthetic lines in PyTorch's watchdog format (as in the LlamaFactory 6269 capture), with
 // ranks stopped at different SeqNums.
-TEST(RealCaptureDiagnosis, RanksAtDifferentSeqNumsNameWhoIsBehind) {
+TEST(NcclCaptureDiagnosis, RanksAtDifferentSeqNumsNameWhoIsBehind) {
   const std::string log =
       "[rank0]:[E1206 18:44:12.7 ProcessGroupNCCL.cpp:607] [Rank 0] Watchdog caught collective "
       "operation timeout: WorkNCCL(SeqNum=120, OpType=ALLREDUCE, Timeout(ms)=600000) ran for "
@@ -133,7 +133,7 @@ TEST(RealCaptureDiagnosis, RanksAtDifferentSeqNumsNameWhoIsBehind) {
   EXPECT_EQ(lagging->evidence(1), "SeqNum 120: rank 0, rank 2");
 }
 
-TEST(RealCaptureDiagnosis, TimeoutWithAllRanksAtOneSeqNumIsNoLagging) {
+TEST(NcclCaptureDiagnosis, TimeoutWithAllRanksAtOneSeqNumIsNoLagging) {
   v1::Snapshot snap;
   snap.mutable_node()->set_hostname("n1");
   *snap.add_nccl_logs()->mutable_parsed() = parseNcclLog(
