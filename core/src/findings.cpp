@@ -14,7 +14,7 @@ struct CodeName {
   std::string_view name;
 };
 
-constexpr std::array<CodeName, 42> kCodes{{
+constexpr std::array<CodeName, 43> kCodes{{
     {FindingCode::NoRdmaDevices, "NO_RDMA_DEVICES"},
     {FindingCode::PortDown, "PORT_DOWN"},
     {FindingCode::PortNotActiveSm, "PORT_NOT_ACTIVE_SM"},
@@ -46,6 +46,7 @@ constexpr std::array<CodeName, 42> kCodes{{
     {FindingCode::NcclRegMrFailed, "NCCL_REG_MR_FAILED"},
     {FindingCode::NcclConnectFailed, "NCCL_CONNECT_FAILED"},
     {FindingCode::NcclQpSetupFailed, "NCCL_QP_SETUP_FAILED"},
+    {FindingCode::NcclCollectiveTimeout, "NCCL_COLLECTIVE_TIMEOUT"},
     {FindingCode::NcclRankLagging, "NCCL_RANK_LAGGING"},
     {FindingCode::NcclTestWrongResults, "NCCL_TEST_WRONG_RESULTS"},
     {FindingCode::NcclTestLowBusbw, "NCCL_TEST_LOW_BUSBW"},

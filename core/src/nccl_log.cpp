@@ -91,6 +91,18 @@ struct DebugLine {
   std::string_view message;
 };
 
+// A host as NCCL prints it (gethostname, possibly redacted by the poster as "...-48" or
+// "<cluster_name>"). Markup or a tag glued to it ("```node1", "[default3]:node1") is not.
+bool isHostName(std::string_view h) {
+  if (h.size() > 2 && h.front() == '<' && h.back() == '>') h = h.substr(1, h.size() - 2);
+  for (char c : h) {
+    if (std::isalnum(static_cast<unsigned char>(c)) == 0 && c != '.' && c != '-' && c != '_') {
+      return false;
+    }
+  }
+  return !h.empty();
+}
+
 std::optional<DebugLine> parseDebugLine(std::string_view s) {
   const std::size_t sp = s.find(' ');
   if (sp == std::string_view::npos || sp == 0) return std::nullopt;
@@ -99,6 +111,7 @@ std::optional<DebugLine> parseDebugLine(std::string_view s) {
   if (c1 == std::string_view::npos || c1 == 0 || c1 + 1 >= token.size()) return std::nullopt;
   DebugLine d;
   d.host = token.substr(0, c1);
+  if (!isHostName(d.host)) return std::nullopt;
   const std::string_view ids = token.substr(c1 + 1);
   d.pid = ids.substr(0, ids.find(':'));
   if (d.pid.empty()) return std::nullopt;
@@ -121,14 +134,17 @@ std::optional<DebugLine> parseDebugLine(std::string_view s) {
   };
   for (const Marker& m :
        {Marker{"NCCL INFO", DebugLine::Level::Info}, Marker{"NCCL WARN", DebugLine::Level::Warn},
-        Marker{"NCCL TRACE", DebugLine::Level::Trace},
-        Marker{"NCCL CALL", DebugLine::Level::Call}}) {
+        Marker{"NCCL TRACE", DebugLine::Level::Trace}, Marker{"NCCL CALL", DebugLine::Level::Call},
+        // NCCL 2.0-2.2 printed the level without "NCCL ": "host:pid:tid [0] INFO NET : ...",
+        // "[0] include/socket.h:185 WARN Call to connect failed".
+        Marker{"INFO", DebugLine::Level::Info}, Marker{"WARN", DebugLine::Level::Warn}}) {
     std::size_t pos = std::string_view::npos;
     if (startsWith(rest, m.text)) {
       pos = 0;
     } else if (m.level == DebugLine::Level::Warn || m.level == DebugLine::Level::Trace) {
       // WARN and TRACE carry a call site before the level: "net_ib.cc:93 NCCL WARN".
-      const std::size_t found = rest.find(m.text);
+      // Bounded: a call site is short, and a long line must not be rescanned per candidate.
+      const std::size_t found = rest.substr(0, 200).find(m.text);
       if (found != std::string_view::npos && found < 160 && rest[found - 1] == ' ') pos = found;
     }
     if (pos == std::string_view::npos) continue;
@@ -140,6 +156,72 @@ std::optional<DebugLine> parseDebugLine(std::string_view s) {
     return d;
   }
   return std::nullopt;
+}
+
+bool isHostChar(char c) {
+  return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '.' || c == '-' || c == '_' ||
+         c == ':';
+}
+
+// The debug line wherever it starts in `s`, whatever precedes it (timestamps of any format,
+// log collectors' and container runtimes' prefixes, launcher tags, markdown, line numbers,
+// colour residue): found by its own shape, "host:pid[:tid] [dev] ... NCCL LEVEL", never by a
+// list of known prefixes. Candidates are the "[dev] " brackets after a space; each is tried
+// with the host token that ends right before it. Bounded work per line: at most
+// kMaxCandidates brackets are tried, each parse stops at the level marker.
+std::optional<std::pair<std::size_t, DebugLine>> findDebugLine(std::string_view s) {
+  constexpr int kMaxCandidates = 8;
+  int tried = 0;
+  for (std::size_t open = s.find(" ["); open != std::string_view::npos && tried < kMaxCandidates;
+       open = s.find(" [", open + 2)) {
+    const std::size_t bracket = open + 1;
+    if (bracket + 2 >= s.size() || !isDigit(s[bracket + 1])) continue;
+    std::size_t start = open;
+    while (start > 0 && isHostChar(s[start - 1])) --start;
+    while (start < open && s[start] == ':') ++start;  // "<stdout>:host:pid:tid"
+    if (start == open) continue;
+    ++tried;
+    if (auto d = parseDebugLine(s.substr(start))) return std::make_pair(start, *d);
+  }
+  return std::nullopt;
+}
+
+// A launcher's rank tag anywhere in the text before a debug line found by its shape (a
+// timestamp may come first): Open MPI "[1,3]<stdout>:", torchrun "[rank3]:" / "[default3]:",
+// srun "3: " as the last word. -1 when none.
+int rankInPrefix(std::string_view prefix) {
+  for (std::string_view tag : {"]<stdout>:", "]<stderr>:"}) {
+    if (const std::size_t end = prefix.rfind(tag); end != std::string_view::npos) {
+      const std::size_t comma = prefix.rfind(',', end);
+      if (comma != std::string_view::npos) {
+        if (auto r = parseInt(prefix.substr(comma + 1, end - comma - 1)); r && *r >= 0) {
+          return static_cast<int>(*r);
+        }
+      }
+    }
+  }
+  for (std::string_view tag : {"[rank", "[default"}) {
+    if (const std::size_t at = prefix.rfind(tag); at != std::string_view::npos) {
+      const std::size_t close = prefix.find("]:", at);
+      if (close != std::string_view::npos) {
+        if (auto r = parseInt(prefix.substr(at + tag.size(), close - at - tag.size()));
+            r && *r >= 0) {
+          return static_cast<int>(*r);
+        }
+      }
+    }
+  }
+  // srun's label first ("6: 2025-02-18T12:54:01Z host:..."), or as the last word.
+  if (auto label = splitTaskLabel(prefix)) return label->rank;
+  const std::string_view t = trimRight(prefix);
+  if (!t.empty() && t.back() == ':') {
+    const std::size_t sp = t.find_last_of(" \t");
+    const std::string_view word = t.substr(sp == std::string_view::npos ? 0 : sp + 1);
+    if (auto r = parseInt(word.substr(0, word.size() - 1)); r && *r >= 0 && word.size() <= 8) {
+      return static_cast<int>(*r);
+    }
+  }
+  return -1;
 }
 
 // "[2026-03-13 22:26:02] " (NCCL_DEBUG_TIMESTAMP_FORMAT default "[%F %T] ").
@@ -285,10 +367,17 @@ class NcclLogParser {
 
   void line(std::string_view raw, uint32_t n) {
     ++lines_total_;
-    const Stripped st = stripLauncherPrefixes(raw);
-    if (has(st.body, "NCCL")) ++lines_nccl_;
+    Stripped st = stripLauncherPrefixes(raw);
     if (st.body.empty()) return;
     auto d = parseDebugLine(st.body);
+    if (!d && (has(st.body, "INFO") || has(st.body, "WARN"))) {
+      if (auto found = findDebugLine(st.body)) {
+        if (st.launcher_rank < 0) st.launcher_rank = rankInPrefix(st.body.substr(0, found->first));
+        st.body = st.body.substr(found->first);
+        d = found->second;
+      }
+    }
+    if (has(st.body, "NCCL") || d) ++lines_nccl_;
     if (pending_last_error_) {
       pending_last_error_ = false;
       if (!d) {
@@ -319,6 +408,7 @@ class NcclLogParser {
     LineContext ctx{std::string(d.host), std::string(d.pid), d.device, st.launcher_rank, n, raw};
     if (has(d.message, "NCCL version ")) setVersion(versionAt(d.message, "NCCL version "));
     if (d.level == DebugLine::Level::Warn) {
+      warned_.insert(ctx.host + "|" + ctx.pid);
       warnLine(d.message, d.file, ctx);
     } else {
       infoLine(d.message, ctx);
@@ -345,6 +435,7 @@ class NcclLogParser {
   void collLine(std::string_view msg, const LineContext& ctx);
   void testsRankLine(std::string_view body);
   void watchdogLine(std::string_view body, const LineContext& ctx);
+  void chainLine(std::string_view site, std::optional<int64_t> result, const LineContext& ctx);
 
   // Classifies an error text (a WARN message or an embedded "Last error:") and records it.
   void errorEvent(std::string_view msg, const LineContext& ctx);
@@ -355,7 +446,10 @@ class NcclLogParser {
       events_truncated_ = true;
       return nullptr;
     }
-    EventRecord& r = events_.emplace_back();
+    return fillEvent(events_.emplace_back(), kind, ctx);
+  }
+
+  static v1::NcclEvent* fillEvent(EventRecord& r, Kind kind, const LineContext& ctx) {
     r.rank_key = key3(ctx.host, ctx.pid, std::to_string(ctx.device));
     r.launcher_rank = ctx.launcher_rank;
     v1::NcclEvent& e = r.event;
@@ -398,6 +492,12 @@ class NcclLogParser {
   bool events_truncated_ = false;
   std::unordered_set<std::string> config_seen_;
   std::unordered_set<std::string> socket_seen_;
+  std::optional<EventRecord> pending_chain_;  // first chain not from a socket/bootstrap site
+  std::string pending_chain_host_;
+  std::unordered_set<std::string> chain_seen_;
+  std::unordered_set<std::string>
+      heartbeat_seen_;  // host|rank  // host|pid|result of chains already reported
+  std::unordered_set<std::string> warned_;  // host|pid that printed a WARN
   // host|pid|device → rank, from the communicator with the most ranks seen for it.
   std::unordered_map<std::string, CommInfo> rank_of_;
   // host|pid|comm → rank in that communicator.
@@ -422,6 +522,7 @@ void NcclLogParser::infoLine(std::string_view msg, const LineContext& ctx) {
     const std::string_view site = msg.substr(0, arrow);
     if (site.find(' ') == std::string_view::npos && site.find(':') != std::string_view::npos) {
       if (has(site, "net_socket")) socketTransport(ctx);
+      chainLine(site, intAfter(msg.substr(arrow), "-> "), ctx);
       return;
     }
   }
@@ -458,6 +559,10 @@ void NcclLogParser::infoLine(std::string_view msg, const LineContext& ctx) {
   }
   if (startsWith(msg, "Using network ")) {
     networks_.add(printable(trim(msg.substr(14)), 64));
+    return;
+  }
+  if (startsWith(msg, "Using internal Network ")) {  // NCCL 2.2/2.3: "... Network Socket"
+    networks_.add(printable(trim(msg.substr(23)), 64));
     return;
   }
   if (const std::size_t env = msg.find(" set by environment to "); env != std::string_view::npos) {
@@ -725,6 +830,53 @@ void NcclLogParser::testsRankLine(std::string_view body) {
   tests_rank_max_ = std::max(tests_rank_max_, static_cast<int>(*rank));
 }
 
+// ncclResult_t as NCCL numbers it (nccl.h).
+std::string_view ncclResultName(int64_t r) {
+  switch (r) {
+    case 1: return "ncclUnhandledCudaError";
+    case 2: return "ncclSystemError";
+    case 3: return "ncclInternalError";
+    case 4: return "ncclInvalidArgument";
+    case 5: return "ncclInvalidUsage";
+    case 6: return "ncclRemoteError";
+    case 7: return "ncclInProgress";
+    default: return "";
+  }
+}
+
+void NcclLogParser::chainLine(std::string_view site, std::optional<int64_t> result,
+                              const LineContext& ctx) {
+  // A propagation chain ("misc/socket.cc:567 -> 2", "bootstrap.cc:270 -> 2", "init.cc:1350
+  // -> 2", ...) is one error travelling up a thread's stack: its first line names where it
+  // started. One event per chain (host:pid and result), at its first line, attributed to the
+  // cause: a socket or bootstrap site is a failed connection; the rest an NCCL error whose
+  // ncclResult is decoded. A chain that follows a WARN of the same process is that WARN's
+  // consequence and adds nothing.
+  if (!result || *result <= 0) return;
+  const std::string key = ctx.host + "|" + ctx.pid + "|" + std::to_string(*result);
+  if (!chain_seen_.insert(key).second) return;
+  if (warned_.count(ctx.host + "|" + ctx.pid) != 0) return;
+  const bool connect = has(site, "socket.cc") || has(site, "bootstrap.cc") ||
+                       has(site, "net_socket.cc") || has(site, "socket.h");
+  const std::string_view name = ncclResultName(*result);
+  const std::string op = name.empty() ? "ncclResult " + std::to_string(*result) : std::string(name);
+  if (connect) {
+    if (v1::NcclEvent* e = addEvent(v1::NcclEvent::CONNECT_FAILED, ctx)) {
+      e->set_opcode_or_op(op);
+      addHost(ctx.host);
+    }
+    return;
+  }
+  // Elsewhere ("proxy.cc:698 -> 6" on the peer of a failed rank) a chain is usually the echo
+  // of an error another process printed: kept aside, and reported (the first one) only when
+  // the log holds no other error.
+  if (!pending_chain_) {
+    pending_chain_.emplace();
+    fillEvent(*pending_chain_, v1::NcclEvent::NCCL_ERROR, ctx)->set_opcode_or_op(op);
+    pending_chain_host_ = ctx.host;
+  }
+}
+
 void NcclLogParser::watchdogLine(std::string_view body, const LineContext& ctx) {
   // ProcessGroupNCCL: "[Rank 0] Watchdog caught collective operation timeout:
   // WorkNCCL(SeqNum=7753, OpType=_REDUCE_SCATTER_BASE, ...) ran for 600061 milliseconds",
@@ -734,7 +886,22 @@ void NcclLogParser::watchdogLine(std::string_view body, const LineContext& ctx) 
   if (auto r = intAfter(body, "Rank ")) rank = static_cast<int>(*r);
   std::optional<int64_t> seq = intAfter(body, "SeqNum=");
   const bool caught = has(body, "Watchdog caught");
-  if (!caught) seq = intAfter(body, "at work: ");
+  if (!caught)
+    seq = has(body, "Timeout at NCCL work: ") ? intAfter(body, "Timeout at NCCL work: ")
+                                              : intAfter(body, "at work: ");
+  // PyTorch's heartbeat monitor: the watchdog itself made no progress (a NCCL/CUDA call
+  // hung). One event per rank; the "watchdog got stuck" line that follows is the same event.
+  const bool heartbeat = has(body, "Heartbeat monitor timed out");
+  if (heartbeat || has(body, "watchdog got stuck for")) {
+    if (heartbeat_seen_.insert(ctx.host + "|" + std::to_string(rank)).second) {
+      if (v1::NcclEvent* e = addEvent(v1::NcclEvent::COLLECTIVE_TIMEOUT, ctx)) {
+        e->set_rank(rank);
+        e->set_opcode_or_op("heartbeat monitor");
+        addHost(ctx.host);
+      }
+    }
+    return;
+  }
   if (caught) {
     if (v1::NcclEvent* e = addEvent(v1::NcclEvent::COLLECTIVE_TIMEOUT, ctx)) {
       e->set_rank(rank);
@@ -763,7 +930,8 @@ void NcclLogParser::otherLine(const Stripped& st, std::string_view raw, uint32_t
   }
   const LineContext ctx = frameworkContext(st, raw, n);
   if (has(body, "Watchdog caught collective operation timeout") ||
-      has(body, "detected by watchdog at work")) {
+      has(body, "detected by watchdog at work") || has(body, "Timeout at NCCL work: ") ||
+      has(body, "Heartbeat monitor timed out") || has(body, "watchdog got stuck for")) {
     watchdogLine(body, ctx);
     return;
   }
@@ -812,6 +980,29 @@ void NcclLogParser::lastErrorEvent(std::string_view text, const LineContext& ctx
 }
 
 v1::NcclLogSummary NcclLogParser::finish() {
+  if (pending_chain_) {
+    bool error = false;
+    for (const auto& r : events_) {
+      const Kind k = r.event.kind();
+      error = error || k == v1::NcclEvent::IB_COMPLETION_ERROR ||
+              k == v1::NcclEvent::IB_ASYNC_EVENT || k == v1::NcclEvent::REG_MR_FAILED ||
+              k == v1::NcclEvent::CONNECT_FAILED || k == v1::NcclEvent::QP_SETUP_FAILED ||
+              k == v1::NcclEvent::COLLECTIVE_TIMEOUT || k == v1::NcclEvent::NCCL_ERROR;
+    }
+    if (!error) {
+      ++events_seen_;
+      if (events_.size() < options_.max_events) {
+        const uint32_t line = pending_chain_->event.line_number();
+        auto at = std::find_if(events_.begin(), events_.end(), [line](const EventRecord& r) {
+          return r.event.line_number() > line;
+        });
+        events_.insert(at, std::move(*pending_chain_));
+        addHost(pending_chain_host_);
+      } else {
+        events_truncated_ = true;
+      }
+    }
+  }
   v1::NcclLogSummary s;
   s.set_nccl_version(version_);
   for (const auto& h : hosts_.values()) s.add_hosts(h);

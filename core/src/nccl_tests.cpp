@@ -273,8 +273,12 @@ v1::NcclTestsResult parseNcclTests(std::string_view text, const NcclTestsOptions
       format_modern = h->modern;
       return;
     }
-    if (body[0] == '#') {
-      const std::string_view c = trim(body.substr(1));
+    // Older nccl-tests (and some wrappers) print the footer without '#':
+    // " Out of bounds values : 0 OK", " Avg bus bandwidth    : 1.23".
+    const bool bare_footer =
+        startsWith(body, "Out of bounds values") || startsWith(body, "Avg bus bandwidth");
+    if (body[0] == '#' || bare_footer) {
+      const std::string_view c = bare_footer ? body : trim(body.substr(1));
       const auto tokens = splitWhitespace(c);
       if (tokens.size() >= 2 && tokens[0] == "Rank") {
         if (auto r = parseInt(tokens[1]); r && *r >= 0 && *r < 10'000'000) {

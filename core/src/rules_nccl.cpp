@@ -286,22 +286,9 @@ void ncclLogRules(RuleContext& ctx, const v1::NcclLog& log) {
   bool lagging = false;
   for (const auto& [seq, n] : distinct) lagging = lagging || n > 1;
   const auto& timeouts = events(v1::NcclEvent::COLLECTIVE_TIMEOUT);
-  if (lagging) {
-    std::vector<std::string> ev;
-    for (const auto& [at, ranks] : ranks_at) {
-      std::string list;
-      for (std::size_t i = 0; i < ranks.size() && i < 8; ++i) list += (i ? ", " : "") + ranks[i];
-      if (ranks.size() > 8) list += ", ... " + std::to_string(ranks.size() - 8) + " more";
-      ev.push_back(formatRankProgress(at.first, at.second) + ": " + list);
-    }
-    ctx.add({FindingCode::NcclRankLagging,
-             timeouts.empty() ? Severity::Warning : Severity::Critical, ctx.node, "", 0,
-             "Ranks stopped at different collective operations: the lowest ones are behind",
-             std::move(ev),
-             "The ranks at the lowest opCount are where the job is stuck: inspect those ranks' "
-             "nodes (`ibcollect --job` compares all nodes) for link errors, a dead process or a "
-             "slow GPU."});
-  } else if (!timeouts.empty()) {
+  // NCCL_COLLECTIVE_TIMEOUT: PyTorch's watchdog caught a collective that never finished, or
+  // its heartbeat monitor found the watchdog itself stuck in a NCCL/CUDA call.
+  if (!timeouts.empty()) {
     std::set<std::string> reporters;
     for (const auto* e : timeouts) {
       reporters.insert((e->host().empty() ? "" : e->host() + " ") +
@@ -311,12 +298,34 @@ void ncclLogRules(RuleContext& ctx, const v1::NcclLog& log) {
     std::string who;
     for (const auto& r : reporters) who += (who.empty() ? "" : ", ") + r;
     ev.insert(ev.begin(), "timed out: " + who);
-    ctx.add({FindingCode::NcclRankLagging, Severity::Critical, firstHost(timeouts), "", 0,
-             "A collective timed out: some ranks never reached it while " +
-                 std::to_string(reporters.size()) + " rank(s) waited",
+    ctx.add({FindingCode::NcclCollectiveTimeout, Severity::Critical, firstHost(timeouts), "", 0,
+             "A collective did not finish: " + std::to_string(reporters.size()) +
+                 " rank(s) timed out waiting (watchdog or heartbeat monitor)",
              std::move(ev),
-             "The ranks missing from the timeout reports are the ones behind (stuck, dead or on a "
-             "broken link): collect their logs and run `ibcollect --job` to compare the nodes."});
+             "The ranks missing from the timeout reports, or the ones behind (NCCL_RANK_LAGGING), "
+             "are where the job is stuck (dead process, hung GPU or broken link): collect their "
+             "logs and run `ibcollect --job` to compare the nodes; an earlier NCCL error in the "
+             "log is the cause."});
+  }
+  // NCCL_RANK_LAGGING: several ranks' progress differs; the lowest ones are behind.
+  if (lagging) {
+    std::vector<std::string> ev;
+    std::string behind;
+    bool first = true;
+    for (const auto& [at, ranks] : ranks_at) {
+      std::string list;
+      for (std::size_t i = 0; i < ranks.size() && i < 8; ++i) list += (i ? ", " : "") + ranks[i];
+      if (ranks.size() > 8) list += ", ... " + std::to_string(ranks.size() - 8) + " more";
+      if (first) behind = list + " (at " + formatRankProgress(at.first, at.second) + ")";
+      first = false;
+      ev.push_back(formatRankProgress(at.first, at.second) + ": " + list);
+    }
+    ctx.add({FindingCode::NcclRankLagging,
+             timeouts.empty() ? Severity::Warning : Severity::Critical, ctx.node, "", 0,
+             "Ranks stopped at different collective operations; behind: " + behind, std::move(ev),
+             "The ranks at the lowest opCount/SeqNum are where the job is stuck: inspect those "
+             "ranks' nodes (`ibcollect --job` compares all nodes) for link errors, a dead process "
+             "or a slow GPU."});
   }
 }
 

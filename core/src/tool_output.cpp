@@ -624,7 +624,95 @@ ToolEvidence runOne(std::string_view text, std::string_view kind, tool_output::B
 }
 }  // namespace
 
+namespace {
+
+bool isTagName(std::string_view name) {
+  static constexpr std::string_view kTags[] = {"pre",  "code",    "br",      "p",    "div",
+                                               "span", "tt",      "b",       "i",    "strong",
+                                               "em",   "details", "summary", "samp", "kbd"};
+  for (std::string_view t : kTags) {
+    if (name == t) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+std::string unwrapPasteMarkup(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  std::size_t pos = 0;
+  while (pos < text.size()) {
+    std::size_t nl = text.find('\n', pos);
+    const bool has_nl = nl != std::string_view::npos;
+    if (!has_nl) nl = text.size();
+    std::string_view line = text.substr(pos, nl - pos);
+    pos = nl + 1;
+    // Markdown block quotes, possibly nested ("> > ").
+    while (!line.empty() && line[0] == '>') {
+      line.remove_prefix(1);
+      if (!line.empty() && line[0] == ' ') line.remove_prefix(1);
+    }
+    // Markdown code fences carry nothing.
+    if (startsWith(trimLeft(line), "```") || startsWith(trimLeft(line), "~~~")) line = {};
+    // HTML: the formatting tags a paste picks up from a ticket or a web page, and the three
+    // entities that hide "<...>" text ("&lt;BROADCAST,UP&gt;" in ip link). Upper-case words
+    // in brackets are data, never tags.
+    std::string clean;
+    clean.reserve(line.size());
+    for (std::size_t i = 0; i < line.size();) {
+      if (line[i] == '<') {
+        const std::size_t close = line.find('>', i);
+        if (close != std::string_view::npos && close - i <= 12) {
+          std::string_view name = line.substr(i + 1, close - i - 1);
+          if (!name.empty() && name[0] == '/') name.remove_prefix(1);
+          if (!name.empty() && name.back() == '/') name.remove_suffix(1);
+          name = trim(name);
+          if (isTagName(name)) {
+            i = close + 1;
+            continue;
+          }
+        }
+      } else if (line[i] == '&') {
+        static constexpr std::pair<std::string_view, char> kEntities[] = {
+            {"&lt;", '<'}, {"&gt;", '>'}, {"&amp;", '&'}, {"&quot;", '"'}};
+        bool decoded = false;
+        for (const auto& [entity, c] : kEntities) {
+          if (line.substr(i, entity.size()) == entity) {
+            clean.push_back(c);
+            i += entity.size();
+            decoded = true;
+            break;
+          }
+        }
+        if (decoded) continue;
+      }
+      clean.push_back(line[i]);
+      ++i;
+    }
+    // "# comment" after a value ("port_rcv_errors:12   # after reseat"). A line that starts
+    // with '#' is a tool's own header (perfquery "# Port counters: ...") and stays.
+    const std::string_view cv = clean;
+    if (!trimLeft(cv).empty() && trimLeft(cv)[0] != '#') {
+      for (std::size_t h = cv.find('#'); h != std::string_view::npos; h = cv.find('#', h + 1)) {
+        if (h > 0 && (cv[h - 1] == ' ' || cv[h - 1] == '\t') && h + 1 < cv.size() &&
+            cv[h + 1] == ' ' && !trim(cv.substr(0, h)).empty()) {
+          clean.resize(trimRight(cv.substr(0, h)).size());
+          break;
+        }
+      }
+    }
+    out += clean;
+    if (has_nl) out.push_back('\n');
+  }
+  return out;
+}
+
 ToolEvidence parseToolOutput(std::string_view text) {
+  // Pasted text is often quoted or marked up: unwrap it first, one line per line so that
+  // line-based evidence still matches the paste.
+  const std::string unwrapped = unwrapPasteMarkup(text);
+  text = unwrapped;
   // Order matters only where two kinds could claim the same line: specific headers first,
   // the loosest shape (headerless `name: value` ethtool lines) last.
   static const std::vector<BlockParserEntry> kAll{

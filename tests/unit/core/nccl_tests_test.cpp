@@ -377,5 +377,23 @@ TEST(NcclTestsParser, HeaderWithoutRedopOrRootMapsColumnsByName) {
   EXPECT_TRUE(r.validation_off());
 }
 
+// Synthetic, in the layout of nccl-tests releases that printed the footer without '#'
+// (issue 10: older releases are recognised).
+TEST(NcclTestsFooter, FooterWithoutHashIsRead) {
+  const auto r = parseNcclTests(
+      "#       size         count      type   redop    root     time   algbw   busbw #wrong     "
+      "time   algbw   busbw #wrong\n"
+      "   134217728      33554432     float     sum      -1   1590.1   84.41  158.26      0   "
+      "1589.3   84.45  158.35      0\n"
+      " Out of bounds values : 0 OK\n"
+      " Avg bus bandwidth    : 158.305 \n");
+  ASSERT_EQ(r.rows_size(), 1);
+  EXPECT_TRUE(r.has_out_of_bounds());
+  EXPECT_EQ(r.out_of_bounds(), 0u);
+  EXPECT_TRUE(r.out_of_bounds_ok());
+  EXPECT_TRUE(r.has_avg_busbw());
+  EXPECT_DOUBLE_EQ(r.avg_busbw_gbs(), 158.305);
+}
+
 }  // namespace
 }  // namespace ibc::core

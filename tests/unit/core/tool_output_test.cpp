@@ -480,5 +480,59 @@ TEST(ToolOutputRecogniser, BinaryWithNulBytesAroundAToolBlockStillFindsIt) {
   EXPECT_EQ(ev.lines_unrecognised, 2u);
 }
 
+// Issue 10: pasted text comes quoted or marked up. Each markup below is applied to a real
+// capture (the markup itself is synthetic); the evidence must equal the bare capture's.
+std::string serialisedDevices(const ToolEvidence& e) {
+  std::string out;
+  for (const auto& d : e.devices) out += d.SerializeAsString();
+  return out;
+}
+
+std::string eachLine(const std::string& text, const std::string& before, const std::string& after) {
+  std::string out;
+  std::size_t pos = 0;
+  while (pos < text.size()) {
+    std::size_t nl = text.find('\n', pos);
+    if (nl == std::string::npos) nl = text.size();
+    const std::string line = text.substr(pos, nl - pos);
+    const bool value = !line.empty() && line[0] != '#' && line.find(':') != std::string::npos;
+    out += before + line + (value ? after : "") + "\n";
+    pos = nl + 1;
+  }
+  return out;
+}
+
+TEST(ToolOutputMarkup, QuotedTaggedOrCommentedPasteGivesTheSameEvidence) {
+  const std::string bare = ibc::test::readFixture(
+      "real/ibtools/ibportstate-and-ibstat_mlx4-port1-down-disabled-port2-active56_rdma-core-pr-"
+      "847.txt");
+  const auto want = parseToolOutput(bare);
+  ASSERT_FALSE(want.devices.empty());
+  const std::vector<std::pair<std::string, std::string>> pastes = {
+      {"markdown quote", eachLine(bare, "> ", "")},
+      {"nested quote", eachLine(bare, "> > ", "")},
+      {"html", "<pre><code>" + eachLine(bare, "", "<br>") + "</code></pre>\n"},
+      {"fence", "```\n" + bare + "```\n"},
+      {"comments", eachLine(bare, "", "   # as seen this morning")},
+  };
+  for (const auto& [name, text] : pastes) {
+    const auto got = parseToolOutput(text);
+    EXPECT_EQ(got.kinds, want.kinds) << name;
+    EXPECT_EQ(serialisedDevices(got), serialisedDevices(want)) << name;
+    EXPECT_EQ(got.lines_unrecognised, want.lines_unrecognised) << name;
+  }
+}
+
+TEST(ToolOutputMarkup, UnwrapKeepsDataInBracketsAndToolHeaders) {
+  EXPECT_EQ(unwrapPasteMarkup("2: ib0: <BROADCAST,MULTICAST,UP,LOWER_UP> mtu 2044\n"),
+            "2: ib0: <BROADCAST,MULTICAST,UP,LOWER_UP> mtu 2044\n");
+  EXPECT_EQ(unwrapPasteMarkup("2: ib0: &lt;BROADCAST,UP&gt; mtu 2044<br/>\n"),
+            "2: ib0: <BROADCAST,UP> mtu 2044\n");
+  EXPECT_EQ(unwrapPasteMarkup("# Port counters: Lid 1 port 1 (CapMask: 0x1400)\n"),
+            "# Port counters: Lid 1 port 1 (CapMask: 0x1400)\n");
+  EXPECT_EQ(unwrapPasteMarkup("symbol_error:12   # after reseat"), "symbol_error:12");
+  EXPECT_EQ(unwrapPasteMarkup("> > State: Active\n"), "State: Active\n");
+}
+
 }  // namespace
 }  // namespace ibc::core

@@ -53,6 +53,7 @@ enum class FindingCode {
   NcclRegMrFailed,
   NcclConnectFailed,
   NcclQpSetupFailed,
+  NcclCollectiveTimeout,
   NcclRankLagging,
   // nccl-tests
   NcclTestWrongResults,

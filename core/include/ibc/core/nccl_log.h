@@ -15,6 +15,20 @@
 //   [rank0]:[E1206 ...ProcessGroupNCCL.cpp:607] [Rank 0] Watchdog caught collective ...
 //   ... ncclRemoteError: ... Last error: NET/IB : Got completion from peer ... (one line)
 // Host names are taken as printed (dots, dashes, "..." redactions).
+// When no known prefix explains a line, the debug line is found by its own shape wherever it
+// starts ("host:pid[:tid] [dev] ... NCCL INFO|WARN", or NCCL 2.0-2.2's bare "INFO"/"WARN"):
+// behind any timestamps (ISO 8601, syslog, date-time-zone, several), container runtimes' and
+// log collectors' prefixes, Python logging, markdown/HTML markup or line numbers; a launcher
+// rank tag found before it ("[1,3]<stdout>:", "[rank3]:", "[default3]:", "3: ") still gives
+// the rank. At most 8 candidates per line are tried: linear in the text.
+//  * error propagation chains ("misc/socket.cc:567 -> 2", "bootstrap.cc:270 -> 2"): one
+//    event per host:pid and ncclResult, opcode_or_op = the decoded result
+//    ("ncclSystemError"; 2 system, 3 internal, 5 invalid usage, 6 remote). A chain through a
+//    socket or bootstrap site is CONNECT_FAILED; another one (proxy.cc, init.cc) is an
+//    NCCL_ERROR kept only when the log shows no other error (it is usually a peer's echo); a
+//    chain of a process that printed a WARN is that WARN's consequence.
+//  * PyTorch's heartbeat monitor ("Heartbeat monitor timed out!", "watchdog got stuck") is a
+//    COLLECTIVE_TIMEOUT, one per host and rank; "Timeout at NCCL work: N" gives a SeqNum.
 //
 // What counts:
 //  * transports: only channel/ring lines with "via" ("Channel 01/0 : 0[0] -> 1[0] [send] via

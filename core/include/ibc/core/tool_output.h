@@ -138,6 +138,13 @@ struct ToolEvidence {
 // Finds every kind of tool output in `text` and merges the evidence.
 ToolEvidence parseToolOutput(std::string_view text);
 
+// The text of a paste without the markup it picked up on its way (parseToolOutput applies
+// it first): markdown block quotes ("> ", nested) and code fences, HTML formatting tags
+// (<pre>, <code>, <br>, ...; data in brackets such as "<BROADCAST,UP>" stays) and the
+// entities &lt; &gt; &amp; &quot;, and "# comments" after a value (a line starting with '#'
+// is kept). One output line per input line.
+std::string unwrapPasteMarkup(std::string_view text);
+
 // One parser per tool. Each takes the whole paste, picks out its own blocks, treats the
 // rest as noise or unrecognised (counted), and returns only what its tool printed.
 //
