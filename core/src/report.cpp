@@ -362,7 +362,7 @@ std::string table(const std::vector<std::vector<std::string>>& rows, std::size_t
         rest += (rest.empty() || rest.back() == ';' ? (rest.empty() ? "" : " ") : ", ") +
                 (head.empty() ? row[i] : head + " " + row[i]);
       }
-      out += wrap(key + ": " + rest, max_width, "", "    ");
+      out += wrap(rest, max_width, key + ": ", "    ");
     }
     return out;
   }
