@@ -36,22 +36,9 @@ int runCli(const std::vector<std::string>& args, CliEnvironment& env) {
   try {
     app.parse(static_cast<int>(argv.size()), argv.data());
   } catch (const CLI::ParseError& e) {
-    if (e.get_exit_code() == 0) {  // --help, --version
-      app.exit(e, env.out, env.err);
-      return core::kExitOk;
-    }
-    // One line saying what is wrong and one saying where the help is, for the command
-    // that was being parsed.
-    std::string where = "ibcollect";
-    for (const CLI::App* sub = &app; sub != nullptr;) {
-      const CLI::App* next = nullptr;
-      for (const CLI::App* c : sub->get_subcommands()) {
-        if (c->parsed()) next = c;
-      }
-      if (next != nullptr) where += " " + next->get_name();
-      sub = next;
-    }
-    env.err << where << ": " << e.what() << "\nRun '" << where << " --help' for usage.\n";
+    const int rc = app.exit(e, env.out, env.err);
+    if (rc == 0) return core::kExitOk;  // --help, --version
+    env.err << "Run 'ibcollect --help' for usage.\n";
     return core::kExitUsage;
   }
   for (const auto& c : commands) {

@@ -313,28 +313,19 @@ int runVerify(CliEnvironment& env, const VerifyArgs& a) {
 
 }  // namespace
 
-void addTransportOptions(CLI::App* cmd, TransportArgs& a, TransportRole role) {
-  const bool node = role == TransportRole::Node;
-  cmd->add_option(
-      "--collector", a.flags.collector,
-      node ? "Collector HOST:PORT (uploads when set)" : "Collector HOST:PORT to read from");
+void addTransportOptions(CLI::App* cmd, TransportArgs& a) {
+  cmd->add_option("--collector", a.flags.collector, "Collector HOST:PORT (uploads when set)");
   cmd->add_option("--ca", a.flags.ca, "CA certificate (PEM) the collector and signers chain to");
-  cmd->add_option("--cert", a.flags.cert,
-                  node ? "This node's certificate (PEM): signs and authenticates"
-                       : "Your support-engineer certificate (PEM, OU=support)");
-  cmd->add_option(
-      "--key", a.flags.key,
-      node ? "This node's private key (PEM)" : "The private key of that certificate (PEM)");
-  if (node) {
-    cmd->add_option("--spool", a.flags.spool,
-                    "Spool directory for what could not be delivered (default " +
-                        std::string(kDefaultSpoolDir) +
-                        " for root, ~/.local/state/ibcollect/spool for other users)");
-    cmd->add_option("--spool-limit-mb", a.spool_limit_mb, "Most the spool may hold, MiB")
-        ->check(CLI::PositiveNumber);
-    cmd->add_option("--retries", a.retries, "Tries after the first before spooling (default 3)")
-        ->check(CLI::Range(0, 100));
-  }
+  cmd->add_option("--cert", a.flags.cert, "This node's certificate (PEM): signs and authenticates");
+  cmd->add_option("--key", a.flags.key, "This node's private key (PEM)");
+  cmd->add_option("--spool", a.flags.spool,
+                  "Spool directory for what could not be delivered (default " +
+                      std::string(kDefaultSpoolDir) +
+                      " for root, ~/.local/state/ibcollect/spool for other users)");
+  cmd->add_option("--spool-limit-mb", a.spool_limit_mb, "Most the spool may hold, MiB")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--retries", a.retries, "Tries after the first before spooling (default 3)")
+      ->check(CLI::Range(0, 100));
   cmd->add_option("--config", a.config,
                   "Agent config with the same keys (default " + std::string(kDefaultAgentConfig) +
                       " when it exists)");
@@ -429,7 +420,7 @@ void addTransportCommands(CLI::App& app, CliEnvironment& env, std::vector<Comman
   fe->add_option("--job", ga->job, "Slurm job id")->required();
   fe->add_option("--tenant", ga->tenant, "Tenant (default: every tenant)");
   fe->add_option("-o,--output", ga->output, "Directory to write FILE.ibsnap into")->required();
-  addTransportOptions(fe, ga->transport, TransportRole::Support);
+  addTransportOptions(fe, ga->transport);
   fe->footer(kExitCodes);
 
   auto va = std::make_shared<VerifyArgs>();

@@ -20,11 +20,7 @@ struct TransportArgs {
 };
 
 // --collector, --ca, --cert, --key, --spool, --spool-limit-mb, --retries, --config.
-// Who talks to the collector: a node uploading its snapshots (the node's certificate, the
-// spool and retries), or a support engineer reading (the support certificate; no spool).
-enum class TransportRole { Node, Support };
-void addTransportOptions(CLI::App* cmd, TransportArgs& args,
-                         TransportRole role = TransportRole::Node);
+void addTransportOptions(CLI::App* cmd, TransportArgs& args);
 
 // The agent config (--config FILE, else /etc/ibcollect/agent.conf when it exists)
 // overridden by the flags. Errors: the config file cannot be read or parsed.

@@ -6,14 +6,12 @@
 #include <ctime>
 #include <iterator>
 #include <map>
-#include <set>
 #include <string>
 #include <unordered_map>
 
 #include "ibc/core/findings.h"
 #include "ibc/core/json.h"
 #include "ibc/core/rules.h"
-#include "ibc/core/slurm.h"
 #include "ibc/core/sysfs_values.h"
 #include "ibc/core/text.h"
 
@@ -102,29 +100,6 @@ std::string utcTime(int64_t unix_ms) {
   return buf;
 }
 }  // namespace
-
-int findingSpecificity(std::string_view c) {
-  static const std::map<std::string_view, int> rank = {
-      {"PORT_DOWN", 0},           {"PHYS_LINK_NOT_UP", 0},
-      {"PORT_NOT_ACTIVE_SM", 0},  {"LINK_RATE_BELOW_EXPECTED", 0},
-      {"NO_RDMA_DEVICES", 0},     {"PORT_STATE_UNKNOWN", 0},
-      {"DEVICE_FATAL", 1},        {"FW_COMMAND_TIMEOUT", 1},
-      {"FW_COMMAND_FAILED", 1},   {"PCIE_ERROR", 1},
-      {"PCIE_LINK_DEGRADED", 1},  {"TX_TIMEOUT", 1},
-      {"KERNEL_LINK_FLAP", 1},    {"MODULE_TEMPERATURE", 1},
-      {"DRIVER_LOAD_FAILED", 1},  {"PHY_ERRORS", 2},
-      {"LINK_DOWNED", 2},         {"BUFFER_OVERRUN", 2},
-      {"XMIT_DISCARDS", 2},       {"TRANSPORT_RETRIES", 2},
-      {"CQE_ERRORS", 2},          {"COUNTER_SATURATED", 2},
-      {"CONGESTION", 2},          {"MTU_MISMATCH", 4},
-      {"FW_VERSION_MISMATCH", 4}, {"NODE_OUTLIER", 4},
-      {"MEMLOCK_LIMIT", 5},       {"UVERBS_ACCESS", 5},
-      {"PEERMEM_MISSING", 5},     {"ESCALATE_HOST_INSPECTION", 6},
-      {"COUNTER_UNAVAILABLE", 6}};
-  if (const auto it = rank.find(c); it != rank.end()) return it->second;
-  if (c.rfind("NCCL_", 0) == 0) return 3;
-  return 5;
-}
 
 std::string nodeSource(const AnalyzedNode& node) {
   if (!node.snapshot_file.empty()) return node.snapshot_file;
@@ -216,9 +191,7 @@ v1::NodeReport summarizeNode(const AnalyzedNode& node) {
   Severity worst_seen = Severity::Info;
   for (const auto& f : node.findings) {
     const Severity sev = severityOf(f);
-    if (sev == Severity::Info) continue;
-    if (r.worst_code().empty() || sev > worst_seen ||
-        (sev == worst_seen && findingSpecificity(f.code()) < findingSpecificity(r.worst_code()))) {
+    if (sev != Severity::Info && (r.worst_code().empty() || sev > worst_seen)) {
       r.set_worst_code(f.code());
       worst_seen = sev;
     }
@@ -293,85 +266,19 @@ v1::Report buildReport(std::vector<AnalyzedNode> nodes) {
 
 namespace {
 
-// Severity words in colour. The renderer marks them with a private-use character pair and
-// turns the marks into ANSI colours only after the text was sanitized, so no byte of a log
-// line or a pasted value can ever reach the terminal as an escape sequence; a forged mark
-// in hostile text can at most colour a word.
-constexpr std::string_view kMarkOpen = "\xEE\x80\x80";   // U+E000
-constexpr std::string_view kMarkClose = "\xEE\x80\x81";  // U+E001
-
-std::string paint(const std::string& word, bool color) {
-  if (!color) return word;
-  const char code = word == "CRITICAL"      ? 'c'
-                    : word == "WARNING"     ? 'w'
-                    : word == "INFO"        ? 'i'
-                    : word == "OK"          ? 'o'
-                    : word == "UNREACHABLE" ? 'u'
-                                            : 0;
-  if (code == 0) return word;
-  return std::string(kMarkOpen) + code + word + std::string(kMarkClose);
-}
-
-// Columns a table cell takes on screen: colour marks take none.
-std::size_t visibleColumns(const std::string& cell) {
-  std::size_t cols = 0;
-  for (unsigned char c : cell) cols += (c & 0xC0) != 0x80 ? 1 : 0;
-  std::size_t marks = 0;
-  for (auto p = cell.find(kMarkOpen); p != std::string::npos; p = cell.find(kMarkOpen, p + 1))
-    ++marks;
-  return cols - 3 * marks;  // open mark, code letter, close mark
-}
-
 // Left-aligned columns sized to their widest cell.
-std::string wrap(std::string_view text, std::size_t width, const std::string& first,
-                 const std::string& indent);
-
-// Left-aligned columns; when they would be wider than `max_width` (0: no limit), each row
-// becomes one wrapped line instead: its first `key_columns` cells, then "HEADER value" for
-// the others, so a narrow terminal still reads every value.
-std::string table(const std::vector<std::vector<std::string>>& rows, std::size_t max_width = 0,
-                  std::size_t key_columns = 1) {
+std::string table(const std::vector<std::vector<std::string>>& rows) {
   std::vector<std::size_t> width;
   for (const auto& row : rows) {
     if (width.size() < row.size()) width.resize(row.size(), 0);
-    for (std::size_t i = 0; i < row.size(); ++i)
-      width[i] = std::max(width[i], visibleColumns(row[i]));
-  }
-  std::size_t total = 0;
-  for (std::size_t w : width) total += w + 2;
-  if (max_width > 0 && total > max_width + 2 && rows.size() > 1) {
-    std::string out;
-    const auto& header = rows.front();
-    for (std::size_t r = 1; r < rows.size(); ++r) {
-      const auto& row = rows[r];
-      std::string key;
-      for (std::size_t i = 0; i < row.size() && i < key_columns; ++i) {
-        if (row[i] == "-" && i > 0) continue;
-        key += (key.empty() ? "" : " ") +
-               (i > 0 && i < header.size() && header[i] == "PORT" ? "port " + row[i] : row[i]);
-      }
-      // The verdict first, then the other columns by name.
-      std::string rest;
-      for (std::size_t i = key_columns; i < row.size(); ++i) {
-        if (i < header.size() && header[i] == "VERDICT") rest = row[i] + ";";
-      }
-      for (std::size_t i = key_columns; i < row.size(); ++i) {
-        if (row[i] == "-" || row[i].empty()) continue;
-        const std::string head = i < header.size() ? header[i] : "";
-        if (head == "VERDICT") continue;
-        rest += (rest.empty() || rest.back() == ';' ? (rest.empty() ? "" : " ") : ", ") +
-                (head.empty() ? row[i] : head + " " + row[i]);
-      }
-      out += wrap(rest, max_width, key + ": ", "    ");
-    }
-    return out;
+    for (std::size_t i = 0; i < row.size(); ++i) width[i] = std::max(width[i], row[i].size());
   }
   std::string out;
   for (const auto& row : rows) {
     std::string line;
     for (std::size_t i = 0; i < row.size(); ++i) {
       line += row[i];
-      if (i + 1 < row.size()) line.append(width[i] - visibleColumns(row[i]) + 2, ' ');
+      if (i + 1 < row.size()) line.append(width[i] - row[i].size() + 2, ' ');
     }
     while (!line.empty() && line.back() == ' ') line.pop_back();
     out += line + "\n";
@@ -383,13 +290,13 @@ std::string table(const std::vector<std::vector<std::string>>& rows, std::size_t
 
 namespace {
 
-std::string portTable(const v1::Report& report, bool color, std::size_t max_width) {
+std::string portTable(const v1::Report& report) {
   std::vector<std::vector<std::string>> rows{
       {"NODE", "DEVICE", "PORT", "STATE", "PHYS", "RATE", "LINK", "FW", "NETDEV", "VERDICT"}};
   for (const auto& n : report.nodes()) {
     if (n.ports_size() == 0) {
-      rows.push_back({n.label(), "-", "-", "-", "-", "-", "-", "-", "-",
-                      paint(upper(n.worst_severity()), color)});
+      rows.push_back(
+          {n.label(), "-", "-", "-", "-", "-", "-", "-", "-", upper(n.worst_severity())});
       continue;
     }
     for (const auto& p : n.ports()) {
@@ -398,30 +305,28 @@ std::string portTable(const v1::Report& report, bool color, std::size_t max_widt
            p.port() == 0 ? "-" : std::to_string(p.port()), p.state(),
            p.phys_state().empty() ? "-" : p.phys_state(), p.rate().empty() ? "-" : p.rate(),
            p.link_layer().empty() ? "-" : p.link_layer(), p.fw_ver().empty() ? "-" : p.fw_ver(),
-           p.netdevs().empty() ? "-" : p.netdevs(), paint(upper(p.worst_severity()), color)});
+           p.netdevs().empty() ? "-" : p.netdevs(), upper(p.worst_severity())});
     }
   }
-  std::string out = table(rows, max_width, 3);
+  std::string out = table(rows);
   for (const auto& n : report.nodes()) {
     for (const auto& p : n.ports()) {
       if (p.remark().empty()) continue;
-      out += wrap(n.label() + " " + p.device() +
-                      (p.port() == 0 ? std::string() : " port " + std::to_string(p.port())) + ": " +
-                      p.remark(),
-                  max_width, "remark: ", "    ");
+      out += "remark: " + n.label() + " " + p.device() +
+             (p.port() == 0 ? std::string() : " port " + std::to_string(p.port())) + ": " +
+             p.remark() + "\n";
     }
   }
   return out;
 }
 
 // One row per node: what a job owner scans first.
-std::string nodeTable(const v1::Report& report, bool color, std::size_t max_width) {
+std::string nodeTable(const v1::Report& report) {
   std::vector<std::vector<std::string>> rows{
       {"NODE", "PORTS", "RATES", "FW", "VERDICT", "WORST FINDING"}};
   for (const auto& n : report.nodes()) {
     if (!n.unreachable_reason().empty()) {
-      rows.push_back(
-          {n.label(), "-", "-", "-", paint("UNREACHABLE", color), n.unreachable_reason()});
+      rows.push_back({n.label(), "-", "-", "-", "UNREACHABLE", n.unreachable_reason()});
       continue;
     }
     std::map<std::string, int> rates;
@@ -438,12 +343,12 @@ std::string nodeTable(const v1::Report& report, bool color, std::size_t max_widt
     for (const auto& [r, k] : rates)
       rate_text += (rate_text.empty() ? "" : ",") + std::to_string(k) + "x" + r;
     for (const auto& [f, k] : fws) fw_text += (fw_text.empty() ? "" : ",") + f;
-    rows.push_back(
-        {n.label(), std::to_string(n.ports_active()) + "/" + std::to_string(n.ports_total()),
-         rate_text.empty() ? "-" : rate_text, fw_text.empty() ? "-" : fw_text,
-         paint(upper(n.worst_severity()), color), n.worst_code().empty() ? "-" : n.worst_code()});
+    rows.push_back({n.label(),
+                    std::to_string(n.ports_active()) + "/" + std::to_string(n.ports_total()),
+                    rate_text.empty() ? "-" : rate_text, fw_text.empty() ? "-" : fw_text,
+                    upper(n.worst_severity()), n.worst_code().empty() ? "-" : n.worst_code()});
   }
-  return table(rows, max_width, 1);
+  return table(rows);
 }
 
 // The row label of the node a finding belongs to (its node name unless names collide),
@@ -471,181 +376,30 @@ class RowLabels {
   std::unordered_map<std::string, std::string> by_node_;
 };
 
-// Display columns of UTF-8 text (continuation bytes take none).
-std::size_t columns(std::string_view s) {
-  std::size_t n = 0;
-  for (unsigned char c : s) n += (c & 0xC0) != 0x80 ? 1 : 0;
-  return n;
-}
-
-// `text` on lines of at most `width` columns: the first prefixed by `first`, the others by
-// `indent`, broken at spaces; a word longer than a line is cut. Ends with a newline.
-std::string wrap(std::string_view text, std::size_t width, const std::string& first,
-                 const std::string& indent) {
-  if (width == 0) return first + std::string(text) + "\n";
-  std::string out;
-  std::string line = first;
-  std::size_t line_cols = columns(first);
-  bool line_has_word = false;
-  std::size_t i = 0;
-  while (i < text.size()) {
-    while (i < text.size() && text[i] == ' ') ++i;
-    if (i >= text.size()) break;
-    std::size_t j = text.find(' ', i);
-    if (j == std::string_view::npos) j = text.size();
-    std::string_view word = text.substr(i, j - i);
-    i = j;
-    const std::size_t need = (line_has_word ? 1 : 0) + columns(word);
-    if (line_has_word && line_cols + need > width) {
-      out += line + "\n";
-      line = indent;
-      line_cols = columns(indent);
-      line_has_word = false;
-    }
-    // A word that cannot fit on a line of its own is cut where the line ends.
-    while (!line_has_word && line_cols + columns(word) > width && width > line_cols + 8) {
-      std::size_t take = 0, cols = 0;
-      while (take < word.size() && cols < width - line_cols) {
-        ++take;
-        while (take < word.size() && (static_cast<unsigned char>(word[take]) & 0xC0) == 0x80)
-          ++take;
-        ++cols;
-      }
-      out += line + std::string(word.substr(0, take)) + "\n";
-      word.remove_prefix(take);
-      line = indent;
-      line_cols = columns(indent);
-    }
-    if (word.empty()) continue;
-    if (line_has_word) {
-      line += ' ';
-      ++line_cols;
-    }
-    line += word;
-    line_cols += columns(word);
-    line_has_word = true;
-  }
-  out += line + "\n";
-  return out;
-}
-
-std::string applyColors(std::string s) {
-  std::string out;
-  out.reserve(s.size() + 64);
-  std::size_t i = 0;
-  while (i < s.size()) {
-    if (s.compare(i, kMarkOpen.size(), kMarkOpen) == 0 && i + kMarkOpen.size() < s.size()) {
-      const char code = s[i + kMarkOpen.size()];
-      const char* sgr = code == 'c'   ? "1;31"
-                        : code == 'w' ? "33"
-                        : code == 'i' ? "36"
-                        : code == 'o' ? "32"
-                        : code == 'u' ? "1;35"
-                                      : nullptr;
-      if (sgr != nullptr) {
-        out += "\x1b[" + std::string(sgr) + "m";
-        i += kMarkOpen.size() + 1;
-        continue;
-      }
-    }
-    if (s.compare(i, kMarkClose.size(), kMarkClose) == 0) {
-      out += "\x1b[0m";
-      i += kMarkClose.size();
-      continue;
-    }
-    out += s[i++];
-  }
-  return out;
-}
-
-// Findings that say the same thing in different places: one entry, the places listed once.
-struct FindingGroup {
-  std::vector<const v1::Finding*> members;
-  std::vector<std::string> labels;  // row label of each member's node
-};
-
-std::string replaceAll(std::string s, const std::string& what, const std::string& with) {
-  if (what.empty()) return s;
-  for (std::size_t p = s.find(what); p != std::string::npos; p = s.find(what, p + with.size()))
-    s.replace(p, what.size(), with);
-  return s;
-}
-
-// What a finding says with its own node, device and port taken out.
-std::string groupKey(const v1::Finding& f) {
-  std::string summary = f.summary();
-  std::string action = f.action();
-  if (f.port() != 0) {
-    const std::string port = "port " + std::to_string(f.port());
-    summary = replaceAll(summary, port, "port #");
-    action = replaceAll(action, port, "port #");
-  }
-  summary = replaceAll(replaceAll(summary, f.device(), "{device}"), f.node(), "{node}");
-  action = replaceAll(replaceAll(action, f.device(), "{device}"), f.node(), "{node}");
-  return f.code() + '\0' + f.severity() + '\0' + summary + '\0' + action;
-}
-
-std::string placesOf(const FindingGroup& g) {
-  std::vector<std::string> nodes, devices;
-  std::set<uint32_t> ports;
-  for (std::size_t i = 0; i < g.members.size(); ++i) {
-    if (std::find(nodes.begin(), nodes.end(), g.labels[i]) == nodes.end())
-      nodes.push_back(g.labels[i]);
-    const auto& d = g.members[i]->device();
-    if (!d.empty() && std::find(devices.begin(), devices.end(), d) == devices.end())
-      devices.push_back(d);
-    if (g.members[i]->port() != 0) ports.insert(g.members[i]->port());
-  }
-  std::string where = nodes.size() == 1 ? nodes[0] : compressHostlist(nodes);
-  if (!devices.empty())
-    where += " " + (devices.size() == 1 ? devices[0] : compressHostlist(devices));
-  if (!ports.empty()) {
-    std::string p;
-    for (auto n : ports) p += (p.empty() ? "" : ",") + std::to_string(n);
-    where += (ports.size() == 1 ? " port " : " ports ") + p;
-  }
-  return where;
-}
-
-void findingText(std::string& out, const FindingGroup& g, const TextOptions& options) {
-  const v1::Finding& f = *g.members.front();
-  const std::size_t w = options.width;
-  std::string where = g.members.size() == 1 ? g.labels[0] : placesOf(g);
-  if (g.members.size() == 1) {
-    if (!f.device().empty()) where += " " + f.device();
-    if (f.port() != 0) where += " port " + std::to_string(f.port());
-  } else {
-    where += " (" + std::to_string(g.members.size()) + " places)";
-  }
-  out += "\n" +
-         wrap(f.code() + "  " + where, w, paint(upper(f.severity()), options.color) + "  ", "    ");
-  out += wrap(f.summary(), w, "  ", "    ");
+void findingText(std::string& out, const v1::Finding& f, const std::string& label,
+                 const TextOptions& options) {
+  std::string where = label;
+  if (!f.device().empty()) where += " " + f.device();
+  if (f.port() != 0) where += " port " + std::to_string(f.port());
+  out += "\n" + upper(f.severity()) + "  " + f.code() + "  " + where + "\n";
+  out += "  " + f.summary() + "\n";
   if (f.evidence_size() > 0) {
-    out += g.members.size() == 1
-               ? "  evidence:\n"
-               : wrap("evidence of " + g.labels[0] + (f.device().empty() ? "" : " " + f.device()) +
-                          (f.port() ? " port " + std::to_string(f.port()) : "") +
-                          " (the others: --format json or -v):",
-                      w, "  ", "    ");
-    const std::size_t limit =
-        options.verbose ? static_cast<std::size_t>(f.evidence_size()) : options.max_evidence;
-    const int shown =
-        static_cast<int>(std::min<std::size_t>(limit, static_cast<std::size_t>(f.evidence_size())));
-    for (int i = 0; i < shown; ++i) out += wrap(f.evidence(i), w, "    - ", "      ");
+    out += "  evidence:\n";
+    const int shown = static_cast<int>(
+        std::min<std::size_t>(options.max_evidence, static_cast<std::size_t>(f.evidence_size())));
+    for (int i = 0; i < shown; ++i) out += "    - " + f.evidence(i) + "\n";
     if (f.evidence_size() > shown) {
-      out += "    ... " + std::to_string(f.evidence_size() - shown) + " more (-v, --format json)\n";
+      out += "    ... " + std::to_string(f.evidence_size() - shown) + " more (--format json)\n";
     }
   }
-  if (!f.action().empty()) out += wrap(f.action(), w, "  next step: ", "    ");
+  if (!f.action().empty()) out += "  next step: " + f.action() + "\n";
 }
 
 }  // namespace
 
 std::string renderText(const v1::Report& report, const TextOptions& options) {
-  std::string out = options.node_table ? nodeTable(report, options.color, options.width)
-                                       : portTable(report, options.color, options.width);
+  std::string out = options.node_table ? nodeTable(report) : portTable(report);
   const RowLabels labels(report);
-  const std::size_t w = options.width;
 
   uint32_t crit = 0, warn = 0, info = 0;
   for (const auto& f : report.findings()) {
@@ -653,65 +407,65 @@ std::string renderText(const v1::Report& report, const TextOptions& options) {
     (s == Severity::Critical ? crit : s == Severity::Warning ? warn : info)++;
   }
   out += "\n";
-  for (const auto& notice : report.notices()) out += wrap(notice, w, "note: ", "  ");
+  for (const auto& notice : report.notices()) out += "note: " + notice + "\n";
   uint32_t unreachable = 0;
   for (const auto& n : report.nodes()) {
     if (!n.unreachable_reason().empty()) ++unreachable;
     if (options.node_table) continue;  // the table already has one line per node
     if (report.nodes_size() > 1 || n.critical() + n.warning() > 0 || n.probe_errors() > 0) {
-      std::string line =
-          "node " + n.label() + ": " + paint(upper(n.worst_severity()), options.color) + " (" +
-          std::to_string(n.critical()) + " critical, " + std::to_string(n.warning()) +
-          " warning, " + std::to_string(n.info()) + " info)";
+      out += "node " + n.label() + ": " + upper(n.worst_severity()) + " (" +
+             std::to_string(n.critical()) + " critical, " + std::to_string(n.warning()) +
+             " warning, " + std::to_string(n.info()) + " info)";
       if (n.probe_errors() > 0) {
-        line +=
+        out +=
             ", " + std::to_string(n.probe_errors()) + " probe(s) failed (details: --format json)";
       }
-      out += wrap(line, w, "", "  ");
+      out += "\n";
     }
   }
-  std::string counts;
   if (options.node_table) {
-    counts =
-        std::to_string(report.nodes_size()) + " node(s)" +
-        (unreachable > 0 ? ", " + std::to_string(unreachable) + " unreachable" : std::string()) +
-        "; ";
+    out += std::to_string(report.nodes_size()) + " node(s)" +
+           (unreachable > 0 ? ", " + std::to_string(unreachable) + " unreachable" : std::string()) +
+           "; ";
   }
-  counts += std::to_string(report.findings_size()) + " finding(s): " + std::to_string(crit) +
-            " critical, " + std::to_string(warn) + " warning, " + std::to_string(info) + " info";
-  out += wrap(counts, w, "", "  ");
+  out += std::to_string(report.findings_size()) + " finding(s): " + std::to_string(crit) +
+         " critical, " + std::to_string(warn) + " warning, " + std::to_string(info) + " info\n";
 
-  if (!options.quiet) {
-    // Findings worst first; the same finding on several ports or nodes is one entry with
-    // where it holds (unless -v), in the order its first place comes.
-    std::vector<FindingGroup> groups;
-    std::unordered_map<std::string, std::size_t> by_key;
+  if (options.node_table) {
+    // Grouped by node, nodes in report order, each node's findings worst first.
+    std::map<std::string, std::vector<const v1::Finding*>> by_node;
+    for (const auto& f : report.findings()) by_node[labels.of(f)].push_back(&f);
+    std::vector<std::string> order;
+    for (const auto& n : report.nodes()) order.push_back(n.label());
+    for (const auto& [node, list] : by_node) {
+      if (std::find(order.begin(), order.end(), node) == order.end()) order.push_back(node);
+    }
+    for (const auto& node : order) {
+      auto it = by_node.find(node);
+      if (it == by_node.end()) continue;
+      bool header = false;
+      for (const auto* f : it->second) {
+        if (!options.show_info && severityOf(*f) == Severity::Info) continue;
+        if (!header) {
+          out += "\n== " + node + "\n";
+          header = true;
+        }
+        findingText(out, *f, node, options);
+      }
+    }
+  } else {
     for (const auto& f : report.findings()) {
       if (!options.show_info && severityOf(f) == Severity::Info) continue;
-      const std::string label = labels.of(f);
-      if (!options.verbose) {
-        const std::string key = groupKey(f);
-        if (auto it = by_key.find(key); it != by_key.end()) {
-          groups[it->second].members.push_back(&f);
-          groups[it->second].labels.push_back(label);
-          continue;
-        }
-        by_key.emplace(key, groups.size());
-      }
-      groups.push_back({{&f}, {label}});
+      findingText(out, f, labels.of(f), options);
     }
-    for (const auto& g : groups) findingText(out, g, options);
-    if (!options.node_table) {
-      for (const auto& n : report.nodes()) {
-        if (!n.snapshot_file().empty())
-          out += "\n" + wrap(n.snapshot_file(), w, "snapshot of " + n.label() + ": ", "  ");
-      }
+    for (const auto& n : report.nodes()) {
+      if (!n.snapshot_file().empty())
+        out += "\nsnapshot of " + n.label() + ": " + n.snapshot_file() + "\n";
     }
   }
   // Node names, values and log lines come from other machines and from pastes: no byte of
-  // them may reach a terminal as an escape sequence (our own colours are added after).
-  out = sanitizeUtf8(out);
-  return options.color ? applyColors(std::move(out)) : out;
+  // them may reach a terminal as an escape sequence.
+  return sanitizeUtf8(out);
 }
 
 Result<std::string> renderJson(const v1::Report& report) {

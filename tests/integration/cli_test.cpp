@@ -10,7 +10,6 @@
 #include <fstream>
 #include <random>
 #include <set>
-#include <sstream>
 
 #include "ibc/agent/os.h"
 
@@ -92,49 +91,6 @@ TEST_F(Cli, UsageErrorsExitThreeAndSayWhy) {
   EXPECT_NE(bad_format.err.find("xml"), std::string::npos) << bad_format.err;
   auto bad_window = run({"snapshot", "--root", kMlx5Tree, "--window", "-1"});
   EXPECT_EQ(bad_window.exit_code, 3);
-}
-
-// Issue 10: one line says what is wrong and one where the help is, for the command parsed.
-TEST_F(Cli, AParseErrorIsOneMessageAndOneUsageLine) {
-  auto r = run({"snapshot", "--bogus"});
-  EXPECT_EQ(r.exit_code, 3);
-  EXPECT_EQ(r.err,
-            "ibcollect snapshot: The following argument was not expected: --bogus\n"
-            "Run 'ibcollect snapshot --help' for usage.\n");
-}
-
-// Issue 10: each subcommand's --help lists its own flags in its own words: `fetch` takes
-// the support engineer's certificate and has no spool.
-TEST_F(Cli, FetchHelpSpeaksOfTheSupportCertificateAndHasNoSpool) {
-  auto r = run({"fetch", "--help"});
-  EXPECT_EQ(r.exit_code, 0);
-  EXPECT_NE(r.out.find("Your support-engineer certificate"), std::string::npos) << r.out;
-  EXPECT_EQ(r.out.find("This node's certificate"), std::string::npos) << r.out;
-  EXPECT_EQ(r.out.find("--spool"), std::string::npos) << r.out;
-  auto snap = run({"snapshot", "--help"});
-  EXPECT_NE(snap.out.find("This node's certificate"), std::string::npos) << snap.out;
-  EXPECT_NE(snap.out.find("--width"), std::string::npos) << snap.out;
-  EXPECT_NE(snap.out.find("NO_COLOR"), std::string::npos) << snap.out;
-}
-
-// Issue 10: COLUMNS (or --width) fits the text to the terminal; --width wins.
-TEST_F(Cli, TextFitsColumnsOrWidth) {
-  for (const std::string& cols : {std::string("80"), std::string("60")}) {
-    ProcessRunner runner;
-    auto r = runner.run({"env", "COLUMNS=" + cols, IBC_BINARY, "analyze", "--root", kMlx5Tree},
-                        std::chrono::seconds(60));
-    ASSERT_TRUE(r.ok());
-    std::istringstream in(r->out);
-    std::size_t longest = 0;
-    // The table too: too wide for the width, each port becomes one wrapped line.
-    for (std::string line; std::getline(in, line);) longest = std::max(longest, line.size());
-    EXPECT_LE(longest, std::stoul(cols)) << r->out;
-  }
-  auto narrow = run({"analyze", "--root", kMlx5Tree, "--width", "40"});
-  std::istringstream in(narrow.out);
-  for (std::string line; std::getline(in, line);) {
-    if (line.find("  next step:") == 0) EXPECT_LE(line.size(), 40u) << line;
-  }
 }
 
 TEST_F(Cli, SnapshotWritesAFileThatAnalyzeReadsBackWithTheSameFindings) {
