@@ -1,5 +1,7 @@
 #include "cli_internal.h"
 
+#include <algorithm>
+
 #include "ibc/core/findings.h"
 
 namespace ibc::agent::cli {
@@ -24,6 +26,18 @@ void addReportOptions(CLI::App* cmd, ReportOptions& o) {
                   "Link rate every active port should run at, Gb/s (e.g. 200 for HDR, 400 for NDR)")
       ->check(CLI::PositiveNumber);
   cmd->add_flag("--no-info", o.quiet_info, "Text output: hide info-level findings");
+  cmd->add_flag("-q,--quiet", o.quiet, "Text output: the verdict table and counts only");
+  cmd->add_flag("-v,--verbose", o.verbose,
+                "Text output: every place and every evidence line of each finding");
+  cmd->add_option("--color", o.color,
+                  "Colour the severity words: auto (a terminal, unless NO_COLOR is set), always, "
+                  "never")
+      ->check(CLI::IsMember({"auto", "always", "never"}))
+      ->capture_default_str();
+  cmd->add_option("--width", o.width,
+                  "Text output: wrap at N columns (default: $COLUMNS, else the terminal's width, "
+                  "else no wrapping)")
+      ->check(CLI::Range(20, 1000));
 }
 
 core::RuleOptions ruleOptions(const ReportOptions& o) {
@@ -46,6 +60,20 @@ int printReport(CliEnvironment& env, std::vector<core::AnalyzedNode> nodes, cons
     core::TextOptions t;
     t.show_info = !o.quiet_info;
     t.node_table = node_table;
+    t.quiet = o.quiet;
+    t.verbose = o.verbose;
+    const int terminal = env.terminal_columns ? env.terminal_columns() : 0;
+    int width = o.width;
+    if (width == 0) {
+      const std::string columns = env.env.get("COLUMNS");
+      if (!columns.empty() && columns.size() < 5 &&
+          std::all_of(columns.begin(), columns.end(), [](char c) { return c >= '0' && c <= '9'; }))
+        width = std::stoi(columns);
+    }
+    if (width == 0) width = terminal;
+    t.width = width >= 20 ? static_cast<std::size_t>(width) : 0;
+    t.color = o.color == "always" ||
+              (o.color == "auto" && terminal > 0 && env.env.get("NO_COLOR").empty());
     env.out << core::renderText(report, t);
   }
   std::vector<::ibcollect::v1::Finding> all(report.findings().begin(), report.findings().end());

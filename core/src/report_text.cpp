@@ -2,14 +2,17 @@
 // terminal width. What the report contains is decided in report.cpp; this file only lays it out.
 
 #include <algorithm>
+#include <cctype>
 #include <cstdio>
 #include <map>
+#include <set>
 #include <string>
 #include <unordered_map>
 #include <vector>
 
 #include "ibc/core/findings.h"
 #include "ibc/core/report.h"
+#include "ibc/core/slurm.h"
 #include "ibc/core/text.h"
 
 namespace ibc::core {
@@ -27,19 +30,49 @@ std::string upper(std::string s) {
 
 namespace {
 
+// Severity words in colour. The renderer marks them with a private-use character pair and
+// turns the marks into ANSI colours only after the text was sanitized, so no byte of a log
+// line or a pasted value can ever reach the terminal as an escape sequence; a forged mark
+// in hostile text can at most colour a word.
+constexpr std::string_view kMarkOpen = "\xEE\x80\x80";   // U+E000
+constexpr std::string_view kMarkClose = "\xEE\x80\x81";  // U+E001
+
+std::string paint(const std::string& word, bool color) {
+  if (!color) return word;
+  const char code = word == "CRITICAL"      ? 'c'
+                    : word == "WARNING"     ? 'w'
+                    : word == "INFO"        ? 'i'
+                    : word == "OK"          ? 'o'
+                    : word == "UNREACHABLE" ? 'u'
+                                            : 0;
+  if (code == 0) return word;
+  return std::string(kMarkOpen) + code + word + std::string(kMarkClose);
+}
+
+// Columns a table cell takes on screen: colour marks take none.
+std::size_t visibleColumns(const std::string& cell) {
+  std::size_t cols = 0;
+  for (unsigned char c : cell) cols += (c & 0xC0) != 0x80 ? 1 : 0;
+  std::size_t marks = 0;
+  for (auto p = cell.find(kMarkOpen); p != std::string::npos; p = cell.find(kMarkOpen, p + 1))
+    ++marks;
+  return cols - 3 * marks;  // open mark, code letter, close mark
+}
+
 // Left-aligned columns sized to their widest cell.
 std::string table(const std::vector<std::vector<std::string>>& rows) {
   std::vector<std::size_t> width;
   for (const auto& row : rows) {
     if (width.size() < row.size()) width.resize(row.size(), 0);
-    for (std::size_t i = 0; i < row.size(); ++i) width[i] = std::max(width[i], row[i].size());
+    for (std::size_t i = 0; i < row.size(); ++i)
+      width[i] = std::max(width[i], visibleColumns(row[i]));
   }
   std::string out;
   for (const auto& row : rows) {
     std::string line;
     for (std::size_t i = 0; i < row.size(); ++i) {
       line += row[i];
-      if (i + 1 < row.size()) line.append(width[i] - row[i].size() + 2, ' ');
+      if (i + 1 < row.size()) line.append(width[i] - visibleColumns(row[i]) + 2, ' ');
     }
     while (!line.empty() && line.back() == ' ') line.pop_back();
     out += line + "\n";
@@ -51,13 +84,13 @@ std::string table(const std::vector<std::vector<std::string>>& rows) {
 
 namespace {
 
-std::string portTable(const v1::Report& report) {
+std::string portTable(const v1::Report& report, bool color) {
   std::vector<std::vector<std::string>> rows{
       {"NODE", "DEVICE", "PORT", "STATE", "PHYS", "RATE", "LINK", "FW", "NETDEV", "VERDICT"}};
   for (const auto& n : report.nodes()) {
     if (n.ports_size() == 0) {
-      rows.push_back(
-          {n.label(), "-", "-", "-", "-", "-", "-", "-", "-", upper(n.worst_severity())});
+      rows.push_back({n.label(), "-", "-", "-", "-", "-", "-", "-", "-",
+                      paint(upper(n.worst_severity()), color)});
       continue;
     }
     for (const auto& p : n.ports()) {
@@ -66,7 +99,7 @@ std::string portTable(const v1::Report& report) {
            p.port() == 0 ? "-" : std::to_string(p.port()), p.state(),
            p.phys_state().empty() ? "-" : p.phys_state(), p.rate().empty() ? "-" : p.rate(),
            p.link_layer().empty() ? "-" : p.link_layer(), p.fw_ver().empty() ? "-" : p.fw_ver(),
-           p.netdevs().empty() ? "-" : p.netdevs(), upper(p.worst_severity())});
+           p.netdevs().empty() ? "-" : p.netdevs(), paint(upper(p.worst_severity()), color)});
     }
   }
   std::string out = table(rows);
@@ -82,12 +115,13 @@ std::string portTable(const v1::Report& report) {
 }
 
 // One row per node: what a job owner scans first.
-std::string nodeTable(const v1::Report& report) {
+std::string nodeTable(const v1::Report& report, bool color) {
   std::vector<std::vector<std::string>> rows{
       {"NODE", "PORTS", "RATES", "FW", "VERDICT", "WORST FINDING"}};
   for (const auto& n : report.nodes()) {
     if (!n.unreachable_reason().empty()) {
-      rows.push_back({n.label(), "-", "-", "-", "UNREACHABLE", n.unreachable_reason()});
+      rows.push_back(
+          {n.label(), "-", "-", "-", paint("UNREACHABLE", color), n.unreachable_reason()});
       continue;
     }
     std::map<std::string, int> rates;
@@ -104,10 +138,10 @@ std::string nodeTable(const v1::Report& report) {
     for (const auto& [r, k] : rates)
       rate_text += (rate_text.empty() ? "" : ",") + std::to_string(k) + "x" + r;
     for (const auto& [f, k] : fws) fw_text += (fw_text.empty() ? "" : ",") + f;
-    rows.push_back({n.label(),
-                    std::to_string(n.ports_active()) + "/" + std::to_string(n.ports_total()),
-                    rate_text.empty() ? "-" : rate_text, fw_text.empty() ? "-" : fw_text,
-                    upper(n.worst_severity()), n.worst_code().empty() ? "-" : n.worst_code()});
+    rows.push_back(
+        {n.label(), std::to_string(n.ports_active()) + "/" + std::to_string(n.ports_total()),
+         rate_text.empty() ? "-" : rate_text, fw_text.empty() ? "-" : fw_text,
+         paint(upper(n.worst_severity()), color), n.worst_code().empty() ? "-" : n.worst_code()});
   }
   return table(rows);
 }
@@ -137,30 +171,240 @@ class RowLabels {
   std::unordered_map<std::string, std::string> by_node_;
 };
 
-void findingText(std::string& out, const v1::Finding& f, const std::string& label,
-                 const TextOptions& options) {
-  std::string where = label;
-  if (!f.device().empty()) where += " " + f.device();
-  if (f.port() != 0) where += " port " + std::to_string(f.port());
-  out += "\n" + upper(f.severity()) + "  " + f.code() + "  " + where + "\n";
-  out += "  " + f.summary() + "\n";
-  if (f.evidence_size() > 0) {
-    out += "  evidence:\n";
-    const int shown = static_cast<int>(
-        std::min<std::size_t>(options.max_evidence, static_cast<std::size_t>(f.evidence_size())));
-    for (int i = 0; i < shown; ++i) out += "    - " + f.evidence(i) + "\n";
-    if (f.evidence_size() > shown) {
-      out += "    ... " + std::to_string(f.evidence_size() - shown) + " more (--format json)\n";
+// Display columns of UTF-8 text (continuation bytes take none).
+std::size_t columns(std::string_view s) {
+  std::size_t n = 0;
+  for (unsigned char c : s) n += (c & 0xC0) != 0x80 ? 1 : 0;
+  return n;
+}
+
+// `text` on lines of at most `width` columns: the first prefixed by `first`, the others by
+// `indent`, broken at spaces; a word longer than a line is cut. Ends with a newline.
+std::string wrap(std::string_view text, std::size_t width, const std::string& first,
+                 const std::string& indent) {
+  if (width == 0) return first + std::string(text) + "\n";
+  std::string out;
+  std::string line = first;
+  std::size_t line_cols = columns(first);
+  bool line_has_word = false;
+  std::size_t i = 0;
+  while (i < text.size()) {
+    while (i < text.size() && text[i] == ' ') ++i;
+    if (i >= text.size()) break;
+    std::size_t j = text.find(' ', i);
+    if (j == std::string_view::npos) j = text.size();
+    std::string_view word = text.substr(i, j - i);
+    i = j;
+    const std::size_t need = (line_has_word ? 1 : 0) + columns(word);
+    if (line_has_word && line_cols + need > width) {
+      out += line + "\n";
+      line = indent;
+      line_cols = columns(indent);
+      line_has_word = false;
+    }
+    // A word that cannot fit on a line of its own is cut where the line ends.
+    while (!line_has_word && line_cols + columns(word) > width && width > line_cols + 8) {
+      std::size_t take = 0, cols = 0;
+      while (take < word.size() && cols < width - line_cols) {
+        ++take;
+        while (take < word.size() && (static_cast<unsigned char>(word[take]) & 0xC0) == 0x80)
+          ++take;
+        ++cols;
+      }
+      out += line + std::string(word.substr(0, take)) + "\n";
+      word.remove_prefix(take);
+      line = indent;
+      line_cols = columns(indent);
+    }
+    if (word.empty()) continue;
+    if (line_has_word) {
+      line += ' ';
+      ++line_cols;
+    }
+    line += word;
+    line_cols += columns(word);
+    line_has_word = true;
+  }
+  out += line + "\n";
+  return out;
+}
+
+std::string applyColors(std::string s) {
+  std::string out;
+  out.reserve(s.size() + 64);
+  std::size_t i = 0;
+  while (i < s.size()) {
+    if (s.compare(i, kMarkOpen.size(), kMarkOpen) == 0 && i + kMarkOpen.size() < s.size()) {
+      const char code = s[i + kMarkOpen.size()];
+      const char* sgr = code == 'c'   ? "1;31"
+                        : code == 'w' ? "33"
+                        : code == 'i' ? "36"
+                        : code == 'o' ? "32"
+                        : code == 'u' ? "1;35"
+                                      : nullptr;
+      if (sgr != nullptr) {
+        out += "\x1b[" + std::string(sgr) + "m";
+        i += kMarkOpen.size() + 1;
+        continue;
+      }
+    }
+    if (s.compare(i, kMarkClose.size(), kMarkClose) == 0) {
+      out += "\x1b[0m";
+      i += kMarkClose.size();
+      continue;
+    }
+    out += s[i++];
+  }
+  return out;
+}
+
+// Findings that say the same thing in different places: one entry, the places listed once.
+struct FindingGroup {
+  std::vector<const v1::Finding*> members;
+  std::vector<std::string> labels;  // row label of each member's node
+};
+
+std::string replaceAll(std::string s, const std::string& what, const std::string& with) {
+  if (what.empty()) return s;
+  for (std::size_t p = s.find(what); p != std::string::npos; p = s.find(what, p + with.size()))
+    s.replace(p, what.size(), with);
+  return s;
+}
+
+// What a finding says with its own node, device and port taken out.
+std::string groupKey(const v1::Finding& f) {
+  std::string summary = f.summary();
+  std::string action = f.action();
+  if (f.port() != 0) {
+    const std::string port = "port " + std::to_string(f.port());
+    summary = replaceAll(summary, port, "port #");
+    action = replaceAll(action, port, "port #");
+  }
+  summary = replaceAll(replaceAll(summary, f.device(), "{device}"), f.node(), "{node}");
+  action = replaceAll(replaceAll(action, f.device(), "{device}"), f.node(), "{node}");
+  return f.code() + '\0' + f.severity() + '\0' + summary + '\0' + action;
+}
+
+// "mlx5_0..mlx5_7" for a run of three or more numbered devices, else the names one by one.
+std::string deviceRanges(std::vector<std::string> devices) {
+  const auto split = [](const std::string& d) {
+    std::size_t k = d.size();
+    while (k > 0 && d[k - 1] >= '0' && d[k - 1] <= '9') --k;
+    const bool numbered = k < d.size() && d.size() - k < 10;
+    return std::pair<std::string, long>{d.substr(0, k), numbered ? std::stol(d.substr(k)) : -1};
+  };
+  std::sort(devices.begin(), devices.end(), [&](const std::string& x, const std::string& y) {
+    return std::make_pair(split(x), x) < std::make_pair(split(y), y);
+  });
+  std::string out;
+  for (std::size_t i = 0; i < devices.size();) {
+    std::size_t j = i;
+    const auto [prefix, n] = split(devices[i]);
+    while (j + 1 < devices.size() && n >= 0 &&
+           split(devices[j + 1]) == std::pair<std::string, long>{prefix, n + long(j + 1 - i)})
+      ++j;
+    if (!out.empty()) out += ",";
+    out += j >= i + 2 ? devices[i] + ".." + devices[j] : devices[i];
+    i = j >= i + 2 ? j + 1 : i + 1;
+  }
+  return out;
+}
+
+// Where a group of findings holds: per node its devices and ports ("mlx5_0..mlx5_7 port 1"),
+// nodes with the same places compressed as a Slurm hostlist ("node[2-5,9] mlx5_0 port 1"),
+// different places separated by "; ".
+std::string placesOf(const FindingGroup& g) {
+  std::vector<std::string> order;
+  std::map<std::string, std::map<std::string, std::set<uint32_t>>> by_label;
+  for (std::size_t i = 0; i < g.members.size(); ++i) {
+    if (by_label.find(g.labels[i]) == by_label.end()) order.push_back(g.labels[i]);
+    auto& devices = by_label[g.labels[i]];
+    if (!g.members[i]->device().empty())
+      devices[g.members[i]->device()].insert(g.members[i]->port());
+  }
+  std::vector<std::string> locations;
+  std::map<std::string, std::vector<std::string>> labels_at;
+  for (const auto& label : order) {
+    std::map<std::set<uint32_t>, std::vector<std::string>> devices_with;
+    for (const auto& [device, ports] : by_label[label]) devices_with[ports].push_back(device);
+    std::string loc;
+    for (const auto& [ports, devices] : devices_with) {
+      std::string p;
+      for (uint32_t n : ports) {
+        if (n != 0) p += (p.empty() ? "" : ",") + std::to_string(n);
+      }
+      loc += (loc.empty() ? "" : ", ") + deviceRanges(devices) +
+             (p.empty() ? "" : (p.find(',') == std::string::npos ? " port " : " ports ") + p);
+    }
+    if (labels_at.find(loc) == labels_at.end()) locations.push_back(loc);
+    labels_at[loc].push_back(label);
+  }
+  std::string where;
+  for (const auto& loc : locations) {
+    const auto& labels = labels_at[loc];
+    where += (where.empty() ? "" : "; ") +
+             (labels.size() == 1 ? labels[0] : compressHostlist(labels)) +
+             (loc.empty() ? "" : " " + loc);
+  }
+  return where;
+}
+
+// A summary that starts with its own place ("mlx4_0 port 1: ...") says the wrong place for
+// the other members of a group: the place goes, the header lists them all.
+std::string groupSummary(const FindingGroup& g) {
+  const v1::Finding& f = *g.members.front();
+  if (g.members.size() == 1 || f.device().empty()) return f.summary();
+  for (const std::string& lead :
+       {f.device() + " port " + std::to_string(f.port()) + ": ", f.device() + ": "}) {
+    if (f.summary().rfind(lead, 0) == 0) {
+      std::string rest = f.summary().substr(lead.size());
+      if (!rest.empty())
+        rest[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(rest[0])));
+      return rest;
     }
   }
-  if (!f.action().empty()) out += "  next step: " + f.action() + "\n";
+  return f.summary();
+}
+
+void findingText(std::string& out, const FindingGroup& g, const TextOptions& options) {
+  const v1::Finding& f = *g.members.front();
+  const std::size_t w = options.width;
+  std::string where = g.members.size() == 1 ? g.labels[0] : placesOf(g);
+  if (g.members.size() == 1) {
+    if (!f.device().empty()) where += " " + f.device();
+    if (f.port() != 0) where += " port " + std::to_string(f.port());
+  } else {
+    where += " (" + std::to_string(g.members.size()) + " places)";
+  }
+  out += "\n" +
+         wrap(f.code() + "  " + where, w, paint(upper(f.severity()), options.color) + "  ", "    ");
+  out += wrap(groupSummary(g), w, "  ", "    ");
+  if (f.evidence_size() > 0) {
+    out += g.members.size() == 1
+               ? "  evidence:\n"
+               : wrap("evidence of " + g.labels[0] + (f.device().empty() ? "" : " " + f.device()) +
+                          (f.port() ? " port " + std::to_string(f.port()) : "") +
+                          " (-v: every place):",
+                      w, "  ", "    ");
+    const std::size_t limit =
+        options.verbose ? static_cast<std::size_t>(f.evidence_size()) : options.max_evidence;
+    const int shown =
+        static_cast<int>(std::min<std::size_t>(limit, static_cast<std::size_t>(f.evidence_size())));
+    for (int i = 0; i < shown; ++i) out += wrap(f.evidence(i), w, "    - ", "      ");
+    if (f.evidence_size() > shown) {
+      out += "    ... " + std::to_string(f.evidence_size() - shown) + " more (-v, --format json)\n";
+    }
+  }
+  if (!f.action().empty()) out += wrap(f.action(), w, "  next step: ", "    ");
 }
 
 }  // namespace
 
 std::string renderText(const v1::Report& report, const TextOptions& options) {
-  std::string out = options.node_table ? nodeTable(report) : portTable(report);
+  std::string out =
+      options.node_table ? nodeTable(report, options.color) : portTable(report, options.color);
   const RowLabels labels(report);
+  const std::size_t w = options.width;
 
   uint32_t crit = 0, warn = 0, info = 0;
   for (const auto& f : report.findings()) {
@@ -168,65 +412,65 @@ std::string renderText(const v1::Report& report, const TextOptions& options) {
     (s == Severity::Critical ? crit : s == Severity::Warning ? warn : info)++;
   }
   out += "\n";
-  for (const auto& notice : report.notices()) out += "note: " + notice + "\n";
+  for (const auto& notice : report.notices()) out += wrap(notice, w, "note: ", "  ");
   uint32_t unreachable = 0;
   for (const auto& n : report.nodes()) {
     if (!n.unreachable_reason().empty()) ++unreachable;
     if (options.node_table) continue;  // the table already has one line per node
     if (report.nodes_size() > 1 || n.critical() + n.warning() > 0 || n.probe_errors() > 0) {
-      out += "node " + n.label() + ": " + upper(n.worst_severity()) + " (" +
-             std::to_string(n.critical()) + " critical, " + std::to_string(n.warning()) +
-             " warning, " + std::to_string(n.info()) + " info)";
+      std::string line =
+          "node " + n.label() + ": " + paint(upper(n.worst_severity()), options.color) + " (" +
+          std::to_string(n.critical()) + " critical, " + std::to_string(n.warning()) +
+          " warning, " + std::to_string(n.info()) + " info)";
       if (n.probe_errors() > 0) {
-        out +=
+        line +=
             ", " + std::to_string(n.probe_errors()) + " probe(s) failed (details: --format json)";
       }
-      out += "\n";
+      out += wrap(line, w, "", "  ");
     }
   }
+  std::string counts;
   if (options.node_table) {
-    out += std::to_string(report.nodes_size()) + " node(s)" +
-           (unreachable > 0 ? ", " + std::to_string(unreachable) + " unreachable" : std::string()) +
-           "; ";
+    counts =
+        std::to_string(report.nodes_size()) + " node(s)" +
+        (unreachable > 0 ? ", " + std::to_string(unreachable) + " unreachable" : std::string()) +
+        "; ";
   }
-  out += std::to_string(report.findings_size()) + " finding(s): " + std::to_string(crit) +
-         " critical, " + std::to_string(warn) + " warning, " + std::to_string(info) + " info\n";
+  counts += std::to_string(report.findings_size()) + " finding(s): " + std::to_string(crit) +
+            " critical, " + std::to_string(warn) + " warning, " + std::to_string(info) + " info";
+  out += wrap(counts, w, "", "  ");
 
-  if (options.node_table) {
-    // Grouped by node, nodes in report order, each node's findings worst first.
-    std::map<std::string, std::vector<const v1::Finding*>> by_node;
-    for (const auto& f : report.findings()) by_node[labels.of(f)].push_back(&f);
-    std::vector<std::string> order;
-    for (const auto& n : report.nodes()) order.push_back(n.label());
-    for (const auto& [node, list] : by_node) {
-      if (std::find(order.begin(), order.end(), node) == order.end()) order.push_back(node);
-    }
-    for (const auto& node : order) {
-      auto it = by_node.find(node);
-      if (it == by_node.end()) continue;
-      bool header = false;
-      for (const auto* f : it->second) {
-        if (!options.show_info && severityOf(*f) == Severity::Info) continue;
-        if (!header) {
-          out += "\n== " + node + "\n";
-          header = true;
-        }
-        findingText(out, *f, node, options);
-      }
-    }
-  } else {
+  if (!options.quiet) {
+    // Findings worst first; the same finding on several ports or nodes is one entry with
+    // where it holds (unless -v), in the order its first place comes.
+    std::vector<FindingGroup> groups;
+    std::unordered_map<std::string, std::size_t> by_key;
     for (const auto& f : report.findings()) {
       if (!options.show_info && severityOf(f) == Severity::Info) continue;
-      findingText(out, f, labels.of(f), options);
+      const std::string label = labels.of(f);
+      if (!options.verbose) {
+        const std::string key = groupKey(f);
+        if (auto it = by_key.find(key); it != by_key.end()) {
+          groups[it->second].members.push_back(&f);
+          groups[it->second].labels.push_back(label);
+          continue;
+        }
+        by_key.emplace(key, groups.size());
+      }
+      groups.push_back({{&f}, {label}});
     }
-    for (const auto& n : report.nodes()) {
-      if (!n.snapshot_file().empty())
-        out += "\nsnapshot of " + n.label() + ": " + n.snapshot_file() + "\n";
+    for (const auto& g : groups) findingText(out, g, options);
+    if (!options.node_table) {
+      for (const auto& n : report.nodes()) {
+        if (!n.snapshot_file().empty())
+          out += "\n" + wrap(n.snapshot_file(), w, "snapshot of " + n.label() + ": ", "  ");
+      }
     }
   }
   // Node names, values and log lines come from other machines and from pastes: no byte of
-  // them may reach a terminal as an escape sequence.
-  return sanitizeUtf8(out);
+  // them may reach a terminal as an escape sequence (our own colours are added after).
+  out = sanitizeUtf8(out);
+  return options.color ? applyColors(std::move(out)) : out;
 }
 
 }  // namespace ibc::core
