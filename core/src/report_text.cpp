@@ -185,17 +185,20 @@ std::string wrap(std::string_view text, std::size_t width, const std::string& fi
   if (width == 0) return first + std::string(text) + "\n";
   std::string out;
   std::string line = first;
-  std::size_t line_cols = columns(first);
+  std::size_t line_cols = visibleColumns(first);
   bool line_has_word = false;
   std::size_t i = 0;
   while (i < text.size()) {
+    // Spaces between words on one line are kept as written ("CODE  place").
+    const std::size_t gap_start = i;
     while (i < text.size() && text[i] == ' ') ++i;
+    const std::size_t gap = std::max<std::size_t>(1, i - gap_start);
     if (i >= text.size()) break;
     std::size_t j = text.find(' ', i);
     if (j == std::string_view::npos) j = text.size();
     std::string_view word = text.substr(i, j - i);
     i = j;
-    const std::size_t need = (line_has_word ? 1 : 0) + columns(word);
+    const std::size_t need = (line_has_word ? gap : 0) + columns(word);
     if (line_has_word && line_cols + need > width) {
       out += line + "\n";
       line = indent;
@@ -218,8 +221,8 @@ std::string wrap(std::string_view text, std::size_t width, const std::string& fi
     }
     if (word.empty()) continue;
     if (line_has_word) {
-      line += ' ';
-      ++line_cols;
+      line.append(gap, ' ');
+      line_cols += gap;
     }
     line += word;
     line_cols += columns(word);
