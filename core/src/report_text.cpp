@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <map>
 #include <set>
+#include <sstream>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -59,23 +60,65 @@ std::size_t visibleColumns(const std::string& cell) {
   return cols - 3 * marks;  // open mark, code letter, close mark
 }
 
-// Left-aligned columns sized to their widest cell.
-std::string table(const std::vector<std::vector<std::string>>& rows) {
+std::string wrap(std::string_view text, std::size_t width, const std::string& first,
+                 const std::string& indent);
+
+// Left-aligned columns sized to their widest cell. When the rows are wider than max_width
+// (0: no limit), the widest columns are narrowed, down to their longest word, and their
+// cells wrapped at word boundaries onto continuation lines.
+std::string table(const std::vector<std::vector<std::string>>& rows, std::size_t max_width = 0) {
   std::vector<std::size_t> width;
   for (const auto& row : rows) {
     if (width.size() < row.size()) width.resize(row.size(), 0);
     for (std::size_t i = 0; i < row.size(); ++i)
       width[i] = std::max(width[i], visibleColumns(row[i]));
   }
+  const auto total = [&] {
+    std::size_t t = 0;
+    for (std::size_t w : width) t += w + 2;
+    return t - 2;
+  };
+  // A column is never narrower than its longest word: words are not cut inside a table.
+  std::vector<std::size_t> narrowest(width.size(), 0);
+  for (const auto& row : rows) {
+    for (std::size_t i = 0; i < row.size(); ++i) {
+      for (const auto word : splitWhitespace(row[i]))
+        narrowest[i] = std::max(narrowest[i], visibleColumns(std::string(word)));
+    }
+  }
+  while (max_width > 0 && !width.empty() && total() > max_width) {
+    std::size_t widest = width.size();
+    for (std::size_t i = 0; i < width.size(); ++i) {
+      if (width[i] > narrowest[i] && (widest == width.size() || width[i] > width[widest]))
+        widest = i;
+    }
+    if (widest == width.size()) break;  // as narrow as it gets
+    --width[widest];
+  }
   std::string out;
   for (const auto& row : rows) {
-    std::string line;
+    std::vector<std::vector<std::string>> cells(row.size());
+    std::size_t height = 1;
     for (std::size_t i = 0; i < row.size(); ++i) {
-      line += row[i];
-      if (i + 1 < row.size()) line.append(width[i] - visibleColumns(row[i]) + 2, ' ');
+      if (visibleColumns(row[i]) <= width[i]) {
+        cells[i].push_back(row[i]);
+        continue;
+      }
+      std::istringstream parts(wrap(row[i], width[i], "", ""));
+      for (std::string l; std::getline(parts, l);) cells[i].push_back(l);
+      height = std::max(height, cells[i].size());
     }
-    while (!line.empty() && line.back() == ' ') line.pop_back();
-    out += line + "\n";
+    for (std::size_t k = 0; k < height; ++k) {
+      std::string line;
+      for (std::size_t i = 0; i < row.size(); ++i) {
+        const std::string cell = k < cells[i].size() ? cells[i][k] : std::string();
+        line += cell;
+        const std::size_t cols = visibleColumns(cell);
+        if (i + 1 < row.size()) line.append((width[i] > cols ? width[i] - cols : 0) + 2, ' ');
+      }
+      while (!line.empty() && line.back() == ' ') line.pop_back();
+      out += line + "\n";
+    }
   }
   return out;
 }
@@ -84,7 +127,7 @@ std::string table(const std::vector<std::vector<std::string>>& rows) {
 
 namespace {
 
-std::string portTable(const v1::Report& report, bool color) {
+std::string portTable(const v1::Report& report, bool color, std::size_t max_width) {
   std::vector<std::vector<std::string>> rows{
       {"NODE", "DEVICE", "PORT", "STATE", "PHYS", "RATE", "LINK", "FW", "NETDEV", "VERDICT"}};
   for (const auto& n : report.nodes()) {
@@ -102,20 +145,35 @@ std::string portTable(const v1::Report& report, bool color) {
            p.netdevs().empty() ? "-" : p.netdevs(), paint(upper(p.worst_severity()), color)});
     }
   }
-  std::string out = table(rows);
+  if (max_width > 0) {
+    // Ten columns do not fit 80: the link layer in its short name, and a column that says
+    // nothing on any row ("-" everywhere, e.g. no netdevs) left out.
+    for (std::size_t r = 1; r < rows.size(); ++r) {
+      if (rows[r][6] == "InfiniBand") rows[r][6] = "IB";
+      if (rows[r][6] == "Ethernet") rows[r][6] = "Eth";
+    }
+    for (std::size_t c = rows[0].size() - 1; c-- > 1;) {
+      bool empty = true;
+      for (std::size_t r = 1; r < rows.size(); ++r) empty = empty && rows[r][c] == "-";
+      if (!empty || rows.size() == 1) continue;
+      for (auto& row : rows) row.erase(row.begin() + static_cast<std::ptrdiff_t>(c));
+    }
+  }
+  std::string out = table(rows, max_width);
   for (const auto& n : report.nodes()) {
     for (const auto& p : n.ports()) {
       if (p.remark().empty()) continue;
-      out += "remark: " + n.label() + " " + p.device() +
-             (p.port() == 0 ? std::string() : " port " + std::to_string(p.port())) + ": " +
-             p.remark() + "\n";
+      out += wrap(n.label() + " " + p.device() +
+                      (p.port() == 0 ? std::string() : " port " + std::to_string(p.port())) + ": " +
+                      p.remark(),
+                  max_width, "remark: ", "  ");
     }
   }
   return out;
 }
 
 // One row per node: what a job owner scans first.
-std::string nodeTable(const v1::Report& report, bool color) {
+std::string nodeTable(const v1::Report& report, bool color, std::size_t max_width) {
   std::vector<std::vector<std::string>> rows{
       {"NODE", "PORTS", "RATES", "FW", "VERDICT", "WORST FINDING"}};
   for (const auto& n : report.nodes()) {
@@ -143,7 +201,7 @@ std::string nodeTable(const v1::Report& report, bool color) {
          rate_text.empty() ? "-" : rate_text, fw_text.empty() ? "-" : fw_text,
          paint(upper(n.worst_severity()), color), n.worst_code().empty() ? "-" : n.worst_code()});
   }
-  return table(rows);
+  return table(rows, max_width);
 }
 
 // The row label of the node a finding belongs to (its node name unless names collide),
@@ -206,7 +264,7 @@ std::string wrap(std::string_view text, std::size_t width, const std::string& fi
       line_has_word = false;
     }
     // A word that cannot fit on a line of its own is cut where the line ends.
-    while (!line_has_word && line_cols + columns(word) > width && width > line_cols + 8) {
+    while (!line_has_word && line_cols + columns(word) > width && width >= line_cols + 4) {
       std::size_t take = 0, cols = 0;
       while (take < word.size() && cols < width - line_cols) {
         ++take;
@@ -404,8 +462,8 @@ void findingText(std::string& out, const FindingGroup& g, const TextOptions& opt
 }  // namespace
 
 std::string renderText(const v1::Report& report, const TextOptions& options) {
-  std::string out =
-      options.node_table ? nodeTable(report, options.color) : portTable(report, options.color);
+  std::string out = options.node_table ? nodeTable(report, options.color, options.width)
+                                       : portTable(report, options.color, options.width);
   const RowLabels labels(report);
   const std::size_t w = options.width;
 
