@@ -8,9 +8,10 @@ namespace ibc::agent::cli {
 
 const char* const kExitCodes =
     "Exit codes: 0 no warning or critical finding, 1 warnings, 2 critical findings,\n"
-    "3 usage error, 4 could not collect or deliver (the message says what was kept, where).\n"
-    "A verdict is never hidden by a delivery problem: with warnings or critical findings\n"
-    "the exit code is the verdict's (1 or 2) and the delivery problem is printed.";
+    "3 usage error, 4 could not collect or deliver (the message says what was kept,\n"
+    "where). A verdict is never hidden by a delivery problem: with warnings or\n"
+    "critical findings the exit code is the verdict's (1 or 2) and the delivery\n"
+    "problem is printed.";
 
 int verdictBeforeDelivery(int verdict_code, bool delivery_failed) {
   if (verdict_code == core::kExitWarnings || verdict_code == core::kExitCritical)
