@@ -78,12 +78,14 @@ std::string table(const std::vector<std::vector<std::string>>& rows, std::size_t
     for (std::size_t w : width) t += w + 2;
     return t - 2;
   };
-  // A column is never narrower than its longest word: words are not cut inside a table.
+  // A column is never narrower than its longest word (up to kCut columns: a longer word, such
+  // as a node named after its tree, is cut onto the next lines).
+  constexpr std::size_t kCut = 12;
   std::vector<std::size_t> narrowest(width.size(), 0);
   for (const auto& row : rows) {
     for (std::size_t i = 0; i < row.size(); ++i) {
       for (const auto word : splitWhitespace(row[i]))
-        narrowest[i] = std::max(narrowest[i], visibleColumns(std::string(word)));
+        narrowest[i] = std::max(narrowest[i], std::min(kCut, visibleColumns(std::string(word))));
     }
   }
   while (max_width > 0 && !width.empty() && total() > max_width) {

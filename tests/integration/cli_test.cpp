@@ -463,3 +463,78 @@ TEST_F(Cli, UnreadableAndOddSysfsFilesNeverAbortTheSnapshot) {
 }
 
 }  // namespace
+
+// Issue 10: output a person can read.
+CommandResult runWithEnv(const std::vector<std::string>& vars, std::vector<std::string> args) {
+  std::vector<std::string> argv{"env"};
+  argv.insert(argv.end(), vars.begin(), vars.end());
+  argv.push_back(IBC_BINARY);
+  argv.insert(argv.end(), args.begin(), args.end());
+  ProcessRunner runner;
+  auto r = runner.run(argv, std::chrono::seconds(120));
+  EXPECT_TRUE(r.ok());
+  return r.ok() ? *r : CommandResult{};
+}
+
+std::size_t longestLine(const std::string& text) {
+  std::size_t longest = 0, start = 0;
+  while (start < text.size()) {
+    std::size_t end = text.find('\n', start);
+    if (end == std::string::npos) end = text.size();
+    longest = std::max(longest, end - start);
+    start = end + 1;
+  }
+  return longest;
+}
+
+TEST_F(Cli, EveryHelpFitsEightyColumnsAndFetchSaysWhoseCertificate) {
+  for (const std::string c :
+       {"", "snapshot", "analyze", "compare", "upload", "flush", "fetch", "verify"}) {
+    auto h = c.empty() ? run({"--help"}) : run({c, "--help"});
+    EXPECT_EQ(h.exit_code, 0) << c;
+    EXPECT_LE(longestLine(h.out), 80u) << c << "\n" << h.out;
+  }
+  auto fetch = run({"fetch", "--help"});
+  EXPECT_NE(fetch.out.find("support certificate"), std::string::npos) << fetch.out;
+  EXPECT_EQ(fetch.out.find("This node's certificate"), std::string::npos) << fetch.out;
+  EXPECT_EQ(fetch.out.find("--spool"), std::string::npos) << fetch.out;
+  EXPECT_EQ(fetch.out.find("--retries"), std::string::npos) << fetch.out;
+}
+
+TEST_F(Cli, AParseErrorPrintsOneUsageLineNamingTheCommand) {
+  auto r = run({"snapshot", "--bogus"});
+  EXPECT_EQ(r.exit_code, 3);
+  EXPECT_NE(r.err.find("--bogus"), std::string::npos) << r.err;
+  std::size_t usage = 0;
+  for (auto p = r.err.find("--help"); p != std::string::npos; p = r.err.find("--help", p + 1))
+    ++usage;
+  EXPECT_EQ(usage, 1u) << r.err;
+  EXPECT_NE(r.err.find("Run 'ibcollect snapshot --help' for usage."), std::string::npos) << r.err;
+}
+
+TEST_F(Cli, TextFitsTheWidthFromTheFlagOrColumns) {
+  auto wide = runWithEnv({}, {"analyze", "--root", kMlx5Tree});
+  EXPECT_GT(longestLine(wide.out), 80u) << "not a terminal, no COLUMNS: not wrapped";
+  auto flag = runWithEnv({}, {"analyze", "--root", kMlx5Tree, "--width", "80"});
+  EXPECT_EQ(flag.exit_code, 1);
+  EXPECT_LE(longestLine(flag.out), 80u) << flag.out;
+  EXPECT_NE(flag.out.find("next step:"), std::string::npos);
+  auto columns = runWithEnv({"COLUMNS=80"}, {"analyze", "--root", kMlx5Tree});
+  EXPECT_LE(longestLine(columns.out), 80u) << columns.out;
+  EXPECT_EQ(columns.out, flag.out);
+}
+
+TEST_F(Cli, QuietShowsTheVerdictOnlyAndColourIsForTerminalsOrWhenAsked) {
+  auto q = run({"analyze", "--root", kMlx5Tree, "-q"});
+  EXPECT_EQ(q.exit_code, 1);
+  EXPECT_NE(q.out.find("WARNING"), std::string::npos) << q.out;
+  EXPECT_EQ(q.out.find("next step:"), std::string::npos) << q.out;
+  auto v = run({"analyze", "--root", kMlx5Tree, "-v"});
+  EXPECT_GE(v.out.size(), run({"analyze", "--root", kMlx5Tree}).out.size());
+  auto plain = run({"analyze", "--root", kMlx5Tree, "--color", "auto"});
+  EXPECT_EQ(plain.out.find('\x1b'), std::string::npos) << "auto: stdout is not a terminal";
+  auto always = run({"analyze", "--root", kMlx5Tree, "--color", "always"});
+  EXPECT_NE(always.out.find("\x1b[33mWARNING\x1b[0m"), std::string::npos) << always.out;
+  auto bad = run({"analyze", "--root", kMlx5Tree, "--color", "sometimes"});
+  EXPECT_EQ(bad.exit_code, 3);
+}
