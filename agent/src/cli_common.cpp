@@ -26,6 +26,10 @@ void addReportOptions(CLI::App* cmd, ReportOptions& o) {
   cmd->add_option("--expect-rate", o.expect_rate,
                   "Link rate every active port should run at, Gb/s (e.g. 200 for HDR, 400 for NDR)")
       ->check(CLI::PositiveNumber);
+  cmd->add_option("--expect-busbw", o.expect_busbw,
+                  "nccl-tests bus bandwidth a healthy run reaches, GB/s: shown beside the "
+                  "results, and a lower peak is NCCL_TEST_LOW_BUSBW")
+      ->check(CLI::PositiveNumber);
   cmd->add_flag("--no-info", o.quiet_info, "Text output: hide info-level findings");
   cmd->add_flag("-q,--quiet", o.quiet, "Text output: the verdict table and counts only");
   cmd->add_flag("-v,--verbose", o.verbose,
@@ -44,6 +48,7 @@ void addReportOptions(CLI::App* cmd, ReportOptions& o) {
 core::RuleOptions ruleOptions(const ReportOptions& o) {
   core::RuleOptions r;
   if (o.expect_rate > 0) r.expect_rate_gbps = o.expect_rate;
+  if (o.expect_busbw > 0) r.expect_busbw_gbs = o.expect_busbw;
   return r;
 }
 
@@ -63,6 +68,7 @@ int printReport(CliEnvironment& env, std::vector<core::AnalyzedNode> nodes, cons
     t.node_table = node_table;
     t.quiet = o.quiet;
     t.verbose = o.verbose;
+    t.expect_busbw_gbs = o.expect_busbw;
     const int terminal = env.terminal_columns ? env.terminal_columns() : 0;
     int width = o.width;
     if (width == 0) {

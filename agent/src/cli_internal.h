@@ -39,7 +39,9 @@ struct ReportOptions {
   bool quiet = false;    // -q: the verdict table and counts only
   bool verbose = false;  // -v: every place and evidence line
   std::string color = "auto";
-  int width = 0;  // --width; 0: COLUMNS, else the terminal's, else no wrapping
+  int width = 0;
+  double expect_busbw = 0;  // --expect-busbw, GB/s; 0 not given  // --width; 0: COLUMNS, else the
+                            // terminal's, else no wrapping
 };
 
 void addReportOptions(CLI::App* cmd, ReportOptions& o);

@@ -248,6 +248,7 @@ v1::NodeReport summarizeNode(const AnalyzedNode& node) {
       for (const auto& p : d.ports()) add_port(&p);
     }
   }
+  *r.mutable_nccl_tests() = s.nccl_tests();
   if (node.include_snapshot) *r.mutable_snapshot() = s;
   return r;
 }

@@ -461,6 +461,38 @@ void findingText(std::string& out, const FindingGroup& g, const TextOptions& opt
   if (!f.action().empty()) out += wrap(f.action(), w, "  next step: ", "    ");
 }
 
+// nccl-tests results as measured: bandwidth per size (out-of-place, as nccl-tests' own
+// average uses), the average bus bandwidth, and what the user expects (--expect-busbw).
+void ncclTestsText(std::string& out, const v1::Report& report, const TextOptions& options) {
+  const auto gbs = [](double v) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.2f", v);
+    return std::string(buf);
+  };
+  for (const auto& n : report.nodes()) {
+    for (const auto& t : n.nccl_tests()) {
+      const auto& r = t.parsed();
+      if (r.rows_size() == 0 && !r.has_avg_busbw()) continue;
+      out += "\n" +
+             wrap("nccl-tests " + (r.test_name().empty() ? std::string("result") : r.test_name()) +
+                      " on " + n.label() + " (" + t.source() + "):",
+                  options.width, "", "  ");
+      std::vector<std::vector<std::string>> rows{{"SIZE (B)", "ALGBW GB/s", "BUSBW GB/s"}};
+      for (const auto& row : r.rows()) {
+        rows.push_back(
+            {std::to_string(row.size_bytes()), gbs(row.oop_algbw_gbs()), gbs(row.oop_busbw_gbs())});
+      }
+      if (r.rows_size() > 0) {
+        std::istringstream lines(table(rows, options.width > 2 ? options.width - 2 : 0));
+        for (std::string l; std::getline(lines, l);) out += "  " + l + "\n";
+      }
+      if (r.has_avg_busbw()) out += "  average busbw " + gbs(r.avg_busbw_gbs()) + " GB/s\n";
+      if (options.expect_busbw_gbs > 0)
+        out += "  expected busbw " + gbs(options.expect_busbw_gbs) + " GB/s (--expect-busbw)\n";
+    }
+  }
+}
+
 }  // namespace
 
 std::string renderText(const v1::Report& report, const TextOptions& options) {
@@ -523,6 +555,7 @@ std::string renderText(const v1::Report& report, const TextOptions& options) {
       groups.push_back({{&f}, {label}});
     }
     for (const auto& g : groups) findingText(out, g, options);
+    ncclTestsText(out, report, options);
     if (!options.node_table) {
       for (const auto& n : report.nodes()) {
         if (!n.snapshot_file().empty())

@@ -54,6 +54,8 @@ struct TextOptions {
   bool quiet = false;
   // Every place and every evidence line of every finding, none grouped (`-v`).
   bool verbose = false;
+  // `--expect-busbw`, GB/s, printed beside the nccl-tests results; 0: not given.
+  double expect_busbw_gbs = 0;
 };
 
 // How specific a finding code is, for picking a node's WORST FINDING among equally severe
