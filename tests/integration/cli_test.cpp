@@ -538,3 +538,40 @@ TEST_F(Cli, QuietShowsTheVerdictOnlyAndColourIsForTerminalsOrWhenAsked) {
   auto bad = run({"analyze", "--root", kMlx5Tree, "--color", "sometimes"});
   EXPECT_EQ(bad.exit_code, 3);
 }
+
+TEST_F(Cli, NcclTestsResultsAreShownAndExpectBusbwJudgesThem) {
+  const std::string nt =
+      std::string(IBC_FIXTURES_DIR) +
+      "/real/nccl-tests/"
+      "nccl-tests_all_reduce_perf_ring-large-sizes-busbw95_nccl-tests-issue-252.txt";
+  auto shown = run({"analyze", "--root", kMlx5Tree, "--nccl-tests", nt});
+  EXPECT_NE(shown.out.find("SIZE (B)    ALGBW GB/s  BUSBW GB/s"), std::string::npos) << shown.out;
+  EXPECT_NE(shown.out.find("4294967296  55.64       97.37"), std::string::npos) << shown.out;
+  EXPECT_NE(shown.out.find("average busbw 95.30 GB/s"), std::string::npos) << shown.out;
+  EXPECT_EQ(shown.out.find("NCCL_TEST_LOW_BUSBW"), std::string::npos) << shown.out;
+  auto low = run({"analyze", "--root", kMlx5Tree, "--nccl-tests", nt, "--expect-busbw", "150"});
+  EXPECT_NE(low.out.find("expected busbw 150.00 GB/s"), std::string::npos) << low.out;
+  EXPECT_NE(low.out.find("NCCL_TEST_LOW_BUSBW"), std::string::npos) << low.out;
+  EXPECT_NE(low.out.find("below the expected 150 GB/s"), std::string::npos) << low.out;
+  auto fine = run({"analyze", "--root", kMlx5Tree, "--nccl-tests", nt, "--expect-busbw", "90"});
+  EXPECT_EQ(fine.out.find("NCCL_TEST_LOW_BUSBW"), std::string::npos) << fine.out;
+}
+
+// `--color auto` on a real terminal: script(1) gives the binary a pseudo-terminal.
+TEST_F(Cli, ColourAutoOnATerminalHonoursNoColor) {
+  ProcessRunner probe;
+  if (!probe.available("script")) GTEST_SKIP() << "script(1) (bsdutils) is not installed";
+  const auto onTerminal = [&](const std::string& env_and_args) {
+    ProcessRunner runner;
+    auto r = runner.run(
+        {"script", "-qec",
+         "env " + env_and_args + " " + IBC_BINARY + " analyze -q --root " + kMlx5Tree, "/dev/null"},
+        std::chrono::seconds(120));
+    EXPECT_TRUE(r.ok());
+    return r.ok() ? r->out : std::string();
+  };
+  EXPECT_NE(onTerminal("TERM=xterm").find("\x1b[33mWARNING\x1b[0m"), std::string::npos);
+  const std::string no_color = onTerminal("NO_COLOR=1");
+  EXPECT_EQ(no_color.find("\x1b["), std::string::npos) << no_color;
+  EXPECT_NE(no_color.find("WARNING"), std::string::npos) << no_color;
+}
