@@ -575,3 +575,9 @@ TEST_F(Cli, ColourAutoOnATerminalHonoursNoColor) {
   EXPECT_EQ(no_color.find("\x1b["), std::string::npos) << no_color;
   EXPECT_NE(no_color.find("WARNING"), std::string::npos) << no_color;
 }
+
+TEST_F(Cli, JobTakesTheTextFlagsToo) {
+  // No Slurm here (or no such job): the flags must parse, so the exit is not a usage error.
+  auto r = run({"--job", "999999999", "-q", "-v", "--width", "80", "--color", "never"});
+  EXPECT_NE(r.exit_code, 3) << r.err;
+}
