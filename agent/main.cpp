@@ -1,4 +1,7 @@
 // ibcollect: builds the real OS adapters and hands the command line to runCli().
+#include <sys/ioctl.h>
+#include <unistd.h>
+
 #include <iostream>
 #include <memory>
 
@@ -22,7 +25,12 @@ int main(int argc, char** argv) {
       &ibc::agent::readProcessFacts,
       &ibc::agent::writeFileAtomic,
       &ibc::agent::makeDirectories,
-      ibc::agent::selfExecutable()};
+      ibc::agent::selfExecutable(),
+      [] {
+        winsize ws{};
+        if (::isatty(STDOUT_FILENO) != 1) return 0;
+        return ::ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0 ? int{ws.ws_col} : 80;
+      }};
   std::vector<std::string> args(argv + 1, argv + argc);
   const int rc = ibc::agent::runCli(args, cli);
   std::cout.flush();

@@ -223,8 +223,8 @@ void addCollectCommands(CLI::App& app, CliEnvironment& env, std::vector<Command>
   auto aa_ptr = std::make_shared<AnalyzeArgs>();
   AnalyzeArgs& aa = *aa_ptr;
   CLI::App* an = app.add_subcommand("analyze",
-                                    "Diagnose saved snapshots, a copied tree, logs or pasted tool "
-                                    "output (with no input: this host)");
+                                    "Diagnose snapshots, a copied tree, logs or pasted tool "
+                                    "output (none: this host)");
   an->add_option("files", aa.files, "Saved snapshots (FILE.ibsnap)")->check(CLI::ExistingFile);
   an->add_option("--root", aa.root,
                  "Collect and diagnose a copied tree (DIR/sys/...), or / for this host")

@@ -1,14 +1,17 @@
 #include "cli_internal.h"
 
+#include <algorithm>
+
 #include "ibc/core/findings.h"
 
 namespace ibc::agent::cli {
 
 const char* const kExitCodes =
     "Exit codes: 0 no warning or critical finding, 1 warnings, 2 critical findings,\n"
-    "3 usage error, 4 could not collect or deliver (the message says what was kept, where).\n"
-    "A verdict is never hidden by a delivery problem: with warnings or critical findings\n"
-    "the exit code is the verdict's (1 or 2) and the delivery problem is printed.";
+    "3 usage error, 4 could not collect or deliver (the message says what was kept,\n"
+    "where). A verdict is never hidden by a delivery problem: with warnings or\n"
+    "critical findings the exit code is the verdict's (1 or 2) and the delivery\n"
+    "problem is printed.";
 
 int verdictBeforeDelivery(int verdict_code, bool delivery_failed) {
   if (verdict_code == core::kExitWarnings || verdict_code == core::kExitCritical)
@@ -23,12 +26,29 @@ void addReportOptions(CLI::App* cmd, ReportOptions& o) {
   cmd->add_option("--expect-rate", o.expect_rate,
                   "Link rate every active port should run at, Gb/s (e.g. 200 for HDR, 400 for NDR)")
       ->check(CLI::PositiveNumber);
+  cmd->add_option("--expect-busbw", o.expect_busbw,
+                  "nccl-tests bus bandwidth a healthy run reaches, GB/s: shown beside the "
+                  "results, and a lower peak is NCCL_TEST_LOW_BUSBW")
+      ->check(CLI::PositiveNumber);
   cmd->add_flag("--no-info", o.quiet_info, "Text output: hide info-level findings");
+  cmd->add_flag("-q,--quiet", o.quiet, "Text output: the verdict table and counts only");
+  cmd->add_flag("-v,--verbose", o.verbose,
+                "Text output: every place and every evidence line of each finding");
+  cmd->add_option("--color", o.color,
+                  "Colour the severity words: auto (a terminal, unless NO_COLOR is set), always, "
+                  "never")
+      ->check(CLI::IsMember({"auto", "always", "never"}))
+      ->capture_default_str();
+  cmd->add_option("--width", o.width,
+                  "Text output: wrap at N columns (default: $COLUMNS, else the terminal's width, "
+                  "else no wrapping)")
+      ->check(CLI::Range(20, 1000));
 }
 
 core::RuleOptions ruleOptions(const ReportOptions& o) {
   core::RuleOptions r;
   if (o.expect_rate > 0) r.expect_rate_gbps = o.expect_rate;
+  if (o.expect_busbw > 0) r.expect_busbw_gbs = o.expect_busbw;
   return r;
 }
 
@@ -46,6 +66,21 @@ int printReport(CliEnvironment& env, std::vector<core::AnalyzedNode> nodes, cons
     core::TextOptions t;
     t.show_info = !o.quiet_info;
     t.node_table = node_table;
+    t.quiet = o.quiet;
+    t.verbose = o.verbose;
+    t.expect_busbw_gbs = o.expect_busbw;
+    const int terminal = env.terminal_columns ? env.terminal_columns() : 0;
+    int width = o.width;
+    if (width == 0) {
+      const std::string columns = env.env.get("COLUMNS");
+      if (!columns.empty() && columns.size() < 5 &&
+          std::all_of(columns.begin(), columns.end(), [](char c) { return c >= '0' && c <= '9'; }))
+        width = std::stoi(columns);
+    }
+    if (width == 0) width = terminal;
+    t.width = width >= 20 ? static_cast<std::size_t>(width) : 0;
+    t.color = o.color == "always" ||
+              (o.color == "auto" && terminal > 0 && env.env.get("NO_COLOR").empty());
     env.out << core::renderText(report, t);
   }
   std::vector<::ibcollect::v1::Finding> all(report.findings().begin(), report.findings().end());

@@ -36,6 +36,12 @@ struct ReportOptions {
   std::string format = "text";
   double expect_rate = 0;
   bool quiet_info = false;
+  bool quiet = false;    // -q: the verdict table and counts only
+  bool verbose = false;  // -v: every place and evidence line
+  std::string color = "auto";
+  int width = 0;
+  double expect_busbw = 0;  // --expect-busbw, GB/s; 0 not given  // --width; 0: COLUMNS, else the
+                            // terminal's, else no wrapping
 };
 
 void addReportOptions(CLI::App* cmd, ReportOptions& o);

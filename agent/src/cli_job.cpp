@@ -536,6 +536,21 @@ void addJobCommands(CLI::App& app, CliEnvironment& env, std::vector<Command>& co
       ->group("Job");
   app.add_flag("--no-info", ja->report.quiet_info, "Text output: hide info-level findings")
       ->group("Job");
+  app.add_flag("-q,--quiet", ja->report.quiet, "Text output: the verdict table and counts only")
+      ->group("Job");
+  app.add_flag("-v,--verbose", ja->report.verbose,
+               "Text output: every place and every evidence line of each finding")
+      ->group("Job");
+  app.add_option("--color", ja->report.color,
+                 "Colour the severity words: auto (a terminal, unless NO_COLOR is set), always, "
+                 "never")
+      ->check(CLI::IsMember({"auto", "always", "never"}))
+      ->group("Job");
+  app.add_option("--width", ja->report.width,
+                 "Text output: wrap at N columns (default: $COLUMNS, else the terminal's width, "
+                 "else no wrapping)")
+      ->check(CLI::Range(20, 1000))
+      ->group("Job");
   app.add_option("--node-config", ja->node_config,
                  "Agent config on the nodes (their signing identity), %h = node; default: each "
                  "node's /etc/ibcollect/agent.conf")

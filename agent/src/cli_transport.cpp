@@ -313,7 +313,19 @@ int runVerify(CliEnvironment& env, const VerifyArgs& a) {
 
 }  // namespace
 
-void addTransportOptions(CLI::App* cmd, TransportArgs& a) {
+void addTransportOptions(CLI::App* cmd, TransportArgs& a, bool download) {
+  if (download) {
+    cmd->add_option("--collector", a.flags.collector, "Collector HOST:PORT to download from");
+    cmd->add_option("--ca", a.flags.ca, "CA certificate (PEM) the collector and signers chain to");
+    cmd->add_option("--cert", a.flags.cert,
+                    "Your support certificate (PEM, issued for support): authenticates the "
+                    "download");
+    cmd->add_option("--key", a.flags.key, "The support certificate's private key (PEM)");
+    cmd->add_option("--config", a.config,
+                    "Config file with the same keys (default " + std::string(kDefaultAgentConfig) +
+                        " when it exists)");
+    return;
+  }
   cmd->add_option("--collector", a.flags.collector, "Collector HOST:PORT (uploads when set)");
   cmd->add_option("--ca", a.flags.ca, "CA certificate (PEM) the collector and signers chain to");
   cmd->add_option("--cert", a.flags.cert, "This node's certificate (PEM): signs and authenticates");
@@ -420,7 +432,7 @@ void addTransportCommands(CLI::App& app, CliEnvironment& env, std::vector<Comman
   fe->add_option("--job", ga->job, "Slurm job id")->required();
   fe->add_option("--tenant", ga->tenant, "Tenant (default: every tenant)");
   fe->add_option("-o,--output", ga->output, "Directory to write FILE.ibsnap into")->required();
-  addTransportOptions(fe, ga->transport);
+  addTransportOptions(fe, ga->transport, /*download=*/true);
   fe->footer(kExitCodes);
 
   auto va = std::make_shared<VerifyArgs>();

@@ -20,7 +20,10 @@ struct TransportArgs {
 };
 
 // --collector, --ca, --cert, --key, --spool, --spool-limit-mb, --retries, --config.
-void addTransportOptions(CLI::App* cmd, TransportArgs& args);
+// The collector, TLS and spool flags of a command that sends snapshots. For `fetch`
+// (download = true) the certificate is the support engineer's and nothing is spooled, so
+// the spool and retry flags are left out and the wording says so.
+void addTransportOptions(CLI::App* cmd, TransportArgs& args, bool download = false);
 
 // The agent config (--config FILE, else /etc/ibcollect/agent.conf when it exists)
 // overridden by the flags. Errors: the config file cannot be read or parsed.

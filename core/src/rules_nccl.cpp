@@ -362,6 +362,34 @@ void ncclTestsRules(RuleContext& ctx, const v1::NcclTestsOutput& out) {
          "path, check GPU memory errors (nvidia-smi -q -d ECC) and the links' PHY_ERRORS; take "
          "the node out of service until explained."});
   }
+  if (ctx.opts.expect_busbw_gbs) {
+    // The user said what a healthy run reaches: any run is judged against that.
+    double peak = 0;
+    uint64_t peak_size = 0;
+    for (const auto& row : r.rows()) {
+      const double b = std::max(row.oop_busbw_gbs(), row.ip_busbw_gbs());
+      if (b > peak) {
+        peak = b;
+        peak_size = row.size_bytes();
+      }
+    }
+    const double expected = *ctx.opts.expect_busbw_gbs;
+    if (peak <= 0 || peak >= expected) return;
+    ctx.add({FindingCode::NcclTestLowBusbw,
+             Severity::Warning,
+             ctx.node,
+             "",
+             0,
+             name + " peaks at " + num(peak) + " GB/s bus bandwidth, below the expected " +
+                 num(expected) + " GB/s (--expect-busbw)",
+             {"peak busbw " + num(peak) + " GB/s at " + std::to_string(peak_size) + " B",
+              "expected " + num(expected) + " GB/s (--expect-busbw)",
+              "hosts " + std::to_string(r.hosts_size()), "source " + out.source()},
+             "Check the transport in the NCCL log (NCCL_SOCKET_FALLBACK, GDR disabled), link "
+             "rates (LINK_RATE_BELOW_EXPECTED), PCIe (PCIE_LINK_DEGRADED) and congestion; compare "
+             "nodes with `ibcollect --job` to find a slow one."});
+    return;
+  }
   // Low bus bandwidth: only judged for multi-node runs, against this node's RDMA ports.
   if (r.nranks() == 1 || r.hosts_size() < 2) return;
   double port_gbps = 0;

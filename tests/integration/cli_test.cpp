@@ -477,3 +477,121 @@ TEST_F(Cli, UnreadableAndOddSysfsFilesNeverAbortTheSnapshot) {
 }
 
 }  // namespace
+
+// Issue 10: output a person can read.
+CommandResult runWithEnv(const std::vector<std::string>& vars, std::vector<std::string> args) {
+  std::vector<std::string> argv{"env"};
+  argv.insert(argv.end(), vars.begin(), vars.end());
+  argv.push_back(IBC_BINARY);
+  argv.insert(argv.end(), args.begin(), args.end());
+  ProcessRunner runner;
+  auto r = runner.run(argv, std::chrono::seconds(120));
+  EXPECT_TRUE(r.ok());
+  return r.ok() ? *r : CommandResult{};
+}
+
+std::size_t longestLine(const std::string& text) {
+  std::size_t longest = 0, start = 0;
+  while (start < text.size()) {
+    std::size_t end = text.find('\n', start);
+    if (end == std::string::npos) end = text.size();
+    longest = std::max(longest, end - start);
+    start = end + 1;
+  }
+  return longest;
+}
+
+TEST_F(Cli, EveryHelpFitsEightyColumnsAndFetchSaysWhoseCertificate) {
+  for (const std::string c :
+       {"", "snapshot", "analyze", "compare", "upload", "flush", "fetch", "verify"}) {
+    auto h = c.empty() ? run({"--help"}) : run({c, "--help"});
+    EXPECT_EQ(h.exit_code, 0) << c;
+    EXPECT_LE(longestLine(h.out), 80u) << c << "\n" << h.out;
+  }
+  auto fetch = run({"fetch", "--help"});
+  EXPECT_NE(fetch.out.find("support certificate"), std::string::npos) << fetch.out;
+  EXPECT_EQ(fetch.out.find("This node's certificate"), std::string::npos) << fetch.out;
+  EXPECT_EQ(fetch.out.find("--spool"), std::string::npos) << fetch.out;
+  EXPECT_EQ(fetch.out.find("--retries"), std::string::npos) << fetch.out;
+}
+
+TEST_F(Cli, AParseErrorPrintsOneUsageLineNamingTheCommand) {
+  auto r = run({"snapshot", "--bogus"});
+  EXPECT_EQ(r.exit_code, 3);
+  EXPECT_NE(r.err.find("--bogus"), std::string::npos) << r.err;
+  std::size_t usage = 0;
+  for (auto p = r.err.find("--help"); p != std::string::npos; p = r.err.find("--help", p + 1))
+    ++usage;
+  EXPECT_EQ(usage, 1u) << r.err;
+  EXPECT_NE(r.err.find("Run 'ibcollect snapshot --help' for usage."), std::string::npos) << r.err;
+}
+
+TEST_F(Cli, TextFitsTheWidthFromTheFlagOrColumns) {
+  auto wide = runWithEnv({}, {"analyze", "--root", kMlx5Tree});
+  EXPECT_GT(longestLine(wide.out), 80u) << "not a terminal, no COLUMNS: not wrapped";
+  auto flag = runWithEnv({}, {"analyze", "--root", kMlx5Tree, "--width", "80"});
+  EXPECT_EQ(flag.exit_code, 1);
+  EXPECT_LE(longestLine(flag.out), 80u) << flag.out;
+  EXPECT_NE(flag.out.find("next step:"), std::string::npos);
+  auto columns = runWithEnv({"COLUMNS=80"}, {"analyze", "--root", kMlx5Tree});
+  EXPECT_LE(longestLine(columns.out), 80u) << columns.out;
+  EXPECT_EQ(columns.out, flag.out);
+}
+
+TEST_F(Cli, QuietShowsTheVerdictOnlyAndColourIsForTerminalsOrWhenAsked) {
+  auto q = run({"analyze", "--root", kMlx5Tree, "-q"});
+  EXPECT_EQ(q.exit_code, 1);
+  EXPECT_NE(q.out.find("WARNING"), std::string::npos) << q.out;
+  EXPECT_EQ(q.out.find("next step:"), std::string::npos) << q.out;
+  auto v = run({"analyze", "--root", kMlx5Tree, "-v"});
+  EXPECT_GE(v.out.size(), run({"analyze", "--root", kMlx5Tree}).out.size());
+  auto plain = run({"analyze", "--root", kMlx5Tree, "--color", "auto"});
+  EXPECT_EQ(plain.out.find('\x1b'), std::string::npos) << "auto: stdout is not a terminal";
+  auto always = run({"analyze", "--root", kMlx5Tree, "--color", "always"});
+  EXPECT_NE(always.out.find("\x1b[33mWARNING\x1b[0m"), std::string::npos) << always.out;
+  auto bad = run({"analyze", "--root", kMlx5Tree, "--color", "sometimes"});
+  EXPECT_EQ(bad.exit_code, 3);
+}
+
+TEST_F(Cli, NcclTestsResultsAreShownAndExpectBusbwJudgesThem) {
+  const std::string nt =
+      std::string(IBC_FIXTURES_DIR) +
+      "/real/nccl-tests/"
+      "nccl-tests_all_reduce_perf_ring-large-sizes-busbw95_nccl-tests-issue-252.txt";
+  auto shown = run({"analyze", "--root", kMlx5Tree, "--nccl-tests", nt});
+  EXPECT_NE(shown.out.find("SIZE (B)    ALGBW GB/s  BUSBW GB/s"), std::string::npos) << shown.out;
+  EXPECT_NE(shown.out.find("4294967296  55.64       97.37"), std::string::npos) << shown.out;
+  EXPECT_NE(shown.out.find("average busbw 95.30 GB/s"), std::string::npos) << shown.out;
+  EXPECT_EQ(shown.out.find("NCCL_TEST_LOW_BUSBW"), std::string::npos) << shown.out;
+  auto low = run({"analyze", "--root", kMlx5Tree, "--nccl-tests", nt, "--expect-busbw", "150"});
+  EXPECT_NE(low.out.find("expected busbw 150.00 GB/s"), std::string::npos) << low.out;
+  EXPECT_NE(low.out.find("NCCL_TEST_LOW_BUSBW"), std::string::npos) << low.out;
+  EXPECT_NE(low.out.find("below the expected 150 GB/s"), std::string::npos) << low.out;
+  auto fine = run({"analyze", "--root", kMlx5Tree, "--nccl-tests", nt, "--expect-busbw", "90"});
+  EXPECT_EQ(fine.out.find("NCCL_TEST_LOW_BUSBW"), std::string::npos) << fine.out;
+}
+
+// `--color auto` on a real terminal: script(1) gives the binary a pseudo-terminal.
+TEST_F(Cli, ColourAutoOnATerminalHonoursNoColor) {
+  ProcessRunner probe;
+  if (!probe.available("script")) GTEST_SKIP() << "script(1) (bsdutils) is not installed";
+  const auto onTerminal = [&](const std::string& env_and_args) {
+    ProcessRunner runner;
+    auto r = runner.run(
+        {"script", "-qec",
+         "env " + env_and_args + " " + IBC_BINARY + " analyze -q --root " + kMlx5Tree, "/dev/null"},
+        std::chrono::seconds(120));
+    EXPECT_TRUE(r.ok());
+    return r.ok() ? r->out : std::string();
+  };
+  EXPECT_NE(onTerminal("TERM=xterm").find("\x1b[33mWARNING\x1b[0m"), std::string::npos);
+  const std::string no_color = onTerminal("NO_COLOR=1");
+  EXPECT_EQ(no_color.find("\x1b["), std::string::npos) << no_color;
+  EXPECT_NE(no_color.find("WARNING"), std::string::npos) << no_color;
+}
+
+TEST_F(Cli, JobTakesTheTextFlagsToo) {
+  // No Slurm here (or no such job): the flags must parse, so the exit is not a usage error.
+  auto r = run({"--job", "999999999", "-q", "-v", "--width", "80", "--color", "never"});
+  EXPECT_NE(r.exit_code, 3) << r.err;
+}

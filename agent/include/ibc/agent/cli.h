@@ -30,6 +30,9 @@ struct CliEnvironment {
   std::function<core::Status(const std::string& path)> make_dirs;
   // This program's own path: what `--job` runs on the nodes unless --agent says otherwise.
   std::string executable;
+  // Columns of the terminal stdout is, or 0 when stdout is not a terminal (text layout and
+  // `--color auto`). May be empty: not a terminal.
+  std::function<int()> terminal_columns;
 };
 
 // Runs one command line (args without argv[0]). Returns the DESIGN §3 exit code:

@@ -48,9 +48,26 @@ struct TextOptions {
   bool show_info = true;          // info findings (unavailable counters, ...)
   std::size_t max_evidence = 12;  // evidence lines per finding before "... N more"
   // One row per node (ports active/total, rates, firmware, worst finding) instead of one
-  // per port, and findings grouped by node: for jobs.
+  // per port: for jobs.
   bool node_table = false;
+  // Columns to fit: summaries, evidence, next steps and notes wrap at word boundaries with a
+  // hanging indent (a word longer than a line is cut). 0: no wrapping.
+  std::size_t width = 0;
+  // Severity words in colour (ANSI SGR); the caller decides (terminal, NO_COLOR, --color).
+  bool color = false;
+  // The verdict table and the counts only (`-q`).
+  bool quiet = false;
+  // Every place and every evidence line of every finding, none grouped (`-v`).
+  bool verbose = false;
+  // `--expect-busbw`, GB/s, printed beside the nccl-tests results; 0: not given.
+  double expect_busbw_gbs = 0;
 };
+
+// How specific a finding code is, for picking a node's WORST FINDING among equally severe
+// ones: 0 the port or link itself, then device and kernel events, counters, NCCL, cross-
+// node comparisons, host set-up, and last escalation and unavailable data. A link running
+// below its rate is not hidden behind a memlock warning.
+int findingSpecificity(std::string_view code);
 std::string renderText(const ::ibcollect::v1::Report& report, const TextOptions& options = {});
 
 // Every field is printed (zeros and empty strings too) so consumers see a fixed shape;

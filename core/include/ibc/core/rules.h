@@ -15,6 +15,9 @@ namespace ibc::core {
 struct RuleOptions {
   // `--expect-rate`: the link rate every active port should run at, Gb/s.
   std::optional<double> expect_rate_gbps;
+  // `--expect-busbw`: the nccl-tests bus bandwidth a healthy run reaches, GB/s. When given,
+  // NCCL_TEST_LOW_BUSBW compares the peak busbw with it instead of the ports' rates.
+  std::optional<double> expect_busbw_gbs;
 };
 
 // Findings for one node's snapshot, sorted (critical first).
