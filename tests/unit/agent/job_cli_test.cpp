@@ -95,7 +95,8 @@ Run runJob(SlurmCommands& runner, const std::vector<std::string>& extra = {},
                        r.dirs_made.push_back(dir);
                        return core::Status{};
                      },
-                     "/opt/ibcollect/bin/ibcollect"};
+                     "/opt/ibcollect/bin/ibcollect",
+                     nullptr};
   std::vector<std::string> args{"--job", "8401413", "--format", "json"};
   args.insert(args.end(), extra.begin(), extra.end());
   r.code = runCli(args, cli);
