@@ -81,6 +81,16 @@ AnalyzeOutcome analyzeInputs(
                 seams.env, seams.process_facts, seams.progress};
     core::AnalyzedNode n;
     n.snapshot = collectSnapshot(co, s);
+    // The files the user named are inputs like the others: one that could not be read, or
+    // in which nothing was recognised, is said and never passes as a clean part of "OK".
+    for (const auto& e : n.snapshot.probe_errors()) {
+      if (!isUserFileError(e, in.dmesg_file)) continue;
+      if (e.error() == core::errorCodeName(core::ErrorCode::TooLarge)) {
+        out.notices.push_back(namingThePath(e.path(), e.message()));
+      } else {
+        out.input_errors.push_back(namingThePath(e.path(), e.message()));
+      }
+    }
     nodes.push_back(std::move(n));
   }
   // Evidence files attach to the one node there is, or form a node of their own.

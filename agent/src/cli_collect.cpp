@@ -76,10 +76,7 @@ int runSnapshot(CliEnvironment& env, const SnapshotArgs& a) {
     // A user-given file that could not be read is a collection failure; one that was read
     // but holds nothing recognisable (an empty kernel log, /dev/null) is said, and is
     // part of the evidence, not a failure. Host probes that fail are evidence too.
-    const bool user_file =
-        e.probe() == "nccl_log" || e.probe() == "nccl_tests" ||
-        (e.probe() == "kernel_log" && e.path() == a.dmesg_file && !a.dmesg_file.empty());
-    if (!user_file) continue;
+    if (!isUserFileError(e, a.dmesg_file)) continue;
     if (e.error() == core::errorCodeName(ErrorCode::Malformed)) {
       env.err << "ibcollect: note: " << e.path() << ": " << e.message() << "\n";
     } else {

@@ -305,6 +305,11 @@ void collectKernelLogText(std::string_view text, std::string_view source,
   out = core::filterKernelLog(text, opts);
 }
 
+bool isUserFileError(const v1::ProbeError& e, const std::string& dmesg_file) {
+  return e.probe() == "nccl_log" || e.probe() == "nccl_tests" ||
+         (e.probe() == "kernel_log" && !dmesg_file.empty() && e.path() == dmesg_file);
+}
+
 void readKernelLogFile(const Filesystem& files, const std::string& path,
                        const CollectLimits& limits, v1::KernelLog& out,
                        std::vector<v1::ProbeError>& errors) {
@@ -326,6 +331,16 @@ void readKernelLogFile(const Filesystem& files, const std::string& path,
     return;
   }
   collectKernelLogText(*text, "file:" + path, limits, out);
+  if (out.lines_stamped() == 0 && out.lines_matched() == 0) {
+    // Text, but not a kernel log: no line has a dmesg or journal timestamp and none is a
+    // kernel message about RDMA, PCIe or links. Said, so that it never reads as "clean".
+    const Error e{ErrorCode::Malformed,
+                  "no kernel log lines recognised (no line carries a dmesg or journal "
+                  "timestamp and none is an RDMA, PCIe or link message; expected the text of "
+                  "`dmesg`, `dmesg -T`, `journalctl -k` or /var/log/kern.log)"};
+    addError(errors, "kernel_log", path, e);
+    out.set_unavailable_reason(e.message);
+  }
 }
 
 namespace {

@@ -585,10 +585,12 @@ v1::KernelLog filterKernelLog(std::string_view text, const KernelLogOptions& opt
   std::deque<Kept> kept;
   uint64_t scanned = 0;
   uint64_t matched = 0;
+  uint64_t stamped = 0;
   forEachLine(text, [&](std::string_view line, uint32_t n) {
     if (isBlank(line)) return;
     ++scanned;
     LineParts parts = splitKernelLine(line);
+    if (!parts.timestamp.empty()) ++stamped;
     if (!isRdmaRelevant(parts.message)) return;
     ++matched;
     if (options.max_lines == 0) return;
@@ -599,6 +601,7 @@ v1::KernelLog filterKernelLog(std::string_view text, const KernelLogOptions& opt
   log.set_source(options.source);
   log.set_lines_scanned(scanned);
   log.set_lines_matched(matched);
+  log.set_lines_stamped(stamped);
   log.set_truncated(matched > kept.size());
   for (const auto& k : kept) fillLine(log.add_lines(), k.parts, k.line_number);
   return log;

@@ -346,7 +346,8 @@ TEST_F(Cli, EmptyOrUnrecognisedLogsAreInputErrorsNeverAQuietOk) {
                         Case{"--nccl-tests", "prose.txt", "no nccl-tests output recognised"},
                         Case{"--nccl-tests", "binary.bin", "no nccl-tests output recognised"},
                         Case{"--dmesg-file", "empty.txt", "empty file"},
-                        Case{"--dmesg-file", "binary.bin", "binary data, not a kernel log"}}) {
+                        Case{"--dmesg-file", "binary.bin", "binary data, not a kernel log"},
+                        Case{"--dmesg-file", "prose.txt", "no kernel log lines recognised"}}) {
     auto r = run({"analyze", c.option, path(c.file)});
     EXPECT_EQ(r.exit_code, 4) << c.option << " " << c.file << "\n" << r.out << r.err;
     EXPECT_NE(r.err.find(path(c.file) + ": " + c.says), std::string::npos)
@@ -355,6 +356,29 @@ TEST_F(Cli, EmptyOrUnrecognisedLogsAreInputErrorsNeverAQuietOk) {
     EXPECT_NE(r.err.find("nothing to analyze"), std::string::npos) << r.err;
     EXPECT_EQ(r.out.find("OK"), std::string::npos) << r.out;
   }
+}
+
+// Issue 10: beside a tree (--root), a log in which nothing was recognised is an input error
+// as it is alone: named, counted, exit 4, and the tree's report still printed.
+TEST_F(Cli, AnUnrecognisedLogBesideATreeIsAnInputErrorNotAQuietOk) {
+  write("prose.txt", "the job hung at step 4000, no idea why\nplease help\n");
+  const std::string qdr = std::string(IBC_FIXTURES_DIR) +
+                          "/real/sysfs/sysfs_procfs-fixture_mlx4_0_ib-qdr-2port.tree/fixtures";
+  for (const char* option : {"--nccl-log", "--nccl-tests", "--dmesg-file"}) {
+    auto r = run({"analyze", "--root", qdr, option, path("prose.txt")});
+    EXPECT_EQ(r.exit_code, 4) << option << "\n" << r.out << r.err;
+    EXPECT_NE(r.err.find(path("prose.txt") + ": no "), std::string::npos) << option << r.err;
+    EXPECT_NE(r.err.find("1 input(s) could not be read or were not recognised"), std::string::npos)
+        << option << r.err;
+    EXPECT_NE(r.out.find("mlx4_0"), std::string::npos) << option << r.out;
+  }
+  // A real kernel log without RDMA lines is a kernel log: no error.
+  write("quiet-dmesg.txt",
+        "[    0.000000] Linux version 6.1.0-27-amd64\n[    1.234567] clocksource: Switched to "
+        "clocksource tsc\n");
+  auto r = run({"analyze", "--root", qdr, "--dmesg-file", path("quiet-dmesg.txt")});
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_EQ(r.err.find("quiet-dmesg.txt"), std::string::npos) << r.err;
 }
 
 TEST_F(Cli, AnUnrecognisedLogBesideAGoodOneKeepsTheGoodOnesFindings) {

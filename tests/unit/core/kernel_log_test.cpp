@@ -571,3 +571,30 @@ TEST(KernelLogParser, FilterKeepsTheNewestMatchingLinesOldestFirst) {
 
 }  // namespace
 }  // namespace ibc::core
+
+namespace ibc::core {
+namespace {
+
+// Issue 10: a kernel log is told from text that is none by its own shape (a timestamp
+// prefix, or a kernel message about RDMA/PCIe/links): every real capture is one; prose and
+// NCCL or nccl-tests output are not.
+TEST(KernelLogRealCaptures, EveryCaptureIsRecognisedAsAKernelLogAndOtherTextIsNot) {
+  std::size_t captures = 0;
+  for (const auto& name : ibc::test::fixtureFiles(kDmesgDir, ".txt")) {
+    ++captures;
+    const auto log = filterKernelLog(ibc::test::readFixture(name), {"file", 10});
+    EXPECT_GT(log.lines_stamped() + log.lines_matched(), 0u) << name;
+  }
+  EXPECT_GE(captures, 7u);
+  const auto prose = filterKernelLog("the job hung at step 4000\nplease help\n", {"file", 10});
+  EXPECT_EQ(prose.lines_stamped() + prose.lines_matched(), 0u);
+  const auto nccl = filterKernelLog(
+      "node1:1234:1234 [0] NCCL INFO Bootstrap : Using eth0:10.0.0.1<0>\n", {"file", 10});
+  EXPECT_EQ(nccl.lines_stamped() + nccl.lines_matched(), 0u);
+  const auto stamped = filterKernelLog("[    1.234567] clocksource: Switched\n", {"file", 10});
+  EXPECT_EQ(stamped.lines_stamped(), 1u);
+  EXPECT_EQ(stamped.lines_matched(), 0u);
+}
+
+}  // namespace
+}  // namespace ibc::core

@@ -86,7 +86,12 @@ void sampleWindowCounters(const Filesystem& fs, const CollectLimits& limits,
 void collectKernelLogText(std::string_view text, std::string_view source,
                           const CollectLimits& limits, v1::KernelLog& out);
 // Reads a saved kernel log (--dmesg-file; its newest part, bounded) into `out`. An unreadable,
-// empty or binary file leaves `out.unavailable_reason` set and adds an error.
+// empty or binary file, or text in which no line is a kernel log line, leaves
+// `out.unavailable_reason` set and adds an error.
+// True when `e` is about a file the user named (--nccl-log, --nccl-tests, --dmesg-file
+// `dmesg_file`) rather than a probe of the host.
+bool isUserFileError(const v1::ProbeError& e, const std::string& dmesg_file);
+
 void readKernelLogFile(const Filesystem& files, const std::string& path,
                        const CollectLimits& limits, v1::KernelLog& out,
                        std::vector<v1::ProbeError>& errors);

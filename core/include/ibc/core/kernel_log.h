@@ -98,6 +98,7 @@ struct KernelLogOptions {
 
 // Parses `text` and keeps the RDMA-relevant lines (isRdmaRelevant), newest `max_lines`,
 // oldest first. lines_scanned counts non-blank lines, lines_matched every relevant one,
+// lines_stamped those with a recognised timestamp prefix,
 // truncated is set when older matching lines were dropped. Streams over the text: memory is
 // bounded by max_lines, not by the input size.
 v1::KernelLog filterKernelLog(std::string_view text, const KernelLogOptions& options);
