@@ -1,0 +1,116 @@
+// ibcollect-console: the support console (DESIGN §7).
+//   ibcollect-console [FILE.ibsnap...] [--page NAME] [--screenshot DIR]
+// --screenshot renders the pages (or --page alone) into DIR/<page>.png with the offscreen
+// platform and exits: docs and tests use it, no display needed.
+
+#include <QApplication>
+#include <QCommandLineParser>
+#include <QDir>
+#include <QEventLoop>
+#include <QScreen>
+#include <QTimer>
+#include <cstdio>
+#include <cstring>
+
+#include "main_window.h"
+
+int main(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i) {
+    // Screenshots never need a display: choose the offscreen platform before Qt starts.
+    if (std::strcmp(argv[i], "--screenshot") == 0 && qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM"))
+      qputenv("QT_QPA_PLATFORM", "offscreen");
+  }
+  QApplication app(argc, argv);
+  QApplication::setApplicationName(QStringLiteral("ibcollect-console"));
+  QApplication::setApplicationVersion(QStringLiteral(IBC_VERSION));
+
+  QCommandLineParser cli;
+  cli.setApplicationDescription(
+      QStringLiteral("Compare a job's nodes from signed snapshots, drill down, escalate."));
+  cli.addHelpOption();
+  cli.addVersionOption();
+  cli.addPositionalArgument(QStringLiteral("files"), QStringLiteral("Snapshots (FILE.ibsnap)"),
+                            QStringLiteral("[FILE.ibsnap...]"));
+  QCommandLineOption page(QStringLiteral("page"),
+                          QStringLiteral("Page to show first (grid, findings, node)"),
+                          QStringLiteral("NAME"));
+  QCommandLineOption screenshot(
+      QStringLiteral("screenshot"),
+      QStringLiteral("Render the pages (or --page alone) into DIR/<page>.png and exit"),
+      QStringLiteral("DIR"));
+  QCommandLineOption size(QStringLiteral("size"),
+                          QStringLiteral("Window size for --screenshot (default 1400x860)"),
+                          QStringLiteral("WxH"), QStringLiteral("1400x860"));
+  QCommandLineOption node(QStringLiteral("node"),
+                          QStringLiteral("Node to select first (its label or name; default: the "
+                                         "worst node)"),
+                          QStringLiteral("NAME"));
+  cli.addOptions({page, node, screenshot, size});
+  cli.process(app);
+
+  ibc::console::MainWindow window;
+  const QString page_name = cli.value(page);
+  if (!page_name.isEmpty() && !window.pageNames().contains(page_name)) {
+    std::fprintf(stderr, "ibcollect-console: no page \"%s\"; pages: %s\n", qPrintable(page_name),
+                 qPrintable(window.pageNames().join(QStringLiteral(", "))));
+    return 3;
+  }
+  const QStringList files = cli.positionalArguments();
+
+  if (!cli.isSet(screenshot)) {
+    window.resize(1400, 860);
+    window.show();
+    if (!page_name.isEmpty()) window.showPage(page_name);
+    if (cli.isSet(node)) {
+      QObject::connect(
+          &window, &ibc::console::MainWindow::finished, &window,
+          [&window, name = cli.value(node)] { window.selectNode(name); }, Qt::SingleShotConnection);
+    }
+    if (!files.isEmpty()) window.openFiles(files);
+    return QApplication::exec();
+  }
+
+  const QStringList wh = cli.value(size).split(QLatin1Char('x'));
+  const int w = wh.size() == 2 ? wh[0].toInt() : 0;
+  const int h = wh.size() == 2 ? wh[1].toInt() : 0;
+  if (w < 320 || h < 240) {
+    std::fprintf(stderr, "ibcollect-console: --size wants WxH, at least 320x240\n");
+    return 3;
+  }
+  const QDir dir(cli.value(screenshot));
+  if (!dir.exists() && !QDir().mkpath(dir.path())) {
+    std::fprintf(stderr, "ibcollect-console: cannot create %s\n", qPrintable(dir.path()));
+    return 4;
+  }
+  window.resize(w, h);
+  window.show();
+  if (!files.isEmpty()) {
+    QEventLoop wait;
+    QObject::connect(&window, &ibc::console::MainWindow::finished, &wait, &QEventLoop::quit);
+    window.openFiles(files, /*show_progress=*/false);
+    wait.exec();
+    for (const auto& e : window.job()->errors)
+      std::fprintf(stderr, "ibcollect-console: %s\n", e.c_str());
+    if (window.job()->report.nodes_size() == 0) {
+      std::fprintf(stderr, "ibcollect-console: no snapshot could be read\n");
+      return 4;
+    }
+    if (cli.isSet(node) && !window.selectNode(cli.value(node))) {
+      std::fprintf(stderr, "ibcollect-console: no node \"%s\" in these snapshots\n",
+                   qPrintable(cli.value(node)));
+      return 3;
+    }
+  }
+  const QStringList pages = page_name.isEmpty() ? window.pageNames() : QStringList{page_name};
+  for (const QString& p : pages) {
+    window.showPage(p);
+    QApplication::processEvents();
+    const QString out = dir.filePath(p + QStringLiteral(".png"));
+    if (!window.grab().save(out)) {
+      std::fprintf(stderr, "ibcollect-console: cannot write %s\n", qPrintable(out));
+      return 4;
+    }
+    std::printf("%s\n", qPrintable(out));
+  }
+  return 0;
+}

@@ -1,0 +1,167 @@
+#include "main_window.h"
+
+#include <QAction>
+#include <QApplication>
+#include <QFileDialog>
+#include <QMenuBar>
+#include <QMessageBox>
+#include <QPointer>
+#include <QProgressDialog>
+#include <QStatusBar>
+#include <QTabWidget>
+#include <QThread>
+
+#include "ibc/console/findings_model.h"
+#include "ibc/console/node_grid_model.h"
+#include "pages/findings_page.h"
+#include "pages/grid_page.h"
+#include "pages/node_page.h"
+
+namespace ibc::console {
+
+MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
+  setWindowTitle(tr("ibcollect console"));
+  grid_model_ = new NodeGridModel(this);
+  findings_model_ = new FindingsModel(this);
+  tabs_ = new QTabWidget(this);
+  grid_page_ = new GridPage(grid_model_, tabs_);
+  findings_page_ = new FindingsPage(findings_model_, tabs_);
+  node_page_ = new NodePage(tabs_);
+  tabs_->addTab(grid_page_, tr("Grid"));
+  tabs_->addTab(findings_page_, tr("Findings"));
+  tabs_->addTab(node_page_, tr("Node"));
+  setCentralWidget(tabs_);
+
+  auto* file = menuBar()->addMenu(tr("&File"));
+  auto* open = file->addAction(tr("&Open snapshots..."));
+  open->setShortcut(QKeySequence::Open);
+  connect(open, &QAction::triggered, this, [this] {
+    const QStringList files = QFileDialog::getOpenFileNames(
+        this, tr("Open snapshots"), {}, tr("Snapshots (*.ibsnap);;All files (*)"));
+    if (!files.isEmpty()) openFiles(files);
+  });
+  auto* quit = file->addAction(tr("&Quit"));
+  quit->setShortcut(QKeySequence::Quit);
+  connect(quit, &QAction::triggered, this, &QWidget::close);
+
+  connect(grid_page_, &GridPage::nodeSelected, this, &MainWindow::select);
+  connect(findings_page_, &FindingsPage::nodeSelected, this, &MainWindow::select);
+  statusBar()->showMessage(tr("Open .ibsnap files (File > Open) or pass them on the command line"));
+}
+
+MainWindow::~MainWindow() {
+  if (cancel_) cancel_->store(true);
+}
+
+QStringList MainWindow::pageNames() const {
+  return {QStringLiteral("grid"), QStringLiteral("findings"), QStringLiteral("node")};
+}
+
+bool MainWindow::showPage(const QString& name) {
+  const int i = static_cast<int>(pageNames().indexOf(name));
+  if (i < 0) return false;
+  tabs_->setCurrentIndex(i);
+  return true;
+}
+
+void MainWindow::openFiles(const QStringList& files, bool show_progress) {
+  if (cancel_) cancel_->store(true);
+  cancel_ = std::make_shared<std::atomic<bool>>(false);
+  auto cancel = cancel_;
+  QPointer<QProgressDialog> progress;
+  if (show_progress) {
+    progress = new QProgressDialog(tr("Reading %1 snapshot(s)...").arg(files.size()), tr("Cancel"),
+                                   0, static_cast<int>(files.size()), this);
+    progress->setWindowModality(Qt::WindowModal);
+    progress->setMinimumDuration(500);
+    connect(progress, &QProgressDialog::canceled, this, [cancel] { cancel->store(true); });
+  }
+  std::vector<std::string> paths;
+  for (const QString& f : files) paths.push_back(f.toStdString());
+  QPointer<MainWindow> self(this);
+  // The worker owns its inputs; results come back to the GUI thread by a queued call.
+  QThread* worker = QThread::create([paths, cancel, progress, self] {
+    auto job = std::make_unique<JobData>(loadSnapshotFiles(
+        paths, {},
+        [progress](std::size_t done, std::size_t) {
+          if (progress)
+            QMetaObject::invokeMethod(
+                progress,
+                [progress, done] {
+                  if (progress) progress->setValue(static_cast<int>(done));
+                },
+                Qt::QueuedConnection);
+        },
+        cancel.get()));
+    JobData* raw = job.release();
+    if (!self) {
+      delete raw;
+      return;
+    }
+    QMetaObject::invokeMethod(
+        self,
+        [self, raw, progress] {
+          std::unique_ptr<JobData> owned(raw);
+          if (progress) progress->deleteLater();
+          if (self) self->setJob(std::move(owned));
+        },
+        Qt::QueuedConnection);
+  });
+  connect(worker, &QThread::finished, worker, &QObject::deleteLater);
+  worker->start();
+}
+
+void MainWindow::setJob(std::unique_ptr<JobData> job) {
+  // The models point into the job: reset them before the old job goes.
+  grid_model_->setJob(nullptr);
+  findings_model_->setJob(nullptr);
+  findings_page_->setJob(nullptr);
+  node_page_->setJob(nullptr);
+  job_ = std::move(job);
+  grid_model_->setJob(job_.get());
+  findings_model_->setJob(job_.get());
+  findings_page_->setJob(job_.get());
+  node_page_->setJob(job_.get());
+  QString status = tr("%1 node(s), %2 finding(s)")
+                       .arg(job_->report.nodes_size())
+                       .arg(job_->report.findings_size());
+  if (job_->cancelled) status += tr("; cancelled: only the files read before are shown");
+  if (!job_->errors.empty()) {
+    status += tr("; %1 file(s) could not be read (first: %2)")
+                  .arg(job_->errors.size())
+                  .arg(QString::fromStdString(job_->errors.front()));
+  }
+  statusBar()->showMessage(status);
+  // The worst node first: the engineer's first look lands on the outlier.
+  int worst = -1;
+  int worst_rank = -1;
+  for (int i = 0; i < job_->report.nodes_size(); ++i) {
+    const int r = severityRank(job_->report.nodes(i).worst_severity());
+    if (r > worst_rank) {
+      worst_rank = r;
+      worst = i;
+    }
+  }
+  if (worst >= 0) select(worst, {}, 0);
+  emit finished();
+}
+
+bool MainWindow::selectNode(const QString& label) {
+  if (!job_) return false;
+  for (int i = 0; i < job_->report.nodes_size(); ++i) {
+    const auto& n = job_->report.nodes(i);
+    if (QString::fromStdString(n.label()) == label || QString::fromStdString(n.node()) == label) {
+      select(i, {}, 0);
+      return true;
+    }
+  }
+  return false;
+}
+
+void MainWindow::select(int node_index, const QString& device, int port) {
+  grid_page_->selectNode(node_index, device, port);
+  findings_page_->selectNode(node_index, device, port);
+  node_page_->showNode(node_index, device, port);
+}
+
+}  // namespace ibc::console

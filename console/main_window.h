@@ -1,0 +1,58 @@
+#pragma once
+
+// The console's window: pages as tabs sharing one selection (a node and port chosen on
+// any page is shown on every page). Snapshots are read and diagnosed on a worker thread;
+// the window shows progress and can cancel.
+
+#include <QMainWindow>
+#include <QStringList>
+#include <atomic>
+#include <memory>
+
+#include "ibc/console/job_data.h"
+
+class QTabWidget;
+
+namespace ibc::console {
+
+class FindingsModel;
+class FindingsPage;
+class GridPage;
+class NodeGridModel;
+class NodePage;
+
+class MainWindow : public QMainWindow {
+  Q_OBJECT
+
+ public:
+  explicit MainWindow(QWidget* parent = nullptr);
+  ~MainWindow() override;
+
+  // Reads and diagnoses `files` on a worker thread; returns at once. `finished` follows.
+  void openFiles(const QStringList& files, bool show_progress = true);
+  const JobData* job() const { return job_.get(); }
+  // Page names as --page takes them, in tab order.
+  QStringList pageNames() const;
+  bool showPage(const QString& name);
+  // Selects the node with this label (or node name) on every page; false when none has it.
+  bool selectNode(const QString& label);
+  GridPage* gridPage() const { return grid_page_; }
+
+ signals:
+  void finished();
+
+ private:
+  void setJob(std::unique_ptr<JobData> job);
+  void select(int node_index, const QString& device, int port);
+
+  std::unique_ptr<JobData> job_;
+  std::shared_ptr<std::atomic<bool>> cancel_;
+  NodeGridModel* grid_model_;
+  FindingsModel* findings_model_;
+  QTabWidget* tabs_;
+  GridPage* grid_page_;
+  FindingsPage* findings_page_;
+  NodePage* node_page_;
+};
+
+}  // namespace ibc::console

@@ -1,0 +1,46 @@
+#pragma once
+
+// The node page's counters of one port (DESIGN §7 `node`): every counter the snapshot holds
+// (counters, counters_ext, hw_counters, then the device's hw_counters) with its total, its
+// window delta and rate per second when the snapshot has a window, and the reason when it
+// could not be read. Numbers sort as numbers (SortRole).
+
+#include <QAbstractTableModel>
+#include <QString>
+#include <optional>
+#include <vector>
+
+#include "ibc/console/job_data.h"
+
+namespace ibc::console {
+
+class CountersModel : public QAbstractTableModel {
+  Q_OBJECT
+
+ public:
+  enum Column { Name, Group, Total, Delta, RatePerSecond, Unavailable, ColumnCount };
+  enum Role { SortRole = Qt::UserRole + 1, RawValueRole };
+
+  explicit CountersModel(QObject* parent = nullptr);
+  // Shows `device` `port` of node `node_index` of `job` (nullptr or not found: empty).
+  void setPort(const JobData* job, int node_index, const QString& device, int port);
+
+  int rowCount(const QModelIndex& parent = {}) const override;
+  int columnCount(const QModelIndex& parent = {}) const override;
+  QVariant data(const QModelIndex& index, int role = Qt::DisplayRole) const override;
+  QVariant headerData(int section, Qt::Orientation orientation,
+                      int role = Qt::DisplayRole) const override;
+
+ private:
+  struct Row {
+    QString name;
+    QString group;
+    std::optional<quint64> total;
+    std::optional<qint64> delta;
+    std::optional<double> rate;
+    QString unavailable;
+  };
+  std::vector<Row> rows_;
+};
+
+}  // namespace ibc::console

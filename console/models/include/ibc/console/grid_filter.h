@@ -1,0 +1,53 @@
+#pragma once
+
+// The grid page's filter box and top-X (DESIGN §7): a QSortFilterProxyModel over
+// NodeGridModel. Filter text is space-separated terms, all of which must hold:
+//   node[1-3]* / gpu0?      a node-name glob (case-insensitive)
+//   severity>=warning       the row's verdict at least this severe (also sev>=, =)
+//   code=NODE_OUTLIER       the row's node/port has this finding code
+//   symbol_error>10         a counter (window delta when there is a window, else total) above N
+// A term that cannot be read is reported by filterError() and matches nothing, so a typo
+// never silently shows every row.
+
+#include <QSortFilterProxyModel>
+#include <QString>
+#include <optional>
+#include <vector>
+
+namespace ibc::console {
+
+class NodeGridModel;
+
+class GridFilter : public QSortFilterProxyModel {
+  Q_OBJECT
+
+ public:
+  explicit GridFilter(QObject* parent = nullptr);
+
+  void setGridModel(NodeGridModel* model);
+  void setFilterText(const QString& text);
+  QString filterError() const { return error_; }
+  // Only the `count` rows with the largest value of `counter` (0 or empty: no top-X).
+  void setTopCounter(const QString& counter, int count);
+
+ protected:
+  bool filterAcceptsRow(int source_row, const QModelIndex& source_parent) const override;
+  bool lessThan(const QModelIndex& left, const QModelIndex& right) const override;
+
+ private:
+  struct Term {
+    enum class Kind { NodeGlob, MinSeverity, Code, CounterAbove } kind;
+    QString text;
+    double number = 0;
+  };
+  void recomputeTop();
+
+  NodeGridModel* grid_ = nullptr;
+  std::vector<Term> terms_;
+  QString error_;
+  QString top_counter_;
+  int top_count_ = 0;
+  std::vector<bool> in_top_;
+};
+
+}  // namespace ibc::console

@@ -1,0 +1,39 @@
+#pragma once
+
+// `findings` page: findings grouped by severity and code (Wireshark's expert information);
+// the selected finding's evidence and next step below; selecting one selects its node and
+// port on every page.
+
+#include <QWidget>
+
+class QTextBrowser;
+class QTreeView;
+
+namespace ibc::console {
+
+class FindingsModel;
+struct JobData;
+
+class FindingsPage : public QWidget {
+  Q_OBJECT
+
+ public:
+  FindingsPage(FindingsModel* model, QWidget* parent = nullptr);
+  void setJob(const JobData* job) { job_ = job; }
+  // Selects the first finding of that node and port (the first of the node when none).
+  void selectNode(int node_index, const QString& device, int port);
+  QTreeView* view() const { return view_; }
+
+ signals:
+  void nodeSelected(int node_index, const QString& device, int port);
+
+ private:
+  void showFinding(const QModelIndex& index);
+
+  FindingsModel* model_;
+  const JobData* job_ = nullptr;
+  QTreeView* view_;
+  QTextBrowser* detail_;
+};
+
+}  // namespace ibc::console

@@ -1,0 +1,136 @@
+#include "pages/grid_page.h"
+
+#include <QApplication>
+#include <QClipboard>
+#include <QHBoxLayout>
+#include <QHeaderView>
+#include <QKeyEvent>
+#include <QLabel>
+#include <QLineEdit>
+#include <QSpinBox>
+#include <QTableView>
+#include <QVBoxLayout>
+#include <set>
+
+#include "ibc/console/grid_filter.h"
+#include "ibc/console/node_grid_model.h"
+
+namespace ibc::console {
+
+GridPage::GridPage(NodeGridModel* model, QWidget* parent)
+    : QWidget(parent), model_(model), filter_(new GridFilter(this)) {
+  filter_->setGridModel(model);
+
+  filter_edit_ = new QLineEdit(this);
+  filter_edit_->setPlaceholderText(
+      tr("Filter: node glob (gpu1*), severity>=warning, code=NODE_OUTLIER, symbol_error>0"));
+  filter_edit_->setClearButtonEnabled(true);
+  top_counter_ = new QLineEdit(this);
+  top_counter_->setPlaceholderText(tr("counter for top-X"));
+  top_count_ = new QSpinBox(this);
+  top_count_->setRange(0, 100000);
+  top_count_->setSpecialValueText(tr("all"));
+  top_count_->setPrefix(tr("top "));
+  summary_ = new QLabel(this);
+
+  view_ = new QTableView(this);
+  view_->setModel(filter_);
+  view_->setSortingEnabled(true);
+  view_->sortByColumn(NodeGridModel::Node, Qt::AscendingOrder);
+  view_->setSelectionBehavior(QAbstractItemView::SelectRows);
+  view_->setSelectionMode(QAbstractItemView::ExtendedSelection);
+  view_->setAlternatingRowColors(true);
+  view_->verticalHeader()->hide();
+  view_->verticalHeader()->setDefaultSectionSize(view_->fontMetrics().height() + 6);
+  view_->horizontalHeader()->setStretchLastSection(true);
+  view_->installEventFilter(this);
+
+  auto* bar = new QHBoxLayout;
+  bar->addWidget(filter_edit_, 3);
+  bar->addWidget(top_counter_, 1);
+  bar->addWidget(top_count_);
+  auto* layout = new QVBoxLayout(this);
+  layout->addLayout(bar);
+  layout->addWidget(summary_);
+  layout->addWidget(view_, 1);
+
+  connect(filter_edit_, &QLineEdit::textChanged, this, [this](const QString& text) {
+    filter_->setFilterText(text);
+    updateSummary();
+  });
+  auto top = [this] {
+    filter_->setTopCounter(top_counter_->text().trimmed(), top_count_->value());
+    updateSummary();
+  };
+  connect(top_counter_, &QLineEdit::editingFinished, this, top);
+  connect(top_count_, &QSpinBox::valueChanged, this, top);
+  connect(model_, &QAbstractItemModel::modelReset, this, [this] {
+    view_->resizeColumnsToContents();
+    updateSummary();
+  });
+  connect(view_->selectionModel(), &QItemSelectionModel::currentRowChanged, this,
+          [this](const QModelIndex& current) {
+            if (!current.isValid()) return;
+            const QModelIndex src = filter_->mapToSource(current);
+            const int node = src.data(NodeGridModel::NodeIndexRole).toInt();
+            emit nodeSelected(node,
+                              model_->index(src.row(), NodeGridModel::Device).data().toString(),
+                              model_->index(src.row(), NodeGridModel::Port).data().toInt());
+          });
+  updateSummary();
+}
+
+void GridPage::setFilterText(const QString& text) { filter_edit_->setText(text); }
+
+void GridPage::selectNode(int node_index, const QString& device, int port) {
+  const int row = model_->rowOf(node_index, device, port);
+  if (row < 0) return;
+  const QModelIndex proxy = filter_->mapFromSource(model_->index(row, 0));
+  if (!proxy.isValid()) return;  // filtered out: leave the engineer's filter alone
+  QSignalBlocker block(view_->selectionModel());
+  view_->selectionModel()->setCurrentIndex(
+      proxy, QItemSelectionModel::ClearAndSelect | QItemSelectionModel::Rows);
+  view_->scrollTo(proxy);
+}
+
+void GridPage::updateSummary() {
+  const int total = model_->rowCount();
+  const int shown = filter_->rowCount();
+  QString text = tr("%1 of %2 rows shown; %3 row(s) differ from the job's majority (highlighted)")
+                     .arg(shown)
+                     .arg(total)
+                     .arg(model_->outlierRows());
+  if (!filter_->filterError().isEmpty())
+    text = QStringLiteral("<b>%1</b>").arg(filter_->filterError().toHtmlEscaped());
+  summary_->setText(text);
+}
+
+bool GridPage::eventFilter(QObject* watched, QEvent* event) {
+  if (watched == view_ && event->type() == QEvent::KeyPress &&
+      static_cast<QKeyEvent*>(event)->matches(QKeySequence::Copy)) {
+    copySelection();
+    return true;
+  }
+  return QWidget::eventFilter(watched, event);
+}
+
+void GridPage::copySelection() const {
+  // Selected rows as tab-separated text with the header, in the view's order: pastes into a
+  // ticket or a spreadsheet as it looks.
+  std::set<int> rows;
+  for (const QModelIndex& i : view_->selectionModel()->selectedIndexes()) rows.insert(i.row());
+  QStringList lines;
+  QStringList header;
+  for (int c = 0; c < filter_->columnCount(); ++c)
+    header << filter_->headerData(c, Qt::Horizontal).toString();
+  lines << header.join(QLatin1Char('\t'));
+  for (const int row : rows) {
+    QStringList cells;
+    for (int c = 0; c < filter_->columnCount(); ++c)
+      cells << filter_->index(row, c).data().toString();
+    lines << cells.join(QLatin1Char('\t'));
+  }
+  QApplication::clipboard()->setText(lines.join(QLatin1Char('\n')) + QLatin1Char('\n'));
+}
+
+}  // namespace ibc::console

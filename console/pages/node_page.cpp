@@ -1,0 +1,188 @@
+#include "pages/node_page.h"
+
+#include <QComboBox>
+#include <QFontDatabase>
+#include <QHBoxLayout>
+#include <QHeaderView>
+#include <QLabel>
+#include <QPlainTextEdit>
+#include <QSortFilterProxyModel>
+#include <QSplitter>
+#include <QTableView>
+#include <QTextBlock>
+#include <QVBoxLayout>
+
+#include "ibc/console/counters_model.h"
+#include "ibc/console/job_data.h"
+
+namespace ibc::console {
+
+namespace {
+
+QString q(const std::string& s) { return QString::fromStdString(s); }
+
+QString mib(uint64_t bytes) { return QString::number(bytes >> 20) + QStringLiteral(" MiB"); }
+
+}  // namespace
+
+NodePage::NodePage(QWidget* parent) : QWidget(parent) {
+  facts_ = new QLabel(this);
+  facts_->setWordWrap(true);
+  facts_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  ports_ = new QComboBox(this);
+  counters_ = new CountersModel(this);
+  auto* sorted = new QSortFilterProxyModel(this);
+  sorted->setSourceModel(counters_);
+  sorted->setSortRole(CountersModel::SortRole);
+  empty_ =
+      new QLabel(tr("This port has no counters in the snapshot (the capture held none)."), this);
+  empty_->setVisible(false);
+  counters_view_ = new QTableView(this);
+  counters_view_->setModel(sorted);
+  counters_view_->setSortingEnabled(true);
+  counters_view_->sortByColumn(CountersModel::Name, Qt::AscendingOrder);
+  counters_view_->verticalHeader()->hide();
+  counters_view_->verticalHeader()->setDefaultSectionSize(counters_view_->fontMetrics().height() +
+                                                          6);
+  counters_view_->horizontalHeader()->setStretchLastSection(true);
+  counters_view_->setAlternatingRowColors(true);
+  logs_ = new QPlainTextEdit(this);
+  logs_->setReadOnly(true);
+  logs_->setLineWrapMode(QPlainTextEdit::NoWrap);
+  logs_->setFont(QFontDatabase::systemFont(QFontDatabase::FixedFont));
+
+  auto* port_bar = new QHBoxLayout;
+  port_bar->addWidget(new QLabel(tr("Port:"), this));
+  port_bar->addWidget(ports_, 1);
+  auto* top = new QWidget(this);
+  auto* top_layout = new QVBoxLayout(top);
+  top_layout->setContentsMargins(0, 0, 0, 0);
+  top_layout->addLayout(port_bar);
+  top_layout->addWidget(empty_);
+  top_layout->addWidget(counters_view_, 1);
+  auto* split = new QSplitter(Qt::Vertical, this);
+  split->addWidget(top);
+  split->addWidget(logs_);
+  split->setStretchFactor(0, 3);
+  split->setStretchFactor(1, 2);
+  auto* layout = new QVBoxLayout(this);
+  layout->addWidget(facts_);
+  layout->addWidget(split, 1);
+
+  connect(ports_, &QComboBox::currentIndexChanged, this, [this] { showPort(); });
+}
+
+void NodePage::setJob(const JobData* job) {
+  job_ = job;
+  showNode(job != nullptr && job->report.nodes_size() > 0 ? 0 : -1, {}, 0);
+}
+
+void NodePage::showNode(int node_index, const QString& device, int port) {
+  node_ = node_index;
+  QSignalBlocker block(ports_);
+  ports_->clear();
+  logs_->clear();
+  if (job_ == nullptr || node_ < 0 || node_ >= job_->report.nodes_size() ||
+      node_ >= static_cast<int>(job_->snapshots.size())) {
+    facts_->setText(tr("No node selected."));
+    counters_->setPort(nullptr, -1, {}, 0);
+    return;
+  }
+  const auto& n = job_->report.nodes(node_);
+  const auto& snap = job_->snapshots[static_cast<std::size_t>(node_)];
+  const auto& id = snap.node();
+  QStringList facts;
+  facts << QStringLiteral("<b>%1</b>").arg(q(n.label()).toHtmlEscaped());
+  facts << tr("verdict %1 (%2 critical, %3 warning, %4 info)")
+               .arg(q(n.worst_severity()).toUpper())
+               .arg(n.critical())
+               .arg(n.warning())
+               .arg(n.info());
+  if (!id.kernel().empty()) facts << tr("kernel %1").arg(q(id.kernel()).toHtmlEscaped());
+  if (id.virtual_machine())
+    facts << tr("virtual machine (%1)").arg(q(id.virtualization_evidence()).toHtmlEscaped());
+  if (snap.host().memlock_unlimited())
+    facts << tr("memlock unlimited");
+  else if (snap.host().has_memlock_soft_bytes())
+    facts << tr("memlock %1").arg(mib(snap.host().memlock_soft_bytes()));
+  if (!n.snapshot_file().empty()) facts << tr("from %1").arg(q(n.snapshot_file()).toHtmlEscaped());
+  if (n.probe_errors() > 0) facts << tr("%1 probe(s) failed").arg(n.probe_errors());
+  facts_->setText(facts.join(QStringLiteral(" &middot; ")));
+
+  int current = 0;
+  for (int p = 0; p < n.ports_size(); ++p) {
+    const auto& ps = n.ports(p);
+    ports_->addItem(QStringLiteral("%1 port %2  (%3, %4, %5)")
+                        .arg(q(ps.device()))
+                        .arg(ps.port())
+                        .arg(q(ps.state()), q(ps.rate()), q(ps.link_layer())),
+                    QVariant::fromValue(p));
+    if (q(ps.device()) == device && static_cast<int>(ps.port()) == port) current = p;
+  }
+  ports_->setCurrentIndex(current);
+  showPort();
+
+  // Kernel log and NCCL log lines; those a finding of this node quotes are highlighted and
+  // the first of them is scrolled to.
+  QStringList evidence;
+  for (const auto& f : job_->report.findings()) {
+    if (f.source() != n.source() && f.node() != n.node()) continue;
+    for (const auto& e : f.evidence()) evidence << q(e);
+  }
+  QStringList lines;
+  if (snap.kernel_log().lines_size() > 0)
+    lines << tr("== kernel log (%1)").arg(q(snap.kernel_log().source()));
+  for (const auto& l : snap.kernel_log().lines()) lines << q(l.timestamp() + " " + l.text());
+  for (const auto& log : snap.nccl_logs()) {
+    lines << tr("== NCCL log %1").arg(q(log.source()));
+    lines << q(log.raw()).split(QLatin1Char('\n'));
+  }
+  if (lines.isEmpty()) {
+    lines << tr(
+        "(this snapshot holds no RDMA kernel log lines and no NCCL log: "
+        "`ibcollect snapshot --dmesg-file`, `--nccl-log` add them)");
+  }
+  logs_->setPlainText(lines.join(QLatin1Char('\n')));
+  QList<QTextEdit::ExtraSelection> marks;
+  int first = -1;
+  QTextBlock block_it = logs_->document()->firstBlock();
+  for (int i = 0; block_it.isValid(); ++i, block_it = block_it.next()) {
+    const QString text = block_it.text().trimmed();
+    if (text.size() < 12 || text.startsWith(QLatin1String("=="))) continue;
+    bool quoted = false;
+    for (const QString& e : evidence) {
+      if (e.contains(text.right(std::min<qsizetype>(text.size(), 80)))) {
+        quoted = true;
+        break;
+      }
+    }
+    if (!quoted) continue;
+    QTextEdit::ExtraSelection mark;
+    mark.format.setBackground(QColor(0xff, 0xe0, 0x8a));
+    mark.format.setProperty(QTextFormat::FullWidthSelection, true);
+    mark.cursor = QTextCursor(block_it);
+    marks << mark;
+    if (first < 0) first = i;
+  }
+  logs_->setExtraSelections(marks);
+  if (first >= 0) {
+    QTextCursor c(logs_->document()->findBlockByNumber(first));
+    logs_->setTextCursor(c);
+    logs_->centerCursor();
+  }
+}
+
+void NodePage::showPort() {
+  if (job_ == nullptr || node_ < 0) return;
+  const int p = ports_->currentData().toInt();
+  const auto& n = job_->report.nodes(node_);
+  if (p < 0 || p >= n.ports_size()) {
+    counters_->setPort(nullptr, -1, {}, 0);
+    return;
+  }
+  counters_->setPort(job_, node_, q(n.ports(p).device()), static_cast<int>(n.ports(p).port()));
+  counters_view_->resizeColumnsToContents();
+  empty_->setVisible(counters_->rowCount() == 0);
+}
+
+}  // namespace ibc::console

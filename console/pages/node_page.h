@@ -1,0 +1,40 @@
+#pragma once
+
+// `node` page: one node's host facts, its ports, the selected port's counters (totals,
+// window deltas, rates, unavailable ones with their reason), and its kernel log and NCCL
+// log lines with the lines behind findings highlighted.
+
+#include <QWidget>
+
+class QComboBox;
+class QLabel;
+class QPlainTextEdit;
+class QTableView;
+
+namespace ibc::console {
+
+class CountersModel;
+struct JobData;
+
+class NodePage : public QWidget {
+  Q_OBJECT
+
+ public:
+  explicit NodePage(QWidget* parent = nullptr);
+  void setJob(const JobData* job);
+  void showNode(int node_index, const QString& device, int port);
+
+ private:
+  void showPort();
+
+  const JobData* job_ = nullptr;
+  int node_ = -1;
+  QLabel* facts_;
+  QComboBox* ports_;
+  QLabel* empty_;
+  CountersModel* counters_;
+  QTableView* counters_view_;
+  QPlainTextEdit* logs_;
+};
+
+}  // namespace ibc::console

@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# Screenshots of the console on real captures (README, docs/screenshots/, and the console's
+# screenshot test):
+#   job: the four facebookresearch/gcm captures of 8x HDR nodes (tests/fixtures/real/sysfs):
+#        healthy, 8 ports at 100 Gb/s, ib4 down after 98 carrier changes, two ports INIT;
+#        two of them are the same host (node1720), told apart by file name.
+#   node page: the real mlx5 capture with hw_counters errors, with a real mlx5 kernel log and
+#        a real NCCL log of a RoCE completion error (status 12).
+# Snapshots are made by `ibcollect snapshot --root` from trees materialised from the
+# captures (nothing composed), in a temp dir.
+#   scripts/console-screenshots.sh OUT_DIR [BUILD_DIR]   (default build/test)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+OUT=${1:?usage: scripts/console-screenshots.sh OUT_DIR [BUILD_DIR]}
+BUILD=${2:-build/test}
+IBC=$BUILD/agent/ibcollect
+CONSOLE=$BUILD/console/ibcollect-console
+F=$PWD/tests/fixtures/real
+T=$(mktemp -d /tmp/ibc-console-shots-XXXXXX)
+trap 'rm -rf "$T"' EXIT
+export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=0}
+
+i=1
+for capture in good_8xhdr200-all-active ib_intf_bad_rate_8x-rate-100edr-vs-ipoib-200000 \
+  ib_intf_operstate_down_ib4-ipoib-down-carrier-changes-98 \
+  stuck_ib_intf_two-ports-state-INIT-ipoib-down; do
+  python3 "$F/sysfs/json_sysfs_extract.py" "$F/sysfs/sysfs-json_gcm-learn_$capture.json" "$T/gpu0$i"
+  # Exit 1/2 are the verdicts (warnings, critical); anything else is a failure.
+  rc=0
+  "$IBC" snapshot --root "$T/gpu0$i" -o "$T/gpu0$i.ibsnap" -q >/dev/null 2>&1 || rc=$?
+  [ "$rc" -le 2 ] || { echo "snapshot of $capture failed ($rc)" >&2; exit 1; }
+  i=$((i + 1))
+done
+rc=0
+"$IBC" snapshot --root "$F/sysfs/sysfs_procfs-fixture_mlx5_0_hw-counters-errors.tree/fixtures" \
+  --dmesg-file "$F/dmesg/dmesg_mlx5-healthy-probe-pcie-x8-cable-plugged_arm-nas-issue-16.txt" \
+  --nccl-log "$F/nccl-logs/nccl-log_roce-ipv6gid-completion-status12-vendor129_nccl-issue-1405.txt" \
+  -o "$T/mlx5.ibsnap" -q >/dev/null 2>&1 || rc=$?
+[ "$rc" -le 2 ] || { echo "snapshot of the mlx5 capture failed ($rc)" >&2; exit 1; }
+
+mkdir -p "$OUT"
+QT_QPA_PLATFORM=offscreen "$CONSOLE" "$T"/gpu0?.ibsnap --screenshot "$OUT" --page grid
+QT_QPA_PLATFORM=offscreen "$CONSOLE" "$T"/gpu0?.ibsnap --screenshot "$OUT" --page findings
+QT_QPA_PLATFORM=offscreen "$CONSOLE" "$T/mlx5.ibsnap" --screenshot "$OUT" --page node

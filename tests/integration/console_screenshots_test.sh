@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# The console renders its pages offscreen from real snapshots (scripts/console-screenshots.sh)
+# and each PNG is a real image of the window's size, not an empty file.
+#   console_screenshots_test.sh BUILD_DIR
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+BUILD=$(realpath "${1:?usage: console_screenshots_test.sh BUILD_DIR}")
+OUT=$(mktemp -d /tmp/ibc-console-test-XXXXXX)
+trap 'rm -rf "$OUT"' EXIT
+scripts/console-screenshots.sh "$OUT" "$BUILD"
+python3 - "$OUT" <<'PY'
+import struct, sys, os
+for page in ("grid", "findings", "node"):
+    path = os.path.join(sys.argv[1], page + ".png")
+    data = open(path, "rb").read()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n", path + ": not a PNG"
+    w, h = struct.unpack(">II", data[16:24])
+    assert (w, h) == (1400, 860), "%s: %dx%d, expected 1400x860" % (path, w, h)
+    assert len(data) > 20000, path + ": %d bytes, too small to hold the page" % len(data)
+    print(page, w, h, len(data))
+PY
