@@ -18,7 +18,6 @@ CONSOLE=$BUILD/console/ibcollect-console
 F=$PWD/tests/fixtures/real
 T=$(mktemp -d /tmp/ibc-console-shots-XXXXXX)
 trap 'rm -rf "$T"' EXIT
-export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=0}
 
 i=1
 for capture in good_8xhdr200-all-active ib_intf_bad_rate_8x-rate-100edr-vs-ipoib-200000 \
