@@ -32,7 +32,7 @@ int main(int argc, char** argv) {
   cli.addPositionalArgument(QStringLiteral("files"), QStringLiteral("Snapshots (FILE.ibsnap)"),
                             QStringLiteral("[FILE.ibsnap...]"));
   QCommandLineOption page(QStringLiteral("page"),
-                          QStringLiteral("Page to show first (grid, findings, node)"),
+                          QStringLiteral("Page to show first (grid, node, findings, diff, charts)"),
                           QStringLiteral("NAME"));
   QCommandLineOption screenshot(
       QStringLiteral("screenshot"),

@@ -13,6 +13,8 @@
 
 #include "ibc/console/findings_model.h"
 #include "ibc/console/node_grid_model.h"
+#include "pages/charts_page.h"
+#include "pages/diff_page.h"
 #include "pages/findings_page.h"
 #include "pages/grid_page.h"
 #include "pages/node_page.h"
@@ -27,9 +29,13 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   grid_page_ = new GridPage(grid_model_, tabs_);
   findings_page_ = new FindingsPage(findings_model_, tabs_);
   node_page_ = new NodePage(tabs_);
+  diff_page_ = new DiffPage(tabs_);
+  charts_page_ = new ChartsPage(tabs_);
   tabs_->addTab(grid_page_, tr("Grid"));
-  tabs_->addTab(findings_page_, tr("Findings"));
   tabs_->addTab(node_page_, tr("Node"));
+  tabs_->addTab(findings_page_, tr("Findings"));
+  tabs_->addTab(diff_page_, tr("Diff"));
+  tabs_->addTab(charts_page_, tr("Charts"));
   setCentralWidget(tabs_);
 
   auto* file = menuBar()->addMenu(tr("&File"));
@@ -54,7 +60,8 @@ MainWindow::~MainWindow() {
 }
 
 QStringList MainWindow::pageNames() const {
-  return {QStringLiteral("grid"), QStringLiteral("findings"), QStringLiteral("node")};
+  return {QStringLiteral("grid"), QStringLiteral("node"), QStringLiteral("findings"),
+          QStringLiteral("diff"), QStringLiteral("charts")};
 }
 
 bool MainWindow::showPage(const QString& name) {
@@ -117,11 +124,15 @@ void MainWindow::setJob(std::unique_ptr<JobData> job) {
   findings_model_->setJob(nullptr);
   findings_page_->setJob(nullptr);
   node_page_->setJob(nullptr);
+  diff_page_->setJob(nullptr);
+  charts_page_->setJob(nullptr);
   job_ = std::move(job);
   grid_model_->setJob(job_.get());
   findings_model_->setJob(job_.get());
   findings_page_->setJob(job_.get());
   node_page_->setJob(job_.get());
+  diff_page_->setJob(job_.get());
+  charts_page_->setJob(job_.get());
   QString status = tr("%1 node(s), %2 finding(s)")
                        .arg(job_->report.nodes_size())
                        .arg(job_->report.findings_size());
@@ -162,6 +173,8 @@ void MainWindow::select(int node_index, const QString& device, int port) {
   grid_page_->selectNode(node_index, device, port);
   findings_page_->selectNode(node_index, device, port);
   node_page_->showNode(node_index, device, port);
+  diff_page_->showNode(node_index);
+  charts_page_->showNode(node_index);
 }
 
 }  // namespace ibc::console

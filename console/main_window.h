@@ -15,6 +15,8 @@ class QTabWidget;
 
 namespace ibc::console {
 
+class ChartsPage;
+class DiffPage;
 class FindingsModel;
 class FindingsPage;
 class GridPage;
@@ -37,6 +39,8 @@ class MainWindow : public QMainWindow {
   // Selects the node with this label (or node name) on every page; false when none has it.
   bool selectNode(const QString& label);
   GridPage* gridPage() const { return grid_page_; }
+  DiffPage* diffPage() const { return diff_page_; }
+  ChartsPage* chartsPage() const { return charts_page_; }
 
  signals:
   void finished();
@@ -53,6 +57,8 @@ class MainWindow : public QMainWindow {
   GridPage* grid_page_;
   FindingsPage* findings_page_;
   NodePage* node_page_;
+  DiffPage* diff_page_;
+  ChartsPage* charts_page_;
 };
 
 }  // namespace ibc::console

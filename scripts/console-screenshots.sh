@@ -3,7 +3,10 @@
 # screenshot test):
 #   job: the four facebookresearch/gcm captures of 8x HDR nodes (tests/fixtures/real/sysfs):
 #        healthy, 8 ports at 100 Gb/s, ib4 down after 98 carrier changes, two ports INIT;
-#        two of them are the same host (node1720), told apart by file name.
+#        two of them are the same host (node1720), told apart by file name. Each node
+#        carries one real all_reduce_perf output (tests/fixtures/real/nccl-tests; captured
+#        on other clusters, attached with --nccl-tests as a user would) so the charts page
+#        has busbw to plot: 339, 235, 361 and 98 GB/s peaks.
 #   node page: the real mlx5 capture with hw_counters errors, with a real mlx5 kernel log and
 #        a real NCCL log of a RoCE completion error (status 12).
 # Snapshots are made by `ibcollect snapshot --root` from trees materialised from the
@@ -19,6 +22,13 @@ F=$PWD/tests/fixtures/real
 T=$(mktemp -d /tmp/ibc-console-shots-XXXXXX)
 trap 'rm -rf "$T"' EXIT
 
+NT=$F/nccl-tests
+nccl_tests=(
+  "$NT/nccl-tests_all_reduce_perf_16rank-2node-h100-gcp-a3mega_create-a3mega-ztan-fork.txt"
+  "$NT/nccl-tests_all_reduce_perf_1node-8xa100-validation-off-legacy-format_superbenchmark-tests-data.txt"
+  "$NT/nccl-tests_all_reduce_perf_rccl-tail-asterisk-footer_rccl-pr-2078.txt"
+  "$NT/nccl-tests_all_reduce_perf_ring-large-sizes-busbw95_nccl-tests-issue-252.txt"
+)
 i=1
 for capture in good_8xhdr200-all-active ib_intf_bad_rate_8x-rate-100edr-vs-ipoib-200000 \
   ib_intf_operstate_down_ib4-ipoib-down-carrier-changes-98 \
@@ -26,7 +36,8 @@ for capture in good_8xhdr200-all-active ib_intf_bad_rate_8x-rate-100edr-vs-ipoib
   python3 "$F/sysfs/json_sysfs_extract.py" "$F/sysfs/sysfs-json_gcm-learn_$capture.json" "$T/gpu0$i"
   # Exit 1/2 are the verdicts (warnings, critical); anything else is a failure.
   rc=0
-  "$IBC" snapshot --root "$T/gpu0$i" -o "$T/gpu0$i.ibsnap" -q >/dev/null 2>&1 || rc=$?
+  "$IBC" snapshot --root "$T/gpu0$i" --nccl-tests "${nccl_tests[$((i - 1))]}" \
+    -o "$T/gpu0$i.ibsnap" -q >/dev/null 2>&1 || rc=$?
   [ "$rc" -le 2 ] || { echo "snapshot of $capture failed ($rc)" >&2; exit 1; }
   i=$((i + 1))
 done
@@ -40,4 +51,6 @@ rc=0
 mkdir -p "$OUT"
 QT_QPA_PLATFORM=offscreen "$CONSOLE" "$T"/gpu0?.ibsnap --screenshot "$OUT" --page grid
 QT_QPA_PLATFORM=offscreen "$CONSOLE" "$T"/gpu0?.ibsnap --screenshot "$OUT" --page findings
+QT_QPA_PLATFORM=offscreen "$CONSOLE" "$T"/gpu0?.ibsnap --screenshot "$OUT" --page diff
+QT_QPA_PLATFORM=offscreen "$CONSOLE" "$T"/gpu0?.ibsnap --screenshot "$OUT" --page charts
 QT_QPA_PLATFORM=offscreen "$CONSOLE" "$T/mlx5.ibsnap" --screenshot "$OUT" --page node

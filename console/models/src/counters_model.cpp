@@ -4,6 +4,8 @@
 #include <QColor>
 #include <QLocale>
 
+#include "ibc/console/port_counters.h"
+
 namespace ibc::console {
 
 namespace v1 = ::ibcollect::v1;
@@ -15,53 +17,16 @@ void CountersModel::setPort(const JobData* job, int node_index, const QString& d
   rows_.clear();
   if (job != nullptr && node_index >= 0 && node_index < static_cast<int>(job->snapshots.size())) {
     const auto& snap = job->snapshots[static_cast<std::size_t>(node_index)];
-    const std::string dev = device.toStdString();
     const double seconds = snap.has_window() ? snap.window().interval_seconds() : 0;
-    const v1::PortCounterSample* sample = nullptr;
-    if (snap.has_window()) {
-      for (const auto& s : snap.window().ports()) {
-        if (s.device() == dev && static_cast<int>(s.port()) == port) sample = &s;
-      }
-    }
-    auto later = [&](const google::protobuf::RepeatedPtrField<v1::Counter>* list,
-                     const std::string& name) -> const v1::Counter* {
-      if (list == nullptr) return nullptr;
-      for (const auto& c : *list) {
-        if (c.name() == name) return &c;
-      }
-      return nullptr;
-    };
-    auto add = [&](const google::protobuf::RepeatedPtrField<v1::Counter>& list,
-                   const QString& group,
-                   const google::protobuf::RepeatedPtrField<v1::Counter>* second) {
-      for (const auto& c : list) {
-        Row r;
-        r.name = QString::fromStdString(c.name());
-        r.group = group;
-        if (c.unavailable_reason().empty()) {
-          r.total = c.value();
-          if (const auto* s = later(second, c.name());
-              s != nullptr && s->unavailable_reason().empty()) {
-            r.delta = static_cast<qint64>(s->value() - c.value());
-            if (seconds > 0) r.rate = static_cast<double>(*r.delta) / seconds;
-          }
-        } else {
-          r.unavailable = QString::fromStdString(c.unavailable_reason());
-        }
-        rows_.push_back(std::move(r));
-      }
-    };
-    for (const auto& d : snap.devices()) {
-      if (d.name() != dev) continue;
-      for (const auto& p : d.ports()) {
-        if (static_cast<int>(p.port()) != port) continue;
-        add(p.counters(), QStringLiteral("counters"), sample ? &sample->counters() : nullptr);
-        add(p.counters_ext(), QStringLiteral("counters_ext"),
-            sample ? &sample->counters_ext() : nullptr);
-        add(p.hw_counters(), QStringLiteral("hw_counters"),
-            sample ? &sample->hw_counters() : nullptr);
-      }
-      add(d.hw_counters(), QStringLiteral("device hw_counters"), nullptr);
+    for (auto& c : portCounters(snap, device.toStdString(), static_cast<uint32_t>(port))) {
+      Row r;
+      r.name = QString::fromStdString(c.name);
+      r.group = c.group;
+      r.total = c.total;
+      r.delta = c.delta;
+      if (c.delta && seconds > 0) r.rate = static_cast<double>(*c.delta) / seconds;
+      r.unavailable = QString::fromStdString(c.unavailable);
+      rows_.push_back(std::move(r));
     }
   }
   endResetModel();

@@ -60,17 +60,7 @@ void FindingsModel::rebuild() {
   });
 }
 
-int FindingsModel::nodeOf(int finding) const {
-  const auto& f = job_->report.findings(finding);
-  const auto& nodes = job_->report.nodes();
-  for (int i = 0; i < nodes.size(); ++i) {
-    const auto& n = nodes[i];
-    if (!f.source().empty() && !n.source().empty() ? f.source() == n.source()
-                                                   : f.node() == n.node())
-      return i;
-  }
-  return -1;
-}
+int FindingsModel::nodeOf(int finding) const { return nodeOfFinding(*job_, finding); }
 
 QModelIndex FindingsModel::index(int row, int column, const QModelIndex& parent) const {
   if (!hasIndex(row, column, parent)) return {};

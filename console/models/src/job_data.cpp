@@ -46,6 +46,19 @@ Result<v1::Snapshot> readSnapshot(const std::string& path) {
 
 }  // namespace
 
+int nodeOfFinding(const JobData& job, int finding) {
+  if (finding < 0 || finding >= job.report.findings_size()) return -1;
+  const auto& f = job.report.findings(finding);
+  const auto& nodes = job.report.nodes();
+  for (int i = 0; i < nodes.size(); ++i) {
+    const auto& n = nodes[i];
+    if (!f.source().empty() && !n.source().empty() ? f.source() == n.source()
+                                                   : f.node() == n.node())
+      return i;
+  }
+  return -1;
+}
+
 int severityRank(const std::string& severity) {
   if (severity == "critical") return 3;
   if (severity == "warning") return 2;

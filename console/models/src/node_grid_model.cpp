@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <map>
 
+#include "ibc/console/port_counters.h"
 #include "ibc/core/report.h"
 
 namespace ibc::console {
@@ -233,39 +234,11 @@ std::optional<double> NodeGridModel::counter(int row, const QString& name) const
   if (r.port < 0 || r.node >= static_cast<int>(job_->snapshots.size())) return std::nullopt;
   const auto& summary = job_->report.nodes(r.node).ports(r.port);
   const std::string wanted = name.toStdString();
-  auto find = [&](const v1::Snapshot& snap) -> std::optional<uint64_t> {
-    for (const auto& d : snap.devices()) {
-      if (d.name() != summary.device()) continue;
-      for (const auto& p : d.ports()) {
-        if (p.port() != summary.port()) continue;
-        for (const auto* list : {&p.counters(), &p.counters_ext(), &p.hw_counters()}) {
-          for (const auto& c : *list) {
-            if (c.name() == wanted && c.unavailable_reason().empty()) return c.value();
-          }
-        }
-      }
-      for (const auto& c : d.hw_counters()) {
-        if (c.name() == wanted && c.unavailable_reason().empty()) return c.value();
-      }
-    }
-    return std::nullopt;
-  };
-  const auto& snap = job_->snapshots[static_cast<std::size_t>(r.node)];
-  const auto first = find(snap);
-  if (!first) return std::nullopt;
-  if (snap.has_window()) {
-    // The second sample: the window's delta is what moved while the engineer watched.
-    for (const auto& sample : snap.window().ports()) {
-      if (sample.device() != summary.device() || sample.port() != summary.port()) continue;
-      for (const auto* list : {&sample.counters(), &sample.counters_ext(), &sample.hw_counters()}) {
-        for (const auto& c : *list) {
-          if (c.name() == wanted && c.unavailable_reason().empty() && c.value() >= *first)
-            return static_cast<double>(c.value() - *first);
-        }
-      }
-    }
+  for (const auto& c : portCounters(job_->snapshots[static_cast<std::size_t>(r.node)],
+                                    summary.device(), summary.port())) {
+    if (c.name == wanted && c.total) return c.amount();
   }
-  return static_cast<double>(*first);
+  return std::nullopt;
 }
 
 }  // namespace ibc::console

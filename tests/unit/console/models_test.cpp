@@ -8,19 +8,24 @@
 
 #include <QAbstractItemModelTester>
 #include <QGuiApplication>
+#include <algorithm>
 #include <atomic>
 #include <fstream>
+#include <map>
 #include <memory>
 #include <set>
 
 #include "fixtures.h"
 #include "ibc/agent/analyze.h"
 #include "ibc/agent/os.h"
+#include "ibc/console/chart_data.h"
 #include "ibc/console/counters_model.h"
+#include "ibc/console/diff_model.h"
 #include "ibc/console/findings_model.h"
 #include "ibc/console/grid_filter.h"
 #include "ibc/console/job_data.h"
 #include "ibc/console/node_grid_model.h"
+#include "ibc/core/nccl_tests.h"
 #include "ibc/core/snapshot_file.h"
 #include "sysfs_json.h"
 
@@ -251,6 +256,178 @@ TEST(CountersModel, ShowsEveryCounterOfAPortWithItsTotalAndNothingForAnotherPort
   EXPECT_TRUE(saw_cqe);
   m.setPort(&j, 0, "mlx5_9", 1);
   EXPECT_EQ(m.rowCount(), 0);
+}
+
+v1::Snapshot mlx5Snapshot() {
+  return collectTree(ibc::test::fixturePath(
+      "real/sysfs/sysfs_procfs-fixture_mlx5_0_hw-counters-errors.tree/fixtures"));
+}
+
+int nodeLabelled(const JobData& j, const std::string& label) {
+  for (int i = 0; i < j.report.nodes_size(); ++i) {
+    if (j.report.nodes(i).label() == label) return i;
+  }
+  return -1;
+}
+
+struct DiffRow {
+  QString section, field, left, right;
+  DiffModel::Direction direction;
+};
+
+std::vector<DiffRow> rowsOf(const DiffModel& m) {
+  std::vector<DiffRow> out;
+  for (int r = 0; r < m.rowCount(); ++r) {
+    out.push_back(
+        {m.index(r, DiffModel::Section).data().toString(),
+         m.index(r, DiffModel::Field).data().toString(),
+         m.index(r, DiffModel::Left).data().toString(),
+         m.index(r, DiffModel::Right).data().toString(),
+         static_cast<DiffModel::Direction>(m.index(r, 0).data(DiffModel::DirectionRole).toInt())});
+  }
+  return out;
+}
+
+TEST(DiffModel, TheStuckNodeAgainstTheMajorityShowsItsInitPortsAndFindingsAsWorse) {
+  const JobData& j = job();
+  const int stuck = nodeLabelled(j, "node1661");
+  ASSERT_GE(stuck, 0);
+  DiffModel m;
+  QAbstractItemModelTester tester(&m, QAbstractItemModelTester::FailureReportingMode::Fatal);
+  m.compareWithMajority(&j, stuck);
+  const auto rows = rowsOf(m);
+  int init_ports = 0;
+  bool saw_finding = false;
+  for (const auto& r : rows) {
+    if (r.field == "state" && r.left == "INIT") {
+      ++init_ports;
+      EXPECT_EQ(r.right, "ACTIVE");
+      EXPECT_EQ(r.direction, DiffModel::Direction::Worse);
+    }
+    if (r.section == "findings" && r.field.startsWith("PORT_NOT_ACTIVE_SM")) {
+      saw_finding = true;
+      EXPECT_EQ(r.direction, DiffModel::Direction::Worse);
+    }
+    // Only differences: no row whose two sides read the same.
+    EXPECT_NE(r.left, r.right) << r.section.toStdString() << " " << r.field.toStdString();
+  }
+  EXPECT_EQ(init_ports, 2);  // the capture's two ports stuck in INIT
+  EXPECT_TRUE(saw_finding);
+  EXPECT_EQ(m.worseCount(), static_cast<int>(std::count_if(rows.begin(), rows.end(), [](auto& r) {
+              return r.direction == DiffModel::Direction::Worse;
+            })));
+  // Worst first: the first row is worse.
+  ASSERT_FALSE(rows.empty());
+  EXPECT_EQ(rows.front().direction, DiffModel::Direction::Worse);
+}
+
+TEST(DiffModel, TwoNodesDifferBothWaysAndANodeDoesNotDifferFromItself) {
+  const JobData& j = job();
+  const int stuck = nodeLabelled(j, "node1661");
+  const int good = nodeLabelled(j, "node1720 (gpu01.ibsnap)");
+  ASSERT_GE(stuck, 0);
+  ASSERT_GE(good, 0);
+  DiffModel m;
+  QAbstractItemModelTester tester(&m, QAbstractItemModelTester::FailureReportingMode::Fatal);
+  m.compareNodes(&j, good, good);
+  EXPECT_EQ(m.rowCount(), 0);
+  m.compareNodes(&j, stuck, good);
+  const int worse = m.worseCount();
+  EXPECT_GT(worse, 0);
+  EXPECT_EQ(m.headerData(DiffModel::Left, Qt::Horizontal).toString(), "node1661");
+  m.compareNodes(&j, good, stuck);
+  int better = 0;
+  for (const auto& r : rowsOf(m)) better += r.direction == DiffModel::Direction::Better ? 1 : 0;
+  EXPECT_EQ(better, worse);  // the same differences, seen from the other side
+  m.compareNodes(&j, good, 99);
+  EXPECT_EQ(m.rowCount(), 0);
+}
+
+TEST(DiffModel, AnErrorCounterThatGrewIsWorseAndTrafficOnlyChanged) {
+  // The real mlx5 capture, and the same snapshot read again later with more errors and
+  // more traffic (synthetic values, in memory): only the counters that moved are listed.
+  const v1::Snapshot before = mlx5Snapshot();
+  v1::Snapshot after = before;
+  after.mutable_node()->set_collected_at_unix_ms(before.node().collected_at_unix_ms() + 60000);
+  for (auto& c : *after.mutable_devices(0)->mutable_ports(0)->mutable_hw_counters()) {
+    if (c.name() == "resp_cqe_error") c.set_value(c.value() + 5);
+  }
+  for (auto& c : *after.mutable_devices(0)->mutable_ports(0)->mutable_counters()) {
+    if (c.name() == "port_xmit_data") c.set_value(c.value() + 1000);
+  }
+  const JobData j = diagnoseSnapshots({after, before}, {"after.ibsnap", "before.ibsnap"});
+  DiffModel m;
+  m.compareNodes(&j, 0, 1);
+  std::map<QString, DiffRow> by_field;
+  for (const auto& r : rowsOf(m)) by_field.emplace(r.field, r);
+  ASSERT_TRUE(by_field.count("resp_cqe_error"));
+  EXPECT_EQ(by_field.at("resp_cqe_error").left, "8114");
+  EXPECT_EQ(by_field.at("resp_cqe_error").right, "8109");
+  EXPECT_EQ(by_field.at("resp_cqe_error").direction, DiffModel::Direction::Worse);
+  ASSERT_TRUE(by_field.count("port_xmit_data"));
+  EXPECT_EQ(by_field.at("port_xmit_data").direction, DiffModel::Direction::Changed);
+  EXPECT_FALSE(by_field.count("symbol_error"));  // did not move
+}
+
+TEST(ChartData, BusbwPerNodeMarksTheNodeBelowHalfTheMedian) {
+  // The job's snapshots, each with a real all_reduce_perf output attached.
+  const char* const outputs[] = {
+      "real/nccl-tests/"
+      "nccl-tests_all_reduce_perf_16rank-2node-h100-gcp-a3mega_create-a3mega-ztan-fork.txt",
+      "real/nccl-tests/"
+      "nccl-tests_all_reduce_perf_1node-8xa100-validation-off-legacy-format_superbenchmark-tests-"
+      "data.txt",
+      "real/nccl-tests/nccl-tests_all_reduce_perf_rccl-tail-asterisk-footer_rccl-pr-2078.txt",
+      "real/nccl-tests/"
+      "nccl-tests_all_reduce_perf_ring-large-sizes-busbw95_nccl-tests-issue-252.txt",
+  };
+  std::vector<v1::Snapshot> snaps = job().snapshots;
+  std::vector<std::string> files = jobFiles();
+  for (std::size_t i = 0; i < snaps.size(); ++i) {
+    auto* t = snaps[i].add_nccl_tests();
+    *t->mutable_parsed() = core::parseNcclTests(ibc::test::readFixture(outputs[i]));
+  }
+  const JobData j = diagnoseSnapshots(snaps, files);
+  const auto bars = busbwPerNode(j);
+  ASSERT_EQ(bars.size(), 4u);
+  EXPECT_NEAR(bars[0].value, 338.82, 0.01);
+  EXPECT_NEAR(bars[1].value, 235.26, 0.01);
+  EXPECT_NEAR(bars[3].value, 97.54, 0.01);  // in place at 1 GiB
+  int outliers = 0;
+  for (const auto& b : bars) outliers += b.outlier ? 1 : 0;
+  EXPECT_EQ(outliers, 1);
+  EXPECT_TRUE(bars[3].outlier);
+  EXPECT_TRUE(busbwPerNode(job()).empty());  // no nccl-tests: no bars, never zeros
+}
+
+TEST(ChartData, ACounterPerNodeLeavesOutNodesWithoutItAndOverTimeIsOldestFirst) {
+  const v1::Snapshot mlx5 = mlx5Snapshot();
+  std::vector<v1::Snapshot> snaps = {job().snapshots[0], mlx5};
+  const JobData j = diagnoseSnapshots(snaps, {jobFiles()[0], "mlx5.ibsnap"});
+  const auto bars = counterPerNode(j, "resp_cqe_error");
+  ASSERT_EQ(bars.size(), 1u);  // the gcm capture has no hw_counters: left out, not 0
+  EXPECT_EQ(bars[0].node, 1);
+  EXPECT_EQ(bars[0].value, 8109);
+  const auto names = counterNames(j);
+  EXPECT_TRUE(std::binary_search(names.begin(), names.end(), "resp_cqe_error"));
+
+  // The same host read three times (synthetic later readings, in memory), given newest first.
+  std::vector<v1::Snapshot> history;
+  for (int k = 2; k >= 0; --k) {
+    v1::Snapshot s = mlx5;
+    s.mutable_node()->set_collected_at_unix_ms(mlx5.node().collected_at_unix_ms() + k * 60000);
+    for (auto& c : *s.mutable_devices(0)->mutable_ports(0)->mutable_hw_counters()) {
+      if (c.name() == "resp_cqe_error") c.set_value(c.value() + static_cast<uint64_t>(k) * 10);
+    }
+    history.push_back(s);
+  }
+  const JobData h = diagnoseSnapshots(history, {"c.ibsnap", "b.ibsnap", "a.ibsnap"});
+  const auto points = counterOverTime(h, 0, "resp_cqe_error");
+  ASSERT_EQ(points.size(), 3u);
+  EXPECT_EQ(points[0].value, 8109);
+  EXPECT_EQ(points[1].value, 8119);
+  EXPECT_EQ(points[2].value, 8129);
+  EXPECT_LT(points[0].unix_ms, points[2].unix_ms);
 }
 
 }  // namespace

@@ -41,6 +41,10 @@ JobData diagnoseSnapshots(std::vector<::ibcollect::v1::Snapshot> snapshots,
                           const std::vector<std::string>& files,
                           const core::CompareOptions& options = {});
 
+// The node (index into report.nodes()) finding `finding` belongs to: the node with the
+// finding's source (its file or tree), else with its node name; -1 when none.
+int nodeOfFinding(const JobData& job, int finding);
+
 // Severity order used by every model: 0 ok, 1 info, 2 warning, 3 critical.
 int severityRank(const std::string& severity);
 

@@ -1,0 +1,82 @@
+#pragma once
+
+// The diff page's table (DESIGN §7 `diff`): two snapshots side by side, or one node against
+// the job's majority, showing only what differs. Each snapshot is flattened into facts
+// (port state, rate, link layer, firmware, MTU, every counter, every finding code, host
+// facts) keyed by where they hold ("mlx5_0/1 state"); a row is a key whose values differ,
+// coloured by direction: worse (an error counter grew, a port left ACTIVE, a finding
+// appeared), better, or only changed (traffic, versions).
+
+#include <QAbstractTableModel>
+#include <QString>
+#include <optional>
+#include <vector>
+
+#include "ibc/console/job_data.h"
+
+namespace ibc::console {
+
+// One comparable value of a snapshot. `number` is set for counters (delta over the window
+// when the snapshot has one, else the total) and rates; `rank` orders states and severities
+// (higher is healthier) so a change has a direction.
+struct Fact {
+  QString section;  // "mlx5_0/1", "host", "findings"
+  QString field;    // "state", "symbol_error", "PORT_DOWN on mlx5_0/1"
+  QString value;
+  std::optional<double> number;
+  std::optional<int> rank;
+  // For numbers: -1 when more is worse (error counters), +1 when more is better (rate,
+  // busbw), 0 when neither (traffic).
+  int more_is = 0;
+};
+
+// Every fact of node `node_index` of `job`, in a stable order.
+std::vector<Fact> factsOf(const JobData& job, int node_index);
+
+class DiffModel : public QAbstractTableModel {
+  Q_OBJECT
+
+ public:
+  enum Column { Section, Field, Left, Right, Change, ColumnCount };
+  enum class Direction { Worse, Better, Changed, OnlyLeft, OnlyRight };
+  enum Role {
+    DirectionRole = Qt::UserRole + 1,  // int(Direction), seen from the left side
+    SortRole,
+  };
+
+  explicit DiffModel(QObject* parent = nullptr);
+
+  // Left against right (two nodes of the job). Clears when an index is out of range.
+  void compareNodes(const JobData* job, int left, int right);
+  // Node against the job's majority: per fact, the value most nodes have (the median for
+  // numbers); facts most nodes have and this one lacks are listed too.
+  void compareWithMajority(const JobData* job, int node);
+  void clear();
+
+  QString leftName() const { return left_name_; }
+  QString rightName() const { return right_name_; }
+  // Rows whose direction is Worse (left is worse than right).
+  int worseCount() const;
+
+  int rowCount(const QModelIndex& parent = {}) const override;
+  int columnCount(const QModelIndex& parent = {}) const override;
+  QVariant data(const QModelIndex& index, int role = Qt::DisplayRole) const override;
+  QVariant headerData(int section, Qt::Orientation orientation,
+                      int role = Qt::DisplayRole) const override;
+
+ private:
+  struct Row {
+    QString section, field, left, right, change;
+    Direction direction = Direction::Changed;
+  };
+  void setRows(std::vector<Row> rows, QString left_name, QString right_name);
+  static std::vector<Row> diff(const std::vector<Fact>& left, const std::vector<Fact>& right,
+                               bool right_is_majority);
+
+  std::vector<Row> rows_;
+  QString left_name_, right_name_;
+};
+
+QString directionName(DiffModel::Direction direction);
+
+}  // namespace ibc::console

@@ -1,0 +1,39 @@
+#pragma once
+
+// One walk over a port's counters for every model (grid, node, diff, charts): counters,
+// counters_ext and hw_counters of the port, then the device's hw_counters, each with its
+// total and, when the snapshot sampled a window, its delta over that window.
+
+#include <QString>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "ibcollect/v1/snapshot.pb.h"
+
+namespace ibc::console {
+
+struct PortCounter {
+  std::string name;
+  QString group;                  // "counters", "counters_ext", "hw_counters", "device hw_counters"
+  std::optional<uint64_t> total;  // unset when unavailable
+  std::optional<int64_t> delta;   // over the window; unset without a second readable sample
+  std::string unavailable;        // the reason when there is no value
+
+  // What "how much" means for comparisons: the window delta when there is one, else the total.
+  std::optional<double> amount() const {
+    if (delta) return static_cast<double>(*delta);
+    if (total) return static_cast<double>(*total);
+    return std::nullopt;
+  }
+};
+
+std::vector<PortCounter> portCounters(const ::ibcollect::v1::Snapshot& snapshot,
+                                      const std::string& device, uint32_t port);
+
+// True for counters that count traffic rather than trouble (data, packets, bytes): more
+// is not worse.
+bool isTrafficCounter(const std::string& name);
+
+}  // namespace ibc::console

@@ -1,0 +1,338 @@
+#include "ibc/console/diff_model.h"
+
+#include <QBrush>
+#include <QColor>
+#include <algorithm>
+#include <map>
+
+#include "ibc/console/port_counters.h"
+
+namespace ibc::console {
+
+namespace v1 = ::ibcollect::v1;
+
+namespace {
+
+QString q(const std::string& s) { return QString::fromStdString(s); }
+
+// Higher is healthier. Unknown states rank below DOWN: an unreadable state is no better.
+int stateRank(const std::string& state) {
+  if (state.find("ACTIVE") != std::string::npos) return 4;
+  if (state.find("ARMED") != std::string::npos) return 3;
+  if (state.find("INIT") != std::string::npos) return 2;
+  if (state.find("DOWN") != std::string::npos) return 1;
+  return 0;
+}
+
+int physRank(const std::string& phys) {
+  if (phys.find("LinkUp") != std::string::npos) return 2;
+  if (phys.empty()) return 0;
+  return 1;
+}
+
+QString number(double v) {
+  if (v == static_cast<double>(static_cast<int64_t>(v)))
+    return QString::number(static_cast<int64_t>(v));
+  return QString::number(v, 'g', 6);
+}
+
+QString key(const Fact& f) { return f.section + QChar(0x1f) + f.field; }
+
+}  // namespace
+
+std::vector<Fact> factsOf(const JobData& job, int node_index) {
+  std::vector<Fact> out;
+  if (node_index < 0 || node_index >= job.report.nodes_size() ||
+      node_index >= static_cast<int>(job.snapshots.size()))
+    return out;
+  const auto& node = job.report.nodes(node_index);
+  const auto& snap = job.snapshots[static_cast<std::size_t>(node_index)];
+  const QString host = QStringLiteral("host");
+  auto text = [&](const QString& section, const QString& field, const std::string& value) {
+    if (!value.empty()) out.push_back({section, field, q(value), std::nullopt, std::nullopt, 0});
+  };
+  text(host, QStringLiteral("kernel"), snap.node().kernel());
+  text(host, QStringLiteral("rdma-core"), snap.host().rdma_core_version());
+  text(host, QStringLiteral("OFED"), snap.host().ofed_version());
+  if (snap.host().memlock_unlimited()) {
+    text(host, QStringLiteral("memlock"), "unlimited");
+  } else if (snap.host().has_memlock_soft_bytes()) {
+    out.push_back({host, QStringLiteral("memlock"),
+                   number(static_cast<double>(snap.host().memlock_soft_bytes())),
+                   static_cast<double>(snap.host().memlock_soft_bytes()), std::nullopt, 1});
+  }
+  out.push_back({host, QStringLiteral("verdict"), q(node.worst_severity()), std::nullopt,
+                 3 - severityRank(node.worst_severity()), 0});
+  // nccl-tests: the peak bus bandwidth over all sizes, in and out of place.
+  std::optional<double> busbw;
+  for (const auto& t : snap.nccl_tests()) {
+    for (const auto& r : t.parsed().rows())
+      busbw = std::max(busbw.value_or(0), std::max(r.oop_busbw_gbs(), r.ip_busbw_gbs()));
+  }
+  if (busbw) {
+    out.push_back({QStringLiteral("nccl-tests"), QStringLiteral("peak busbw"),
+                   number(*busbw) + " GB/s", busbw, std::nullopt, 1});
+  }
+
+  for (const auto& port : node.ports()) {
+    const QString where = q(port.device()) + QLatin1Char('/') + QString::number(port.port());
+    out.push_back({where, QStringLiteral("state"), q(port.state()), std::nullopt,
+                   stateRank(port.state()), 0});
+    out.push_back({where, QStringLiteral("phys state"), q(port.phys_state()), std::nullopt,
+                   physRank(port.phys_state()), 0});
+    if (port.rate_gbps() > 0) {
+      out.push_back({where, QStringLiteral("rate"), number(port.rate_gbps()) + " Gb/s",
+                     port.rate_gbps(), std::nullopt, 1});
+    } else {
+      text(where, QStringLiteral("rate"), port.rate());
+    }
+    text(where, QStringLiteral("link layer"), port.link_layer());
+    text(where, QStringLiteral("firmware"), port.fw_ver());
+    text(where, QStringLiteral("netdevs"), port.netdevs());
+    for (const auto& d : snap.devices()) {
+      if (d.name() != port.device()) continue;
+      for (const auto& p : d.ports()) {
+        if (p.port() == port.port() && p.has_active_mtu())
+          text(where, QStringLiteral("MTU"), std::to_string(p.active_mtu()));
+      }
+    }
+    for (const auto& c : portCounters(snap, port.device(), port.port())) {
+      const QString field = c.group == QStringLiteral("device hw_counters")
+                                ? QStringLiteral("device ") + q(c.name)
+                                : q(c.name);
+      if (const auto amount = c.amount()) {
+        out.push_back({where, field, number(*amount), amount, std::nullopt,
+                       isTrafficCounter(c.name) ? 0 : -1});
+      } else {
+        out.push_back({where, field, QStringLiteral("unavailable: ") + q(c.unavailable),
+                       std::nullopt, std::nullopt, 0});
+      }
+    }
+  }
+  // Findings: one fact per code and place, valued by severity (present is worse than absent).
+  for (int i = 0; i < job.report.findings_size(); ++i) {
+    const auto& f = job.report.findings(i);
+    // Cheap test first (a 2,000-node majority walks every node), then the exact owner.
+    const bool maybe = !f.source().empty() && !node.source().empty() ? f.source() == node.source()
+                                                                     : f.node() == node.node();
+    if (!maybe || nodeOfFinding(job, i) != node_index) continue;
+    QString where = q(f.device());
+    if (f.port() != 0) where += QLatin1Char('/') + QString::number(f.port());
+    const QString field = where.isEmpty() ? q(f.code()) : q(f.code()) + " on " + where;
+    out.push_back({QStringLiteral("findings"), field, q(f.severity()), std::nullopt,
+                   3 - severityRank(f.severity()), 0});
+  }
+  return out;
+}
+
+QString directionName(DiffModel::Direction direction) {
+  switch (direction) {
+    case DiffModel::Direction::Worse: return QStringLiteral("worse");
+    case DiffModel::Direction::Better: return QStringLiteral("better");
+    case DiffModel::Direction::Changed: return QStringLiteral("changed");
+    case DiffModel::Direction::OnlyLeft: return QStringLiteral("only left");
+    case DiffModel::Direction::OnlyRight: return QStringLiteral("only right");
+  }
+  return {};
+}
+
+DiffModel::DiffModel(QObject* parent) : QAbstractTableModel(parent) {}
+
+std::vector<DiffModel::Row> DiffModel::diff(const std::vector<Fact>& left,
+                                            const std::vector<Fact>& right,
+                                            bool right_is_majority) {
+  std::map<QString, const Fact*> by_key;
+  for (const auto& f : right) by_key.emplace(key(f), &f);
+  std::vector<Row> rows;
+  std::map<QString, bool> seen;
+  for (const auto& l : left) {
+    seen[key(l)] = true;
+    auto it = by_key.find(key(l));
+    if (it == by_key.end()) {
+      // A finding only on the left is the left being worse; anything else only exists there.
+      Row r{l.section, l.field, l.value, QString(), QString(), Direction::OnlyLeft};
+      if (l.section == QStringLiteral("findings")) {
+        r.direction = Direction::Worse;
+        r.right = QStringLiteral("(none)");
+        r.change = QStringLiteral("new finding");
+      } else {
+        r.change = right_is_majority ? QStringLiteral("most nodes lack it")
+                                     : QStringLiteral("only on the left");
+      }
+      rows.push_back(std::move(r));
+      continue;
+    }
+    const Fact& r = *it->second;
+    if (l.value == r.value) continue;
+    Row row{l.section, l.field, l.value, r.value, QString(), Direction::Changed};
+    if (l.number && r.number) {
+      const double d = *l.number - *r.number;
+      row.change = (d > 0 ? QStringLiteral("+") : QString()) + number(d);
+      if (l.more_is != 0)
+        row.direction = (d > 0) == (l.more_is > 0) ? Direction::Better : Direction::Worse;
+    } else if (l.rank && r.rank && *l.rank != *r.rank) {
+      row.direction = *l.rank < *r.rank ? Direction::Worse : Direction::Better;
+      row.change = directionName(row.direction);
+    } else {
+      row.change = QStringLiteral("changed");
+    }
+    rows.push_back(std::move(row));
+  }
+  for (const auto& r : right) {
+    if (seen.count(key(r)) != 0) continue;
+    Row row{r.section, r.field, QString(), r.value, QString(), Direction::OnlyRight};
+    if (r.section == QStringLiteral("findings")) {
+      row.direction = Direction::Better;
+      row.left = QStringLiteral("(none)");
+      row.change = QStringLiteral("finding gone");
+    } else {
+      row.change =
+          right_is_majority ? QStringLiteral("missing here") : QStringLiteral("only on the right");
+    }
+    rows.push_back(std::move(row));
+  }
+  // Worst first, then by place, so the first screen holds what matters.
+  auto weight = [](Direction d) {
+    switch (d) {
+      case Direction::Worse: return 0;
+      case Direction::OnlyLeft: return 1;
+      case Direction::OnlyRight: return 2;
+      case Direction::Changed: return 3;
+      case Direction::Better: return 4;
+    }
+    return 5;
+  };
+  std::stable_sort(rows.begin(), rows.end(), [&](const Row& a, const Row& b) {
+    if (weight(a.direction) != weight(b.direction))
+      return weight(a.direction) < weight(b.direction);
+    return a.section < b.section;
+  });
+  return rows;
+}
+
+void DiffModel::setRows(std::vector<Row> rows, QString left_name, QString right_name) {
+  beginResetModel();
+  rows_ = std::move(rows);
+  left_name_ = std::move(left_name);
+  right_name_ = std::move(right_name);
+  endResetModel();
+}
+
+void DiffModel::clear() { setRows({}, {}, {}); }
+
+void DiffModel::compareNodes(const JobData* job, int left, int right) {
+  if (job == nullptr || left < 0 || right < 0 || left >= job->report.nodes_size() ||
+      right >= job->report.nodes_size()) {
+    clear();
+    return;
+  }
+  setRows(diff(factsOf(*job, left), factsOf(*job, right), false),
+          q(job->report.nodes(left).label()), q(job->report.nodes(right).label()));
+}
+
+void DiffModel::compareWithMajority(const JobData* job, int node) {
+  if (job == nullptr || node < 0 || node >= job->report.nodes_size()) {
+    clear();
+    return;
+  }
+  // Per key: how many nodes have each value, and the numbers for a median.
+  struct Votes {
+    Fact first;
+    std::map<QString, int> values;
+    std::map<QString, std::optional<int>> ranks;
+    std::vector<double> numbers;
+    int nodes = 0;
+  };
+  std::map<QString, Votes> votes;
+  std::vector<QString> order;
+  const int n = job->report.nodes_size();
+  for (int i = 0; i < n; ++i) {
+    for (const auto& f : factsOf(*job, i)) {
+      auto [it, fresh] = votes.try_emplace(key(f), Votes{f, {}, {}, {}, 0});
+      if (fresh) order.push_back(key(f));
+      ++it->second.values[f.value];
+      it->second.ranks[f.value] = f.rank;
+      if (f.number) it->second.numbers.push_back(*f.number);
+      ++it->second.nodes;
+    }
+  }
+  std::vector<Fact> majority;
+  for (const auto& k : order) {
+    auto& v = votes[k];
+    if (2 * v.nodes <= n) continue;  // most nodes do not have it: no majority to compare with
+    Fact f = v.first;
+    if (v.numbers.size() == static_cast<std::size_t>(v.nodes) && !v.numbers.empty()) {
+      std::sort(v.numbers.begin(), v.numbers.end());
+      const double m = v.numbers[v.numbers.size() / 2];
+      f.number = m;
+      f.value = number(m);
+      if (f.field == QStringLiteral("rate")) f.value += QStringLiteral(" Gb/s");
+      if (f.field == QStringLiteral("peak busbw")) f.value += QStringLiteral(" GB/s");
+    } else {
+      const auto best =
+          std::max_element(v.values.begin(), v.values.end(),
+                           [](const auto& a, const auto& b) { return a.second < b.second; });
+      f.value = best->first;
+      f.number.reset();
+      f.rank = v.ranks[f.value];
+    }
+    majority.push_back(std::move(f));
+  }
+  // The node's own facts that only a minority share stay "only left" rows.
+  setRows(diff(factsOf(*job, node), majority, true), q(job->report.nodes(node).label()),
+          tr("majority of %1 nodes").arg(n));
+}
+
+int DiffModel::worseCount() const {
+  return static_cast<int>(std::count_if(
+      rows_.begin(), rows_.end(), [](const Row& r) { return r.direction == Direction::Worse; }));
+}
+
+int DiffModel::rowCount(const QModelIndex& parent) const {
+  return parent.isValid() ? 0 : static_cast<int>(rows_.size());
+}
+
+int DiffModel::columnCount(const QModelIndex& parent) const {
+  return parent.isValid() ? 0 : ColumnCount;
+}
+
+QVariant DiffModel::data(const QModelIndex& index, int role) const {
+  if (!index.isValid() || index.row() >= static_cast<int>(rows_.size())) return {};
+  const Row& r = rows_[static_cast<std::size_t>(index.row())];
+  if (role == Qt::DisplayRole || role == SortRole) {
+    switch (index.column()) {
+      case Section: return r.section;
+      case Field: return r.field;
+      case Left: return r.left;
+      case Right: return r.right;
+      case Change: return r.change;
+      default: return {};
+    }
+  }
+  if (role == DirectionRole) return static_cast<int>(r.direction);
+  if (role == Qt::ForegroundRole && index.column() >= Left) {
+    switch (r.direction) {
+      case Direction::Worse: return QBrush(QColor(0xb0, 0x00, 0x20));
+      case Direction::Better: return QBrush(QColor(0x10, 0x70, 0x30));
+      default: return {};
+    }
+  }
+  if (role == Qt::BackgroundRole && r.direction == Direction::Worse)
+    return QBrush(QColor(0xfd, 0xe4, 0xe4));
+  if (role == Qt::ToolTipRole) return tr("%1: %2").arg(directionName(r.direction), r.change);
+  return {};
+}
+
+QVariant DiffModel::headerData(int section, Qt::Orientation orientation, int role) const {
+  if (orientation != Qt::Horizontal || role != Qt::DisplayRole) return {};
+  switch (section) {
+    case Section: return tr("Where");
+    case Field: return tr("What");
+    case Left: return left_name_.isEmpty() ? tr("Left") : left_name_;
+    case Right: return right_name_.isEmpty() ? tr("Right") : right_name_;
+    case Change: return tr("Change");
+    default: return {};
+  }
+}
+
+}  // namespace ibc::console
