@@ -1,5 +1,6 @@
 // ibcollect-console: the support console (DESIGN §7).
-//   ibcollect-console [FILE.ibsnap...] [--page NAME] [--screenshot DIR]
+//   ibcollect-console [FILE.ibsnap...] [--collector HOST:PORT --ca --cert --key]
+//                     [--tenant T] [--job ID] [--page NAME] [--node NAME] [--screenshot DIR]
 // --screenshot renders the pages (or --page alone) into DIR/<page>.png with the offscreen
 // platform and exits: docs and tests use it, no display needed.
 
@@ -13,6 +14,7 @@
 #include <cstring>
 
 #include "main_window.h"
+#include "pages/jobs_page.h"
 
 int main(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
@@ -31,9 +33,10 @@ int main(int argc, char** argv) {
   cli.addVersionOption();
   cli.addPositionalArgument(QStringLiteral("files"), QStringLiteral("Snapshots (FILE.ibsnap)"),
                             QStringLiteral("[FILE.ibsnap...]"));
-  QCommandLineOption page(QStringLiteral("page"),
-                          QStringLiteral("Page to show first (grid, node, findings, diff, charts)"),
-                          QStringLiteral("NAME"));
+  QCommandLineOption page(
+      QStringLiteral("page"),
+      QStringLiteral("Page to show first (jobs, grid, node, findings, diff, charts)"),
+      QStringLiteral("NAME"));
   QCommandLineOption screenshot(
       QStringLiteral("screenshot"),
       QStringLiteral("Render the pages (or --page alone) into DIR/<page>.png and exit"),
@@ -45,7 +48,24 @@ int main(int argc, char** argv) {
                           QStringLiteral("Node to select first (its label or name; default: the "
                                          "worst node)"),
                           QStringLiteral("NAME"));
-  cli.addOptions({page, node, screenshot, size});
+  QCommandLineOption collector(QStringLiteral("collector"),
+                               QStringLiteral("Collector to browse (jobs page), HOST:PORT"),
+                               QStringLiteral("HOST:PORT"));
+  QCommandLineOption ca(QStringLiteral("ca"),
+                        QStringLiteral("CA certificate the collector's certificate chains to"),
+                        QStringLiteral("CA.pem"));
+  QCommandLineOption cert(QStringLiteral("cert"), QStringLiteral("Your support certificate (PEM)"),
+                          QStringLiteral("CERT.pem"));
+  QCommandLineOption key(QStringLiteral("key"), QStringLiteral("Its private key (PEM)"),
+                         QStringLiteral("KEY.pem"));
+  QCommandLineOption tenant(QStringLiteral("tenant"),
+                            QStringLiteral("Tenant whose jobs the jobs page lists"),
+                            QStringLiteral("T"));
+  QCommandLineOption job(QStringLiteral("job"),
+                         QStringLiteral("Job to fetch from the collector and open (needs "
+                                        "--collector, --tenant and the certificate flags)"),
+                         QStringLiteral("ID"));
+  cli.addOptions({page, node, screenshot, size, collector, ca, cert, key, tenant, job});
   cli.process(app);
 
   ibc::console::MainWindow window;
@@ -56,6 +76,21 @@ int main(int argc, char** argv) {
     return 3;
   }
   const QStringList files = cli.positionalArguments();
+  if (cli.isSet(job) && (!cli.isSet(collector) || !cli.isSet(tenant))) {
+    std::fprintf(stderr,
+                 "ibcollect-console: --job needs --collector and --tenant (and --ca, "
+                 "--cert, --key of a support certificate)\n");
+    return 3;
+  }
+  if (cli.isSet(job) && !files.isEmpty()) {
+    std::fprintf(stderr, "ibcollect-console: give either files or --job, not both\n");
+    return 3;
+  }
+  if (cli.isSet(collector) || cli.isSet(tenant)) {
+    window.setCollector({cli.value(collector).toStdString(), cli.value(ca).toStdString(),
+                         cli.value(cert).toStdString(), cli.value(key).toStdString()},
+                        cli.value(tenant));
+  }
 
   if (!cli.isSet(screenshot)) {
     window.resize(1400, 860);
@@ -67,6 +102,11 @@ int main(int argc, char** argv) {
           [&window, name = cli.value(node)] { window.selectNode(name); }, Qt::SingleShotConnection);
     }
     if (!files.isEmpty()) window.openFiles(files);
+    if (cli.isSet(job)) {
+      window.openCollectorJob(cli.value(tenant), cli.value(job));
+    } else if (cli.isSet(collector) && cli.isSet(tenant)) {
+      window.jobsPage()->refresh();
+    }
     return QApplication::exec();
   }
 
@@ -84,10 +124,32 @@ int main(int argc, char** argv) {
   }
   window.resize(w, h);
   window.show();
-  if (!files.isEmpty()) {
+  if (cli.isSet(collector) && cli.isSet(tenant)) {
+    // The jobs page lists the tenant's jobs first (its screenshot shows them).
+    QEventLoop wait;
+    bool listed = false;
+    QObject::connect(window.jobsPage(), &ibc::console::JobsPage::listed, &wait, [&](bool ok) {
+      listed = ok;
+      wait.quit();
+    });
+    window.jobsPage()->refresh();
+    wait.exec();
+    if (!listed) {
+      std::fprintf(stderr,
+                   "ibcollect-console: could not list the jobs of %s (see the jobs "
+                   "page)\n",
+                   qPrintable(cli.value(tenant)));
+      if (cli.isSet(job)) return 4;
+    }
+  }
+  if (!files.isEmpty() || cli.isSet(job)) {
     QEventLoop wait;
     QObject::connect(&window, &ibc::console::MainWindow::finished, &wait, &QEventLoop::quit);
-    window.openFiles(files, /*show_progress=*/false);
+    if (cli.isSet(job)) {
+      window.openCollectorJob(cli.value(tenant), cli.value(job), /*show_progress=*/false);
+    } else {
+      window.openFiles(files, /*show_progress=*/false);
+    }
     wait.exec();
     for (const auto& e : window.job()->errors)
       std::fprintf(stderr, "ibcollect-console: %s\n", e.c_str());

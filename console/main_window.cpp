@@ -17,6 +17,7 @@
 #include "pages/diff_page.h"
 #include "pages/findings_page.h"
 #include "pages/grid_page.h"
+#include "pages/jobs_page.h"
 #include "pages/node_page.h"
 
 namespace ibc::console {
@@ -26,11 +27,13 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   grid_model_ = new NodeGridModel(this);
   findings_model_ = new FindingsModel(this);
   tabs_ = new QTabWidget(this);
+  jobs_page_ = new JobsPage(tabs_);
   grid_page_ = new GridPage(grid_model_, tabs_);
   findings_page_ = new FindingsPage(findings_model_, tabs_);
   node_page_ = new NodePage(tabs_);
   diff_page_ = new DiffPage(tabs_);
   charts_page_ = new ChartsPage(tabs_);
+  tabs_->addTab(jobs_page_, tr("Jobs"));
   tabs_->addTab(grid_page_, tr("Grid"));
   tabs_->addTab(node_page_, tr("Node"));
   tabs_->addTab(findings_page_, tr("Findings"));
@@ -50,6 +53,8 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   quit->setShortcut(QKeySequence::Quit);
   connect(quit, &QAction::triggered, this, &QWidget::close);
 
+  connect(jobs_page_, &JobsPage::openJob, this,
+          [this](const QString& tenant, const QString& job) { openCollectorJob(tenant, job); });
   connect(grid_page_, &GridPage::nodeSelected, this, &MainWindow::select);
   connect(findings_page_, &FindingsPage::nodeSelected, this, &MainWindow::select);
   statusBar()->showMessage(tr("Open .ibsnap files (File > Open) or pass them on the command line"));
@@ -60,8 +65,8 @@ MainWindow::~MainWindow() {
 }
 
 QStringList MainWindow::pageNames() const {
-  return {QStringLiteral("grid"), QStringLiteral("node"), QStringLiteral("findings"),
-          QStringLiteral("diff"), QStringLiteral("charts")};
+  return {QStringLiteral("jobs"),     QStringLiteral("grid"), QStringLiteral("node"),
+          QStringLiteral("findings"), QStringLiteral("diff"), QStringLiteral("charts")};
 }
 
 bool MainWindow::showPage(const QString& name) {
@@ -72,30 +77,68 @@ bool MainWindow::showPage(const QString& name) {
 }
 
 void MainWindow::openFiles(const QStringList& files, bool show_progress) {
+  std::vector<std::string> paths;
+  for (const QString& f : files) paths.push_back(f.toStdString());
+  load(
+      [paths](const std::function<void(std::size_t, std::size_t)>& progress,
+              const std::atomic<bool>* cancel) {
+        return loadSnapshotFiles(paths, {}, progress, cancel);
+      },
+      tr("Reading %1 snapshot(s)...").arg(files.size()), static_cast<int>(files.size()),
+      show_progress);
+}
+
+void MainWindow::setCollector(const CollectorSettings& settings, const QString& tenant) {
+  jobs_page_->setSettings(settings, tenant);
+}
+
+void MainWindow::openCollectorJob(const QString& tenant, const QString& job_id,
+                                  bool show_progress) {
+  const CollectorSettings settings = jobs_page_->settings();
+  load(
+      [settings, tenant = tenant.toStdString(), job_id = job_id.toStdString()](
+          const std::function<void(std::size_t, std::size_t)>& progress,
+          const std::atomic<bool>* cancel) {
+        auto fetched = fetchJob(settings, tenant, job_id, false, progress, cancel);
+        if (fetched.ok()) return std::move(*fetched);
+        JobData failed;
+        failed.errors.push_back(fetched.error().message);
+        return failed;
+      },
+      tr("Fetching job %1 of %2 from the collector...").arg(job_id, tenant), 0, show_progress);
+  // Once it is here, the grid is what the engineer wants to see.
+  connect(
+      this, &MainWindow::finished, this,
+      [this] {
+        if (job_ && job_->report.nodes_size() > 0) showPage(QStringLiteral("grid"));
+      },
+      Qt::SingleShotConnection);
+}
+
+void MainWindow::load(Loader loader, const QString& what, int total, bool show_progress) {
   if (cancel_) cancel_->store(true);
   cancel_ = std::make_shared<std::atomic<bool>>(false);
   auto cancel = cancel_;
   QPointer<QProgressDialog> progress;
   if (show_progress) {
-    progress = new QProgressDialog(tr("Reading %1 snapshot(s)...").arg(files.size()), tr("Cancel"),
-                                   0, static_cast<int>(files.size()), this);
+    progress = new QProgressDialog(what, tr("Cancel"), 0, total, this);
     progress->setWindowModality(Qt::WindowModal);
     progress->setMinimumDuration(500);
     connect(progress, &QProgressDialog::canceled, this, [cancel] { cancel->store(true); });
   }
-  std::vector<std::string> paths;
-  for (const QString& f : files) paths.push_back(f.toStdString());
+  statusBar()->showMessage(what);
   QPointer<MainWindow> self(this);
   // The worker owns its inputs; results come back to the GUI thread by a queued call.
-  QThread* worker = QThread::create([paths, cancel, progress, self] {
-    auto job = std::make_unique<JobData>(loadSnapshotFiles(
-        paths, {},
-        [progress](std::size_t done, std::size_t) {
+  QThread* worker = QThread::create([loader = std::move(loader), cancel, progress, self] {
+    auto job = std::make_unique<JobData>(loader(
+        [progress](std::size_t done, std::size_t all) {
           if (progress)
             QMetaObject::invokeMethod(
                 progress,
-                [progress, done] {
-                  if (progress) progress->setValue(static_cast<int>(done));
+                [progress, done, all] {
+                  if (!progress) return;
+                  progress->setMaximum(static_cast<int>(all));
+                  progress->setValue(static_cast<int>(done));
                 },
                 Qt::QueuedConnection);
         },
@@ -126,6 +169,7 @@ void MainWindow::setJob(std::unique_ptr<JobData> job) {
   node_page_->setJob(nullptr);
   diff_page_->setJob(nullptr);
   charts_page_->setJob(nullptr);
+  jobs_page_->setJob(nullptr);
   job_ = std::move(job);
   grid_model_->setJob(job_.get());
   findings_model_->setJob(job_.get());
@@ -133,6 +177,7 @@ void MainWindow::setJob(std::unique_ptr<JobData> job) {
   node_page_->setJob(job_.get());
   diff_page_->setJob(job_.get());
   charts_page_->setJob(job_.get());
+  jobs_page_->setJob(job_.get());
   QString status = tr("%1 node(s), %2 finding(s)")
                        .arg(job_->report.nodes_size())
                        .arg(job_->report.findings_size());

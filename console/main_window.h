@@ -9,6 +9,9 @@
 #include <atomic>
 #include <memory>
 
+#include <functional>
+
+#include "ibc/console/collector_source.h"
 #include "ibc/console/job_data.h"
 
 class QTabWidget;
@@ -19,6 +22,7 @@ class ChartsPage;
 class DiffPage;
 class FindingsModel;
 class FindingsPage;
+class JobsPage;
 class GridPage;
 class NodeGridModel;
 class NodePage;
@@ -32,6 +36,11 @@ class MainWindow : public QMainWindow {
 
   // Reads and diagnoses `files` on a worker thread; returns at once. `finished` follows.
   void openFiles(const QStringList& files, bool show_progress = true);
+  // Fetches a job's snapshots from the collector on a worker thread; `finished` follows
+  // (with an empty job and the reason in job()->errors when the fetch failed).
+  void openCollectorJob(const QString& tenant, const QString& job_id, bool show_progress = true);
+  void setCollector(const CollectorSettings& settings, const QString& tenant);
+  JobsPage* jobsPage() const { return jobs_page_; }
   const JobData* job() const { return job_.get(); }
   // Page names as --page takes them, in tab order.
   QStringList pageNames() const;
@@ -46,6 +55,9 @@ class MainWindow : public QMainWindow {
   void finished();
 
  private:
+  using Loader = std::function<JobData(const std::function<void(std::size_t, std::size_t)>&,
+                                       const std::atomic<bool>*)>;
+  void load(Loader loader, const QString& what, int total, bool show_progress);
   void setJob(std::unique_ptr<JobData> job);
   void select(int node_index, const QString& device, int port);
 
@@ -54,6 +66,7 @@ class MainWindow : public QMainWindow {
   NodeGridModel* grid_model_;
   FindingsModel* findings_model_;
   QTabWidget* tabs_;
+  JobsPage* jobs_page_;
   GridPage* grid_page_;
   FindingsPage* findings_page_;
   NodePage* node_page_;

@@ -9,6 +9,9 @@
 #        has busbw to plot: 339, 235, 361 and 98 GB/s peaks.
 #   node page: the real mlx5 capture with hw_counters errors, with a real mlx5 kernel log and
 #        a real NCCL log of a RoCE completion error (status 12).
+#   jobs page: the same job uploaded to a real collector (127.0.0.1, port 0) with a PKI from
+#        certs/make-pki, each snapshot signed by its node's certificate, then listed and
+#        fetched by the console with a support certificate (--collector --tenant --job).
 # Snapshots are made by `ibcollect snapshot --root` from trees materialised from the
 # captures (nothing composed), in a temp dir.
 #   scripts/console-screenshots.sh OUT_DIR [BUILD_DIR]   (default build/test)
@@ -19,8 +22,16 @@ BUILD=${2:-build/test}
 IBC=$BUILD/agent/ibcollect
 CONSOLE=$BUILD/console/ibcollect-console
 F=$PWD/tests/fixtures/real
+COLLECTOR=$BUILD/collector/ibcollect-collector
 T=$(mktemp -d /tmp/ibc-console-shots-XXXXXX)
-trap 'rm -rf "$T"' EXIT
+collector_pid=""
+cleanup() {
+  if [ -n "$collector_pid" ]; then kill "$collector_pid" 2>/dev/null || true; wait "$collector_pid" 2>/dev/null || true; fi
+  rm -rf "$T"
+}
+trap cleanup EXIT
+certs/make-pki "$T/pki" --agent acme/node1720 --agent acme/node2183 --agent acme/node1661 \
+  --support alice >/dev/null
 
 NT=$F/nccl-tests
 nccl_tests=(
@@ -35,8 +46,11 @@ for capture in good_8xhdr200-all-active ib_intf_bad_rate_8x-rate-100edr-vs-ipoib
   stuck_ib_intf_two-ports-state-INIT-ipoib-down; do
   python3 "$F/sysfs/json_sysfs_extract.py" "$F/sysfs/sysfs-json_gcm-learn_$capture.json" "$T/gpu0$i"
   # Exit 1/2 are the verdicts (warnings, critical); anything else is a failure.
+  # The host name the snapshot will carry: the captures have no /proc, their node_desc names it.
+  host=$(cat "$T/gpu0$i"/sys/bus/pci/devices/*/infiniband/*/node_desc | awk '{print $1; exit}')
   rc=0
-  "$IBC" snapshot --root "$T/gpu0$i" --nccl-tests "${nccl_tests[$((i - 1))]}" \
+  "$IBC" snapshot --root "$T/gpu0$i" --nccl-tests "${nccl_tests[$((i - 1))]}" --job 4242 \
+    --cert "$T/pki/agents/acme/$host.pem" --key "$T/pki/agents/acme/$host.key" \
     -o "$T/gpu0$i.ibsnap" -q >/dev/null 2>&1 || rc=$?
   [ "$rc" -le 2 ] || { echo "snapshot of $capture failed ($rc)" >&2; exit 1; }
   i=$((i + 1))
@@ -49,6 +63,19 @@ rc=0
 [ "$rc" -le 2 ] || { echo "snapshot of the mlx5 capture failed ($rc)" >&2; exit 1; }
 
 mkdir -p "$OUT"
+# The collector: its first stdout line says where it listens.
+mkfifo "$T/collector.out"
+"$COLLECTOR" --listen 127.0.0.1:0 --data "$T/store" --ca "$T/pki/ca.pem" \
+  --cert "$T/pki/collector.pem" --key "$T/pki/collector.key" >"$T/collector.out" 2>"$T/collector.log" &
+collector_pid=$!
+read -r first <"$T/collector.out"
+ADDR=${first#listening on }
+"$IBC" upload "$T"/gpu0?.ibsnap --collector "$ADDR" --ca "$T/pki/ca.pem" \
+  --cert "$T/pki/agents/acme/node1720.pem" --key "$T/pki/agents/acme/node1720.key" \
+  --spool "$T/spool" --retries 0 >/dev/null
+QT_QPA_PLATFORM=offscreen "$CONSOLE" --collector "$ADDR" --ca "$T/pki/ca.pem" \
+  --cert "$T/pki/support/alice.pem" --key "$T/pki/support/alice.key" --tenant acme --job 4242 \
+  --screenshot "$OUT" --page jobs
 QT_QPA_PLATFORM=offscreen "$CONSOLE" "$T"/gpu0?.ibsnap --screenshot "$OUT" --page grid
 QT_QPA_PLATFORM=offscreen "$CONSOLE" "$T"/gpu0?.ibsnap --screenshot "$OUT" --page findings
 QT_QPA_PLATFORM=offscreen "$CONSOLE" "$T"/gpu0?.ibsnap --screenshot "$OUT" --page diff

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# The console renders its pages offscreen from real snapshots (scripts/console-screenshots.sh)
-# and each PNG is a real image of the window's size, not an empty file.
+# The console renders every page offscreen from real snapshots (scripts/console-screenshots.sh;
+# the jobs page lists and fetches the job from a real collector with a support certificate,
+# and fails the script when nothing could be fetched), and each PNG is a real image of the
+# window's size, not an empty file.
 #   console_screenshots_test.sh BUILD_DIR
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -10,7 +12,7 @@ trap 'rm -rf "$OUT"' EXIT
 scripts/console-screenshots.sh "$OUT" "$BUILD"
 python3 - "$OUT" <<'PY'
 import struct, sys, os
-for page in ("grid", "findings", "node"):
+for page in ("jobs", "grid", "node", "findings", "diff", "charts"):
     path = os.path.join(sys.argv[1], page + ".png")
     data = open(path, "rb").read()
     assert data[:8] == b"\x89PNG\r\n\x1a\n", path + ": not a PNG"

@@ -1,4 +1,4 @@
-#include "ibc/agent/upload.h"
+#include "ibc/client/collector_client.h"
 
 #include <openssl/err.h>
 #include <openssl/ssl.h>
@@ -14,7 +14,7 @@
 #include "ibc/core/frame.h"
 #include "ibc/core/snapshot_file.h"
 
-namespace ibc::agent {
+namespace ibc::client {
 
 namespace v1 = ::ibcollect::v1;
 using asio::ip::tcp;
@@ -265,4 +265,4 @@ Result<std::unique_ptr<CollectorSession>> TlsCollectorConnector::connect() {
   return std::unique_ptr<CollectorSession>(std::move(*c));
 }
 
-}  // namespace ibc::agent
+}  // namespace ibc::client

@@ -1,0 +1,209 @@
+#include "pages/jobs_page.h"
+
+#include <QDateTime>
+#include <QFormLayout>
+#include <QHBoxLayout>
+#include <QHeaderView>
+#include <QLabel>
+#include <QLineEdit>
+#include <QPointer>
+#include <QPushButton>
+#include <QSortFilterProxyModel>
+#include <QStandardItemModel>
+#include <QThread>
+#include <QTreeView>
+#include <QVBoxLayout>
+#include <map>
+#include <memory>
+
+namespace ibc::console {
+
+namespace {
+
+constexpr int kJobRole = Qt::UserRole + 1;
+constexpr int kTenantRole = Qt::UserRole + 2;
+
+QString q(const std::string& s) { return QString::fromStdString(s); }
+
+QString when(int64_t unix_ms) {
+  if (unix_ms <= 0) return {};
+  return QDateTime::fromMSecsSinceEpoch(unix_ms, Qt::UTC)
+      .toString(QStringLiteral("yyyy-MM-dd hh:mm 'UTC'"));
+}
+
+}  // namespace
+
+JobsPage::JobsPage(QWidget* parent) : QWidget(parent) {
+  collector_ = new QLineEdit(this);
+  collector_->setPlaceholderText(tr("host:port"));
+  ca_ = new QLineEdit(this);
+  ca_->setPlaceholderText(tr("CA.pem the collector's certificate chains to"));
+  cert_ = new QLineEdit(this);
+  cert_->setPlaceholderText(tr("your support certificate (PEM)"));
+  key_ = new QLineEdit(this);
+  key_->setPlaceholderText(tr("its private key (PEM)"));
+  tenant_ = new QLineEdit(this);
+  tenant_->setPlaceholderText(tr("tenant (the O of its agents' certificates)"));
+  list_ = new QPushButton(tr("List jobs"), this);
+  search_ = new QLineEdit(this);
+  search_->setPlaceholderText(tr("Search jobs and nodes (e.g. 1234, gpu0*)"));
+  search_->setClearButtonEnabled(true);
+  status_ = new QLabel(this);
+  status_->setWordWrap(true);
+  model_ = new QStandardItemModel(this);
+  model_->setHorizontalHeaderLabels(
+      {tr("Tenant / job / node"), tr("Snapshots"), tr("Last collected"), tr("Where")});
+  filter_ = new QSortFilterProxyModel(this);
+  filter_->setSourceModel(model_);
+  filter_->setRecursiveFilteringEnabled(true);
+  filter_->setFilterCaseSensitivity(Qt::CaseInsensitive);
+  filter_->setFilterKeyColumn(0);
+  view_ = new QTreeView(this);
+  view_->setModel(filter_);
+  view_->setEditTriggers(QAbstractItemView::NoEditTriggers);
+  view_->setUniformRowHeights(true);
+  view_->header()->setStretchLastSection(true);
+
+  auto* form = new QFormLayout;
+  form->addRow(tr("Collector:"), collector_);
+  form->addRow(tr("CA:"), ca_);
+  form->addRow(tr("Certificate:"), cert_);
+  form->addRow(tr("Key:"), key_);
+  auto* tenant_row = new QHBoxLayout;
+  tenant_row->addWidget(tenant_, 1);
+  tenant_row->addWidget(list_);
+  form->addRow(tr("Tenant:"), tenant_row);
+  auto* layout = new QVBoxLayout(this);
+  layout->addLayout(form);
+  layout->addWidget(status_);
+  layout->addWidget(search_);
+  layout->addWidget(view_, 1);
+  status_->setText(
+      tr("Offline: the tree lists what was opened. To browse the collector, give "
+         "its address, your support certificate and a tenant, then List jobs. "
+         "Double-click a job to open it."));
+
+  connect(list_, &QPushButton::clicked, this, &JobsPage::refresh);
+  connect(tenant_, &QLineEdit::returnPressed, this, &JobsPage::refresh);
+  connect(search_, &QLineEdit::textChanged, this, [this](const QString& text) {
+    filter_->setFilterWildcard(text.contains(QLatin1Char('*')) || text.isEmpty()
+                                   ? text
+                                   : QLatin1Char('*') + text + QLatin1Char('*'));
+    view_->expandAll();
+  });
+  connect(view_, &QTreeView::activated, this, [this](const QModelIndex& index) {
+    const QModelIndex source = filter_->mapToSource(index.siblingAtColumn(0));
+    const QString job = source.data(kJobRole).toString();
+    const QString tenant = source.data(kTenantRole).toString();
+    if (!job.isEmpty() && !tenant.isEmpty()) emit openJob(tenant, job);
+  });
+}
+
+void JobsPage::setSettings(const CollectorSettings& s, const QString& tenant) {
+  collector_->setText(q(s.endpoint));
+  ca_->setText(q(s.ca_file));
+  cert_->setText(q(s.cert_file));
+  key_->setText(q(s.key_file));
+  tenant_->setText(tenant);
+}
+
+CollectorSettings JobsPage::settings() const {
+  return {collector_->text().trimmed().toStdString(), ca_->text().trimmed().toStdString(),
+          cert_->text().trimmed().toStdString(), key_->text().trimmed().toStdString()};
+}
+
+QString JobsPage::tenant() const { return tenant_->text().trimmed(); }
+
+void JobsPage::refresh() {
+  const CollectorSettings s = settings();
+  const QString tenant = this->tenant();
+  if (s.endpoint.empty() || tenant.isEmpty()) {
+    status_->setText(tr("Give the collector's address and a tenant first."));
+    emit listed(false);
+    return;
+  }
+  list_->setEnabled(false);
+  status_->setText(tr("Asking %1 for the jobs of %2...").arg(q(s.endpoint), tenant));
+  QPointer<JobsPage> self(this);
+  QThread* worker = QThread::create([s, tenant, self] {
+    auto jobs = std::make_shared<core::Result<std::vector<JobEntry>>>(
+        listTenantJobs(s, tenant.toStdString()));
+    QMetaObject::invokeMethod(
+        self,
+        [self, jobs, tenant] {
+          if (!self) return;
+          self->list_->setEnabled(true);
+          if (!jobs->ok()) {
+            self->status_->setText(tr("Could not list jobs: %1").arg(q(jobs->error().message)));
+            emit self->listed(false);
+            return;
+          }
+          self->showJobs(tenant, **jobs);
+          emit self->listed(true);
+        },
+        Qt::QueuedConnection);
+  });
+  connect(worker, &QThread::finished, worker, &QObject::deleteLater);
+  worker->start();
+}
+
+void JobsPage::showJobs(const QString& tenant, const std::vector<JobEntry>& jobs) {
+  // Replace this tenant's branch, keep the others (and what was opened).
+  const auto found = model_->findItems(tenant);
+  for (auto* item : found) model_->removeRow(item->row());
+  auto* top = new QStandardItem(tenant);
+  for (const auto& j : jobs) {
+    auto* job = new QStandardItem(tr("job %1").arg(q(j.job_id)));
+    job->setData(q(j.job_id), kJobRole);
+    job->setData(tenant, kTenantRole);
+    job->setToolTip(tr("Double-click to fetch and open this job's snapshots"));
+    uint64_t count = 0;
+    int64_t last = 0;
+    for (const auto& n : j.nodes) {
+      count += n.snapshot_count();
+      last = std::max(last, n.last_collected_at_unix_ms());
+      job->appendRow({new QStandardItem(q(n.node())),
+                      new QStandardItem(QString::number(n.snapshot_count())),
+                      new QStandardItem(when(n.last_collected_at_unix_ms())),
+                      new QStandardItem(tr("collector"))});
+    }
+    top->appendRow({job, new QStandardItem(QString::number(count)), new QStandardItem(when(last)),
+                    new QStandardItem(tr("%1 node(s)").arg(j.nodes.size()))});
+  }
+  // Cases arrive with the escalation work (DESIGN §6): say so rather than show an empty list.
+  auto* cases = new QStandardItem(tr("cases: not stored by the collector yet"));
+  cases->setEnabled(false);
+  top->appendRow(cases);
+  model_->insertRow(0, {top, new QStandardItem(), new QStandardItem(),
+                        new QStandardItem(tr("%1 job(s)").arg(jobs.size()))});
+  view_->expand(filter_->mapFromSource(top->index()));
+  view_->resizeColumnToContents(0);
+  status_->setText(
+      tr("%1 job(s) of %2. Double-click a job to open it.").arg(jobs.size()).arg(tenant));
+}
+
+void JobsPage::setJob(const JobData* job) {
+  // The "opened" branch mirrors what the other pages show.
+  const auto found = model_->findItems(tr("opened"));
+  for (auto* item : found) model_->removeRow(item->row());
+  if (job == nullptr || job->report.nodes_size() == 0) return;
+  auto* top = new QStandardItem(tr("opened"));
+  std::map<std::string, QStandardItem*> by_job;
+  for (const auto& n : job->report.nodes()) {
+    const std::string id = n.job_id().empty() ? std::string() : n.job_id();
+    auto& item = by_job[id];
+    if (item == nullptr) {
+      item = new QStandardItem(id.empty() ? tr("no job id") : tr("job %1").arg(q(id)));
+      top->appendRow({item, new QStandardItem(), new QStandardItem(), new QStandardItem()});
+    }
+    item->appendRow({new QStandardItem(q(n.label())), new QStandardItem(QStringLiteral("1")),
+                     new QStandardItem(when(n.collected_at_unix_ms())),
+                     new QStandardItem(q(n.source()))});
+  }
+  model_->appendRow({top, new QStandardItem(), new QStandardItem(),
+                     new QStandardItem(tr("%1 node(s)").arg(job->report.nodes_size()))});
+  view_->expandAll();
+  for (int c = 0; c < 3; ++c) view_->resizeColumnToContents(c);
+}
+
+}  // namespace ibc::console

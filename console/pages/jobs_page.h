@@ -1,0 +1,54 @@
+#pragma once
+
+// `jobs` page: where an engineer starts. With a support certificate it lists a tenant's jobs
+// in the collector and their nodes (queried on a worker thread, never on the GUI thread);
+// opening a job fetches its snapshots into every other page. Offline, it lists what was
+// opened, by job. A search box filters the tree.
+
+#include <QWidget>
+
+#include "ibc/console/collector_source.h"
+
+class QLabel;
+class QLineEdit;
+class QPushButton;
+class QSortFilterProxyModel;
+class QStandardItemModel;
+class QTreeView;
+
+namespace ibc::console {
+
+class JobsPage : public QWidget {
+  Q_OBJECT
+
+ public:
+  explicit JobsPage(QWidget* parent = nullptr);
+  void setSettings(const CollectorSettings& settings, const QString& tenant);
+  CollectorSettings settings() const;
+  QString tenant() const;
+  // Lists the tenant's jobs on a worker; `listed` follows.
+  void refresh();
+  // What was opened (files or a fetched job), by job.
+  void setJob(const JobData* job);
+
+ signals:
+  void openJob(const QString& tenant, const QString& job_id);
+  void listed(bool ok);
+
+ private:
+  void showJobs(const QString& tenant, const std::vector<JobEntry>& jobs);
+
+  QLineEdit* collector_;
+  QLineEdit* ca_;
+  QLineEdit* cert_;
+  QLineEdit* key_;
+  QLineEdit* tenant_;
+  QPushButton* list_;
+  QLineEdit* search_;
+  QLabel* status_;
+  QStandardItemModel* model_;
+  QSortFilterProxyModel* filter_;
+  QTreeView* view_;
+};
+
+}  // namespace ibc::console
