@@ -35,7 +35,7 @@ int main(int argc, char** argv) {
                             QStringLiteral("[FILE.ibsnap...]"));
   QCommandLineOption page(
       QStringLiteral("page"),
-      QStringLiteral("Page to show first (jobs, grid, node, findings, diff, charts)"),
+      QStringLiteral("Page to show first (jobs, grid, node, findings, diff, charts, escalate)"),
       QStringLiteral("NAME"));
   QCommandLineOption screenshot(
       QStringLiteral("screenshot"),

@@ -15,6 +15,7 @@
 #include "ibc/console/node_grid_model.h"
 #include "pages/charts_page.h"
 #include "pages/diff_page.h"
+#include "pages/escalate_page.h"
 #include "pages/findings_page.h"
 #include "pages/grid_page.h"
 #include "pages/jobs_page.h"
@@ -33,12 +34,14 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   node_page_ = new NodePage(tabs_);
   diff_page_ = new DiffPage(tabs_);
   charts_page_ = new ChartsPage(tabs_);
+  escalate_page_ = new EscalatePage(tabs_);
   tabs_->addTab(jobs_page_, tr("Jobs"));
   tabs_->addTab(grid_page_, tr("Grid"));
   tabs_->addTab(node_page_, tr("Node"));
   tabs_->addTab(findings_page_, tr("Findings"));
   tabs_->addTab(diff_page_, tr("Diff"));
   tabs_->addTab(charts_page_, tr("Charts"));
+  tabs_->addTab(escalate_page_, tr("Escalate"));
   setCentralWidget(tabs_);
 
   auto* file = menuBar()->addMenu(tr("&File"));
@@ -66,7 +69,8 @@ MainWindow::~MainWindow() {
 
 QStringList MainWindow::pageNames() const {
   return {QStringLiteral("jobs"),     QStringLiteral("grid"), QStringLiteral("node"),
-          QStringLiteral("findings"), QStringLiteral("diff"), QStringLiteral("charts")};
+          QStringLiteral("findings"), QStringLiteral("diff"), QStringLiteral("charts"),
+          QStringLiteral("escalate")};
 }
 
 bool MainWindow::showPage(const QString& name) {
@@ -170,6 +174,7 @@ void MainWindow::setJob(std::unique_ptr<JobData> job) {
   diff_page_->setJob(nullptr);
   charts_page_->setJob(nullptr);
   jobs_page_->setJob(nullptr);
+  escalate_page_->setJob(nullptr);
   job_ = std::move(job);
   grid_model_->setJob(job_.get());
   findings_model_->setJob(job_.get());
@@ -178,6 +183,7 @@ void MainWindow::setJob(std::unique_ptr<JobData> job) {
   diff_page_->setJob(job_.get());
   charts_page_->setJob(job_.get());
   jobs_page_->setJob(job_.get());
+  escalate_page_->setJob(job_.get());
   QString status = tr("%1 node(s), %2 finding(s)")
                        .arg(job_->report.nodes_size())
                        .arg(job_->report.findings_size());

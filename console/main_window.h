@@ -20,6 +20,7 @@ namespace ibc::console {
 
 class ChartsPage;
 class DiffPage;
+class EscalatePage;
 class FindingsModel;
 class FindingsPage;
 class JobsPage;
@@ -72,6 +73,7 @@ class MainWindow : public QMainWindow {
   NodePage* node_page_;
   DiffPage* diff_page_;
   ChartsPage* charts_page_;
+  EscalatePage* escalate_page_;
 };
 
 }  // namespace ibc::console

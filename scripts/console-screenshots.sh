@@ -80,4 +80,5 @@ QT_QPA_PLATFORM=offscreen "$CONSOLE" "$T"/gpu0?.ibsnap --screenshot "$OUT" --pag
 QT_QPA_PLATFORM=offscreen "$CONSOLE" "$T"/gpu0?.ibsnap --screenshot "$OUT" --page findings
 QT_QPA_PLATFORM=offscreen "$CONSOLE" "$T"/gpu0?.ibsnap --screenshot "$OUT" --page diff
 QT_QPA_PLATFORM=offscreen "$CONSOLE" "$T"/gpu0?.ibsnap --screenshot "$OUT" --page charts
+QT_QPA_PLATFORM=offscreen "$CONSOLE" "$T"/gpu0?.ibsnap --screenshot "$OUT" --page escalate
 QT_QPA_PLATFORM=offscreen "$CONSOLE" "$T/mlx5.ibsnap" --screenshot "$OUT" --page node

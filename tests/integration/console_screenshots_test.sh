@@ -12,7 +12,7 @@ trap 'rm -rf "$OUT"' EXIT
 scripts/console-screenshots.sh "$OUT" "$BUILD"
 python3 - "$OUT" <<'PY'
 import struct, sys, os
-for page in ("jobs", "grid", "node", "findings", "diff", "charts"):
+for page in ("jobs", "grid", "node", "findings", "diff", "charts", "escalate"):
     path = os.path.join(sys.argv[1], page + ".png")
     data = open(path, "rb").read()
     assert data[:8] == b"\x89PNG\r\n\x1a\n", path + ": not a PNG"

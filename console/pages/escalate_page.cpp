@@ -1,0 +1,194 @@
+#include "pages/escalate_page.h"
+
+#include <QApplication>
+#include <QClipboard>
+#include <QFileInfo>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QListWidget>
+#include <QPushButton>
+#include <QSplitter>
+#include <QTextBrowser>
+#include <QVBoxLayout>
+#include <set>
+
+#include "ibc/console/escalation.h"
+#include "ibc/console/job_data.h"
+#include "ibc/core/bundle_report.h"
+
+namespace ibc::console {
+
+namespace {
+
+QString q(const std::string& s) { return QString::fromStdString(s); }
+
+constexpr int kIndexRole = Qt::UserRole + 1;
+
+QString shellQuote(const QString& s) {
+  static const QRegularExpression plain(QStringLiteral("^[A-Za-z0-9_./:@%+=,-]+$"));
+  if (plain.match(s).hasMatch()) return s;
+  QString out = s;
+  out.replace(QLatin1Char('\''), QStringLiteral("'\\''"));
+  return QLatin1Char('\'') + out + QLatin1Char('\'');
+}
+
+}  // namespace
+
+EscalatePage::EscalatePage(QWidget* parent) : QWidget(parent) {
+  nodes_ = new QListWidget(this);
+  findings_ = new QListWidget(this);
+  runbook_ = new QTextBrowser(this);
+  runbook_->setOpenExternalLinks(false);
+  command_ = new QLabel(this);
+  command_->setWordWrap(true);
+  command_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  create_case_ = new QPushButton(tr("Create case in collector"), this);
+  create_case_->setEnabled(false);
+  create_case_->setToolTip(tr("Not available yet: the collector does not store cases (issue 13)."));
+  write_bundle_ = new QPushButton(tr("Copy bundle command"), this);
+  write_bundle_->setToolTip(
+      tr("Writing the bundle from the console is not available yet; this "
+         "copies the ibcollect command that writes it."));
+
+  auto* left = new QWidget(this);
+  auto* left_layout = new QVBoxLayout(left);
+  left_layout->setContentsMargins(0, 0, 0, 0);
+  left_layout->addWidget(new QLabel(tr("Nodes (suspects checked):"), left));
+  left_layout->addWidget(nodes_, 2);
+  left_layout->addWidget(new QLabel(tr("Findings to hand over:"), left));
+  left_layout->addWidget(findings_, 3);
+  auto* right = new QWidget(this);
+  auto* right_layout = new QVBoxLayout(right);
+  right_layout->setContentsMargins(0, 0, 0, 0);
+  right_layout->addWidget(
+      new QLabel(tr("PF runbook for the host side (pf-inspection.md):"), right));
+  right_layout->addWidget(runbook_, 1);
+  auto* split = new QSplitter(Qt::Horizontal, this);
+  split->addWidget(left);
+  split->addWidget(right);
+  split->setStretchFactor(0, 2);
+  split->setStretchFactor(1, 3);
+  auto* buttons = new QHBoxLayout;
+  buttons->addWidget(create_case_);
+  buttons->addWidget(write_bundle_);
+  buttons->addStretch(1);
+  auto* layout = new QVBoxLayout(this);
+  layout->addWidget(split, 1);
+  layout->addWidget(command_);
+  layout->addLayout(buttons);
+
+  connect(nodes_, &QListWidget::itemChanged, this, [this] {
+    fillFindings();
+    updateRunbook();
+  });
+  connect(findings_, &QListWidget::itemChanged, this, [this] { updateRunbook(); });
+  connect(write_bundle_, &QPushButton::clicked, this,
+          [this] { QApplication::clipboard()->setText(exportCommand()); });
+}
+
+void EscalatePage::setJob(const JobData* job) {
+  job_ = job;
+  const QSignalBlocker block(nodes_);
+  nodes_->clear();
+  if (job_ != nullptr) {
+    const auto suspects = suspectNodes(*job_);
+    const std::set<int> suspect(suspects.begin(), suspects.end());
+    for (int i = 0; i < job_->report.nodes_size(); ++i) {
+      const auto& n = job_->report.nodes(i);
+      auto* item = new QListWidgetItem(
+          tr("%1  —  %2%3")
+              .arg(q(n.label()), q(n.worst_severity()).toUpper(),
+                   n.worst_code().empty() ? QString() : QStringLiteral(" ") + q(n.worst_code())),
+          nodes_);
+      item->setData(kIndexRole, i);
+      item->setFlags(item->flags() | Qt::ItemIsUserCheckable);
+      item->setCheckState(suspect.count(i) != 0 ? Qt::Checked : Qt::Unchecked);
+    }
+  }
+  fillFindings();
+  updateRunbook();
+}
+
+QList<int> EscalatePage::checkedNodes() const {
+  QList<int> out;
+  for (int r = 0; r < nodes_->count(); ++r) {
+    if (nodes_->item(r)->checkState() == Qt::Checked)
+      out << nodes_->item(r)->data(kIndexRole).toInt();
+  }
+  return out;
+}
+
+void EscalatePage::fillFindings() {
+  const QSignalBlocker block(findings_);
+  findings_->clear();
+  if (job_ == nullptr) return;
+  const QList<int> nodes = checkedNodes();
+  for (int i = 0; i < job_->report.findings_size(); ++i) {
+    if (!nodes.contains(nodeOfFinding(*job_, i))) continue;
+    const auto& f = job_->report.findings(i);
+    QString where = q(f.device());
+    if (f.port() != 0) where += QLatin1Char('/') + QString::number(f.port());
+    auto* item = new QListWidgetItem(
+        tr("%1 %2 on %3 %4").arg(q(f.severity()).toUpper(), q(f.code()), q(f.node()), where),
+        findings_);
+    item->setToolTip(q(f.summary()));
+    item->setData(kIndexRole, i);
+    item->setFlags(item->flags() | Qt::ItemIsUserCheckable);
+    item->setCheckState(severityRank(f.severity()) >= 2 ? Qt::Checked : Qt::Unchecked);
+  }
+}
+
+void EscalatePage::updateRunbook() {
+  markdown_.clear();
+  if (job_ == nullptr) {
+    runbook_->setMarkdown(tr("Open a job to escalate it."));
+    command_->clear();
+    return;
+  }
+  const QList<int> nodes = checkedNodes();
+  std::set<int> findings;
+  for (int r = 0; r < findings_->count(); ++r) {
+    if (findings_->item(r)->checkState() == Qt::Checked)
+      findings.insert(findings_->item(r)->data(kIndexRole).toInt());
+  }
+  if (nodes.isEmpty()) {
+    runbook_->setMarkdown(
+        tr("No node checked: check the nodes whose VFs the host side must "
+           "inspect."));
+  } else {
+    // A job id when the checked nodes share one.
+    std::string job_id;
+    for (const int n : nodes) {
+      const std::string& id = job_->report.nodes(n).job_id();
+      if (!id.empty()) job_id = job_id.empty() || job_id == id ? id : std::string("several");
+    }
+    const auto inspection = pfInspectionFor(*job_, std::vector<int>(nodes.begin(), nodes.end()),
+                                            findings.empty() ? std::set<int>{-1} : findings,
+                                            job_id == "several" ? std::string() : job_id);
+    markdown_ = q(core::renderPfInspectionMarkdown(inspection));
+    runbook_->setMarkdown(markdown_);
+  }
+  command_->setText(
+      tr("Bundle for these nodes: <code>%1</code>").arg(exportCommand().toHtmlEscaped()));
+}
+
+QString EscalatePage::exportCommand() const {
+  QStringList args = {QStringLiteral("ibcollect"), QStringLiteral("bundle"),
+                      QStringLiteral("export")};
+  int files = 0;
+  if (job_ != nullptr) {
+    for (const int n : checkedNodes()) {
+      const QString file = q(job_->report.nodes(n).snapshot_file());
+      // Only files on disk can be exported this way; fetched snapshots go by --job.
+      if (!file.isEmpty() && QFileInfo::exists(file)) {
+        args << shellQuote(file);
+        ++files;
+      }
+    }
+  }
+  if (files == 0) args << QStringLiteral("--job") << QStringLiteral("<JOB>");
+  args << QStringLiteral("-o") << QStringLiteral("case.ibbundle");
+  return args.join(QLatin1Char(' '));
+}
+
+}  // namespace ibc::console
