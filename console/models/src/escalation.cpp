@@ -8,14 +8,12 @@ namespace ibc::console {
 namespace v1 = ::ibcollect::v1;
 
 std::vector<int> suspectNodes(const JobData& job) {
-  std::set<int> out;
-  for (int i = 0; i < job.report.findings_size(); ++i) {
-    const auto& f = job.report.findings(i);
-    if (severityRank(f.severity()) < 2) continue;
-    if (f.code() != "ESCALATE_HOST_INSPECTION" && !core::isPhysicalLayerCode(f.code())) continue;
-    if (const int n = nodeOfFinding(job, i); n >= 0) out.insert(n);
+  // Core's rule decides (which findings make a VF the PF's business), node by node.
+  std::vector<int> out;
+  for (int n = 0; n < job.report.nodes_size(); ++n) {
+    if (pfInspectionFor(job, {n}, {}, "").suspects_size() > 0) out.push_back(n);
   }
-  return {out.begin(), out.end()};
+  return out;
 }
 
 v1::PfInspection pfInspectionFor(const JobData& job, const std::vector<int>& nodes,

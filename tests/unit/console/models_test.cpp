@@ -21,6 +21,7 @@
 #include "ibc/console/chart_data.h"
 #include "ibc/console/counters_model.h"
 #include "ibc/console/diff_model.h"
+#include "ibc/console/escalation.h"
 #include "ibc/console/findings_model.h"
 #include "ibc/console/grid_filter.h"
 #include "ibc/console/job_data.h"
@@ -428,6 +429,35 @@ TEST(ChartData, ACounterPerNodeLeavesOutNodesWithoutItAndOverTimeIsOldestFirst) 
   EXPECT_EQ(points[1].value, 8119);
   EXPECT_EQ(points[2].value, 8129);
   EXPECT_LT(points[0].unix_ms, points[2].unix_ms);
+}
+
+TEST(Escalation, SuspectsAreThePhysicalLayerNodesAndTheRunbookCoversOnlyTheCheckedOnes) {
+  const JobData& j = job();
+  const int slow = nodeLabelled(j, "node1720 (gpu02.ibsnap)");
+  const int down = nodeLabelled(j, "node2183");
+  const int stuck = nodeLabelled(j, "node1661");
+  const auto suspects = suspectNodes(j);
+  // Links at 100 Gb/s and a port down are the PF's to inspect; ports stuck in INIT are the
+  // subnet manager's, and the healthy node is nobody's.
+  EXPECT_EQ(std::set<int>(suspects.begin(), suspects.end()), (std::set<int>{slow, down}));
+  EXPECT_EQ(std::count(suspects.begin(), suspects.end(), stuck), 0);
+
+  const auto all = pfInspectionFor(j, suspects, {}, "4242");
+  std::set<std::string> nodes;
+  for (const auto& s : all.suspects()) nodes.insert(s.node());
+  EXPECT_EQ(nodes, (std::set<std::string>{"node1720 (gpu02.ibsnap)", "node2183"}));
+  EXPECT_EQ(all.job_id(), "4242");
+
+  // Only node2183's link flaps handed over: its one port, nothing of the other node.
+  std::set<int> flaps;
+  for (int i = 0; i < j.report.findings_size(); ++i) {
+    if (j.report.findings(i).code() == "KERNEL_LINK_FLAP") flaps.insert(i);
+  }
+  ASSERT_EQ(flaps.size(), 1u);
+  const auto one = pfInspectionFor(j, {down}, flaps, "4242");
+  ASSERT_EQ(one.suspects_size(), 1);
+  EXPECT_EQ(one.suspects(0).node(), "node2183");
+  EXPECT_EQ(one.suspects(0).device(), "mlx5_6");
 }
 
 }  // namespace

@@ -13,8 +13,8 @@
 
 namespace ibc::console {
 
-// Nodes with ESCALATE_HOST_INSPECTION or a physical-layer finding above info: the ones the
-// page checks first.
+// Nodes for which core's pf-inspection has a suspect VF (ESCALATE_HOST_INSPECTION or a
+// physical-layer finding): the ones the page checks first.
 std::vector<int> suspectNodes(const JobData& job);
 
 // The PF inspection for `nodes`, from their findings restricted to `findings` (indexes into
