@@ -238,6 +238,11 @@ Result<BundleMembers> buildBundle(const std::vector<BundleSnapshotInput>& snapsh
 
   Redactor redactor;
   if (options.redact) {
+    // Nodes first, in bundle order (node-001 is the first node), then every other name.
+    for (const auto& n : nodes) {
+      redactor.addHost(n.label);
+      redactor.addHost(n.snapshot.node().hostname());
+    }
     for (const auto& n : nodes) redactor.learn(n.snapshot);
   }
   const auto scrub = [&](std::string text) {
@@ -366,7 +371,13 @@ BundleCheck verifyBundle(const BundleMembers& members, const SignatureVerifier& 
               "was changed); signer " +
               check.manifest_signature.signer.subject;
         }
-        problem(kManifestSignatureMember, BundleProblem::ManifestSignature, std::move(message));
+        problem(kManifestSignatureMember, BundleProblem::ManifestSignature, message);
+        // Which of the two changed cannot be told: both are named.
+        if (check.manifest_signature.problem == SignatureProblem::BadSignature) {
+          problem(kManifestMember, BundleProblem::ManifestSignature,
+                  "manifest.json does not match the signature in manifest.sig: nothing it "
+                  "lists can be trusted");
+        }
       }
     }
   }

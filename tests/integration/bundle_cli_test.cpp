@@ -1,0 +1,214 @@
+// `ibcollect bundle export|verify|show` end to end with the real binary: a PKI from
+// certs/make-pki, two nodes' snapshots signed by their own certificates from real fixture
+// trees (one broken, one healthy), then every member kind tampered with in turn.
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "ibc/agent/bundle_archive.h"
+#include "ibc/agent/os.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+using ibc::agent::CommandResult;
+using ibc::agent::ProcessRunner;
+
+const std::string kBrokenTree = std::string(IBC_FIXTURES_DIR) +
+                                "/real/sysfs/sysfs_procfs-fixture_mlx5_0_hw-counters-errors.tree/"
+                                "fixtures";
+const std::string kHealthyTree =
+    std::string(IBC_FIXTURES_DIR) +
+    "/real/sysfs/sysfs_procfs-fixture_mlx4_0_ib-qdr-2port.tree/fixtures";
+
+std::string readAll(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+void writeAll(const std::string& path, const std::string& bytes) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out << bytes;
+}
+
+class BundleCli : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    root_ = (fs::temp_directory_path() / ("ibc-bundle-" + std::to_string(::getpid()))).string();
+    fs::remove_all(root_);
+    fs::create_directories(root_);
+    ProcessRunner runner;
+    auto made = runner.run({IBC_MAKE_PKI, root_ + "/pki", "--agent", "acme/node01", "--agent",
+                            "acme/node02", "--support", "alice"},
+                           std::chrono::seconds(60));
+    ASSERT_TRUE(made.ok());
+    ASSERT_EQ(made->exit_code, 0) << made->err;
+    // A copy of each real tree with the node's host name (the snapshot names its node, and
+    // only that node's certificate may sign it).
+    for (const auto& [node, tree] :
+         {std::pair<std::string, std::string>{"node01", kBrokenTree}, {"node02", kHealthyTree}}) {
+      const fs::path copy = fs::path(root_) / ("tree-" + node);
+      fs::copy(tree, copy, fs::copy_options::recursive);
+      fs::create_directories(copy / "proc/sys/kernel");
+      writeAll((copy / "proc/sys/kernel/hostname").string(), node + "\n");
+      auto r = run({"snapshot", "--root", copy.string(), "--job", "77", "--cert",
+                    pki("agents/acme/" + node + ".pem"), "--key",
+                    pki("agents/acme/" + node + ".key"), "-o", path(node + ".ibsnap"), "-q"});
+      ASSERT_LE(r.exit_code, 2) << r.err;
+    }
+    auto ex = run({"bundle", "export", path("node01.ibsnap"), path("node02.ibsnap"), "-o",
+                   path("good.ibbundle"), "--cert", pki("support/alice.pem"), "--key",
+                   pki("support/alice.key"), "--case", "CASE-9"});
+    ASSERT_EQ(ex.exit_code, 0) << ex.err;
+  }
+  static void TearDownTestSuite() { fs::remove_all(root_); }
+
+  static CommandResult run(std::vector<std::string> args) {
+    args.insert(args.begin(), IBC_BINARY);
+    ProcessRunner runner;
+    auto r = runner.run(args, std::chrono::seconds(120));
+    EXPECT_TRUE(r.ok());
+    return r.ok() ? *r : CommandResult{};
+  }
+  static std::string path(const std::string& name) { return root_ + "/" + name; }
+  static std::string pki(const std::string& name) { return root_ + "/pki/" + name; }
+
+  static ibc::core::BundleMembers members(const std::string& file) {
+    auto m = ibc::agent::readBundleArchive(readAll(file));
+    EXPECT_TRUE(m.ok()) << (m.ok() ? "" : m.error().message);
+    return m.ok() ? *m : ibc::core::BundleMembers{};
+  }
+  static std::string rewrite(const std::string& name, const ibc::core::BundleMembers& m) {
+    auto bytes = ibc::agent::writeBundleArchive(m);
+    EXPECT_TRUE(bytes.ok());
+    writeAll(path(name), *bytes);
+    return path(name);
+  }
+  static CommandResult verify(const std::string& file) {
+    return run({"bundle", "verify", file, "--ca", pki("ca.pem")});
+  }
+
+  static std::string root_;
+};
+
+std::string BundleCli::root_;
+
+TEST_F(BundleCli, AnExportedBundleVerifiesAndShowSaysWhatIsInside) {
+  auto v = verify(path("good.ibbundle"));
+  EXPECT_EQ(v.exit_code, 0) << v.out << v.err;
+  EXPECT_NE(v.out.find("OK 8 members; manifest signed by CN=alice,OU=support,O=ibcollect; 2 "
+                       "snapshot(s) each signed by its node"),
+            std::string::npos)
+      << v.out;
+  auto s = run({"bundle", "show", path("good.ibbundle")});
+  EXPECT_EQ(s.exit_code, 0) << s.err;
+  EXPECT_NE(s.out.find("case CASE-9, tenant acme, job 77"), std::string::npos) << s.out;
+  EXPECT_NE(s.out.find("node01  warning   CQE_ERRORS  (host inspection: see pf-inspection.md)"),
+            std::string::npos)
+      << s.out;
+  EXPECT_NE(s.out.find("node02  ok        -\n"), std::string::npos) << s.out;
+  EXPECT_NE(s.out.find("snapshots/node01.ibsnap"), std::string::npos) << s.out;
+  EXPECT_NE(s.out.find("host results attached (0): none yet"), std::string::npos) << s.out;
+  const auto m = members(path("good.ibbundle"));
+  EXPECT_NE(m.at("pf-inspection.md").find("## node01 mlx5_0 port 1"), std::string::npos);
+  EXPECT_NE(m.at("pf-inspection.md").find("mlxlink -d <PF> -p 1 -m -c -e"), std::string::npos);
+  EXPECT_EQ(m.at("pf-inspection.md").find("node02"), std::string::npos);
+  // findings.json is what `analyze --format json` prints for the same snapshots.
+  auto analyzed =
+      run({"analyze", path("node01.ibsnap"), path("node02.ibsnap"), "--format", "json"});
+  std::string expected = analyzed.out;
+  for (const std::string node : {"node01", "node02"}) {
+    for (std::size_t p; (p = expected.find(path(node + ".ibsnap"))) != std::string::npos;) {
+      expected.replace(p, path(node + ".ibsnap").size(), "snapshots/" + node + ".ibsnap");
+    }
+  }
+  EXPECT_EQ(m.at("findings.json"), expected);
+}
+
+TEST_F(BundleCli, EveryTamperedMemberKindIsNamedAndVerifyExitsFour) {
+  const auto good = members(path("good.ibbundle"));
+  for (const std::string member :
+       {"manifest.json", "manifest.sig", "snapshots/node01.ibsnap", "findings.json", "report.md",
+        "pf-inspection.md", "pf-inspection.json"}) {
+    auto m = good;
+    m.at(member)[m.at(member).size() / 2] ^= 0x20;
+    auto v = verify(rewrite("flipped.ibbundle", m));
+    EXPECT_EQ(v.exit_code, 4) << member << "\n" << v.out;
+    EXPECT_NE(v.out.find("FAILED " + member + ": "), std::string::npos) << member << "\n" << v.out;
+  }
+  auto added = good;
+  added["host/intruder.json"] = "{}";
+  auto v = verify(rewrite("added.ibbundle", added));
+  EXPECT_EQ(v.exit_code, 4);
+  EXPECT_NE(v.out.find("FAILED host/intruder.json: unknown_member"), std::string::npos) << v.out;
+  auto removed = good;
+  removed.erase("snapshots/node02.ibsnap");
+  v = verify(rewrite("removed.ibbundle", removed));
+  EXPECT_EQ(v.exit_code, 4);
+  EXPECT_NE(v.out.find("FAILED snapshots/node02.ibsnap: missing_member"), std::string::npos)
+      << v.out;
+}
+
+TEST_F(BundleCli, AHostileArchiveIsRefusedWithTheReason) {
+  // Built with the tar and zstd command-line tools, as someone would by hand.
+  const std::string dir = path("hostile");
+  fs::create_directories(dir);
+  writeAll(dir + "/manifest.json", "{}");
+  fs::create_symlink("/etc/passwd", dir + "/report.md");
+  ProcessRunner runner;
+  auto t = runner.run({"tar", "--zstd", "-cf", path("hostile.ibbundle"), "-C", dir, "."},
+                      std::chrono::seconds(60));
+  ASSERT_TRUE(t.ok());
+  ASSERT_EQ(t->exit_code, 0) << t->err;
+  auto v = verify(path("hostile.ibbundle"));
+  EXPECT_EQ(v.exit_code, 4);
+  EXPECT_NE(v.out.find("FAILED archive:"), std::string::npos) << v.out;
+  EXPECT_NE(v.out.find("symbolic link: refused"), std::string::npos) << v.out;
+  auto s = run({"bundle", "show", path("hostile.ibbundle")});
+  EXPECT_EQ(s.exit_code, 4);
+  EXPECT_NE(s.err.find("symbolic link"), std::string::npos) << s.err;
+}
+
+TEST_F(BundleCli, RedactedExportLeavesSnapshotsOutAndNoNodeName) {
+  auto ex = run({"bundle", "export", path("node01.ibsnap"), path("node02.ibsnap"), "-o",
+                 path("redacted.ibbundle"), "--cert", pki("support/alice.pem"), "--key",
+                 pki("support/alice.key"), "--redact"});
+  ASSERT_EQ(ex.exit_code, 0) << ex.err;
+  EXPECT_EQ(verify(path("redacted.ibbundle")).exit_code, 0);
+  for (const auto& [name, bytes] : members(path("redacted.ibbundle"))) {
+    EXPECT_EQ(name.rfind("snapshots/", 0), std::string::npos) << name;
+    if (name == "manifest.sig") continue;  // the exporter's certificate chain
+    EXPECT_EQ(bytes.find("node01"), std::string::npos) << name;
+    EXPECT_EQ(bytes.find("node02"), std::string::npos) << name;
+    EXPECT_EQ(bytes.find(root_), std::string::npos) << name << " names the exporter's paths";
+  }
+}
+
+TEST_F(BundleCli, UsageErrorsSayWhatToDo) {
+  auto none = run({"bundle", "export", "-o", path("x.ibbundle"), "--cert", pki("support/alice.pem"),
+                   "--key", pki("support/alice.key")});
+  EXPECT_EQ(none.exit_code, 3);
+  EXPECT_NE(none.err.find("FILE.ibsnap... or --job ID"), std::string::npos) << none.err;
+  auto cased = run({"bundle", "export", "--case", "C-1", "-o", path("x.ibbundle")});
+  EXPECT_EQ(cased.exit_code, 3);
+  EXPECT_NE(cased.err.find("does not store cases yet"), std::string::npos) << cased.err;
+  auto unsigned_export = run({"bundle", "export", path("node01.ibsnap"), "-o", path("x.ibbundle"),
+                              "--config", "/dev/null"});
+  EXPECT_EQ(unsigned_export.exit_code, 3);
+  EXPECT_NE(unsigned_export.err.find("--cert CERT.pem --key KEY.pem"), std::string::npos)
+      << unsigned_export.err;
+  auto exists = run({"bundle", "export", path("node01.ibsnap"), "-o", path("good.ibbundle"),
+                     "--cert", pki("support/alice.pem"), "--key", pki("support/alice.key")});
+  EXPECT_EQ(exists.exit_code, 3);
+  EXPECT_NE(exists.err.find("--force"), std::string::npos);
+  auto noca = run({"bundle", "verify", path("good.ibbundle"), "--config", "/dev/null"});
+  EXPECT_EQ(noca.exit_code, 3);
+  EXPECT_NE(noca.err.find("--ca CA.pem"), std::string::npos);
+  auto help = run({"bundle", "export", "--help"});
+  EXPECT_EQ(help.exit_code, 0);
+  EXPECT_NE(help.out.find("--redact"), std::string::npos);
+}
+
+}  // namespace

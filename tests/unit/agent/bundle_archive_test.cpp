@@ -1,0 +1,169 @@
+// The .ibbundle archive: round trip, and every hostile archive refused with its reason. The
+// hostile archives are built here with libarchive itself (what an attacker would use).
+
+#include "ibc/agent/bundle_archive.h"
+
+#include <archive.h>
+#include <archive_entry.h>
+#include <gtest/gtest.h>
+
+#include <functional>
+
+namespace ibc::agent {
+namespace {
+
+struct Entry {
+  std::string name;
+  std::string bytes;
+  mode_t type = AE_IFREG;
+  std::string link;  // symlink target
+  bool hardlink = false;
+};
+
+la_ssize_t append(archive*, void* client, const void* buffer, size_t length) {
+  static_cast<std::string*>(client)->append(static_cast<const char*>(buffer), length);
+  return static_cast<la_ssize_t>(length);
+}
+
+// A tar.zst (or plain tar) with exactly these entries, whatever they are.
+std::string makeArchive(const std::vector<Entry>& entries, bool zstd = true) {
+  std::string out;
+  archive* a = archive_write_new();
+  if (zstd) archive_write_add_filter_zstd(a);
+  archive_write_set_format_pax_restricted(a);
+  archive_write_set_bytes_in_last_block(a, 1);  // no zero padding after the zstd frame
+  archive_write_open(a, &out, nullptr, append, nullptr);
+  for (const auto& e : entries) {
+    archive_entry* entry = archive_entry_new();
+    archive_entry_set_pathname(entry, e.name.c_str());
+    archive_entry_set_filetype(entry, e.type);
+    archive_entry_set_perm(entry, 0644);
+    if (!e.link.empty()) {
+      if (e.hardlink) {
+        archive_entry_set_hardlink(entry, e.link.c_str());
+      } else {
+        archive_entry_set_symlink(entry, e.link.c_str());
+      }
+    }
+    if (e.type == AE_IFREG && !e.hardlink)
+      archive_entry_set_size(entry, static_cast<la_int64_t>(e.bytes.size()));
+    EXPECT_EQ(archive_write_header(a, entry), ARCHIVE_OK) << archive_error_string(a);
+    if (!e.bytes.empty()) archive_write_data(a, e.bytes.data(), e.bytes.size());
+    archive_entry_free(entry);
+  }
+  archive_write_close(a);
+  archive_write_free(a);
+  return out;
+}
+
+std::string refusal(const std::string& archive_bytes, const core::BundleLimits& limits = {}) {
+  auto r = readBundleArchive(archive_bytes, limits);
+  EXPECT_FALSE(r.ok());
+  return r.ok() ? std::string() : r.error().message;
+}
+
+TEST(BundleArchive, RoundTripsEveryMemberByteForByte) {
+  core::BundleMembers m{{"manifest.json", "{}"},
+                        {"snapshots/a.ibsnap", std::string("\0\x01\xff", 3)},
+                        {"report.md", std::string(300000, 'x')}};
+  auto bytes = writeBundleArchive(m);
+  ASSERT_TRUE(bytes.ok()) << bytes.error().message;
+  EXPECT_LT(bytes->size(), 10000u) << "zstd compresses";
+  EXPECT_EQ(bytes->substr(0, 4), std::string("\x28\xb5\x2f\xfd", 4)) << "zstd magic";
+  auto back = readBundleArchive(*bytes);
+  ASSERT_TRUE(back.ok()) << back.error().message;
+  EXPECT_EQ(*back, m);
+}
+
+TEST(BundleArchive, WritingRefusesUnsafeNames) {
+  EXPECT_FALSE(writeBundleArchive({{"../x", "a"}}).ok());
+  EXPECT_FALSE(writeBundleArchive({{"/abs", "a"}}).ok());
+}
+
+TEST(BundleArchive, DirectoriesAndDotSlashNamesFromTarAreAccepted) {
+  auto r = readBundleArchive(makeArchive({{"./", "", AE_IFDIR},
+                                          {"./snapshots/", "", AE_IFDIR},
+                                          {"./manifest.json", "{}"},
+                                          {"./snapshots/a.ibsnap", "x"}}));
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(r->size(), 2u);
+  EXPECT_EQ(r->count("snapshots/a.ibsnap"), 1u);
+}
+
+TEST(BundleArchive, AbsoluteAndDotDotPathsAreRefused) {
+  EXPECT_NE(refusal(makeArchive({{"/etc/cron.d/x", "a"}})).find("absolute path"),
+            std::string::npos);
+  EXPECT_NE(refusal(makeArchive({{"host/../../evil", "a"}})).find("'..' component"),
+            std::string::npos);
+  EXPECT_NE(refusal(makeArchive({{"../evil", "a"}})).find("'..' component"), std::string::npos);
+}
+
+TEST(BundleArchive, LinksAreRefused) {
+  EXPECT_NE(
+      refusal(makeArchive({{"report.md", "", AE_IFLNK, "/etc/shadow"}})).find("symbolic link"),
+      std::string::npos);
+  EXPECT_NE(refusal(makeArchive({{"manifest.json", "{}"},
+                                 {"report.md", "", AE_IFREG, "manifest.json", true}}))
+                .find("hard link"),
+            std::string::npos);
+}
+
+TEST(BundleArchive, DevicesAndFifosAreRefused) {
+  EXPECT_NE(refusal(makeArchive({{"report.md", "", AE_IFCHR}})).find("character device"),
+            std::string::npos);
+  EXPECT_NE(refusal(makeArchive({{"report.md", "", AE_IFBLK}})).find("block device"),
+            std::string::npos);
+  EXPECT_NE(refusal(makeArchive({{"report.md", "", AE_IFIFO}})).find("fifo"), std::string::npos);
+}
+
+TEST(BundleArchive, DuplicateNamesAreRefused) {
+  const auto why = refusal(makeArchive({{"report.md", "a"}, {"report.md", "b"}}));
+  EXPECT_NE(why.find("appears twice"), std::string::npos) << why;
+}
+
+TEST(BundleArchive, MoreMembersThanTheBoundAreRefused) {
+  std::vector<Entry> many;
+  for (int i = 0; i < 20; ++i) many.push_back({"host/h" + std::to_string(i) + ".json", "{}"});
+  core::BundleLimits limits;
+  limits.max_members = 10;
+  EXPECT_NE(refusal(makeArchive(many), limits).find("more than 10 members"), std::string::npos);
+  limits.max_members = 20;
+  EXPECT_TRUE(readBundleArchive(makeArchive(many), limits).ok());
+}
+
+TEST(BundleArchive, AZstdBombStopsAtTheBoundWhileInflating) {
+  // 256 MiB of zeros compress to a few KiB; the bound is 1 MiB per member.
+  const std::string zeros(256u << 20, '\0');
+  const auto bomb = makeArchive({{"report.md", zeros}});
+  ASSERT_LT(bomb.size(), 64u * 1024);
+  core::BundleLimits limits;
+  limits.max_member_bytes = 1u << 20;
+  const auto why = refusal(bomb, limits);
+  EXPECT_NE(why.find("more than a member may be"), std::string::npos) << why;
+}
+
+TEST(BundleArchive, AMemberWhoseHeaderUndersellsItIsCountedAsItInflates) {
+  // Total bound: many members each under the member bound, over the total.
+  std::vector<Entry> entries;
+  for (int i = 0; i < 8; ++i)
+    entries.push_back({"host/h" + std::to_string(i) + ".json", std::string(1u << 20, 'a')});
+  core::BundleLimits limits;
+  limits.max_total_bytes = 4u << 20;
+  const auto why = refusal(makeArchive(entries), limits);
+  EXPECT_NE(why.find("in all"), std::string::npos) << why;
+}
+
+TEST(BundleArchive, GarbageTruncatedAndOtherFormatsAreMalformed) {
+  for (const std::string bad :
+       {std::string(), std::string("not an archive at all"), std::string(1000, '\0')}) {
+    auto r = readBundleArchive(bad);
+    EXPECT_FALSE(r.ok());
+  }
+  const auto good = makeArchive({{"report.md", std::string(100000, 'r')}});
+  auto truncated = readBundleArchive(good.substr(0, good.size() / 2));
+  ASSERT_FALSE(truncated.ok());
+  EXPECT_EQ(truncated.error().code, core::ErrorCode::Malformed);
+}
+
+}  // namespace
+}  // namespace ibc::agent
