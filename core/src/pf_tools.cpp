@@ -70,8 +70,11 @@ std::optional<std::vector<std::string_view>> commandWords(std::string_view line,
   return std::nullopt;
 }
 
-// "26711,0,0,9108", "48, 53, 57, 37", "-1.2,-1.3": numbers only (nullopt on anything else).
+// "26711,0,0,9108", "48, 53, 57, 37", "-1.2,-1.3", "1.427,1.559 [-8.508..5]" (newer mlxlink
+// prints the alarm range after the values): numbers only (nullopt on anything else).
 std::optional<std::vector<double>> numberList(std::string_view v) {
+  if (const auto bracket = v.find(" ["); bracket != std::string_view::npos && endsWith(v, "]"))
+    v = v.substr(0, bracket);
   std::vector<double> out;
   for (auto part : split(v, ',')) {
     part = trim(part);
@@ -252,8 +255,30 @@ std::size_t nextNonBlank(const std::vector<std::string_view>& lines, std::size_t
 
 }  // namespace
 
+namespace {
+
+// mlxlink colours values on a terminal ("\x1b[32mActive\x1b[0m"); a paste may keep them.
+std::string stripAnsi(std::string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    if (s[i] == '\x1b' && i + 1 < s.size() && s[i + 1] == '[') {
+      std::size_t j = i + 2;
+      while (j < s.size() && (std::isdigit(static_cast<unsigned char>(s[j])) || s[j] == ';')) ++j;
+      if (j < s.size() && s[j] == 'm') {
+        i = j;
+        continue;
+      }
+    }
+    out.push_back(s[i]);
+  }
+  return out;
+}
+
+}  // namespace
+
 std::vector<v1::MlxlinkReport> parseMlxlink(std::string_view text) {
-  const std::string unwrapped = unwrapPasteMarkup(text);
+  const std::string unwrapped = unwrapPasteMarkup(stripAnsi(text));
   const auto lines = splitLines(unwrapped);
   std::vector<v1::MlxlinkReport> out;
   std::optional<v1::MlxlinkReport> cur;
