@@ -22,6 +22,7 @@ PACKAGES=(
   cmake ninja-build ccache g++ clang-14 lld pkg-config clang-format-14 git
   # libraries (DESIGN §2)
   libprotobuf-dev protobuf-compiler libasio-dev libssl-dev openssl librocksdb-dev libzstd-dev
+  libarchive-dev
   qt6-base-dev qt6-charts-dev libgl-dev
   libibverbs-dev libibumad-dev
   libcli11-dev nlohmann-json3-dev

@@ -58,5 +58,7 @@ void addCollectCommands(CLI::App& app, CliEnvironment& env, std::vector<Command>
 // `--job` (top-level options), `compare`, and the hidden node side `job-step`.
 void addJobCommands(CLI::App& app, CliEnvironment& env, std::vector<Command>& commands);
 void addTransportCommands(CLI::App& app, CliEnvironment& env, std::vector<Command>& commands);
+// `bundle export|verify|show` (cli_bundle.cpp).
+void addBundleCommands(CLI::App& app, CliEnvironment& env, std::vector<Command>& commands);
 
 }  // namespace ibc::agent::cli

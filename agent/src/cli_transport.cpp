@@ -20,9 +20,13 @@ constexpr std::size_t kMaxPemBytes = 1u << 20;
 
 std::string shortId(const std::string& id) { return id.substr(0, 16); }
 
+}  // namespace
+
 core::Result<std::string> readPem(CliEnvironment& env, const std::string& path) {
   return env.files.readFile(path, kMaxPemBytes);
 }
+
+namespace {
 
 SnapshotDelivery makeDelivery(CliEnvironment& env, TlsCollectorConnector& connector, Spool& spool,
                               const DeliveryConfig& config) {
@@ -79,6 +83,8 @@ core::Result<v1::SignedSnapshot> readSnapshotFile(CliEnvironment& env, const std
   return core::decodeSnapshotFile(*bytes);
 }
 
+}  // namespace
+
 core::Result<DeliveryConfig> deliveryConfig(CliEnvironment& env, const TransportArgs& args,
                                             CredentialUse use) {
   auto settings = transportSettings(env, args);
@@ -91,6 +97,8 @@ core::Result<DeliveryConfig> deliveryConfig(CliEnvironment& env, const Transport
   }
   return config;
 }
+
+namespace {
 
 // ---- upload ----------------------------------------------------------------------------------
 
@@ -173,74 +181,86 @@ std::string safeName(std::string s) {
   return s.empty() ? "unknown" : s;
 }
 
-int runFetch(CliEnvironment& env, const FetchArgs& a) {
-  auto config = deliveryConfig(env, a.transport, CredentialUse::Support);
-  if (!config.ok()) {
-    env.err << "ibcollect: " << config.error().message << "\n";
-    return core::kExitUsage;
-  }
-  TlsCollectorConnector connector(config->collector, config->credentials, config->timeouts);
+}  // namespace
+
+core::Result<std::vector<FetchedSnapshot>> fetchJobSnapshots(const DeliveryConfig& config,
+                                                             const std::string& job,
+                                                             const std::string& tenant,
+                                                             std::vector<std::string>& problems) {
+  TlsCollectorConnector connector(config.collector, config.credentials, config.timeouts);
   auto session = connector.connect();
-  if (!session.ok()) {
-    env.err << "ibcollect: " << session.error().message << "\n";
-    return core::kExitCollectFailed;
-  }
-  const auto refused = [&](const v1::CollectorResponse& r) {
-    env.err << "ibcollect: the collector refused: "
-            << (r.has_rejection() ? describeRejection(r.rejection()) : "unexpected answer") << "\n";
-    return core::kExitCollectFailed;
+  if (!session.ok()) return session.error();
+  const auto refused = [](const v1::CollectorResponse& r) {
+    return core::Error{
+        core::ErrorCode::PermissionDenied,
+        "the collector refused: " + (r.has_rejection() ? describeRejection(r.rejection())
+                                                       : std::string("unexpected answer"))};
   };
-  std::error_code ec;
-  std::filesystem::create_directories(a.output, ec);
-  if (ec) {
-    env.err << "ibcollect: cannot create " << a.output << ": " << ec.message() << "\n";
-    return core::kExitCollectFailed;
-  }
+  std::vector<FetchedSnapshot> out;
   v1::CollectorRequest list;
-  list.mutable_list_snapshots()->set_tenant(a.tenant);
-  list.mutable_list_snapshots()->set_job_id(a.job);
-  int fetched = 0;
-  int failed = 0;
+  list.mutable_list_snapshots()->set_tenant(tenant);
+  list.mutable_list_snapshots()->set_job_id(job);
   do {
     auto page = (*session)->call(list);
-    if (!page.ok()) {
-      env.err << "ibcollect: " << page.error().message << "\n";
-      return core::kExitCollectFailed;
-    }
+    if (!page.ok()) return page.error();
     if (!page->has_snapshots()) return refused(*page);
     for (const auto& info : page->snapshots().snapshots()) {
       v1::CollectorRequest get;
       get.mutable_fetch()->set_snapshot_id(info.snapshot_id());
       get.mutable_fetch()->set_tenant(info.tenant());
       auto got = (*session)->call(get);
-      if (!got.ok()) {
-        env.err << "ibcollect: " << got.error().message << "\n";
-        return core::kExitCollectFailed;
-      }
+      if (!got.ok()) return got.error();
       if (!got->has_snapshot()) return refused(*got);
       // The file is exactly what the agent uploaded: the magic, then its bytes.
       const std::string& bytes = got->snapshot().signed_snapshot();
-      const std::string file = std::string(core::kSnapshotMagic) + bytes;
+      std::string file = std::string(core::kSnapshotMagic) + bytes;
       auto envelope = core::decodeSnapshotFile(file);
       if (!envelope.ok() || core::snapshotId(*envelope) != info.snapshot_id()) {
-        env.err << "ibcollect: snapshot " << info.snapshot_id()
-                << " arrived damaged (its bytes do not hash to its id)\n";
-        ++failed;
+        problems.push_back("snapshot " + info.snapshot_id() +
+                           " arrived damaged (its bytes do not hash to its id)");
         continue;
       }
-      const std::string path = a.output + "/" + safeName(info.tenant()) + "_" +
-                               safeName(info.node()) + "_" + info.snapshot_id().substr(0, 12) +
-                               ".ibsnap";
-      if (auto st = env.write_file(path, file); !st.ok()) {
-        env.err << "ibcollect: " << st.error().message << "\n";
-        ++failed;
-        continue;
-      }
-      env.out << path << "\n";
-      ++fetched;
+      out.push_back({info.tenant(), info.node(), info.snapshot_id(), std::move(file)});
     }
     list.mutable_list_snapshots()->set_page_token(page->snapshots().next_page_token());
   } while (!list.list_snapshots().page_token().empty());
+  return out;
+}
+
+namespace {
+
+int runFetch(CliEnvironment& env, const FetchArgs& a) {
+  auto config = deliveryConfig(env, a.transport, CredentialUse::Support);
+  if (!config.ok()) {
+    env.err << "ibcollect: " << config.error().message << "\n";
+    return core::kExitUsage;
+  }
+  std::error_code ec;
+  std::filesystem::create_directories(a.output, ec);
+  if (ec) {
+    env.err << "ibcollect: cannot create " << a.output << ": " << ec.message() << "\n";
+    return core::kExitCollectFailed;
+  }
+  std::vector<std::string> problems;
+  auto fetched_snapshots = fetchJobSnapshots(*config, a.job, a.tenant, problems);
+  if (!fetched_snapshots.ok()) {
+    env.err << "ibcollect: " << fetched_snapshots.error().message << "\n";
+    return core::kExitCollectFailed;
+  }
+  int failed = static_cast<int>(problems.size());
+  for (const auto& p : problems) env.err << "ibcollect: " << p << "\n";
+  int fetched = 0;
+  for (const auto& s : *fetched_snapshots) {
+    const std::string path = a.output + "/" + safeName(s.tenant) + "_" + safeName(s.node) + "_" +
+                             s.snapshot_id.substr(0, 12) + ".ibsnap";
+    if (auto st = env.write_file(path, s.file_bytes); !st.ok()) {
+      env.err << "ibcollect: " << st.error().message << "\n";
+      ++failed;
+      continue;
+    }
+    env.out << path << "\n";
+    ++fetched;
+  }
   env.err << "ibcollect: fetched " << fetched << " snapshot(s) of job " << a.job
           << (a.tenant.empty() ? std::string() : " (tenant " + a.tenant + ")") << " into "
           << a.output << "\n";

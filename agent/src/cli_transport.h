@@ -5,6 +5,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "cli_internal.h"
 #include "ibc/agent/delivery.h"
@@ -50,5 +51,30 @@ core::Result<::ibcollect::v1::SignedSnapshot> envelopeFor(
 bool deliverCollected(CliEnvironment& env, const SnapshotTransport& transport,
                       const ::ibcollect::v1::SignedSnapshot& envelope,
                       const std::string& kept_in = {});
+
+// A snapshot fetched from the collector: the `.ibsnap` file bytes (magic + envelope), checked
+// to hash to its id.
+struct FetchedSnapshot {
+  std::string tenant;
+  std::string node;
+  std::string snapshot_id;
+  std::string file_bytes;
+};
+
+// Every snapshot of `job` (of `tenant`, or every tenant when empty) the collector holds,
+// fetched with a support certificate. A snapshot that arrives damaged is skipped and named in
+// `problems`. Errors: the connection failed or the collector refused (the message says).
+core::Result<std::vector<FetchedSnapshot>> fetchJobSnapshots(const DeliveryConfig& config,
+                                                             const std::string& job,
+                                                             const std::string& tenant,
+                                                             std::vector<std::string>& problems);
+
+// The delivery configuration for `use` (Support for downloads): settings, certificates
+// present. Errors: what is missing or unreadable (usage).
+core::Result<DeliveryConfig> deliveryConfig(CliEnvironment& env, const TransportArgs& args,
+                                            CredentialUse use);
+
+// Reads a PEM file the user named (bounded).
+core::Result<std::string> readPem(CliEnvironment& env, const std::string& path);
 
 }  // namespace ibc::agent::cli

@@ -1,0 +1,337 @@
+// `ibcollect bundle export|verify|show`: the escalation bundle of DESIGN §8.
+
+#include <algorithm>
+#include <ctime>
+#include <memory>
+
+#include "cli_transport.h"
+#include "ibc/agent/bundle_archive.h"
+#include "ibc/core/bundle.h"
+#include "ibc/core/findings.h"
+#include "ibc/core/json.h"
+#include "ibc/core/snapshot_file.h"
+#include "ibc/core/text.h"
+
+namespace ibc::agent::cli {
+
+namespace v1 = ::ibcollect::v1;
+
+namespace {
+
+constexpr const char* kBundleExitCodes =
+    "Exit codes: 0 done (verify: every check holds), 3 usage error, 4 an input could not be\n"
+    "read or fetched, the bundle could not be written, or (verify) a check failed: each\n"
+    "failing member is named.";
+
+struct ExportArgs {
+  std::vector<std::string> files;
+  std::string output;
+  std::string job;
+  std::string tenant;
+  std::string case_id;
+  bool redact = false;
+  bool force = false;
+  TransportArgs transport;
+};
+
+struct VerifyBundleArgs {
+  std::string bundle;
+  TransportArgs transport;
+};
+
+struct ShowArgs {
+  std::string bundle;
+  std::string format = "text";
+};
+
+std::string utc(int64_t ms) {
+  if (ms <= 0) return "unknown";
+  const std::time_t t = ms / 1000;
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+core::Result<core::BundleMembers> readBundleFile(CliEnvironment& env, const std::string& path) {
+  auto bytes = env.files.readFile(path, kMaxBundleFileBytes);
+  if (!bytes.ok()) return core::Error{bytes.error().code, path + ": " + bytes.error().message};
+  auto members = readBundleArchive(*bytes);
+  if (!members.ok()) {
+    return core::Error{members.error().code, path + ": " + members.error().message};
+  }
+  return members;
+}
+
+int runExport(CliEnvironment& env, const ExportArgs& a) {
+  if (a.files.empty() && a.job.empty()) {
+    if (!a.case_id.empty()) {
+      env.err << "ibcollect: bundle export --case " << a.case_id
+              << ": the collector does not store cases yet, so a case cannot be fetched.\n"
+                 "ibcollect: export the case's job instead (--job ID --case "
+              << a.case_id << "), or give its FILE.ibsnap files; --case then labels the bundle\n";
+      return core::kExitUsage;
+    }
+    env.err << "ibcollect: bundle export needs snapshots: FILE.ibsnap... or --job ID\n"
+               "Run 'ibcollect bundle export --help' for usage.\n";
+    return core::kExitUsage;
+  }
+  if (!a.force && env.files.exists(a.output)) {
+    env.err << "ibcollect: " << a.output
+            << " already exists; choose another -o FILE.ibbundle or add --force to overwrite it\n";
+    return core::kExitUsage;
+  }
+  auto settings = transportSettings(env, a.transport);
+  if (!settings.ok()) {
+    env.err << "ibcollect: " << settings.error().message << "\n";
+    return core::kExitUsage;
+  }
+  if (settings->cert.empty() || settings->key.empty()) {
+    env.err << "ibcollect: bundle export signs the bundle: give --cert CERT.pem --key KEY.pem "
+               "(your support certificate) or a --config with cert and key\n";
+    return core::kExitUsage;
+  }
+  auto cert = readPem(env, settings->cert);
+  auto key = cert.ok() ? readPem(env, settings->key) : core::Result<std::string>(cert.error());
+  auto signer = key.ok() ? core::SnapshotSigner::fromPem(*cert, *key)
+                         : core::Result<core::SnapshotSigner>(key.error());
+  if (!signer.ok()) {
+    env.err << "ibcollect: " << settings->cert << " / " << settings->key << ": "
+            << signer.error().message << "\n";
+    return core::kExitUsage;
+  }
+
+  std::vector<core::BundleSnapshotInput> inputs;
+  for (const auto& f : a.files) {
+    auto bytes = env.files.readFile(f, core::kMaxSnapshotFileBytes);
+    if (!bytes.ok()) {
+      env.err << "ibcollect: cannot read " << f << ": " << bytes.error().message << "\n";
+      return core::kExitCollectFailed;
+    }
+    inputs.push_back({std::move(*bytes), f});
+  }
+  if (!a.job.empty()) {
+    auto config = deliveryConfig(env, a.transport, CredentialUse::Support);
+    if (!config.ok()) {
+      env.err << "ibcollect: " << config.error().message << "\n";
+      return core::kExitUsage;
+    }
+    std::vector<std::string> problems;
+    auto fetched = fetchJobSnapshots(*config, a.job, a.tenant, problems);
+    for (const auto& p : problems) env.err << "ibcollect: " << p << "\n";
+    if (!fetched.ok()) {
+      env.err << "ibcollect: fetching job " << a.job << ": " << fetched.error().message << "\n";
+      return core::kExitCollectFailed;
+    }
+    if (fetched->empty()) {
+      env.err << "ibcollect: the collector has no snapshot of job " << a.job
+              << (a.tenant.empty() ? "" : " of tenant " + a.tenant) << "\n";
+      return core::kExitCollectFailed;
+    }
+    env.err << "ibcollect: fetched " << fetched->size() << " snapshot(s) of job " << a.job << "\n";
+    for (auto& s : *fetched) {
+      inputs.push_back({std::move(s.file_bytes), "collector snapshot " + s.snapshot_id});
+    }
+  }
+  core::BundleExportOptions options;
+  options.case_id = a.case_id;
+  options.job_id = a.job;
+  options.redact = a.redact;
+  options.ibcollect_version = IBC_VERSION;
+  const auto now = env.clock.now();
+  options.created_unix_ms =
+      std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()).count();
+  auto members = core::buildBundle(inputs, options, *signer);
+  if (!members.ok()) {
+    env.err << "ibcollect: " << members.error().message << "\n";
+    return core::kExitCollectFailed;
+  }
+  auto archive = writeBundleArchive(*members, options.created_unix_ms / 1000);
+  if (!archive.ok()) {
+    env.err << "ibcollect: " << archive.error().message << "\n";
+    return core::kExitCollectFailed;
+  }
+  if (auto st = env.write_file(a.output, *archive); !st.ok()) {
+    env.err << "ibcollect: could not write " << a.output << ": " << st.error().message << "\n";
+    return core::kExitCollectFailed;
+  }
+  auto manifest = core::parseManifest(members->at(std::string(core::kManifestMember)));
+  std::size_t suspects = 0;
+  if (manifest.ok()) {
+    for (const auto& n : manifest->nodes()) suspects += n.suspect() ? 1 : 0;
+  }
+  env.out << a.output << ": " << inputs.size() << " snapshot(s), " << members->size()
+          << " members, " << archive->size() << " bytes, signed by " << signer->identity().subject
+          << (a.redact ? ", redacted (snapshots left out)" : "") << "\n";
+  env.out << "  " << suspects << " suspect node(s) for host inspection: see pf-inspection.md "
+          << "(`ibcollect bundle show " << a.output << "`)\n";
+  return core::kExitOk;
+}
+
+int runVerifyBundle(CliEnvironment& env, const VerifyBundleArgs& a) {
+  auto settings = transportSettings(env, a.transport);
+  if (!settings.ok()) {
+    env.err << "ibcollect: " << settings.error().message << "\n";
+    return core::kExitUsage;
+  }
+  if (settings->ca.empty()) {
+    env.err << "ibcollect: bundle verify needs --ca CA.pem (the CA the signers chain to)\n";
+    return core::kExitUsage;
+  }
+  auto ca = readPem(env, settings->ca);
+  auto verifier = ca.ok() ? core::SignatureVerifier::fromPem(*ca)
+                          : core::Result<std::unique_ptr<core::SignatureVerifier>>(ca.error());
+  if (!verifier.ok()) {
+    env.err << "ibcollect: " << settings->ca << ": " << verifier.error().message << "\n";
+    return core::kExitUsage;
+  }
+  auto members = readBundleFile(env, a.bundle);
+  if (!members.ok()) {
+    env.out << a.bundle << ": FAILED archive: " << members.error().message << "\n";
+    return core::kExitCollectFailed;
+  }
+  const auto check = core::verifyBundle(*members, **verifier, env.clock.now());
+  for (const auto& p : check.problems) {
+    env.out << a.bundle << ": FAILED " << core::printable(p.member, 200) << ": "
+            << core::bundleProblemName(p.problem) << ": " << p.message << "\n";
+  }
+  if (!check.ok()) {
+    env.out << a.bundle << ": " << check.problems.size()
+            << " check(s) failed: do not trust this bundle; ask the exporter for a new one\n";
+    return core::kExitCollectFailed;
+  }
+  env.out << a.bundle << ": OK " << members->size() << " members; manifest signed by "
+          << check.manifest_signature.signer.subject << "; " << check.snapshots.size()
+          << " snapshot(s) each signed by its node"
+          << (check.manifest && check.manifest->redacted() ? " (redacted: snapshots left out)" : "")
+          << "\n";
+  return core::kExitOk;
+}
+
+int runShow(CliEnvironment& env, const ShowArgs& a) {
+  auto members = readBundleFile(env, a.bundle);
+  if (!members.ok()) {
+    env.err << "ibcollect: " << members.error().message << "\n";
+    return core::kExitCollectFailed;
+  }
+  auto it = members->find(core::kManifestMember);
+  if (it == members->end()) {
+    env.err << "ibcollect: " << a.bundle << ": no manifest.json: not a bundle\n";
+    return core::kExitCollectFailed;
+  }
+  auto m = core::parseManifest(it->second);
+  if (!m.ok()) {
+    env.err << "ibcollect: " << a.bundle << ": " << m.error().message << "\n";
+    return core::kExitCollectFailed;
+  }
+  if (a.format == "json") {
+    env.out << it->second;
+    return core::kExitOk;
+  }
+  auto& o = env.out;
+  const auto p = [](const std::string& s) {
+    return s.empty() ? std::string("-") : core::printable(s, 200);
+  };
+  o << "bundle " << a.bundle << " (not verified here: `ibcollect bundle verify " << a.bundle
+    << " --ca CA.pem` checks it)\n";
+  o << "  case " << p(m->case_id()) << ", tenant " << p(m->tenant()) << ", job " << p(m->job_id())
+    << "\n";
+  o << "  exported by " << p(m->exporter().subject()) << " at " << utc(m->created_unix_ms())
+    << " with ibcollect " << p(m->ibcollect_version()) << "\n";
+  o << "  collected " << utc(m->window_start_unix_ms()) << " to " << utc(m->window_end_unix_ms())
+    << "\n";
+  if (m->redacted()) {
+    o << "  redacted: host names, IP addresses and user names are pseudonyms; no snapshots\n";
+  }
+  o << "\nnodes (" << m->nodes_size() << "):\n";
+  std::size_t width = 4;
+  for (const auto& n : m->nodes()) width = std::max(width, p(n.node()).size());
+  for (const auto& n : m->nodes()) {
+    std::string name = p(n.node());
+    name.resize(width, ' ');
+    std::string verdict = n.worst_severity();
+    verdict.resize(8, ' ');
+    o << "  " << name << "  " << verdict << "  "
+      << (n.worst_code().empty() ? "-" : p(n.worst_code()))
+      << (n.suspect() ? "  (host inspection: see pf-inspection.md)" : "") << "\n";
+  }
+  o << "\nmembers (" << members->size() << "):\n";
+  for (const auto& [name, bytes] : *members) {
+    o << "  " << core::printable(name, 200) << "  " << bytes.size() << " bytes\n";
+  }
+  o << "\nhost results attached (" << m->attachments_size() << "):";
+  if (m->attachments_size() == 0) {
+    o << " none yet (`ibcollect host-inspect --bundle " << a.bundle << " --attach-to " << a.bundle
+      << "` on the host)\n";
+  } else {
+    o << "\n";
+    for (const auto& at : m->attachments()) {
+      o << "  " << p(at.member()) << "  host " << p(at.host()) << ", attached by "
+        << p(at.attached_by().subject()) << " at " << utc(at.attached_at_unix_ms()) << "\n";
+    }
+  }
+  return core::kExitOk;
+}
+
+}  // namespace
+
+void addBundleCommands(CLI::App& app, CliEnvironment& env, std::vector<Command>& commands) {
+  CLI::App* bundle = app.add_subcommand(
+      "bundle",
+      "Escalation bundles: export snapshots and findings for the host side, verify, show");
+  bundle->require_subcommand(1);
+
+  auto ea = std::make_shared<ExportArgs>();
+  CLI::App* ex = bundle->add_subcommand(
+      "export", "Write a signed escalation bundle: snapshots, findings, report, PF runbook");
+  ex->add_option("files", ea->files, "Signed snapshots (FILE.ibsnap)")->check(CLI::ExistingFile);
+  ex->add_option("-o,--output", ea->output, "The bundle to write (FILE.ibbundle)")->required();
+  ex->add_option("--job", ea->job,
+                 "Fetch the job's snapshots from the collector (support certificate)");
+  ex->add_option("--tenant", ea->tenant, "With --job: the tenant (default: every tenant)");
+  ex->add_option("--case", ea->case_id,
+                 "Case id to record in the bundle (the collector does not store cases yet: "
+                 "give the files or --job too)");
+  ex->add_flag("--redact", ea->redact,
+               "Replace host names, IP addresses and user names with pseudonyms (node-001, "
+               "ip-001, user-001) in findings, report and PF runbook; leave the signed "
+               "snapshots out");
+  ex->add_flag("--force", ea->force, "Overwrite the -o file when it exists");
+  addTransportOptions(ex, ea->transport, /*download=*/true);
+  ex->footer(std::string("The bundle is signed with --cert/--key (or the config's): your "
+                         "support certificate.\nExamples:\n"
+                         "  ibcollect bundle export a.ibsnap b.ibsnap -o case.ibbundle "
+                         "--cert me.pem --key me.key\n"
+                         "  ibcollect bundle export --job 1234 --collector c:7400 --ca ca.pem "
+                         "--cert me.pem --key me.key -o job1234.ibbundle --redact\n") +
+             kBundleExitCodes);
+
+  auto va = std::make_shared<VerifyBundleArgs>();
+  CLI::App* ve = bundle->add_subcommand(
+      "verify", "Check a bundle offline: every hash, the manifest and snapshot signatures");
+  ve->add_option("bundle", va->bundle, "The bundle (FILE.ibbundle)")
+      ->required()
+      ->check(CLI::ExistingFile);
+  ve->add_option("--ca", va->transport.flags.ca, "CA certificate (PEM) the signers chain to");
+  ve->add_option("--config", va->transport.config, "Agent config (for its ca = ... key)");
+  ve->footer(kBundleExitCodes);
+
+  auto sa = std::make_shared<ShowArgs>();
+  CLI::App* sh = bundle->add_subcommand(
+      "show", "What a bundle holds: case, nodes and verdicts, members, host results");
+  sh->add_option("bundle", sa->bundle, "The bundle (FILE.ibbundle)")
+      ->required()
+      ->check(CLI::ExistingFile);
+  sh->add_option("--format", sa->format, "text (for people) or json (the manifest)")
+      ->check(CLI::IsMember({"text", "json"}))
+      ->capture_default_str();
+  sh->footer(kBundleExitCodes);
+
+  commands.push_back({[ex] { return ex->parsed(); }, [&env, ea] { return runExport(env, *ea); }});
+  commands.push_back(
+      {[ve] { return ve->parsed(); }, [&env, va] { return runVerifyBundle(env, *va); }});
+  commands.push_back({[sh] { return sh->parsed(); }, [&env, sa] { return runShow(env, *sa); }});
+}
+
+}  // namespace ibc::agent::cli

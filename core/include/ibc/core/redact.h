@@ -1,0 +1,60 @@
+#pragma once
+
+// Pseudonyms for `bundle export --redact` (DESIGN §8): host names, IP addresses (v4 and v6)
+// and user names in text become stable pseudonyms ("node-001", "ip-001", "user-001"), the
+// same name always the same pseudonym within one Redactor, numbered in order of first
+// appearance. Pure text in, text out.
+//
+// What is found:
+//  - host names learned from snapshots (hostname and its first label, Slurm node name, the
+//    host part of an IB node description, every `host`/`hosts` field such as NCCL log and
+//    kernel log host prefixes) or added with addHost(), as whole words, case-insensitively;
+//    a fully qualified name is replaced whole ("node01.cluster.local" → "node-001");
+//  - IPv4 dotted quads and IPv6 addresses in any form inet_pton accepts (GIDs are IPv6
+//    addresses and are replaced too: RoCE GIDs carry the interface's IP);
+//  - user names after `/home/`, `/Users/`, `USER=`, `LOGNAME=`, `UserId=`, and in `~user/`,
+//    learned from every text passed to redact() and from the snapshots, then replaced as whole
+//    words everywhere. "root" and "nobody" are not treated as user names.
+// Not thread-safe (it learns as it goes).
+
+#include <cstddef>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "ibcollect/v1/snapshot.pb.h"
+
+namespace ibc::core {
+
+class Redactor {
+ public:
+  void addHost(std::string_view name);
+  void addUser(std::string_view name);
+  // Learns host and user names from every string of the snapshot (see above).
+  void learn(const ::ibcollect::v1::Snapshot& snapshot);
+  // Learns user names from `text` first, then returns it with every host name, IP address
+  // and user name replaced.
+  std::string redact(std::string_view text);
+  // The pseudonym of a host name (assigned now when new).
+  std::string hostPseudonym(std::string_view name);
+
+  // Counts of distinct names replaced so far, for the manifest and tests.
+  std::size_t hostCount() const { return hosts_.size(); }
+  std::size_t ipCount() const { return ips_.size(); }
+  std::size_t userCount() const { return users_.size(); }
+
+ private:
+  std::string pseudonym(std::unordered_map<std::string, std::string>& table, std::string_view key,
+                        std::string_view prefix);
+  void learnUsers(std::string_view text);
+  std::string replaceAddresses(std::string_view text);
+  std::string replaceNames(std::string_view text);
+
+  std::unordered_map<std::string, std::string> hosts_;  // lower-case name → pseudonym
+  std::unordered_map<std::string, std::string> users_;
+  std::unordered_map<std::string, std::string> ips_;
+  std::size_t longest_host_labels_ = 1;
+};
+
+}  // namespace ibc::core
