@@ -201,9 +201,20 @@ std::vector<v1::VfMapping> mapVfs(const std::vector<VfQuery>& queries, const Sri
   }
   for (const auto& l : links) link_vfs += static_cast<std::size_t>(l.vfs_size());
   for (const auto& q : queries) {
+    // Every identity that matches; the strongest wins: GUIDs (unique by construction), then
+    // a MAC, then a PCI address (a guest's address may collide with a host's).
     std::optional<Candidate> hit;
+    int hit_rank = 99;
     auto take = [&](Candidate c) {
-      if (!hit) hit = std::move(c);
+      const std::string& by = c.matched_by;
+      const int rank = startsWith(by, "node_guid") ? 0
+                       : startsWith(by, "port_guid") ? 1
+                       : startsWith(by, "mac")       ? 2
+                                                     : 3;
+      if (rank < hit_rank) {
+        hit = std::move(c);
+        hit_rank = rank;
+      }
     };
     for (const auto& pf : inv.pfs) {
       for (const auto& vf : pf.vfs) {
