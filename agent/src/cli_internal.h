@@ -58,6 +58,8 @@ void addCollectCommands(CLI::App& app, CliEnvironment& env, std::vector<Command>
 // `--job` (top-level options), `compare`, and the hidden node side `job-step`.
 void addJobCommands(CLI::App& app, CliEnvironment& env, std::vector<Command>& commands);
 void addTransportCommands(CLI::App& app, CliEnvironment& env, std::vector<Command>& commands);
+// `host-inspect` (DESIGN §8, the physical host's side).
+void addHostCommands(CLI::App& app, CliEnvironment& env, std::vector<Command>& commands);
 // `bundle export|verify|show` (cli_bundle.cpp).
 void addBundleCommands(CLI::App& app, CliEnvironment& env, std::vector<Command>& commands);
 

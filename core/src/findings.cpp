@@ -14,7 +14,7 @@ struct CodeName {
   std::string_view name;
 };
 
-constexpr std::array<CodeName, 43> kCodes{{
+constexpr std::array<CodeName, 51> kCodes{{
     {FindingCode::NoRdmaDevices, "NO_RDMA_DEVICES"},
     {FindingCode::PortDown, "PORT_DOWN"},
     {FindingCode::PortNotActiveSm, "PORT_NOT_ACTIVE_SM"},
@@ -58,6 +58,14 @@ constexpr std::array<CodeName, 43> kCodes{{
     {FindingCode::FwVersionMismatch, "FW_VERSION_MISMATCH"},
     {FindingCode::NodeOutlier, "NODE_OUTLIER"},
     {FindingCode::EscalateHostInspection, "ESCALATE_HOST_INSPECTION"},
+    {FindingCode::PfNotFound, "PF_NOT_FOUND"},
+    {FindingCode::PfPortDown, "PF_PORT_DOWN"},
+    {FindingCode::PfPhyErrors, "PF_PHY_ERRORS"},
+    {FindingCode::PfLinkFlap, "PF_LINK_FLAP"},
+    {FindingCode::PfModule, "PF_MODULE"},
+    {FindingCode::PfPcieErrors, "PF_PCIE_ERRORS"},
+    {FindingCode::PfFw, "PF_FW"},
+    {FindingCode::PfClean, "PF_CLEAN"},
 }};
 
 }  // namespace

@@ -113,7 +113,11 @@ int findingSpecificity(std::string_view c) {
       {"FW_VERSION_MISMATCH", 4}, {"NODE_OUTLIER", 4},
       {"MEMLOCK_LIMIT", 5},       {"UVERBS_ACCESS", 5},
       {"PEERMEM_MISSING", 5},     {"ESCALATE_HOST_INSPECTION", 6},
-      {"COUNTER_UNAVAILABLE", 6}};
+      {"COUNTER_UNAVAILABLE", 6},
+      {"PF_PORT_DOWN", 0},        {"PF_NOT_FOUND", 0},
+      {"PF_FW", 1},               {"PF_PCIE_ERRORS", 1},
+      {"PF_MODULE", 1},           {"PF_LINK_FLAP", 1},
+      {"PF_PHY_ERRORS", 2},       {"PF_CLEAN", 6}};
   if (const auto it = rank.find(c); it != rank.end()) return it->second;
   if (c.rfind("NCCL_", 0) == 0) return 3;
   return 5;

@@ -69,6 +69,15 @@ enum class FindingCode {
   NodeOutlier,
   // escalation
   EscalateHostInspection,
+  // host side (PF), `ibcollect host-inspect`
+  PfNotFound,
+  PfPortDown,
+  PfPhyErrors,
+  PfLinkFlap,
+  PfModule,
+  PfPcieErrors,
+  PfFw,
+  PfClean,
 };
 
 // "NO_RDMA_DEVICES", "PORT_DOWN", ...

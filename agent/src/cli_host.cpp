@@ -1,0 +1,259 @@
+// `ibcollect host-inspect`: the host side of an escalation (DESIGN §8).
+
+#include <google/protobuf/util/json_util.h>
+
+#include <algorithm>
+#include <memory>
+
+#include "cli_transport.h"
+#include "ibc/agent/bundle_archive.h"
+#include "ibc/agent/host_inspect.h"
+#include "ibc/core/bundle.h"
+#include "ibc/core/findings.h"
+#include "ibc/core/pf_judge.h"
+#include "ibc/core/text.h"
+
+namespace ibc::agent::cli {
+
+namespace v1 = ::ibcollect::v1;
+
+namespace {
+
+constexpr std::size_t kMaxPasteBytes = 16u << 20;
+
+struct HostArgs {
+  std::string bundle;
+  std::vector<std::string> vfs;
+  std::string root = "/";
+  std::vector<std::string> pastes;
+  std::string attach_to;
+  TransportArgs transport;  // --cert/--key/--config of --attach-to
+  ReportOptions report;
+};
+
+core::Result<core::BundleMembers> readBundle(CliEnvironment& env, const std::string& path) {
+  auto bytes = env.files.readFile(path, kMaxBundleFileBytes);
+  if (!bytes.ok()) return core::Error{bytes.error().code, path + ": " + bytes.error().message};
+  auto members = readBundleArchive(*bytes);
+  if (!members.ok())
+    return core::Error{members.error().code, path + ": " + members.error().message};
+  return members;
+}
+
+// The suspect VFs of a bundle (pf-inspection.json), as queries.
+core::Result<std::vector<VfQuery>> bundleQueries(const core::BundleMembers& members,
+                                                 const std::string& path) {
+  const auto it = members.find(core::kPfInspectionJsonMember);
+  if (it == members.end()) {
+    return core::Error{core::ErrorCode::Malformed,
+                       path + ": no " + std::string(core::kPfInspectionJsonMember) + " member"};
+  }
+  v1::PfInspection pfi;
+  google::protobuf::util::JsonParseOptions opts;
+  opts.ignore_unknown_fields = true;
+  if (!google::protobuf::util::JsonStringToMessage(it->second, &pfi, opts).ok()) {
+    return core::Error{core::ErrorCode::Malformed,
+                       path + ": " + std::string(core::kPfInspectionJsonMember) +
+                           " does not parse"};
+  }
+  std::vector<VfQuery> out;
+  for (const auto& s : pfi.suspects()) {
+    VfQuery q;
+    q.node = s.node();
+    q.device = s.device();
+    q.node_guid = normalizeGuid(s.node_guid());
+    q.port_guid = normalizeGuid(s.port_guid());
+    q.mac = normalizeMac(s.mac());
+    // The guest's PCI address is the VM's, not the host's: compared last, and only as
+    // a hint (a VM given a host address through passthrough names it the same).
+    q.pci = normalizePci(s.pci_address());
+    out.push_back(std::move(q));
+  }
+  return out;
+}
+
+int attach(CliEnvironment& env, const HostArgs& a, const v1::HostInspection& in,
+           const std::string& json) {
+  auto settings = transportSettings(env, a.transport);
+  if (!settings.ok()) {
+    env.err << "ibcollect: " << settings.error().message << "\n";
+    return core::kExitUsage;
+  }
+  if (settings->cert.empty() || settings->key.empty()) {
+    env.err << "ibcollect: --attach-to signs the bundle's manifest again: give --cert CERT.pem "
+               "--key KEY.pem (your certificate) or a --config with cert and key\n";
+    return core::kExitUsage;
+  }
+  auto cert = readPem(env, settings->cert);
+  auto key = cert.ok() ? readPem(env, settings->key) : core::Result<std::string>(cert.error());
+  auto signer = key.ok() ? core::SnapshotSigner::fromPem(*cert, *key)
+                         : core::Result<core::SnapshotSigner>(key.error());
+  if (!signer.ok()) {
+    env.err << "ibcollect: " << settings->cert << " / " << settings->key << ": "
+            << signer.error().message << "\n";
+    return core::kExitUsage;
+  }
+  auto members = readBundle(env, a.attach_to);
+  if (!members.ok()) {
+    env.err << "ibcollect: " << members.error().message << "\n";
+    return core::kExitCollectFailed;
+  }
+  std::string host = in.host();
+  for (char& c : host) {
+    const bool ok = std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '-' || c == '_';
+    if (!ok) c = '_';
+  }
+  if (host.empty() || host.front() == '.') host = "host" + host;
+  const std::string name = std::string(core::kHostDir) + host + ".json";
+  if (auto st = core::addHostMember(*members, name, json, in.host(), *signer,
+                                    in.inspected_at_unix_ms());
+      !st.ok()) {
+    env.err << "ibcollect: " << a.attach_to << ": " << st.error().message << "\n";
+    return core::kExitCollectFailed;
+  }
+  auto archive = writeBundleArchive(*members, in.inspected_at_unix_ms() / 1000);
+  if (!archive.ok()) {
+    env.err << "ibcollect: " << archive.error().message << "\n";
+    return core::kExitCollectFailed;
+  }
+  if (auto st = env.write_file(a.attach_to, *archive); !st.ok()) {
+    env.err << "ibcollect: could not write " << a.attach_to << ": " << st.error().message << "\n";
+    return core::kExitCollectFailed;
+  }
+  env.err << "ibcollect: attached " << name << " to " << a.attach_to << ", manifest signed by "
+          << signer->identity().subject << "\n";
+  return core::kExitOk;
+}
+
+int runHostInspect(CliEnvironment& env, const HostArgs& a) {
+  if (a.bundle.empty() == a.vfs.empty()) {
+    env.err << "ibcollect: host-inspect needs the VFs to look for: --bundle BUNDLE or --vf "
+               "GUID|MAC|PCI (one of them)\nRun 'ibcollect host-inspect --help' for usage.\n";
+    return core::kExitUsage;
+  }
+  HostInspectOptions o;
+  o.root = a.root;
+  o.version = IBC_VERSION;
+  for (const auto& v : a.vfs) {
+    auto q = parseVfArgument(v);
+    if (!q.ok()) {
+      env.err << "ibcollect: " << q.error().message << "\n";
+      return core::kExitUsage;
+    }
+    o.vfs.push_back(std::move(*q));
+  }
+  if (!a.bundle.empty()) {
+    auto members = readBundle(env, a.bundle);
+    auto queries = members.ok() ? bundleQueries(*members, a.bundle)
+                                : core::Result<std::vector<VfQuery>>(members.error());
+    if (!queries.ok()) {
+      env.err << "ibcollect: " << queries.error().message << "\n";
+      return core::kExitCollectFailed;
+    }
+    if (queries->empty()) {
+      env.err << "ibcollect: " << a.bundle
+              << ": the bundle names no suspect VF (pf-inspection.json is empty): nothing to "
+                 "inspect; give --vf to look for one\n";
+      return core::kExitUsage;
+    }
+    o.vfs = std::move(*queries);
+  }
+  int failed = 0;
+  for (const auto& p : a.pastes) {
+    auto text = env.files.readFile(p, kMaxPasteBytes);
+    if (!text.ok()) {
+      env.err << "ibcollect: cannot read " << p << ": " << text.error().message << "\n";
+      ++failed;
+      continue;
+    }
+    o.pastes.push_back({p, std::move(*text)});
+  }
+  auto fs = env.open_root(a.root);
+  auto outcome = inspectHost(o, seamsFor(env, *fs));
+  for (const auto& p : outcome.unrecognised_pastes) {
+    env.err << "ibcollect: " << p
+            << ": nothing recognised (mlxlink, mlxconfig q, flint q, ethtool -m, ip link show "
+               "with vf lines, aer_dev_* counters or a kernel log expected)\n";
+    ++failed;
+  }
+  const auto& in = outcome.inspection;
+  const std::string json = core::renderHostInspectionJson(in);
+  if (a.report.format == "json") {
+    env.out << json;
+  } else {
+    core::TextOptions t;
+    t.show_info = !a.report.quiet_info;
+    t.quiet = a.report.quiet;
+    t.verbose = a.report.verbose;
+    int width = a.report.width;
+    if (width == 0) {
+      const std::string columns = env.env.get("COLUMNS");
+      if (!columns.empty() && columns.size() < 5 &&
+          std::all_of(columns.begin(), columns.end(), [](char c) { return c >= '0' && c <= '9'; }))
+        width = std::stoi(columns);
+    }
+    const int terminal = env.terminal_columns ? env.terminal_columns() : 0;
+    if (width == 0) width = terminal;
+    t.width = width >= 20 ? static_cast<std::size_t>(width) : 0;
+    t.color = a.report.color == "always" ||
+              (a.report.color == "auto" && terminal > 0 && env.env.get("NO_COLOR").empty());
+    env.out << core::renderHostInspectionText(in, t);
+  }
+  std::vector<v1::Finding> all(in.findings().begin(), in.findings().end());
+  const int verdict = core::exitCodeFor(all);
+  bool attach_failed = false;
+  if (!a.attach_to.empty()) {
+    const int rc = attach(env, a, in, json);
+    if (rc == core::kExitUsage) return rc;
+    attach_failed = rc != core::kExitOk;
+  }
+  return verdictBeforeDelivery(verdict, failed > 0 || attach_failed);
+}
+
+}  // namespace
+
+void addHostCommands(CLI::App& app, CliEnvironment& env, std::vector<Command>& commands) {
+  auto args = std::make_shared<HostArgs>();
+  HostArgs& a = *args;
+  CLI::App* cmd = app.add_subcommand(
+      "host-inspect",
+      "On the physical host: find the PF and VF index hosting each suspect VF, collect and "
+      "judge the PF side (PF_* findings)");
+  cmd->add_option("--bundle", a.bundle,
+                  "Escalation bundle (.ibbundle): inspect every suspect VF it names")
+      ->check(CLI::ExistingFile);
+  cmd->add_option("--vf", a.vfs,
+                  "A VF to look for by node or port GUID, MAC or host PCI address (repeatable)");
+  cmd->add_option("--root", a.root,
+                  "Read the host from a copied tree (DIR/sys/...) instead of /; nothing is run")
+      ->check(CLI::ExistingDirectory)
+      ->capture_default_str();
+  cmd->add_option("--paste", a.pastes,
+                  "Output of mlxlink [-m -c -e], mlxconfig q, flint q, ethtool -m, ip link show "
+                  "(vf lines), aer_dev_* counters or the host kernel log (recognised from "
+                  "content; repeatable)")
+      ->check(CLI::ExistingFile);
+  cmd->add_option("--attach-to", a.attach_to,
+                  "Add the result to this bundle as host/<host>.json and sign its manifest "
+                  "again with --cert/--key")
+      ->check(CLI::ExistingFile);
+  cmd->add_option("--cert", a.transport.flags.cert, "Certificate (PEM) that signs --attach-to");
+  cmd->add_option("--key", a.transport.flags.key, "Private key (PEM) of --cert");
+  cmd->add_option("--config", a.transport.config,
+                  "Agent config with cert and key (default /etc/ibcollect/agent.conf)");
+  addReportOptions(cmd, a.report);
+  // Rate and busbw expectations judge the VF side; the PF side has its own evidence.
+  cmd->remove_option(cmd->get_option("--expect-rate"));
+  cmd->remove_option(cmd->get_option("--expect-busbw"));
+  cmd->footer(std::string("Examples:\n"
+                          "  ibcollect host-inspect --bundle case42.ibbundle\n"
+                          "  ibcollect host-inspect --vf 0x248a070300a1b2c3 --paste mlxlink.txt\n"
+                          "  ibcollect host-inspect --vf 0000:42:00.2 --root /tmp/host-tree\n"
+                          "  ibcollect host-inspect --bundle c.ibbundle --attach-to c.ibbundle "
+                          "--cert me.pem --key me.key\n\n") +
+              kExitCodes);
+  commands.push_back(
+      {[cmd] { return cmd->parsed(); }, [&env, args] { return runHostInspect(env, *args); }});
+}
+
+}  // namespace ibc::agent::cli
