@@ -19,9 +19,9 @@ namespace v1 = ::ibcollect::v1;
 namespace {
 
 constexpr const char* kBundleExitCodes =
-    "Exit codes: 0 done (verify: every check holds), 3 usage error, 4 an input could not be\n"
-    "read or fetched, the bundle could not be written, or (verify) a check failed: each\n"
-    "failing member is named.";
+    "Exit codes: 0 done (verify: every check holds), 3 usage error, 4 an input\n"
+    "could not be read or fetched, the bundle could not be written, or (verify) a\n"
+    "check failed: each failing member is named.";
 
 struct ExportArgs {
   std::vector<std::string> files;
@@ -277,9 +277,8 @@ int runShow(CliEnvironment& env, const ShowArgs& a) {
 }  // namespace
 
 void addBundleCommands(CLI::App& app, CliEnvironment& env, std::vector<Command>& commands) {
-  CLI::App* bundle = app.add_subcommand(
-      "bundle",
-      "Escalation bundles: export snapshots and findings for the host side, verify, show");
+  CLI::App* bundle =
+      app.add_subcommand("bundle", "Escalation bundles for the host side: export, verify, show");
   bundle->require_subcommand(1);
 
   auto ea = std::make_shared<ExportArgs>();
@@ -299,12 +298,12 @@ void addBundleCommands(CLI::App& app, CliEnvironment& env, std::vector<Command>&
                "snapshots out");
   ex->add_flag("--force", ea->force, "Overwrite the -o file when it exists");
   addTransportOptions(ex, ea->transport, /*download=*/true);
-  ex->footer(std::string("The bundle is signed with --cert/--key (or the config's): your "
+  ex->footer(std::string("The bundle is signed with --cert/--key (or the config's): your\n"
                          "support certificate.\nExamples:\n"
-                         "  ibcollect bundle export a.ibsnap b.ibsnap -o case.ibbundle "
-                         "--cert me.pem --key me.key\n"
-                         "  ibcollect bundle export --job 1234 --collector c:7400 --ca ca.pem "
-                         "--cert me.pem --key me.key -o job1234.ibbundle --redact\n") +
+                         "  ibcollect bundle export a.ibsnap b.ibsnap -o case.ibbundle \\\n"
+                         "      --cert me.pem --key me.key\n"
+                         "  ibcollect bundle export --job 1234 --collector c:7400 --ca ca.pem \\\n"
+                         "      --cert me.pem --key me.key -o job1234.ibbundle --redact\n\n") +
              kBundleExitCodes);
 
   auto va = std::make_shared<VerifyBundleArgs>();

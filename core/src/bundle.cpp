@@ -185,6 +185,7 @@ Result<BundleMembers> buildBundle(const std::vector<BundleSnapshotInput>& snapsh
   std::vector<Input> inputs;
   std::vector<AnalyzedNode> nodes;
   std::set<std::string> used;
+  std::map<std::string, int> next_suffix;  // per stem: the next "-N" to try (from 2)
   std::set<std::string> job_ids;
   std::set<std::string> tenants;
   int64_t first = 0;
@@ -197,7 +198,8 @@ Result<BundleMembers> buildBundle(const std::vector<BundleSnapshotInput>& snapsh
     // Member names are unique: a second snapshot of one node (before/after) gets "-2".
     const std::string stem = safeStem(snapshotNodeName(snap->node()));
     std::string member = std::string(kSnapshotsDir) + stem + ".ibsnap";
-    for (int n = 2; used.count(member) != 0; ++n) {
+    int& n = next_suffix.try_emplace(stem, 2).first->second;
+    for (; used.count(member) != 0; ++n) {
       member = std::string(kSnapshotsDir) + stem + "-" + std::to_string(n) + ".ibsnap";
     }
     used.insert(member);
