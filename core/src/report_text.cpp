@@ -612,7 +612,8 @@ std::string vfTable(const v1::HostInspection& in, bool color, std::size_t max_wi
                     dash(m.matched_by()), link, paint(verdict, color)});
   }
   if (max_width > 0) {
-    for (std::size_t c = rows[0].size() - 1; c-- > 1;) {
+    // A column that says nothing on any row (no tenant node for --vf) is left out.
+    for (std::size_t c = rows[0].size() - 1; c-- > 0;) {
       bool empty = true;
       for (std::size_t r = 1; r < rows.size(); ++r) empty = empty && rows[r][c] == "-";
       if (!empty || rows.size() == 1) continue;
