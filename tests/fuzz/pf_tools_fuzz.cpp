@@ -27,7 +27,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   require(ev.links.size() <= kMaxPfReports && ev.aer.size() <= kMaxPfFields);
   require(ev.kernel_log.size() <= kMaxPfKernelLines);
   require(ev.empty() == ev.kinds.empty());
-  for (const auto& m : ev.mlxlink) require(static_cast<std::size_t>(m.fields_size()) <= kMaxPfFields);
+  for (const auto& m : ev.mlxlink)
+    require(static_cast<std::size_t>(m.fields_size()) <= kMaxPfFields);
   for (const auto& l : ev.links) require(static_cast<std::size_t>(l.vfs_size()) <= kMaxPfVfs);
   require(parseMlxlink(text).size() == ev.mlxlink.size());
   require(parseAerCounters(text, "correctable").size() <= kMaxPfFields);

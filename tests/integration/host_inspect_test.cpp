@@ -7,8 +7,8 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
-#include <filesystem>
 #include <algorithm>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -33,7 +33,8 @@ std::string pfFixture(const std::string& prefix) {
 class HostInspect : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
-    trees_ = std::filesystem::temp_directory_path() / ("ibc-host-trees-" + std::to_string(::getpid()));
+    trees_ =
+        std::filesystem::temp_directory_path() / ("ibc-host-trees-" + std::to_string(::getpid()));
     std::filesystem::remove_all(trees_);
     ProcessRunner runner;
     auto r = runner.run({"python3", IBC_HOST_TREES_SCRIPT, IBC_FIXTURES_DIR, trees_.string()},
@@ -70,7 +71,8 @@ class HostInspect : public ::testing::Test {
   }
   static std::string field(const google::protobuf::Struct& s, const std::string& name) {
     const auto& v = s.fields().at(name);
-    return v.has_string_value() ? v.string_value() : std::to_string(static_cast<int>(v.number_value()));
+    return v.has_string_value() ? v.string_value()
+                                : std::to_string(static_cast<int>(v.number_value()));
   }
 
   static std::filesystem::path trees_;
@@ -78,10 +80,10 @@ class HostInspect : public ::testing::Test {
 std::filesystem::path HostInspect::trees_;
 
 TEST_F(HostInspect, PhysicalErrorsTreeMapsByNodeGuidAndJudgesTheRealPastes) {
-  auto r = run({"host-inspect", "--root", tree("pf-errors"), "--vf", "0x2244330033110033",
-                "--paste", pfFixture("dmesg-pf_mlx5-health-synd"), "--paste",
-                pfFixture("ethtool-m_sfp"), "--paste", pfFixture("iplink-pf_cx5-eth-p4p1"),
-                "--format", "json"});
+  auto r =
+      run({"host-inspect", "--root", tree("pf-errors"), "--vf", "0x2244330033110033", "--paste",
+           pfFixture("dmesg-pf_mlx5-health-synd"), "--paste", pfFixture("ethtool-m_sfp"), "--paste",
+           pfFixture("iplink-pf_cx5-eth-p4p1"), "--format", "json"});
   EXPECT_EQ(r.exit_code, 2) << r.err;
   const auto doc = json(r.out);
   ASSERT_EQ(doc.fields().at("vf_map").list_value().values_size(), 1);
@@ -126,7 +128,8 @@ TEST_F(HostInspect, AbsentVfIsPfNotFoundWithWhatWasCompared) {
     EXPECT_EQ(field(vfMap(doc, i), "matched_by"), "");
     EXPECT_GE(vfMap(doc, i).fields().at("compared").list_value().values_size(), 5);
   }
-  EXPECT_EQ(codes(doc), (std::vector<std::string>{"PF_NOT_FOUND:critical", "PF_NOT_FOUND:critical"}));
+  EXPECT_EQ(codes(doc),
+            (std::vector<std::string>{"PF_NOT_FOUND:critical", "PF_NOT_FOUND:critical"}));
   // The same tree finds the VF that is there.
   auto ok = run({"host-inspect", "--root", tree("vf-absent"), "--vf", "22:44:33:00:33:11:00:33",
                  "--format", "json"});
@@ -136,11 +139,12 @@ TEST_F(HostInspect, AbsentVfIsPfNotFoundWithWhatWasCompared) {
 TEST_F(HostInspect, UsageErrorsAndUnrecognisedPastes) {
   EXPECT_EQ(run({"host-inspect"}).exit_code, 3);
   EXPECT_EQ(run({"host-inspect", "--vf", "not-an-id"}).exit_code, 3);
-  const auto junk = (std::filesystem::temp_directory_path() /
-                     ("ibc-junk-" + std::to_string(::getpid()) + ".txt"))
-                        .string();
+  const auto junk =
+      (std::filesystem::temp_directory_path() / ("ibc-junk-" + std::to_string(::getpid()) + ".txt"))
+          .string();
   std::ofstream(junk) << "hello\nnothing to see\n";
-  auto r = run({"host-inspect", "--root", tree("pf-clean"), "--vf", "0000:42:00.3", "--paste", junk});
+  auto r =
+      run({"host-inspect", "--root", tree("pf-clean"), "--vf", "0000:42:00.3", "--paste", junk});
   std::filesystem::remove(junk);
   EXPECT_EQ(r.exit_code, 4);
   EXPECT_NE(r.err.find("nothing recognised"), std::string::npos) << r.err;

@@ -214,17 +214,18 @@ TEST(PfJudge, CleanRealCapturesAreCleanWithWhatWasRead) {
   // Raw errors corrected by FEC are named, not judged.
   const auto f = judgePf(evidenceFrom(parsePfToolOutput(pf("mlxlink-c_cx4"))), {}, "h", "t");
   bool named = false;
-  for (const auto& e : f[0].evidence()) named = named || e.find("26711,0,0,9108") != std::string::npos;
+  for (const auto& e : f[0].evidence())
+    named = named || e.find("26711,0,0,9108") != std::string::npos;
   EXPECT_TRUE(named);
 }
 
 TEST(PfJudge, RealPositivesGiveTheirLabels) {
-  EXPECT_EQ(codes(judgePf(evidenceFrom(parsePfToolOutput(pf("dmesg-pf_mlx5-health-synd"))), {},
-                          "h", "t")),
+  EXPECT_EQ(codes(judgePf(evidenceFrom(parsePfToolOutput(pf("dmesg-pf_mlx5-health-synd"))), {}, "h",
+                          "t")),
             std::vector<std::string>{"PF_FW:critical"});
-  EXPECT_EQ(codes(judgePf(evidenceFrom(parsePfToolOutput(pf("dmesg-pf_cx4lx-vf-enable"))), {},
-                          "h", "t")),
-            std::vector<std::string>{"PF_FW:critical"});
+  EXPECT_EQ(
+      codes(judgePf(evidenceFrom(parsePfToolOutput(pf("dmesg-pf_cx4lx-vf-enable"))), {}, "h", "t")),
+      std::vector<std::string>{"PF_FW:critical"});
   EXPECT_EQ(codes(judgePf(evidenceFrom(parsePfToolOutput(pf("ethtool-m_sfp"))), {}, "h", "t")),
             std::vector<std::string>{"PF_MODULE:critical"});
   EXPECT_EQ(
@@ -253,7 +254,8 @@ TEST(PfJudge, DerivedNonZeroCountersGivePhyErrorsAndLinkFlap) {
   replace("Link Down Counter                  : 0", "Link Down Counter                  : 7");
   const auto f = judgePf(evidenceFrom(parsePfToolOutput(text)), {}, "h", "t");
   EXPECT_EQ(codes(f), (std::vector<std::string>{"PF_LINK_FLAP:warning", "PF_PHY_ERRORS:warning"}));
-  replace("Effective Physical BER             : 15E-255", "Effective Physical BER             : 2E-9");
+  replace("Effective Physical BER             : 15E-255",
+          "Effective Physical BER             : 2E-9");
   const auto g = judgePf(evidenceFrom(parsePfToolOutput(text)), {}, "h", "t");
   EXPECT_EQ(codes(g), (std::vector<std::string>{"PF_LINK_FLAP:warning", "PF_PHY_ERRORS:critical"}));
 }
