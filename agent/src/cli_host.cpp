@@ -52,9 +52,9 @@ core::Result<std::vector<VfQuery>> bundleQueries(const core::BundleMembers& memb
   google::protobuf::util::JsonParseOptions opts;
   opts.ignore_unknown_fields = true;
   if (!google::protobuf::util::JsonStringToMessage(it->second, &pfi, opts).ok()) {
-    return core::Error{core::ErrorCode::Malformed,
-                       path + ": " + std::string(core::kPfInspectionJsonMember) +
-                           " does not parse"};
+    return core::Error{
+        core::ErrorCode::Malformed,
+        path + ": " + std::string(core::kPfInspectionJsonMember) + " does not parse"};
   }
   std::vector<VfQuery> out;
   for (const auto& s : pfi.suspects()) {
@@ -105,8 +105,8 @@ int attach(CliEnvironment& env, const HostArgs& a, const v1::HostInspection& in,
   }
   if (host.empty() || host.front() == '.') host = "host" + host;
   const std::string name = std::string(core::kHostDir) + host + ".json";
-  if (auto st = core::addHostMember(*members, name, json, in.host(), *signer,
-                                    in.inspected_at_unix_ms());
+  if (auto st =
+          core::addHostMember(*members, name, json, in.host(), *signer, in.inspected_at_unix_ms());
       !st.ok()) {
     env.err << "ibcollect: " << a.attach_to << ": " << st.error().message << "\n";
     return core::kExitCollectFailed;

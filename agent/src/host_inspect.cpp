@@ -148,7 +148,8 @@ SriovInventory readSriovInventory(const Filesystem& fs) {
           vf.node_guid = g;
         if (auto g = normalizeGuid(readValue(fs, vdir + "/port")); !g.empty() && !allZero(g))
           vf.port_guid = g;
-        if (auto m = normalizeMac(readValue(fs, vdir + "/mac")); !m.empty() && !allZero(hexDigits(m)))
+        if (auto m = normalizeMac(readValue(fs, vdir + "/mac"));
+            !m.empty() && !allZero(hexDigits(m)))
           vf.mac = m;
         vf.policy = core::printable(readValue(fs, vdir + "/policy"), 32);
       }
@@ -207,7 +208,7 @@ std::vector<v1::VfMapping> mapVfs(const std::vector<VfQuery>& queries, const Sri
     int hit_rank = 99;
     auto take = [&](Candidate c) {
       const std::string& by = c.matched_by;
-      const int rank = startsWith(by, "node_guid") ? 0
+      const int rank = startsWith(by, "node_guid")   ? 0
                        : startsWith(by, "port_guid") ? 1
                        : startsWith(by, "mac")       ? 2
                                                      : 3;
@@ -268,7 +269,7 @@ std::vector<v1::VfMapping> mapVfs(const std::vector<VfQuery>& queries, const Sri
         m.set_pf_device(!hit->pf->rdma_devices.empty() ? hit->pf->rdma_devices.front()
                         : !hit->pf->netdevs.empty()    ? hit->pf->netdevs.front()
                                                        : hit->pf->pci);
-        m.set_pf_netdev(!hit->pf_netdev.empty()      ? hit->pf_netdev
+        m.set_pf_netdev(!hit->pf_netdev.empty()     ? hit->pf_netdev
                         : !hit->pf->netdevs.empty() ? hit->pf->netdevs.front()
                                                     : std::string());
       } else {
@@ -285,8 +286,7 @@ std::vector<v1::VfMapping> mapVfs(const std::vector<VfQuery>& queries, const Sri
       m.add_compared(std::to_string(link_vfs) + " VF record(s) of " + std::to_string(links.size()) +
                      " PF netdev(s) in ip link output");
       for (const auto& pf : inv.pfs) {
-        if (!q.pci.empty() && pf.pci == q.pci)
-          m.add_compared(q.pci + " is a PF itself, not a VF");
+        if (!q.pci.empty() && pf.pci == q.pci) m.add_compared(q.pci + " is a PF itself, not a VF");
       }
       for (const auto& n : inv.notes) m.add_compared(n);
     }
@@ -306,7 +306,9 @@ std::string hostNameOf(const HostInspectOptions& o, const HostSeams& seams) {
     const std::string v = readValue(seams.host, p);
     if (!v.empty()) return core::printable(v, 128);
   }
-  return o.root == "/" ? "localhost" : basename(o.root.back() == '/' ? o.root.substr(0, o.root.size() - 1) : o.root);
+  return o.root == "/"
+             ? "localhost"
+             : basename(o.root.back() == '/' ? o.root.substr(0, o.root.size() - 1) : o.root);
 }
 
 // Does a tool's -d argument name this PF? ("0000:42:00.0", "42:00.0", "mlx5_0")
@@ -330,8 +332,8 @@ v1::PfEvidence* attribute(std::vector<v1::PfEvidence*>& pfs, Named&& names) {
   return pfs.size() == 1 ? pfs.front() : nullptr;
 }
 
-void runTool(const HostSeams& seams, const CollectLimits& limits, const std::vector<std::string>& argv,
-             v1::PfEvidence& pf, std::string* out_text) {
+void runTool(const HostSeams& seams, const CollectLimits& limits,
+             const std::vector<std::string>& argv, v1::PfEvidence& pf, std::string* out_text) {
   if (!seams.runner.available(argv[0])) {
     pf.add_notes(argv[0] + " not installed: paste its output with --paste");
     return;
@@ -357,27 +359,42 @@ void addEvidence(const core::PfToolEvidence& ev, std::vector<v1::PfEvidence*>& p
                  const std::string& source, std::vector<std::string>& notices) {
   std::size_t unattributed = 0;
   for (const auto& ml : ev.mlxlink) {
-    auto* pf = attribute(pfs, [&](const v1::PfEvidence& p) { return deviceNamesPf(ml.device(), p); });
-    if (pf) *pf->add_mlxlink() = ml; else ++unattributed;
+    auto* pf =
+        attribute(pfs, [&](const v1::PfEvidence& p) { return deviceNamesPf(ml.device(), p); });
+    if (pf)
+      *pf->add_mlxlink() = ml;
+    else
+      ++unattributed;
     if (pf) pf->add_sources(source);
   }
   for (const auto& mc : ev.mlxconfig) {
-    auto* pf = attribute(pfs, [&](const v1::PfEvidence& p) { return deviceNamesPf(mc.device(), p); });
-    if (pf) *pf->add_mlxconfig() = mc; else ++unattributed;
+    auto* pf =
+        attribute(pfs, [&](const v1::PfEvidence& p) { return deviceNamesPf(mc.device(), p); });
+    if (pf)
+      *pf->add_mlxconfig() = mc;
+    else
+      ++unattributed;
   }
   for (const auto& fq : ev.flint) {
-    auto* pf = attribute(pfs, [&](const v1::PfEvidence& p) { return deviceNamesPf(fq.device(), p); });
-    if (pf) *pf->add_flint() = fq; else ++unattributed;
+    auto* pf =
+        attribute(pfs, [&](const v1::PfEvidence& p) { return deviceNamesPf(fq.device(), p); });
+    if (pf)
+      *pf->add_flint() = fq;
+    else
+      ++unattributed;
   }
   for (const auto& m : ev.modules) {
     auto* pf = attribute(pfs, [&](const v1::PfEvidence& p) { return netdevOfPf(m.netdev(), p); });
-    if (pf) *pf->add_modules() = m; else ++unattributed;
+    if (pf)
+      *pf->add_modules() = m;
+    else
+      ++unattributed;
   }
   for (const auto& l : ev.links) {
     // A PF's own table; other netdevs of a whole `ip link` listing are not this PF's.
     for (auto* pf : pfs) {
-      if (netdevOfPf(l.name(), *pf) || (pfs.size() == 1 && pf->pf_netdevs().empty() &&
-                                        (pf->pf_device() == l.name())))
+      if (netdevOfPf(l.name(), *pf) ||
+          (pfs.size() == 1 && pf->pf_netdevs().empty() && (pf->pf_device() == l.name())))
         *pf->add_links() = l;
     }
   }
@@ -394,12 +411,11 @@ void addEvidence(const core::PfToolEvidence& ev, std::vector<v1::PfEvidence*>& p
     v1::PfEvidence* owner = nullptr;
     for (auto* pf : pfs) {
       const auto it = vf_pcis.find(pf->pf_pci());
-      const bool mine =
-          (!subject.pci_address.empty() &&
-           (subject.pci_address == pf->pf_pci() ||
-            (it != vf_pcis.end() && it->second.count(subject.pci_address) > 0))) ||
-          (!subject.netdev.empty() && netdevOfPf(subject.netdev, *pf)) ||
-          (!subject.rdma_device.empty() && subject.rdma_device == pf->rdma().name());
+      const bool mine = (!subject.pci_address.empty() &&
+                         (subject.pci_address == pf->pf_pci() ||
+                          (it != vf_pcis.end() && it->second.count(subject.pci_address) > 0))) ||
+                        (!subject.netdev.empty() && netdevOfPf(subject.netdev, *pf)) ||
+                        (!subject.rdma_device.empty() && subject.rdma_device == pf->rdma().name());
       if (mine) owner = pf;
     }
     const bool no_subject =
@@ -421,8 +437,7 @@ void addEvidence(const core::PfToolEvidence& ev, std::vector<v1::PfEvidence*>& p
   }
   if (unattributed > 0) {
     notices.push_back(source + ": " + std::to_string(unattributed) +
-                      " tool report(s) could not be tied to one PF (" +
-                      std::to_string(pfs.size()) +
+                      " tool report(s) could not be tied to one PF (" + std::to_string(pfs.size()) +
                       " PFs found; the output does not name the PF's PCI address, RDMA device "
                       "or netdev): not judged");
   }
@@ -436,9 +451,9 @@ HostInspectOutcome inspectHost(const HostInspectOptions& o, const HostSeams& sea
   const bool live = o.root == "/";
   in.set_root(o.root);
   in.set_ibcollect_version(o.version);
-  in.set_inspected_at_unix_ms(std::chrono::duration_cast<std::chrono::milliseconds>(
-                                  seams.clock.now().time_since_epoch())
-                                  .count());
+  in.set_inspected_at_unix_ms(
+      std::chrono::duration_cast<std::chrono::milliseconds>(seams.clock.now().time_since_epoch())
+          .count());
   in.set_host(hostNameOf(o, seams));
   const std::string source = o.root;
 
@@ -474,7 +489,7 @@ HostInspectOutcome inspectHost(const HostInspectOptions& o, const HostSeams& sea
   // One PfEvidence per PF that hosts a VF of the case.
   std::vector<v1::PfEvidence> pfs;
   std::map<std::string, std::vector<v1::VfMapping>> vfs_of;  // pf_device → its VFs
-  std::map<std::string, std::set<std::string>> vf_pcis;     // pf_pci → every VF PCI
+  std::map<std::string, std::set<std::string>> vf_pcis;      // pf_pci → every VF PCI
   for (const auto& m : mapping) {
     if (m.vf_index() < 0) continue;
     vfs_of[m.pf_device()].push_back(m);
@@ -571,8 +586,9 @@ HostInspectOutcome inspectHost(const HostInspectOptions& o, const HostSeams& sea
       }
     } else {
       for (auto& e : pfs) {
-        e.add_notes("copied tree: mlxlink, mlxconfig, flint, ethtool -m and dmesg not run; give "
-                    "their output with --paste");
+        e.add_notes(
+            "copied tree: mlxlink, mlxconfig, flint, ethtool -m and dmesg not run; give "
+            "their output with --paste");
       }
     }
     for (auto& n : notices) in.add_notices(std::move(n));

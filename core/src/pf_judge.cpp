@@ -89,12 +89,12 @@ class PfJudge {
       const PhysState ph = physStateOf(p.phys_state());
       if (st == PortState::Active || st == PortState::Unknown) continue;
       add(FindingCode::PfPortDown, Severity::Critical, p.port(),
-          pfName() + " port " + std::to_string(p.port()) + " is " +
-              std::string(portStateName(st)) +
+          pfName() + " port " + std::to_string(p.port()) + " is " + std::string(portStateName(st)) +
               (ph != PhysState::Unknown ? " (" + std::string(physStateName(ph)) + ")" : ""),
           {"state: " + p.state().raw(), "phys_state: " + p.phys_state().raw()},
           "Every VF of this port is down with it: check the cable and the switch port "
-          "(mlxlink -d " + pf_.pf_pci() + " -m -c), then the subnet manager for INIT/ARMED");
+          "(mlxlink -d " +
+              pf_.pf_pci() + " -m -c), then the subnet manager for INIT/ARMED");
     }
     for (const auto& ml : pf_.mlxlink()) {
       if (ml.state().empty() && ml.phys_state().empty()) continue;
@@ -117,8 +117,8 @@ class PfJudge {
       examined("netdev " + name + " " + what);
       if (!admin_up || !has_carrier || carrier) return;
       add(FindingCode::PfPortDown, Severity::Critical, 0,
-          pfName() + " netdev " + name + " is up but has no carrier",
-          {name + ": " + what}, "The physical link is down: check cable, module and switch port");
+          pfName() + " netdev " + name + " is up but has no carrier", {name + ": " + what},
+          "The physical link is down: check cable, module and switch port");
     };
     for (const auto& l : pf_.links()) {
       netdevDown(l.name(), l.has_admin_up() && l.admin_up(), l.has_carrier(), l.carrier(),
@@ -231,7 +231,8 @@ class PfJudge {
       }
       if (ml.physical_grade_size() > 0) {
         std::string grades;
-        for (auto g : ml.physical_grade()) grades += (grades.empty() ? "" : ",") + std::to_string(g);
+        for (auto g : ml.physical_grade())
+          grades += (grades.empty() ? "" : ",") + std::to_string(g);
         clean_notes_.push_back("eye grades per lane " + grades + " (no threshold printed)");
       }
     }
@@ -276,7 +277,8 @@ class PfJudge {
       if (!ev.empty()) {
         add(FindingCode::PfPhyErrors, Severity::Warning, 0,
             pfName() + " netdev " + n.name() + " counts physical errors (ethtool -S)",
-            std::move(ev), "Sample again to see whether they rise, then check cable and switch port");
+            std::move(ev),
+            "Sample again to see whether they rise, then check cable and switch port");
       }
     }
   }
@@ -297,8 +299,9 @@ class PfJudge {
       for (double d : ml.rx_power_dbm()) rxPower(d, ev, sev);
       if (sev == Severity::Info) continue;
       moduleIdentity(ev, ml.vendor_name(), ml.vendor_part_number(), ml.vendor_serial_number());
-      add(FindingCode::PfModule, sev, ml.port(), pfName() + " module/cable reports a fault (mlxlink -m)",
-          std::move(ev), "Reseat, then replace the module or cable named here; check the peer end");
+      add(FindingCode::PfModule, sev, ml.port(),
+          pfName() + " module/cable reports a fault (mlxlink -m)", std::move(ev),
+          "Reseat, then replace the module or cable named here; check the peer end");
     }
     for (const auto& m : pf_.modules()) {
       examined("ethtool -m" + (m.netdev().empty() ? "" : " " + m.netdev()));
@@ -316,7 +319,8 @@ class PfJudge {
         temperature(m.has_temperature_c(), m.temperature_c(), ev, sev);
         for (double d : m.rx_power_dbm()) rxPower(d, ev, sev);
       } else {
-        if (m.has_temperature_c()) ev.push_back("Module temperature: " + num(m.temperature_c()) + " C");
+        if (m.has_temperature_c())
+          ev.push_back("Module temperature: " + num(m.temperature_c()) + " C");
         for (double d : m.rx_power_dbm()) ev.push_back("Rx power: " + num(d) + " dBm");
       }
       if (sev == Severity::Info) continue;
@@ -362,7 +366,8 @@ class PfJudge {
       if (startsWith(a.name(), "TOTAL_ERR_")) {
         totals[a.kind()] += a.value();
       } else if (a.value() > 0) {
-        nonzero.push_back("aer_dev_" + a.kind() + " " + a.name() + ": " + std::to_string(a.value()));
+        nonzero.push_back("aer_dev_" + a.kind() + " " + a.name() + ": " +
+                          std::to_string(a.value()));
       }
     }
     if (!pf_.aer().empty()) examined("AER counters");
@@ -450,7 +455,8 @@ class PfJudge {
       }
     }
     if (fw_sev != Severity::Info) {
-      add(FindingCode::PfFw, fw_sev, 0, pfName() + ": firmware health or command failures in the host kernel log",
+      add(FindingCode::PfFw, fw_sev, 0,
+          pfName() + ": firmware health or command failures in the host kernel log",
           cap(std::move(fw_ev)),
           "Collect `mlxfwreset`-free evidence first (devlink health show, mstdump / fw trace), "
           "check the firmware version against the release notes, then open a vendor case; a "
@@ -463,12 +469,14 @@ class PfJudge {
           "Match the times with the switch log; check cable and module (mlxlink -m -c)");
     }
     if (module_sev != Severity::Info) {
-      add(FindingCode::PfModule, module_sev, 0, pfName() + ": module or cable events in the host kernel log",
-          cap(std::move(module_ev)), "Reseat or replace the module/cable; check airflow");
+      add(FindingCode::PfModule, module_sev, 0,
+          pfName() + ": module or cable events in the host kernel log", cap(std::move(module_ev)),
+          "Reseat or replace the module/cable; check airflow");
     }
     if (pcie_sev != Severity::Info) {
       add(FindingCode::PfPcieErrors, pcie_sev, 0, pfName() + ": PCIe errors in the host kernel log",
-          cap(std::move(pcie_ev)), "Check slot, riser and BIOS PCIe settings; read the AER counters");
+          cap(std::move(pcie_ev)),
+          "Check slot, riser and BIOS PCIe settings; read the AER counters");
     }
   }
   static std::vector<std::string> cap(std::vector<std::string> v) {
@@ -486,7 +494,8 @@ class PfJudge {
       if (severityOf(f) != Severity::Info) return;
     }
     for (const auto& ml : pf_.mlxlink()) {
-      if (!ml.firmware_version().empty()) clean_notes_.push_back("firmware " + ml.firmware_version());
+      if (!ml.firmware_version().empty())
+        clean_notes_.push_back("firmware " + ml.firmware_version());
     }
     for (const auto& fq : pf_.flint()) {
       examined("flint query");
@@ -510,8 +519,8 @@ class PfJudge {
     std::vector<std::string> ev;
     for (const auto& e : examined_) ev.push_back("read: " + e);
     for (const auto& n : clean_notes_) ev.push_back(n);
-    add(FindingCode::PfClean, Severity::Info, 0,
-        pfName() + " shows nothing wrong in what was read", std::move(ev),
+    add(FindingCode::PfClean, Severity::Info, 0, pfName() + " shows nothing wrong in what was read",
+        std::move(ev),
         "Look beyond the PF: the switch port and its peer (switch counters, UFM), the cable's "
         "far end, and the VF-side evidence of the case");
   }
@@ -544,8 +553,8 @@ v1::Finding pfNotFoundFinding(const v1::VfMapping& vf, std::string_view host,
   for (const auto& id : vf.identities()) ev.push_back("looked for " + id);
   for (const auto& c : vf.compared()) ev.push_back("compared with " + c);
   std::string who = vf.node().empty() ? vf.device() : vf.node() + " " + vf.device();
-  auto f = makeFinding({FindingCode::PfNotFound, Severity::Critical, std::string(host),
-                        vf.device(), 0, "No PF on this host hosts VF " + who, std::move(ev),
+  auto f = makeFinding({FindingCode::PfNotFound, Severity::Critical, std::string(host), vf.device(),
+                        0, "No PF on this host hosts VF " + who, std::move(ev),
                         "This is not the VM's host, or the VF was re-created since the snapshot: "
                         "find the host from the VM id (product_uuid) in the hypervisor, and run "
                         "host-inspect there"});

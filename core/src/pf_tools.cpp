@@ -57,8 +57,8 @@ std::string argAfter(const std::vector<std::string_view>& words, std::string_vie
 }
 
 // A shell line that runs `tool` (after any prompt): the words from the tool on.
-std::optional<std::vector<std::string_view>> commandWords(std::string_view line,
-                                                          std::initializer_list<std::string_view> tools) {
+std::optional<std::vector<std::string_view>> commandWords(
+    std::string_view line, std::initializer_list<std::string_view> tools) {
   const auto words = splitWhitespace(line);
   for (std::size_t i = 0; i < words.size(); ++i) {
     std::string_view w = words[i];
@@ -109,10 +109,10 @@ std::optional<double> parseBer(std::string_view v) {
 
 // ---- mlxlink ------------------------------------------------------------------------------
 
-constexpr std::array<std::string_view, 12> kMlxlinkSections{{
-    "Operational Info", "Supported Info", "Troubleshooting Info", "Tool Information",
-    "Module Info", "Physical Counters and BER Info", "EYE Opening Info", "Port Info",
-    "Test Mode Info", "Histogram of FEC Errors", "FEC Capability Info", "Physical Counters"}};
+constexpr std::array<std::string_view, 12> kMlxlinkSections{
+    {"Operational Info", "Supported Info", "Troubleshooting Info", "Tool Information",
+     "Module Info", "Physical Counters and BER Info", "EYE Opening Info", "Port Info",
+     "Test Mode Info", "Histogram of FEC Errors", "FEC Capability Info", "Physical Counters"}};
 
 bool isMlxlinkSectionTitle(std::string_view t) {
   for (auto s : kMlxlinkSections) {
@@ -123,11 +123,11 @@ bool isMlxlinkSectionTitle(std::string_view t) {
 
 // Keys only mlxlink prints: one of them outside a section still says "this is mlxlink".
 bool isMlxlinkKey(std::string_view key) {
-  static constexpr std::array<std::string_view, 12> keys{{
-      "Physical state", "Effective Physical Errors", "Effective Physical BER", "Raw Physical BER",
-      "Raw Physical Errors Per Lane", "Link Down Counter", "Link Error Recovery Counter",
-      "Status Opcode", "Recommendation", "Physical Grade", "Time Since Last Clear [Min]",
-      "Loopback Mode"}};
+  static constexpr std::array<std::string_view, 12> keys{
+      {"Physical state", "Effective Physical Errors", "Effective Physical BER", "Raw Physical BER",
+       "Raw Physical Errors Per Lane", "Link Down Counter", "Link Error Recovery Counter",
+       "Status Opcode", "Recommendation", "Physical Grade", "Time Since Last Clear [Min]",
+       "Loopback Mode"}};
   return std::find(keys.begin(), keys.end(), key) != keys.end();
 }
 
@@ -233,10 +233,9 @@ void applyMlxlinkField(v1::MlxlinkReport& r, std::string_view section, const Fie
   }
   // Module fault and alarm flags: "Tx Fault [per lane]", "Rx LOS [per lane]", "Rx CDR LOL",
   // "Module FW Fault", "LOS Alarm", "Tx Adaptive EQ Fault".
-  if (module && (k.find("Fault") != std::string_view::npos ||
-                 k.find("LOS") != std::string_view::npos ||
-                 k.find("LOL") != std::string_view::npos ||
-                 k.find("Alarm") != std::string_view::npos) &&
+  if (module &&
+      (k.find("Fault") != std::string_view::npos || k.find("LOS") != std::string_view::npos ||
+       k.find("LOL") != std::string_view::npos || k.find("Alarm") != std::string_view::npos) &&
       flagSet(v) && r.faults_size() < 64) {
     auto* flag = r.add_faults();
     flag->set_section(cap(section));
@@ -306,7 +305,8 @@ std::vector<v1::MlxlinkReport> parseMlxlink(std::string_view text) {
     }
     const std::size_t next = nextNonBlank(lines, i);
     const bool dashed = next != std::string_view::npos && isDashes(trim(lines[next]));
-    if (t.find(':') == std::string_view::npos && (isMlxlinkSectionTitle(t) || (dashed && in_mlxlink))) {
+    if (t.find(':') == std::string_view::npos &&
+        (isMlxlinkSectionTitle(t) || (dashed && in_mlxlink))) {
       if (startsWithIgnoreCase(t, "Operational Info") && cur && !cur->state().empty()) flush();
       section = std::string(t);
       in_mlxlink = true;
@@ -401,7 +401,8 @@ std::vector<v1::MlxconfigReport> parseMlxconfig(std::string_view text) {
     }
     std::string_view name = words[0];
     if (name.front() == '*') name.remove_prefix(1);
-    const bool always = name == "SRIOV_EN" || name == "NUM_OF_VFS" || startsWith(name, "LINK_TYPE_P");
+    const bool always =
+        name == "SRIOV_EN" || name == "NUM_OF_VFS" || startsWith(name, "LINK_TYPE_P");
     if (!in_config && !always) return;
     if (!cur) cur.emplace();
     // "SRIOV_EN   True(1)" or with Default/Current/Next Boot columns: the last is next boot.
@@ -410,7 +411,8 @@ std::vector<v1::MlxconfigReport> parseMlxconfig(std::string_view text) {
       auto* s = cur->add_settings();
       s->set_key(cap(name));
       std::string all;
-      for (std::size_t w = 1; w < words.size(); ++w) all += (w > 1 ? " " : "") + std::string(words[w]);
+      for (std::size_t w = 1; w < words.size(); ++w)
+        all += (w > 1 ? " " : "") + std::string(words[w]);
       s->set_value(cap(all));
     }
     if (name == "SRIOV_EN") cur->set_sriov_en(value);
@@ -555,7 +557,8 @@ std::vector<v1::ModuleDiagnostics> parseEthtoolModule(std::string_view text) {
     if (lk == "module voltage") {
       if (auto d = parseLeadingDouble(v)) cur->set_voltage_v(*d);
     }
-    const bool flag = lk.find("alarm") != std::string::npos || lk.find("warning") != std::string::npos;
+    const bool flag =
+        lk.find("alarm") != std::string::npos || lk.find("warning") != std::string::npos;
     if (flag && lk != "alarm/warning flags implemented") {
       cur->set_flags_reported(cur->flags_reported() + 1);
       if (startsWithIgnoreCase(v, "On")) {
@@ -572,7 +575,8 @@ std::vector<v1::ModuleDiagnostics> parseEthtoolModule(std::string_view text) {
     // 1)", "Rcvr signal avg optical power(Channel 1)"; CMIS: "Laser tx bias current (Lane 1)".
     if (lk.find("bias current") != std::string::npos) {
       if (auto d = parseLeadingDouble(v)) cur->add_bias_current_ma(*d);
-    } else if (startsWith(lk, "laser output power") || startsWith(lk, "transmit avg optical power")) {
+    } else if (startsWith(lk, "laser output power") ||
+               startsWith(lk, "transmit avg optical power")) {
       if (auto d = dbmOf(v)) cur->add_tx_power_dbm(*d);
     } else if (startsWith(lk, "receiver signal average optical power") ||
                startsWith(lk, "rcvr signal avg optical power") ||
@@ -709,9 +713,8 @@ std::vector<v1::PfNetdevLink> parsePfIpLink(std::string_view text) {
     if (const auto index = vfIndex(t)) {
       endRecord();
       record_index = index;
-      record = std::string(trimLeft(t.substr(t.find(' ', 3) == std::string_view::npos
-                                                   ? t.size()
-                                                   : t.find(' ', 3))));
+      record = std::string(
+          trimLeft(t.substr(t.find(' ', 3) == std::string_view::npos ? t.size() : t.find(' ', 3))));
       return;
     }
     if (record_index && looksLikeVfContinuation(t)) {
@@ -761,8 +764,8 @@ std::vector<v1::KernelLogLine> parsePfKernelLog(std::string_view text) {
   auto lines = parseKernelLogText(text);
   std::vector<v1::KernelLogLine> joined;
   for (auto& l : lines) {
-    if (l.timestamp().empty() && !joined.empty() && endsWith(trimRight(joined.back().text()), ":") &&
-        !joined.back().timestamp().empty()) {
+    if (l.timestamp().empty() && !joined.empty() &&
+        endsWith(trimRight(joined.back().text()), ":") && !joined.back().timestamp().empty()) {
       joined.back().set_text(printable(joined.back().text() + " " + l.text(), 1024));
       continue;
     }

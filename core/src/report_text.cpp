@@ -576,8 +576,8 @@ std::string finishText(std::string out, const TextOptions& options) {
 
 // One row per VF looked for: where it lives and how its PF looks.
 std::string vfTable(const v1::HostInspection& in, bool color, std::size_t max_width) {
-  std::vector<std::vector<std::string>> rows{{"NODE", "VF", "VF PCI", "PF", "PF PCI", "VF#",
-                                              "MATCHED BY", "PF LINK", "VERDICT"}};
+  std::vector<std::vector<std::string>> rows{
+      {"NODE", "VF", "VF PCI", "PF", "PF PCI", "VF#", "MATCHED BY", "PF LINK", "VERDICT"}};
   auto dash = [](const std::string& s) { return s.empty() ? std::string("-") : s; };
   for (const auto& m : in.vf_map()) {
     std::string link = "-";
@@ -591,7 +591,8 @@ std::string vfTable(const v1::HostInspection& in, bool color, std::size_t max_wi
       if (!any || severityOf(f) > worst) worst = severityOf(f);
       any = true;
     }
-    if (m.vf_index() >= 0 && any && worst != Severity::Info) verdict = upper(std::string(severityName(worst)));
+    if (m.vf_index() >= 0 && any && worst != Severity::Info)
+      verdict = upper(std::string(severityName(worst)));
     for (const auto& pf : in.pf()) {
       if (pf.pf_device() != m.pf_device() || m.vf_index() < 0) continue;
       for (const auto& ml : pf.mlxlink()) {
@@ -612,7 +613,8 @@ std::string vfTable(const v1::HostInspection& in, bool color, std::size_t max_wi
                     dash(m.matched_by()), link, paint(verdict, color)});
   }
   if (max_width > 0) {
-    for (std::size_t c = rows[0].size() - 1; c-- > 1;) {
+    // A column that says nothing on any row (no tenant node for --vf) is left out.
+    for (std::size_t c = rows[0].size() - 1; c-- > 0;) {
       bool empty = true;
       for (std::size_t r = 1; r < rows.size(); ++r) empty = empty && rows[r][c] == "-";
       if (!empty || rows.size() == 1) continue;

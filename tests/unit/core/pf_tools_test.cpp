@@ -1,0 +1,280 @@
+// PF-side parsers and the PF judge on the real captures of tests/fixtures/real/pf (labels
+// in its PROVENANCE.md), plus good/empty/truncated/garbage/huge input.
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <string>
+
+#include "fixtures.h"
+#include "ibc/core/pf_judge.h"
+#include "ibc/core/pf_tools.h"
+
+namespace ibc::core {
+namespace {
+
+using ibc::test::readFixture;
+
+std::string pf(const std::string& prefix) {
+  for (const auto& f : ibc::test::fixtureFiles("real/pf", ".txt")) {
+    const std::string name = f.substr(f.rfind('/') + 1);
+    if (name.rfind(prefix, 0) == 0) return readFixture("real/pf/" + name);
+  }
+  ADD_FAILURE() << "no fixture " << prefix;
+  return {};
+}
+
+std::vector<std::string> codes(const std::vector<v1::Finding>& findings) {
+  std::vector<std::string> out;
+  for (const auto& f : findings) out.push_back(f.code() + ":" + f.severity());
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+v1::PfEvidence evidenceFrom(const PfToolEvidence& ev) {
+  v1::PfEvidence e;
+  e.set_pf_device("mlx5_0");
+  e.set_pf_pci("0000:42:00.0");
+  for (const auto& m : ev.mlxlink) *e.add_mlxlink() = m;
+  for (const auto& m : ev.modules) *e.add_modules() = m;
+  for (const auto& l : ev.links) *e.add_links() = l;
+  for (const auto& l : ev.kernel_log) *e.add_kernel_log() = l;
+  for (const auto& a : ev.aer) *e.add_aer() = a;
+  for (const auto& f : ev.flint) *e.add_flint() = f;
+  for (const auto& c : ev.mlxconfig) *e.add_mlxconfig() = c;
+  return e;
+}
+
+TEST(MlxlinkParser, ForumCaptureWithBlankLinesAndCollapsedColumnsGivesCounters) {
+  const auto r = parseMlxlink(pf("mlxlink-c_cx4"));
+  ASSERT_EQ(r.size(), 1u);
+  EXPECT_EQ(r[0].device(), "/dev/mst/mt4115_pciconf0");
+  EXPECT_EQ(r[0].state(), "Active");
+  EXPECT_EQ(r[0].phys_state(), "LinkUp");
+  EXPECT_EQ(r[0].speed(), "100GbE");
+  EXPECT_EQ(r[0].fec(), "Standard RS-FEC - RS(528,514)");
+  EXPECT_EQ(r[0].effective_errors(), 0u);
+  EXPECT_EQ(r[0].raw_ber(), "3E-12");
+  EXPECT_DOUBLE_EQ(r[0].raw_ber_value(), 3e-12);
+  EXPECT_DOUBLE_EQ(r[0].time_since_clear_min(), 1715.4);
+  ASSERT_EQ(r[0].raw_errors_per_lane_size(), 4);
+  EXPECT_EQ(r[0].raw_errors_per_lane(0), 26711u);
+  EXPECT_EQ(r[0].raw_errors_per_lane(3), 9108u);
+  EXPECT_FALSE(r[0].has_link_down_counter());
+}
+
+TEST(MlxlinkParser, EyeSectionGivesGradesPerLane) {
+  const auto r = parseMlxlink(pf("mlxlink-e_cx4"));
+  ASSERT_EQ(r.size(), 1u);
+  ASSERT_EQ(r[0].physical_grade_size(), 4);
+  EXPECT_EQ(r[0].physical_grade(0), 3065);
+  EXPECT_EQ(r[0].height_eye_mv(3), 37);
+  EXPECT_EQ(r[0].phase_eye_psec(2), 15);
+}
+
+TEST(MlxlinkParser, PassiveDacModuleInfoIsNotApplicableNotZero) {
+  const auto r = parseMlxlink(pf("mlxlink-m-c_bf3"));
+  ASSERT_EQ(r.size(), 1u);
+  EXPECT_EQ(r[0].port(), 1u);
+  EXPECT_EQ(r[0].module_identifier(), "QSFP28");
+  EXPECT_EQ(r[0].ddm(), "No");
+  EXPECT_FALSE(r[0].has_temperature_c());
+  EXPECT_EQ(r[0].rx_power_dbm_size(), 0);
+  EXPECT_EQ(r[0].faults_size(), 0);
+  EXPECT_EQ(r[0].firmware_version(), "32.43.2402");
+  EXPECT_EQ(r[0].link_down_counter(), 0u);
+  EXPECT_EQ(r[0].link_error_recovery_counter(), 0u);
+  EXPECT_EQ(r[0].effective_ber(), "15E-255");
+}
+
+TEST(MlxlinkParser, EmptyGarbageAndOtherToolsGiveNothing) {
+  EXPECT_TRUE(parseMlxlink("").empty());
+  EXPECT_TRUE(parseMlxlink("\x01\x02 garbage : : :\n\n---\n").empty());
+  EXPECT_TRUE(parseMlxlink(pf("flint-q_cx4lx-ibm")).empty());
+  EXPECT_TRUE(parseMlxlink(pf("ethtool-m_sfp")).empty());
+}
+
+TEST(MlxlinkParser, TruncatedCaptureKeepsWholeFieldsAndHugeInputIsBounded) {
+  const std::string text = pf("mlxlink-m-c_bf3");
+  const auto cut = parseMlxlink(text.substr(0, text.find("Module Info")));
+  ASSERT_EQ(cut.size(), 1u);
+  EXPECT_EQ(cut[0].state(), "Active");
+  EXPECT_TRUE(cut[0].module_identifier().empty());
+  std::string huge;
+  for (int i = 0; i < 400; ++i) huge += "mlxlink -d 0000:42:00.0\nState : Active\n";
+  EXPECT_EQ(parseMlxlink(huge).size(), kMaxPfReports);
+}
+
+TEST(MlxconfigParser, Cx3QueryGivesSriovSettings) {
+  const auto r = parseMlxconfig(pf("mlxconfig-q_cx3"));
+  ASSERT_EQ(r.size(), 1u);
+  EXPECT_EQ(r[0].device_type(), "ConnectX3");
+  EXPECT_EQ(r[0].device(), "/dev/mst/mt4099_pciconf0");
+  EXPECT_EQ(r[0].sriov_en(), "True(1)");
+  EXPECT_EQ(r[0].num_of_vfs(), "8");
+  EXPECT_GE(r[0].settings_size(), 9);
+  EXPECT_TRUE(parseMlxconfig(pf("mlxlink-c_cx4")).empty());
+}
+
+TEST(FlintParser, QueriesGiveVersionAndPsidWithoutAnnotations) {
+  const auto ibm = parseFlintQuery(pf("flint-q_cx4lx-ibm"));
+  ASSERT_EQ(ibm.size(), 1u);
+  EXPECT_EQ(ibm[0].device(), "0001:19:00.0");
+  EXPECT_EQ(ibm[0].fw_version(), "14.26.0226");
+  EXPECT_EQ(ibm[0].psid(), "IBM0000000034");
+  EXPECT_EQ(ibm[0].base_guid(), "0894ef030080a89f");
+  const auto annotated = parseFlintQuery(pf("flint-q_cx4lx-fw14.32"));
+  ASSERT_EQ(annotated.size(), 1u);
+  EXPECT_EQ(annotated[0].fw_version(), "14.32.1010");
+  EXPECT_EQ(annotated[0].psid(), "MT_2420110034");
+  // mlxlink's module "FW Version : N/A" is not a flint query.
+  EXPECT_TRUE(parseFlintQuery(pf("mlxlink-m-c_bf3")).empty());
+}
+
+TEST(EthtoolModuleParser, SfpWithRxPowerLowAlarmOn) {
+  const auto r = parseEthtoolModule(pf("ethtool-m_sfp"));
+  ASSERT_EQ(r.size(), 1u);
+  EXPECT_EQ(r[0].netdev(), "ens22f0");
+  EXPECT_EQ(r[0].vendor_pn(), "FTLX8571D3BCL-HD");
+  EXPECT_DOUBLE_EQ(r[0].temperature_c(), 30.14);
+  ASSERT_EQ(r[0].rx_power_dbm_size(), 1);
+  EXPECT_DOUBLE_EQ(r[0].rx_power_dbm(0), -33.98);
+  ASSERT_EQ(r[0].alarms_on_size(), 1);
+  EXPECT_EQ(r[0].alarms_on(0), "Laser rx power low alarm");
+  ASSERT_EQ(r[0].warnings_on_size(), 1);
+  EXPECT_EQ(r[0].flags_reported(), 20u);
+  EXPECT_TRUE(parseEthtoolModule("Identifier : QSFP28\n").empty());  // mlxlink's, not 0x..
+}
+
+TEST(PfIpLinkParser, InfinibandVfRecordWrappedOntoTheNextLine) {
+  const auto r = parsePfIpLink(pf("iplink-pf_mlx5-ipoib-ib4"));
+  ASSERT_EQ(r.size(), 1u);
+  EXPECT_EQ(r[0].name(), "ib4");
+  EXPECT_FALSE(r[0].admin_up());
+  EXPECT_EQ(r[0].link_type(), "infiniband");
+  ASSERT_EQ(r[0].vfs_size(), 1);
+  EXPECT_EQ(r[0].vfs(0).index(), 0u);
+  EXPECT_EQ(r[0].vfs(0).node_guid(), "22:44:33:00:33:11:00:33");
+  EXPECT_EQ(r[0].vfs(0).port_guid(), "10:21:33:12:00:11:22:10");
+  EXPECT_EQ(r[0].vfs(0).link_state(), "disable");
+}
+
+TEST(PfIpLinkParser, EthernetTablesWithMarkdownQuoteAndBold) {
+  const auto danm = parsePfIpLink(pf("iplink-pf_mlx-eth-enp101s0f0"));
+  ASSERT_EQ(danm.size(), 1u);
+  EXPECT_EQ(danm[0].name(), "enp101s0f0");
+  ASSERT_EQ(danm[0].vfs_size(), 11);
+  EXPECT_EQ(danm[0].vfs(9).vlan(), "10");
+  EXPECT_EQ(danm[0].vfs(9).spoof_checking(), "on");
+  EXPECT_EQ(danm[0].vfs(10).mac(), "00:00:00:00:00:00");
+  const auto ovn = parsePfIpLink(pf("iplink-pf_cx5-eth-p4p1"));
+  ASSERT_EQ(ovn.size(), 1u);
+  EXPECT_TRUE(ovn[0].admin_up());
+  EXPECT_FALSE(ovn[0].carrier());
+  EXPECT_EQ(ovn[0].vfs_size(), 4);
+}
+
+TEST(AerParser, SysfsFilesAndGrepListings) {
+  const auto file = parseAerCounters("RxErr 3\nBadTLP 0\nTOTAL_ERR_COR 3\n", "correctable");
+  ASSERT_EQ(file.size(), 3u);
+  EXPECT_EQ(file[0].value(), 3u);
+  const auto ev = parsePfToolOutput(
+      "/sys/bus/pci/devices/0000:42:00.0/aer_dev_fatal:DLP 1\n"
+      "/sys/bus/pci/devices/0000:42:00.0/aer_dev_fatal:TOTAL_ERR_FATAL 1\n");
+  ASSERT_EQ(ev.aer.size(), 2u);
+  EXPECT_EQ(ev.aer[1].kind(), "fatal");
+  EXPECT_TRUE(parseAerCounters("RxErr -1\nnot a line at all\n", "x").empty());
+}
+
+TEST(PfKernelLog, MailWrappedHealthDumpIsJoinedBackToItsRecords) {
+  const auto lines = parsePfKernelLog(pf("dmesg-pf_mlx5-health-synd"));
+  ASSERT_EQ(lines.size(), 13u);
+  const bool synd = std::any_of(lines.begin(), lines.end(), [](const v1::KernelLogLine& l) {
+    return l.text().find("print_health_info:385:(pid 0): synd 0x7: irisc not responding") !=
+           std::string::npos;
+  });
+  EXPECT_TRUE(synd);
+}
+
+TEST(PfToolOutput, NothingRecognisedIsEmptyNotClean) {
+  EXPECT_TRUE(parsePfToolOutput("").empty());
+  EXPECT_TRUE(parsePfToolOutput("hello world\nthis is not tool output\n").empty());
+  EXPECT_TRUE(parsePfToolOutput(std::string(1 << 20, 'x')).empty());
+  const auto mixed = parsePfToolOutput(pf("healthcheck-script_cx7"));
+  EXPECT_FALSE(mixed.empty());
+  ASSERT_EQ(mixed.flint.size(), 1u);
+  EXPECT_EQ(mixed.flint[0].fw_version(), "28.40.1000");
+}
+
+TEST(PfJudge, CleanRealCapturesAreCleanWithWhatWasRead) {
+  for (const char* name : {"mlxlink-c_cx4", "mlxlink-e_cx4", "mlxlink-m-c_bf3"}) {
+    const auto f = judgePf(evidenceFrom(parsePfToolOutput(pf(name))), {}, "h", "t");
+    EXPECT_EQ(codes(f), std::vector<std::string>{"PF_CLEAN:info"}) << name;
+  }
+  // Raw errors corrected by FEC are named, not judged.
+  const auto f = judgePf(evidenceFrom(parsePfToolOutput(pf("mlxlink-c_cx4"))), {}, "h", "t");
+  bool named = false;
+  for (const auto& e : f[0].evidence())
+    named = named || e.find("26711,0,0,9108") != std::string::npos;
+  EXPECT_TRUE(named);
+}
+
+TEST(PfJudge, RealPositivesGiveTheirLabels) {
+  EXPECT_EQ(codes(judgePf(evidenceFrom(parsePfToolOutput(pf("dmesg-pf_mlx5-health-synd"))), {}, "h",
+                          "t")),
+            std::vector<std::string>{"PF_FW:critical"});
+  EXPECT_EQ(
+      codes(judgePf(evidenceFrom(parsePfToolOutput(pf("dmesg-pf_cx4lx-vf-enable"))), {}, "h", "t")),
+      std::vector<std::string>{"PF_FW:critical"});
+  EXPECT_EQ(codes(judgePf(evidenceFrom(parsePfToolOutput(pf("ethtool-m_sfp"))), {}, "h", "t")),
+            std::vector<std::string>{"PF_MODULE:critical"});
+  EXPECT_EQ(
+      codes(judgePf(evidenceFrom(parsePfToolOutput(pf("iplink-pf_cx5-eth-p4p1"))), {}, "h", "t")),
+      std::vector<std::string>{"PF_PORT_DOWN:critical"});
+  // The IPoIB netdev left down is no port evidence; the VF's link-state disable is.
+  v1::VfMapping vf0;
+  vf0.set_vf_index(0);
+  const auto ib = evidenceFrom(parsePfToolOutput(pf("iplink-pf_mlx5-ipoib-ib4")));
+  EXPECT_EQ(codes(judgePf(ib, {vf0}, "h", "t")), std::vector<std::string>{"PF_PORT_DOWN:critical"});
+  v1::VfMapping vf5;
+  vf5.set_vf_index(5);
+  EXPECT_EQ(codes(judgePf(ib, {vf5}, "h", "t")), std::vector<std::string>{"PF_CLEAN:info"});
+}
+
+// Derived (labelled synthetic): the real BlueField-3 capture with its counters changed in
+// the test, since no real capture with non-zero effective errors was found.
+TEST(PfJudge, DerivedNonZeroCountersGivePhyErrorsAndLinkFlap) {
+  std::string text = pf("mlxlink-m-c_bf3");
+  auto replace = [&](const std::string& from, const std::string& to) {
+    const auto at = text.find(from);
+    ASSERT_NE(at, std::string::npos) << from;
+    text.replace(at, from.size(), to);
+  };
+  replace("Effective Physical Errors          : 0", "Effective Physical Errors          : 1234");
+  replace("Link Down Counter                  : 0", "Link Down Counter                  : 7");
+  const auto f = judgePf(evidenceFrom(parsePfToolOutput(text)), {}, "h", "t");
+  EXPECT_EQ(codes(f), (std::vector<std::string>{"PF_LINK_FLAP:warning", "PF_PHY_ERRORS:warning"}));
+  replace("Effective Physical BER             : 15E-255",
+          "Effective Physical BER             : 2E-9");
+  const auto g = judgePf(evidenceFrom(parsePfToolOutput(text)), {}, "h", "t");
+  EXPECT_EQ(codes(g), (std::vector<std::string>{"PF_LINK_FLAP:warning", "PF_PHY_ERRORS:critical"}));
+}
+
+TEST(PfJudge, NoEvidenceIsNeverClean) {
+  v1::PfEvidence e;
+  e.set_pf_device("mlx5_0");
+  const auto f = judgePf(e, {}, "h", "t");
+  EXPECT_EQ(codes(f), std::vector<std::string>{"PORT_STATE_UNKNOWN:warning"});
+}
+
+TEST(PfJudge, AerTotalsFollowSeverityOfEvidence) {
+  v1::PfEvidence e;
+  e.set_pf_device("mlx5_0");
+  for (auto& a : parseAerCounters("RxErr 2\nTOTAL_ERR_COR 2\n", "correctable")) *e.add_aer() = a;
+  EXPECT_EQ(codes(judgePf(e, {}, "h", "t")), std::vector<std::string>{"PF_PCIE_ERRORS:warning"});
+  for (auto& a : parseAerCounters("DLP 1\nTOTAL_ERR_FATAL 1\n", "fatal")) *e.add_aer() = a;
+  EXPECT_EQ(codes(judgePf(e, {}, "h", "t")), std::vector<std::string>{"PF_PCIE_ERRORS:critical"});
+}
+
+}  // namespace
+}  // namespace ibc::core
