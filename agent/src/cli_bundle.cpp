@@ -82,25 +82,11 @@ int runExport(CliEnvironment& env, const ExportArgs& a) {
             << " already exists; choose another -o FILE.ibbundle or add --force to overwrite it\n";
     return core::kExitUsage;
   }
-  auto settings = transportSettings(env, a.transport);
-  if (!settings.ok()) {
-    env.err << "ibcollect: " << settings.error().message << "\n";
-    return core::kExitUsage;
-  }
-  if (settings->cert.empty() || settings->key.empty()) {
-    env.err << "ibcollect: bundle export signs the bundle: give --cert CERT.pem --key KEY.pem "
-               "(your support certificate) or a --config with cert and key\n";
-    return core::kExitUsage;
-  }
-  auto cert = readPem(env, settings->cert);
-  auto key = cert.ok() ? readPem(env, settings->key) : core::Result<std::string>(cert.error());
-  auto signer = key.ok() ? core::SnapshotSigner::fromPem(*cert, *key)
-                         : core::Result<core::SnapshotSigner>(key.error());
-  if (!signer.ok()) {
-    env.err << "ibcollect: " << settings->cert << " / " << settings->key << ": "
-            << signer.error().message << "\n";
-    return core::kExitUsage;
-  }
+  const auto signer =
+      signerFromArgs(env, a.transport,
+                     "bundle export signs the bundle: give --cert CERT.pem --key KEY.pem "
+                     "(your support certificate) or a --config with cert and key");
+  if (!signer) return core::kExitUsage;
 
   std::vector<core::BundleSnapshotInput> inputs;
   for (const auto& f : a.files) {
@@ -170,28 +156,15 @@ int runExport(CliEnvironment& env, const ExportArgs& a) {
 }
 
 int runVerifyBundle(CliEnvironment& env, const VerifyBundleArgs& a) {
-  auto settings = transportSettings(env, a.transport);
-  if (!settings.ok()) {
-    env.err << "ibcollect: " << settings.error().message << "\n";
-    return core::kExitUsage;
-  }
-  if (settings->ca.empty()) {
-    env.err << "ibcollect: bundle verify needs --ca CA.pem (the CA the signers chain to)\n";
-    return core::kExitUsage;
-  }
-  auto ca = readPem(env, settings->ca);
-  auto verifier = ca.ok() ? core::SignatureVerifier::fromPem(*ca)
-                          : core::Result<std::unique_ptr<core::SignatureVerifier>>(ca.error());
-  if (!verifier.ok()) {
-    env.err << "ibcollect: " << settings->ca << ": " << verifier.error().message << "\n";
-    return core::kExitUsage;
-  }
+  const auto verifier = verifierFromArgs(
+      env, a.transport, "bundle verify needs --ca CA.pem (the CA the signers chain to)");
+  if (verifier == nullptr) return core::kExitUsage;
   auto members = readBundleFile(env, a.bundle);
   if (!members.ok()) {
     env.out << a.bundle << ": FAILED archive: " << members.error().message << "\n";
     return core::kExitCollectFailed;
   }
-  const auto check = core::verifyBundle(*members, **verifier, env.clock.now());
+  const auto check = core::verifyBundle(*members, *verifier, env.clock.now());
   for (const auto& p : check.problems) {
     env.out << a.bundle << ": FAILED " << core::printable(p.member, 200) << ": "
             << core::bundleProblemName(p.problem) << ": " << p.message << "\n";

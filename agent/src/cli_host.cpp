@@ -74,25 +74,11 @@ core::Result<std::vector<VfQuery>> bundleQueries(const core::BundleMembers& memb
 
 int attach(CliEnvironment& env, const HostArgs& a, const v1::HostInspection& in,
            const std::string& json) {
-  auto settings = transportSettings(env, a.transport);
-  if (!settings.ok()) {
-    env.err << "ibcollect: " << settings.error().message << "\n";
-    return core::kExitUsage;
-  }
-  if (settings->cert.empty() || settings->key.empty()) {
-    env.err << "ibcollect: --attach-to signs the bundle's manifest again: give --cert CERT.pem "
-               "--key KEY.pem (your certificate) or a --config with cert and key\n";
-    return core::kExitUsage;
-  }
-  auto cert = readPem(env, settings->cert);
-  auto key = cert.ok() ? readPem(env, settings->key) : core::Result<std::string>(cert.error());
-  auto signer = key.ok() ? core::SnapshotSigner::fromPem(*cert, *key)
-                         : core::Result<core::SnapshotSigner>(key.error());
-  if (!signer.ok()) {
-    env.err << "ibcollect: " << settings->cert << " / " << settings->key << ": "
-            << signer.error().message << "\n";
-    return core::kExitUsage;
-  }
+  const auto signer =
+      signerFromArgs(env, a.transport,
+                     "--attach-to signs the bundle's manifest again: give --cert CERT.pem "
+                     "--key KEY.pem (your certificate) or a --config with cert and key");
+  if (!signer) return core::kExitUsage;
   auto members = readBundle(env, a.attach_to);
   if (!members.ok()) {
     env.err << "ibcollect: " << members.error().message << "\n";

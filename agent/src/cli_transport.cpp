@@ -26,6 +26,51 @@ core::Result<std::string> readPem(CliEnvironment& env, const std::string& path) 
   return env.files.readFile(path, kMaxPemBytes);
 }
 
+std::optional<core::SnapshotSigner> signerFromArgs(CliEnvironment& env, const TransportArgs& args,
+                                                   const char* missing) {
+  auto settings = transportSettings(env, args);
+  if (!settings.ok()) {
+    env.err << "ibcollect: " << settings.error().message << "\n";
+    return std::nullopt;
+  }
+  if (settings->cert.empty() || settings->key.empty()) {
+    env.err << "ibcollect: " << missing << "\n";
+    return std::nullopt;
+  }
+  auto cert = readPem(env, settings->cert);
+  auto key = cert.ok() ? readPem(env, settings->key) : core::Result<std::string>(cert.error());
+  auto signer = key.ok() ? core::SnapshotSigner::fromPem(*cert, *key)
+                         : core::Result<core::SnapshotSigner>(key.error());
+  if (!signer.ok()) {
+    env.err << "ibcollect: " << settings->cert << " / " << settings->key << ": "
+            << signer.error().message << "\n";
+    return std::nullopt;
+  }
+  return std::move(*signer);
+}
+
+std::unique_ptr<core::SignatureVerifier> verifierFromArgs(CliEnvironment& env,
+                                                          const TransportArgs& args,
+                                                          const char* missing) {
+  auto settings = transportSettings(env, args);
+  if (!settings.ok()) {
+    env.err << "ibcollect: " << settings.error().message << "\n";
+    return nullptr;
+  }
+  if (settings->ca.empty()) {
+    env.err << "ibcollect: " << missing << "\n";
+    return nullptr;
+  }
+  auto ca = readPem(env, settings->ca);
+  auto verifier = ca.ok() ? core::SignatureVerifier::fromPem(*ca)
+                          : core::Result<std::unique_ptr<core::SignatureVerifier>>(ca.error());
+  if (!verifier.ok()) {
+    env.err << "ibcollect: " << settings->ca << ": " << verifier.error().message << "\n";
+    return nullptr;
+  }
+  return std::move(*verifier);
+}
+
 namespace {
 
 SnapshotDelivery makeDelivery(CliEnvironment& env, TlsCollectorConnector& connector, Spool& spool,
@@ -279,22 +324,8 @@ struct VerifyArgs {
 };
 
 int runVerify(CliEnvironment& env, const VerifyArgs& a) {
-  auto settings = transportSettings(env, a.transport);
-  if (!settings.ok()) {
-    env.err << "ibcollect: " << settings.error().message << "\n";
-    return core::kExitUsage;
-  }
-  if (settings->ca.empty()) {
-    env.err << "ibcollect: verify needs --ca CA.pem\n";
-    return core::kExitUsage;
-  }
-  auto ca = readPem(env, settings->ca);
-  auto verifier = ca.ok() ? core::SignatureVerifier::fromPem(*ca)
-                          : core::Result<std::unique_ptr<core::SignatureVerifier>>(ca.error());
-  if (!verifier.ok()) {
-    env.err << "ibcollect: " << settings->ca << ": " << verifier.error().message << "\n";
-    return core::kExitUsage;
-  }
+  auto verifier = verifierFromArgs(env, a.transport, "verify needs --ca CA.pem");
+  if (verifier == nullptr) return core::kExitUsage;
   int failed = 0;
   for (const auto& file : a.files) {
     auto envelope = readSnapshotFile(env, file);
@@ -303,7 +334,7 @@ int runVerify(CliEnvironment& env, const VerifyArgs& a) {
       ++failed;
       continue;
     }
-    const auto check = (*verifier)->verify(*envelope, env.clock.now());
+    const auto check = verifier->verify(*envelope, env.clock.now());
     if (!check.ok()) {
       env.out << file << ": FAILED " << core::signatureProblemName(check.problem) << ": "
               << check.message << "\n";

@@ -3,6 +3,7 @@
 // Transport options and helpers shared by the CLI command modules: `snapshot` (sign and
 // deliver), `upload`, `flush`, `fetch`, `verify`. Not a public header.
 
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -76,5 +77,17 @@ core::Result<DeliveryConfig> deliveryConfig(CliEnvironment& env, const Transport
 
 // Reads a PEM file the user named (bounded).
 core::Result<std::string> readPem(CliEnvironment& env, const std::string& path);
+
+// The signer of --cert/--key (or the config's), for commands that sign (`bundle export`,
+// `host-inspect --attach-to`). `missing` is the sentence printed when no certificate and
+// key are configured. Prints the reason on env.err and returns nullopt on failure (exit 3).
+std::optional<core::SnapshotSigner> signerFromArgs(CliEnvironment& env, const TransportArgs& args,
+                                                   const char* missing);
+
+// The verifier of --ca (or the config's), for `verify` and `bundle verify`. Prints the
+// reason and returns nullptr on failure (exit 3).
+std::unique_ptr<core::SignatureVerifier> verifierFromArgs(CliEnvironment& env,
+                                                          const TransportArgs& args,
+                                                          const char* missing);
 
 }  // namespace ibc::agent::cli
