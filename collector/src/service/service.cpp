@@ -76,6 +76,10 @@ std::string_view requestName(const v1::CollectorRequest& r) {
     case v1::CollectorRequest::kListSnapshots: return "list_snapshots";
     case v1::CollectorRequest::kFetch: return "fetch";
     case v1::CollectorRequest::kStats: return "stats";
+    case v1::CollectorRequest::kCreateCase: return "create_case";
+    case v1::CollectorRequest::kUpdateCase: return "update_case";
+    case v1::CollectorRequest::kListCases: return "list_cases";
+    case v1::CollectorRequest::kFetchCase: return "fetch_case";
     case v1::CollectorRequest::KIND_NOT_SET: break;
   }
   return "request";
@@ -243,7 +247,7 @@ v1::CollectorResponse Service::query(const Peer& peer, const v1::CollectorReques
   const std::string_view what = requestName(request);
   if (peer.identity.role != CertificateRole::Support) {
     return reject(id, v1::REJECT_REASON_FORBIDDEN, peer, what,
-                  std::string("only support certificates read; ") +
+                  std::string("only support certificates read and work on cases; ") +
                       std::string(core::certificateRoleName(peer.identity.role)) +
                       " certificates read nothing");
   }
@@ -305,6 +309,10 @@ v1::CollectorResponse Service::query(const Peer& peer, const v1::CollectorReques
       return r;
     }
     case v1::CollectorRequest::kStats: *r.mutable_stats() = stats(); return r;
+    case v1::CollectorRequest::kCreateCase:
+    case v1::CollectorRequest::kUpdateCase:
+    case v1::CollectorRequest::kListCases:
+    case v1::CollectorRequest::kFetchCase: return caseRequest(peer, request);
     case v1::CollectorRequest::kUpload:
     case v1::CollectorRequest::KIND_NOT_SET: break;
   }

@@ -11,6 +11,7 @@
 #include <sys/statvfs.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdarg>
 #include <cstdio>
 #include <filesystem>
@@ -121,7 +122,8 @@ Result<std::string> snapshotIdBytes(std::string_view hex_id) {
 struct Store::Impl {
   StoreOptions options;
   std::string dir;
-  bool write_failed = false;  // RocksDB stopped writing after an error: Resume() first
+  std::atomic<bool> write_failed{false};  // RocksDB stopped writing after an error: Resume() first
+  std::mutex cases_mutex;                 // insertCase/updateCase: read, change, write as one step
   rocksdb::DB* db = nullptr;
   std::shared_ptr<rocksdb::Statistics> statistics;
   std::vector<rocksdb::ColumnFamilyHandle*> families;
@@ -138,6 +140,11 @@ struct Store::Impl {
   rocksdb::ColumnFamilyHandle* cf(Family f) const { return families[f]; }
 
   Result<std::string> nextFirstComponent(Family f, const std::string& after) const;
+  // The free-space floor and RocksDB's resume after a failed write (put() and the cases).
+  Status readyToWrite();
+  Status writeSynced(rocksdb::WriteBatch& batch, std::string_view what);
+  // The key of a case ("tenant 00 case_id") found by id alone, or "" when there is none.
+  Result<std::string> caseKey(std::string_view tenant, std::string_view case_id) const;
 };
 
 Store::Store(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
@@ -234,28 +241,7 @@ Result<std::vector<PutOutcome>> Store::put(const std::vector<const SnapshotRecor
     ids.push_back(std::move(*id));
   }
 
-  if (impl_->options.min_free_bytes > 0) {
-    auto free = impl_->options.free_bytes(impl_->dir);
-    if (free.ok() && *free < impl_->options.min_free_bytes) {
-      return Error{ErrorCode::Unavailable,
-                   "only " + std::to_string(*free >> 20) + " MiB free in " + impl_->dir +
-                       " (floor " + std::to_string(impl_->options.min_free_bytes >> 20) +
-                       " MiB, --min-free-mb): not writing until space returns"};
-    }
-  }
-  if (impl_->write_failed) {
-    // Space (or the device) is back: leave RocksDB's read-only mode without a restart.
-    // RocksDB recovers from a full disk by itself once space returns (SstFileManager polls
-    // it); Resume() answers Busy while that runs, OK once writes work again.
-    const auto r = impl_->db->Resume();
-    if (r.IsBusy()) {
-      return Error{ErrorCode::Unavailable,
-                   "the store is recovering from a failed write (RocksDB resumes by itself once "
-                   "space returns): retry shortly"};
-    }
-    if (!r.ok()) return rocksError(r, "the store stopped writing after an error and cannot resume");
-    impl_->write_failed = false;
-  }
+  if (auto ready = impl_->readyToWrite(); !ready.ok()) return ready.error();
   rocksdb::WriteBatch batch;
   std::vector<PutOutcome> outcomes;
   outcomes.reserve(records.size());
@@ -292,15 +278,48 @@ Result<std::vector<PutOutcome>> Store::put(const std::vector<const SnapshotRecor
     if (!s.ok()) return rocksError(s, "cannot build the write batch");
   }
   if (batch.Count() > 0) {
-    rocksdb::WriteOptions w;
-    w.sync = impl_->options.sync;
-    const auto s = impl_->db->Write(w, &batch);
-    if (!s.ok()) {
-      impl_->write_failed = true;
-      return rocksError(s, "write of " + std::to_string(batch.Count()) + " records failed");
-    }
+    auto written =
+        impl_->writeSynced(batch, "write of " + std::to_string(batch.Count()) + " records");
+    if (!written.ok()) return written.error();
   }
   return outcomes;
+}
+
+Status Store::Impl::readyToWrite() {
+  if (options.min_free_bytes > 0) {
+    auto free = options.free_bytes(dir);
+    if (free.ok() && *free < options.min_free_bytes) {
+      return Error{ErrorCode::Unavailable,
+                   "only " + std::to_string(*free >> 20) + " MiB free in " + dir + " (floor " +
+                       std::to_string(options.min_free_bytes >> 20) +
+                       " MiB, --min-free-mb): not writing until space returns"};
+    }
+  }
+  if (write_failed) {
+    // Space (or the device) is back: leave RocksDB's read-only mode without a restart.
+    // RocksDB recovers from a full disk by itself once space returns (SstFileManager polls
+    // it); Resume() answers Busy while that runs, OK once writes work again.
+    const auto r = db->Resume();
+    if (r.IsBusy()) {
+      return Error{ErrorCode::Unavailable,
+                   "the store is recovering from a failed write (RocksDB resumes by itself once "
+                   "space returns): retry shortly"};
+    }
+    if (!r.ok()) return rocksError(r, "the store stopped writing after an error and cannot resume");
+    write_failed = false;
+  }
+  return {};
+}
+
+Status Store::Impl::writeSynced(rocksdb::WriteBatch& batch, std::string_view what) {
+  rocksdb::WriteOptions w;
+  w.sync = options.sync;
+  const auto s = db->Write(w, &batch);
+  if (!s.ok()) {
+    write_failed = true;
+    return rocksError(s, std::string(what) + " failed");
+  }
+  return {};
 }
 
 uint64_t Store::walSyncs() const {
@@ -436,6 +455,154 @@ Result<v1::SnapshotList> Store::listSnapshots(const v1::ListSnapshotsRequest& re
     if (!next.ok()) return next.error();
     tenant = std::move(*next);
   }
+  return out;
+}
+
+Result<std::string> Store::Impl::caseKey(std::string_view tenant, std::string_view case_id) const {
+  if (!cleanName(tenant) || !cleanName(case_id) || case_id.empty()) return std::string();
+  std::string value;
+  if (!tenant.empty()) {
+    const std::string key = joined({tenant}) + std::string(case_id);
+    const auto g = db->Get(rocksdb::ReadOptions(), cf(kCases), slice(key), &value);
+    if (g.IsNotFound()) return std::string();
+    if (!g.ok()) return rocksError(g, "cannot read case " + std::string(case_id));
+    return key;
+  }
+  std::unique_ptr<rocksdb::Iterator> it(db->NewIterator(rocksdb::ReadOptions(), cf(kCases)));
+  for (it->SeekToFirst(); it->Valid(); it->Next()) {
+    const std::string_view t = component(it->key(), 0);
+    if (it->key().size() == t.size() + 1 + case_id.size() &&
+        std::string_view(it->key().data() + t.size() + 1, case_id.size()) == case_id) {
+      return it->key().ToString();
+    }
+  }
+  if (!it->status().ok()) return rocksError(it->status(), "case scan failed");
+  return std::string();
+}
+
+namespace {
+
+Result<v1::Case> parseCase(const std::string& bytes, std::string_view key) {
+  v1::Case c;
+  if (!c.ParseFromString(bytes)) {
+    return Error{ErrorCode::Io,
+                 "corrupt case record " + std::string(key.substr(key.find('\0') + 1))};
+  }
+  return c;
+}
+
+}  // namespace
+
+Result<bool> Store::insertCase(const v1::Case& c) {
+  if (c.tenant().empty() || c.case_id().empty() || !cleanName(c.tenant()) ||
+      !cleanName(c.case_id())) {
+    return Error{ErrorCode::InvalidArgument, "a case needs a tenant and an id without zero bytes"};
+  }
+  std::lock_guard<std::mutex> lock(impl_->cases_mutex);
+  auto existing = impl_->caseKey("", c.case_id());
+  if (!existing.ok()) return existing.error();
+  if (!existing->empty()) return false;
+  if (auto ready = impl_->readyToWrite(); !ready.ok()) return ready.error();
+  rocksdb::WriteBatch batch;
+  const auto s = batch.Put(impl_->cf(kCases), slice(joined({c.tenant()}) + c.case_id()),
+                           slice(c.SerializeAsString()));
+  if (!s.ok()) return rocksError(s, "cannot build the write batch");
+  auto written = impl_->writeSynced(batch, "write of case " + c.case_id());
+  if (!written.ok()) return written.error();
+  return true;
+}
+
+Result<std::optional<v1::Case>> Store::getCase(std::string_view tenant,
+                                               std::string_view case_id) const {
+  auto key = impl_->caseKey(tenant, case_id);
+  if (!key.ok()) return key.error();
+  if (key->empty()) return std::optional<v1::Case>();
+  std::string value;
+  const auto g = impl_->db->Get(rocksdb::ReadOptions(), impl_->cf(kCases), slice(*key), &value);
+  if (g.IsNotFound()) return std::optional<v1::Case>();
+  if (!g.ok()) return rocksError(g, "cannot read case " + std::string(case_id));
+  auto c = parseCase(value, *key);
+  if (!c.ok()) return c.error();
+  return std::optional<v1::Case>(std::move(*c));
+}
+
+Result<v1::Case> Store::updateCase(std::string_view tenant, std::string_view case_id,
+                                   const std::function<Status(v1::Case&)>& change) {
+  std::lock_guard<std::mutex> lock(impl_->cases_mutex);
+  auto key = impl_->caseKey(tenant, case_id);
+  if (!key.ok()) return key.error();
+  if (key->empty()) {
+    return Error{ErrorCode::NotFound,
+                 "no case " + std::string(case_id.substr(0, 64)) +
+                     (tenant.empty() ? "" : " of tenant " + std::string(tenant.substr(0, 64)))};
+  }
+  std::string value;
+  const auto g = impl_->db->Get(rocksdb::ReadOptions(), impl_->cf(kCases), slice(*key), &value);
+  if (!g.ok()) return rocksError(g, "cannot read case " + std::string(case_id));
+  auto c = parseCase(value, *key);
+  if (!c.ok()) return c.error();
+  if (auto changed = change(*c); !changed.ok()) return changed.error();
+  if (auto ready = impl_->readyToWrite(); !ready.ok()) return ready.error();
+  rocksdb::WriteBatch batch;
+  const auto s = batch.Put(impl_->cf(kCases), slice(*key), slice(c->SerializeAsString()));
+  if (!s.ok()) return rocksError(s, "cannot build the write batch");
+  auto written = impl_->writeSynced(batch, "write of case " + std::string(case_id));
+  if (!written.ok()) return written.error();
+  return std::move(*c);
+}
+
+Result<v1::CaseList> Store::listCases(const v1::ListCasesRequest& request,
+                                      std::size_t limit) const {
+  if (!cleanName(request.tenant()) || !cleanName(request.after_case())) {
+    return Error{ErrorCode::InvalidArgument, "names never contain a zero byte"};
+  }
+  const std::string prefix = request.tenant().empty() ? std::string() : joined({request.tenant()});
+  // after_case is "tenant/case_id" (the last case of the previous page).
+  std::string seek = prefix;
+  if (!request.after_case().empty()) {
+    const auto slash = request.after_case().find('/');
+    if (slash == std::string::npos) {
+      return Error{ErrorCode::InvalidArgument, "after_case must be tenant/case_id"};
+    }
+    seek = joined({request.after_case().substr(0, slash)}) +
+           request.after_case().substr(slash + 1) + '\x01';
+    if (seek < prefix) seek = prefix;
+  }
+  v1::CaseList out;
+  std::unique_ptr<rocksdb::Iterator> it(
+      impl_->db->NewIterator(rocksdb::ReadOptions(), impl_->cf(kCases)));
+  for (it->Seek(slice(seek)); it->Valid() && startsWith(it->key(), prefix); it->Next()) {
+    v1::Case c;
+    if (!c.ParseFromArray(it->value().data(), static_cast<int>(it->value().size()))) {
+      return Error{ErrorCode::Io, "corrupt case record"};
+    }
+    if (!request.job_id().empty() && c.job_id() != request.job_id()) continue;
+    if (request.state() != v1::CASE_STATE_UNSPECIFIED && c.state() != request.state()) continue;
+    if (static_cast<std::size_t>(out.cases_size()) >= limit) {
+      out.set_more(true);
+      break;
+    }
+    c.clear_notes();
+    for (auto& h : *c.mutable_host_results()) h.clear_report_json();
+    *out.add_cases() = std::move(c);
+  }
+  if (!it->status().ok()) return rocksError(it->status(), "case scan failed");
+  return out;
+}
+
+Result<std::unordered_set<std::string>> Store::snapshotsOfOpenCases() const {
+  std::unordered_set<std::string> out;
+  std::unique_ptr<rocksdb::Iterator> it(
+      impl_->db->NewIterator(rocksdb::ReadOptions(), impl_->cf(kCases)));
+  for (it->SeekToFirst(); it->Valid(); it->Next()) {
+    v1::Case c;
+    if (!c.ParseFromArray(it->value().data(), static_cast<int>(it->value().size()))) {
+      return Error{ErrorCode::Io, "corrupt case record"};
+    }
+    if (c.state() == v1::CASE_STATE_CLOSED) continue;
+    for (const auto& id : c.snapshot_ids()) out.insert(id);
+  }
+  if (!it->status().ok()) return rocksError(it->status(), "case scan failed");
   return out;
 }
 

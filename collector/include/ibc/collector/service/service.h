@@ -70,6 +70,9 @@ struct ServiceOptions {
   // One write (one WAL sync) takes at most this much of the queue.
   std::size_t max_batch_records = 1024;
   std::size_t max_batch_bytes = 64u << 20;
+  // Cases: bounds on what one case may hold (a request beyond them is refused).
+  std::size_t max_case_snapshots = 20000;
+  std::size_t max_case_bytes = 8u << 20;  // the serialized case, notes and host results
 };
 
 class GroupCommitWriter;
@@ -112,6 +115,9 @@ class Service {
   void upload(const Peer& peer, uint64_t request_id, std::string signed_bytes, Reply& reply);
   ::ibcollect::v1::CollectorResponse query(const Peer& peer,
                                            const ::ibcollect::v1::CollectorRequest& request);
+  // create_case, update_case, list_cases, fetch_case (cases.cpp); the peer is support.
+  ::ibcollect::v1::CollectorResponse caseRequest(const Peer& peer,
+                                                 const ::ibcollect::v1::CollectorRequest& request);
   ::ibcollect::v1::CollectorResponse reject(uint64_t request_id,
                                             ::ibcollect::v1::RejectReason reason, const Peer& peer,
                                             std::string_view what, std::string message);

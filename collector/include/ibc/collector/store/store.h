@@ -9,7 +9,7 @@
 //   "snapshot_info"  id                                     → v1::SnapshotInfo
 //   "by_job"         tenant 00 job 00 node 00 time id       → v1::SnapshotInfo
 //   "by_node"        tenant 00 node 00 time id              → v1::SnapshotInfo
-//   "cases"          tenant 00 case_id                      → (reserved: support cases)
+//   "cases"          tenant 00 case_id                      → v1::Case
 //   "findings"       tenant 00 case_id 00 id 00 code        → (reserved: findings of a case)
 //   "default"        "schema"                               → "2"
 //
@@ -28,6 +28,11 @@
 // Snapshots without a job id get no "by_job" entry. The index values repeat the small
 // SnapshotInfo (~150 bytes beside a ~64 KiB envelope) so listings are one range scan.
 //
+// Cases are the one record that changes: insertCase/updateCase read, change and rewrite a
+// case under one mutex, each write synced like an upload. A case id is unique across
+// tenants (the service draws it at random and checks), so a case is found by id alone with
+// a scan of the (small) cases family.
+//
 // Ingest is write-once: a record is only ever added, never rewritten or deleted, which is
 // what makes an upload idempotent and a crash harmless (a batch is in the WAL entirely or
 // not at all). Large values live in blob files (BlobDB: compaction never rewrites them);
@@ -44,6 +49,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_set>
 #include <vector>
 
 #include "ibc/core/result.h"
@@ -124,6 +130,28 @@ class Store {
   // a bad page token), Io.
   Result<::ibcollect::v1::SnapshotList> listSnapshots(
       const ::ibcollect::v1::ListSnapshotsRequest& request, std::size_t limit) const;
+
+  // --- Cases ---
+  // Stores a new case when no case (of any tenant) has its id: false when the id is taken.
+  // Errors: InvalidArgument (empty tenant or id, a zero byte), Unavailable (free space
+  // below the floor), Io.
+  Result<bool> insertCase(const ::ibcollect::v1::Case& c);
+  // The case with this id, or nullopt; with a non-empty `tenant` only that tenant's.
+  Result<std::optional<::ibcollect::v1::Case>> getCase(std::string_view tenant,
+                                                       std::string_view case_id) const;
+  // Reads the case, lets `change` modify it and writes it back (synced), under the case
+  // mutex: concurrent updates of one case serialise and none is lost. `change` returning an
+  // error aborts without writing. Errors: NotFound (no such case of `tenant`), the error of
+  // `change`, Unavailable, Io.
+  Result<::ibcollect::v1::Case> updateCase(
+      std::string_view tenant, std::string_view case_id,
+      const std::function<Status(::ibcollect::v1::Case&)>& change);
+  // Cases matching the request, sorted by tenant then id, notes and host reports left out,
+  // at most `limit` (CaseList.more says when more match).
+  Result<::ibcollect::v1::CaseList> listCases(const ::ibcollect::v1::ListCasesRequest& request,
+                                              std::size_t limit) const;
+  // Hex ids of every snapshot a case that is not closed covers: retention keeps them.
+  Result<std::unordered_set<std::string>> snapshotsOfOpenCases() const;
 
   // How many times the write-ahead log was synced to disk since open(): with
   // StoreOptions::sync every put() that writes adds at least one. Any thread.

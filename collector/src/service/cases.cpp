@@ -1,0 +1,377 @@
+// Cases (DESIGN §6): support certificates create, update, list and fetch them. A case
+// belongs to one tenant and covers only that tenant's snapshots; every change is checked
+// here, stored through Store::insertCase/updateCase (synced) and logged.
+
+#include <openssl/rand.h>
+
+#include <algorithm>
+#include <ctime>
+#include <map>
+#include <set>
+
+#include "ibc/collector/service/service.h"
+#include "ibc/core/text.h"
+
+namespace ibc::collector {
+
+namespace v1 = ::ibcollect::v1;
+using core::Error;
+using core::ErrorCode;
+using core::Status;
+
+namespace {
+
+constexpr std::size_t kMaxTitle = 200;
+constexpr std::size_t kMaxNote = 16u << 10;
+constexpr std::size_t kMaxName = 256;  // node names, finding codes, host names
+constexpr std::size_t kMaxNames = 10000;
+constexpr std::size_t kMaxNotes = 1000;
+constexpr std::size_t kMaxHostResults = 64;
+constexpr std::size_t kMaxHostReport = 4u << 20;
+
+int64_t unixMs(std::chrono::system_clock::time_point t) {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(t.time_since_epoch()).count();
+}
+
+Error invalid(std::string message) { return Error{ErrorCode::InvalidArgument, std::move(message)}; }
+
+// Text a person typed: UTF-8, no control characters but newlines and tabs, bounded.
+Status checkText(std::string_view what, std::string_view text, std::size_t max) {
+  if (text.size() > max) {
+    return invalid(std::string(what) + " is " + std::to_string(text.size()) + " bytes; at most " +
+                   std::to_string(max));
+  }
+  if (!core::isValidUtf8(text)) return invalid(std::string(what) + " is not UTF-8 text");
+  for (unsigned char c : text) {
+    if (c < 0x20 && c != '\n' && c != '\t') {
+      return invalid(std::string(what) + " holds a control character");
+    }
+  }
+  return {};
+}
+
+// A name (node, finding code, host): printable, no spaces or slashes.
+Status checkName(std::string_view what, std::string_view name) {
+  if (name.empty() || name.size() > kMaxName) {
+    return invalid(std::string(what) + " must be 1 to " + std::to_string(kMaxName) + " bytes");
+  }
+  for (unsigned char c : name) {
+    if (c <= 0x20 || c >= 0x7f || c == '/') {
+      return invalid(std::string(what) + " \"" + core::printable(name, 64) +
+                     "\" holds a character a name may not");
+    }
+  }
+  return {};
+}
+
+// Adds `names` to `into` (kept sorted and unique), checking each.
+Status addNames(std::string_view what, const google::protobuf::RepeatedPtrField<std::string>& names,
+                google::protobuf::RepeatedPtrField<std::string>& into) {
+  std::set<std::string> all(into.begin(), into.end());
+  for (const auto& n : names) {
+    if (auto ok = checkName(what, n); !ok.ok()) return ok;
+    all.insert(n);
+  }
+  if (all.size() > kMaxNames) {
+    return invalid("a case names at most " + std::to_string(kMaxNames) + " " + std::string(what) +
+                   "s");
+  }
+  into.Clear();
+  for (const auto& n : all) *into.Add() = n;
+  return {};
+}
+
+// "case-YYYYMMDD-" and 8 random hex digits.
+std::string newCaseId(std::chrono::system_clock::time_point now) {
+  const std::time_t t = std::chrono::system_clock::to_time_t(now);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char date[16];
+  std::strftime(date, sizeof date, "%Y%m%d", &tm);
+  unsigned char random[4] = {};
+  if (RAND_bytes(random, sizeof random) != 1) {
+    // OpenSSL's CSPRNG failing is not a reason to refuse a case: the id only has to be
+    // unique, and insertCase checks that.
+    const auto n = static_cast<uint64_t>(now.time_since_epoch().count());
+    for (int i = 0; i < 4; ++i) random[i] = static_cast<unsigned char>(n >> (8 * i));
+  }
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string out = std::string("case-") + date + "-";
+  for (unsigned char b : random) {
+    out.push_back(kHex[b >> 4]);
+    out.push_back(kHex[b & 15]);
+  }
+  return out;
+}
+
+bool knownState(v1::CaseState s) {
+  return s == v1::CASE_STATE_OPEN || s == v1::CASE_STATE_ESCALATED || s == v1::CASE_STATE_CLOSED;
+}
+
+std::string stateName(v1::CaseState s) {
+  std::string name = v1::CaseState_Name(s);
+  if (name.rfind("CASE_STATE_", 0) == 0) name.erase(0, 11);
+  return core::toLower(name);
+}
+
+}  // namespace
+
+v1::CollectorResponse Service::caseRequest(const Peer& peer, const v1::CollectorRequest& request) {
+  const uint64_t id = request.request_id();
+  const auto now = now_();
+  const std::string author = peer.identity.name;
+  v1::CollectorResponse r;
+  r.set_request_id(id);
+
+  const auto failed = [&](std::string_view what, const Error& e) {
+    v1::RejectReason reason = v1::REJECT_REASON_STORAGE_FAILURE;
+    if (e.code == ErrorCode::InvalidArgument || e.code == ErrorCode::TooLarge) {
+      reason = v1::REJECT_REASON_MALFORMED_REQUEST;
+    } else if (e.code == ErrorCode::NotFound) {
+      reason = v1::REJECT_REASON_NOT_FOUND;
+    }
+    return reject(id, reason, peer, what, e.message);
+  };
+
+  // Every snapshot id must be stored and belong to `tenant`: a case never covers another
+  // tenant's data, whatever the request says.
+  const auto checkSnapshots = [&](std::string_view tenant,
+                                  const google::protobuf::RepeatedPtrField<std::string>& ids,
+                                  v1::Case& c) -> Status {
+    std::set<std::string> all(c.snapshot_ids().begin(), c.snapshot_ids().end());
+    for (const auto& sid : ids) {
+      const std::string lower = core::toLower(sid);
+      if (all.count(lower) != 0) continue;
+      auto got = store_.get(lower);
+      if (!got.ok()) return got.error();
+      if (!got->has_value() || (*got)->info.tenant() != tenant) {
+        return Error{ErrorCode::NotFound, "no snapshot " + core::printable(sid, 64) +
+                                              " of tenant " + std::string(tenant)};
+      }
+      all.insert(lower);
+      if (all.size() > options_.max_case_snapshots) {
+        return invalid("a case covers at most " + std::to_string(options_.max_case_snapshots) +
+                       " snapshots");
+      }
+    }
+    c.clear_snapshot_ids();
+    for (const auto& s : all) *c.add_snapshot_ids() = s;
+    return {};
+  };
+
+  const auto checkSize = [&](const v1::Case& c) -> Status {
+    const std::size_t bytes = c.ByteSizeLong();
+    if (bytes > options_.max_case_bytes) {
+      return Error{ErrorCode::TooLarge, "the case would be " + std::to_string(bytes) +
+                                            " bytes; a case holds at most " +
+                                            std::to_string(options_.max_case_bytes)};
+    }
+    return {};
+  };
+
+  switch (request.kind_case()) {
+    case v1::CollectorRequest::kCreateCase: {
+      const auto& q = request.create_case();
+      if (auto ok = checkName("tenant", q.tenant()); !ok.ok())
+        return failed("create_case", ok.error());
+      if (!q.job_id().empty()) {
+        if (auto ok = checkName("job id", q.job_id()); !ok.ok()) {
+          return failed("create_case", ok.error());
+        }
+      }
+      v1::Case c;
+      c.set_tenant(q.tenant());
+      c.set_job_id(q.job_id());
+      c.set_state(v1::CASE_STATE_OPEN);
+      Status ok = checkText("title", q.title(), kMaxTitle);
+      c.set_title(q.title());
+      if (ok.ok()) ok = checkText("note", q.note(), kMaxNote);
+      if (ok.ok()) ok = addNames("node", q.nodes(), *c.mutable_nodes());
+      if (ok.ok()) ok = addNames("finding code", q.finding_codes(), *c.mutable_finding_codes());
+      if (!ok.ok()) return failed("create_case", ok.error());
+      google::protobuf::RepeatedPtrField<std::string> ids = q.snapshot_ids();
+      if (ids.empty()) {
+        if (q.job_id().empty()) {
+          return reject(id, v1::REJECT_REASON_MALFORMED_REQUEST, peer, "create_case",
+                        "name the snapshots the case covers, or a job (its newest snapshot "
+                        "of every node is taken)");
+        }
+        // The newest snapshot of every node of the job.
+        std::map<std::string, std::pair<int64_t, std::string>> newest;
+        v1::ListSnapshotsRequest list;
+        list.set_tenant(q.tenant());
+        list.set_job_id(q.job_id());
+        do {
+          auto page = store_.listSnapshots(list, options_.max_list_limit);
+          if (!page.ok()) return failed("create_case", page.error());
+          for (const auto& info : page->snapshots()) {
+            auto& n = newest[info.node()];
+            if (n.second.empty() || info.collected_at_unix_ms() >= n.first) {
+              n = {info.collected_at_unix_ms(), info.snapshot_id()};
+            }
+          }
+          list.set_page_token(page->next_page_token());
+        } while (!list.page_token().empty() && newest.size() <= options_.max_case_snapshots);
+        if (newest.empty()) {
+          return reject(id, v1::REJECT_REASON_NOT_FOUND, peer, "create_case",
+                        "job " + q.job_id() + " of tenant " + q.tenant() + " has no snapshots");
+        }
+        for (const auto& [node, n] : newest) *ids.Add() = n.second;
+      }
+      if (auto checked = checkSnapshots(q.tenant(), ids, c); !checked.ok()) {
+        return failed("create_case", checked.error());
+      }
+      if (!q.note().empty()) {
+        auto* note = c.add_notes();
+        note->set_at_unix_ms(unixMs(now));
+        note->set_author(author);
+        note->set_text(q.note());
+      }
+      c.set_created_by(author);
+      c.set_created_at_unix_ms(unixMs(now));
+      c.set_updated_at_unix_ms(unixMs(now));
+      c.set_revision(1);
+      if (auto sized = checkSize(c); !sized.ok()) return failed("create_case", sized.error());
+      for (int attempt = 0;; ++attempt) {
+        c.set_case_id(newCaseId(now));
+        auto inserted = store_.insertCase(c);
+        if (!inserted.ok()) return failed("create_case", inserted.error());
+        if (*inserted) break;
+        if (attempt == 8) {
+          return reject(id, v1::REJECT_REASON_STORAGE_FAILURE, peer, "create_case",
+                        "could not draw an unused case id");
+        }
+      }
+      log_.write("case_created case=" + c.case_id() + " tenant=" + c.tenant() +
+                 " job=" + c.job_id() + " snapshots=" + std::to_string(c.snapshot_ids_size()) +
+                 " by=" + describePeer(peer));
+      *r.mutable_case_info() = std::move(c);
+      return r;
+    }
+
+    case v1::CollectorRequest::kUpdateCase: {
+      const auto& q = request.update_case();
+      if (q.case_id().empty()) {
+        return reject(id, v1::REJECT_REASON_MALFORMED_REQUEST, peer, "update_case",
+                      "name the case");
+      }
+      if (q.state() != v1::CASE_STATE_UNSPECIFIED && !knownState(q.state())) {
+        return reject(id, v1::REJECT_REASON_MALFORMED_REQUEST, peer, "update_case",
+                      "unknown case state " + std::to_string(static_cast<int>(q.state())));
+      }
+      std::vector<std::string> changes;
+      bool conflict = false;
+      auto updated = store_.updateCase(q.tenant(), q.case_id(), [&](v1::Case& c) -> Status {
+        if (q.expected_revision() != 0 && q.expected_revision() != c.revision()) {
+          conflict = true;
+          return Error{ErrorCode::InvalidArgument,
+                       "case " + c.case_id() + " is at revision " + std::to_string(c.revision()) +
+                           ", not " + std::to_string(q.expected_revision()) +
+                           ": someone changed it; fetch it again and retry"};
+        }
+        if (q.state() != v1::CASE_STATE_UNSPECIFIED && q.state() != c.state()) {
+          changes.push_back("state=" + stateName(q.state()));
+          c.set_state(q.state());
+        }
+        if (!q.title().empty()) {
+          if (auto ok = checkText("title", q.title(), kMaxTitle); !ok.ok()) return ok;
+          c.set_title(q.title());
+          changes.push_back("title");
+        }
+        if (!q.add_snapshot_ids().empty()) {
+          if (auto ok = checkSnapshots(c.tenant(), q.add_snapshot_ids(), c); !ok.ok()) return ok;
+          changes.push_back("snapshots=" + std::to_string(c.snapshot_ids_size()));
+        }
+        if (auto ok = addNames("node", q.add_nodes(), *c.mutable_nodes()); !ok.ok()) return ok;
+        if (auto ok = addNames("finding code", q.add_finding_codes(), *c.mutable_finding_codes());
+            !ok.ok()) {
+          return ok;
+        }
+        if (!q.add_note().empty()) {
+          if (auto ok = checkText("note", q.add_note(), kMaxNote); !ok.ok()) return ok;
+          if (static_cast<std::size_t>(c.notes_size()) >= kMaxNotes) {
+            return invalid("a case holds at most " + std::to_string(kMaxNotes) + " notes");
+          }
+          auto* note = c.add_notes();
+          note->set_at_unix_ms(unixMs(now));
+          note->set_author(author);
+          note->set_text(q.add_note());
+          changes.push_back("note");
+        }
+        if (q.has_attach_host_result()) {
+          const auto& h = q.attach_host_result();
+          if (auto ok = checkName("host", h.host()); !ok.ok()) return ok;
+          if (auto ok = checkText("host report", h.report_json(), kMaxHostReport); !ok.ok()) {
+            return ok;
+          }
+          if (h.report_json().empty() || core::trim(h.report_json()).front() != '{') {
+            return invalid("a host result is the JSON document of host-inspect --format json");
+          }
+          auto& results = *c.mutable_host_results();
+          auto same =
+              std::find_if(results.begin(), results.end(),
+                           [&](const v1::CaseHostResult& e) { return e.host() == h.host(); });
+          v1::CaseHostResult* slot = same != results.end() ? &*same : nullptr;
+          if (slot == nullptr) {
+            if (static_cast<std::size_t>(results.size()) >= kMaxHostResults) {
+              return invalid("a case holds at most " + std::to_string(kMaxHostResults) +
+                             " host results");
+            }
+            slot = c.add_host_results();
+          }
+          slot->set_host(h.host());
+          slot->set_report_json(h.report_json());
+          slot->set_attached_by(author);
+          slot->set_attached_at_unix_ms(unixMs(now));
+          changes.push_back("host_result=" + h.host());
+        }
+        c.set_revision(c.revision() + 1);
+        c.set_updated_at_unix_ms(unixMs(now));
+        return checkSize(c);
+      });
+      if (!updated.ok() && conflict) {
+        return reject(id, v1::REJECT_REASON_CONFLICT, peer, "update_case", updated.error().message);
+      }
+      if (!updated.ok()) return failed("update_case", updated.error());
+      std::string line = "case_updated case=" + updated->case_id() +
+                         " tenant=" + updated->tenant() +
+                         " revision=" + std::to_string(updated->revision());
+      for (const auto& ch : changes) line += " " + ch;
+      log_.write(line + " by=" + describePeer(peer));
+      *r.mutable_case_info() = std::move(*updated);
+      return r;
+    }
+
+    case v1::CollectorRequest::kListCases: {
+      const auto& q = request.list_cases();
+      const std::size_t limit = q.limit() == 0
+                                    ? options_.default_list_limit
+                                    : std::min<std::size_t>(q.limit(), options_.max_list_limit);
+      auto list = store_.listCases(q, limit);
+      if (!list.ok()) return failed("list_cases", list.error());
+      *r.mutable_cases() = std::move(*list);
+      return r;
+    }
+
+    case v1::CollectorRequest::kFetchCase: {
+      const auto& q = request.fetch_case();
+      auto got = store_.getCase(q.tenant(), q.case_id());
+      if (!got.ok()) return failed("fetch_case", got.error());
+      if (!got->has_value()) {
+        return reject(
+            id, v1::REJECT_REASON_NOT_FOUND, peer, "fetch_case",
+            "no case " + core::printable(q.case_id(), 64) +
+                (q.tenant().empty() ? "" : " of tenant " + core::printable(q.tenant(), 64)));
+      }
+      log_.write("read case=" + (*got)->case_id() + " tenant=" + (*got)->tenant() +
+                 " by=" + describePeer(peer));
+      *r.mutable_case_info() = std::move(**got);
+      return r;
+    }
+
+    default: break;
+  }
+  return reject(id, v1::REJECT_REASON_UNSUPPORTED_REQUEST, peer, "case", "unknown case request");
+}
+
+}  // namespace ibc::collector
