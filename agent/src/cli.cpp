@@ -76,6 +76,7 @@ int runCli(const std::vector<std::string>& args, CliEnvironment& env) {
   cli::addJobCommands(app, env, commands);
   cli::addTransportCommands(app, env, commands);
   cli::addBundleCommands(app, env, commands);
+  cli::addCaseCommands(app, env, commands);
   cli::addHostCommands(app, env, commands);
 
   std::vector<const char*> argv{"ibcollect"};

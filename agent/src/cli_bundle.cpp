@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <ctime>
 #include <memory>
+#include <optional>
 
 #include "cli_transport.h"
 #include "ibc/agent/bundle_archive.h"
@@ -65,14 +66,8 @@ core::Result<core::BundleMembers> readBundleFile(CliEnvironment& env, const std:
 }
 
 int runExport(CliEnvironment& env, const ExportArgs& a) {
-  if (a.files.empty() && a.job.empty()) {
-    if (!a.case_id.empty()) {
-      env.err << "ibcollect: bundle export --case " << a.case_id
-              << ": the collector does not store cases yet, so a case cannot be fetched.\n"
-                 "ibcollect: export the case's job instead (--job ID --case "
-              << a.case_id << "), or give its FILE.ibsnap files; --case then labels the bundle\n";
-      return core::kExitUsage;
-    }
+  const bool from_case = a.files.empty() && a.job.empty() && !a.case_id.empty();
+  if (a.files.empty() && a.job.empty() && !from_case) {
     env.err << "ibcollect: bundle export needs snapshots: FILE.ibsnap... or --job ID\n"
                "Run 'ibcollect bundle export --help' for usage.\n";
     return core::kExitUsage;
@@ -96,6 +91,34 @@ int runExport(CliEnvironment& env, const ExportArgs& a) {
       return core::kExitCollectFailed;
     }
     inputs.push_back({std::move(*bytes), f});
+  }
+  std::optional<v1::Case> the_case;
+  if (from_case) {
+    auto config = deliveryConfig(env, a.transport, CredentialUse::Support);
+    if (!config.ok()) {
+      env.err << "ibcollect: " << config.error().message << "\n";
+      return core::kExitUsage;
+    }
+    std::vector<std::string> problems;
+    auto fetched = fetchCase(*config, a.case_id, a.tenant, problems);
+    for (const auto& p : problems) env.err << "ibcollect: " << p << "\n";
+    if (!fetched.ok()) {
+      env.err << "ibcollect: fetching case " << a.case_id << ": " << fetched.error().message
+              << "\n";
+      return core::kExitCollectFailed;
+    }
+    if (!problems.empty() || fetched->snapshots.empty()) {
+      env.err << "ibcollect: case " << a.case_id << ": " << fetched->snapshots.size() << " of "
+              << fetched->info.snapshot_ids_size()
+              << " snapshot(s) arrived intact; not exporting an incomplete case\n";
+      return core::kExitCollectFailed;
+    }
+    env.err << "ibcollect: fetched case " << a.case_id << ": " << fetched->snapshots.size()
+            << " snapshot(s), " << fetched->info.host_results_size() << " host result(s)\n";
+    for (auto& s : fetched->snapshots) {
+      inputs.push_back({std::move(s.file_bytes), "collector snapshot " + s.snapshot_id});
+    }
+    the_case = std::move(fetched->info);
   }
   if (!a.job.empty()) {
     auto config = deliveryConfig(env, a.transport, CredentialUse::Support);
@@ -122,7 +145,7 @@ int runExport(CliEnvironment& env, const ExportArgs& a) {
   }
   core::BundleExportOptions options;
   options.case_id = a.case_id;
-  options.job_id = a.job;
+  options.job_id = the_case ? the_case->job_id() : a.job;
   options.redact = a.redact;
   options.ibcollect_version = IBC_VERSION;
   const auto now = env.clock.now();
@@ -132,6 +155,19 @@ int runExport(CliEnvironment& env, const ExportArgs& a) {
   if (!members.ok()) {
     env.err << "ibcollect: " << members.error().message << "\n";
     return core::kExitCollectFailed;
+  }
+  // The case's host results travel as host/<host>.json members (DESIGN §8), covered by the
+  // manifest this export signs. A redacted bundle leaves them out: they name hosts.
+  if (the_case && !a.redact) {
+    for (const auto& h : the_case->host_results()) {
+      auto added = core::addHostMember(*members, "host/" + h.host() + ".json", h.report_json(),
+                                       h.host(), *signer, options.created_unix_ms);
+      if (!added.ok()) {
+        env.err << "ibcollect: case " << a.case_id << ": host result of "
+                << core::printable(h.host(), 200) << ": " << added.error().message << "\n";
+        return core::kExitCollectFailed;
+      }
+    }
   }
   auto archive = writeBundleArchive(*members, options.created_unix_ms / 1000);
   if (!archive.ok()) {
@@ -261,23 +297,27 @@ void addBundleCommands(CLI::App& app, CliEnvironment& env, std::vector<Command>&
   ex->add_option("-o,--output", ea->output, "The bundle to write (FILE.ibbundle)")->required();
   ex->add_option("--job", ea->job,
                  "Fetch the job's snapshots from the collector (support certificate)");
-  ex->add_option("--tenant", ea->tenant, "With --job: the tenant (default: every tenant)");
+  ex->add_option("--tenant", ea->tenant,
+                 "With --job or --case: the tenant (default: every tenant)");
   ex->add_option("--case", ea->case_id,
-                 "Case id to record in the bundle (the collector does not store cases yet: "
-                 "give the files or --job too)");
+                 "Fetch the case from the collector: its snapshots and host results "
+                 "(support certificate). With files or --job it only labels the bundle");
   ex->add_flag("--redact", ea->redact,
                "Replace host names, IP addresses and user names with pseudonyms (node-001, "
                "ip-001, user-001) in findings, report and PF runbook; leave the signed "
                "snapshots out");
   ex->add_flag("--force", ea->force, "Overwrite the -o file when it exists");
   addTransportOptions(ex, ea->transport, /*download=*/true);
-  ex->footer(std::string("The bundle is signed with --cert/--key (or the config's): your\n"
-                         "support certificate.\nExamples:\n"
-                         "  ibcollect bundle export a.ibsnap b.ibsnap -o case.ibbundle \\\n"
-                         "      --cert me.pem --key me.key\n"
-                         "  ibcollect bundle export --job 1234 --collector c:7400 --ca ca.pem \\\n"
-                         "      --cert me.pem --key me.key -o job1234.ibbundle --redact\n\n") +
-             kBundleExitCodes);
+  ex->footer(
+      std::string("The bundle is signed with --cert/--key (or the config's): your\n"
+                  "support certificate.\nExamples:\n"
+                  "  ibcollect bundle export a.ibsnap b.ibsnap -o case.ibbundle \\\n"
+                  "      --cert me.pem --key me.key\n"
+                  "  ibcollect bundle export --job 1234 --collector c:7400 --ca ca.pem \\\n"
+                  "      --cert me.pem --key me.key -o job1234.ibbundle --redact\n"
+                  "  ibcollect bundle export --case case-20261125-0a1b2c3d --collector "
+                  "c:7400 \\\n      --ca ca.pem --cert me.pem --key me.key -o case.ibbundle\n\n") +
+      kBundleExitCodes);
 
   auto va = std::make_shared<VerifyBundleArgs>();
   CLI::App* ve = bundle->add_subcommand(

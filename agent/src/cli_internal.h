@@ -62,5 +62,7 @@ void addTransportCommands(CLI::App& app, CliEnvironment& env, std::vector<Comman
 void addHostCommands(CLI::App& app, CliEnvironment& env, std::vector<Command>& commands);
 // `bundle export|verify|show` (cli_bundle.cpp).
 void addBundleCommands(CLI::App& app, CliEnvironment& env, std::vector<Command>& commands);
+// `case create|list|show|update|attach` (cli_case.cpp).
+void addCaseCommands(CLI::App& app, CliEnvironment& env, std::vector<Command>& commands);
 
 }  // namespace ibc::agent::cli

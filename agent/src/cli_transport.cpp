@@ -228,6 +228,39 @@ std::string safeName(std::string s) {
 
 }  // namespace
 
+namespace {
+
+core::Error refusedBy(const v1::CollectorResponse& r) {
+  return core::Error{
+      core::ErrorCode::PermissionDenied,
+      "the collector refused: " + (r.has_rejection() ? describeRejection(r.rejection())
+                                                     : std::string("unexpected answer"))};
+}
+
+// Fetches one snapshot into `out`, checked to hash to its id (else named in `problems`).
+core::Status fetchOne(CollectorSession& session, const std::string& id, const std::string& tenant,
+                      std::vector<FetchedSnapshot>& out, std::vector<std::string>& problems) {
+  v1::CollectorRequest get;
+  get.mutable_fetch()->set_snapshot_id(id);
+  get.mutable_fetch()->set_tenant(tenant);
+  auto got = session.call(get);
+  if (!got.ok()) return got.error();
+  if (!got->has_snapshot()) return refusedBy(*got);
+  // The file is exactly what the agent uploaded: the magic, then its bytes.
+  const std::string& bytes = got->snapshot().signed_snapshot();
+  std::string file = std::string(core::kSnapshotMagic) + bytes;
+  auto envelope = core::decodeSnapshotFile(file);
+  if (!envelope.ok() || core::snapshotId(*envelope) != id) {
+    problems.push_back("snapshot " + id + " arrived damaged (its bytes do not hash to its id)");
+    return {};
+  }
+  const auto& info = got->snapshot().info();
+  out.push_back({info.tenant(), info.node(), id, std::move(file)});
+  return {};
+}
+
+}  // namespace
+
 core::Result<std::vector<FetchedSnapshot>> fetchJobSnapshots(const DeliveryConfig& config,
                                                              const std::string& job,
                                                              const std::string& tenant,
@@ -235,12 +268,6 @@ core::Result<std::vector<FetchedSnapshot>> fetchJobSnapshots(const DeliveryConfi
   TlsCollectorConnector connector(config.collector, config.credentials, config.timeouts);
   auto session = connector.connect();
   if (!session.ok()) return session.error();
-  const auto refused = [](const v1::CollectorResponse& r) {
-    return core::Error{
-        core::ErrorCode::PermissionDenied,
-        "the collector refused: " + (r.has_rejection() ? describeRejection(r.rejection())
-                                                       : std::string("unexpected answer"))};
-  };
   std::vector<FetchedSnapshot> out;
   v1::CollectorRequest list;
   list.mutable_list_snapshots()->set_tenant(tenant);
@@ -248,28 +275,45 @@ core::Result<std::vector<FetchedSnapshot>> fetchJobSnapshots(const DeliveryConfi
   do {
     auto page = (*session)->call(list);
     if (!page.ok()) return page.error();
-    if (!page->has_snapshots()) return refused(*page);
+    if (!page->has_snapshots()) return refusedBy(*page);
     for (const auto& info : page->snapshots().snapshots()) {
-      v1::CollectorRequest get;
-      get.mutable_fetch()->set_snapshot_id(info.snapshot_id());
-      get.mutable_fetch()->set_tenant(info.tenant());
-      auto got = (*session)->call(get);
-      if (!got.ok()) return got.error();
-      if (!got->has_snapshot()) return refused(*got);
-      // The file is exactly what the agent uploaded: the magic, then its bytes.
-      const std::string& bytes = got->snapshot().signed_snapshot();
-      std::string file = std::string(core::kSnapshotMagic) + bytes;
-      auto envelope = core::decodeSnapshotFile(file);
-      if (!envelope.ok() || core::snapshotId(*envelope) != info.snapshot_id()) {
-        problems.push_back("snapshot " + info.snapshot_id() +
-                           " arrived damaged (its bytes do not hash to its id)");
-        continue;
-      }
-      out.push_back({info.tenant(), info.node(), info.snapshot_id(), std::move(file)});
+      auto one = fetchOne(**session, info.snapshot_id(), info.tenant(), out, problems);
+      if (!one.ok()) return one.error();
     }
     list.mutable_list_snapshots()->set_page_token(page->snapshots().next_page_token());
   } while (!list.list_snapshots().page_token().empty());
   return out;
+}
+
+core::Result<FetchedCase> fetchCase(const DeliveryConfig& config, const std::string& case_id,
+                                    const std::string& tenant, std::vector<std::string>& problems) {
+  TlsCollectorConnector connector(config.collector, config.credentials, config.timeouts);
+  auto session = connector.connect();
+  if (!session.ok()) return session.error();
+  v1::CollectorRequest get;
+  get.mutable_fetch_case()->set_case_id(case_id);
+  get.mutable_fetch_case()->set_tenant(tenant);
+  auto got = (*session)->call(get);
+  if (!got.ok()) return got.error();
+  if (!got->has_case_info()) return refusedBy(*got);
+  FetchedCase out;
+  out.info = std::move(*got->mutable_case_info());
+  for (const auto& id : out.info.snapshot_ids()) {
+    auto one = fetchOne(**session, id, out.info.tenant(), out.snapshots, problems);
+    if (!one.ok()) return one.error();
+  }
+  return out;
+}
+
+core::Result<v1::CollectorResponse> callCollector(const DeliveryConfig& config,
+                                                  v1::CollectorRequest request) {
+  TlsCollectorConnector connector(config.collector, config.credentials, config.timeouts);
+  auto session = connector.connect();
+  if (!session.ok()) return session.error();
+  auto answer = (*session)->call(std::move(request));
+  if (!answer.ok()) return answer.error();
+  if (answer->has_rejection()) return refusedBy(*answer);
+  return answer;
 }
 
 namespace {

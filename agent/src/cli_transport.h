@@ -70,6 +70,22 @@ core::Result<std::vector<FetchedSnapshot>> fetchJobSnapshots(const DeliveryConfi
                                                              const std::string& tenant,
                                                              std::vector<std::string>& problems);
 
+// A case fetched from the collector with every snapshot it covers (support certificate).
+struct FetchedCase {
+  ::ibcollect::v1::Case info;
+  std::vector<FetchedSnapshot> snapshots;
+};
+
+// The case `case_id` (of `tenant` when not empty) and its snapshots. A snapshot that arrives
+// damaged is skipped and named in `problems`. Errors: as fetchJobSnapshots.
+core::Result<FetchedCase> fetchCase(const DeliveryConfig& config, const std::string& case_id,
+                                    const std::string& tenant, std::vector<std::string>& problems);
+
+// One request on a new connection. A rejection is an error (PermissionDenied) whose message
+// names the reason. Errors: the connection failed.
+core::Result<::ibcollect::v1::CollectorResponse> callCollector(
+    const DeliveryConfig& config, ::ibcollect::v1::CollectorRequest request);
+
 // The delivery configuration for `use` (Support for downloads): settings, certificates
 // present. Errors: what is missing or unreadable (usage).
 core::Result<DeliveryConfig> deliveryConfig(CliEnvironment& env, const TransportArgs& args,

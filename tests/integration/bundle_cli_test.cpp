@@ -191,9 +191,12 @@ TEST_F(BundleCli, UsageErrorsSayWhatToDo) {
                    "--key", pki("support/alice.key")});
   EXPECT_EQ(none.exit_code, 3);
   EXPECT_NE(none.err.find("FILE.ibsnap... or --job ID"), std::string::npos) << none.err;
-  auto cased = run({"bundle", "export", "--case", "C-1", "-o", path("x.ibbundle")});
+  // --case alone fetches the case: it needs the collector and a support certificate.
+  auto cased =
+      run({"bundle", "export", "--case", "C-1", "-o", path("x.ibbundle"), "--cert",
+           pki("support/alice.pem"), "--key", pki("support/alice.key"), "--config", "/dev/null"});
   EXPECT_EQ(cased.exit_code, 3);
-  EXPECT_NE(cased.err.find("does not store cases yet"), std::string::npos) << cased.err;
+  EXPECT_NE(cased.err.find("collector"), std::string::npos) << cased.err;
   auto unsigned_export = run({"bundle", "export", path("node01.ibsnap"), "-o", path("x.ibbundle"),
                               "--config", "/dev/null"});
   EXPECT_EQ(unsigned_export.exit_code, 3);

@@ -1,0 +1,275 @@
+// The escalation loop end to end (issue 13, DESIGN §6 and §8), every step a real binary:
+// a certs/make-pki PKI → two nodes' snapshots signed by their own certificates from real
+// fixture trees (one broken, one healthy) → uploaded to a real collector → a support case
+// on the job → `bundle export --case` → `bundle verify` → `host-inspect --bundle --root` on
+// the labelled-synthetic host trees (PF with physical errors, clean PF, VF absent) →
+// `--attach-to` → verify → `bundle show`; and the host result attached to the case travels
+// into the next export.
+
+#include <google/protobuf/struct.pb.h>
+#include <google/protobuf/util/json_util.h>
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <filesystem>
+
+#include "collector_process.h"
+#include "ibc/agent/bundle_archive.h"
+#include "ibc/agent/os.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+using ibc::agent::CommandResult;
+using ibc::agent::ProcessRunner;
+
+const std::string kBrokenTree = std::string(IBC_FIXTURES_DIR) +
+                                "/real/sysfs/sysfs_procfs-fixture_mlx5_0_hw-counters-errors.tree/"
+                                "fixtures";
+const std::string kHealthyTree =
+    std::string(IBC_FIXTURES_DIR) +
+    "/real/sysfs/sysfs_procfs-fixture_mlx4_0_ib-qdr-2port.tree/fixtures";
+
+std::string pfFixture(const std::string& prefix) {
+  const std::string dir = std::string(IBC_FIXTURES_DIR) + "/real/pf";
+  for (const auto& e : fs::directory_iterator(dir)) {
+    if (e.path().filename().string().rfind(prefix, 0) == 0) return e.path().string();
+  }
+  ADD_FAILURE() << "no fixture " << prefix;
+  return {};
+}
+
+class Escalation : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    root_ = (fs::temp_directory_path() / ("ibc-escalation-" + std::to_string(::getpid())));
+    fs::remove_all(root_);
+    fs::create_directories(root_);
+    ProcessRunner runner;
+    auto made = runner.run({IBC_MAKE_PKI, path("pki"), "--agent", "acme/node01", "--agent",
+                            "acme/node02", "--agent", "globex/g1", "--support", "alice"},
+                           std::chrono::seconds(60));
+    ASSERT_TRUE(made.ok());
+    ASSERT_EQ(made->exit_code, 0) << made->err;
+    auto trees = runner.run({"python3", IBC_HOST_TREES_SCRIPT, IBC_FIXTURES_DIR, path("hosts")},
+                            std::chrono::seconds(60));
+    ASSERT_TRUE(trees.ok());
+    ASSERT_EQ(trees->exit_code, 0) << trees->err;
+    collector_ = std::make_unique<ibc::test::CollectorProcess>(
+        IBC_COLLECTOR_BINARY,
+        std::vector<std::string>{"--listen", "127.0.0.1:0", "--data", path("data"), "--ca",
+                                 pki("ca.pem"), "--cert", pki("collector.pem"), "--key",
+                                 pki("collector.key")},
+        path("collector.log"));
+    ASSERT_GT(collector_->port(), 0);
+    for (const auto& [node, tree] :
+         {std::pair<std::string, std::string>{"node01", kBrokenTree}, {"node02", kHealthyTree}}) {
+      const fs::path copy = root_ / ("tree-" + node);
+      fs::copy(tree, copy, fs::copy_options::recursive);
+      fs::create_directories(copy / "proc/sys/kernel");
+      std::ofstream((copy / "proc/sys/kernel/hostname").string()) << node << "\n";
+      const std::string cert = pki("agents/acme/" + node);
+      auto r = run({"snapshot", "--root", copy.string(), "--job", "77", "--cert", cert + ".pem",
+                    "--key", cert + ".key", "-o", path(node + ".ibsnap"), "-q"});
+      ASSERT_LE(r.exit_code, 2) << r.err;
+      auto up = run({"upload", path(node + ".ibsnap"), "--collector", collector_->address(), "--ca",
+                     pki("ca.pem"), "--cert", cert + ".pem", "--key", cert + ".key"});
+      ASSERT_EQ(up.exit_code, 0) << up.err;
+    }
+    auto created = run(support({"case", "create", "--tenant", "acme", "--job", "77", "--title",
+                                "slow all_reduce", "--node", "node01", "--code", "CQE_ERRORS"}));
+    ASSERT_EQ(created.exit_code, 0) << created.err;
+    ASSERT_EQ(created.out.rfind("case case-", 0), 0u) << created.out;
+    case_id_ = created.out.substr(5, created.out.find(' ', 5) - 5);
+  }
+  static void TearDownTestSuite() {
+    collector_.reset();
+    fs::remove_all(root_);
+  }
+
+  static CommandResult run(std::vector<std::string> args) {
+    args.insert(args.begin(), IBC_BINARY);
+    ProcessRunner runner;
+    auto r = runner.run(args, std::chrono::seconds(120));
+    EXPECT_TRUE(r.ok());
+    return r.ok() ? *r : CommandResult{};
+  }
+  // The support engineer's connection flags appended.
+  static std::vector<std::string> support(std::vector<std::string> args) {
+    for (const auto& a : {std::string("--collector"), collector_->address(), std::string("--ca"),
+                          pki("ca.pem"), std::string("--cert"), pki("support/alice.pem"),
+                          std::string("--key"), pki("support/alice.key")}) {
+      args.push_back(a);
+    }
+    return args;
+  }
+  static std::string path(const std::string& name) { return (root_ / name).string(); }
+  static std::string pki(const std::string& name) { return path("pki/" + name); }
+  static std::string host(const std::string& name) { return path("hosts/" + name); }
+
+  static CommandResult verify(const std::string& file) {
+    return run({"bundle", "verify", file, "--ca", pki("ca.pem")});
+  }
+  static google::protobuf::Struct json(const std::string& text) {
+    google::protobuf::Struct s;
+    EXPECT_TRUE(google::protobuf::util::JsonStringToMessage(text, &s).ok()) << text.substr(0, 400);
+    return s;
+  }
+  static std::string field(const google::protobuf::Struct& s, const std::string& name) {
+    const auto& v = s.fields().at(name);
+    return v.has_string_value() ? v.string_value()
+                                : std::to_string(static_cast<int>(v.number_value()));
+  }
+  static std::vector<std::string> codes(const google::protobuf::Struct& doc) {
+    std::vector<std::string> out;
+    for (const auto& f : doc.fields().at("findings").list_value().values()) {
+      out.push_back(f.struct_value().fields().at("code").string_value());
+    }
+    std::sort(out.begin(), out.end());
+    return out;
+  }
+
+  static fs::path root_;
+  static std::unique_ptr<ibc::test::CollectorProcess> collector_;
+  static std::string case_id_;
+};
+
+fs::path Escalation::root_;
+std::unique_ptr<ibc::test::CollectorProcess> Escalation::collector_;
+std::string Escalation::case_id_;
+
+TEST_F(Escalation, ACaseIsExportedInspectedOnTheHostAttachedAndStillVerifies) {
+  const std::string bundle = path("case.ibbundle");
+  auto ex = run(support({"bundle", "export", "--case", case_id_, "-o", bundle}));
+  ASSERT_EQ(ex.exit_code, 0) << ex.err;
+  EXPECT_NE(ex.err.find("fetched case " + case_id_ + ": 2 snapshot(s)"), std::string::npos)
+      << ex.err;
+  auto v = verify(bundle);
+  EXPECT_EQ(v.exit_code, 0) << v.out;
+  auto show = run({"bundle", "show", bundle});
+  EXPECT_NE(show.out.find("case " + case_id_ + ", tenant acme, job 77"), std::string::npos)
+      << show.out;
+
+  // The PF with physical errors hosts the broken node's VF as VF 1: mapped by node GUID and
+  // judged with the real PF-side captures.
+  auto inspected =
+      run({"host-inspect", "--bundle", bundle, "--root", host("bundle-pf-errors"), "--paste",
+           pfFixture("dmesg-pf_mlx5-health-synd"), "--paste", pfFixture("ethtool-m_sfp"), "--paste",
+           pfFixture("iplink-pf_cx5-eth-p4p1"), "--format", "json"});
+  EXPECT_EQ(inspected.exit_code, 2) << inspected.err;
+  auto doc = json(inspected.out);
+  ASSERT_EQ(doc.fields().at("vf_map").list_value().values_size(), 1) << inspected.out;
+  const auto& m = doc.fields().at("vf_map").list_value().values(0).struct_value();
+  EXPECT_EQ(field(m, "node"), "node01");
+  EXPECT_EQ(field(m, "pf_pci"), "0001:19:00.0");
+  EXPECT_EQ(field(m, "vf_index"), "1");
+  EXPECT_EQ(field(m, "matched_by"), "node_guid (sriov/1/node)");
+  EXPECT_EQ(codes(doc), (std::vector<std::string>{"PF_FW", "PF_MODULE", "PF_PORT_DOWN"}));
+
+  // The clean PF hosts it as VF 2; the third host does not have it.
+  auto clean = run({"host-inspect", "--bundle", bundle, "--root", host("bundle-pf-clean"),
+                    "--paste", pfFixture("mlxlink-m-c_bf3"), "--format", "json"});
+  EXPECT_EQ(clean.exit_code, 0) << clean.err;
+  doc = json(clean.out);
+  EXPECT_EQ(field(doc.fields().at("vf_map").list_value().values(0).struct_value(), "vf_index"),
+            "2");
+  EXPECT_EQ(codes(doc), std::vector<std::string>{"PF_CLEAN"});
+  auto absent =
+      run({"host-inspect", "--bundle", bundle, "--root", host("vf-absent"), "--format", "json"});
+  EXPECT_EQ(absent.exit_code, 2) << absent.err;
+  EXPECT_EQ(codes(json(absent.out)), std::vector<std::string>{"PF_NOT_FOUND"});
+
+  // Attached to the bundle: re-signed, still verifies, and `bundle show` lists it.
+  auto attached = run({"host-inspect", "--bundle", bundle, "--root", host("bundle-pf-errors"),
+                       "--paste", pfFixture("dmesg-pf_mlx5-health-synd"), "--attach-to", bundle,
+                       "--cert", pki("support/alice.pem"), "--key", pki("support/alice.key")});
+  EXPECT_EQ(attached.exit_code, 2) << attached.err;
+  EXPECT_NE(attached.err.find("attached host/host-pf-errors.json"), std::string::npos)
+      << attached.err;
+  v = verify(bundle);
+  EXPECT_EQ(v.exit_code, 0) << v.out;
+  EXPECT_NE(v.out.find("OK 9 members"), std::string::npos) << v.out;
+  show = run({"bundle", "show", bundle});
+  EXPECT_NE(show.out.find("host results attached (1):\n  host/host-pf-errors.json  host "
+                          "host-pf-errors, attached by CN=alice,OU=support,O=ibcollect"),
+            std::string::npos)
+      << show.out;
+
+  // A byte flipped in the attached member is named by verify.
+  auto members = ibc::agent::readBundleArchive(ibc::test::readAll(bundle));
+  ASSERT_TRUE(members.ok());
+  auto& h = members->at("host/host-pf-errors.json");
+  h[h.size() / 2] ^= 0x20;
+  auto flipped = ibc::agent::writeBundleArchive(*members);
+  ASSERT_TRUE(flipped.ok());
+  std::ofstream(path("flipped.ibbundle"), std::ios::binary) << *flipped;
+  v = verify(path("flipped.ibbundle"));
+  EXPECT_EQ(v.exit_code, 4);
+  EXPECT_NE(v.out.find("FAILED host/host-pf-errors.json: hash: "), std::string::npos) << v.out;
+}
+
+TEST_F(Escalation, AHostResultAttachedToTheCaseTravelsIntoTheNextExport) {
+  const std::string bundle = path("for-host.ibbundle");
+  ASSERT_EQ(run(support({"bundle", "export", "--case", case_id_, "-o", bundle})).exit_code, 0);
+  auto report = run({"host-inspect", "--bundle", bundle, "--root", host("bundle-pf-clean"),
+                     "--paste", pfFixture("mlxlink-m-c_bf3"), "--format", "json"});
+  ASSERT_EQ(report.exit_code, 0) << report.err;
+  std::ofstream(path("hv.json")) << report.out;
+
+  auto attached = run(support({"case", "attach", case_id_, path("hv.json")}));
+  ASSERT_EQ(attached.exit_code, 0) << attached.err;
+  EXPECT_NE(attached.out.find("host results: 1\n    host-pf-clean, attached by alice"),
+            std::string::npos)
+      << attached.out;
+  auto escalated = run(support({"case", "update", case_id_, "--state", "escalated", "--note",
+                                "PF clean; switch port next"}));
+  ASSERT_EQ(escalated.exit_code, 0) << escalated.err;
+  EXPECT_NE(escalated.out.find("  escalated  revision"), std::string::npos) << escalated.out;
+
+  const std::string next = path("next.ibbundle");
+  auto ex = run(support({"bundle", "export", "--case", case_id_, "-o", next}));
+  ASSERT_EQ(ex.exit_code, 0) << ex.err;
+  EXPECT_NE(ex.err.find("1 host result(s)"), std::string::npos) << ex.err;
+  auto v = verify(next);
+  EXPECT_EQ(v.exit_code, 0) << v.out;
+  auto members = ibc::agent::readBundleArchive(ibc::test::readAll(next));
+  ASSERT_TRUE(members.ok());
+  ASSERT_EQ(members->count("host/host-pf-clean.json"), 1u);
+  EXPECT_EQ(members->at("host/host-pf-clean.json"), report.out);
+
+  auto listed = run(support({"case", "list", "--tenant", "acme", "--state", "escalated"}));
+  EXPECT_NE(listed.out.find(case_id_ + "  escalated  tenant acme  job 77  2 snapshot(s)  1 host "
+                                       "result(s)  slow all_reduce"),
+            std::string::npos)
+      << listed.out;
+}
+
+TEST_F(Escalation, CasesRefuseAgentsOtherTenantsAndStaleRevisions) {
+  const std::string agent = pki("agents/acme/node01");
+  auto as_agent = run({"case", "list", "--collector", collector_->address(), "--ca", pki("ca.pem"),
+                       "--cert", agent + ".pem", "--key", agent + ".key"});
+  EXPECT_EQ(as_agent.exit_code, 3);
+  EXPECT_NE(as_agent.err.find("needs a support certificate"), std::string::npos) << as_agent.err;
+
+  auto other = run(support({"case", "show", case_id_, "--tenant", "globex"}));
+  EXPECT_EQ(other.exit_code, 4);
+  EXPECT_NE(other.err.find("not_found: no case " + case_id_ + " of tenant globex"),
+            std::string::npos)
+      << other.err;
+  auto missing = run(support(
+      {"bundle", "export", "--case", "case-20000101-00000000", "-o", path("missing.ibbundle")}));
+  EXPECT_EQ(missing.exit_code, 4);
+  EXPECT_NE(missing.err.find("not_found"), std::string::npos) << missing.err;
+  EXPECT_FALSE(fs::exists(path("missing.ibbundle")));
+
+  ASSERT_EQ(run(support({"case", "update", case_id_, "--note", "first"})).exit_code, 0);
+  auto stale =
+      run(support({"case", "update", case_id_, "--note", "late", "--expect-revision", "1"}));
+  EXPECT_EQ(stale.exit_code, 4);
+  EXPECT_NE(stale.err.find("conflict: case " + case_id_ + " is at revision"), std::string::npos)
+      << stale.err;
+  EXPECT_NE(collector_->log().find("rejected reason=conflict"), std::string::npos);
+}
+
+}  // namespace
