@@ -8,6 +8,7 @@
 
 #include "ibc/core/findings.h"
 #include "ibc/core/rules.h"
+#include "ibc/core/sysfs_values.h"
 #include "ibc/core/text.h"
 
 namespace ibc::core {
@@ -170,9 +171,15 @@ v1::PfInspection buildPfInspection(const std::vector<AnalyzedNode>& nodes, std::
         vf->set_device(dev.name());
         vf->set_port(p->port());
         vf->set_pci_address(dev.pci().address());
-        vf->set_node_guid(dev.node_guid());
-        vf->set_port_guid(p->port_guid());
-        vf->set_sys_image_guid(dev.sys_image_guid());
+        // Only identities of the right shape reach the host's commands; a placeholder
+        // ("node_guid") or an all-zero GUID (an unconfigured VF) would match the wrong PF
+        // or nothing.
+        const auto guid = [](const std::string& g) {
+          return isGuidShaped(g) && !isZeroGuid(g) ? g : std::string();
+        };
+        vf->set_node_guid(guid(dev.node_guid()));
+        vf->set_port_guid(guid(p->port_guid()));
+        vf->set_sys_image_guid(guid(dev.sys_image_guid()));
         for (const auto& n : snap.netdevs()) {
           const bool bound =
               n.rdma_device() == dev.name() && (n.rdma_port() == p->port() || n.rdma_port() == 0);
@@ -180,7 +187,10 @@ v1::PfInspection buildPfInspection(const std::vector<AnalyzedNode>& nodes, std::
               std::find(p->netdevs().begin(), p->netdevs().end(), n.name()) != p->netdevs().end();
           if ((bound || listed) && vf->netdev().empty()) {
             vf->set_netdev(n.name());
-            vf->set_mac(n.address());
+            if (isMacShaped(n.address()) &&
+                n.address().find_first_not_of("0:") != std::string::npos) {
+              vf->set_mac(n.address());
+            }
           }
         }
         for (const auto& g : p->gids()) vf->add_gids(g);
@@ -188,8 +198,8 @@ v1::PfInspection buildPfInspection(const std::vector<AnalyzedNode>& nodes, std::
         vf->set_vm_id(snap.node().vm_id());
         vf->set_vm_id_source(snap.node().vm_id_source());
         vf->set_link_layer(p->link_layer());
-        vf->set_fw_ver(dev.fw_ver());
-        vf->set_board_id(dev.board_id());
+        if (isFirmwareVersionShaped(dev.fw_ver())) vf->set_fw_ver(dev.fw_ver());
+        if (dev.board_id() != "board_id") vf->set_board_id(dev.board_id());
         for (const auto& r : reasons) vf->add_reasons(r);
         for (auto& s : hostSteps(*vf)) *vf->add_steps() = std::move(s);
       }

@@ -277,6 +277,54 @@ bool isZeroGuid(std::string_view guid) {
   return isZeroGid(g);
 }
 
+namespace {
+bool isHex(char c) { return std::isxdigit(static_cast<unsigned char>(c)) != 0; }
+}  // namespace
+
+bool isGuidShaped(std::string_view text) {
+  std::string_view g = trim(text);
+  if (startsWithIgnoreCase(g, "0x")) g.remove_prefix(2);
+  std::size_t digits = 0;
+  std::size_t run = 0;
+  for (std::size_t i = 0; i < g.size(); ++i) {
+    if (isHex(g[i])) {
+      ++digits;
+      ++run;
+    } else if (g[i] == ':' && (run == 2 || run == 4) && i + 1 < g.size()) {
+      run = 0;
+    } else {
+      return false;
+    }
+  }
+  return digits == 16;
+}
+
+bool isMacShaped(std::string_view text) {
+  const std::string_view m = trim(text);
+  const auto octets = (m.size() + 1) / 3;
+  if ((octets != 6 && octets != 20) || m.size() != octets * 3 - 1) return false;
+  for (std::size_t i = 0; i < m.size(); ++i) {
+    if (i % 3 == 2 ? m[i] != ':' : !isHex(m[i])) return false;
+  }
+  return true;
+}
+
+bool isFirmwareVersionShaped(std::string_view text) {
+  const std::string_view v = trim(text);
+  std::size_t i = 0;
+  int parts = 0;
+  while (i < v.size()) {
+    if (!std::isdigit(static_cast<unsigned char>(v[i]))) return false;
+    while (i < v.size() && std::isdigit(static_cast<unsigned char>(v[i]))) ++i;
+    ++parts;
+    if (i == v.size() || v[i] != '.') break;
+    ++i;
+  }
+  if (parts < 2) return false;
+  const std::string_view rest = trim(v.substr(i));
+  return rest.empty() || (rest.front() == '(' && rest.back() == ')');
+}
+
 std::string_view mellanoxVirtualFunctionName(std::string_view device_id) {
   // From the mlx4/mlx5 drivers' PCI tables (entries flagged as VFs) and pci.ids.
   struct Vf {

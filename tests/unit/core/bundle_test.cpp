@@ -404,5 +404,48 @@ TEST(Redactor, PseudonymsAreStableAndCoverEveryForm) {
   EXPECT_EQ(r.redact("256.1.1.1 is no address"), "256.1.1.1 is no address");
 }
 
+// The real gcm captures hold placeholders (a file holding its own name: "node_guid",
+// "address", "fw_ver"): none of them reaches the host's runbook, and neither does an
+// all-zero GUID or MAC (an unconfigured VF).
+TEST(Bundle, PlaceholderOrZeroIdentitiesNeverReachThePfRunbook) {
+  v1::Snapshot s = brokenVfSnapshot("gpu07");
+  auto* d = s.mutable_devices(0);
+  d->set_node_guid("node_guid");
+  d->set_sys_image_guid("0000:0000:0000:0000");
+  d->set_fw_ver("fw_ver");
+  d->set_board_id("board_id");
+  d->mutable_ports(0)->set_port_guid("port_guid");
+  auto* n = s.add_netdevs();
+  n->set_name("ib0");
+  n->set_rdma_device("mlx5_0");
+  n->set_rdma_port(1);
+  n->set_address("address");
+  AnalyzedNode node;
+  node.snapshot = s;
+  v1::Finding f;
+  f.set_code("ESCALATE_HOST_INSPECTION");
+  f.set_severity("critical");
+  f.set_device("mlx5_0");
+  f.set_port(1);
+  node.findings.push_back(f);
+  std::vector<AnalyzedNode> nodes{node};
+  labelNodes(nodes);
+  const auto pf = buildPfInspection(nodes, "", "4242");
+  ASSERT_EQ(pf.suspects_size(), 1);
+  const auto& vf = pf.suspects(0);
+  EXPECT_EQ(vf.node_guid(), "");
+  EXPECT_EQ(vf.port_guid(), "");
+  EXPECT_EQ(vf.sys_image_guid(), "");
+  EXPECT_EQ(vf.fw_ver(), "");
+  EXPECT_EQ(vf.board_id(), "");
+  EXPECT_EQ(vf.mac(), "");
+  EXPECT_EQ(vf.pci_address(), "0000:0c:00.1");  // what is well-formed stays
+  const std::string md = renderPfInspectionMarkdown(pf);
+  for (const std::string placeholder : {"node_guid", "port_guid", "fw_ver", "'address'"}) {
+    EXPECT_EQ(md.find(placeholder), std::string::npos) << placeholder << "\n" << md;
+  }
+  EXPECT_NE(md.find("0000:0c:00.1"), std::string::npos) << md;
+}
+
 }  // namespace
 }  // namespace ibc::core

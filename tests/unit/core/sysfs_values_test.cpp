@@ -262,5 +262,28 @@ TEST(SysfsValues, TruncatedRatesAndCountersKeepWhatTheyCanOrSayWhy) {
   EXPECT_FALSE(parseCounterValue("-1").ok());
 }
 
+TEST(SysfsValues, IdentityShapesRefusePlaceholdersAndTruncations) {
+  for (const char* good : {"0a7f:bc12:45ef:d23b", "0a:7f:bc:12:45:ef:d2:3b", "0x0a7fbc1245efd23b",
+                           "0A7FBC1245EFD23B\n"}) {
+    EXPECT_TRUE(isGuidShaped(good)) << good;
+  }
+  for (const char* bad : {"node_guid", "", "0a7f:bc12:45ef", "0a7f:bc12:45ef:d23b:00",
+                          "0a7f::bc12:45ef:d23b", "0a7f:bc12:45ef:d23g", "0a7f:bc12:45ef:d23b:"}) {
+    EXPECT_FALSE(isGuidShaped(bad)) << bad;
+  }
+  EXPECT_TRUE(isMacShaped("24:8a:07:b4:33:aa"));
+  EXPECT_TRUE(isMacShaped("00:00:10:87:fe:80:00:00:00:00:00:00:0a:7f:bc:12:45:ef:d2:3c"));
+  for (const char* bad :
+       {"address", "24:8a:07:b4:33", "24:8a:07:b4:33:aa:", "248a.07b4.33aa", "24:8a:07:b4:33:zz"}) {
+    EXPECT_FALSE(isMacShaped(bad)) << bad;
+  }
+  for (const char* good : {"14.28.2006", "2.31.5050\n", "20.39.1002 (MT_0000000224)"}) {
+    EXPECT_TRUE(isFirmwareVersionShaped(good)) << good;
+  }
+  for (const char* bad : {"fw_ver", "", "14", "v14.28", "14.28.2006 garbage"}) {
+    EXPECT_FALSE(isFirmwareVersionShaped(bad)) << bad;
+  }
+}
+
 }  // namespace
 }  // namespace ibc::core

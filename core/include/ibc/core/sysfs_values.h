@@ -101,6 +101,17 @@ bool isZeroGid(std::string_view gid);
 // True for a GUID made only of zero digits ("0000:0000:0000:0000", "0x0000000000000000").
 bool isZeroGuid(std::string_view guid);
 
+// Shape checks for identities the host side searches for (pf-inspection, host-inspect): a
+// value of the wrong shape (a capture's placeholder such as a file holding its own name,
+// "node_guid"; a truncated read) is never put into a host-side command.
+// GUID: 16 hex digits, optionally "0x"-prefixed or grouped by colons ("0a7f:bc12:45ef:d23b",
+// "0a:7f:bc:12:45:ef:d2:3b", "0x0a7fbc1245efd23b").
+bool isGuidShaped(std::string_view text);
+// Hardware address: 6 (Ethernet) or 20 (IPoIB) octets of two hex digits joined by ':'.
+bool isMacShaped(std::string_view text);
+// Firmware version: dotted numbers ("14.28.2006"), optionally followed by text in brackets.
+bool isFirmwareVersionShaped(std::string_view text);
+
 // Mellanox/NVIDIA PCI device ids (as "0x1016" or decimal vendor_part_id "4118") of SR-IOV
 // virtual functions. Returns the family name ("ConnectX-4 Lx VF") or empty when the id is
 // not a known VF id.
