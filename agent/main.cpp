@@ -14,6 +14,7 @@ int main(int argc, char** argv) {
   ibc::agent::ProcessRunner runner;
   ibc::agent::SystemClock clock;
   ibc::agent::ProcessEnvironment env;
+  ibc::agent::DiskFileWriter writer;
   ibc::agent::CliEnvironment cli{
       std::cout,
       std::cerr,
@@ -23,8 +24,7 @@ int main(int argc, char** argv) {
       clock,
       env,
       &ibc::agent::readProcessFacts,
-      &ibc::agent::writeFileAtomic,
-      &ibc::agent::makeDirectories,
+      writer,
       ibc::agent::selfExecutable(),
       [] {
         winsize ws{};

@@ -40,11 +40,7 @@ std::string hostFromLogs(const v1::Snapshot& snap) {
 Result<v1::Snapshot> readSnapshotFile(const Filesystem& files, const std::string& path) {
   auto bytes = files.readFile(path, core::kMaxSnapshotFileBytes);
   if (!bytes.ok()) return Error{bytes.error().code, path + ": " + bytes.error().message};
-  auto env = core::decodeSnapshotFile(*bytes);
-  if (!env.ok()) return Error{env.error().code, path + ": " + env.error().message};
-  auto snap = core::openSnapshot(*env);
-  if (!snap.ok()) return Error{snap.error().code, path + ": " + snap.error().message};
-  return snap;
+  return core::readSnapshotFile(path, *bytes);
 }
 
 AnalyzeOutcome analyzeInputs(

@@ -174,7 +174,7 @@ int runExport(CliEnvironment& env, const ExportArgs& a) {
     env.err << "ibcollect: " << archive.error().message << "\n";
     return core::kExitCollectFailed;
   }
-  if (auto st = env.write_file(a.output, *archive); !st.ok()) {
+  if (auto st = env.writer.writeFileAtomic(a.output, *archive); !st.ok()) {
     env.err << "ibcollect: could not write " << a.output << ": " << st.error().message << "\n";
     return core::kExitCollectFailed;
   }

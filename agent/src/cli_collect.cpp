@@ -103,7 +103,7 @@ int runSnapshot(CliEnvironment& env, const SnapshotArgs& a) {
   std::string kept_in;
   if (!output.empty()) {
     const auto bytes = core::encodeSnapshotFile(*envelope);
-    if (auto st = env.write_file(output, bytes); !st.ok()) {
+    if (auto st = env.writer.writeFileAtomic(output, bytes); !st.ok()) {
       env.err << "ibcollect: could not write the snapshot to " << output << ": "
               << st.error().message << "\n";
       ++failed;
@@ -169,7 +169,7 @@ int runAnalyze(CliEnvironment& env, const AnalyzeArgs& a) {
       return core::kExitUsage;
     }
     const auto bytes = core::encodeSnapshotFile(core::wrapUnsigned(outcome.nodes[0].snapshot));
-    if (auto st = env.write_file(a.output, bytes); !st.ok()) {
+    if (auto st = env.writer.writeFileAtomic(a.output, bytes); !st.ok()) {
       env.err << "ibcollect: could not write the snapshot to " << a.output << ": "
               << st.error().message << "\n";
       save_failed = true;

@@ -102,7 +102,7 @@ int attach(CliEnvironment& env, const HostArgs& a, const v1::HostInspection& in,
     env.err << "ibcollect: " << archive.error().message << "\n";
     return core::kExitCollectFailed;
   }
-  if (auto st = env.write_file(a.attach_to, *archive); !st.ok()) {
+  if (auto st = env.writer.writeFileAtomic(a.attach_to, *archive); !st.ok()) {
     env.err << "ibcollect: could not write " << a.attach_to << ": " << st.error().message << "\n";
     return core::kExitCollectFailed;
   }

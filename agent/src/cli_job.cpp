@@ -238,7 +238,7 @@ int runJob(CliEnvironment& env, const JobArgs& a) {
                               : a.out;
   bool write_failed = false;
   std::map<std::string, std::string> kept_files;  // node -> its .ibsnap in --out
-  if (auto st = env.make_dirs(dir); !st.ok()) {
+  if (auto st = env.writer.makeDirectories(dir); !st.ok()) {
     env.err << "ibcollect: cannot create " << dir << ": " << st.error().message
             << "; snapshots are not kept, the report below is all there is\n";
     write_failed = true;
@@ -266,7 +266,8 @@ int runJob(CliEnvironment& env, const JobArgs& a) {
         if (n.snapshot.node().slurm_node().empty()) n.snapshot.mutable_node()->set_slurm_node(h);
         if (!write_failed) {
           const std::string path = dir + "/" + h + ".ibsnap";
-          if (auto st = env.write_file(path, core::encodeSnapshotFile(it->second->envelope));
+          if (auto st =
+                  env.writer.writeFileAtomic(path, core::encodeSnapshotFile(it->second->envelope));
               st.ok()) {
             n.snapshot_file = path;
             kept_files[h] = path;

@@ -159,7 +159,7 @@ int runUpload(CliEnvironment& env, const UploadArgs& a) {
     return core::kExitUsage;
   }
   TlsCollectorConnector connector(config->collector, config->credentials, config->timeouts);
-  Spool spool(config->spool_dir, config->spool_limits, env.write_file);
+  Spool spool(config->spool_dir, config->spool_limits, env.writer);
   auto delivery = makeDelivery(env, connector, spool, *config);
   int failed = 0;
   for (const auto& file : a.files) {
@@ -190,7 +190,7 @@ int runFlush(CliEnvironment& env, const TransportArgs& a) {
     return core::kExitUsage;
   }
   TlsCollectorConnector connector(config->collector, config->credentials, config->timeouts);
-  Spool spool(config->spool_dir, config->spool_limits, env.write_file);
+  Spool spool(config->spool_dir, config->spool_limits, env.writer);
   auto pending = spool.pending();
   if (!pending.ok()) {
     env.err << "ibcollect: " << pending.error().message << "\n";
@@ -342,7 +342,7 @@ int runFetch(CliEnvironment& env, const FetchArgs& a) {
   for (const auto& s : *fetched_snapshots) {
     const std::string path = a.output + "/" + safeName(s.tenant) + "_" + safeName(s.node) + "_" +
                              s.snapshot_id.substr(0, 12) + ".ibsnap";
-    if (auto st = env.write_file(path, s.file_bytes); !st.ok()) {
+    if (auto st = env.writer.writeFileAtomic(path, s.file_bytes); !st.ok()) {
       env.err << "ibcollect: " << st.error().message << "\n";
       ++failed;
       continue;
@@ -502,7 +502,7 @@ bool deliverCollected(CliEnvironment& env, const SnapshotTransport& t,
   if (!t.delivery) return true;
   const auto& config = *t.delivery;
   TlsCollectorConnector connector(config.collector, config.credentials, config.timeouts);
-  Spool spool(config.spool_dir, config.spool_limits, env.write_file);
+  Spool spool(config.spool_dir, config.spool_limits, env.writer);
   auto delivery = makeDelivery(env, connector, spool, config);
   return report(env, "the snapshot", connector.describe(), delivery.deliver(envelope), kept_in);
 }

@@ -324,9 +324,10 @@ FlushReport SnapshotDelivery::flush() {
 }
 
 Result<DeliveryOutcome> deliverSnapshot(const v1::SignedSnapshot& envelope,
-                                        const DeliveryConfig& config, Clock& clock, Notice notice) {
+                                        const DeliveryConfig& config, Clock& clock,
+                                        FileWriter& writer, Notice notice) {
   TlsCollectorConnector connector(config.collector, config.credentials, config.timeouts);
-  Spool spool(config.spool_dir, config.spool_limits, &writeFileAtomic);
+  Spool spool(config.spool_dir, config.spool_limits, writer);
   SnapshotDelivery delivery(connector, spool, clock, config.retry, std::move(notice));
   return delivery.deliver(envelope);
 }

@@ -35,18 +35,19 @@ std::string mib(uint64_t bytes) { return std::to_string((bytes + (1u << 20) - 1)
 
 }  // namespace
 
-Spool::Spool(std::string dir, SpoolLimits limits, WriteFile write_file)
-    : dir_(std::move(dir)), limits_(limits), write_file_(std::move(write_file)) {
+Spool::Spool(std::string dir, SpoolLimits limits, FileWriter& writer)
+    : dir_(std::move(dir)), limits_(limits), writer_(writer) {
   while (dir_.size() > 1 && dir_.back() == '/') dir_.pop_back();
 }
 
 core::Status Spool::ensureDir(const std::string& dir) const {
   std::error_code ec;
   if (fs::is_directory(dir, ec)) return {};
-  fs::create_directories(dir, ec);
-  if (ec) return fsError(ec, "cannot create the spool directory " + dir);
   // Snapshots describe the tenant's machines: the spool is private to the agent's user.
-  fs::permissions(dir, fs::perms::owner_all, fs::perm_options::replace, ec);
+  if (auto st = writer_.makeDirectories(dir, 0700); !st.ok()) {
+    return Error{st.error().code,
+                 "cannot create the spool directory " + dir + ": " + st.error().message};
+  }
   return {};
 }
 
@@ -67,7 +68,7 @@ Result<std::string> Spool::keep(const ::ibcollect::v1::SignedSnapshot& envelope)
                      std::to_string(limits_.max_files) + " files, " + mib(limits_.max_bytes) + ")"};
   }
   if (auto st = ensureDir(dir_); !st.ok()) return st.error();
-  if (auto st = write_file_(path, bytes); !st.ok()) {
+  if (auto st = writer_.writeFileAtomic(path, bytes); !st.ok()) {
     return Error{st.error().code, "cannot keep the snapshot in the spool: " + st.error().message};
   }
   return path;
@@ -79,10 +80,11 @@ Result<std::string> Spool::keepRejected(const ::ibcollect::v1::SignedSnapshot& e
   if (auto st = ensureDir(dir); !st.ok()) return st.error();
   const std::string id = core::snapshotId(envelope);
   const std::string path = dir + "/" + id + std::string(kSuffix);
-  if (auto st = write_file_(dir + "/" + id + ".reason", std::string(reason) + "\n"); !st.ok()) {
+  if (auto st = writer_.writeFileAtomic(dir + "/" + id + ".reason", std::string(reason) + "\n");
+      !st.ok()) {
     return st.error();
   }
-  if (auto st = write_file_(path, core::encodeSnapshotFile(envelope)); !st.ok()) {
+  if (auto st = writer_.writeFileAtomic(path, core::encodeSnapshotFile(envelope)); !st.ok()) {
     return st.error();
   }
   return path;
@@ -130,24 +132,26 @@ Result<::ibcollect::v1::SignedSnapshot> Spool::read(const SpoolEntry& entry) con
 }
 
 core::Status Spool::remove(const SpoolEntry& entry) {
-  std::error_code ec;
-  fs::remove(entry.path, ec);
-  if (ec) return fsError(ec, "cannot remove " + entry.path);
+  if (auto st = writer_.removeFile(entry.path); !st.ok()) {
+    return Error{ErrorCode::Io, "cannot remove " + st.error().message};
+  }
   return {};
 }
 
 Result<std::string> Spool::reject(const SpoolEntry& entry, std::string_view reason) {
   const std::string dir = dir_ + "/rejected";
   if (auto st = ensureDir(dir); !st.ok()) return st.error();
-  if (auto st = write_file_(dir + "/" + entry.snapshot_id + ".reason", std::string(reason) + "\n");
+  if (auto st = writer_.writeFileAtomic(dir + "/" + entry.snapshot_id + ".reason",
+                                        std::string(reason) + "\n");
       !st.ok()) {
     return st.error();
   }
   // A rename: works for a file that no longer parses, too.
   const std::string target = dir + "/" + entry.snapshot_id + std::string(kSuffix);
-  std::error_code ec;
-  fs::rename(entry.path, target, ec);
-  if (ec) return fsError(ec, "cannot move " + entry.path + " to " + dir);
+  if (auto st = writer_.renameFile(entry.path, target); !st.ok()) {
+    return Error{st.error().code,
+                 "cannot move " + entry.path + " to " + dir + ": " + st.error().message};
+  }
   return target;
 }
 

@@ -29,38 +29,6 @@ constexpr std::size_t kMaxResponseFrameBytes = core::kMaxSnapshotFileBytes + (1u
 
 }  // namespace
 
-std::string CollectorEndpoint::text() const {
-  const bool v6 = host.find(':') != std::string::npos;
-  return (v6 ? "[" + host + "]" : host) + ":" + std::to_string(port);
-}
-
-Result<CollectorEndpoint> parseCollectorEndpoint(std::string_view text) {
-  const auto colon = text.rfind(':');
-  const auto bad = [&] {
-    return Error{ErrorCode::InvalidArgument,
-                 "collector address must be HOST:PORT, got '" + std::string(text) + "'"};
-  };
-  if (colon == std::string_view::npos || colon == 0 || colon + 1 == text.size()) return bad();
-  CollectorEndpoint e;
-  e.host = std::string(text.substr(0, colon));
-  if (e.host.size() >= 2 && e.host.front() == '[' && e.host.back() == ']') {
-    e.host = e.host.substr(1, e.host.size() - 2);
-  }
-  unsigned long port = 0;
-  for (char c : text.substr(colon + 1)) {
-    if (!std::isdigit(static_cast<unsigned char>(c))) return bad();
-    port = port * 10 + static_cast<unsigned long>(c - '0');
-    if (port > 65535) return bad();
-  }
-  if (port == 0 || e.host.empty()) return bad();
-  e.port = static_cast<uint16_t>(port);
-  return e;
-}
-
-std::string describeRejection(const v1::Rejection& rejection) {
-  return core::rejectReasonName(rejection.reason()) + ": " + rejection.message();
-}
-
 struct CollectorConnection::Impl {
   asio::io_context io{1};
   asio::ssl::context tls{asio::ssl::context::tls_client};

@@ -8,6 +8,7 @@
 #include "group_commit.h"
 #include "ibc/collector/service/snapshot_keys.h"
 #include "ibc/core/frame.h"
+#include "ibc/core/protocol.h"
 #include "ibc/core/snapshot_file.h"
 
 namespace ibc::collector {
@@ -37,11 +38,6 @@ void StreamEventLog::write(std::string_view event) {
   std::lock_guard<std::mutex> lock(mutex_);
   out_ << stamp << ' ' << event << '\n';
   out_.flush();
-}
-
-bool isRetryable(v1::RejectReason reason) {
-  return reason == v1::REJECT_REASON_OVERLOADED || reason == v1::REJECT_REASON_SHUTTING_DOWN ||
-         reason == v1::REJECT_REASON_STORAGE_FAILURE;
 }
 
 v1::RejectReason rejectReasonFor(core::SignatureProblem problem) {

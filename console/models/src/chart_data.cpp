@@ -1,5 +1,7 @@
 #include "ibc/console/chart_data.h"
 
+#include "ibc/core/counters.h"
+
 #include <algorithm>
 #include <set>
 
@@ -97,9 +99,8 @@ std::vector<std::string> counterNames(const JobData& job) {
   for (const auto& s : job.snapshots) {
     for (const auto& d : s.devices()) {
       for (const auto& p : d.ports()) {
-        for (const auto* l : {&p.counters(), &p.counters_ext(), &p.hw_counters()}) {
-          for (const auto& c : *l) names.insert(c.name());
-        }
+        core::forEachCounter(
+            p, [&](core::CounterGroup, const v1::Counter& c) { names.insert(c.name()); });
       }
     }
   }

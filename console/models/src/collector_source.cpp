@@ -6,6 +6,7 @@
 #include <map>
 #include <sstream>
 
+#include "ibc/core/protocol.h"
 #include "ibc/core/snapshot_file.h"
 
 namespace ibc::console {
@@ -37,13 +38,13 @@ struct Connected {
     if (!answer.ok()) return answer.error();
     if (answer->has_rejection())
       return Error{ErrorCode::PermissionDenied,
-                   "the collector refused: " + client::describeRejection(answer->rejection())};
+                   "the collector refused: " + core::describeRejection(answer->rejection())};
     return answer;
   }
 };
 
 Result<Connected> connect(const CollectorSettings& settings) {
-  auto endpoint = client::parseCollectorEndpoint(settings.endpoint);
+  auto endpoint = core::parseCollectorEndpoint(settings.endpoint);
   if (!endpoint.ok())
     return Error{endpoint.error().code, "--collector: " + endpoint.error().message};
   auto credentials = readCredentials(settings);

@@ -37,11 +37,7 @@ Result<std::string> readBounded(const std::string& path) {
 Result<v1::Snapshot> readSnapshot(const std::string& path) {
   auto bytes = readBounded(path);
   if (!bytes.ok()) return bytes.error();
-  auto env = core::decodeSnapshotFile(*bytes);
-  if (!env.ok()) return Error{env.error().code, path + ": " + env.error().message};
-  auto snap = core::openSnapshot(*env);
-  if (!snap.ok()) return Error{snap.error().code, path + ": " + snap.error().message};
-  return snap;
+  return core::readSnapshotFile(path, *bytes);
 }
 
 }  // namespace

@@ -130,7 +130,8 @@ class DeliveryTest : public ::testing::Test {
   RecordingClock clock_;
   RetryPolicy retry_;
   std::vector<std::string> notices_;
-  Spool spool_{dir_ + "/spool", {}, &writeFileAtomic};
+  DiskFileWriter disk_;
+  Spool spool_{dir_ + "/spool", {}, disk_};
 };
 
 TEST(Backoff, DoublesFromTheFirstDelayUpToTheCapWithJitter) {
@@ -210,7 +211,7 @@ TEST_F(DeliveryTest, OverloadIsRetriedAndAPermanentRefusalIsKeptAsideNotRetried)
 TEST_F(DeliveryTest, NotDeliveredAndNotKeptIsAnErrorThatSaysBoth) {
   SpoolLimits none;
   none.max_files = 0;
-  Spool full(dir_ + "/full", none, &writeFileAtomic);
+  Spool full(dir_ + "/full", none, disk_);
   collector_.connects = {false, false, false, false};
   SnapshotDelivery d(connector_, full, clock_, retry_);
   auto out = d.deliver(envelope(1));

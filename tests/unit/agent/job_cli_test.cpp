@@ -65,6 +65,19 @@ struct Run {
   std::vector<std::string> dirs_made;
 };
 
+// Writes nothing; remembers which directories were asked for.
+class RecordingWriter : public FileWriter {
+ public:
+  core::Status writeFileAtomic(const std::string&, std::string_view) override { return {}; }
+  core::Status makeDirectories(const std::string& path, unsigned) override {
+    dirs.push_back(path);
+    return {};
+  }
+  core::Status removeFile(const std::string&) override { return {}; }
+  core::Status renameFile(const std::string&, const std::string&) override { return {}; }
+  std::vector<std::string> dirs;
+};
+
 class MapEnv : public Environment {
  public:
   std::string get(std::string_view name) const override {
@@ -82,26 +95,20 @@ Run runJob(SlurmCommands& runner, const std::vector<std::string>& extra = {},
   NoEnv no_env;
   const Environment& env = environment != nullptr ? *environment : no_env;
   Run r{};
-  CliEnvironment cli{out,
-                     err,
-                     files,
-                     [](const std::string&) { return std::make_unique<MemoryFilesystem>(); },
-                     runner,
-                     clock,
-                     env,
-                     nullptr,
-                     [](const std::string&, std::string_view) { return core::Status{}; },
-                     [&r](const std::string& dir) {
-                       r.dirs_made.push_back(dir);
-                       return core::Status{};
-                     },
-                     "/opt/ibcollect/bin/ibcollect",
-                     nullptr};
+  RecordingWriter writer;
+  CliEnvironment cli{
+      out,    err,
+      files,  [](const std::string&) { return std::make_unique<MemoryFilesystem>(); },
+      runner, clock,
+      env,    nullptr,
+      writer, "/opt/ibcollect/bin/ibcollect",
+      nullptr};
   std::vector<std::string> args{"--job", "8401413", "--format", "json"};
   args.insert(args.end(), extra.begin(), extra.end());
   r.code = runCli(args, cli);
   r.out = out.str();
   r.err = err.str();
+  r.dirs_made = writer.dirs;
   return r;
 }
 

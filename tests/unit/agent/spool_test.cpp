@@ -37,10 +37,11 @@ class SpoolTest : public ::testing::Test {
   void TearDown() override { fs::remove_all(root_); }
   std::string root_;
   std::string dir_;
+  DiskFileWriter disk_;
 };
 
 TEST_F(SpoolTest, KeepsASnapshotOnceUnderItsIdAndReadsItBack) {
-  Spool spool(dir_, {}, &writeFileAtomic);
+  Spool spool(dir_, {}, disk_);
   const auto env = envelope(1);
   auto path = spool.keep(env);
   ASSERT_TRUE(path.ok()) << path.error().message;
@@ -61,7 +62,7 @@ TEST_F(SpoolTest, KeepsASnapshotOnceUnderItsIdAndReadsItBack) {
 }
 
 TEST_F(SpoolTest, AMissingDirectoryIsAnEmptySpool) {
-  Spool spool(dir_ + "/never", {}, &writeFileAtomic);
+  Spool spool(dir_ + "/never", {}, disk_);
   auto pending = spool.pending();
   ASSERT_TRUE(pending.ok());
   EXPECT_TRUE(pending->empty());
@@ -70,7 +71,7 @@ TEST_F(SpoolTest, AMissingDirectoryIsAnEmptySpool) {
 TEST_F(SpoolTest, AFullSpoolRefusesLoudlyAndKeepsWhatItHas) {
   SpoolLimits limits;
   limits.max_files = 2;
-  Spool spool(dir_, limits, &writeFileAtomic);
+  Spool spool(dir_, limits, disk_);
   ASSERT_TRUE(spool.keep(envelope(1)).ok());
   ASSERT_TRUE(spool.keep(envelope(2)).ok());
   auto third = spool.keep(envelope(3));
@@ -84,17 +85,34 @@ TEST_F(SpoolTest, AFullSpoolRefusesLoudlyAndKeepsWhatItHas) {
 
   SpoolLimits bytes;
   bytes.max_bytes = 3000;
-  Spool small(dir_ + "2", bytes, &writeFileAtomic);
+  Spool small(dir_ + "2", bytes, disk_);
   ASSERT_TRUE(small.keep(envelope(1, 1000)).ok());
   auto over = small.keep(envelope(2, 2500));
   ASSERT_FALSE(over.ok());
   EXPECT_EQ(over.error().code, core::ErrorCode::TooLarge);
 }
 
-TEST_F(SpoolTest, ADiskWriteFailureIsReportedWithItsCause) {
-  Spool spool(dir_, {}, [](const std::string& path, std::string_view) -> core::Status {
+// A disk on which every file write fails with ENOSPC.
+class NoSpace : public FileWriter {
+ public:
+  core::Status writeFileAtomic(const std::string& path, std::string_view) override {
     return errnoError(ENOSPC, path);
-  });
+  }
+  core::Status makeDirectories(const std::string& path, unsigned mode) override {
+    return disk_.makeDirectories(path, mode);
+  }
+  core::Status removeFile(const std::string& path) override { return disk_.removeFile(path); }
+  core::Status renameFile(const std::string& from, const std::string& to) override {
+    return disk_.renameFile(from, to);
+  }
+
+ private:
+  DiskFileWriter disk_;
+};
+
+TEST_F(SpoolTest, ADiskWriteFailureIsReportedWithItsCause) {
+  NoSpace no_space;
+  Spool spool(dir_, {}, no_space);
   auto kept = spool.keep(envelope(1));
   ASSERT_FALSE(kept.ok());
   EXPECT_NE(kept.error().message.find("No space left on device"), std::string::npos)
@@ -106,7 +124,7 @@ TEST_F(SpoolTest, ASpoolPathThatCannotBeADirectoryIsReportedByName) {
   // A regular file where the spool directory should be: fails for root too (ENOTDIR/EEXIST),
   // unlike a read-only directory.
   std::ofstream(dir_) << "not a directory";
-  Spool spool(dir_, {}, &writeFileAtomic);
+  Spool spool(dir_, {}, disk_);
   auto kept = spool.keep(envelope(1));
   ASSERT_FALSE(kept.ok());
   EXPECT_NE(kept.error().message.find(dir_), std::string::npos) << kept.error().message;
@@ -115,7 +133,7 @@ TEST_F(SpoolTest, ASpoolPathThatCannotBeADirectoryIsReportedByName) {
 }
 
 TEST_F(SpoolTest, RejectedSnapshotsMoveAsideWithTheirReason) {
-  Spool spool(dir_, {}, &writeFileAtomic);
+  Spool spool(dir_, {}, disk_);
   ASSERT_TRUE(spool.keep(envelope(1)).ok());
   const auto entry = (*spool.pending())[0];
   auto moved = spool.reject(entry, "bad_signature: tampered");
@@ -134,7 +152,7 @@ TEST_F(SpoolTest, RejectedSnapshotsMoveAsideWithTheirReason) {
 }
 
 TEST_F(SpoolTest, AnEntryThatVanishedIsNamedWithTheOsReason) {
-  Spool spool(dir_, {}, &writeFileAtomic);
+  Spool spool(dir_, {}, disk_);
   ASSERT_TRUE(spool.keep(envelope(1)).ok());
   const auto entry = (*spool.pending())[0];
   fs::remove(entry.path);  // another flush delivered it meanwhile
@@ -146,7 +164,7 @@ TEST_F(SpoolTest, AnEntryThatVanishedIsNamedWithTheOsReason) {
 }
 
 TEST_F(SpoolTest, ACorruptSpoolFileIsMalformedAndCanBeMovedAside) {
-  Spool spool(dir_, {}, &writeFileAtomic);
+  Spool spool(dir_, {}, disk_);
   const auto env = envelope(1);
   ASSERT_TRUE(spool.keep(env).ok());
   const auto entry = (*spool.pending())[0];

@@ -94,15 +94,3 @@ TEST(Frame, GarbageNeverCrashesAndNeverYieldsMoreThanItHolds) {
 
 }  // namespace
 }  // namespace ibc::core
-
-namespace ibc::core {
-namespace {
-
-TEST(Frame, RejectReasonsHaveStableShortNames) {
-  EXPECT_EQ(rejectReasonName(::ibcollect::v1::REJECT_REASON_BAD_SIGNATURE), "bad_signature");
-  EXPECT_EQ(rejectReasonName(::ibcollect::v1::REJECT_REASON_TENANT_MISMATCH), "tenant_mismatch");
-  EXPECT_EQ(rejectReasonName(static_cast<::ibcollect::v1::RejectReason>(999)), "reason_999");
-}
-
-}  // namespace
-}  // namespace ibc::core

@@ -24,10 +24,8 @@ struct CliEnvironment {
   Clock& clock;
   const Environment& env;
   std::function<ProcessFacts()> process_facts;
-  // Writes a file atomically (snapshot -o).
-  std::function<core::Status(const std::string& path, std::string_view bytes)> write_file;
-  // Creates a directory and its parents (--job --out).
-  std::function<core::Status(const std::string& path)> make_dirs;
+  // Every file written (snapshot -o, --job --out, bundles, the spool): the write seam.
+  FileWriter& writer;
   // This program's own path: what `--job` runs on the nodes unless --agent says otherwise.
   std::string executable;
   // Columns of the terminal stdout is, or 0 when stdout is not a terminal (text layout and

@@ -162,6 +162,6 @@ class SnapshotDelivery {
 // `ibcollect --job` calls per node).
 core::Result<DeliveryOutcome> deliverSnapshot(const ::ibcollect::v1::SignedSnapshot& envelope,
                                               const DeliveryConfig& config, Clock& clock,
-                                              Notice notice = {});
+                                              FileWriter& writer, Notice notice = {});
 
 }  // namespace ibc::agent

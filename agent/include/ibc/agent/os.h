@@ -209,13 +209,39 @@ class ProcessEnvironment final : public Environment {
   std::string get(std::string_view name) const override;
 };
 
-// Writes `bytes` to `path` atomically: a temporary file in the same directory, fsync,
-// rename, fsync of the directory. On failure nothing is left at `path` that was not there
-// before. Errors name the path and the reason (ENOSPC, EACCES, ...).
-core::Status writeFileAtomic(const std::string& path, std::string_view bytes);
+// The write seam beside the read seam (Filesystem): every file the agent writes — a
+// snapshot (`-o`, `--job --out`), the spool, bundles — goes through one of these. The agent
+// never writes anywhere else on the host and never resets a counter. Errors name the path
+// and the OS's reason (ENOSPC, EACCES, EROFS, ...): PermissionDenied, NotFound (a missing
+// parent directory), Io. Implementations are safe to call from one thread at a time.
+class FileWriter {
+ public:
+  virtual ~FileWriter() = default;
+  // Writes `bytes` to `path` atomically: a reader sees the old file or the whole new one.
+  // On failure nothing is left at `path` that was not there before.
+  virtual core::Status writeFileAtomic(const std::string& path, std::string_view bytes) = 0;
+  // mkdir -p; directories it creates get `mode` (before the umask), existing ones are left
+  // as they are.
+  virtual core::Status makeDirectories(const std::string& path, unsigned mode = 0755) = 0;
+  // Removes one file. Errors: NotFound when there was none.
+  virtual core::Status removeFile(const std::string& path) = 0;
+  // rename(2): replaces `to` atomically; both on one filesystem.
+  virtual core::Status renameFile(const std::string& from, const std::string& to) = 0;
+};
 
-// mkdir -p. Errors name the path and the reason.
-core::Status makeDirectories(const std::string& path);
+// The real disk: temporary file in the same directory, fsync, rename, fsync of the
+// directory for writeFileAtomic.
+class DiskFileWriter final : public FileWriter {
+ public:
+  core::Status writeFileAtomic(const std::string& path, std::string_view bytes) override;
+  core::Status makeDirectories(const std::string& path, unsigned mode = 0755) override;
+  core::Status removeFile(const std::string& path) override;
+  core::Status renameFile(const std::string& from, const std::string& to) override;
+};
+
+// DiskFileWriter's two most used operations as plain functions.
+core::Status writeFileAtomic(const std::string& path, std::string_view bytes);
+core::Status makeDirectories(const std::string& path, unsigned mode = 0755);
 
 // This process's executable (/proc/self/exe), "" when unknown.
 std::string selfExecutable();

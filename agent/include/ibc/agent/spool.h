@@ -21,6 +21,7 @@
 #include <string_view>
 #include <vector>
 
+#include "ibc/agent/os.h"
 #include "ibc/core/result.h"
 #include "ibcollect/v1/signed.pb.h"
 
@@ -41,10 +42,9 @@ struct SpoolEntry {
 
 class Spool {
  public:
-  // Writes a whole file atomically (agent/os.h writeFileAtomic; tests inject failures).
-  using WriteFile = std::function<core::Status(const std::string& path, std::string_view bytes)>;
-
-  Spool(std::string dir, SpoolLimits limits, WriteFile write_file);
+  // Every write, directory, removal and rename goes through `writer` (agent/os.h; tests
+  // inject failures), which must outlive the spool.
+  Spool(std::string dir, SpoolLimits limits, FileWriter& writer);
 
   const std::string& dir() const { return dir_; }
 
@@ -78,7 +78,7 @@ class Spool {
 
   std::string dir_;
   SpoolLimits limits_;
-  WriteFile write_file_;
+  FileWriter& writer_;
 };
 
 }  // namespace ibc::agent

@@ -14,19 +14,17 @@
 #include <string>
 #include <string_view>
 
+#include "ibc/core/protocol.h"
 #include "ibc/core/result.h"
 #include "ibcollect/v1/collector.pb.h"
 
 namespace ibc::client {
 
-struct CollectorEndpoint {
-  std::string host;
-  uint16_t port = 0;
-  std::string text() const;  // "host:port" ("[v6]:port")
-};
-
-// Parses "host:port" or "[v6addr]:port". Errors: InvalidArgument.
-core::Result<CollectorEndpoint> parseCollectorEndpoint(std::string_view text);
+// The protocol's pure parts (endpoint parsing, rejection names) are core's
+// (ibc/core/protocol.h); named here too for the code that reaches them through the client.
+using core::CollectorEndpoint;
+using core::describeRejection;
+using core::parseCollectorEndpoint;
 
 // PEM text: the CA the collector's certificate must chain to, and this client's
 // certificate chain and private key.
@@ -101,9 +99,5 @@ class TlsCollectorConnector final : public CollectorConnector {
   TlsCredentials credentials_;
   ConnectTimeouts timeouts_;
 };
-
-// The rejection's reason and message ("bad_signature: the signature does not match ..."),
-// for people.
-std::string describeRejection(const ::ibcollect::v1::Rejection& rejection);
 
 }  // namespace ibc::client

@@ -12,6 +12,7 @@
 #include <string>
 #include <string_view>
 
+#include "ibc/core/protocol.h"  // rejectReasonName, once declared here
 #include "ibc/core/result.h"
 #include "ibc/core/snapshot_file.h"
 #include "ibcollect/v1/collector.pb.h"
@@ -31,11 +32,6 @@ std::string encodeFrame(std::string_view payload);
 // `max_frame_bytes` (the stream cannot be trusted past such a header).
 Result<std::size_t> decodeFrameHeader(const unsigned char (&header)[kFrameHeaderBytes],
                                       std::size_t max_frame_bytes);
-
-// Stable short name of a rejection reason: "bad_signature" for
-// REJECT_REASON_BAD_SIGNATURE, "reason_N" for a value this build does not know. Used in the
-// collector's log and counters and in the agent's messages.
-std::string rejectReasonName(::ibcollect::v1::RejectReason reason);
 
 // Splits a byte stream into frame payloads, whatever the chunking of the input. Once
 // feed() fails, the decoder stays failed: the stream has lost its framing.

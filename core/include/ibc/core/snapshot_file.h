@@ -43,6 +43,12 @@ Result<::ibcollect::v1::SignedSnapshot> parseSignedEnvelope(std::string_view byt
 // than this build).
 Result<::ibcollect::v1::Snapshot> openSnapshot(const ::ibcollect::v1::SignedSnapshot& envelope);
 
+// The one reading of a `.ibsnap` file's bytes, for every program that opens one (the agent's
+// analyze/compare, the console): decodeSnapshotFile, then openSnapshot. The caller reads the
+// file (bounded by kMaxSnapshotFileBytes). Errors: those two functions' codes, each message
+// prefixed with `name` ("run/gpu01.ibsnap: ...").
+Result<::ibcollect::v1::Snapshot> readSnapshotFile(std::string_view name, std::string_view bytes);
+
 // Lower-case hex SHA-256 of the whole signed envelope in its canonical encoding (snapshot,
 // signature and chain): the snapshot id. Two tenants can never share one: a re-signed copy
 // of someone else's snapshot is a different envelope.

@@ -75,8 +75,17 @@ Result<LinkRate> parseRate(std::string_view text);
 // are Malformed.
 Result<uint64_t> parseCounterValue(std::string_view text);
 
-// Which directory a counter came from; widths differ.
-enum class CounterSet { PortCounters, PortCountersExt, HwCounters, Ethtool, NetdevStats };
+// Where a counter lives, which also says which table judges it and how wide it is: a
+// port's counters/, counters_ext/ and hw_counters/ (a device's own hw_counters/ are
+// HwCounters of port 0), a netdev's `ethtool -S` and statistics/. counters.h walks them
+// (forEachCounter).
+enum class CounterGroup { PortCounters, PortCountersExt, HwCounters, Ethtool, NetdevStats };
+// The name the probes and parsers know it by.
+using CounterSet = CounterGroup;
+
+// "counters", "counters_ext", "hw_counters", "ethtool", "stats": the directory (or tool) a
+// group comes from, as evidence lines and unavailable-counter lists name it.
+std::string_view counterGroupName(CounterGroup group);
 
 // Hardware width in bits of a counter as the kernel exposes it (IB PMA PortCounters
 // widths for the legacy attributes), 0 when unknown. Saturation = 2^width - 1.

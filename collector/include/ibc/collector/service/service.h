@@ -22,6 +22,7 @@
 #include <string_view>
 
 #include "ibc/collector/store/store.h"
+#include "ibc/core/protocol.h"
 #include "ibc/core/signing.h"
 #include "ibcollect/v1/collector.pb.h"
 
@@ -56,7 +57,7 @@ class StreamEventLog final : public EventLog {
 };
 
 // Overload, shutdown and storage failures: the same request may succeed later.
-bool isRetryable(::ibcollect::v1::RejectReason reason);
+using core::isRetryable;  // ibc/core/protocol.h
 // The rejection reason for a failed signature check.
 ::ibcollect::v1::RejectReason rejectReasonFor(core::SignatureProblem problem);
 

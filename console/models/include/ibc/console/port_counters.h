@@ -2,7 +2,8 @@
 
 // One walk over a port's counters for every model (grid, node, diff, charts): counters,
 // counters_ext and hw_counters of the port, then the device's hw_counters, each with its
-// total and, when the snapshot sampled a window, its delta over that window.
+// total and, when the snapshot sampled a window, its delta over that window. The walk and
+// the numbers are core's (core/counters.h portCounterValues), which NODE_OUTLIER uses too.
 
 #include <QString>
 #include <cstdint>

@@ -150,20 +150,15 @@ CounterWindowIndex::CounterWindowIndex(const v1::Snapshot& snapshot) {
   if (!snapshot.has_window() || snapshot.window().interval_seconds() <= 0) return;
   present_ = true;
   interval_s_ = snapshot.window().interval_seconds();
-  auto add = [&](const std::string& dev, uint32_t port, const char* group, const auto& list) {
-    for (const auto& c : list) {
-      if (!c.unavailable_reason().empty()) continue;
-      values_[CounterKey{dev, port, group, c.name()}] = c.value();
-    }
+  const auto add = [&](const std::string& dev, uint32_t port) {
+    return [&, dev, port](CounterGroup group, const v1::Counter& c) {
+      if (c.unavailable_reason().empty())
+        values_[CounterKey{dev, port, group, c.name()}] = c.value();
+    };
   };
-  for (const auto& p : snapshot.window().ports()) {
-    add(p.device(), p.port(), "counters", p.counters());
-    add(p.device(), p.port(), "hw_counters", p.hw_counters());
-    add(p.device(), p.port(), "counters_ext", p.counters_ext());
-  }
+  for (const auto& p : snapshot.window().ports()) forEachCounter(p, add(p.device(), p.port()));
   for (const auto& n : snapshot.window().netdevs()) {
-    add(n.name(), 0, "stats", n.stats());
-    add(n.name(), 0, "ethtool", n.ethtool());
+    forEachCounter(n, add(n.name(), 0));
     if (n.has_carrier_changes()) carrier_changes_[n.name()] = n.carrier_changes();
   }
 }
@@ -190,6 +185,58 @@ std::optional<CounterDelta> counterDelta(const CounterWindowIndex& window, const
   d.after = *after;
   d.delta = static_cast<int64_t>(*after - first.value());
   return d;
+}
+
+namespace {
+
+PortCounterValue valueOf(const CounterWindowIndex& window, const CounterKey& key,
+                         const v1::Counter& c) {
+  PortCounterValue v;
+  v.group = key.group;
+  v.device_level = key.port == 0;
+  v.name = c.name();
+  if (!c.unavailable_reason().empty()) {
+    v.unavailable = c.unavailable_reason();
+    return v;
+  }
+  v.total = c.value();
+  if (const auto d = counterDelta(window, key, c)) {
+    if (d->after >= d->before) {
+      v.delta = d->delta;
+    } else {
+      v.reset = true;
+    }
+  }
+  return v;
+}
+
+}  // namespace
+
+std::vector<PortCounterValue> portCounterValues(const CounterWindowIndex& window,
+                                                const v1::RdmaDevice& device,
+                                                const v1::RdmaPort& port) {
+  std::vector<PortCounterValue> out;
+  out.reserve(static_cast<std::size_t>(port.counters_size() + port.counters_ext_size() +
+                                       port.hw_counters_size() + device.hw_counters_size()));
+  forEachCounter(port, [&](CounterGroup g, const v1::Counter& c) {
+    out.push_back(valueOf(window, CounterKey{device.name(), port.port(), g, c.name()}, c));
+  });
+  forEachDeviceCounter(device, [&](CounterGroup g, const v1::Counter& c) {
+    out.push_back(valueOf(window, CounterKey{device.name(), 0, g, c.name()}, c));
+  });
+  return out;
+}
+
+std::vector<PortCounterValue> portCounterValues(const v1::Snapshot& snapshot,
+                                                const std::string& device, uint32_t port) {
+  const CounterWindowIndex window(snapshot);
+  for (const auto& d : snapshot.devices()) {
+    if (d.name() != device) continue;
+    for (const auto& p : d.ports()) {
+      if (p.port() == port) return portCounterValues(window, d, p);
+    }
+  }
+  return {};
 }
 
 }  // namespace ibc::core

@@ -1,8 +1,6 @@
 #include "ibc/core/frame.h"
 
-#include <algorithm>
 #include <cassert>
-#include <cctype>
 
 namespace ibc::core {
 
@@ -32,16 +30,6 @@ Result<std::size_t> decodeFrameHeader(const unsigned char (&header)[kFrameHeader
                                           std::to_string(max_frame_bytes)};
   }
   return n;
-}
-
-std::string rejectReasonName(::ibcollect::v1::RejectReason reason) {
-  std::string name = ::ibcollect::v1::RejectReason_Name(reason);
-  if (name.empty()) return "reason_" + std::to_string(static_cast<int>(reason));
-  constexpr std::string_view kPrefix = "REJECT_REASON_";
-  if (name.rfind(kPrefix, 0) == 0) name.erase(0, kPrefix.size());
-  std::transform(name.begin(), name.end(), name.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return name;
 }
 
 FrameDecoder::FrameDecoder(std::size_t max_frame_bytes) : max_(max_frame_bytes) {}

@@ -11,6 +11,7 @@
 #include "ibc/core/counters.h"
 #include "ibc/core/findings.h"
 #include "ibc/core/nccl_log.h"
+#include "ibc/core/node_metrics.h"
 #include "ibc/core/rules.h"
 #include "ibc/core/slurm.h"
 #include "ibc/core/sysfs_values.h"
@@ -42,12 +43,7 @@ std::pair<T, std::size_t> majority(const std::map<T, std::size_t>& counts) {
   return best;
 }
 
-double median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  const auto mid = v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2);
-  std::nth_element(v.begin(), mid, v.end());
-  return *mid;
-}
+double median(std::vector<double> v) { return medianOf(std::move(v)); }
 
 // Shorthand for a list of node names in evidence: first few, then a count.
 std::string someNodes(const std::vector<std::string>& names, std::size_t max = 6) {
@@ -56,11 +52,6 @@ std::string someNodes(const std::vector<std::string>& names, std::size_t max = 6
   if (names.size() > max) s += ", ... " + std::to_string(names.size() - max) + " more";
   return s;
 }
-
-struct NodeView {
-  const v1::Snapshot* snap;
-  std::string name;
-};
 
 // A firmware version as drivers print it in fw_ver: "20.31.2354", "2.42.5000", "1.27.0",
 // "0.2", possibly followed by more ("16.35.2000 (MT_0000000010)"). A placeholder left in
@@ -280,101 +271,45 @@ void rates(const std::vector<NodeView>& nodes, const CompareOptions& o,
   }
 }
 
-// Window deltas per node and counter class, and data throughput.
+// Window deltas per node and counter class (node_metrics.h), and data throughput.
 void counterOutliers(const std::vector<NodeView>& nodes, const CompareOptions& o,
                      std::vector<v1::Finding>& out) {
-  struct NodeTotals {
-    std::map<CounterClass, double> delta;
-    std::map<CounterClass, std::string> worst;  // "mlx5_3 port 1 symbol_error +120"
-    std::map<CounterClass, double> worst_value;
-    double bytes_per_s = 0;
-    bool windowed = false;
-  };
-  std::vector<NodeTotals> totals(nodes.size());
-  for (std::size_t i = 0; i < nodes.size(); ++i) {
-    const v1::Snapshot& s = *nodes[i].snap;
-    CounterWindowIndex w(s);
-    if (!w.present()) continue;
-    NodeTotals& t = totals[i];
-    t.windowed = true;
-    for (const auto& d : s.devices()) {
-      for (const auto& p : d.ports()) {
-        auto walk = [&](const auto& list, const char* group, CounterSet set) {
-          for (const auto& c : list) {
-            const auto delta = counterDelta(w, CounterKey{d.name(), p.port(), group, c.name()}, c);
-            if (!delta || delta->delta <= 0) continue;
-            if ((c.name() == "port_xmit_data" || c.name() == "port_rcv_data") &&
-                set == CounterSet::PortCounters) {
-              t.bytes_per_s += 4.0 * static_cast<double>(delta->delta) / w.intervalSeconds();
-              continue;
-            }
-            const CounterClass cls = classifyCounter(c.name(), set);
-            if (cls == CounterClass::None || cls == CounterClass::CqeFlush) continue;
-            const auto v = static_cast<double>(delta->delta);
-            t.delta[cls] += v;
-            if (v > t.worst_value[cls]) {
-              t.worst_value[cls] = v;
-              t.worst[cls] =
-                  d.name() + " port " + std::to_string(p.port()) + " " + c.name() + " +" + num(v);
-            }
-          }
-        };
-        walk(p.counters(), "counters", CounterSet::PortCounters);
-        walk(p.hw_counters(), "hw_counters", CounterSet::HwCounters);
-      }
-    }
-  }
-  std::size_t windowed = 0;
-  for (const auto& t : totals) windowed += t.windowed ? 1 : 0;
-  if (windowed < 2) return;
-  for (CounterClass cls :
-       {CounterClass::PhyError, CounterClass::LinkDowned, CounterClass::BufferOverrun,
-        CounterClass::XmitDiscard, CounterClass::Congestion, CounterClass::TransportRetry,
-        CounterClass::CqeError, CounterClass::PcieError}) {
-    std::vector<double> values;
-    for (const auto& t : totals) {
-      if (!t.windowed) continue;
-      auto it = t.delta.find(cls);
-      values.push_back(it == t.delta.end() ? 0.0 : it->second);
-    }
-    const double med = median(values);
-    for (std::size_t i = 0; i < nodes.size(); ++i) {
-      if (!totals[i].windowed) continue;
-      auto it = totals[i].delta.find(cls);
-      if (it == totals[i].delta.end()) continue;
-      const double v = it->second;
-      if (v <= o.outlier_factor * std::max(med, 1.0)) continue;
-      out.push_back(makeFinding(
-          {FindingCode::NodeOutlier,
-           cls == CounterClass::Congestion ? Severity::Warning : Severity::Critical,
-           nodes[i].name,
-           "",
-           0,
-           "Node stands out from its peers: " + std::string(counterClassName(cls)) + " +" + num(v) +
-               " during the window, the median node saw +" + num(med),
-           {"largest: " + totals[i].worst[cls],
-            "peers' median: +" + num(med) + " over " + std::to_string(windowed) + " nodes"},
-           "This node (or the switch port next to it) is the likely culprit for the job: inspect "
-           "its "
-           "link findings; for a VF escalate with its snapshot."}));
-    }
+  std::vector<NodeCounterMetrics> totals;
+  totals.reserve(nodes.size());
+  for (const auto& n : nodes) totals.push_back(nodeCounterMetrics(*n.snap));
+  for (const auto& x : core::counterOutliers(totals, o.outlier_factor)) {
+    const CounterClass cls = x.cls;
+    out.push_back(makeFinding(
+        {FindingCode::NodeOutlier,
+         cls == CounterClass::Congestion ? Severity::Warning : Severity::Critical,
+         nodes[x.node].name,
+         "",
+         0,
+         "Node stands out from its peers: " + std::string(counterClassName(cls)) + " +" +
+             num(x.value) + " during the window, the median node saw +" + num(x.median),
+         {"largest: " + totals[x.node].classes.at(cls).largest_where,
+          "peers' median: +" + num(x.median) + " over " + std::to_string(x.windowed_nodes) +
+              " nodes"},
+         "This node (or the switch port next to it) is the likely culprit for the job: inspect "
+         "its "
+         "link findings; for a VF escalate with its snapshot."}));
   }
   // Throughput: a node moving much less data than its peers while they are busy.
   std::vector<double> rates;
   for (const auto& t : totals) {
-    if (t.windowed) rates.push_back(t.bytes_per_s);
+    if (t.windowed) rates.push_back(t.bytes_per_second);
   }
   const double med = median(rates);
   if (med < 1e8) return;  // < 0.8 Gb/s: the job is idle, nothing to compare
   for (std::size_t i = 0; i < nodes.size(); ++i) {
-    if (!totals[i].windowed || totals[i].bytes_per_s >= o.slow_fraction * med) continue;
+    if (!totals[i].windowed || totals[i].bytes_per_second >= o.slow_fraction * med) continue;
     out.push_back(makeFinding(
         {FindingCode::NodeOutlier,
          Severity::Warning,
          nodes[i].name,
          "",
          0,
-         "Node moved " + num(totals[i].bytes_per_s * 8 / 1e9) +
+         "Node moved " + num(totals[i].bytes_per_second * 8 / 1e9) +
              " Gb/s of RDMA data during the window, the "
              "median node " +
              num(med * 8 / 1e9) + " Gb/s",

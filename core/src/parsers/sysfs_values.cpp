@@ -187,6 +187,17 @@ Result<uint64_t> parseCounterValue(std::string_view text) {
   return Error{ErrorCode::Unavailable, std::string(t.substr(0, 64))};
 }
 
+std::string_view counterGroupName(CounterGroup group) {
+  switch (group) {
+    case CounterGroup::PortCounters: return "counters";
+    case CounterGroup::PortCountersExt: return "counters_ext";
+    case CounterGroup::HwCounters: return "hw_counters";
+    case CounterGroup::Ethtool: return "ethtool";
+    case CounterGroup::NetdevStats: return "stats";
+  }
+  return "counters";
+}
+
 uint32_t counterWidthBits(std::string_view name, CounterSet set) {
   if (set == CounterSet::PortCountersExt) return 64;
   if (set == CounterSet::HwCounters || set == CounterSet::Ethtool ||

@@ -85,17 +85,6 @@ std::string stateShort(const v1::EnumValue& v, bool physical) {
 
 }  // namespace
 
-namespace {
-std::string utcTime(int64_t unix_ms) {
-  const std::time_t t = static_cast<std::time_t>(unix_ms / 1000);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M:%SZ", &tm);
-  return buf;
-}
-}  // namespace
-
 int findingSpecificity(std::string_view c) {
   static const std::map<std::string_view, int> rank = {{"PORT_DOWN", 0},
                                                        {"PHYS_LINK_NOT_UP", 0},
@@ -139,58 +128,6 @@ int findingSpecificity(std::string_view c) {
   if (const auto it = rank.find(c); it != rank.end()) return it->second;
   if (c.rfind("NCCL_", 0) == 0) return 3;
   return 5;
-}
-
-std::string nodeSource(const AnalyzedNode& node) {
-  if (!node.snapshot_file.empty()) return node.snapshot_file;
-  return !node.input.empty() ? node.input : node.snapshot.node().source();
-}
-
-std::vector<std::string> labelNodes(std::vector<AnalyzedNode>& nodes) {
-  std::map<std::string, std::vector<std::size_t>> by_name;
-  for (std::size_t i = 0; i < nodes.size(); ++i) by_name[nodeName(nodes[i].snapshot)].push_back(i);
-  std::vector<std::string> notices;
-  for (const auto& [name, members] : by_name) {
-    if (members.size() == 1) {
-      nodes[members[0]].label = name;
-      continue;
-    }
-    // The file's base name tells most collisions apart (before/after, two fetches); the
-    // collection time the rest; a counter what is left.
-    const auto base = [](const std::string& path) {
-      const auto slash = path.find_last_of('/');
-      return slash == std::string::npos ? path : path.substr(slash + 1);
-    };
-    std::map<std::string, int> seen;
-    for (std::size_t i : members) seen[base(nodeSource(nodes[i]))]++;
-    std::string how = "file";
-    for (const auto& [b, k] : seen) {
-      if (k > 1 || b.empty()) how = "time";
-    }
-    std::map<std::string, int> seen_time;
-    if (how == "time") {
-      for (std::size_t i : members)
-        seen_time[utcTime(nodes[i].snapshot.node().collected_at_unix_ms())]++;
-      for (const auto& [t, k] : seen_time) {
-        if (k > 1) how = "order";
-      }
-    }
-    int k = 0;
-    for (std::size_t i : members) {
-      ++k;
-      const std::string tag = how == "file" ? base(nodeSource(nodes[i]))
-                              : how == "time"
-                                  ? utcTime(nodes[i].snapshot.node().collected_at_unix_ms())
-                                  : "#" + std::to_string(k);
-      nodes[i].label = name + " (" + tag + ")";
-    }
-    notices.push_back(std::to_string(members.size()) + " inputs name the same node '" + name +
-                      "'; they are reported separately, told apart by " +
-                      (how == "file"   ? std::string("file name")
-                       : how == "time" ? std::string("collection time")
-                                       : std::string("input order")));
-  }
-  return notices;
 }
 
 v1::NodeReport summarizeNode(const AnalyzedNode& node) {

@@ -108,4 +108,15 @@ std::string snapshotId(const v1::SignedSnapshot& envelope) {
   return sha256Hex(serializeEnvelope(envelope));
 }
 
+Result<v1::Snapshot> readSnapshotFile(std::string_view name, std::string_view bytes) {
+  const auto named = [&](const Error& e) {
+    return Error{e.code, std::string(name) + ": " + e.message};
+  };
+  auto envelope = decodeSnapshotFile(bytes);
+  if (!envelope.ok()) return named(envelope.error());
+  auto snapshot = openSnapshot(*envelope);
+  if (!snapshot.ok()) return named(snapshot.error());
+  return snapshot;
+}
+
 }  // namespace ibc::core

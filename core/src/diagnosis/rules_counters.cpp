@@ -51,47 +51,45 @@ bool isLegacyDataCounter(std::string_view name) {
          name == "port_rcv_packets";
 }
 
+// One counter of a port, a device or a netdev (forEachCounter), keyed for the window.
 void tally(const RuleContext& ctx, PortTally& t, const std::string& key_device, uint32_t key_port,
-           const char* group, CounterSet set,
-           const google::protobuf::RepeatedPtrField<v1::Counter>& counters) {
-  for (const auto& c : counters) {
-    if (!c.unavailable_reason().empty()) {
-      t.unavailable.push_back(std::string(group) + "/" + c.name());
-      t.unavailable_reasons.insert(c.unavailable_reason());
-      continue;
-    }
-    ++t.available;
-    if (isSaturated(c.value(), c.width_bits()) ||
-        (set == CounterSet::PortCounters && isLegacyDataCounter(c.name()) &&
-         c.value() == 0xffffffffULL)) {
-      const uint32_t bits = c.width_bits() != 0 && c.width_bits() != 64 ? c.width_bits() : 32;
-      t.saturated.push_back(c.name() + " = " + std::to_string(c.value()) + " (2^" +
-                            std::to_string(bits) + "-1, the " + std::to_string(bits) +
-                            "-bit maximum)");
-    }
-    const CounterClass cls = classifyCounter(c.name(), set);
-    if (cls == CounterClass::None) continue;
-    const auto delta =
-        counterDelta(ctx.window, CounterKey{key_device, key_port, group, c.name()}, c);
-    Reading r;
-    r.nonzero = c.value() > 0;
-    r.moved = delta && delta->delta > 0;
-    if (!r.nonzero && !r.moved) continue;
-    r.text = std::string(group == std::string("hw_counters") || group == std::string("counters")
-                             ? ""
-                             : std::string(group) + " ") +
-             c.name() + " = " + std::to_string(c.value());
-    if (delta) {
-      r.text += " (" + deltaText(delta->delta, ctx.window.intervalSeconds()) + ")";
-      if (delta->delta < 0) r.text += " — counter was reset during the window";
-    } else {
-      r.text += ctx.window.present() ? " (no second sample)" : " (total since the last reset)";
-    }
-    Group& g = t.groups[cls];
-    g.moved = g.moved || r.moved;
-    g.nonzero = g.nonzero || r.nonzero;
-    g.readings.push_back(std::move(r));
+           CounterGroup group, const v1::Counter& c) {
+  const std::string_view group_name = counterGroupName(group);
+  if (!c.unavailable_reason().empty()) {
+    t.unavailable.push_back(std::string(group_name) + "/" + c.name());
+    t.unavailable_reasons.insert(c.unavailable_reason());
+    return;
   }
+  ++t.available;
+  if (isSaturated(c.value(), c.width_bits()) ||
+      (group == CounterGroup::PortCounters && isLegacyDataCounter(c.name()) &&
+       c.value() == 0xffffffffULL)) {
+    const uint32_t bits = c.width_bits() != 0 && c.width_bits() != 64 ? c.width_bits() : 32;
+    t.saturated.push_back(c.name() + " = " + std::to_string(c.value()) + " (2^" +
+                          std::to_string(bits) + "-1, the " + std::to_string(bits) +
+                          "-bit maximum)");
+  }
+  const CounterClass cls = classifyCounter(c.name(), group);
+  if (cls == CounterClass::None) return;
+  const auto delta = counterDelta(ctx.window, CounterKey{key_device, key_port, group, c.name()}, c);
+  Reading r;
+  r.nonzero = c.value() > 0;
+  r.moved = delta && delta->delta > 0;
+  if (!r.nonzero && !r.moved) return;
+  // The usual directories go unnamed; the others say where the value came from.
+  const bool usual = group == CounterGroup::HwCounters || group == CounterGroup::PortCounters;
+  r.text = (usual ? std::string() : std::string(group_name) + " ") + c.name() + " = " +
+           std::to_string(c.value());
+  if (delta) {
+    r.text += " (" + deltaText(delta->delta, ctx.window.intervalSeconds()) + ")";
+    if (delta->delta < 0) r.text += " — counter was reset during the window";
+  } else {
+    r.text += ctx.window.present() ? " (no second sample)" : " (total since the last reset)";
+  }
+  Group& g = t.groups[cls];
+  g.moved = g.moved || r.moved;
+  g.nonzero = g.nonzero || r.nonzero;
+  g.readings.push_back(std::move(r));
 }
 
 struct ClassText {
@@ -305,18 +303,17 @@ void runCounterRules(RuleContext& ctx) {
     if (!dev.missing_reason().empty()) continue;
     if (dev.hw_counters_size() > 0 || dirsOf(dev.name(), 0) != nullptr) {
       PortTally t{dev.name(), 0, {}, {}, {}, {}, 0};
-      tally(ctx, t, dev.name(), 0, "hw_counters", CounterSet::HwCounters, dev.hw_counters());
+      forEachDeviceCounter(
+          dev, [&](CounterGroup g, const v1::Counter& c) { tally(ctx, t, dev.name(), 0, g, c); });
       addUnreadableDirs(t, dirsOf(dev.name(), 0));
       emit(ctx, t, dev.name());
     }
     for (const auto& port : dev.ports()) {
       PortTally t{dev.name(), port.port(), {}, {}, {}, {}, 0};
       addUnreadableDirs(t, dirsOf(dev.name(), port.port()));
-      tally(ctx, t, dev.name(), port.port(), "counters", CounterSet::PortCounters, port.counters());
-      tally(ctx, t, dev.name(), port.port(), "counters_ext", CounterSet::PortCountersExt,
-            port.counters_ext());
-      tally(ctx, t, dev.name(), port.port(), "hw_counters", CounterSet::HwCounters,
-            port.hw_counters());
+      forEachCounter(port, [&](CounterGroup g, const v1::Counter& c) {
+        tally(ctx, t, dev.name(), port.port(), g, c);
+      });
       emit(ctx, t, dev.name() + " port " + std::to_string(port.port()));
     }
   }
@@ -326,8 +323,8 @@ void runCounterRules(RuleContext& ctx) {
     PortTally t{
         bound ? nd.rdma_device() : "", bound ? std::max(1u, nd.rdma_port()) : 0, {}, {}, {}, {}, 0};
     const std::string name = nd.name().empty() ? "(pasted ethtool)" : nd.name();
-    tally(ctx, t, nd.name(), 0, "ethtool", CounterSet::Ethtool, nd.ethtool());
-    tally(ctx, t, nd.name(), 0, "stats", CounterSet::NetdevStats, nd.stats());
+    forEachCounter(
+        nd, [&](CounterGroup g, const v1::Counter& c) { tally(ctx, t, nd.name(), 0, g, c); });
     t.unavailable.clear();  // netdev statistics files are optional; not worth a finding
     emit(ctx, t, "netdev " + name + (bound ? " (" + nd.rdma_device() + ")" : ""));
   }

@@ -1,0 +1,63 @@
+#pragma once
+
+// Per-node numbers that cross-node comparison (NODE_OUTLIER, compare.h) judges and the
+// console shows: window deltas summed per counter class with the largest single
+// contributor, and RDMA data throughput. Built from portCounterValues() (counters.h), so
+// the grid, the charts and the findings count the same thing. Pure.
+
+#include <cstddef>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "ibc/core/counters.h"
+#include "ibcollect/v1/snapshot.pb.h"
+
+namespace ibc::core {
+
+// A node of a comparison: its snapshot (not owned) and the name findings give it.
+struct NodeView {
+  const ::ibcollect::v1::Snapshot* snap = nullptr;
+  std::string name;
+};
+
+// What one counter class moved on a node during the window.
+struct ClassMovement {
+  double delta = 0;           // sum of the positive deltas of the class's counters
+  double largest = 0;         // the largest of them
+  std::string largest_where;  // "mlx5_3 port 1 symbol_error +120"
+};
+
+struct NodeCounterMetrics {
+  bool windowed = false;  // the snapshot has a readable second sample
+  double interval_seconds = 0;
+  // Classes that moved (CqeFlush and None are not tallied: secondary or not trouble).
+  // Where a port has one counter in both counters/ and counters_ext/ (mlx4's *_64), the
+  // 64-bit one counts and the legacy one does not: nothing is counted twice.
+  std::map<CounterClass, ClassMovement> classes;
+  // port_xmit_data + port_rcv_data over the window (4-byte words × 4), all ports.
+  double bytes_per_second = 0;
+};
+
+NodeCounterMetrics nodeCounterMetrics(const ::ibcollect::v1::Snapshot& snapshot);
+
+// The classes NODE_OUTLIER compares, in the order findings are made.
+const std::vector<CounterClass>& outlierClasses();
+
+// A node whose class delta exceeds `factor` × max(median over windowed nodes, 1).
+struct CounterOutlier {
+  std::size_t node = 0;  // index into the metrics given
+  CounterClass cls = CounterClass::None;
+  double value = 0;
+  double median = 0;
+  std::size_t windowed_nodes = 0;
+};
+// Fewer than two windowed nodes: none. Nodes without a window are neither judged nor part
+// of the median; a windowed node that did not see a class counts as 0 for its median.
+std::vector<CounterOutlier> counterOutliers(const std::vector<NodeCounterMetrics>& nodes,
+                                            double factor);
+
+// Median of the values (the upper one for an even count); 0 for none.
+double medianOf(std::vector<double> values);
+
+}  // namespace ibc::core

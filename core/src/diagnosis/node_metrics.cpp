@@ -1,0 +1,114 @@
+#include "ibc/core/node_metrics.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <set>
+
+namespace ibc::core {
+
+namespace v1 = ::ibcollect::v1;
+
+namespace {
+
+std::string num(double v) {
+  char buf[64];
+  if (std::fabs(v - std::round(v)) < 1e-9 && std::fabs(v) < 1e15) {
+    std::snprintf(buf, sizeof buf, "%.0f", v);
+  } else {
+    std::snprintf(buf, sizeof buf, "%.3g", v);
+  }
+  return buf;
+}
+
+// mlx4's counters_ext names carry a _64 suffix; the legacy counter is the one without.
+std::string legacyName(const std::string& ext_name) {
+  constexpr std::string_view kSuffix = "_64";
+  if (ext_name.size() > kSuffix.size() &&
+      ext_name.compare(ext_name.size() - kSuffix.size(), kSuffix.size(), kSuffix) == 0) {
+    return ext_name.substr(0, ext_name.size() - kSuffix.size());
+  }
+  return ext_name;
+}
+
+}  // namespace
+
+double medianOf(std::vector<double> v) {
+  if (v.empty()) return 0;
+  const auto mid = v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2);
+  std::nth_element(v.begin(), mid, v.end());
+  return *mid;
+}
+
+NodeCounterMetrics nodeCounterMetrics(const v1::Snapshot& s) {
+  NodeCounterMetrics m;
+  const CounterWindowIndex window(s);
+  if (!window.present()) return m;
+  m.windowed = true;
+  m.interval_seconds = window.intervalSeconds();
+  for (const auto& d : s.devices()) {
+    for (const auto& p : d.ports()) {
+      std::set<std::string> wide;  // legacy names a 64-bit counters_ext entry replaces
+      for (const auto& c : p.counters_ext()) wide.insert(legacyName(c.name()));
+      for (const auto& v : portCounterValues(window, d, p)) {
+        if (v.device_level) continue;  // device-level hw_counters: not a port's traffic
+        if (!v.delta || *v.delta <= 0) continue;
+        if (v.group == CounterGroup::PortCounters && wide.count(v.name) > 0) continue;
+        const std::string name =
+            v.group == CounterGroup::PortCountersExt ? legacyName(v.name) : v.name;
+        const auto delta = static_cast<double>(*v.delta);
+        if ((v.group == CounterGroup::PortCounters || v.group == CounterGroup::PortCountersExt) &&
+            (name == "port_xmit_data" || name == "port_rcv_data")) {
+          m.bytes_per_second += 4.0 * delta / m.interval_seconds;
+          continue;
+        }
+        const CounterClass cls = classifyCounter(v.name, v.group);
+        if (cls == CounterClass::None || cls == CounterClass::CqeFlush) continue;
+        ClassMovement& c = m.classes[cls];
+        c.delta += delta;
+        if (delta > c.largest) {
+          c.largest = delta;
+          c.largest_where =
+              d.name() + " port " + std::to_string(p.port()) + " " + v.name + " +" + num(delta);
+        }
+      }
+    }
+  }
+  return m;
+}
+
+const std::vector<CounterClass>& outlierClasses() {
+  static const std::vector<CounterClass> kClasses{
+      CounterClass::PhyError,    CounterClass::LinkDowned, CounterClass::BufferOverrun,
+      CounterClass::XmitDiscard, CounterClass::Congestion, CounterClass::TransportRetry,
+      CounterClass::CqeError,    CounterClass::PcieError};
+  return kClasses;
+}
+
+std::vector<CounterOutlier> counterOutliers(const std::vector<NodeCounterMetrics>& nodes,
+                                            double factor) {
+  std::vector<CounterOutlier> out;
+  std::size_t windowed = 0;
+  for (const auto& n : nodes) windowed += n.windowed ? 1 : 0;
+  if (windowed < 2) return out;
+  for (CounterClass cls : outlierClasses()) {
+    std::vector<double> values;
+    for (const auto& n : nodes) {
+      if (!n.windowed) continue;
+      auto it = n.classes.find(cls);
+      values.push_back(it == n.classes.end() ? 0.0 : it->second.delta);
+    }
+    const double med = medianOf(values);
+    for (std::size_t i = 0; i < nodes.size(); ++i) {
+      if (!nodes[i].windowed) continue;
+      auto it = nodes[i].classes.find(cls);
+      if (it == nodes[i].classes.end()) continue;
+      const double v = it->second.delta;
+      if (v <= factor * std::max(med, 1.0)) continue;
+      out.push_back({i, cls, v, med, windowed});
+    }
+  }
+  return out;
+}
+
+}  // namespace ibc::core

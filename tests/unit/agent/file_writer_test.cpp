@@ -1,0 +1,130 @@
+// The write seam (agent/os.h FileWriter) on a real temporary directory, and the spool
+// going through it: a failing writer is what a full disk or a read-only spool looks like.
+
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "ibc/agent/os.h"
+#include "ibc/agent/spool.h"
+#include "ibc/core/snapshot_file.h"
+
+namespace ibc::agent {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+class DiskFileWriterTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string pattern = (fs::temp_directory_path() / "ibc-writer-XXXXXX").string();
+    ASSERT_NE(::mkdtemp(pattern.data()), nullptr);
+    dir_ = pattern;
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  fs::path dir_;
+  DiskFileWriter disk_;
+};
+
+TEST_F(DiskFileWriterTest, ReplacesAFileWholeAndLeavesNoTemporaryBehind) {
+  const std::string path = (dir_ / "a.ibsnap").string();
+  ASSERT_TRUE(disk_.writeFileAtomic(path, "old").ok());
+  ASSERT_TRUE(disk_.writeFileAtomic(path, std::string(100000, 'n')).ok());
+  EXPECT_EQ(slurp(path), std::string(100000, 'n'));
+  std::size_t entries = 0;
+  for ([[maybe_unused]] const auto& e : fs::directory_iterator(dir_)) ++entries;
+  EXPECT_EQ(entries, 1u);
+}
+
+TEST_F(DiskFileWriterTest, AMissingParentIsNotFoundNamingThePath) {
+  const std::string path = (dir_ / "no" / "such" / "a.ibsnap").string();
+  const auto st = disk_.writeFileAtomic(path, "x");
+  ASSERT_FALSE(st.ok());
+  EXPECT_EQ(st.error().code, core::ErrorCode::NotFound);
+  EXPECT_NE(st.error().message.find(path), std::string::npos) << st.error().message;
+  EXPECT_FALSE(fs::exists(dir_ / "no"));
+}
+
+TEST_F(DiskFileWriterTest, MakesParentsAndGivesTheLastDirectoryItsMode) {
+  const fs::path leaf = dir_ / "x" / "y" / "spool";
+  ASSERT_TRUE(disk_.makeDirectories(leaf.string(), 0700).ok());
+  struct stat st {};
+  ASSERT_EQ(::stat(leaf.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0700u);
+  ASSERT_EQ(::stat((dir_ / "x").c_str(), &st), 0);
+  EXPECT_NE(st.st_mode & 0777, 0700u);                     // parents keep the usual mode
+  EXPECT_TRUE(disk_.makeDirectories(leaf.string()).ok());  // existing: fine, mode untouched
+  ASSERT_EQ(::stat(leaf.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0700u);
+}
+
+TEST_F(DiskFileWriterTest, ADirectoryWhereAFileIsIsRefused) {
+  const std::string file = (dir_ / "plain").string();
+  ASSERT_TRUE(disk_.writeFileAtomic(file, "x").ok());
+  EXPECT_FALSE(disk_.makeDirectories(file).ok());
+  EXPECT_FALSE(disk_.makeDirectories(file + "/below").ok());
+}
+
+TEST_F(DiskFileWriterTest, RemovesAndRenamesWithTheOsReason) {
+  const std::string a = (dir_ / "a").string(), b = (dir_ / "b").string();
+  ASSERT_TRUE(disk_.writeFileAtomic(a, "A").ok());
+  ASSERT_TRUE(disk_.renameFile(a, b).ok());
+  EXPECT_FALSE(fs::exists(a));
+  EXPECT_EQ(slurp(b), "A");
+  ASSERT_TRUE(disk_.removeFile(b).ok());
+  EXPECT_FALSE(fs::exists(b));
+  const auto gone = disk_.removeFile(b);
+  ASSERT_FALSE(gone.ok());
+  EXPECT_EQ(gone.error().code, core::ErrorCode::NotFound);
+  EXPECT_NE(gone.error().message.find(b), std::string::npos) << gone.error().message;
+  EXPECT_EQ(disk_.renameFile(a, b).error().code, core::ErrorCode::NotFound);
+}
+
+// A writer whose every write fails like a full disk; directories work.
+class FullDisk : public FileWriter {
+ public:
+  core::Status writeFileAtomic(const std::string& path, std::string_view) override {
+    ++writes;
+    return core::Error{core::ErrorCode::Io, path + ": No space left on device"};
+  }
+  core::Status makeDirectories(const std::string& path, unsigned mode) override {
+    return disk.makeDirectories(path, mode);
+  }
+  core::Status removeFile(const std::string& path) override { return disk.removeFile(path); }
+  core::Status renameFile(const std::string& from, const std::string& to) override {
+    return disk.renameFile(from, to);
+  }
+  DiskFileWriter disk;
+  int writes = 0;
+};
+
+TEST_F(DiskFileWriterTest, TheSpoolWritesOnlyThroughItsWriterAndSaysWhyItFailed) {
+  ::ibcollect::v1::Snapshot s;
+  s.set_schema_version(1);
+  s.mutable_node()->set_hostname("gpu01");
+  FullDisk full;
+  Spool spool((dir_ / "spool").string(), {}, full);
+  const auto kept = spool.keep(core::wrapUnsigned(s));
+  ASSERT_FALSE(kept.ok());
+  EXPECT_EQ(full.writes, 1);
+  EXPECT_NE(kept.error().message.find("No space left on device"), std::string::npos)
+      << kept.error().message;
+  EXPECT_TRUE(spool.pending()->empty());
+  struct stat st {};
+  ASSERT_EQ(::stat((dir_ / "spool").c_str(), &st), 0);  // made through the writer, private
+  EXPECT_EQ(st.st_mode & 0777, 0700u);
+}
+
+}  // namespace
+}  // namespace ibc::agent

@@ -1,0 +1,177 @@
+// The one walk over a port's counters (counters.h forEachCounter, portCounterValues) and the
+// per-node numbers NODE_OUTLIER judges (node_metrics.h).
+
+#include "ibc/core/node_metrics.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "ibc/core/compare.h"
+
+namespace ibc::core {
+namespace {
+
+namespace v1 = ::ibcollect::v1;
+
+void counter(google::protobuf::RepeatedPtrField<v1::Counter>* list, const std::string& name,
+             uint64_t value) {
+  auto* c = list->Add();
+  c->set_name(name);
+  c->set_value(value);
+}
+
+// One mlx4-like port: legacy counters/, 64-bit counters_ext/, hw_counters, plus a
+// device-level hw_counter; `after` is added to every value in the window's sample.
+v1::Snapshot mlx4Node(const std::string& name, uint64_t after_errors, uint64_t after_words) {
+  v1::Snapshot s;
+  s.mutable_node()->set_hostname(name);
+  auto* d = s.add_devices();
+  d->set_name("mlx4_0");
+  counter(d->mutable_hw_counters(), "out_of_buffer", 1);
+  auto* p = d->add_ports();
+  p->set_port(1);
+  counter(p->mutable_counters(), "symbol_error", 3);
+  counter(p->mutable_counters(), "port_xmit_data", 1000);
+  counter(p->mutable_counters_ext(), "port_xmit_data_64", 1000);
+  counter(p->mutable_counters_ext(), "port_rcv_data_64", 1000);
+  counter(p->mutable_hw_counters(), "local_ack_timeout_err", 0);
+  auto* unavailable = p->mutable_counters()->Add();
+  unavailable->set_name("VL15_dropped");
+  unavailable->set_unavailable_reason("EINVAL");
+
+  auto* w = s.mutable_window();
+  w->set_interval_seconds(10);
+  auto* sp = w->add_ports();
+  sp->set_device("mlx4_0");
+  sp->set_port(1);
+  counter(sp->mutable_counters(), "symbol_error", 3 + after_errors);
+  // The legacy 32-bit counter stopped (saturated); the 64-bit one kept counting.
+  counter(sp->mutable_counters(), "port_xmit_data", 1000);
+  counter(sp->mutable_counters_ext(), "port_xmit_data_64", 1000 + after_words);
+  counter(sp->mutable_counters_ext(), "port_rcv_data_64", 1000 + after_words);
+  counter(sp->mutable_hw_counters(), "local_ack_timeout_err", 0);
+  auto* sd = w->add_ports();
+  sd->set_device("mlx4_0");
+  sd->set_port(0);
+  counter(sd->mutable_hw_counters(), "out_of_buffer", 0);  // went backwards: reset
+  return s;
+}
+
+TEST(ForEachCounter, WalksCountersThenCountersExtThenHwCountersOfAPort) {
+  const v1::Snapshot s = mlx4Node("a", 0, 0);
+  std::vector<std::string> seen;
+  forEachCounter(s.devices(0).ports(0), [&](CounterGroup g, const v1::Counter& c) {
+    seen.push_back(std::string(counterGroupName(g)) + "/" + c.name());
+  });
+  EXPECT_EQ(seen, (std::vector<std::string>{
+                      "counters/symbol_error", "counters/port_xmit_data", "counters/VL15_dropped",
+                      "counters_ext/port_xmit_data_64", "counters_ext/port_rcv_data_64",
+                      "hw_counters/local_ack_timeout_err"}));
+}
+
+TEST(ForEachCounter, WalksANetdevsEthtoolThenItsStatistics) {
+  v1::NetDevice nd;
+  counter(nd.mutable_stats(), "rx_crc_errors", 1);
+  counter(nd.mutable_ethtool(), "rx_pause_ctrl_phy", 2);
+  std::vector<CounterGroup> groups;
+  forEachCounter(nd, [&](CounterGroup g, const v1::Counter&) { groups.push_back(g); });
+  EXPECT_EQ(groups, (std::vector<CounterGroup>{CounterGroup::Ethtool, CounterGroup::NetdevStats}));
+}
+
+TEST(PortCounterValues, GiveTotalsDeltasAndReasonsThenTheDevicesOwnCounters) {
+  const v1::Snapshot s = mlx4Node("a", 5, 250);
+  const auto values = portCounterValues(s, "mlx4_0", 1);
+  ASSERT_EQ(values.size(), 7u);
+  EXPECT_EQ(values[0].name, "symbol_error");
+  EXPECT_EQ(values[0].total, 3u);
+  EXPECT_EQ(values[0].delta, 5);
+  EXPECT_EQ(values[2].name, "VL15_dropped");
+  EXPECT_FALSE(values[2].total);
+  EXPECT_EQ(values[2].unavailable, "EINVAL");
+  EXPECT_EQ(values[3].group, CounterGroup::PortCountersExt);
+  EXPECT_EQ(values[3].delta, 250);
+  EXPECT_FALSE(values[3].device_level);
+  // The device's hw_counter: its window sample is port 0; it went backwards.
+  EXPECT_TRUE(values[6].device_level);
+  EXPECT_EQ(values[6].name, "out_of_buffer");
+  EXPECT_FALSE(values[6].delta);
+  EXPECT_TRUE(values[6].reset);
+  EXPECT_EQ(values[6].amount(), 1.0);
+  EXPECT_TRUE(portCounterValues(s, "mlx4_0", 2).empty());
+  EXPECT_TRUE(portCounterValues(s, "mlx5_0", 1).empty());
+}
+
+TEST(PortCounterValues, HaveNoDeltaWithoutAWindow) {
+  v1::Snapshot s = mlx4Node("a", 5, 250);
+  s.clear_window();
+  for (const auto& v : portCounterValues(s, "mlx4_0", 1)) {
+    EXPECT_FALSE(v.delta) << v.name;
+    EXPECT_FALSE(v.reset) << v.name;
+  }
+}
+
+TEST(NodeCounterMetrics, ThroughputComesFromCountersExtWhenTheLegacyCounterStopped) {
+  const auto m = nodeCounterMetrics(mlx4Node("a", 0, 250));
+  ASSERT_TRUE(m.windowed);
+  // (250 + 250) words × 4 bytes over 10 s; the stuck 32-bit port_xmit_data adds nothing
+  // and would not be added twice if it had moved.
+  EXPECT_DOUBLE_EQ(m.bytes_per_second, 200.0);
+}
+
+TEST(NodeCounterMetrics, ALegacyCounterACountersExtEntryReplacesIsNotCountedTwice) {
+  v1::Snapshot s = mlx4Node("a", 0, 100);
+  // Both directories moved by the same amount: one count, from counters_ext.
+  s.mutable_window()->mutable_ports(0)->mutable_counters(1)->set_value(1100);
+  EXPECT_DOUBLE_EQ(nodeCounterMetrics(s).bytes_per_second, 80.0);
+}
+
+TEST(NodeCounterMetrics, SumsClassesWithTheirLargestContributor) {
+  const auto m = nodeCounterMetrics(mlx4Node("a", 40, 0));
+  ASSERT_EQ(m.classes.count(CounterClass::PhyError), 1u);
+  EXPECT_DOUBLE_EQ(m.classes.at(CounterClass::PhyError).delta, 40);
+  EXPECT_EQ(m.classes.at(CounterClass::PhyError).largest_where, "mlx4_0 port 1 symbol_error +40");
+  EXPECT_EQ(m.classes.count(CounterClass::TransportRetry), 0u);  // did not move
+}
+
+TEST(NodeCounterMetrics, ASnapshotWithoutAWindowIsNotWindowed) {
+  v1::Snapshot s = mlx4Node("a", 40, 0);
+  s.clear_window();
+  const auto m = nodeCounterMetrics(s);
+  EXPECT_FALSE(m.windowed);
+  EXPECT_TRUE(m.classes.empty());
+}
+
+TEST(CounterOutliers, NameTheNodeAboveTheFactorTimesTheMedian) {
+  std::vector<NodeCounterMetrics> m{nodeCounterMetrics(mlx4Node("a", 1, 0)),
+                                    nodeCounterMetrics(mlx4Node("b", 0, 0)),
+                                    nodeCounterMetrics(mlx4Node("c", 500, 0))};
+  const auto out = counterOutliers(m, 10.0);
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].node, 2u);
+  EXPECT_EQ(out[0].cls, CounterClass::PhyError);
+  EXPECT_DOUBLE_EQ(out[0].value, 500);
+  EXPECT_DOUBLE_EQ(out[0].median, 1);
+  EXPECT_EQ(out[0].windowed_nodes, 3u);
+  EXPECT_TRUE(counterOutliers({m[2]}, 10.0).empty());  // no peers
+}
+
+TEST(CompareNodes, ANodeMovingLessDataInCountersExtIsAnOutlier) {
+  // mlx4 ports whose legacy 32-bit data counters stopped: only counters_ext shows that
+  // node c moves a tenth of its peers' data.
+  const v1::Snapshot a = mlx4Node("a", 0, 500'000'000), b = mlx4Node("b", 0, 500'000'000),
+                     c = mlx4Node("c", 0, 50'000'000);
+  const auto findings = compareNodes({&a, &b, &c}, CompareOptions{});
+  int outliers = 0;
+  for (const auto& f : findings) {
+    if (f.code() != "NODE_OUTLIER") continue;
+    ++outliers;
+    EXPECT_EQ(f.node(), "c");
+    EXPECT_NE(f.summary().find("Gb/s of RDMA data"), std::string::npos) << f.summary();
+  }
+  EXPECT_EQ(outliers, 1);
+}
+
+}  // namespace
+}  // namespace ibc::core
