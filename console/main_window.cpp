@@ -35,6 +35,15 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   diff_page_ = new DiffPage(tabs_);
   charts_page_ = new ChartsPage(tabs_);
   escalate_page_ = new EscalatePage(tabs_);
+  connect(escalate_page_, &EscalatePage::caseCreated, this,
+          [this](const QString&, const QString& summary) { statusBar()->showMessage(summary); });
+  connect(escalate_page_, &EscalatePage::caseFailed, this, [this](const QString& message) {
+    statusBar()->showMessage(message);
+    auto* box = new QMessageBox(QMessageBox::Warning, tr("Case not created"), message,
+                                QMessageBox::Ok, this);
+    box->setAttribute(Qt::WA_DeleteOnClose);
+    box->open();  // window-modal, does not block the event loop
+  });
   tabs_->addTab(jobs_page_, tr("Jobs"));
   tabs_->addTab(grid_page_, tr("Grid"));
   tabs_->addTab(node_page_, tr("Node"));
@@ -99,6 +108,7 @@ void MainWindow::setCollector(const CollectorSettings& settings, const QString& 
 void MainWindow::openCollectorJob(const QString& tenant, const QString& job_id,
                                   bool show_progress) {
   const CollectorSettings settings = jobs_page_->settings();
+  escalate_page_->setCollector(settings);
   load(
       [settings, tenant = tenant.toStdString(), job_id = job_id.toStdString()](
           const std::function<void(std::size_t, std::size_t)>& progress,

@@ -6,9 +6,11 @@
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QListWidget>
+#include <QPointer>
 #include <QPushButton>
 #include <QSplitter>
 #include <QTextBrowser>
+#include <QThread>
 #include <QVBoxLayout>
 #include <set>
 
@@ -44,7 +46,6 @@ EscalatePage::EscalatePage(QWidget* parent) : QWidget(parent) {
   command_->setTextInteractionFlags(Qt::TextSelectableByMouse);
   create_case_ = new QPushButton(tr("Create case in collector"), this);
   create_case_->setEnabled(false);
-  create_case_->setToolTip(tr("Not available yet: the collector does not store cases (issue 13)."));
   write_bundle_ = new QPushButton(tr("Copy bundle command"), this);
   write_bundle_->setToolTip(
       tr("Writing the bundle from the console is not available yet; this "
@@ -80,14 +81,17 @@ EscalatePage::EscalatePage(QWidget* parent) : QWidget(parent) {
   connect(nodes_, &QListWidget::itemChanged, this, [this] {
     fillFindings();
     updateRunbook();
+    updateCaseButton();
   });
   connect(findings_, &QListWidget::itemChanged, this, [this] { updateRunbook(); });
+  connect(create_case_, &QPushButton::clicked, this, [this] { createCase(); });
   connect(write_bundle_, &QPushButton::clicked, this,
           [this] { QApplication::clipboard()->setText(exportCommand()); });
 }
 
 void EscalatePage::setJob(const JobData* job) {
   job_ = job;
+  case_id_.clear();
   const QSignalBlocker block(nodes_);
   nodes_->clear();
   if (job_ != nullptr) {
@@ -107,6 +111,84 @@ void EscalatePage::setJob(const JobData* job) {
   }
   fillFindings();
   updateRunbook();
+}
+
+void EscalatePage::setCollector(const CollectorSettings& settings) {
+  settings_ = settings;
+  updateCaseButton();
+}
+
+void EscalatePage::updateCaseButton() {
+  const bool from_collector = job_ != nullptr && !job_->tenant.empty();
+  const bool can = from_collector && !settings_.endpoint.empty() && !sending_ &&
+                   !checkedNodes().isEmpty() && case_id_.isEmpty();
+  create_case_->setEnabled(can);
+  if (!case_id_.isEmpty()) {
+    create_case_->setToolTip(tr("Case %1 was created for this job.").arg(case_id_));
+  } else if (!from_collector) {
+    create_case_->setToolTip(
+        tr("A case covers snapshots stored in the collector: open the job from the "
+           "collector (Jobs page) to create one."));
+  } else if (checkedNodes().isEmpty()) {
+    create_case_->setToolTip(tr("Check the nodes the case is about."));
+  } else {
+    create_case_->setToolTip(
+        tr("Create a case in %1 for the checked nodes and findings.").arg(q(settings_.endpoint)));
+  }
+}
+
+std::set<int> EscalatePage::checkedFindings() const {
+  std::set<int> out;
+  for (int r = 0; r < findings_->count(); ++r) {
+    if (findings_->item(r)->checkState() == Qt::Checked)
+      out.insert(findings_->item(r)->data(kIndexRole).toInt());
+  }
+  return out;
+}
+
+void EscalatePage::createCase() {
+  if (job_ == nullptr || sending_) return;
+  const QList<int> nodes = checkedNodes();
+  const auto findings = checkedFindings();
+  auto request = caseRequestFor(*job_, std::vector<int>(nodes.begin(), nodes.end()),
+                                findings.empty() ? std::set<int>{-1} : findings);
+  if (request.tenant().empty() || request.snapshot_ids_size() == 0) {
+    emit caseFailed(
+        tr("These snapshots are not in the collector: open the job from the "
+           "collector to create a case."));
+    return;
+  }
+  sending_ = true;
+  updateCaseButton();
+  command_->setText(tr("Creating the case in %1...").arg(q(settings_.endpoint)));
+  QPointer<EscalatePage> self(this);
+  QThread* worker = QThread::create([settings = settings_, request = std::move(request), self] {
+    auto made = ibc::console::createCase(settings, request);
+    QMetaObject::invokeMethod(
+        self,
+        [self, ok = made.ok(), c = made.ok() ? *made : ::ibcollect::v1::Case(),
+         message = made.ok() ? std::string() : made.error().message] {
+          if (!self) return;
+          self->sending_ = false;
+          if (ok) {
+            self->case_id_ = q(c.case_id());
+            const QString summary = tr("Case %1 created in %2: %3 snapshot(s), tenant %4. Bundle: "
+                                       "ibcollect bundle export --case %1 -o case.ibbundle")
+                                        .arg(q(c.case_id()), q(self->settings_.endpoint))
+                                        .arg(c.snapshot_ids_size())
+                                        .arg(q(c.tenant()));
+            self->command_->setText(summary.toHtmlEscaped());
+            emit self->caseCreated(self->case_id_, summary);
+          } else {
+            self->updateRunbook();
+            emit self->caseFailed(tr("The case could not be created: %1").arg(q(message)));
+          }
+          self->updateCaseButton();
+        },
+        Qt::QueuedConnection);
+  });
+  connect(worker, &QThread::finished, worker, &QObject::deleteLater);
+  worker->start();
 }
 
 QList<int> EscalatePage::checkedNodes() const {
@@ -170,13 +252,16 @@ void EscalatePage::updateRunbook() {
   }
   command_->setText(
       tr("Bundle for these nodes: <code>%1</code>").arg(exportCommand().toHtmlEscaped()));
+  updateCaseButton();
 }
 
 QString EscalatePage::exportCommand() const {
   QStringList args = {QStringLiteral("ibcollect"), QStringLiteral("bundle"),
                       QStringLiteral("export")};
   int files = 0;
-  if (job_ != nullptr) {
+  if (!case_id_.isEmpty()) {
+    args << QStringLiteral("--case") << case_id_;
+  } else if (job_ != nullptr) {
     for (const int n : checkedNodes()) {
       const QString file = q(job_->report.nodes(n).snapshot_file());
       // Only files on disk can be exported this way; fetched snapshots go by --job.
@@ -185,8 +270,8 @@ QString EscalatePage::exportCommand() const {
         ++files;
       }
     }
+    if (files == 0) args << QStringLiteral("--job") << QStringLiteral("<JOB>");
   }
-  if (files == 0) args << QStringLiteral("--job") << QStringLiteral("<JOB>");
   args << QStringLiteral("-o") << QStringLiteral("case.ibbundle");
   return args.join(QLatin1Char(' '));
 }

@@ -140,6 +140,7 @@ Result<JobData> fetchJob(const CollectorSettings& settings, const std::string& t
   }
   std::vector<v1::Snapshot> snapshots;
   std::vector<std::string> sources;
+  std::vector<std::string> ids;
   std::vector<std::string> errors;
   bool cancelled = false;
   for (std::size_t k = 0; k < infos.size(); ++k) {
@@ -168,6 +169,7 @@ Result<JobData> fetchJob(const CollectorSettings& settings, const std::string& t
       } else {
         snapshots.push_back(std::move(*snap));
         sources.push_back(name);
+        ids.push_back(infos[k].snapshot_id());
       }
     }
     if (progress) progress(k + 1, infos.size());
@@ -175,7 +177,56 @@ Result<JobData> fetchJob(const CollectorSettings& settings, const std::string& t
   JobData job = diagnoseSnapshots(std::move(snapshots), sources);
   job.errors.insert(job.errors.begin(), errors.begin(), errors.end());
   job.cancelled = cancelled;
+  job.tenant = tenant;
+  job.snapshot_ids = std::move(ids);
   return job;
+}
+
+Result<std::vector<v1::Case>> listCases(const CollectorSettings& settings,
+                                        const std::string& tenant) {
+  auto session = connect(settings);
+  if (!session.ok()) return session.error();
+  std::vector<v1::Case> out;
+  v1::CollectorRequest list;
+  list.mutable_list_cases()->set_tenant(tenant);
+  for (;;) {
+    auto page = session->call(list);
+    if (!page.ok()) return page.error();
+    if (!page->has_cases())
+      return Error{ErrorCode::Malformed, "the collector answered no case list"};
+    for (auto& c : *page->mutable_cases()->mutable_cases()) out.push_back(std::move(c));
+    if (!page->cases().more() || out.empty()) break;
+    list.mutable_list_cases()->set_after_case(out.back().tenant() + "/" + out.back().case_id());
+  }
+  return out;
+}
+
+namespace {
+
+Result<v1::Case> caseCall(const CollectorSettings& settings, v1::CollectorRequest request) {
+  auto session = connect(settings);
+  if (!session.ok()) return session.error();
+  auto answer = session->call(std::move(request));
+  if (!answer.ok()) return answer.error();
+  if (!answer->has_case_info())
+    return Error{ErrorCode::Malformed, "the collector answered no case"};
+  return std::move(*answer->mutable_case_info());
+}
+
+}  // namespace
+
+Result<v1::Case> createCase(const CollectorSettings& settings,
+                            const v1::CreateCaseRequest& request) {
+  v1::CollectorRequest r;
+  *r.mutable_create_case() = request;
+  return caseCall(settings, std::move(r));
+}
+
+Result<v1::Case> updateCase(const CollectorSettings& settings,
+                            const v1::UpdateCaseRequest& request) {
+  v1::CollectorRequest r;
+  *r.mutable_update_case() = request;
+  return caseCall(settings, std::move(r));
 }
 
 }  // namespace ibc::console

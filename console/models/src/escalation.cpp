@@ -1,5 +1,7 @@
 #include "ibc/console/escalation.h"
 
+#include <algorithm>
+
 #include "ibc/core/bundle_report.h"
 #include "ibc/core/report.h"
 
@@ -33,6 +35,48 @@ v1::PfInspection pfInspectionFor(const JobData& job, const std::vector<int>& nod
     analyzed.push_back(std::move(a));
   }
   return core::buildPfInspection(analyzed, "", job_id);
+}
+
+v1::CreateCaseRequest caseRequestFor(const JobData& job, const std::vector<int>& nodes,
+                                     const std::set<int>& findings) {
+  v1::CreateCaseRequest r;
+  if (job.tenant.empty()) return r;
+  r.set_tenant(job.tenant);
+  std::set<std::string> ids, labels, codes, jobs;
+  for (const int n : nodes) {
+    if (n < 0 || n >= job.report.nodes_size()) continue;
+    if (static_cast<std::size_t>(n) < job.snapshot_ids.size()) ids.insert(job.snapshot_ids[n]);
+    // Case node names are plain host names (a label may add the file: "n1 (a.ibsnap)").
+    std::string label = job.report.nodes(n).node();
+    for (char& c : label) {
+      if (static_cast<unsigned char>(c) <= 0x20 || static_cast<unsigned char>(c) >= 0x7f ||
+          c == '/') {
+        c = '_';
+      }
+    }
+    labels.insert(label);
+    if (!job.report.nodes(n).job_id().empty()) jobs.insert(job.report.nodes(n).job_id());
+  }
+  const v1::Finding* worst = nullptr;
+  for (int i = 0; i < job.report.findings_size(); ++i) {
+    const int owner = nodeOfFinding(job, i);
+    if (std::find(nodes.begin(), nodes.end(), owner) == nodes.end()) continue;
+    if (!findings.empty() && findings.count(i) == 0) continue;
+    const auto& f = job.report.findings(i);
+    codes.insert(f.code());
+    if (worst == nullptr || severityRank(f.severity()) > severityRank(worst->severity())) {
+      worst = &f;
+    }
+  }
+  if (jobs.size() == 1) r.set_job_id(*jobs.begin());
+  for (const auto& id : ids) r.add_snapshot_ids(id);
+  for (const auto& l : labels) r.add_nodes(l);
+  for (const auto& c : codes) r.add_finding_codes(c);
+  std::string title = worst != nullptr ? worst->code() : std::string("escalation");
+  title += " on " + std::to_string(labels.size()) + " node(s)";
+  if (jobs.size() == 1) title += " of job " + *jobs.begin();
+  r.set_title(title);
+  return r;
 }
 
 }  // namespace ibc::console

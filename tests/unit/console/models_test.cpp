@@ -431,6 +431,40 @@ TEST(ChartData, ACounterPerNodeLeavesOutNodesWithoutItAndOverTimeIsOldestFirst) 
   EXPECT_LT(points[0].unix_ms, points[2].unix_ms);
 }
 
+TEST(Escalation, ACaseRequestCoversTheCheckedNodesSnapshotIdsAndCodes) {
+  JobData j = job();
+  // Opened files are not in the collector: no case can cover them.
+  EXPECT_EQ(caseRequestFor(j, {0}, {}).tenant(), "");
+  // As if fetched from the collector: a tenant and one id per snapshot.
+  j.tenant = "acme";
+  for (int i = 0; i < j.report.nodes_size(); ++i) {
+    j.snapshot_ids.push_back(std::string(63, 'a') + static_cast<char>('0' + i));
+  }
+  const int down = nodeLabelled(j, "node2183");
+  std::set<int> flaps;
+  for (int i = 0; i < j.report.findings_size(); ++i) {
+    if (j.report.findings(i).code() == "KERNEL_LINK_FLAP") flaps.insert(i);
+  }
+  const auto r = caseRequestFor(j, {down}, flaps);
+  EXPECT_EQ(r.tenant(), "acme");
+  ASSERT_EQ(r.snapshot_ids_size(), 1);
+  EXPECT_EQ(r.snapshot_ids(0), j.snapshot_ids[static_cast<std::size_t>(down)]);
+  ASSERT_EQ(r.nodes_size(), 1);
+  EXPECT_EQ(r.nodes(0), "node2183");
+  ASSERT_EQ(r.finding_codes_size(), 1);
+  EXPECT_EQ(r.finding_codes(0), "KERNEL_LINK_FLAP");
+  EXPECT_NE(r.title().find("KERNEL_LINK_FLAP on 1 node(s)"), std::string::npos) << r.title();
+
+  // Every node, every finding: plain node names (never a label with the file), codes sorted.
+  std::vector<int> all;
+  for (int i = 0; i < j.report.nodes_size(); ++i) all.push_back(i);
+  const auto every = caseRequestFor(j, all, {});
+  EXPECT_EQ(every.snapshot_ids_size(), j.report.nodes_size());
+  for (const auto& n : every.nodes()) EXPECT_EQ(n.find(' '), std::string::npos) << n;
+  EXPECT_TRUE(std::is_sorted(every.finding_codes().begin(), every.finding_codes().end()));
+  EXPECT_GT(every.finding_codes_size(), 1);
+}
+
 TEST(Escalation, SuspectsAreThePhysicalLayerNodesAndTheRunbookCoversOnlyTheCheckedOnes) {
   const JobData& j = job();
   const int slow = nodeLabelled(j, "node1720 (gpu02.ibsnap)");

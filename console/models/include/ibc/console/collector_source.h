@@ -43,4 +43,14 @@ core::Result<JobData> fetchJob(const CollectorSettings& settings, const std::str
                                const std::function<void(std::size_t, std::size_t)>& progress = {},
                                const std::atomic<bool>* cancel = nullptr);
 
+// Cases (DESIGN §6): a support certificate lists, creates and updates them; the escalate
+// page creates one from the nodes and finding codes picked, the jobs page lists them.
+// Errors: the connection, or the collector's rejection in words.
+core::Result<std::vector<::ibcollect::v1::Case>> listCases(const CollectorSettings& settings,
+                                                           const std::string& tenant);
+core::Result<::ibcollect::v1::Case> createCase(const CollectorSettings& settings,
+                                               const ::ibcollect::v1::CreateCaseRequest& request);
+core::Result<::ibcollect::v1::Case> updateCase(const CollectorSettings& settings,
+                                               const ::ibcollect::v1::UpdateCaseRequest& request);
+
 }  // namespace ibc::console

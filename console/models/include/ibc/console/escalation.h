@@ -10,6 +10,7 @@
 
 #include "ibc/console/job_data.h"
 #include "ibcollect/v1/bundle.pb.h"
+#include "ibcollect/v1/collector.pb.h"
 
 namespace ibc::console {
 
@@ -22,5 +23,12 @@ std::vector<int> suspectNodes(const JobData& job);
 ::ibcollect::v1::PfInspection pfInspectionFor(const JobData& job, const std::vector<int>& nodes,
                                               const std::set<int>& findings,
                                               const std::string& job_id);
+
+// The case to create in the collector for `nodes` and `findings` (as pfInspectionFor): the
+// job's tenant, the checked nodes' snapshot ids, their labels, the checked finding codes
+// and a title naming the worst of them. Empty tenant when the job did not come from the
+// collector (a case covers stored snapshots only).
+::ibcollect::v1::CreateCaseRequest caseRequestFor(const JobData& job, const std::vector<int>& nodes,
+                                                  const std::set<int>& findings);
 
 }  // namespace ibc::console

@@ -26,6 +26,10 @@ struct JobData {
   // Files that could not be read or decoded, each a sentence naming the file.
   std::vector<std::string> errors;
   bool cancelled = false;
+  // From the collector: the tenant, and each snapshot's full hex id (parallel to
+  // `snapshots`); empty for opened files. A case is created on these ids.
+  std::string tenant;
+  std::vector<std::string> snapshot_ids;
 };
 
 // `progress(done, total)` is called after each file; setting `cancel` stops before the next
