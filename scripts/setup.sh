@@ -124,7 +124,13 @@ case "$BUILD_KIND" in
       export DEB_BUILD_MAINT_OPTIONS=hardening=+all
       cxxflags="$(dpkg-buildflags --get CPPFLAGS) $(dpkg-buildflags --get CXXFLAGS)"
       cflags="$(dpkg-buildflags --get CPPFLAGS) $(dpkg-buildflags --get CFLAGS)"
-      strip_flags() { sed -E 's/(^| )(-g|-O2|-ffile-prefix-map=[^ ]*)( |$)/ /g' <<<"$1"; }
+      strip_flags() {
+        local kept=() f
+        for f in $1; do
+          case "$f" in -g | -O2 | -ffile-prefix-map=*) ;; *) kept+=("$f") ;; esac
+        done
+        echo "${kept[*]}"
+      }
       cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DIBC_BUILD_TESTS=OFF \
         -DIBC_MAN_PAGES=ON -DCMAKE_INSTALL_PREFIX=/usr -DCMAKE_SKIP_INSTALL_ALL_DEPENDENCY=ON \
         -DCMAKE_CXX_FLAGS="$(strip_flags "$cxxflags")" -DCMAKE_C_FLAGS="$(strip_flags "$cflags")" \
