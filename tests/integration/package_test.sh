@@ -344,19 +344,15 @@ grep -E "stored=1 duplicate=1 " "$TMP/collector.log" || { cat "$TMP/collector.lo
 
 # ---- remove, reinstall, purge ------------------------------------------------------------
 left_behind() {
-  local found=0
-  for path in "${OWNED[@]}" /usr/share/man/man1/ibcollect.1.gz /usr/share/applications/ibcollect-console.desktop; do
-    if [ -e "$path" ]; then
-      echo "   left: $path" >&2
-      found=1
-    fi
-  done
-  while read -r path; do
-    echo "   left: $path" >&2
-    found=1
-  done < <(find /etc /lib/systemd /usr/bin /usr/sbin /usr/share /var/lib /var/spool /var/cache \
-    -name '*ibcollect*' 2>/dev/null)
-  return $found
+  {
+    for path in "${OWNED[@]}" /usr/share/man/man1/ibcollect.1.gz /usr/share/applications/ibcollect-console.desktop; do
+      if [ -e "$path" ]; then echo "$path"; fi
+    done
+    find /etc /lib/systemd /usr/bin /usr/sbin /usr/share /var/lib /var/spool /var/cache \
+      -name '*ibcollect*' 2>/dev/null || true
+  } | sort -u >"$TMP/left"
+  sed 's/^/   left: /' "$TMP/left" >&2
+  [ ! -s "$TMP/left" ]
 }
 step "dpkg -r: data and configuration stay"
 dpkg -r "${PKGS[@]}" >/dev/null
