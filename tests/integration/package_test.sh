@@ -175,7 +175,9 @@ for unit in "$COLLECTOR_UNIT" "$SNAPSHOT_UNIT" "$TIMER_UNIT"; do
   fi
   echo "   systemd-analyze verify $unit: OK"
 done
-echo "   $(systemd-analyze security --offline=true "$COLLECTOR_UNIT" 2>/dev/null | grep -i 'overall exposure' || true)"
+for unit in "$COLLECTOR_UNIT" "$SNAPSHOT_UNIT"; do
+  echo "   $(systemd-analyze security --offline=true "$unit" 2>/dev/null | grep -i 'overall exposure' || true)"
+done
 for link in /etc/systemd/system/timers.target.wants/ibcollect-snapshot.timer \
   /etc/systemd/system/multi-user.target.wants/ibcollect-collector.service; do
   [ ! -e "$link" ] && [ ! -L "$link" ] || fail "$link: installing must not enable the unit"
