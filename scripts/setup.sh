@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
 # Sets a machine up for ibcollect: installs every Debian package it needs (build, tests,
 # integration, benchmarks), then configures and builds one build tree.
-#   scripts/setup.sh [release|test|tsan|none]
+#   scripts/setup.sh [release|test|tsan|package|none]
 #     release (default)  build/release: RelWithDebInfo ibcollect (what scripts/demo.sh runs)
 #     test               build/test: clang, ASan/UBSan, libFuzzer targets, every test
 #     tsan               build/tsan: clang, ThreadSanitizer, the collector's tests only
+#     package            build/package: the three programs and their man pages as Debian
+#                        packages them (RelWithDebInfo, Debian's hardening flags, prefix /usr,
+#                        no tests); scripts/package.sh turns it into .deb files
 #     none               packages only
 # Idempotent: when every package is installed and the tree is up to date it returns in a
 # second without touching apt (ninja, ccache). Needs root (or sudo) only when a package is
@@ -13,8 +16,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD_KIND=${1:-release}
 case "$BUILD_KIND" in
-  release|test|tsan|none) ;;
-  *) echo "usage: scripts/setup.sh [release|test|tsan|none]" >&2; exit 3 ;;
+  release|test|tsan|package|none) ;;
+  *) echo "usage: scripts/setup.sh [release|test|tsan|package|none]" >&2; exit 3 ;;
 esac
 
 PACKAGES=(
@@ -35,6 +38,10 @@ PACKAGES=(
   xvfb xauth
   # benchmarks (run on demand): the peer we compare against, and timers
   prometheus-node-exporter hyperfine time python3
+  # Debian packages (scripts/package.sh) and their test: shlibdeps and build flags, man
+  # pages from --help, lintian, `systemd-analyze verify` (works without systemd as PID 1),
+  # `man -w`
+  dpkg-dev help2man lintian systemd man-db
 )
 
 # One dpkg-query for all packages keeps the no-op case fast.
@@ -108,6 +115,29 @@ case "$BUILD_KIND" in
     fi
     echo "== build ($BUILD: the collector's tests under ThreadSanitizer)"
     cmake --build "$BUILD" -j2 --target ibc_collector_tests ibc_transport_tests
+    ;;
+  package)
+    BUILD=build/package
+    if [ ! -f "$BUILD/build.ninja" ]; then
+      # Debian's hardening flags, without the -g -O2 of RelWithDebInfo and without
+      # -ffile-prefix-map (an absolute path in the flags defeats ccache across clones).
+      export DEB_BUILD_MAINT_OPTIONS=hardening=+all
+      cxxflags="$(dpkg-buildflags --get CPPFLAGS) $(dpkg-buildflags --get CXXFLAGS)"
+      cflags="$(dpkg-buildflags --get CPPFLAGS) $(dpkg-buildflags --get CFLAGS)"
+      strip_flags() {
+        local kept=() f
+        for f in $1; do
+          case "$f" in -g | -O2 | -ffile-prefix-map=*) ;; *) kept+=("$f") ;; esac
+        done
+        echo "${kept[*]}"
+      }
+      cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DIBC_BUILD_TESTS=OFF \
+        -DIBC_MAN_PAGES=ON -DCMAKE_INSTALL_PREFIX=/usr -DCMAKE_SKIP_INSTALL_ALL_DEPENDENCY=ON \
+        -DCMAKE_CXX_FLAGS="$(strip_flags "$cxxflags")" -DCMAKE_C_FLAGS="$(strip_flags "$cflags")" \
+        -DCMAKE_EXE_LINKER_FLAGS="$(dpkg-buildflags --get LDFLAGS)" >/dev/null
+    fi
+    echo "== build ($BUILD: the three programs and their man pages)" >&2
+    cmake --build "$BUILD" -j2 --target ibcollect ibcollect-collector ibcollect-console ibc_man_pages >&2
     ;;
   none) ;;
 esac
