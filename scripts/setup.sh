@@ -35,6 +35,8 @@ PACKAGES=(
   xvfb xauth
   # benchmarks (run on demand): the peer we compare against, and timers
   prometheus-node-exporter hyperfine time python3
+  # the collector's --metrics test parses with Prometheus' own text-format parser
+  python3-prometheus-client
 )
 
 # One dpkg-query for all packages keeps the no-op case fast.

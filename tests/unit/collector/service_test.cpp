@@ -81,7 +81,7 @@ class ServiceTest : public ::testing::Test {
     EXPECT_NE(r.rejection().message().find(message_part), std::string::npos)
         << r.rejection().message();
     EXPECT_EQ(rejected(reason), before + 1);
-    EXPECT_TRUE(log_.contains("rejected reason=" + core::rejectReasonName(reason)));
+    EXPECT_TRUE(log_.contains("_rejected reason=" + core::rejectReasonName(reason)));
   }
 
   test::TempDir dir_;
@@ -283,7 +283,7 @@ TEST_F(ServiceTest, AgentsReadNothingAndSupportReadsEveryTenant) {
   ASSERT_TRUE(got.has_snapshot());
   EXPECT_EQ(got.snapshot().signed_snapshot(), acme.SerializeAsString());
   EXPECT_EQ(got.snapshot().info().tenant(), "acme");
-  EXPECT_TRUE(log_.contains("read snapshot=" + core::snapshotId(acme)));
+  EXPECT_TRUE(log_.contains("event=snapshot_read snapshot=" + core::snapshotId(acme)));
 
   v1::CollectorRequest nodes;
   nodes.mutable_list_nodes()->set_tenant("globex");

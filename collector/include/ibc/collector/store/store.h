@@ -46,6 +46,7 @@
 #include <string_view>
 #include <vector>
 
+#include "ibc/collector/event_log.h"
 #include "ibc/core/result.h"
 #include "ibcollect/v1/collector.pb.h"
 
@@ -71,6 +72,9 @@ struct StoreOptions {
   uint64_t min_free_bytes = 256u << 20;
   // Free bytes of the filesystem holding `dir` (statvfs when empty): a seam for tests.
   std::function<Result<uint64_t>(const std::string& dir)> free_bytes;
+  // Where RocksDB's own warnings go (`event=rocksdb`); stderr when null. Must outlive the
+  // store.
+  EventLog* log = nullptr;
 };
 
 // One snapshot to store: what is known about it and the envelope exactly as received.
@@ -78,6 +82,9 @@ struct SnapshotRecord {
   ::ibcollect::v1::SnapshotInfo info;  // snapshot_id (hex), tenant, job_id, node, times
   std::string envelope;                // serialized SignedSnapshot
 };
+
+// Retention, size and checkpoints (store/maintenance.h) reach the database through this.
+struct StoreAccess;
 
 enum class PutOutcome { Stored, AlreadyStored };
 
@@ -130,6 +137,7 @@ class Store {
   uint64_t walSyncs() const;
 
  private:
+  friend StoreAccess storeAccess(const Store& store);
   struct Impl;
   explicit Store(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl_;
