@@ -3,10 +3,12 @@
 // `ibcollect-collector backup` (a RocksDB checkpoint taken by the running collector).
 //   collector_backup_bench --collector BIN --make-pki SCRIPT [--snapshots 4000]
 //                          [--work DIR] (default: a new directory under /var/tmp)
+//                          [--dest DIR] (default: WORK/backup; another filesystem: copies)
 
 #include <fcntl.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -63,7 +65,7 @@ std::string hexId(uint64_t n) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::string collector_bin, make_pki, work;
+  std::string collector_bin, make_pki, work, dest;
   int snapshots = 4000;
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string a = argv[i];
@@ -71,6 +73,7 @@ int main(int argc, char** argv) {
     if (a == "--make-pki") make_pki = argv[i + 1];
     if (a == "--snapshots") snapshots = std::stoi(argv[i + 1]);
     if (a == "--work") work = argv[i + 1];
+    if (a == "--dest") dest = argv[i + 1];
   }
   if (collector_bin.empty() || make_pki.empty()) {
     std::cerr << "usage: collector_backup_bench --collector BIN --make-pki SCRIPT "
@@ -187,7 +190,7 @@ int main(int argc, char** argv) {
   std::this_thread::sleep_for(std::chrono::seconds(2));  // load running before the backup
 
   // 3. The backup, timed from outside.
-  const std::string dest = work + "/backup";
+  if (dest.empty()) dest = work + "/backup";
   const uint64_t acked_before = acked;
   const auto started = SteadyClock::now();
   auto backup = runner.run({collector_bin, "backup", "--data", data, dest}, std::chrono::hours(1));
@@ -202,11 +205,17 @@ int main(int argc, char** argv) {
     return 4;
   }
   std::printf("%s", backup->out.c_str());
+  struct stat data_stat {
+  }, dest_stat{};
+  const bool linked = ::stat(data.c_str(), &data_stat) == 0 &&
+                      ::stat(dest.c_str(), &dest_stat) == 0 && data_stat.st_dev == dest_stat.st_dev;
   std::printf(
-      "backup under load: %.3f s wall (process start to exit), %.1f MiB in %s (hard links on "
-      "the same filesystem: little new space), %llu uploads acknowledged meanwhile\n",
+      "backup under load: %.3f s wall (process start to exit), %.1f MiB in %s (%s), "
+      "%llu uploads acknowledged meanwhile\n",
       took, static_cast<double>(allocatedBytes(dest)) / (1 << 20), dest.c_str(),
+      linked ? "hard links: the same filesystem, little new space" : "copied",
       static_cast<unsigned long long>(acked_during));
+  if (dest.rfind(work, 0) != 0) fs::remove_all(dest);
   if (own_work) fs::remove_all(work);
   return 0;
 }
