@@ -109,7 +109,7 @@ case "$BUILD_KIND" in
         -DCMAKE_CXX_FLAGS_DEBUG="-g -O1" -DIBC_TSAN=ON >/dev/null
     fi
     echo "== build ($BUILD: the collector's tests under ThreadSanitizer)"
-    cmake --build "$BUILD" -j2 --target ibc_collector_tests ibc_transport_tests
+    cmake --build "$BUILD" -j2 --target ibc_collector_tests ibc_transport_tests ibc_ops_tests
     ;;
   none) ;;
 esac

@@ -266,6 +266,19 @@ TEST_F(Ops, MetricsScrapedOverHttpMatchWhatWasSent) {
   EXPECT_GE(start, t0 - 1);
   EXPECT_LE(start, t0 + 60);
 
+  // The log names the rejections but holds no snapshot contents and no key material.
+  const std::string log = collector->log();
+  EXPECT_NE(log.find("event=upload_rejected reason=bad_signature"), std::string::npos) << log;
+  EXPECT_NE(log.find("event=upload_rejected reason=tenant_mismatch"), std::string::npos) << log;
+  EXPECT_EQ(log.find(std::string(64, 'h')), std::string::npos);  // snapshot 7's NCCL text
+  std::istringstream key_lines(readAll(pki_ + "/collector.key") + readAll(node01.key));
+  for (std::string line; std::getline(key_lines, line);) {
+    if (line.size() > 20 && line.find("-----") == std::string::npos) {
+      EXPECT_EQ(log.find(line), std::string::npos) << "key material in the log";
+    }
+  }
+  EXPECT_EQ(log.find("PRIVATE KEY"), std::string::npos);
+
   // Only GET/HEAD /metrics; bounded request heads; HTTP or nothing.
   EXPECT_EQ(http(metrics_port, "GET /other HTTP/1.1\r\n\r\n").rfind("HTTP/1.1 404", 0), 0u);
   EXPECT_EQ(http(metrics_port, "POST /metrics HTTP/1.1\r\n\r\n").rfind("HTTP/1.1 405", 0), 0u);
@@ -314,7 +327,9 @@ TEST_F(Ops, RetentionAtStartDeletesOldSnapshotsEverywhereAndLogsIt) {
     }
     ASSERT_TRUE((*store)->put(ptrs).ok());
   }
-  auto collector = startCollector({"--retain-days", "30"});
+  // The policy from a config file: its keys are the long flags' names.
+  std::ofstream(path("collector.conf")) << "retain-days = 30\nmax-store-gb = 100\n";
+  auto collector = startCollector({"--config", path("collector.conf")});
   ASSERT_TRUE(eventually([&] {
     return collector->log().find("event=retention_done") != std::string::npos;
   })) << collector->log();
