@@ -89,7 +89,7 @@ std::string prometheusText(const MetricsSnapshot& m) {
   sample(out, "ibcollect_writer_queue_depth", m.writer_queue_depth);
 
   family(out, "ibcollect_ack_latency_seconds", "histogram",
-         "Seconds from an upload frame received to its durable acknowledgement.");
+         "Seconds from an upload taken by the service to its durable acknowledgement.");
   const auto& h = m.ack_latency;
   for (std::size_t i = 0; i < kAckLatencyBuckets.size(); ++i) {
     out += "ibcollect_ack_latency_seconds_bucket{le=\"" + number(kAckLatencyBuckets[i]) + "\"} " +

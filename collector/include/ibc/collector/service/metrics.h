@@ -8,8 +8,9 @@
 //   ibcollect_received_bytes_total                                 counter: whole frames
 //   ibcollect_stored_bytes_total                                   counter: envelopes stored
 //   ibcollect_writer_queue_depth                                   gauge: uploads waiting
-//   ibcollect_ack_latency_seconds                                  histogram: upload frame
-//                                         received → durable acknowledgement (WAL synced)
+//   ibcollect_ack_latency_seconds                                  histogram: a whole upload
+//     frame taken by the service (a worker thread) → durable acknowledgement (WAL synced);
+//     the time to read the frame off the network and to wait for a worker is not in it
 //   ibcollect_store_size_bytes                                     gauge: SST + blob + WAL
 //   ibcollect_store_part_bytes{part="sst"|"blob"|"wal"}            gauge
 //   ibcollect_open_connections                                     gauge

@@ -28,14 +28,16 @@
 // Snapshots without a job id get no "by_job" entry. The index values repeat the small
 // SnapshotInfo (~150 bytes beside a ~64 KiB envelope) so listings are one range scan.
 //
-// Ingest is write-once: a record is only ever added, never rewritten or deleted, which is
-// what makes an upload idempotent and a crash harmless (a batch is in the WAL entirely or
-// not at all). Large values live in blob files (BlobDB: compaction never rewrites them);
-// `bytes_per_sync` 1 MiB and a 16 MiB write buffer keep background writeback smooth
-// (DESIGN §9).
+// Ingest is write-once: a record is only ever added, never rewritten, which is what makes
+// an upload idempotent and a crash harmless (a batch is in the WAL entirely or not at all).
+// Only retention (maintenance.h) deletes: every record of a snapshot in one atomic write,
+// under the same lock as put(), so a deleted snapshot never leaves an index entry behind.
+// Large values live in blob files (BlobDB: compaction never rewrites them, except
+// retention's garbage collection of the oldest blob files); `bytes_per_sync` 1 MiB and a 16 MiB
+// write buffer keep background writeback smooth (DESIGN §9).
 //
 // Threading: put() from one writer thread at a time (the service's group-commit writer);
-// reads from any thread, concurrently with put().
+// reads, retention and checkpoints from any thread, concurrently with put().
 
 #include <cstddef>
 #include <cstdint>
