@@ -42,6 +42,8 @@ PACKAGES=(
   # pages from --help, lintian, `systemd-analyze verify` (works without systemd as PID 1),
   # `man -w`
   dpkg-dev help2man lintian systemd man-db
+  # the collector's --metrics test parses with Prometheus' own text-format parser
+  python3-prometheus-client
 )
 
 # One dpkg-query for all packages keeps the no-op case fast.
@@ -114,7 +116,7 @@ case "$BUILD_KIND" in
         -DCMAKE_CXX_FLAGS_DEBUG="-g -O1" -DIBC_TSAN=ON >/dev/null
     fi
     echo "== build ($BUILD: the collector's tests under ThreadSanitizer)"
-    cmake --build "$BUILD" -j2 --target ibc_collector_tests ibc_transport_tests
+    cmake --build "$BUILD" -j2 --target ibc_collector_tests ibc_transport_tests ibc_ops_tests
     ;;
   package)
     BUILD=build/package

@@ -4,14 +4,19 @@
 
 #include <algorithm>
 #include <cctype>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <map>
 #include <optional>
 #include <sstream>
 
+#include "ibc/collector/net/admin_socket.h"
+#include "ibc/collector/net/metrics_server.h"
 #include "ibc/collector/net/server.h"
+#include "ibc/collector/service/retention_loop.h"
 #include "ibc/collector/service/service.h"
+#include "ibc/collector/store/maintenance.h"
 #include "ibc/collector/store/store.h"
 #include "ibc/core/config_file.h"
 #include "ibc/core/findings.h"
@@ -39,7 +44,39 @@ struct Args {
   double first_byte_timeout = 3;
   double handshake_stall_timeout = 2;
   uint64_t min_free_mb = 256;
+  std::string metrics;
+  double retain_days = 0;
+  double max_store_gb = 0;
 };
+
+// CLI11's formatter with descriptions wrapped at word boundaries so `--help` fits 80
+// columns (as the agent's; CLI11 indents lines after a '\n' under the description column).
+class WrappingFormatter : public CLI::Formatter {
+ public:
+  static constexpr std::size_t kHelpWidth = 80;
+  std::string make_option_desc(const CLI::Option* opt) const override {
+    const std::string desc = CLI::Formatter::make_option_desc(opt);
+    const std::size_t room = kHelpWidth - get_column_width();
+    std::string out, line;
+    std::size_t i = 0;
+    while (i < desc.size()) {
+      std::size_t j = desc.find(' ', i);
+      if (j == std::string::npos) j = desc.size();
+      const std::string word = desc.substr(i, j - i);
+      i = j + 1;
+      if (word.empty()) continue;
+      if (!line.empty() && line.size() + 1 + word.size() > room) {
+        out += line + "\n";
+        line.clear();
+      }
+      line += (line.empty() ? "" : " ") + word;
+    }
+    return out + line;
+  }
+};
+
+constexpr std::chrono::hours kRetentionInterval{1};
+constexpr const char* kAdminSocketName = "admin.sock";
 
 std::chrono::milliseconds seconds(double s) {
   return std::chrono::milliseconds(static_cast<int64_t>(s * 1000));
@@ -49,24 +86,6 @@ core::Result<std::string> readFile(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) return core::Error{core::ErrorCode::NotFound, path + ": cannot be read"};
   return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-}
-
-// "host:port", "[v6]:port".
-bool splitListen(const std::string& listen, std::string& host, uint16_t& port) {
-  const auto colon = listen.rfind(':');
-  if (colon == std::string::npos || colon + 1 == listen.size()) return false;
-  host = listen.substr(0, colon);
-  if (host.size() >= 2 && host.front() == '[' && host.back() == ']') {
-    host = host.substr(1, host.size() - 2);
-  }
-  try {
-    const unsigned long p = std::stoul(listen.substr(colon + 1));
-    if (p > 65535) return false;
-    port = static_cast<uint16_t>(p);
-  } catch (const std::exception&) {
-    return false;
-  }
-  return !host.empty();
 }
 
 // The FILE of `--config FILE` / `--config=FILE`, read before parsing (its keys become flags).
@@ -80,10 +99,92 @@ std::optional<std::string> configPath(const std::vector<std::string>& args) {
 
 }  // namespace
 
+namespace {
+
+// `ibcollect-collector backup --data DIR DEST`.
+int runBackup(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+  std::string data;
+  std::string dest;
+  CLI::App app{"ibcollect-collector backup: a consistent copy of the store (RocksDB checkpoint)",
+               "ibcollect-collector backup"};
+  app.formatter(std::make_shared<WrappingFormatter>());
+  app.add_option("--data", data, "The collector's --data directory")
+      ->required()
+      ->check(CLI::ExistingDirectory);
+  app.add_option("DEST", dest, "New directory for the backup (must not exist)")->required();
+  app.footer(
+      "When a collector runs on DIR, it takes the checkpoint itself (RocksDB lets\n"
+      "one process open a store), asked through DIR/admin.sock (mode 0600: run as\n"
+      "the collector's user or root); ingest goes on meanwhile and the backup holds\n"
+      "every snapshot acknowledged before it started. When none runs, backup opens\n"
+      "the store itself. DEST is written by the collector's user: it must be\n"
+      "writable to it (with the packaged unit, under /var/lib/ibcollect). Files are\n"
+      "hard links when DEST is on the store's filesystem, copies otherwise.\n"
+      "Restore: stop the collector, then start it with --data DEST (or move DEST\n"
+      "into place of DIR).\n"
+      "Exit codes: 0 done, 3 usage error, 4 failed.");
+  std::vector<const char*> argv{"backup"};
+  for (const auto& s : args) argv.push_back(s.c_str());
+  try {
+    app.parse(static_cast<int>(argv.size()), argv.data());
+  } catch (const CLI::ParseError& e) {
+    const int rc = app.exit(e, out, err);
+    return rc == 0 ? core::kExitOk : core::kExitUsage;
+  }
+  std::error_code ec;
+  const std::string target = std::filesystem::absolute(dest, ec).lexically_normal().string();
+  if (ec || std::filesystem::exists(target, ec)) {
+    err << "ibcollect-collector backup: " << dest << " already exists: name a new directory\n";
+    return core::kExitUsage;
+  }
+  const std::string socket = (std::filesystem::path(data) / kAdminSocketName).string();
+  auto answer = adminRequest(socket, "checkpoint " + target, std::chrono::hours(1));
+  if (answer.ok()) {
+    if (answer->rfind("ok ", 0) != 0) {
+      err << "ibcollect-collector backup: the collector answered: " << *answer << "\n";
+      return core::kExitCollectFailed;
+    }
+    out << "backup of " << data << " in " << target
+        << " by the running collector: " << answer->substr(3) << std::endl;
+    return core::kExitOk;
+  }
+  if (answer.error().code != core::ErrorCode::NotFound) {
+    err << "ibcollect-collector backup: " << answer.error().message << "\n";
+    return core::kExitCollectFailed;
+  }
+  // No collector runs here: open the store ourselves (RocksDB's lock refuses if one does).
+  if (!std::filesystem::exists(std::filesystem::path(data) / "CURRENT", ec)) {
+    err << "ibcollect-collector backup: " << data << " holds no store\n";
+    return core::kExitCollectFailed;
+  }
+  StoreOptions options;
+  options.min_free_bytes = 0;
+  auto store = Store::open(data, options);
+  if (!store.ok()) {
+    err << "ibcollect-collector backup: " << store.error().message << "\n";
+    return core::kExitCollectFailed;
+  }
+  auto made = createCheckpoint(**store, target);
+  if (!made.ok()) {
+    err << "ibcollect-collector backup: " << made.error().message << "\n";
+    return core::kExitCollectFailed;
+  }
+  out << "backup of " << data << " in " << target
+      << " (no collector running): bytes=" << made->bytes << " ms=" << made->took.count()
+      << std::endl;
+  return core::kExitOk;
+}
+
+}  // namespace
+
 int runCollector(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+  if (!args.empty() && args.front() == "backup") {
+    return runBackup(std::vector<std::string>(args.begin() + 1, args.end()), out, err);
+  }
   Args a;
   CLI::App app{"ibcollect-collector: receives signed snapshots over mutual TLS and stores them",
                "ibcollect-collector"};
+  app.formatter(std::make_shared<WrappingFormatter>());
   // Answers before any other check, so `--version` works without --listen, --data, ...
   app.set_version_flag("--version", std::string("ibcollect-collector ") + IBC_VERSION);
   std::string config_path;
@@ -147,6 +248,22 @@ int runCollector(const std::vector<std::string>& args, std::ostream& out, std::o
                  "Refuse uploads (retryable) while the --data filesystem has less free, MiB; "
                  "writing resumes by itself when space returns (0: no floor)")
       ->capture_default_str();
+  app.add_option("--metrics", a.metrics,
+                 "Serve Prometheus metrics (GET /metrics, plain HTTP) on ADDR:PORT "
+                 "(port 0: any free port; off when not given)")
+      ->type_name("ADDR:PORT");
+  app.add_option("--retain-days", a.retain_days,
+                 "Delete snapshots received more than N days ago, hourly and at start; "
+                 "snapshots of open cases are kept (0: keep forever)")
+      ->type_name("N")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
+  app.add_option("--max-store-gb", a.max_store_gb,
+                 "Delete the oldest snapshots while the store is larger than X GiB "
+                 "(0: no limit)")
+      ->type_name("X")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
   app.add_option("--drain-timeout", a.drain_timeout,
                  "Seconds SIGTERM waits for requests in progress")
       ->capture_default_str();
@@ -154,9 +271,12 @@ int runCollector(const std::vector<std::string>& args, std::ostream& out, std::o
                  "Threads verifying signatures and answering queries")
       ->capture_default_str();
   app.footer(
+      "Backup: ibcollect-collector backup --data DIR DEST (see backup --help).\n"
+      "Restore: stop the collector, start it with --data DEST.\n"
+      "Events go to stderr, one line each: ts=... level=... event=... key=value.\n"
       "Exit codes: 0 stopped cleanly (SIGTERM), 3 usage error, 4 could not start.\n"
       "Counters (accepted, stored, rejections by reason) are logged on SIGTERM and\n"
-      "answered to support certificates (stats request).");
+      "answered to support certificates (stats request) and on --metrics.");
 
   // The config file's keys become flags after the command line's own (which win), so the
   // same checks apply to both; a mistake in the file is reported with its FILE:LINE.
@@ -208,7 +328,7 @@ int runCollector(const std::vector<std::string>& args, std::ostream& out, std::o
     const int rc = app.exit(e, out, err);
     return rc == 0 ? core::kExitOk : core::kExitUsage;
   }
-  if (!splitListen(a.listen, a.server.listen_host, a.server.listen_port)) {
+  if (!splitHostPort(a.listen, a.server.listen_host, a.server.listen_port)) {
     err << "ibcollect-collector: --listen wants ADDR:PORT, got '" << a.listen << "'\n";
     return core::kExitUsage;
   }
@@ -244,20 +364,97 @@ int runCollector(const std::vector<std::string>& args, std::ostream& out, std::o
   }
   auto verifier = core::SignatureVerifier::fromPem(a.server.ca_pem);
   if (!verifier.ok()) return fail(a.ca + ": " + verifier.error().message);
+  MetricsServerOptions metrics_options;
+  if (!a.metrics.empty() && !splitHostPort(a.metrics, metrics_options.host, metrics_options.port)) {
+    err << "ibcollect-collector: --metrics wants ADDR:PORT, got '" << a.metrics << "'\n";
+    return core::kExitUsage;
+  }
+  const auto started_at = std::chrono::system_clock::now();
+  StreamEventLog log(err);
   StoreOptions store_options;
   store_options.min_free_bytes = a.min_free_mb << 20;
+  store_options.log = &log;
   auto store = Store::open(a.data, store_options);
   if (!store.ok()) return fail(store.error().message);
 
-  StreamEventLog log(err);
   Service service(**store, **verifier, log, [] { return std::chrono::system_clock::now(); });
   auto server = Server::create(a.server, service, log);
   if (!server.ok()) return fail(server.error().message);
+
+  std::unique_ptr<RetentionLoop> retention;
+  const auto render = [&]() {
+    auto m = service.metrics();
+    if (auto size = storeSize(**store); size.ok()) m.store_size = *size;
+    if (retention) m.retention_deleted = retention->deleted();
+    m.process_start_time_seconds =
+        std::chrono::duration<double>(started_at.time_since_epoch()).count();
+    return prometheusText(m);
+  };
+  // Before the metrics server, whose thread reads `retention`.
+  if (a.retain_days > 0 || a.max_store_gb > 0) {
+    RetentionPolicy policy;
+    policy.max_age = std::chrono::milliseconds(static_cast<int64_t>(a.retain_days * 86400e3));
+    policy.max_store_bytes = static_cast<uint64_t>(a.max_store_gb * double(1ull << 30));
+    retention = std::make_unique<RetentionLoop>(**store, policy, kRetentionInterval, log,
+                                                [] { return std::chrono::system_clock::now(); });
+  }
+  std::unique_ptr<MetricsServer> metrics;
+  if (!a.metrics.empty()) {
+    auto started = MetricsServer::start(metrics_options, render, log);
+    if (!started.ok()) return fail(started.error().message);
+    metrics = std::move(*started);
+  }
+  // Backups are taken by this process, which holds the store (RocksDB allows one).
+  const std::string admin_path = (std::filesystem::path(a.data) / kAdminSocketName).string();
+  auto admin = AdminSocket::start(
+      admin_path,
+      [&](const std::string& request) -> std::string {
+        if (request.rfind("checkpoint /", 0) != 0) return "error unknown request";
+        const std::string dest = request.substr(11);
+        auto made = createCheckpoint(**store, dest);
+        if (!made.ok()) {
+          log.event(LogLevel::Error, "backup_failed",
+                    {{"dest", dest}, {"detail", made.error().message}});
+          return "error " + made.error().message;
+        }
+        log.event(LogLevel::Info, "backup_done",
+                  {{"dest", dest},
+                   {"bytes", std::to_string(made->bytes)},
+                   {"ms", std::to_string(made->took.count())}});
+        return "ok bytes=" + std::to_string(made->bytes) +
+               " ms=" + std::to_string(made->took.count());
+      },
+      log);
+  if (!admin.ok()) {
+    log.event(LogLevel::Warn, "admin_socket_unavailable",
+              {{"detail", admin.error().message},
+               {"consequence", "backup needs this collector stopped"}});
+  }
+
   out << "listening on " << (*server)->localAddress() << std::endl;
-  log.write("collector started: listening on " + (*server)->localAddress() + ", data " + a.data);
+  if (metrics) out << "metrics on " << metrics->localAddress() << std::endl;
+  LogFields started_fields{{"listen", (*server)->localAddress()}, {"data", a.data}};
+  if (metrics) started_fields.push_back({"metrics", metrics->localAddress()});
+  started_fields.push_back({"version", IBC_VERSION});
+  log.event(LogLevel::Info, "collector_started", started_fields);
+
   (*server)->run();
   service.drain();
-  log.write("collector stopped: " + service.statsLine());
+  metrics.reset();
+  retention.reset();
+  const auto s = service.stats();
+  LogFields stopped{{"connections", std::to_string(s.connections_accepted())},
+                    {"requests", std::to_string(s.requests())},
+                    {"stored", std::to_string(s.uploads_stored())},
+                    {"duplicate", std::to_string(s.uploads_duplicate())},
+                    {"bytes", std::to_string(s.bytes_stored())},
+                    {"write_batches", std::to_string(s.write_batches())}};
+  std::string rejected;
+  for (const auto& r : s.rejections()) {
+    rejected += (rejected.empty() ? "" : " ") + r.name() + "=" + std::to_string(r.count());
+  }
+  stopped.push_back({"rejected", rejected.empty() ? "none" : rejected});
+  log.event(LogLevel::Info, "collector_stopped", stopped);
   return core::kExitOk;
 }
 

@@ -76,7 +76,8 @@ class CollectorProcess {
       if (n <= 0) break;
       line.append(buf, static_cast<std::size_t>(n));
     }
-    ::close(out[0]);
+    stdout_fd_ = out[0];
+    stdout_ = line;
     const std::string prefix = "listening on 127.0.0.1:";
     EXPECT_EQ(line.rfind(prefix, 0), 0u) << line << "\n" << log();
     if (line.rfind(prefix, 0) == 0) port_ = std::stoi(line.substr(prefix.size()));
@@ -86,9 +87,33 @@ class CollectorProcess {
       ::kill(pid_, SIGKILL);
       ::waitpid(pid_, nullptr, 0);
     }
+    if (stdout_fd_ >= 0) ::close(stdout_fd_);
   }
   CollectorProcess(const CollectorProcess&) = delete;
   CollectorProcess& operator=(const CollectorProcess&) = delete;
+
+  // The rest of the stdout line that starts with `prefix` (e.g. "metrics on "), read with a
+  // deadline; empty when no such line came.
+  std::string stdoutLine(const std::string& prefix, milliseconds timeout = seconds(30)) {
+    const auto deadline = SteadyClock::now() + timeout;
+    while (true) {
+      for (std::size_t at = 0; at < stdout_.size();) {
+        const auto end = stdout_.find('\n', at);
+        if (end == std::string::npos) break;
+        if (stdout_.compare(at, prefix.size(), prefix) == 0) {
+          return stdout_.substr(at + prefix.size(), end - at - prefix.size());
+        }
+        at = end + 1;
+      }
+      if (stdout_fd_ < 0 || SteadyClock::now() >= deadline) return "";
+      pollfd p{stdout_fd_, POLLIN, 0};
+      if (::poll(&p, 1, 100) <= 0) continue;
+      char buf[256];
+      const ssize_t n = ::read(stdout_fd_, buf, sizeof buf);
+      if (n <= 0) return "";
+      stdout_.append(buf, static_cast<std::size_t>(n));
+    }
+  }
 
   int port() const { return port_; }
   pid_t pid() const { return pid_; }
@@ -107,6 +132,8 @@ class CollectorProcess {
 
  private:
   std::string log_path_;
+  std::string stdout_;
+  int stdout_fd_ = -1;
   pid_t pid_ = -1;
   int port_ = 0;
   bool exited_ = false;

@@ -600,8 +600,9 @@ TEST_F(Transport, SigtermDrainsExitsCleanlyAndPrintsTheCounters) {
   EXPECT_EQ(collector->waitExit(), 0);
   EXPECT_FALSE(idle->readFrame(seconds(5)).ok());  // closed between frames
   const std::string log = collector->log();
-  EXPECT_NE(log.find("received SIGTERM"), std::string::npos) << log;
-  EXPECT_NE(log.find("collector stopped: connections=2 requests=1 stored=1"), std::string::npos)
+  EXPECT_NE(log.find("event=signal_received signal=SIGTERM"), std::string::npos) << log;
+  EXPECT_NE(log.find("event=collector_stopped connections=2 requests=1 stored=1"),
+            std::string::npos)
       << log;
 }
 

@@ -269,7 +269,7 @@ TEST_F(Escalation, CasesRefuseAgentsOtherTenantsAndStaleRevisions) {
   EXPECT_EQ(stale.exit_code, 4);
   EXPECT_NE(stale.err.find("conflict: case " + case_id_ + " is at revision"), std::string::npos)
       << stale.err;
-  EXPECT_NE(collector_->log().find("rejected reason=conflict"), std::string::npos);
+  EXPECT_NE(collector_->log().find("event=request_rejected reason=conflict"), std::string::npos);
 }
 
 }  // namespace

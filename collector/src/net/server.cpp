@@ -320,8 +320,11 @@ struct Server::Impl {
   awaitable<v1::CollectorResponse> dispatch(const Peer& peer, std::string frame);
   void handshakeFailed(Connection& c, const asio::error_code& ec);
   void readFailed(Connection& c, const asio::error_code& ec);
-  void reject(v1::RejectReason reason, const std::string& who, const std::string& detail) {
-    service.recordRejection(reason, who, detail);
+  void reject(v1::RejectReason reason, const std::string& address, const std::string& detail) {
+    service.recordRejection(reason, Peer{{}, address}, detail);
+  }
+  void reject(v1::RejectReason reason, const Connection& c, const std::string& detail) {
+    service.recordRejection(reason, c.authenticated ? c.peer : Peer{{}, c.address}, detail);
   }
   void beginDrain();
   void onException(std::exception_ptr e);
@@ -437,7 +440,7 @@ void Server::Impl::onException(std::exception_ptr e) {
   try {
     std::rethrow_exception(e);
   } catch (const std::exception& x) {
-    log.write(std::string("internal error in a connection: ") + x.what());
+    log.event(LogLevel::Error, "internal_error", {{"detail", x.what()}});
   }
 }
 
@@ -449,7 +452,7 @@ awaitable<void> Server::Impl::acceptLoop() {
     if (stopping || ec == asio::error::operation_aborted) co_return;
     if (ec) {
       // Out of descriptors or similar: say so, and give connections time to close.
-      log.write("accept failed: " + ec.message());
+      log.event(LogLevel::Warn, "accept_failed", {{"detail", ec.message()}});
       backoff.expires_after(std::chrono::milliseconds(50));
       co_await backoff.async_wait(redirect_error(use_awaitable, ec));
       continue;
@@ -566,7 +569,7 @@ awaitable<void> Server::Impl::session(tcp::socket socket) {
 void Server::Impl::handshakeFailed(Connection& c, const asio::error_code& ec) {
   if (stopping && !c.expired) return;  // cut by the drain: not the client's fault
   if (c.evicted) {
-    reject(v1::REJECT_REASON_CONNECTION_LIMIT, c.address,
+    reject(v1::REJECT_REASON_CONNECTION_LIMIT, c,
            "closed unauthenticated after " +
                ms(std::chrono::duration_cast<std::chrono::milliseconds>(SteadyClock::now() -
                                                                         c.accepted)) +
@@ -574,7 +577,7 @@ void Server::Impl::handshakeFailed(Connection& c, const asio::error_code& ec) {
     return;
   }
   if (c.expired) {
-    reject(v1::REJECT_REASON_HANDSHAKE_TIMEOUT, c.address, "no " + c.deadline_what);
+    reject(v1::REJECT_REASON_HANDSHAKE_TIMEOUT, c, "no " + c.deadline_what);
     return;
   }
   SSL* ssl = c.stream.native_handle();
@@ -582,20 +585,19 @@ void Server::Impl::handshakeFailed(Connection& c, const asio::error_code& ec) {
   if (verify != X509_V_OK) {
     const std::string subject =
         c.rejected_subject.empty() ? subjectOf(SSL_get0_peer_certificate(ssl)) : c.rejected_subject;
-    reject(reasonForVerifyError(verify), c.address,
+    reject(reasonForVerifyError(verify), c,
            "TLS client certificate " + subject + ": " + X509_verify_cert_error_string(verify));
     return;
   }
-  reject(v1::REJECT_REASON_TLS_HANDSHAKE_FAILED, c.address, "TLS handshake: " + ec.message());
+  reject(v1::REJECT_REASON_TLS_HANDSHAKE_FAILED, c, "TLS handshake: " + ec.message());
 }
 
 void Server::Impl::readFailed(Connection& c, const asio::error_code& ec) {
-  const std::string who = describePeer(c.peer);
   if (c.expired) {
-    reject(v1::REJECT_REASON_READ_TIMEOUT, who,
+    reject(v1::REJECT_REASON_READ_TIMEOUT, c,
            "frame not complete within " + ms(options.read_timeout) + " of its first byte");
   } else if (!stopping) {
-    reject(v1::REJECT_REASON_MALFORMED_REQUEST, who,
+    reject(v1::REJECT_REASON_MALFORMED_REQUEST, c,
            "connection ended in the middle of a frame (" + ec.message() + ")");
   }
 }
@@ -625,7 +627,7 @@ awaitable<bool> Server::Impl::answer(Connection& c, const v1::CollectorResponse&
   co_await asio::async_write(c.stream, asio::buffer(frame), redirect_error(use_awaitable, ec));
   if (ec) {
     if (c.expired) {
-      reject(v1::REJECT_REASON_WRITE_TIMEOUT, describePeer(c.peer),
+      reject(v1::REJECT_REASON_WRITE_TIMEOUT, c,
              "answer not taken within " + ms(options.write_timeout));
     }
     co_return false;
@@ -646,7 +648,7 @@ awaitable<void> Server::Impl::serve(Connection& c) {
   const bool known = knownSource(c.source);
   if (!co_await handshakes.acquire(c.source, known, c.deadline)) {
     if (!stopping && !c.evicted) {
-      reject(v1::REJECT_REASON_OVERLOADED, c.address,
+      reject(v1::REJECT_REASON_OVERLOADED, c,
              "no handshake slot within " + ms(options.handshake_timeout) +
                  (known ? "" : " (source not seen before)"));
     }
@@ -707,7 +709,7 @@ awaitable<void> Server::Impl::serve(Connection& c) {
     }
     auto length = core::decodeFrameHeader(header, options.max_frame_bytes);
     if (!length.ok()) {
-      reject(v1::REJECT_REASON_FRAME_TOO_LARGE, describePeer(c.peer), length.error().message);
+      reject(v1::REJECT_REASON_FRAME_TOO_LARGE, c, length.error().message);
       co_await answer(c, rejection(v1::REJECT_REASON_FRAME_TOO_LARGE, length.error().message));
       co_return;  // the stream cannot be trusted past such a header
     }
@@ -737,7 +739,7 @@ awaitable<void> Server::Impl::serve(Connection& c) {
         const std::string message = stopping ? "the collector is shutting down"
                                              : "no room to read the frame within " +
                                                    ms(options.admission_timeout) + "; retry later";
-        reject(reason, describePeer(c.peer), message);
+        reject(reason, c, message);
         co_await answer(c, rejection(reason, message));
         co_return;
       }
@@ -766,7 +768,7 @@ awaitable<void> Server::Impl::serve(Connection& c) {
                                         " bytes for a request that needs at most " +
                                         std::to_string(options.max_query_frame_bytes) +
                                         " (only an agent's upload may be larger)";
-            reject(v1::REJECT_REASON_FRAME_TOO_LARGE, describePeer(c.peer), message);
+            reject(v1::REJECT_REASON_FRAME_TOO_LARGE, c, message);
             co_await answer(c, rejection(v1::REJECT_REASON_FRAME_TOO_LARGE, message));
             co_return;
           }
@@ -775,6 +777,7 @@ awaitable<void> Server::Impl::serve(Connection& c) {
     }
     c.phase = Phase::Processing;
     c.setDeadline(SteadyClock::time_point::max());
+    service.bytesReceived(core::kFrameHeaderBytes + payload.size());
     const v1::CollectorResponse response = co_await dispatch(c.peer, std::move(payload));
     hold.releaseAll();
     tenant_hold.releaseAll();
@@ -790,8 +793,7 @@ awaitable<void> Server::Impl::serve(Connection& c) {
 void Server::Impl::beginDrain() {
   if (stopping) return;
   stopping = true;
-  log.write("draining: " + std::to_string(connections.size()) +
-            " connection(s) open; answering requests in progress");
+  log.event(LogLevel::Info, "draining", {{"connections", std::to_string(connections.size())}});
   asio::error_code ec;
   acceptor.close(ec);
   signals.cancel(ec);
@@ -809,7 +811,7 @@ void Server::Impl::beginDrain() {
   drain_timer.expires_after(options.drain_timeout);
   drain_timer.async_wait([this](const asio::error_code& e) {
     if (e) return;
-    log.write("drain timeout: closing " + std::to_string(connections.size()) + " connection(s)");
+    log.event(LogLevel::Warn, "drain_timeout", {{"closing", std::to_string(connections.size())}});
     for (Connection* c : connections) c->close();
   });
 }
@@ -840,10 +842,11 @@ void Server::run() {
     asio::error_code ec;
     s.signals.add(SIGTERM, ec);
     if (!ec) s.signals.add(SIGINT, ec);
-    if (ec) s.log.write("cannot handle SIGTERM/SIGINT: " + ec.message());
+    if (ec) s.log.event(LogLevel::Error, "signals_unavailable", {{"detail", ec.message()}});
     s.signals.async_wait([&s](const asio::error_code& e, int signal) {
       if (e) return;
-      s.log.write(std::string("received ") + (signal == SIGTERM ? "SIGTERM" : "SIGINT"));
+      s.log.event(LogLevel::Info, "signal_received",
+                  {{"signal", signal == SIGTERM ? "SIGTERM" : "SIGINT"}});
       s.beginDrain();
     });
   }

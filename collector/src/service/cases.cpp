@@ -242,9 +242,12 @@ v1::CollectorResponse Service::caseRequest(const Peer& peer, const v1::Collector
                         "could not draw an unused case id");
         }
       }
-      log_.write("case_created case=" + c.case_id() + " tenant=" + c.tenant() +
-                 " job=" + c.job_id() + " snapshots=" + std::to_string(c.snapshot_ids_size()) +
-                 " by=" + describePeer(peer));
+      log_.event(LogLevel::Info, "case_created",
+                 {{"case", c.case_id()},
+                  {"tenant", c.tenant()},
+                  {"job", c.job_id()},
+                  {"snapshots", std::to_string(c.snapshot_ids_size())},
+                  {"by", describePeer(peer)}});
       *r.mutable_case_info() = std::move(c);
       return r;
     }
@@ -333,11 +336,14 @@ v1::CollectorResponse Service::caseRequest(const Peer& peer, const v1::Collector
         return reject(id, v1::REJECT_REASON_CONFLICT, peer, "update_case", updated.error().message);
       }
       if (!updated.ok()) return failed("update_case", updated.error());
-      std::string line = "case_updated case=" + updated->case_id() +
-                         " tenant=" + updated->tenant() +
-                         " revision=" + std::to_string(updated->revision());
-      for (const auto& ch : changes) line += " " + ch;
-      log_.write(line + " by=" + describePeer(peer));
+      std::string changed;
+      for (const auto& ch : changes) changed += (changed.empty() ? "" : " ") + ch;
+      log_.event(LogLevel::Info, "case_updated",
+                 {{"case", updated->case_id()},
+                  {"tenant", updated->tenant()},
+                  {"revision", std::to_string(updated->revision())},
+                  {"changes", changed},
+                  {"by", describePeer(peer)}});
       *r.mutable_case_info() = std::move(*updated);
       return r;
     }
@@ -363,8 +369,10 @@ v1::CollectorResponse Service::caseRequest(const Peer& peer, const v1::Collector
             "no case " + core::printable(q.case_id(), 64) +
                 (q.tenant().empty() ? "" : " of tenant " + core::printable(q.tenant(), 64)));
       }
-      log_.write("read case=" + (*got)->case_id() + " tenant=" + (*got)->tenant() +
-                 " by=" + describePeer(peer));
+      log_.event(LogLevel::Info, "case_read",
+                 {{"case", (*got)->case_id()},
+                  {"tenant", (*got)->tenant()},
+                  {"by", describePeer(peer)}});
       *r.mutable_case_info() = std::move(**got);
       return r;
     }

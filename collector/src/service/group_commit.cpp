@@ -39,6 +39,11 @@ uint64_t GroupCommitWriter::batches() const {
   return batches_;
 }
 
+std::size_t GroupCommitWriter::queued() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return queue_.size();
+}
+
 void GroupCommitWriter::run() {
   std::vector<Item> batch;
   std::vector<const SnapshotRecord*> records;

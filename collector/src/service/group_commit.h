@@ -31,6 +31,8 @@ class GroupCommitWriter {
   // Writes what is queued, then ends the thread. Idempotent.
   void stop();
   uint64_t batches() const;
+  // Records waiting to be written (not counting the batch being written).
+  std::size_t queued() const;
 
  private:
   struct Item {

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cctype>
-#include <ctime>
 #include <sstream>
 
 #include "group_commit.h"
@@ -25,19 +24,15 @@ std::string describePeer(const Peer& peer) {
   return out;
 }
 
-void StreamEventLog::write(std::string_view event) {
-  const auto now = std::chrono::system_clock::now();
-  const std::time_t t = std::chrono::system_clock::to_time_t(now);
-  const auto ms =
-      std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()) % 1000;
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char stamp[40];
-  const std::size_t n = std::strftime(stamp, sizeof stamp, "%Y-%m-%dT%H:%M:%S", &tm);
-  std::snprintf(stamp + n, sizeof stamp - n, ".%03dZ", static_cast<int>(ms.count()));
-  std::lock_guard<std::mutex> lock(mutex_);
-  out_ << stamp << ' ' << event << '\n';
-  out_.flush();
+LogFields peerFields(const Peer& peer) {
+  LogFields out{{"peer", peer.address.empty() ? std::string("unknown") : peer.address}};
+  const auto& id = peer.identity;
+  if (!id.tenant.empty()) out.push_back({"tenant", id.tenant});
+  if (!id.name.empty()) {
+    out.push_back({"role", std::string(core::certificateRoleName(id.role))});
+    out.push_back({"cn", id.name});
+  }
+  return out;
 }
 
 v1::RejectReason rejectReasonFor(core::SignatureProblem problem) {
@@ -104,20 +99,38 @@ void Service::connectionOpened() {
 
 void Service::connectionClosed() { --connections_open_; }
 
-void Service::recordRejection(v1::RejectReason reason, std::string_view who,
-                              std::string_view detail) {
+namespace {
+
+void logRejection(EventLog& log, std::string_view event, v1::RejectReason reason, const Peer& peer,
+                  LogFields extra, std::string_view detail) {
+  LogFields fields{{"reason", core::rejectReasonName(reason)}};
+  for (auto& f : peerFields(peer)) fields.push_back(std::move(f));
+  for (auto& f : extra) fields.push_back(std::move(f));
+  if (!detail.empty()) fields.push_back({"detail", std::string(detail)});
+  log.event(isRetryable(reason) ? LogLevel::Info : LogLevel::Warn, event, fields);
+}
+
+}  // namespace
+
+void Service::recordRejection(v1::RejectReason reason, const Peer& peer, std::string_view detail) {
   const auto index = static_cast<std::size_t>(reason);
   if (index < rejections_.size()) ++rejections_[index];
-  std::string line =
-      "rejected reason=" + core::rejectReasonName(reason) + " peer=" + std::string(who);
-  if (!detail.empty()) line += ": " + std::string(detail);
-  log_.write(line);
+  logRejection(log_, "connection_rejected", reason, peer, {}, detail);
 }
 
 v1::CollectorResponse Service::reject(uint64_t request_id, v1::RejectReason reason,
                                       const Peer& peer, std::string_view what,
                                       std::string message) {
-  recordRejection(reason, describePeer(peer), std::string(what) + ": " + message);
+  const auto index = static_cast<std::size_t>(reason);
+  if (index < rejections_.size()) ++rejections_[index];
+  // `what` is "upload", "upload ID" or the request's name.
+  if (what.rfind("upload", 0) == 0) {
+    LogFields extra;
+    if (what.size() > 7) extra.push_back({"snapshot", std::string(what.substr(7))});
+    logRejection(log_, "upload_rejected", reason, peer, std::move(extra), message);
+  } else {
+    logRejection(log_, "request_rejected", reason, peer, {{"request", std::string(what)}}, message);
+  }
   v1::CollectorResponse r;
   r.set_request_id(request_id);
   auto* rej = r.mutable_rejection();
@@ -128,6 +141,7 @@ v1::CollectorResponse Service::reject(uint64_t request_id, v1::RejectReason reas
 }
 
 void Service::handle(const Peer& peer, std::string frame, Reply reply) {
+  const auto received = std::chrono::steady_clock::now();
   ++requests_;
   v1::CollectorRequest request;
   if (!request.ParseFromString(frame)) {
@@ -143,14 +157,14 @@ void Service::handle(const Peer& peer, std::string frame, Reply reply) {
   }
   if (request.has_upload()) {
     upload(peer, request.request_id(),
-           std::move(*request.mutable_upload()->mutable_signed_snapshot()), reply);
+           std::move(*request.mutable_upload()->mutable_signed_snapshot()), reply, received);
     return;
   }
   reply(query(peer, request));
 }
 
-void Service::upload(const Peer& peer, uint64_t request_id, std::string signed_bytes,
-                     Reply& reply) {
+void Service::upload(const Peer& peer, uint64_t request_id, std::string signed_bytes, Reply& reply,
+                     std::chrono::steady_clock::time_point frame_received) {
   const auto rejectUpload = [&](v1::RejectReason reason, std::string message) {
     reply(reject(request_id, reason, peer, "upload", std::move(message)));
   };
@@ -209,7 +223,8 @@ void Service::upload(const Peer& peer, uint64_t request_id, std::string signed_b
   const std::string id = info.snapshot_id();
   const std::size_t size = record.envelope.size();
 
-  auto done = [this, peer, request_id, id, size, reply](Result<PutOutcome> outcome) {
+  auto done = [this, peer, request_id, id, size, reply,
+               frame_received](Result<PutOutcome> outcome) {
     if (!outcome.ok()) {
       reply(reject(request_id, v1::REJECT_REASON_STORAGE_FAILURE, peer, "upload " + id,
                    outcome.error().message));
@@ -225,6 +240,7 @@ void Service::upload(const Peer& peer, uint64_t request_id, std::string signed_b
     r.set_request_id(request_id);
     r.mutable_ack()->set_snapshot_id(id);
     r.mutable_ack()->set_already_stored(*outcome == PutOutcome::AlreadyStored);
+    ack_latency_.observe(std::chrono::steady_clock::now() - frame_received);
     reply(std::move(r));
   };
   switch (writer_->submit(std::move(record), std::move(done))) {
@@ -297,8 +313,11 @@ v1::CollectorResponse Service::query(const Peer& peer, const v1::CollectorReques
                           (want_tenant.empty() ? "" : " of tenant " + want_tenant.substr(0, 64)));
       }
       auto& stored = **got;
-      log_.write("read snapshot=" + stored.info.snapshot_id() + " tenant=" + stored.info.tenant() +
-                 " by=" + describePeer(peer));
+      LogFields fields{{"snapshot", stored.info.snapshot_id()}, {"tenant", stored.info.tenant()}};
+      for (auto& f : peerFields(peer)) {
+        if (f.key != "tenant") fields.push_back({"reader_" + f.key, std::move(f.value)});
+      }
+      log_.event(LogLevel::Info, "snapshot_read", fields);
       auto* out = r.mutable_snapshot();
       *out->mutable_info() = std::move(stored.info);
       *out->mutable_signed_snapshot() = std::move(stored.envelope);
@@ -336,6 +355,15 @@ v1::CollectorStats Service::stats() const {
     rc->set_count(n);
   }
   return s;
+}
+
+MetricsSnapshot Service::metrics() const {
+  MetricsSnapshot m;
+  m.stats = stats();
+  m.received_bytes = received_bytes_;
+  m.writer_queue_depth = writer_->queued();
+  m.ack_latency = ack_latency_.counts();
+  return m;
 }
 
 std::string Service::statsLine() const {

@@ -1,5 +1,7 @@
 #include "ibc/collector/store/store.h"
 
+#include "store_access.h"
+
 #include <rocksdb/convenience.h>
 #include <rocksdb/db.h>
 #include <rocksdb/filter_policy.h>
@@ -87,16 +89,22 @@ Result<uint64_t> statvfsFreeBytes(const std::string& dir) {
 // operator reads one log.
 class StderrLogger final : public rocksdb::Logger {
  public:
-  StderrLogger() : rocksdb::Logger(rocksdb::InfoLogLevel::WARN_LEVEL) {}
+  explicit StderrLogger(EventLog* log)
+      : rocksdb::Logger(rocksdb::InfoLogLevel::WARN_LEVEL), log_(log) {}
   using rocksdb::Logger::Logv;
   void Logv(const char* format, va_list ap) override {
     char line[1024];
     std::vsnprintf(line, sizeof line, format, ap);
+    if (log_ != nullptr) {
+      log_->event(LogLevel::Warn, "rocksdb", {{"msg", line}});
+      return;
+    }
     std::lock_guard<std::mutex> lock(mutex_);
     std::fprintf(stderr, "rocksdb: %s\n", line);
   }
 
  private:
+  EventLog* log_;
   std::mutex mutex_;
 };
 
@@ -124,6 +132,9 @@ struct Store::Impl {
   std::string dir;
   std::atomic<bool> write_failed{false};  // RocksDB stopped writing after an error: Resume() first
   std::mutex cases_mutex;                 // insertCase/updateCase: read, change, write as one step
+  // Held by put() and by retention's deletes (store_access.h), so a range delete never
+  // covers a key written between its check and its write.
+  mutable std::mutex write_mutex;
   rocksdb::DB* db = nullptr;
   std::shared_ptr<rocksdb::Statistics> statistics;
   std::vector<rocksdb::ColumnFamilyHandle*> families;
@@ -162,7 +173,7 @@ Result<std::unique_ptr<Store>> Store::open(const std::string& dir, const StoreOp
   db_options.keep_log_file_num = 4;
   // Bounds recovery time after a crash: old WAL files force their memtables to flush.
   db_options.max_total_wal_size = 256u << 20;
-  db_options.info_log = std::make_shared<StderrLogger>();
+  db_options.info_log = std::make_shared<StderrLogger>(options.log);
 
   rocksdb::BlockBasedTableOptions point_lookups;
   point_lookups.filter_policy.reset(rocksdb::NewBloomFilterPolicy(10));
@@ -226,6 +237,7 @@ Result<std::unique_ptr<Store>> Store::open(const std::string& dir, const StoreOp
 }
 
 Result<std::vector<PutOutcome>> Store::put(const std::vector<const SnapshotRecord*>& records) {
+  std::lock_guard<std::mutex> write_lock(impl_->write_mutex);
   std::vector<std::string> ids;
   ids.reserve(records.size());
   for (const auto* r : records) {
@@ -324,6 +336,12 @@ Status Store::Impl::writeSynced(rocksdb::WriteBatch& batch, std::string_view wha
 
 uint64_t Store::walSyncs() const {
   return impl_->statistics->getTickerCount(rocksdb::WAL_FILE_SYNCED);
+}
+
+StoreAccess storeAccess(const Store& store) {
+  const auto& i = *store.impl_;
+  return StoreAccess{i.db,          i.cf(kSnapshots), i.cf(kInfo), i.cf(kByJob),
+                     i.cf(kByNode), i.families,       i.dir,       &i.write_mutex};
 }
 
 Result<std::optional<StoredSnapshot>> Store::get(std::string_view snapshot_id) const {

@@ -47,9 +47,10 @@ inline ::ibcollect::v1::Snapshot makeSnapshot(const std::string& hostname, const
 
 class CapturedLog final : public EventLog {
  public:
-  void write(std::string_view event) override {
+  // Keeps the formatted line (without the time stamp).
+  void event(LogLevel level, std::string_view event, const LogFields& fields) override {
     std::lock_guard<std::mutex> lock(mutex_);
-    lines_.emplace_back(event);
+    lines_.push_back(formatEvent(level, event, fields));
   }
   std::vector<std::string> lines() const {
     std::lock_guard<std::mutex> lock(mutex_);

@@ -85,7 +85,7 @@ class ServiceTest : public ::testing::Test {
     EXPECT_NE(r.rejection().message().find(message_part), std::string::npos)
         << r.rejection().message();
     EXPECT_EQ(rejected(reason), before + 1);
-    EXPECT_TRUE(log_.contains("rejected reason=" + core::rejectReasonName(reason)));
+    EXPECT_TRUE(log_.contains("_rejected reason=" + core::rejectReasonName(reason)));
   }
 
   test::TempDir dir_;
@@ -287,7 +287,7 @@ TEST_F(ServiceTest, AgentsReadNothingAndSupportReadsEveryTenant) {
   ASSERT_TRUE(got.has_snapshot());
   EXPECT_EQ(got.snapshot().signed_snapshot(), acme.SerializeAsString());
   EXPECT_EQ(got.snapshot().info().tenant(), "acme");
-  EXPECT_TRUE(log_.contains("read snapshot=" + core::snapshotId(acme)));
+  EXPECT_TRUE(log_.contains("event=snapshot_read snapshot=" + core::snapshotId(acme)));
 
   v1::CollectorRequest nodes;
   nodes.mutable_list_nodes()->set_tenant("globex");
@@ -432,7 +432,7 @@ TEST_F(CaseTest, ACaseForAJobCoversTheNewestSnapshotOfEveryNode) {
   EXPECT_EQ(std::vector<std::string>(c.snapshot_ids().begin(), c.snapshot_ids().end()), want);
   ASSERT_EQ(c.notes_size(), 1);
   EXPECT_EQ(c.notes(0).author(), "alice");
-  EXPECT_TRUE(log_.contains("case_created case=" + c.case_id() + " tenant=acme"));
+  EXPECT_TRUE(log_.contains("event=case_created case=" + c.case_id() + " tenant=acme job=77"));
 
   // Stored: fetch by id alone and with its tenant; another tenant does not see it.
   v1::CollectorRequest fetch;
@@ -505,7 +505,7 @@ TEST_F(CaseTest, UpdatesChangeStateAddNotesAttachHostResultsAndDetectConflicts) 
   EXPECT_EQ(c.snapshot_ids_size(), 3);
   ASSERT_EQ(c.host_results_size(), 1);
   EXPECT_EQ(c.host_results(0).attached_by(), "alice");
-  EXPECT_TRUE(log_.contains("case_updated case=" + id + " tenant=acme revision=2"));
+  EXPECT_TRUE(log_.contains("event=case_updated case=" + id + " tenant=acme revision=2"));
 
   // Attaching for the same host again replaces that host's result.
   const auto again = update([&](v1::UpdateCaseRequest& u) {

@@ -21,6 +21,8 @@
 #include <string>
 #include <string_view>
 
+#include "ibc/collector/event_log.h"
+#include "ibc/collector/service/metrics.h"
 #include "ibc/collector/store/store.h"
 #include "ibc/core/protocol.h"
 #include "ibc/core/signing.h"
@@ -34,27 +36,10 @@ struct Peer {
   std::string address;  // "ip:port"
 };
 
-// "tenant/role/name@address" (the role alone when there is no tenant), for logs.
+// "tenant/role/name@address" (the role alone when there is no tenant), for messages.
 std::string describePeer(const Peer& peer);
-
-// One line per event: rejections with their reason, support reads, lifecycle.
-// Implementations are thread-safe.
-class EventLog {
- public:
-  virtual ~EventLog() = default;
-  virtual void write(std::string_view event) = 0;
-};
-
-// Writes "<UTC time> <event>\n" to a stream.
-class StreamEventLog final : public EventLog {
- public:
-  explicit StreamEventLog(std::ostream& out) : out_(out) {}
-  void write(std::string_view event) override;
-
- private:
-  std::mutex mutex_;
-  std::ostream& out_;
-};
+// The peer as log fields: peer=ADDRESS, and tenant, role, cn once it has authenticated.
+LogFields peerFields(const Peer& peer);
 
 // Overload, shutdown and storage failures: the same request may succeed later.
 using core::isRetryable;  // ibc/core/protocol.h
@@ -98,11 +83,17 @@ class Service {
   // network thread.
   void handle(const Peer& peer, std::string frame, Reply reply);
 
-  // Counts and logs a rejection the network layer made (TLS failure, timeout, limit).
-  void recordRejection(::ibcollect::v1::RejectReason reason, std::string_view who,
+  // Counts and logs (event=connection_rejected) a rejection the network layer made (TLS
+  // failure, timeout, limit). `peer` may hold only an address (before authentication).
+  void recordRejection(::ibcollect::v1::RejectReason reason, const Peer& peer,
                        std::string_view detail);
   void connectionOpened();
   void connectionClosed();
+
+  // Bytes of request frames read off the network (the network layer counts them here).
+  void bytesReceived(std::size_t bytes) { received_bytes_ += bytes; }
+  // What `--metrics` exports (metrics.h), without the store's size.
+  MetricsSnapshot metrics() const;
 
   ::ibcollect::v1::CollectorStats stats() const;
   // The counters on one line ("stored=12 duplicate=1 rejected: bad_signature=2 ...").
@@ -113,7 +104,8 @@ class Service {
   void drain();
 
  private:
-  void upload(const Peer& peer, uint64_t request_id, std::string signed_bytes, Reply& reply);
+  void upload(const Peer& peer, uint64_t request_id, std::string signed_bytes, Reply& reply,
+              std::chrono::steady_clock::time_point frame_received);
   ::ibcollect::v1::CollectorResponse query(const Peer& peer,
                                            const ::ibcollect::v1::CollectorRequest& request);
   // create_case, update_case, list_cases, fetch_case (cases.cpp); the peer is support.
@@ -138,6 +130,8 @@ class Service {
   std::atomic<uint64_t> connections_accepted_{0};
   std::atomic<int64_t> connections_open_{0};
   std::array<std::atomic<uint64_t>, 64> rejections_{};
+  std::atomic<uint64_t> received_bytes_{0};
+  LatencyHistogram ack_latency_;
 };
 
 }  // namespace ibc::collector

@@ -33,14 +33,16 @@
 // tenants (the service draws it at random and checks), so a case is found by id alone with
 // a scan of the (small) cases family.
 //
-// Ingest is write-once: a record is only ever added, never rewritten or deleted, which is
-// what makes an upload idempotent and a crash harmless (a batch is in the WAL entirely or
-// not at all). Large values live in blob files (BlobDB: compaction never rewrites them);
-// `bytes_per_sync` 1 MiB and a 16 MiB write buffer keep background writeback smooth
-// (DESIGN §9).
+// Ingest is write-once: a record is only ever added, never rewritten, which is what makes
+// an upload idempotent and a crash harmless (a batch is in the WAL entirely or not at all).
+// Only retention (maintenance.h) deletes: every record of a snapshot in one atomic write,
+// under the same lock as put(), so a deleted snapshot never leaves an index entry behind.
+// Large values live in blob files (BlobDB: compaction never rewrites them, except
+// retention's garbage collection of the oldest blob files); `bytes_per_sync` 1 MiB and a 16 MiB
+// write buffer keep background writeback smooth (DESIGN §9).
 //
 // Threading: put() from one writer thread at a time (the service's group-commit writer);
-// reads from any thread, concurrently with put().
+// reads, retention and checkpoints from any thread, concurrently with put().
 
 #include <cstddef>
 #include <cstdint>
@@ -52,6 +54,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "ibc/collector/event_log.h"
 #include "ibc/core/result.h"
 #include "ibcollect/v1/collector.pb.h"
 
@@ -77,6 +80,9 @@ struct StoreOptions {
   uint64_t min_free_bytes = 256u << 20;
   // Free bytes of the filesystem holding `dir` (statvfs when empty): a seam for tests.
   std::function<Result<uint64_t>(const std::string& dir)> free_bytes;
+  // Where RocksDB's own warnings go (`event=rocksdb`); stderr when null. Must outlive the
+  // store.
+  EventLog* log = nullptr;
 };
 
 // One snapshot to store: what is known about it and the envelope exactly as received.
@@ -84,6 +90,9 @@ struct SnapshotRecord {
   ::ibcollect::v1::SnapshotInfo info;  // snapshot_id (hex), tenant, job_id, node, times
   std::string envelope;                // serialized SignedSnapshot
 };
+
+// Retention, size and checkpoints (store/maintenance.h) reach the database through this.
+struct StoreAccess;
 
 enum class PutOutcome { Stored, AlreadyStored };
 
@@ -158,6 +167,7 @@ class Store {
   uint64_t walSyncs() const;
 
  private:
+  friend StoreAccess storeAccess(const Store& store);
   struct Impl;
   explicit Store(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl_;

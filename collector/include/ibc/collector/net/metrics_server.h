@@ -1,0 +1,56 @@
+#pragma once
+
+// `--metrics ADDR:PORT` (DESIGN §10): a minimal HTTP/1.1 server for Prometheus scrapes,
+// on its own thread and io_context so a slow scraper never delays ingest and a busy ingest
+// never delays a scrape. `GET /metrics` (or HEAD) answers 200 with the text `render()`
+// returns (Content-Type text/plain; version=0.0.4); another path 404, another method 405,
+// a request that is not HTTP 400, a request head over `max_request_bytes` 431. Every
+// answer closes the connection. A connection must deliver its request head and take the
+// answer within `deadline`; at most `max_connections` are served at once, beyond that new
+// ones are closed at once.
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "ibc/collector/event_log.h"
+#include "ibc/core/result.h"
+
+namespace ibc::collector {
+
+struct MetricsServerOptions {
+  std::string host = "127.0.0.1";
+  uint16_t port = 0;  // 0: any free port (see localAddress)
+  std::chrono::milliseconds deadline{5000};
+  std::size_t max_request_bytes = 8192;
+  std::size_t max_connections = 16;
+};
+
+class MetricsServer {
+ public:
+  using Render = std::function<std::string()>;
+  // Binds and starts serving on a new thread. `render` runs on that thread, once per
+  // scrape; it and `log` must outlive the server. Errors: InvalidArgument (bad host),
+  // Io (cannot bind).
+  static core::Result<std::unique_ptr<MetricsServer>> start(const MetricsServerOptions& options,
+                                                            Render render, EventLog& log);
+  // Stops serving and joins the thread.
+  ~MetricsServer();
+  MetricsServer(const MetricsServer&) = delete;
+  MetricsServer& operator=(const MetricsServer&) = delete;
+
+  std::string localAddress() const;
+
+ private:
+  struct Impl;
+  explicit MetricsServer(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+// "host:port", "[v6]:port" → host and port. False when malformed.
+bool splitHostPort(const std::string& text, std::string& host, uint16_t& port);
+
+}  // namespace ibc::collector
