@@ -79,7 +79,7 @@ int main(int argc, char** argv) {
       v1::Snapshot s = templates[static_cast<std::size_t>(i) % templates.size()];
       const std::string name = "node" + std::to_string(i);
       s.mutable_node()->set_slurm_node(name);
-      auto* w = s.mutable_window();
+      auto* w = s.add_window();
       w->set_interval_seconds(10);
       for (const auto& d : s.devices()) {
         for (const auto& p : d.ports()) {

@@ -289,7 +289,7 @@ void collectEthtool(const CollectOptions& o, const HostSeams& seams, v1::Snapsho
       nd->mutable_ethtool()->Swap(counters);
       continue;
     }
-    for (auto& s : *snap.mutable_window()->mutable_netdevs()) {
+    for (auto& s : *snap.mutable_window(snap.window_size() - 1)->mutable_netdevs()) {
       if (s.name() == nd->name()) s.mutable_ethtool()->Swap(counters);
     }
   }
@@ -499,7 +499,7 @@ v1::Snapshot collectSnapshot(const CollectOptions& o, const HostSeams& seams) {
     const auto second_steady = seams.clock.steadyNow();
     sampleWindowCounters(seams.host, o.limits, layout, snap);
     collectEthtool(o, seams, snap, true);
-    v1::CounterWindow* w = snap.mutable_window();
+    v1::CounterWindow* w = snap.mutable_window(snap.window_size() - 1);
     w->set_start_unix_ms(
         std::chrono::duration_cast<std::chrono::milliseconds>(first_wall.time_since_epoch())
             .count());

@@ -421,7 +421,7 @@ void collectNetdevs(const Filesystem& fs, const CollectLimits& limits, v1::Snaps
 void sampleWindowCounters(const Filesystem& fs, const CollectLimits& limits,
                           const SysfsLayout& layout, v1::Snapshot& snap) {
   SysfsReader rd(fs, limits, snap);
-  v1::CounterWindow* w = snap.mutable_window();
+  v1::CounterWindow* w = snap.add_window();
   auto names = [](const google::protobuf::RepeatedPtrField<v1::Counter>& list) {
     std::vector<std::string> out;
     out.reserve(static_cast<size_t>(list.size()));

@@ -34,7 +34,7 @@ std::optional<double> counterSum(const v1::Snapshot& snap, const std::string& co
         const bool device_level = c.group == QStringLiteral("device hw_counters");
         if (device_level && device_counted) continue;
         device_counted = device_counted || device_level;
-        if (use_window && snap.has_window()) {
+        if (use_window && core::latestWindow(snap) != nullptr) {
           if (!c.delta) continue;
           total = total.value_or(0) + static_cast<double>(*c.delta);
         } else {

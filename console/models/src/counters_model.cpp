@@ -5,6 +5,7 @@
 #include <QLocale>
 
 #include "ibc/console/port_counters.h"
+#include "ibc/core/counters.h"
 
 namespace ibc::console {
 
@@ -17,7 +18,8 @@ void CountersModel::setPort(const JobData* job, int node_index, const QString& d
   rows_.clear();
   if (job != nullptr && node_index >= 0 && node_index < static_cast<int>(job->snapshots.size())) {
     const auto& snap = job->snapshots[static_cast<std::size_t>(node_index)];
-    const double seconds = snap.has_window() ? snap.window().interval_seconds() : 0;
+    const auto* window = core::latestWindow(snap);
+    const double seconds = window != nullptr ? window->interval_seconds() : 0;
     for (auto& c : portCounters(snap, device.toStdString(), static_cast<uint32_t>(port))) {
       Row r;
       r.name = QString::fromStdString(c.name);

@@ -88,7 +88,9 @@ std::vector<Fact> factsOf(const JobData& job, int node_index) {
     }
     text(where, QStringLiteral("link layer"), port.link_layer());
     text(where, QStringLiteral("firmware"), port.fw_ver());
-    text(where, QStringLiteral("netdevs"), port.netdevs());
+    std::string netdevs;
+    for (const auto& nd : port.netdevs()) netdevs += (netdevs.empty() ? "" : ",") + nd;
+    text(where, QStringLiteral("netdevs"), netdevs);
     for (const auto& d : snap.devices()) {
       if (d.name() != port.device()) continue;
       for (const auto& p : d.ports()) {

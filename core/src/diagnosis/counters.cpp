@@ -146,18 +146,26 @@ std::string_view counterClassName(CounterClass c) {
   return "none";
 }
 
+const v1::CounterWindow* latestWindow(const v1::Snapshot& snapshot) {
+  for (int i = snapshot.window_size() - 1; i >= 0; --i) {
+    if (snapshot.window(i).interval_seconds() > 0) return &snapshot.window(i);
+  }
+  return nullptr;
+}
+
 CounterWindowIndex::CounterWindowIndex(const v1::Snapshot& snapshot) {
-  if (!snapshot.has_window() || snapshot.window().interval_seconds() <= 0) return;
+  const v1::CounterWindow* window = latestWindow(snapshot);
+  if (window == nullptr) return;
   present_ = true;
-  interval_s_ = snapshot.window().interval_seconds();
+  interval_s_ = window->interval_seconds();
   const auto add = [&](const std::string& dev, uint32_t port) {
     return [&, dev, port](CounterGroup group, const v1::Counter& c) {
       if (c.unavailable_reason().empty())
         values_[CounterKey{dev, port, group, c.name()}] = c.value();
     };
   };
-  for (const auto& p : snapshot.window().ports()) forEachCounter(p, add(p.device(), p.port()));
-  for (const auto& n : snapshot.window().netdevs()) {
+  for (const auto& p : window->ports()) forEachCounter(p, add(p.device(), p.port()));
+  for (const auto& n : window->netdevs()) {
     forEachCounter(n, add(n.name(), 0));
     if (n.has_carrier_changes()) carrier_changes_[n.name()] = n.carrier_changes();
   }

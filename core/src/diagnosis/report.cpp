@@ -139,7 +139,9 @@ v1::NodeReport summarizeNode(const AnalyzedNode& node) {
   // host name, and a JSON reader joins findings to nodes by node and source.
   r.set_source(nodeSource(node));
   r.set_job_id(s.node().job_id());
-  r.set_collected_at_unix_ms(s.node().collected_at_unix_ms());
+  if (s.node().collected_at_unix_ms() != 0) {
+    r.set_collected_at_unix_ms(s.node().collected_at_unix_ms());
+  }
   r.set_probe_errors(static_cast<uint32_t>(s.probe_errors_size()));
   r.set_snapshot_file(node.snapshot_file);
   std::map<std::pair<std::string, uint32_t>, Severity> port_worst;
@@ -195,13 +197,11 @@ v1::NodeReport summarizeNode(const AnalyzedNode& node) {
         ps->set_port(p->port());
         ps->set_state(stateShort(p->state(), false));
         ps->set_phys_state(stateShort(p->phys_state(), true));
-        ps->set_rate_gbps(p->rate_gbps());
+        if (p->rate_gbps() > 0) ps->set_rate_gbps(p->rate_gbps());
         ps->set_rate(rateText(*p));
         ps->set_link_layer(p->link_layer());
         ps->set_remark(portRemark(d, *p));
-        std::string nds;
-        for (const auto& n : p->netdevs()) nds += (nds.empty() ? "" : ",") + n;
-        ps->set_netdevs(nds);
+        *ps->mutable_netdevs() = p->netdevs();
         if (auto it = port_worst.find({d.name(), p->port()}); it != port_worst.end()) {
           worst = std::max(worst, it->second);
         }

@@ -140,12 +140,14 @@ std::string portTable(const v1::Report& report, bool color, std::size_t max_widt
       continue;
     }
     for (const auto& p : n.ports()) {
+      std::string netdevs;
+      for (const auto& nd : p.netdevs()) netdevs += (netdevs.empty() ? "" : ",") + nd;
       rows.push_back(
           {n.label(), p.device() + (p.virtual_function() ? " (VF)" : ""),
            p.port() == 0 ? "-" : std::to_string(p.port()), p.state(),
            p.phys_state().empty() ? "-" : p.phys_state(), p.rate().empty() ? "-" : p.rate(),
            p.link_layer().empty() ? "-" : p.link_layer(), p.fw_ver().empty() ? "-" : p.fw_ver(),
-           p.netdevs().empty() ? "-" : p.netdevs(), paint(upper(p.worst_severity()), color)});
+           netdevs.empty() ? "-" : netdevs, paint(upper(p.worst_severity()), color)});
     }
   }
   if (max_width > 0) {

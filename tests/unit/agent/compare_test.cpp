@@ -268,7 +268,7 @@ v1::Snapshot windowed(const std::string& name, const std::map<std::string, uint6
   const std::string root = ibc::test::fixturePath(
       "real/sysfs/sysfs_procfs-fixture_mlx5_0_hw-counters-errors.tree/fixtures");
   auto s = collectTree(root, name);
-  auto* w = s.mutable_window();
+  auto* w = s.add_window();
   w->set_interval_seconds(seconds);
   auto* p = w->add_ports();
   p->set_device("mlx5_0");
@@ -344,7 +344,7 @@ TEST(CompareNodes, ANodeWhoseErrorCountersRunAwayDuringTheWindowIsAnOutlier) {
   std::vector<v1::Snapshot> nodes;
   for (const char* n : {"q1", "q2", "bad"}) {
     auto s = collectTree(root, n);
-    auto* w = s.mutable_window();
+    auto* w = s.add_window();
     w->set_interval_seconds(10);
     auto* p = w->add_ports();
     p->set_device("mlx5_0");

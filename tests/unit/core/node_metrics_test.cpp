@@ -41,7 +41,7 @@ v1::Snapshot mlx4Node(const std::string& name, uint64_t after_errors, uint64_t a
   unavailable->set_name("VL15_dropped");
   unavailable->set_unavailable_reason("EINVAL");
 
-  auto* w = s.mutable_window();
+  auto* w = s.add_window();
   w->set_interval_seconds(10);
   auto* sp = w->add_ports();
   sp->set_device("mlx4_0");
@@ -123,7 +123,7 @@ TEST(NodeCounterMetrics, ThroughputComesFromCountersExtWhenTheLegacyCounterStopp
 TEST(NodeCounterMetrics, ALegacyCounterACountersExtEntryReplacesIsNotCountedTwice) {
   v1::Snapshot s = mlx4Node("a", 0, 100);
   // Both directories moved by the same amount: one count, from counters_ext.
-  s.mutable_window()->mutable_ports(0)->mutable_counters(1)->set_value(1100);
+  s.mutable_window(0)->mutable_ports(0)->mutable_counters(1)->set_value(1100);
   EXPECT_DOUBLE_EQ(nodeCounterMetrics(s).bytes_per_second, 80.0);
 }
 

@@ -96,7 +96,7 @@ void setCounter(v1::Snapshot& s, const std::string& name, uint64_t value) {
 // A 10 s window in which `name` went from `before` (the snapshot) to `after`.
 void addWindow(v1::Snapshot& s, const std::string& name, uint64_t before, uint64_t after) {
   setCounter(s, name, before);
-  auto* w = s.mutable_window();
+  auto* w = s.add_window();
   w->set_interval_seconds(10);
   auto* p = w->add_ports();
   p->set_device("mlx5_0");

@@ -79,7 +79,7 @@ void collectRdmaDevices(const Filesystem& fs, const CollectLimits& limits, v1::S
                         SysfsLayout& layout);
 void collectNetdevs(const Filesystem& fs, const CollectLimits& limits, v1::Snapshot& snap,
                     SysfsLayout& layout);
-// Second sample of every counter already in `snap`, into snap.window.
+// Another sample of every counter already in `snap`, appended to snap.window.
 void sampleWindowCounters(const Filesystem& fs, const CollectLimits& limits,
                           const SysfsLayout& layout, v1::Snapshot& snap);
 // Kernel log lines matching RDMA patterns from text (a file or `dmesg` output).

@@ -78,7 +78,11 @@ void forEachDeviceCounter(const v1::RdmaDevice& device, Fn&& fn) {
   for (const auto& c : device.hw_counters()) fn(CounterGroup::HwCounters, c);
 }
 
-// The second sample of a window, indexed for lookups while walking the first sample.
+// The latest sample of a `--window` collection with a positive interval (the window's
+// deltas are latest − first), nullptr without one.
+const v1::CounterWindow* latestWindow(const v1::Snapshot& snapshot);
+
+// The latest sample of a window, indexed for lookups while walking the first sample.
 class CounterWindowIndex {
  public:
   explicit CounterWindowIndex(const v1::Snapshot& snapshot);
