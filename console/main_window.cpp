@@ -3,6 +3,7 @@
 #include <QAction>
 #include <QApplication>
 #include <QFileDialog>
+#include <QFileInfo>
 #include <QMenuBar>
 #include <QMessageBox>
 #include <QPointer>
@@ -10,6 +11,8 @@
 #include <QStatusBar>
 #include <QTabWidget>
 #include <QThread>
+#include <fstream>
+#include <sstream>
 
 #include "ibc/console/findings_model.h"
 #include "ibc/console/node_grid_model.h"
@@ -56,6 +59,20 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   quit->setShortcut(QKeySequence::Quit);
   connect(quit, &QAction::triggered, this, &QWidget::close);
 
+  error_sink_ = [this](const ErrorAdvice& advice) {
+    auto* box =
+        new QMessageBox(QMessageBox::Warning, advice.title, advice.title, QMessageBox::Ok, this);
+    box->setInformativeText(advice.next);
+    box->setDetailedText(advice.what);
+    box->setAttribute(Qt::WA_DeleteOnClose);
+    box->setModal(false);
+    box->show();
+  };
+  connect(jobs_page_, &JobsPage::listFailed, this, [this](const QString& message) {
+    reportErrors(
+        {message.toStdString()},
+        tr("the collector at %1").arg(QString::fromStdString(jobs_page_->settings().endpoint)));
+  });
   connect(jobs_page_, &JobsPage::openJob, this,
           [this](const QString& tenant, const QString& job) { openCollectorJob(tenant, job); });
   connect(grid_page_, &GridPage::nodeSelected, this, &MainWindow::select);
@@ -82,11 +99,37 @@ bool MainWindow::showPage(const QString& name) {
 
 void MainWindow::openFiles(const QStringList& files, bool show_progress) {
   std::vector<std::string> paths;
-  for (const QString& f : files) paths.push_back(f.toStdString());
+  QStringList dirs;
+  for (const QString& f : files) {
+    paths.push_back(f.toStdString());
+    const QString dir = QFileInfo(f).absolutePath();
+    if (!dirs.contains(dir)) dirs << dir;
+  }
+  const std::string origin =
+      tr("%1 file(s) in %2").arg(files.size()).arg(dirs.join(QStringLiteral(", "))).toStdString();
+  const std::string ca_file = jobs_page_->settings().ca_file;
   load(
-      [paths](const std::function<void(std::size_t, std::size_t)>& progress,
-              const std::atomic<bool>* cancel) {
-        return loadSnapshotFiles(paths, {}, progress, cancel);
+      [paths, origin, ca_file](const std::function<void(std::size_t, std::size_t)>& progress,
+                               const std::atomic<bool>* cancel) {
+        // With a CA the signatures are checked as `ibcollect verify` does; without one, only
+        // that the bytes are as signed (the trust words say so).
+        std::unique_ptr<core::SignatureVerifier> verifier;
+        if (!ca_file.empty()) {
+          std::ifstream in(ca_file, std::ios::binary);
+          std::ostringstream pem;
+          pem << in.rdbuf();
+          auto v = core::SignatureVerifier::fromPem(pem.str());
+          if (!v.ok()) {
+            JobData failed;
+            failed.errors.push_back("--ca " + ca_file + ": " + v.error().message);
+            failed.origin = origin;
+            return failed;
+          }
+          verifier = std::move(*v);
+        }
+        JobData job = loadSnapshotFiles(paths, {}, progress, cancel, verifier.get());
+        job.origin = origin;
+        return job;
       },
       tr("Reading %1 snapshot(s)...").arg(files.size()), static_cast<int>(files.size()),
       show_progress);
@@ -107,6 +150,7 @@ void MainWindow::openCollectorJob(const QString& tenant, const QString& job_id,
         if (fetched.ok()) return std::move(*fetched);
         JobData failed;
         failed.errors.push_back(fetched.error().message);
+        failed.origin = "collector " + settings.endpoint + ", tenant " + tenant + ", job " + job_id;
         return failed;
       },
       tr("Fetching job %1 of %2 from the collector...").arg(job_id, tenant), 0, show_progress);
@@ -133,34 +177,36 @@ void MainWindow::load(Loader loader, const QString& what, int total, bool show_p
   statusBar()->showMessage(what);
   QPointer<MainWindow> self(this);
   // The worker owns its inputs; results come back to the GUI thread by a queued call.
-  QThread* worker = QThread::create([loader = std::move(loader), cancel, progress, self] {
-    auto job = std::make_unique<JobData>(loader(
-        [progress](std::size_t done, std::size_t all) {
-          if (progress)
-            QMetaObject::invokeMethod(
-                progress,
-                [progress, done, all] {
-                  if (!progress) return;
-                  progress->setMaximum(static_cast<int>(all));
-                  progress->setValue(static_cast<int>(done));
-                },
-                Qt::QueuedConnection);
-        },
-        cancel.get()));
-    JobData* raw = job.release();
-    if (!self) {
-      delete raw;
-      return;
-    }
-    QMetaObject::invokeMethod(
-        self,
-        [self, raw, progress] {
-          std::unique_ptr<JobData> owned(raw);
-          if (progress) progress->deleteLater();
-          if (self) self->setJob(std::move(owned));
-        },
-        Qt::QueuedConnection);
-  });
+  QThread* worker = QThread::create(
+      [loader = std::move(loader), cancel, progress, self, observer = load_observer_] {
+        auto job = std::make_unique<JobData>(loader(
+            [progress, observer](std::size_t done, std::size_t all) {
+              if (observer) observer(done, all);
+              if (progress)
+                QMetaObject::invokeMethod(
+                    progress,
+                    [progress, done, all] {
+                      if (!progress) return;
+                      progress->setMaximum(static_cast<int>(all));
+                      progress->setValue(static_cast<int>(done));
+                    },
+                    Qt::QueuedConnection);
+            },
+            cancel.get()));
+        JobData* raw = job.release();
+        if (!self) {
+          delete raw;
+          return;
+        }
+        QMetaObject::invokeMethod(
+            self,
+            [self, raw, progress] {
+              std::unique_ptr<JobData> owned(raw);
+              if (progress) progress->deleteLater();
+              if (self) self->setJob(std::move(owned));
+            },
+            Qt::QueuedConnection);
+      });
   connect(worker, &QThread::finished, worker, &QObject::deleteLater);
   worker->start();
 }
@@ -184,16 +230,11 @@ void MainWindow::setJob(std::unique_ptr<JobData> job) {
   charts_page_->setJob(job_.get());
   jobs_page_->setJob(job_.get());
   escalate_page_->setJob(job_.get());
-  QString status = tr("%1 node(s), %2 finding(s)")
-                       .arg(job_->report.nodes_size())
-                       .arg(job_->report.findings_size());
-  if (job_->cancelled) status += tr("; cancelled: only the files read before are shown");
+  statusBar()->showMessage(statusText());
   if (!job_->errors.empty()) {
-    status += tr("; %1 file(s) could not be read (first: %2)")
-                  .arg(job_->errors.size())
-                  .arg(QString::fromStdString(job_->errors.front()));
+    const QString origin = QString::fromStdString(job_->origin);
+    reportErrors(job_->errors, origin.isEmpty() ? tr("the source") : origin);
   }
-  statusBar()->showMessage(status);
   // The worst node first: the engineer's first look lands on the outlier.
   int worst = -1;
   int worst_rank = -1;
@@ -206,6 +247,30 @@ void MainWindow::setJob(std::unique_ptr<JobData> job) {
   }
   if (worst >= 0) select(worst, {}, 0);
   emit finished();
+}
+
+QString MainWindow::statusText() const {
+  if (!job_) return tr("Nothing loaded: open .ibsnap files (File > Open) or a collector's job");
+  QString status = tr("%1 node(s), %2 finding(s) from %3")
+                       .arg(job_->report.nodes_size())
+                       .arg(job_->report.findings_size())
+                       .arg(QString::fromStdString(job_->origin));
+  int unsigned_count = 0;
+  int unchecked = 0;
+  for (const auto& t : job_->trust) {
+    if (t.rfind("UNSIGNED", 0) == 0) ++unsigned_count;
+    if (t.find("NOT checked") != std::string::npos) ++unchecked;
+  }
+  if (unsigned_count > 0) status += tr("; %1 UNSIGNED").arg(unsigned_count);
+  if (unchecked > 0) status += tr("; %1 signature(s) not checked against a CA").arg(unchecked);
+  if (job_->cancelled) status += tr("; cancelled: only the snapshots read before are shown");
+  if (!job_->errors.empty()) status += tr("; %1 refused or unreadable").arg(job_->errors.size());
+  return status;
+}
+
+void MainWindow::reportErrors(const std::vector<std::string>& errors, const QString& where) {
+  if (errors.empty() || !error_sink_) return;
+  error_sink_(adviseErrors(errors, where));
 }
 
 bool MainWindow::selectNode(const QString& label) {

@@ -12,6 +12,7 @@
 #include <functional>
 
 #include "ibc/console/collector_source.h"
+#include "ibc/console/error_advice.h"
 #include "ibc/console/job_data.h"
 
 class QTabWidget;
@@ -35,7 +36,16 @@ class MainWindow : public QMainWindow {
   explicit MainWindow(QWidget* parent = nullptr);
   ~MainWindow() override;
 
+  // Where errors go (what failed, what happened, what to do next). The default is a
+  // non-modal dialog (nothing waits on it); tests install their own sink.
+  using ErrorSink = std::function<void(const ErrorAdvice& advice)>;
+  void setErrorSink(ErrorSink sink) { error_sink_ = std::move(sink); }
+  // For tests and benchmarks: called on the loader's worker thread after each snapshot.
+  using LoadObserver = std::function<void(std::size_t done, std::size_t total)>;
+  void setLoadObserver(LoadObserver observer) { load_observer_ = std::move(observer); }
+
   // Reads and diagnoses `files` on a worker thread; returns at once. `finished` follows.
+  // Signatures are checked against the CA of the jobs page when one is given.
   void openFiles(const QStringList& files, bool show_progress = true);
   // Fetches a job's snapshots from the collector on a worker thread; `finished` follows
   // (with an empty job and the reason in job()->errors when the fetch failed).
@@ -51,6 +61,10 @@ class MainWindow : public QMainWindow {
   GridPage* gridPage() const { return grid_page_; }
   DiffPage* diffPage() const { return diff_page_; }
   ChartsPage* chartsPage() const { return charts_page_; }
+  FindingsPage* findingsPage() const { return findings_page_; }
+  NodePage* nodePage() const { return node_page_; }
+  EscalatePage* escalatePage() const { return escalate_page_; }
+  QString statusText() const;
 
  signals:
   void finished();
@@ -61,6 +75,7 @@ class MainWindow : public QMainWindow {
   void load(Loader loader, const QString& what, int total, bool show_progress);
   void setJob(std::unique_ptr<JobData> job);
   void select(int node_index, const QString& device, int port);
+  void reportErrors(const std::vector<std::string>& errors, const QString& where);
 
   std::unique_ptr<JobData> job_;
   std::shared_ptr<std::atomic<bool>> cancel_;
@@ -74,6 +89,8 @@ class MainWindow : public QMainWindow {
   DiffPage* diff_page_;
   ChartsPage* charts_page_;
   EscalatePage* escalate_page_;
+  ErrorSink error_sink_;
+  LoadObserver load_observer_;
 };
 
 }  // namespace ibc::console

@@ -13,6 +13,7 @@
 
 #include "ibc/core/compare.h"
 #include "ibc/core/report.h"
+#include "ibc/core/signing.h"
 #include "ibcollect/v1/report.pb.h"
 #include "ibcollect/v1/snapshot.pb.h"
 
@@ -23,17 +24,40 @@ struct JobData {
   // order and each node's label (unique even when two snapshots share a host name).
   std::vector<::ibcollect::v1::Snapshot> snapshots;
   ::ibcollect::v1::Report report;
-  // Files that could not be read or decoded, each a sentence naming the file.
+  // Per snapshot (same order): how far its signature was checked, in words ("signed by
+  // CN=node01 ..., checked against the CA", "UNSIGNED: ..."). Never "valid" unless it is.
+  std::vector<std::string> trust;
+  // Files that could not be read or decoded, and snapshots refused because their signature
+  // does not hold (changed after signing, unknown CA, expired): each a sentence naming the
+  // file and the reason.
   std::vector<std::string> errors;
   bool cancelled = false;
+  // Where it came from, for people ("3 file(s) in /data/run", "collector HOST:PORT, tenant T,
+  // job J"); set by whoever loads it.
+  std::string origin;
 };
 
+// How one signed envelope's signature holds. With a `verifier` (the CA is known) the chain
+// and the signature are checked as `ibcollect verify` does; without one, the signature is
+// checked against the signer's own certificate: bytes changed after signing are caught, who
+// signed is not vouched for (and the words say so). An unsigned envelope is not refused (an
+// `ibcollect snapshot` without --cert is unsigned) but its words say UNSIGNED.
+struct SignatureTrust {
+  bool refused = false;  // the signature does not hold: never show the snapshot
+  std::string words;     // why refused, or how far it was checked
+};
+SignatureTrust checkSnapshotSignature(const ::ibcollect::v1::SignedSnapshot& envelope,
+                                      const core::SignatureVerifier* verifier);
+
 // `progress(done, total)` is called after each file; setting `cancel` stops before the next
-// file (what was read so far is diagnosed and returned, with `cancelled` set).
+// file (what was read so far is diagnosed and returned, with `cancelled` set). Each file's
+// signature is checked (checkSnapshotSignature with `verifier`, which may be null); a file
+// whose signature does not hold is refused into `errors`, never shown.
 JobData loadSnapshotFiles(const std::vector<std::string>& paths,
                           const core::CompareOptions& options = {},
                           const std::function<void(std::size_t, std::size_t)>& progress = {},
-                          const std::atomic<bool>* cancel = nullptr);
+                          const std::atomic<bool>* cancel = nullptr,
+                          const core::SignatureVerifier* verifier = nullptr);
 
 // The same diagnosis over snapshots already in memory (tests, the collector's answers).
 // `files` names where each came from ("" when unknown); it gives each node its source.
