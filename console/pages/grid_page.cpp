@@ -100,6 +100,11 @@ void GridPage::updateSummary() {
                      .arg(shown)
                      .arg(total)
                      .arg(model_->outlierRows());
+  if (total > 0) {
+    text += model_->hasWindow()
+                ? tr("; counters are per second over the snapshots' window")
+                : tr("; counters are totals since reset (no window: snapshot --window for rates)");
+  }
   if (!filter_->filterError().isEmpty())
     text = QStringLiteral("<b>%1</b>").arg(filter_->filterError().toHtmlEscaped());
   summary_->setText(text);

@@ -1,10 +1,14 @@
 #include "ibc/console/node_grid_model.h"
 
 #include <QBrush>
+#include <QCollator>
 #include <QColor>
 #include <QFont>
 #include <algorithm>
-#include <map>
+#include <cmath>
+#include <iterator>
+#include <limits>
+#include <unordered_map>
 
 #include "ibc/console/port_counters.h"
 #include "ibc/core/report.h"
@@ -42,6 +46,17 @@ QColor severityColor(int rank) {
 
 NodeGridModel::NodeGridModel(QObject* parent) : QAbstractTableModel(parent) {}
 
+const char* NodeGridModel::counterOfColumn(int column) {
+  switch (column) {
+    case SymbolErrors: return "symbol_error";
+    case LinkDowned: return "link_downed";
+    case RcvErrors: return "port_rcv_errors";
+    case XmitDiscards: return "port_xmit_discards";
+    case XmitWait: return "port_xmit_wait";
+    default: return "";
+  }
+}
+
 void NodeGridModel::setJob(const JobData* job) {
   beginResetModel();
   job_ = job;
@@ -49,22 +64,104 @@ void NodeGridModel::setJob(const JobData* job) {
   endResetModel();
 }
 
+int NodeGridModel::internCounter(const std::string& name) {
+  auto it = counter_ids_.find(std::string_view(name));
+  if (it != counter_ids_.end()) return it->second;
+  const int id = static_cast<int>(counter_ids_.size());
+  counter_ids_.emplace(name, id);
+  return id;
+}
+
+int NodeGridModel::counterId(std::string_view name) const {
+  auto it = counter_ids_.find(name);
+  return it == counter_ids_.end() ? -1 : it->second;
+}
+
+namespace {
+
+constexpr double kEmpty = std::numeric_limits<double>::quiet_NaN();
+
+const v1::Counter* findCounter(const google::protobuf::RepeatedPtrField<v1::Counter>* list,
+                               const std::string& name) {
+  if (list == nullptr) return nullptr;
+  for (const auto& c : *list) {
+    if (c.name() == name) return &c;
+  }
+  return nullptr;
+}
+
+QString formatAmount(double v) {
+  if (v == 0) return QStringLiteral("0");
+  if (v >= 100 || v == static_cast<double>(static_cast<int64_t>(v)))
+    return QString::number(static_cast<qint64>(v + 0.5));
+  return QString::number(v, 'f', v >= 10 ? 1 : 2);
+}
+
+double median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2), v.end());
+  return v[v.size() / 2];
+}
+
+}  // namespace
+
 void NodeGridModel::rebuild() {
   rows_.clear();
+  counter_ids_.clear();
   outlier_rows_ = 0;
+  has_window_ = false;
   for (auto& m : majority_) m.clear();
   if (job_ == nullptr) return;
   const auto& report = job_->report;
+  // Findings by the input they came from, and by node name for those without one: one pass,
+  // not one per node (a 10,000-node job has tens of thousands of findings).
+  std::unordered_map<std::string, std::vector<const v1::Finding*>> by_source, by_node;
+  for (const auto& f : report.findings()) {
+    if (!f.source().empty()) by_source[f.source()].push_back(&f);
+    by_node[f.node()].push_back(&f);
+  }
+  const int key_columns[] = {SymbolErrors, LinkDowned, RcvErrors, XmitDiscards, XmitWait};
+  int key_ids[std::size(key_columns)];
+  for (std::size_t k = 0; k < std::size(key_columns); ++k)
+    key_ids[k] = internCounter(counterOfColumn(key_columns[k]));
+  rows_.reserve(static_cast<std::size_t>(report.nodes_size()) * 8);
   for (int i = 0; i < report.nodes_size(); ++i) {
     const auto& n = report.nodes(i);
     std::vector<const v1::Finding*> mine;
-    for (const auto& f : report.findings()) {
-      if (findingOnNode(f, n)) mine.push_back(&f);
+    auto take = [&](const std::vector<const v1::Finding*>& list) {
+      for (const auto* f : list) {
+        if (findingOnNode(*f, n)) mine.push_back(f);
+      }
+    };
+    if (auto it = by_source.find(n.source()); !n.source().empty() && it != by_source.end())
+      take(it->second);
+    for (const std::string* name : {&n.node(), &n.label()}) {
+      if (auto it = by_node.find(*name); it != by_node.end()) {
+        for (const auto* f : it->second) {
+          // Those with a source were matched by source above (or belong to another input).
+          if (f->source().empty() || n.source().empty()) {
+            if (std::find(mine.begin(), mine.end(), f) == mine.end()) mine.push_back(f);
+          }
+        }
+      }
+      if (n.label() == n.node()) break;
+    }
+    const v1::Snapshot* snap =
+        i < static_cast<int>(job_->snapshots.size()) ? &job_->snapshots[std::size_t(i)] : nullptr;
+    const double interval =
+        snap != nullptr && snap->has_window() ? snap->window().interval_seconds() : 0;
+    if (interval > 0) has_window_ = true;
+    std::optional<double> busbw;
+    if (snap != nullptr) {
+      for (const auto& t : snap->nccl_tests()) {
+        for (const auto& r : t.parsed().rows())
+          busbw = std::max(busbw.value_or(0), std::max(r.oop_busbw_gbs(), r.ip_busbw_gbs()));
+      }
     }
     auto fill = [&](Row& r, const std::string& device, uint32_t port) {
+      for (double& k : r.sort) k = kEmpty;
       r.node = i;
       r.cells[Node] = q(n.label().empty() ? n.node() : n.label());
-      r.sort[Node] = r.cells[Node];
       const v1::Finding* worst = nullptr;
       int count = 0;
       for (const auto* f : mine) {
@@ -87,16 +184,16 @@ void NodeGridModel::rebuild() {
                              : QStringLiteral("UNREACHABLE");
       r.sort[Verdict] = n.unreachable_reason().empty() ? r.severity : 4;
       r.cells[WorstFinding] = worst != nullptr && r.severity >= 1 ? q(worst->code()) : QString();
-      r.sort[WorstFinding] = r.cells[WorstFinding];
+      if (busbw) {
+        r.cells[Busbw] = QString::number(*busbw, 'f', 1);
+        r.sort[Busbw] = *busbw;
+      }
     };
     if (n.ports_size() == 0) {
       Row r;
       fill(r, "", 0);
       r.cells[State] = n.unreachable_reason().empty() ? QStringLiteral("no RDMA port")
                                                       : QStringLiteral("did not answer");
-      for (int c = Device; c < ColumnCount; ++c) {
-        if (!r.sort[c].isValid()) r.sort[c] = r.cells[c];
-      }
       rows_.push_back(std::move(r));
       continue;
     }
@@ -116,16 +213,82 @@ void NodeGridModel::rebuild() {
       r.cells[LinkLayer] = q(port.link_layer());
       r.cells[Firmware] = q(port.fw_ver());
       r.cells[Function] = port.virtual_function() ? QStringLiteral("VF") : QString();
-      for (int c = Device; c < ColumnCount; ++c) {
-        if (!r.sort[c].isValid()) r.sort[c] = r.cells[c];
+      if (snap == nullptr) {
+        rows_.push_back(std::move(r));
+        continue;
+      }
+      // The port's counters, once: amounts for filters and top-X, rates for the columns.
+      const v1::RdmaPort* raw = nullptr;
+      const v1::RdmaDevice* raw_device = nullptr;
+      for (const auto& d : snap->devices()) {
+        if (d.name() != port.device()) continue;
+        raw_device = &d;
+        for (const auto& pp : d.ports()) {
+          if (pp.port() == port.port()) raw = &pp;
+        }
+      }
+      const v1::PortCounterSample* second = nullptr;
+      if (snap->has_window()) {
+        for (const auto& w : snap->window().ports()) {
+          if (w.device() == port.device() && w.port() == port.port()) second = &w;
+        }
+      }
+      std::optional<uint32_t> mtu;
+      for (const auto& nd : snap->netdevs()) {
+        if (nd.rdma_device() == port.device() && nd.rdma_port() == port.port() && nd.has_mtu()) {
+          mtu = nd.mtu();
+          break;
+        }
+      }
+      if (!mtu && raw != nullptr && raw->has_active_mtu()) mtu = raw->active_mtu();
+      if (mtu) {
+        r.cells[Mtu] = QString::number(*mtu);
+        r.sort[Mtu] = *mtu;
+      }
+      auto add = [&](const google::protobuf::RepeatedPtrField<v1::Counter>& list,
+                     const google::protobuf::RepeatedPtrField<v1::Counter>* later) {
+        for (const auto& c : list) {
+          if (!c.unavailable_reason().empty()) continue;
+          double amount = static_cast<double>(c.value());
+          if (interval > 0) {
+            // A counter that went backwards was reset or wrapped: no delta rather than a
+            // wrong one (nor a total posing as a delta).
+            const auto* s = findCounter(later, c.name());
+            if (s == nullptr || !s->unavailable_reason().empty() || s->value() < c.value())
+              continue;
+            amount = static_cast<double>(s->value() - c.value());
+          }
+          r.counters.emplace_back(internCounter(c.name()), amount);
+        }
+      };
+      if (raw != nullptr) {
+        add(raw->counters(), second != nullptr ? &second->counters() : nullptr);
+        add(raw->counters_ext(), second != nullptr ? &second->counters_ext() : nullptr);
+        add(raw->hw_counters(), second != nullptr ? &second->hw_counters() : nullptr);
+      }
+      if (raw_device != nullptr && interval <= 0) add(raw_device->hw_counters(), nullptr);
+      // First of a name wins (counters before counters_ext before hw_counters).
+      std::stable_sort(r.counters.begin(), r.counters.end(),
+                       [](const auto& a, const auto& b) { return a.first < b.first; });
+      r.counters.erase(std::unique(r.counters.begin(), r.counters.end(),
+                                   [](const auto& a, const auto& b) { return a.first == b.first; }),
+                       r.counters.end());
+      for (std::size_t k = 0; k < std::size(key_columns); ++k) {
+        const auto it = std::lower_bound(r.counters.begin(), r.counters.end(),
+                                         std::make_pair(key_ids[k], -1e300));
+        if (it == r.counters.end() || it->first != key_ids[k]) continue;
+        const double v = interval > 0 ? it->second / interval : it->second;
+        r.sort[key_columns[k]] = v;
+        r.cells[key_columns[k]] =
+            interval > 0 ? formatAmount(v) + QStringLiteral("/s") : formatAmount(v);
       }
       rows_.push_back(std::move(r));
     }
   }
   // The job's majority per judged column: a value more than half of the port rows share.
   // Cells that differ are the outliers an engineer looks for first.
-  for (int c : {State, PhysState, Rate, LinkLayer, Firmware, Function}) {
-    std::map<QString, int> counts;
+  for (int c : {State, PhysState, Rate, LinkLayer, Mtu, Firmware, Function}) {
+    std::unordered_map<QString, int> counts;
     int port_rows = 0;
     for (const auto& r : rows_) {
       if (r.port < 0) continue;
@@ -139,6 +302,53 @@ void NodeGridModel::rebuild() {
     for (auto& r : rows_) {
       if (r.port >= 0 && r.cells[c] != majority_[c]) r.outlier[c] = true;
     }
+  }
+  // Error counters: an outlier is above ten times the job's median (any non-zero count when
+  // most ports read 0). Bus bandwidth: below half the median (chart_data's rules).
+  for (int c : key_columns) {
+    std::vector<double> values;
+    for (const auto& r : rows_) {
+      if (!std::isnan(r.sort[c])) values.push_back(r.sort[c]);
+    }
+    if (values.size() < 2) continue;
+    const double m = median(values);
+    majority_[c] = formatAmount(m);
+    for (auto& r : rows_) {
+      if (!std::isnan(r.sort[c]) && r.sort[c] > 0 && r.sort[c] > 10 * m) r.outlier[c] = true;
+    }
+  }
+  {
+    std::vector<double> values;
+    for (const auto& r : rows_) {
+      if (!std::isnan(r.sort[Busbw])) values.push_back(r.sort[Busbw]);
+    }
+    if (values.size() >= 2) {
+      const double m = median(values);
+      majority_[Busbw] = QString::number(m, 'f', 1);
+      for (auto& r : rows_) {
+        if (!std::isnan(r.sort[Busbw]) && r.sort[Busbw] < m / 2) r.outlier[Busbw] = true;
+      }
+    }
+  }
+  // Text columns sort by their rank in natural order (node2 before node10), computed here
+  // once: sorting compares numbers only.
+  static const QCollator collator = [] {
+    QCollator c;
+    c.setNumericMode(true);
+    c.setCaseSensitivity(Qt::CaseInsensitive);
+    return c;
+  }();
+  for (int c : {Node, Device, State, PhysState, LinkLayer, Firmware, Function, WorstFinding}) {
+    std::vector<QString> values;
+    values.reserve(rows_.size());
+    for (const auto& r : rows_) values.push_back(r.cells[c]);
+    std::sort(values.begin(), values.end());
+    values.erase(std::unique(values.begin(), values.end()), values.end());
+    std::sort(values.begin(), values.end(),
+              [](const QString& a, const QString& b) { return collator.compare(a, b) < 0; });
+    std::unordered_map<QString, double> rank;
+    for (std::size_t k = 0; k < values.size(); ++k) rank.emplace(values[k], double(k));
+    for (auto& r : rows_) r.sort[c] = rank[r.cells[c]];
   }
   for (const auto& r : rows_) {
     if (std::any_of(std::begin(r.outlier), std::end(r.outlier), [](bool b) { return b; }))
@@ -162,7 +372,7 @@ QVariant NodeGridModel::data(const QModelIndex& index, int role) const {
   switch (role) {
     case Qt::DisplayRole:
     case RawValueRole: return r.cells[c];
-    case SortRole: return r.sort[c];
+    case SortRole: return std::isnan(r.sort[c]) ? QVariant() : QVariant(r.sort[c]);
     case SeverityRole: return r.severity;
     case OutlierRole: return r.outlier[c];
     case NodeIndexRole: return r.node;
@@ -175,9 +385,12 @@ QVariant NodeGridModel::data(const QModelIndex& index, int role) const {
       return {};
     case Qt::FontRole:
       if (r.outlier[c] || (c == Verdict && r.severity >= 2)) {
-        QFont f;
-        f.setBold(true);
-        return f;
+        static const QFont bold = [] {
+          QFont f;
+          f.setBold(true);
+          return f;
+        }();
+        return bold;
       }
       return {};
     case Qt::ToolTipRole:
@@ -189,7 +402,8 @@ QVariant NodeGridModel::data(const QModelIndex& index, int role) const {
       if (c == WorstFinding || c == Findings) return r.codes.join(QStringLiteral(", "));
       return {};
     case Qt::TextAlignmentRole:
-      if (c == Port || c == Rate || c == Findings)
+      if (c == Port || c == Rate || c == Mtu || c == Findings || c == Busbw ||
+          (c >= SymbolErrors && c <= XmitWait))
         return QVariant::fromValue(Qt::AlignRight | Qt::AlignVCenter);
       return {};
     default: return {};
@@ -197,7 +411,20 @@ QVariant NodeGridModel::data(const QModelIndex& index, int role) const {
 }
 
 QVariant NodeGridModel::headerData(int section, Qt::Orientation orientation, int role) const {
-  if (orientation != Qt::Horizontal || role != Qt::DisplayRole) return {};
+  if (orientation != Qt::Horizontal) return {};
+  if (role == Qt::ToolTipRole) {
+    const char* counter = counterOfColumn(section);
+    if (*counter != 0) {
+      return has_window_ ? tr("%1 per second over the snapshot's window").arg(counter)
+                         : tr("%1: total since the counters were last reset (the snapshots "
+                              "have no window; take them with --window for rates)")
+                               .arg(counter);
+    }
+    if (section == Busbw) return tr("Peak nccl-tests bus bandwidth of the node, GB/s");
+    if (section == Mtu) return tr("MTU of the port's netdev (else the port's active MTU)");
+    return {};
+  }
+  if (role != Qt::DisplayRole) return {};
   switch (section) {
     case Node: return tr("Node");
     case Device: return tr("Device");
@@ -206,8 +433,15 @@ QVariant NodeGridModel::headerData(int section, Qt::Orientation orientation, int
     case PhysState: return tr("Phys state");
     case Rate: return tr("Rate");
     case LinkLayer: return tr("Link");
+    case Mtu: return tr("MTU");
     case Firmware: return tr("Firmware");
     case Function: return tr("VF");
+    case SymbolErrors: return has_window_ ? tr("Symbol err/s") : tr("Symbol err");
+    case LinkDowned: return has_window_ ? tr("Link downed/s") : tr("Link downed");
+    case RcvErrors: return has_window_ ? tr("Rcv err/s") : tr("Rcv err");
+    case XmitDiscards: return has_window_ ? tr("Xmit discard/s") : tr("Xmit discard");
+    case XmitWait: return has_window_ ? tr("Xmit wait/s") : tr("Xmit wait");
+    case Busbw: return tr("Busbw GB/s");
     case Findings: return tr("Findings");
     case Verdict: return tr("Verdict");
     case WorstFinding: return tr("Worst finding");
@@ -229,16 +463,15 @@ int NodeGridModel::rowOf(int node_index, const QString& device, int port) const 
 QString NodeGridModel::majority(Column column) const { return majority_[column]; }
 
 std::optional<double> NodeGridModel::counter(int row, const QString& name) const {
-  if (job_ == nullptr || row < 0 || row >= static_cast<int>(rows_.size())) return std::nullopt;
-  const Row& r = rows_[static_cast<std::size_t>(row)];
-  if (r.port < 0 || r.node >= static_cast<int>(job_->snapshots.size())) return std::nullopt;
-  const auto& summary = job_->report.nodes(r.node).ports(r.port);
-  const std::string wanted = name.toStdString();
-  for (const auto& c : portCounters(job_->snapshots[static_cast<std::size_t>(r.node)],
-                                    summary.device(), summary.port())) {
-    if (c.name == wanted && c.total) return c.amount();
-  }
-  return std::nullopt;
+  return counter(row, counterId(name.toStdString()));
+}
+
+std::optional<double> NodeGridModel::counter(int row, int id) const {
+  if (id < 0 || row < 0 || row >= static_cast<int>(rows_.size())) return std::nullopt;
+  const auto& list = rows_[static_cast<std::size_t>(row)].counters;
+  const auto it = std::lower_bound(list.begin(), list.end(), std::make_pair(id, -1e300));
+  if (it == list.end() || it->first != id) return std::nullopt;
+  return it->second;
 }
 
 }  // namespace ibc::console
