@@ -24,6 +24,7 @@ int main(int argc, char** argv) {
   }
   QApplication app(argc, argv);
   QApplication::setApplicationName(QStringLiteral("ibcollect-console"));
+  QApplication::setOrganizationName(QStringLiteral("ibcollect"));
   QApplication::setApplicationVersion(QStringLiteral(IBC_VERSION));
 
   QCommandLineParser cli;
@@ -95,6 +96,8 @@ int main(int argc, char** argv) {
 
   if (!cli.isSet(screenshot)) {
     window.resize(1400, 860);
+    // The last window layout and connection (after the command line's, which wins).
+    window.restoreSettings();
     window.show();
     if (!page_name.isEmpty()) window.showPage(page_name);
     if (cli.isSet(node)) {

@@ -2,12 +2,16 @@
 
 #include <QAction>
 #include <QApplication>
+#include <QCloseEvent>
 #include <QFileDialog>
 #include <QFileInfo>
+#include <QLabel>
+#include <QLineEdit>
 #include <QMenuBar>
 #include <QMessageBox>
 #include <QPointer>
 #include <QProgressDialog>
+#include <QSettings>
 #include <QStatusBar>
 #include <QTabWidget>
 #include <QThread>
@@ -46,18 +50,12 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   tabs_->addTab(charts_page_, tr("Charts"));
   tabs_->addTab(escalate_page_, tr("Escalate"));
   setCentralWidget(tabs_);
+  connect(tabs_, &QTabWidget::currentChanged, this, [this] { applyPending(); });
 
-  auto* file = menuBar()->addMenu(tr("&File"));
-  auto* open = file->addAction(tr("&Open snapshots..."));
-  open->setShortcut(QKeySequence::Open);
-  connect(open, &QAction::triggered, this, [this] {
-    const QStringList files = QFileDialog::getOpenFileNames(
-        this, tr("Open snapshots"), {}, tr("Snapshots (*.ibsnap);;All files (*)"));
-    if (!files.isEmpty()) openFiles(files);
-  });
-  auto* quit = file->addAction(tr("&Quit"));
-  quit->setShortcut(QKeySequence::Quit);
-  connect(quit, &QAction::triggered, this, &QWidget::close);
+  createMenus();
+  connection_ = new QLabel(this);
+  statusBar()->addPermanentWidget(connection_);
+  updateConnection();
 
   error_sink_ = [this](const ErrorAdvice& advice) {
     auto* box =
@@ -73,6 +71,11 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
         {message.toStdString()},
         tr("the collector at %1").arg(QString::fromStdString(jobs_page_->settings().endpoint)));
   });
+  connect(jobs_page_, &JobsPage::listed, this, [this](bool ok) {
+    updateConnection();
+    // The connection that worked is the one to offer next time.
+    if (ok && remember_) saveSettings();
+  });
   connect(jobs_page_, &JobsPage::openJob, this,
           [this](const QString& tenant, const QString& job) { openCollectorJob(tenant, job); });
   connect(grid_page_, &GridPage::nodeSelected, this, &MainWindow::select);
@@ -82,6 +85,119 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
 
 MainWindow::~MainWindow() {
   if (cancel_) cancel_->store(true);
+}
+
+void MainWindow::createMenus() {
+  // Names are stable (objectName): tests find the actions by them.
+  auto add = [this](QMenu* menu, const char* name, const QString& text, const QKeySequence& key,
+                    auto slot) {
+    auto* a = menu->addAction(text);
+    a->setObjectName(QLatin1String(name));
+    a->setShortcut(key);
+    connect(a, &QAction::triggered, this, slot);
+    return a;
+  };
+  auto* file = menuBar()->addMenu(tr("&File"));
+  add(file, "open", tr("&Open snapshots..."), QKeySequence::Open, [this] {
+    const QStringList files = QFileDialog::getOpenFileNames(
+        this, tr("Open snapshots"), {}, tr("Snapshots (*.ibsnap);;All files (*)"));
+    if (!files.isEmpty()) openFiles(files);
+  });
+  add(file, "connect", tr("&Connect to collector..."), QKeySequence(tr("Ctrl+K")), [this] {
+    // The jobs page holds the connection: address, CA, certificate, key, tenant.
+    showPage(QStringLiteral("jobs"));
+    jobs_page_->collectorEdit()->setFocus();
+    if (!jobs_page_->settings().endpoint.empty() && !jobs_page_->tenant().isEmpty())
+      jobs_page_->refresh();
+  });
+  add(file, "reload", tr("&Reload"), QKeySequence(Qt::Key_F5), [this] { reload(); });
+  file->addSeparator();
+  add(file, "export", tr("&Export bundle..."), QKeySequence(tr("Ctrl+E")),
+      [this] { showPage(QStringLiteral("escalate")); });
+  file->addSeparator();
+  add(file, "quit", tr("&Quit"), QKeySequence(tr("Ctrl+Q")), [this] { close(); });
+  auto* edit = menuBar()->addMenu(tr("&Edit"));
+  add(edit, "find", tr("&Find..."), QKeySequence::Find, [this] {
+    // The grid's filter box (node glob, severity, code, counter > N); on the jobs page, its
+    // search box.
+    if (tabs_->currentWidget() == jobs_page_) {
+      jobs_page_->searchEdit()->setFocus();
+      jobs_page_->searchEdit()->selectAll();
+      return;
+    }
+    showPage(QStringLiteral("grid"));
+    grid_page_->filterEdit()->setFocus();
+    grid_page_->filterEdit()->selectAll();
+  });
+  auto* view = menuBar()->addMenu(tr("&View"));
+  const QStringList names = pageNames();
+  for (int i = 0; i < names.size(); ++i) {
+    auto* a = view->addAction(tabs_->tabText(i));
+    a->setShortcut(QKeySequence(QStringLiteral("Alt+%1").arg(i + 1)));
+    connect(a, &QAction::triggered, this, [this, i] { tabs_->setCurrentIndex(i); });
+  }
+}
+
+void MainWindow::reload() {
+  if (last_load_) {
+    // A copy: the load replaces last_load_ while it runs.
+    const auto again = last_load_;
+    again();
+  } else {
+    statusBar()->showMessage(tr("Nothing to reload: open files or a collector's job first"));
+  }
+}
+
+QString MainWindow::connectionText() const {
+  const CollectorSettings s = jobs_page_->settings();
+  if (s.endpoint.empty()) return tr("offline");
+  QString who = QFileInfo(QString::fromStdString(s.cert_file)).completeBaseName();
+  return tr("collector %1 as %2, tenant %3")
+      .arg(QString::fromStdString(s.endpoint), who.isEmpty() ? tr("(no certificate)") : who,
+           jobs_page_->tenant().isEmpty() ? tr("(none)") : jobs_page_->tenant());
+}
+
+void MainWindow::updateConnection() { connection_->setText(connectionText()); }
+
+void MainWindow::restoreSettings() {
+  remember_ = true;
+  QSettings settings;
+  if (settings.contains(QStringLiteral("window/geometry")))
+    restoreGeometry(settings.value(QStringLiteral("window/geometry")).toByteArray());
+  if (settings.contains(QStringLiteral("window/state")))
+    restoreState(settings.value(QStringLiteral("window/state")).toByteArray());
+  const int tab = settings.value(QStringLiteral("window/page"), -1).toInt();
+  if (tab >= 0 && tab < tabs_->count()) tabs_->setCurrentIndex(tab);
+  // The last connection, unless the command line gave one.
+  if (jobs_page_->settings().endpoint.empty() &&
+      settings.contains(QStringLiteral("collector/endpoint"))) {
+    auto v = [&settings](const char* key) {
+      return settings.value(QLatin1String(key)).toString().toStdString();
+    };
+    setCollector(
+        {v("collector/endpoint"), v("collector/ca"), v("collector/cert"), v("collector/key")},
+        settings.value(QStringLiteral("collector/tenant")).toString());
+  }
+}
+
+void MainWindow::saveSettings() const {
+  QSettings settings;
+  settings.setValue(QStringLiteral("window/geometry"), saveGeometry());
+  settings.setValue(QStringLiteral("window/state"), saveState());
+  settings.setValue(QStringLiteral("window/page"), tabs_->currentIndex());
+  const CollectorSettings s = jobs_page_->settings();
+  if (!s.endpoint.empty()) {
+    settings.setValue(QStringLiteral("collector/endpoint"), QString::fromStdString(s.endpoint));
+    settings.setValue(QStringLiteral("collector/ca"), QString::fromStdString(s.ca_file));
+    settings.setValue(QStringLiteral("collector/cert"), QString::fromStdString(s.cert_file));
+    settings.setValue(QStringLiteral("collector/key"), QString::fromStdString(s.key_file));
+    settings.setValue(QStringLiteral("collector/tenant"), jobs_page_->tenant());
+  }
+}
+
+void MainWindow::closeEvent(QCloseEvent* event) {
+  if (remember_) saveSettings();
+  QMainWindow::closeEvent(event);
 }
 
 QStringList MainWindow::pageNames() const {
@@ -98,6 +214,7 @@ bool MainWindow::showPage(const QString& name) {
 }
 
 void MainWindow::openFiles(const QStringList& files, bool show_progress) {
+  last_load_ = [this, files] { openFiles(files); };
   std::vector<std::string> paths;
   QStringList dirs;
   for (const QString& f : files) {
@@ -131,16 +248,20 @@ void MainWindow::openFiles(const QStringList& files, bool show_progress) {
         job.origin = origin;
         return job;
       },
-      tr("Reading %1 snapshot(s)...").arg(files.size()), static_cast<int>(files.size()),
-      show_progress);
+      tr("Reading %1 snapshot(s) from %2...")
+          .arg(files.size())
+          .arg(dirs.join(QStringLiteral(", "))),
+      static_cast<int>(files.size()), show_progress);
 }
 
 void MainWindow::setCollector(const CollectorSettings& settings, const QString& tenant) {
   jobs_page_->setSettings(settings, tenant);
+  updateConnection();
 }
 
 void MainWindow::openCollectorJob(const QString& tenant, const QString& job_id,
                                   bool show_progress) {
+  last_load_ = [this, tenant, job_id] { openCollectorJob(tenant, job_id); };
   const CollectorSettings settings = jobs_page_->settings();
   load(
       [settings, tenant = tenant.toStdString(), job_id = job_id.toStdString()](
@@ -153,7 +274,9 @@ void MainWindow::openCollectorJob(const QString& tenant, const QString& job_id,
         failed.origin = "collector " + settings.endpoint + ", tenant " + tenant + ", job " + job_id;
         return failed;
       },
-      tr("Fetching job %1 of %2 from the collector...").arg(job_id, tenant), 0, show_progress);
+      tr("Fetching job %1 of %2 from the collector at %3...")
+          .arg(job_id, tenant, QString::fromStdString(settings.endpoint)),
+      0, show_progress);
   // Once it is here, the grid is what the engineer wants to see.
   connect(
       this, &MainWindow::finished, this,
@@ -211,7 +334,7 @@ void MainWindow::load(Loader loader, const QString& what, int total, bool show_p
   worker->start();
 }
 
-void MainWindow::setJob(std::unique_ptr<JobData> job) {
+void MainWindow::setJob(std::unique_ptr<JobData> job, std::shared_ptr<void> grid) {
   // The models point into the job: reset them before the old job goes.
   grid_model_->setJob(nullptr);
   findings_model_->setJob(nullptr);
@@ -222,14 +345,19 @@ void MainWindow::setJob(std::unique_ptr<JobData> job) {
   jobs_page_->setJob(nullptr);
   escalate_page_->setJob(nullptr);
   job_ = std::move(job);
-  grid_model_->setJob(job_.get());
+  if (grid) {
+    grid_model_->setJob(job_.get(),
+                        std::move(*std::static_pointer_cast<NodeGridModel::Prepared>(grid)));
+  } else {
+    grid_model_->setJob(job_.get());
+  }
   findings_model_->setJob(job_.get());
   findings_page_->setJob(job_.get());
   node_page_->setJob(job_.get());
-  diff_page_->setJob(job_.get());
-  charts_page_->setJob(job_.get());
   jobs_page_->setJob(job_.get());
-  escalate_page_->setJob(job_.get());
+  for (bool& p : pending_job_) p = true;
+  for (int& n : pending_node_) n = -1;
+  applyPending();
   statusBar()->showMessage(statusText());
   if (!job_->errors.empty()) {
     const QString origin = QString::fromStdString(job_->origin);
@@ -289,8 +417,27 @@ void MainWindow::select(int node_index, const QString& device, int port) {
   grid_page_->selectNode(node_index, device, port);
   findings_page_->selectNode(node_index, device, port);
   node_page_->showNode(node_index, device, port);
-  diff_page_->showNode(node_index);
-  charts_page_->showNode(node_index);
+  pending_node_[0] = node_index;
+  pending_node_[1] = node_index;
+  applyPending();
+}
+
+void MainWindow::applyPending() {
+  QWidget* current = tabs_->currentWidget();
+  if (current == diff_page_) {
+    if (pending_job_[0]) diff_page_->setJob(job_.get());
+    if (pending_node_[0] >= 0) diff_page_->showNode(pending_node_[0]);
+    pending_job_[0] = false;
+    pending_node_[0] = -1;
+  } else if (current == charts_page_) {
+    if (pending_job_[1]) charts_page_->setJob(job_.get());
+    if (pending_node_[1] >= 0) charts_page_->showNode(pending_node_[1]);
+    pending_job_[1] = false;
+    pending_node_[1] = -1;
+  } else if (current == escalate_page_) {
+    if (pending_job_[2]) escalate_page_->setJob(job_.get());
+    pending_job_[2] = false;
+  }
 }
 
 }  // namespace ibc::console

@@ -122,9 +122,10 @@ void EscalatePage::fillFindings() {
   const QSignalBlocker block(findings_);
   findings_->clear();
   if (job_ == nullptr) return;
-  const QList<int> nodes = checkedNodes();
+  const QList<int> checked = checkedNodes();
+  const std::set<int> nodes(checked.begin(), checked.end());
   for (int i = 0; i < job_->report.findings_size(); ++i) {
-    if (!nodes.contains(nodeOfFinding(*job_, i))) continue;
+    if (nodes.count(nodeOfFinding(*job_, i)) == 0) continue;
     const auto& f = job_->report.findings(i);
     QString where = q(f.device());
     if (f.port() != 0) where += QLatin1Char('/') + QString::number(f.port());

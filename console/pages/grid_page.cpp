@@ -43,6 +43,8 @@ GridPage::GridPage(NodeGridModel* model, QWidget* parent)
   view_->verticalHeader()->hide();
   view_->verticalHeader()->setDefaultSectionSize(view_->fontMetrics().height() + 6);
   view_->horizontalHeader()->setStretchLastSection(true);
+  // Column widths from the first rows only: a 16,000-row job would otherwise measure them all.
+  view_->horizontalHeader()->setResizeContentsPrecision(200);
   view_->installEventFilter(this);
 
   auto* bar = new QHBoxLayout;

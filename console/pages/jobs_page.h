@@ -31,6 +31,8 @@ class JobsPage : public QWidget {
   // What was opened (files or a fetched job), by job.
   void setJob(const JobData* job);
   QTreeView* view() const { return view_; }
+  QLineEdit* searchEdit() const { return search_; }
+  QLineEdit* collectorEdit() const { return collector_; }
   QString statusText() const;
 
  signals:

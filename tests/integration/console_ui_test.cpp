@@ -8,8 +8,11 @@
 #include <signal.h>
 
 #include <QAbstractItemModel>
+#include <QAction>
 #include <QApplication>
 #include <QElapsedTimer>
+#include <QLineEdit>
+#include <QSettings>
 #include <QSignalSpy>
 #include <QStatusBar>
 #include <QTabWidget>
@@ -234,6 +237,7 @@ TEST_F(ConsoleUi, TwoSnapshotsDiffOnlyWhatDiffersWithTheStuckPortsWorse) {
   const int stuck = nodeIndex(world->files[3]);
   const int good = nodeIndex(world->files[0]);
   window_->selectNode(QString::fromStdString(window_->job()->report.nodes(stuck).label()));
+  window_->showPage(QStringLiteral("diff"));  // the page computes when it is shown
   window_->diffPage()->setRight(good);
   const DiffModel* diff = window_->diffPage()->model();
   ASSERT_GT(diff->rowCount(), 0);
@@ -373,6 +377,93 @@ TEST_F(ConsoleUi, ATamperedSnapshotIsRefusedWithTheReasonAndNeverShown) {
   }
 }
 
+QAction* action(QWidget* window, const char* name) {
+  return window->findChild<QAction*>(QLatin1String(name));
+}
+
+TEST_F(ConsoleUi, TheMenusHaveTheDesktopShortcuts) {
+  const std::pair<const char*, QKeySequence> expected[] = {
+      {"open", QKeySequence(QKeySequence::Open)},
+      {"connect", QKeySequence(QStringLiteral("Ctrl+K"))},
+      {"reload", QKeySequence(Qt::Key_F5)},  // QKeySequence::Refresh is empty on some platforms
+      {"export", QKeySequence(QStringLiteral("Ctrl+E"))},
+      {"find", QKeySequence(QKeySequence::Find)},
+      {"quit", QKeySequence(QStringLiteral("Ctrl+Q"))},
+  };
+  for (const auto& [name, key] : expected) {
+    QAction* a = action(window_.get(), name);
+    ASSERT_NE(a, nullptr) << name;
+    EXPECT_FALSE(a->shortcut().isEmpty()) << name;
+    EXPECT_EQ(a->shortcut(), key) << name << " " << a->shortcut().toString().toStdString();
+  }
+  EXPECT_EQ(QKeySequence(QKeySequence::Open).toString(), QStringLiteral("Ctrl+O"));
+  EXPECT_EQ(QKeySequence(QKeySequence::Find).toString(), QStringLiteral("Ctrl+F"));
+}
+
+TEST_F(ConsoleUi, ReloadReadsTheSameFilesAgainAndFindGoesToTheGridFilter) {
+  openFiles(jobFiles(), world->ca());
+  window_->showPage(QStringLiteral("node"));
+  QSignalSpy again(window_.get(), &MainWindow::finished);
+  action(window_.get(), "reload")->trigger();
+  ASSERT_TRUE(again.wait(60000));
+  EXPECT_EQ(window_->job()->report.nodes_size(), 4);
+  EXPECT_TRUE(window_->statusText().startsWith(QStringLiteral("4 node(s)")));
+  action(window_.get(), "find")->trigger();
+  auto* tabs = window_->findChild<QTabWidget*>(QString(), Qt::FindDirectChildrenOnly);
+  EXPECT_EQ(tabs->currentWidget(), window_->gridPage());
+  EXPECT_EQ(window_->focusWidget(), window_->gridPage()->filterEdit());
+}
+
+TEST_F(ConsoleUi, NothingToReloadIsSaidAndTheConnectionIsOnTheStatusBar) {
+  action(window_.get(), "reload")->trigger();
+  EXPECT_TRUE(
+      window_->statusBar()->currentMessage().startsWith(QStringLiteral("Nothing to reload")));
+  EXPECT_EQ(window_->connectionText(), QStringLiteral("offline"));
+  window_->setCollector(world->support("127.0.0.1:7070"), QStringLiteral("acme"));
+  EXPECT_EQ(window_->connectionText(),
+            QStringLiteral("collector 127.0.0.1:7070 as alice, tenant acme"));
+}
+
+TEST_F(ConsoleUi, GeometryAndTheLastConnectionSurviveARestartAndTheCommandLineWins) {
+  // QSettings lives in this test's temp dir (main() points the user scope there).
+  QSettings().clear();
+  {
+    MainWindow first;
+    first.restoreSettings();  // nothing saved yet: the defaults
+    EXPECT_EQ(first.jobsPage()->settings().endpoint, "");
+    first.setCollector(world->support("127.0.0.1:7070"), QStringLiteral("acme"));
+    first.resize(1111, 777);
+    first.show();
+    first.showPage(QStringLiteral("findings"));
+    first.close();  // saves
+  }
+  {
+    MainWindow second;
+    second.restoreSettings();
+    const CollectorSettings s = second.jobsPage()->settings();
+    EXPECT_EQ(s.endpoint, "127.0.0.1:7070");
+    EXPECT_EQ(s.ca_file, world->ca());
+    EXPECT_EQ(s.cert_file, world->pki() + "/support/alice.pem");
+    EXPECT_EQ(s.key_file, world->pki() + "/support/alice.key");
+    EXPECT_EQ(second.jobsPage()->tenant(), QStringLiteral("acme"));
+    EXPECT_EQ(second.size(), QSize(1111, 777));
+    auto* tabs = second.findChild<QTabWidget*>(QString(), Qt::FindDirectChildrenOnly);
+    EXPECT_EQ(tabs->currentWidget(), second.findingsPage());
+  }
+  {
+    MainWindow third;
+    third.setCollector(world->support("127.0.0.1:9999"), QStringLiteral("other"));
+    third.restoreSettings();
+    EXPECT_EQ(third.jobsPage()->settings().endpoint, "127.0.0.1:9999");
+    EXPECT_EQ(third.jobsPage()->tenant(), QStringLiteral("other"));
+  }
+  // Never a key's contents: only the path.
+  const QString file = QSettings().fileName();
+  const std::string text = test::readAll(file.toStdString());
+  EXPECT_NE(text.find("alice.key"), std::string::npos) << file.toStdString();
+  EXPECT_EQ(text.find("PRIVATE KEY"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace ibc::console
 
@@ -384,6 +475,12 @@ int main(int argc, char** argv) {
   char dir_template[] = "/tmp/ibc-console-ui-XXXXXX";
   const char* dir = ::mkdtemp(dir_template);
   if (dir == nullptr) return 1;
+  // Settings of this run only, never the user's.
+  QCoreApplication::setOrganizationName(QStringLiteral("ibcollect-test"));
+  QCoreApplication::setApplicationName(QStringLiteral("ibcollect-console"));
+  QSettings::setDefaultFormat(QSettings::IniFormat);
+  QSettings::setPath(QSettings::IniFormat, QSettings::UserScope,
+                     QString::fromUtf8(dir) + QStringLiteral("/settings"));
   ibc::console::World world{dir, {}};
   const std::string make = std::string(IBC_SOURCE_DIR) + "/tests/integration/console_make_job.sh " +
                            world.dir + " " + IBC_BUILD_DIR;

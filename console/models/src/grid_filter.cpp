@@ -48,20 +48,20 @@ void GridFilter::setFilterText(const QString& text) {
       QStringLiteral("^([a-z][a-z0-9_]*)>(\\d+(?:\\.\\d+)?)$"));
   for (const QString& word : text.split(QLatin1Char(' '), Qt::SkipEmptyParts)) {
     if (auto m = kSeverity.match(word); m.hasMatch()) {
-      Term t{Term::Kind::MinSeverity, m.captured(1), 0};
+      Term t{Term::Kind::MinSeverity, m.captured(1), 0, {}, -1};
       t.number = severityFromWord(m.captured(2));
       terms_.push_back(t);
     } else if (auto c = kCode.match(word); c.hasMatch()) {
-      terms_.push_back({Term::Kind::Code, c.captured(1).toUpper(), 0});
+      terms_.push_back({Term::Kind::Code, c.captured(1).toUpper(), 0, {}, -1});
     } else if (auto n = kCounter.match(word); n.hasMatch()) {
-      terms_.push_back({Term::Kind::CounterAbove, n.captured(1), n.captured(2).toDouble()});
+      terms_.push_back({Term::Kind::CounterAbove, n.captured(1), n.captured(2).toDouble(), {}, -1});
     } else if (word.contains(QLatin1Char('=')) || word.contains(QLatin1Char('>')) ||
                word.contains(QLatin1Char('<'))) {
       error_ = tr("cannot read \"%1\": use severity>=warning, code=CODE, counter>N or a node "
                   "glob")
                    .arg(word);
     } else {
-      Term t{Term::Kind::NodeGlob, word, 0};
+      Term t{Term::Kind::NodeGlob, word, 0, {}, -1};
       t.glob = QRegularExpression(QRegularExpression::wildcardToRegularExpression(word),
                                   QRegularExpression::CaseInsensitiveOption);
       terms_.push_back(t);

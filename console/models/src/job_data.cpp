@@ -10,6 +10,7 @@
 #include <cstring>
 #include <fstream>
 #include <memory>
+#include <unordered_map>
 
 #include "ibc/core/snapshot_file.h"
 
@@ -122,8 +123,11 @@ SignatureTrust checkSnapshotSignature(const v1::SignedSnapshot& env,
                      "; bytes intact, signer NOT checked against a CA (give --ca)"};
 }
 
-int nodeOfFinding(const JobData& job, int finding) {
-  if (finding < 0 || finding >= job.report.findings_size()) return -1;
+namespace {
+
+// The scan nodeOfFinding's answer is defined by: the first node with the finding's source
+// (when both have one), else the first with its node name.
+int scanNodeOfFinding(const JobData& job, int finding) {
   const auto& f = job.report.findings(finding);
   const auto& nodes = job.report.nodes();
   for (int i = 0; i < nodes.size(); ++i) {
@@ -133,6 +137,59 @@ int nodeOfFinding(const JobData& job, int finding) {
       return i;
   }
   return -1;
+}
+
+}  // namespace
+
+int nodeOfFinding(const JobData& job, int finding) {
+  if (finding < 0 || finding >= job.report.findings_size()) return -1;
+  if (job.finding_node.size() == static_cast<std::size_t>(job.report.findings_size()))
+    return job.finding_node[static_cast<std::size_t>(finding)];
+  return scanNodeOfFinding(job, finding);
+}
+
+std::vector<int> findingsOfNode(const JobData& job, int node) {
+  if (node < 0 || node >= job.report.nodes_size()) return {};
+  if (job.node_findings.size() == static_cast<std::size_t>(job.report.nodes_size()) &&
+      job.finding_node.size() == static_cast<std::size_t>(job.report.findings_size()))
+    return job.node_findings[static_cast<std::size_t>(node)];
+  std::vector<int> out;
+  for (int i = 0; i < job.report.findings_size(); ++i) {
+    if (nodeOfFinding(job, i) == node) out.push_back(i);
+  }
+  return out;
+}
+
+void indexFindings(JobData& job) {
+  const auto& nodes = job.report.nodes();
+  // The same rule as the scan, through maps: first node per source, first per name, and
+  // whether any node lacks a source (then a name match may decide).
+  std::unordered_map<std::string, int> by_source, by_name;
+  std::unordered_map<std::string, int> by_name_without_source;
+  for (int i = 0; i < nodes.size(); ++i) {
+    const auto& n = nodes[i];
+    if (!n.source().empty()) by_source.emplace(n.source(), i);
+    by_name.emplace(n.node(), i);
+    if (n.source().empty()) by_name_without_source.emplace(n.node(), i);
+  }
+  job.finding_node.assign(static_cast<std::size_t>(job.report.findings_size()), -1);
+  job.node_findings.assign(static_cast<std::size_t>(nodes.size()), {});
+  for (int k = 0; k < job.report.findings_size(); ++k) {
+    const auto& f = job.report.findings(k);
+    int node = -1;
+    if (f.source().empty()) {
+      if (auto it = by_name.find(f.node()); it != by_name.end()) node = it->second;
+    } else {
+      // Nodes with a source match by source; nodes without one by name: the first in order.
+      int a = -1, b = -1;
+      if (auto it = by_source.find(f.source()); it != by_source.end()) a = it->second;
+      if (auto it = by_name_without_source.find(f.node()); it != by_name_without_source.end())
+        b = it->second;
+      node = a < 0 ? b : (b < 0 ? a : std::min(a, b));
+    }
+    job.finding_node[static_cast<std::size_t>(k)] = node;
+    if (node >= 0) job.node_findings[static_cast<std::size_t>(node)].push_back(k);
+  }
 }
 
 int severityRank(const std::string& severity) {
@@ -157,6 +214,7 @@ JobData diagnoseSnapshots(std::vector<v1::Snapshot> snapshots,
   core::diagnoseJobNodes(nodes, options);
   out.report = core::buildReport(std::move(nodes));
   out.snapshots = std::move(snapshots);
+  indexFindings(out);
   return out;
 }
 

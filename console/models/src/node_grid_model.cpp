@@ -21,13 +21,6 @@ namespace {
 
 QString q(const std::string& s) { return QString::fromStdString(s); }
 
-// Whether finding `f` belongs to node `n` (by the input it came from, never by host name
-// alone: two snapshots of one host are two nodes) and applies to the row's device/port.
-bool findingOnNode(const v1::Finding& f, const v1::NodeReport& n) {
-  if (!f.source().empty() && !n.source().empty()) return f.source() == n.source();
-  return f.node() == n.node() || f.node() == n.label();
-}
-
 bool findingOnPort(const v1::Finding& f, const std::string& device, uint32_t port) {
   if (f.device().empty()) return true;  // node-level: every row of the node
   if (f.device() != device) return false;
@@ -57,18 +50,24 @@ const char* NodeGridModel::counterOfColumn(int column) {
   }
 }
 
-void NodeGridModel::setJob(const JobData* job) {
+void NodeGridModel::setJob(const JobData* job) { setJob(job, prepare(job)); }
+
+void NodeGridModel::setJob(const JobData* job, Prepared prepared) {
   beginResetModel();
   job_ = job;
-  rebuild();
+  rows_ = std::move(prepared.rows);
+  for (int c = 0; c < ColumnCount; ++c) majority_[c] = std::move(prepared.majority[c]);
+  outlier_rows_ = prepared.outlier_rows;
+  has_window_ = prepared.has_window;
+  counter_ids_ = std::move(prepared.counter_ids);
   endResetModel();
 }
 
-int NodeGridModel::internCounter(const std::string& name) {
-  auto it = counter_ids_.find(std::string_view(name));
-  if (it != counter_ids_.end()) return it->second;
-  const int id = static_cast<int>(counter_ids_.size());
-  counter_ids_.emplace(name, id);
+int NodeGridModel::intern(CounterIds& ids, const std::string& name) {
+  auto it = ids.find(std::string_view(name));
+  if (it != ids.end()) return it->second;
+  const int id = static_cast<int>(ids.size());
+  ids.emplace(name, id);
   return id;
 }
 
@@ -105,52 +104,30 @@ double median(std::vector<double> v) {
 
 }  // namespace
 
-void NodeGridModel::rebuild() {
-  rows_.clear();
-  counter_ids_.clear();
-  outlier_rows_ = 0;
-  has_window_ = false;
-  for (auto& m : majority_) m.clear();
-  if (job_ == nullptr) return;
-  const auto& report = job_->report;
-  // Findings by the input they came from, and by node name for those without one: one pass,
-  // not one per node (a 10,000-node job has tens of thousands of findings).
-  std::unordered_map<std::string, std::vector<const v1::Finding*>> by_source, by_node;
-  for (const auto& f : report.findings()) {
-    if (!f.source().empty()) by_source[f.source()].push_back(&f);
-    by_node[f.node()].push_back(&f);
-  }
+NodeGridModel::Prepared NodeGridModel::prepare(const JobData* job) {
+  Prepared out;
+  out.rows.clear();
+  out.counter_ids.clear();
+  out.outlier_rows = 0;
+  out.has_window = false;
+  for (auto& m : out.majority) m.clear();
+  if (job == nullptr) return out;
+  const auto& report = job->report;
   const int key_columns[] = {SymbolErrors, LinkDowned, RcvErrors, XmitDiscards, XmitWait};
   int key_ids[std::size(key_columns)];
   for (std::size_t k = 0; k < std::size(key_columns); ++k)
-    key_ids[k] = internCounter(counterOfColumn(key_columns[k]));
-  rows_.reserve(static_cast<std::size_t>(report.nodes_size()) * 8);
+    key_ids[k] = intern(out.counter_ids, counterOfColumn(key_columns[k]));
+  out.rows.reserve(static_cast<std::size_t>(report.nodes_size()) * 8);
   for (int i = 0; i < report.nodes_size(); ++i) {
     const auto& n = report.nodes(i);
+    // The node's findings as every page attributes them (JobData's index, one pass).
     std::vector<const v1::Finding*> mine;
-    auto take = [&](const std::vector<const v1::Finding*>& list) {
-      for (const auto* f : list) {
-        if (findingOnNode(*f, n)) mine.push_back(f);
-      }
-    };
-    if (auto it = by_source.find(n.source()); !n.source().empty() && it != by_source.end())
-      take(it->second);
-    for (const std::string* name : {&n.node(), &n.label()}) {
-      if (auto it = by_node.find(*name); it != by_node.end()) {
-        for (const auto* f : it->second) {
-          // Those with a source were matched by source above (or belong to another input).
-          if (f->source().empty() || n.source().empty()) {
-            if (std::find(mine.begin(), mine.end(), f) == mine.end()) mine.push_back(f);
-          }
-        }
-      }
-      if (n.label() == n.node()) break;
-    }
+    for (const int k : findingsOfNode(*job, i)) mine.push_back(&report.findings(k));
     const v1::Snapshot* snap =
-        i < static_cast<int>(job_->snapshots.size()) ? &job_->snapshots[std::size_t(i)] : nullptr;
+        i < static_cast<int>(job->snapshots.size()) ? &job->snapshots[std::size_t(i)] : nullptr;
     const double interval =
         snap != nullptr && snap->has_window() ? snap->window().interval_seconds() : 0;
-    if (interval > 0) has_window_ = true;
+    if (interval > 0) out.has_window = true;
     std::optional<double> busbw;
     if (snap != nullptr) {
       for (const auto& t : snap->nccl_tests()) {
@@ -194,7 +171,7 @@ void NodeGridModel::rebuild() {
       fill(r, "", 0);
       r.cells[State] = n.unreachable_reason().empty() ? QStringLiteral("no RDMA port")
                                                       : QStringLiteral("did not answer");
-      rows_.push_back(std::move(r));
+      out.rows.push_back(std::move(r));
       continue;
     }
     for (int p = 0; p < n.ports_size(); ++p) {
@@ -214,7 +191,7 @@ void NodeGridModel::rebuild() {
       r.cells[Firmware] = q(port.fw_ver());
       r.cells[Function] = port.virtual_function() ? QStringLiteral("VF") : QString();
       if (snap == nullptr) {
-        rows_.push_back(std::move(r));
+        out.rows.push_back(std::move(r));
         continue;
       }
       // The port's counters, once: amounts for filters and top-X, rates for the columns.
@@ -258,7 +235,7 @@ void NodeGridModel::rebuild() {
               continue;
             amount = static_cast<double>(s->value() - c.value());
           }
-          r.counters.emplace_back(internCounter(c.name()), amount);
+          r.counters.emplace_back(intern(out.counter_ids, c.name()), amount);
         }
       };
       if (raw != nullptr) {
@@ -282,7 +259,7 @@ void NodeGridModel::rebuild() {
         r.cells[key_columns[k]] =
             interval > 0 ? formatAmount(v) + QStringLiteral("/s") : formatAmount(v);
       }
-      rows_.push_back(std::move(r));
+      out.rows.push_back(std::move(r));
     }
   }
   // The job's majority per judged column: a value more than half of the port rows share.
@@ -290,42 +267,42 @@ void NodeGridModel::rebuild() {
   for (int c : {State, PhysState, Rate, LinkLayer, Mtu, Firmware, Function}) {
     std::unordered_map<QString, int> counts;
     int port_rows = 0;
-    for (const auto& r : rows_) {
+    for (const auto& r : out.rows) {
       if (r.port < 0) continue;
       ++port_rows;
       ++counts[r.cells[c]];
     }
     for (const auto& [value, count] : counts) {
-      if (2 * count > port_rows) majority_[c] = value;
+      if (2 * count > port_rows) out.majority[c] = value;
     }
-    if (majority_[c].isNull() || port_rows < 2) continue;
-    for (auto& r : rows_) {
-      if (r.port >= 0 && r.cells[c] != majority_[c]) r.outlier[c] = true;
+    if (out.majority[c].isNull() || port_rows < 2) continue;
+    for (auto& r : out.rows) {
+      if (r.port >= 0 && r.cells[c] != out.majority[c]) r.outlier[c] = true;
     }
   }
   // Error counters: an outlier is above ten times the job's median (any non-zero count when
   // most ports read 0). Bus bandwidth: below half the median (chart_data's rules).
   for (int c : key_columns) {
     std::vector<double> values;
-    for (const auto& r : rows_) {
+    for (const auto& r : out.rows) {
       if (!std::isnan(r.sort[c])) values.push_back(r.sort[c]);
     }
     if (values.size() < 2) continue;
     const double m = median(values);
-    majority_[c] = formatAmount(m);
-    for (auto& r : rows_) {
+    out.majority[c] = formatAmount(m);
+    for (auto& r : out.rows) {
       if (!std::isnan(r.sort[c]) && r.sort[c] > 0 && r.sort[c] > 10 * m) r.outlier[c] = true;
     }
   }
   {
     std::vector<double> values;
-    for (const auto& r : rows_) {
+    for (const auto& r : out.rows) {
       if (!std::isnan(r.sort[Busbw])) values.push_back(r.sort[Busbw]);
     }
     if (values.size() >= 2) {
       const double m = median(values);
-      majority_[Busbw] = QString::number(m, 'f', 1);
-      for (auto& r : rows_) {
+      out.majority[Busbw] = QString::number(m, 'f', 1);
+      for (auto& r : out.rows) {
         if (!std::isnan(r.sort[Busbw]) && r.sort[Busbw] < m / 2) r.outlier[Busbw] = true;
       }
     }
@@ -340,20 +317,21 @@ void NodeGridModel::rebuild() {
   }();
   for (int c : {Node, Device, State, PhysState, LinkLayer, Firmware, Function, WorstFinding}) {
     std::vector<QString> values;
-    values.reserve(rows_.size());
-    for (const auto& r : rows_) values.push_back(r.cells[c]);
+    values.reserve(out.rows.size());
+    for (const auto& r : out.rows) values.push_back(r.cells[c]);
     std::sort(values.begin(), values.end());
     values.erase(std::unique(values.begin(), values.end()), values.end());
     std::sort(values.begin(), values.end(),
               [](const QString& a, const QString& b) { return collator.compare(a, b) < 0; });
     std::unordered_map<QString, double> rank;
     for (std::size_t k = 0; k < values.size(); ++k) rank.emplace(values[k], double(k));
-    for (auto& r : rows_) r.sort[c] = rank[r.cells[c]];
+    for (auto& r : out.rows) r.sort[c] = rank[r.cells[c]];
   }
-  for (const auto& r : rows_) {
+  for (const auto& r : out.rows) {
     if (std::any_of(std::begin(r.outlier), std::end(r.outlier), [](bool b) { return b; }))
-      ++outlier_rows_;
+      ++out.outlier_rows;
   }
+  return out;
 }
 
 int NodeGridModel::rowCount(const QModelIndex& parent) const {

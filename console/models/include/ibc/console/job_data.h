@@ -32,6 +32,11 @@ struct JobData {
   // file and the reason.
   std::vector<std::string> errors;
   bool cancelled = false;
+  // Each finding's node (index into report.nodes(), -1 when none) and each node's findings
+  // (indexes into report.findings()): computed once by diagnoseSnapshots so that no page
+  // scans every node for every finding (quadratic in a 2,000-node job).
+  std::vector<int> finding_node;
+  std::vector<std::vector<int>> node_findings;
   // Where it came from, for people ("3 file(s) in /data/run", "collector HOST:PORT, tenant T,
   // job J"); set by whoever loads it.
   std::string origin;
@@ -68,6 +73,10 @@ JobData diagnoseSnapshots(std::vector<::ibcollect::v1::Snapshot> snapshots,
 // The node (index into report.nodes()) finding `finding` belongs to: the node with the
 // finding's source (its file or tree), else with its node name; -1 when none.
 int nodeOfFinding(const JobData& job, int finding);
+// The findings of node `node` (indexes into report.findings(), in report order).
+std::vector<int> findingsOfNode(const JobData& job, int node);
+// Fills finding_node and node_findings from the report (diagnoseSnapshots calls it).
+void indexFindings(JobData& job);
 
 // Severity order used by every model: 0 ok, 1 info, 2 warning, 3 critical.
 int severityRank(const std::string& severity);

@@ -64,6 +64,27 @@ class NodeGridModel : public QAbstractTableModel {
   explicit NodeGridModel(QObject* parent = nullptr);
 
   void setJob(const JobData* job);  // not owned; nullptr clears
+
+ private:
+  struct Row;
+  struct NameHash {
+    using is_transparent = void;
+    std::size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+  };
+  using CounterIds = std::unordered_map<std::string, int, NameHash, std::equal_to<>>;
+
+ public:
+  // Everything setJob computes, computed apart: a loader builds it on its worker thread
+  // (plain data, no QObject) and the GUI thread only swaps it in.
+  struct Prepared {
+    std::vector<Row> rows;
+    QString majority[ColumnCount];
+    int outlier_rows = 0;
+    bool has_window = false;
+    CounterIds counter_ids;
+  };
+  static Prepared prepare(const JobData* job);
+  void setJob(const JobData* job, Prepared prepared);
   const JobData* job() const { return job_; }
 
   int rowCount(const QModelIndex& parent = {}) const override;
@@ -107,19 +128,14 @@ class NodeGridModel : public QAbstractTableModel {
     // (counter id, amount) sorted by id: window delta when there is one, else the total.
     std::vector<std::pair<int, double>> counters;
   };
-  struct NameHash {
-    using is_transparent = void;
-    std::size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
-  };
-  void rebuild();
-  int internCounter(const std::string& name);
+  static int intern(CounterIds& ids, const std::string& name);
 
   const JobData* job_ = nullptr;
   std::vector<Row> rows_;
   QString majority_[ColumnCount];
   int outlier_rows_ = 0;
   bool has_window_ = false;
-  std::unordered_map<std::string, int, NameHash, std::equal_to<>> counter_ids_;
+  CounterIds counter_ids_;
 };
 
 }  // namespace ibc::console
