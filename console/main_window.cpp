@@ -76,6 +76,22 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     // The connection that worked is the one to offer next time.
     if (ok && remember_) saveSettings();
   });
+  escalate_page_->setCredentialSource([this] { return jobs_page_->settings(); });
+  connect(escalate_page_, &EscalatePage::exported, this, [this](bool ok, const QString& message) {
+    if (ok) {
+      statusBar()->showMessage(message);
+    } else if (error_sink_) {
+      ErrorAdvice advice;
+      advice.title = tr("Bundle not written");
+      advice.what = message;
+      advice.next =
+          tr("A bundle is signed with your certificate: give --cert and --key (or the jobs "
+             "page's Certificate and Key), check the folder is writable, and if a snapshot file "
+             "changed, File > Reload first.");
+      advice.kind = classifyError(message.toStdString());
+      error_sink_(advice);
+    }
+  });
   connect(jobs_page_, &JobsPage::openJob, this,
           [this](const QString& tenant, const QString& job) { openCollectorJob(tenant, job); });
   connect(grid_page_, &GridPage::nodeSelected, this, &MainWindow::select);
@@ -112,8 +128,10 @@ void MainWindow::createMenus() {
   });
   add(file, "reload", tr("&Reload"), QKeySequence(Qt::Key_F5), [this] { reload(); });
   file->addSeparator();
-  add(file, "export", tr("&Export bundle..."), QKeySequence(tr("Ctrl+E")),
-      [this] { showPage(QStringLiteral("escalate")); });
+  add(file, "export", tr("&Export bundle..."), QKeySequence(tr("Ctrl+E")), [this] {
+    showPage(QStringLiteral("escalate"));
+    escalate_page_->exportWithDialog();
+  });
   file->addSeparator();
   add(file, "quit", tr("&Quit"), QKeySequence(tr("Ctrl+Q")), [this] { close(); });
   auto* edit = menuBar()->addMenu(tr("&Edit"));

@@ -2,10 +2,14 @@
 
 // `escalate` page: pick the nodes and findings to hand to the host side, read the PF
 // runbook per suspect VF (core's pf-inspection, the same text `ibcollect bundle export`
-// writes), and start the escalation. Cases in the collector and writing the bundle from the
-// console are not available yet: the buttons say so and give the CLI command that does it.
+// writes), and export the escalation bundle of the checked nodes, signed with the engineer's
+// certificate (the same library code as `ibcollect bundle export`). Cases in the collector
+// are not available yet: that button says so.
 
 #include <QWidget>
+#include <functional>
+
+#include "ibc/console/collector_source.h"
 
 class QLabel;
 class QListWidget;
@@ -24,8 +28,22 @@ class EscalatePage : public QWidget {
   void setJob(const JobData* job);
   // Suspects checked: (node indexes); the runbook follows the checks.
   QList<int> checkedNodes() const;
+  // Checks exactly these nodes (as the engineer's clicks do).
+  void checkNodes(const QList<int>& nodes);
   QString runbookMarkdown() const { return markdown_; }
   QString exportCommand() const;
+  // Where the engineer's certificate and key are (the jobs page's fields).
+  void setCredentialSource(std::function<CollectorSettings()> source) {
+    credentials_ = std::move(source);
+  }
+  // Writes the bundle of the checked nodes to `path`; "" on success, else why not. Emits
+  // exported() either way. The button asks for the path with a file dialog, then calls this.
+  QString exportBundle(const QString& path);
+  // The button: a save dialog, then exportBundle().
+  void exportWithDialog();
+
+ signals:
+  void exported(bool ok, const QString& message);
 
  private:
   void fillFindings();
@@ -39,6 +57,7 @@ class EscalatePage : public QWidget {
   QPushButton* create_case_;
   QPushButton* write_bundle_;
   QString markdown_;
+  std::function<CollectorSettings()> credentials_;
 };
 
 }  // namespace ibc::console

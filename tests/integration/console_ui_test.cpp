@@ -34,6 +34,7 @@
 #include "ibc/core/snapshot_file.h"
 #include "main_window.h"
 #include "pages/diff_page.h"
+#include "pages/escalate_page.h"
 #include "pages/findings_page.h"
 #include "pages/grid_page.h"
 #include "pages/jobs_page.h"
@@ -375,6 +376,61 @@ TEST_F(ConsoleUi, ATamperedSnapshotIsRefusedWithTheReasonAndNeverShown) {
     EXPECT_TRUE(errors_[0].next.contains(QStringLiteral("original")));
     EXPECT_TRUE(window_->statusText().contains(QStringLiteral("1 refused or unreadable")));
   }
+}
+
+int verifyBundle(const std::string& path) {
+  return run(std::string(IBC_BINARY) + " bundle verify " + shellQuote(path) + " --ca " +
+             world->ca() + " >/dev/null 2>&1");
+}
+
+TEST_F(ConsoleUi, TheEscalatePageWritesASignedBundleThatIbcollectBundleVerifyAccepts) {
+  openFiles(jobFiles(), world->ca());
+  const CollectorSettings alice = world->support("");
+  window_->showPage(QStringLiteral("escalate"));
+  EscalatePage* page = window_->escalatePage();
+  page->checkNodes({nodeIndex(world->files[1]), nodeIndex(world->files[3])});
+  // Without a certificate nothing is written, and the reason says what is missing.
+  const std::string unsigned_path = world->dir + "/nocert.ibbundle";
+  const QString refused = page->exportBundle(QString::fromStdString(unsigned_path));
+  EXPECT_TRUE(refused.contains(QStringLiteral("--cert/--key"))) << refused.toStdString();
+  EXPECT_FALSE(fs::exists(unsigned_path));
+  ASSERT_EQ(errors_.size(), 1u);
+  EXPECT_EQ(errors_[0].title, QStringLiteral("Bundle not written"));
+
+  window_->setCollector({"", world->ca(), alice.cert_file, alice.key_file}, {});
+  const std::string path = world->dir + "/console.ibbundle";
+  const QString error = page->exportBundle(QString::fromStdString(path));
+  ASSERT_TRUE(error.isEmpty()) << error.toStdString();
+  EXPECT_EQ(verifyBundle(path), 0);
+  EXPECT_FALSE(fs::exists(path + ".part"));
+  // The CLI reads what the console wrote: the two snapshots, signed by alice.
+  const std::string listing = world->dir + "/show.txt";
+  ASSERT_EQ(run(std::string(IBC_BINARY) + " bundle show " + path + " > " + listing + " 2>&1"), 0);
+  const std::string shown = test::readAll(listing);
+  EXPECT_NE(shown.find("CN=alice"), std::string::npos) << shown;
+  EXPECT_NE(shown.find("node1720"), std::string::npos) << shown;
+  EXPECT_NE(shown.find("node1661"), std::string::npos) << shown;
+  // A byte flipped in the written bundle fails the same verify (the test can fail).
+  std::string bytes = test::readAll(path);
+  bytes[bytes.size() / 2] = static_cast<char>(bytes[bytes.size() / 2] ^ 0x5a);
+  std::ofstream(path + ".flipped", std::ios::binary) << bytes;
+  EXPECT_NE(verifyBundle(path + ".flipped"), 0);
+}
+
+TEST_F(ConsoleUi, AJobFetchedFromTheCollectorExportsItsSignedEnvelopes) {
+  auto collector = startCollectorWithJob("export");
+  window_->setCollector(world->support(collector->address()), QStringLiteral("acme"));
+  QSignalSpy done(window_.get(), &MainWindow::finished);
+  window_->openCollectorJob(QStringLiteral("acme"), QStringLiteral("4242"), false);
+  ASSERT_TRUE(waitFinished(done));
+  ASSERT_EQ(window_->job()->report.nodes_size(), 3);
+  window_->showPage(QStringLiteral("escalate"));
+  window_->escalatePage()->checkNodes({0, 1, 2});
+  const std::string path = world->dir + "/fetched.ibbundle";
+  const QString error = window_->escalatePage()->exportBundle(QString::fromStdString(path));
+  ASSERT_TRUE(error.isEmpty()) << error.toStdString();
+  EXPECT_EQ(verifyBundle(path), 0);
+  EXPECT_TRUE(window_->statusBar()->currentMessage().startsWith(QStringLiteral("Wrote ")));
 }
 
 QAction* action(QWidget* window, const char* name) {

@@ -146,6 +146,7 @@ Result<JobData> fetchJob(const CollectorSettings& settings, const std::string& t
   std::vector<v1::Snapshot> snapshots;
   std::vector<std::string> sources;
   std::vector<std::string> trust;
+  std::vector<std::string> signed_files;
   std::vector<std::string> errors;
   bool cancelled = false;
   for (std::size_t k = 0; k < infos.size(); ++k) {
@@ -187,12 +188,14 @@ Result<JobData> fetchJob(const CollectorSettings& settings, const std::string& t
         snapshots.push_back(std::move(*snap));
         sources.push_back(name);
         trust.push_back(checked.words);
+        signed_files.push_back(core::encodeSnapshotFile(*envelope));
       }
     }
     if (progress) progress(k + 1, infos.size());
   }
   JobData job = diagnoseSnapshots(std::move(snapshots), sources);
   job.trust = std::move(trust);
+  job.signed_files = std::move(signed_files);
   job.errors.insert(job.errors.begin(), errors.begin(), errors.end());
   job.origin = "collector " + settings.endpoint + ", tenant " + tenant + ", job " + job_id;
   job.cancelled = cancelled;

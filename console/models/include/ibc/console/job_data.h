@@ -27,6 +27,9 @@ struct JobData {
   // Per snapshot (same order): how far its signature was checked, in words ("signed by
   // CN=node01 ..., checked against the CA", "UNSIGNED: ..."). Never "valid" unless it is.
   std::vector<std::string> trust;
+  // Per snapshot: its original signed .ibsnap bytes when they are not in a file (fetched from
+  // the collector); "" for opened files (read again when a bundle is exported).
+  std::vector<std::string> signed_files;
   // Files that could not be read or decoded, and snapshots refused because their signature
   // does not hold (changed after signing, unknown CA, expired): each a sentence naming the
   // file and the reason.
