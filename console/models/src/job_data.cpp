@@ -102,7 +102,7 @@ std::string signerOf(const v1::SignedSnapshot& env) {
 SignatureTrust checkSnapshotSignature(const v1::SignedSnapshot& env,
                                       const core::SignatureVerifier* verifier) {
   if (env.signature().empty() && env.certificate_chain_size() == 0) {
-    return {false, "UNSIGNED: nobody vouches for these bytes (taken without --cert/--key)"};
+    return {false, "UNSIGNED: nobody vouches for these bytes"};
   }
   const std::string tampered =
       "REFUSED, the snapshot was changed after it was signed or is not the signer's: ";

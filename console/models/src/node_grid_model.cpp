@@ -59,6 +59,8 @@ void NodeGridModel::setJob(const JobData* job, Prepared prepared) {
   for (int c = 0; c < ColumnCount; ++c) majority_[c] = std::move(prepared.majority[c]);
   outlier_rows_ = prepared.outlier_rows;
   has_window_ = prepared.has_window;
+  std::copy(std::begin(prepared.empty_column), std::end(prepared.empty_column),
+            std::begin(empty_column_));
   counter_ids_ = std::move(prepared.counter_ids);
   endResetModel();
 }
@@ -330,6 +332,10 @@ NodeGridModel::Prepared NodeGridModel::prepare(const JobData* job) {
   for (const auto& r : out.rows) {
     if (std::any_of(std::begin(r.outlier), std::end(r.outlier), [](bool b) { return b; }))
       ++out.outlier_rows;
+  }
+  for (int c = 0; c < ColumnCount; ++c) {
+    out.empty_column[c] = std::all_of(out.rows.begin(), out.rows.end(),
+                                      [c](const Row& r) { return r.cells[c].isEmpty(); });
   }
   return out;
 }

@@ -81,6 +81,7 @@ class NodeGridModel : public QAbstractTableModel {
     QString majority[ColumnCount];
     int outlier_rows = 0;
     bool has_window = false;
+    bool empty_column[ColumnCount] = {};
     CounterIds counter_ids;
   };
   static Prepared prepare(const JobData* job);
@@ -105,6 +106,9 @@ class NodeGridModel : public QAbstractTableModel {
   int outlierRows() const { return outlier_rows_; }
   // True when some snapshot sampled a window: counter columns are rates, not totals.
   bool hasWindow() const { return has_window_; }
+  // True when no row has a value in `column` (e.g. counters the captures did not hold): the
+  // page hides it rather than show an empty column.
+  bool columnIsEmpty(int column) const { return empty_column_[column]; }
 
   // For the filter proxy (no QVariant, no allocation): the row's numeric sort key of a
   // column (NaN when the cell is empty), severity rank and finding codes.
@@ -135,6 +139,7 @@ class NodeGridModel : public QAbstractTableModel {
   QString majority_[ColumnCount];
   int outlier_rows_ = 0;
   bool has_window_ = false;
+  bool empty_column_[ColumnCount] = {};
   CounterIds counter_ids_;
 };
 
