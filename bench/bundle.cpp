@@ -16,7 +16,7 @@
 #include <string>
 #include <vector>
 
-#include "ibc/agent/bundle_archive.h"
+#include "ibc/bundle/bundle_archive.h"
 #include "ibc/agent/collect.h"
 #include "ibc/core/bundle.h"
 #include "ibc/core/snapshot_file.h"
@@ -108,13 +108,13 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "export failed: %s\n", members.error().message.c_str());
       return 4;
     }
-    auto archive = agent::writeBundleArchive(*members, options.created_unix_ms / 1000);
+    auto archive = bundle::writeBundleArchive(*members, options.created_unix_ms / 1000);
     const auto t1 = std::chrono::steady_clock::now();
     if (!archive.ok()) {
       std::fprintf(stderr, "archive failed: %s\n", archive.error().message.c_str());
       return 4;
     }
-    auto read = agent::readBundleArchive(*archive);
+    auto read = bundle::readBundleArchive(*archive);
     if (!read.ok()) {
       std::fprintf(stderr, "read failed: %s\n", read.error().message.c_str());
       return 4;

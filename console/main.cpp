@@ -24,6 +24,7 @@ int main(int argc, char** argv) {
   }
   QApplication app(argc, argv);
   QApplication::setApplicationName(QStringLiteral("ibcollect-console"));
+  QApplication::setOrganizationName(QStringLiteral("ibcollect"));
   QApplication::setApplicationVersion(QStringLiteral(IBC_VERSION));
 
   QCommandLineParser cli;
@@ -52,7 +53,8 @@ int main(int argc, char** argv) {
                                QStringLiteral("Collector to browse (jobs page), HOST:PORT"),
                                QStringLiteral("HOST:PORT"));
   QCommandLineOption ca(QStringLiteral("ca"),
-                        QStringLiteral("CA certificate the collector's certificate chains to"),
+                        QStringLiteral("CA the collector's and the snapshots' certificates "
+                                       "chain to (opened files are checked against it)"),
                         QStringLiteral("CA.pem"));
   QCommandLineOption cert(QStringLiteral("cert"), QStringLiteral("Your support certificate (PEM)"),
                           QStringLiteral("CERT.pem"));
@@ -86,7 +88,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "ibcollect-console: give either files or --job, not both\n");
     return 3;
   }
-  if (cli.isSet(collector) || cli.isSet(tenant)) {
+  if (cli.isSet(collector) || cli.isSet(tenant) || cli.isSet(ca) || cli.isSet(cert)) {
     window.setCollector({cli.value(collector).toStdString(), cli.value(ca).toStdString(),
                          cli.value(cert).toStdString(), cli.value(key).toStdString()},
                         cli.value(tenant));
@@ -94,6 +96,8 @@ int main(int argc, char** argv) {
 
   if (!cli.isSet(screenshot)) {
     window.resize(1400, 860);
+    // The last window layout and connection (after the command line's, which wins).
+    window.restoreSettings();
     window.show();
     if (!page_name.isEmpty()) window.showPage(page_name);
     if (cli.isSet(node)) {

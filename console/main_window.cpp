@@ -2,14 +2,21 @@
 
 #include <QAction>
 #include <QApplication>
+#include <QCloseEvent>
 #include <QFileDialog>
+#include <QFileInfo>
+#include <QLabel>
+#include <QLineEdit>
 #include <QMenuBar>
 #include <QMessageBox>
 #include <QPointer>
 #include <QProgressDialog>
+#include <QSettings>
 #include <QStatusBar>
 #include <QTabWidget>
 #include <QThread>
+#include <fstream>
+#include <sstream>
 
 #include "ibc/console/findings_model.h"
 #include "ibc/console/node_grid_model.h"
@@ -52,19 +59,48 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   tabs_->addTab(charts_page_, tr("Charts"));
   tabs_->addTab(escalate_page_, tr("Escalate"));
   setCentralWidget(tabs_);
+  connect(tabs_, &QTabWidget::currentChanged, this, [this] { applyPending(); });
 
-  auto* file = menuBar()->addMenu(tr("&File"));
-  auto* open = file->addAction(tr("&Open snapshots..."));
-  open->setShortcut(QKeySequence::Open);
-  connect(open, &QAction::triggered, this, [this] {
-    const QStringList files = QFileDialog::getOpenFileNames(
-        this, tr("Open snapshots"), {}, tr("Snapshots (*.ibsnap);;All files (*)"));
-    if (!files.isEmpty()) openFiles(files);
+  createMenus();
+  connection_ = new QLabel(this);
+  statusBar()->addPermanentWidget(connection_);
+  updateConnection();
+
+  error_sink_ = [this](const ErrorAdvice& advice) {
+    auto* box =
+        new QMessageBox(QMessageBox::Warning, advice.title, advice.title, QMessageBox::Ok, this);
+    box->setInformativeText(advice.next);
+    box->setDetailedText(advice.what);
+    box->setAttribute(Qt::WA_DeleteOnClose);
+    box->setModal(false);
+    box->show();
+  };
+  connect(jobs_page_, &JobsPage::listFailed, this, [this](const QString& message) {
+    reportErrors(
+        {message.toStdString()},
+        tr("the collector at %1").arg(QString::fromStdString(jobs_page_->settings().endpoint)));
   });
-  auto* quit = file->addAction(tr("&Quit"));
-  quit->setShortcut(QKeySequence::Quit);
-  connect(quit, &QAction::triggered, this, &QWidget::close);
-
+  connect(jobs_page_, &JobsPage::listed, this, [this](bool ok) {
+    updateConnection();
+    // The connection that worked is the one to offer next time.
+    if (ok && remember_) saveSettings();
+  });
+  escalate_page_->setCredentialSource([this] { return jobs_page_->settings(); });
+  connect(escalate_page_, &EscalatePage::exported, this, [this](bool ok, const QString& message) {
+    if (ok) {
+      statusBar()->showMessage(message);
+    } else if (error_sink_) {
+      ErrorAdvice advice;
+      advice.title = tr("Bundle not written");
+      advice.what = message;
+      advice.next =
+          tr("A bundle is signed with your certificate: give --cert and --key (or the jobs "
+             "page's Certificate and Key), check the folder is writable, and if a snapshot file "
+             "changed, File > Reload first.");
+      advice.kind = classifyError(message.toStdString());
+      error_sink_(advice);
+    }
+  });
   connect(jobs_page_, &JobsPage::openJob, this,
           [this](const QString& tenant, const QString& job) { openCollectorJob(tenant, job); });
   connect(grid_page_, &GridPage::nodeSelected, this, &MainWindow::select);
@@ -74,6 +110,121 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
 
 MainWindow::~MainWindow() {
   if (cancel_) cancel_->store(true);
+}
+
+void MainWindow::createMenus() {
+  // Names are stable (objectName): tests find the actions by them.
+  auto add = [this](QMenu* menu, const char* name, const QString& text, const QKeySequence& key,
+                    auto slot) {
+    auto* a = menu->addAction(text);
+    a->setObjectName(QLatin1String(name));
+    a->setShortcut(key);
+    connect(a, &QAction::triggered, this, slot);
+    return a;
+  };
+  auto* file = menuBar()->addMenu(tr("&File"));
+  add(file, "open", tr("&Open snapshots..."), QKeySequence::Open, [this] {
+    const QStringList files = QFileDialog::getOpenFileNames(
+        this, tr("Open snapshots"), {}, tr("Snapshots (*.ibsnap);;All files (*)"));
+    if (!files.isEmpty()) openFiles(files);
+  });
+  add(file, "connect", tr("&Connect to collector..."), QKeySequence(tr("Ctrl+K")), [this] {
+    // The jobs page holds the connection: address, CA, certificate, key, tenant.
+    showPage(QStringLiteral("jobs"));
+    jobs_page_->collectorEdit()->setFocus();
+    if (!jobs_page_->settings().endpoint.empty() && !jobs_page_->tenant().isEmpty())
+      jobs_page_->refresh();
+  });
+  add(file, "reload", tr("&Reload"), QKeySequence(Qt::Key_F5), [this] { reload(); });
+  file->addSeparator();
+  add(file, "export", tr("&Export bundle..."), QKeySequence(tr("Ctrl+E")), [this] {
+    showPage(QStringLiteral("escalate"));
+    escalate_page_->exportWithDialog();
+  });
+  file->addSeparator();
+  add(file, "quit", tr("&Quit"), QKeySequence(tr("Ctrl+Q")), [this] { close(); });
+  auto* edit = menuBar()->addMenu(tr("&Edit"));
+  add(edit, "find", tr("&Find..."), QKeySequence::Find, [this] {
+    // The grid's filter box (node glob, severity, code, counter > N); on the jobs page, its
+    // search box.
+    if (tabs_->currentWidget() == jobs_page_) {
+      jobs_page_->searchEdit()->setFocus();
+      jobs_page_->searchEdit()->selectAll();
+      return;
+    }
+    showPage(QStringLiteral("grid"));
+    grid_page_->filterEdit()->setFocus();
+    grid_page_->filterEdit()->selectAll();
+  });
+  auto* view = menuBar()->addMenu(tr("&View"));
+  const QStringList names = pageNames();
+  for (int i = 0; i < names.size(); ++i) {
+    auto* a = view->addAction(tabs_->tabText(i));
+    a->setShortcut(QKeySequence(QStringLiteral("Alt+%1").arg(i + 1)));
+    connect(a, &QAction::triggered, this, [this, i] { tabs_->setCurrentIndex(i); });
+  }
+}
+
+void MainWindow::reload() {
+  if (last_load_) {
+    // A copy: the load replaces last_load_ while it runs.
+    const auto again = last_load_;
+    again();
+  } else {
+    statusBar()->showMessage(tr("Nothing to reload: open files or a collector's job first"));
+  }
+}
+
+QString MainWindow::connectionText() const {
+  const CollectorSettings s = jobs_page_->settings();
+  if (s.endpoint.empty()) return tr("offline");
+  QString who = QFileInfo(QString::fromStdString(s.cert_file)).completeBaseName();
+  return tr("collector %1 as %2, tenant %3")
+      .arg(QString::fromStdString(s.endpoint), who.isEmpty() ? tr("(no certificate)") : who,
+           jobs_page_->tenant().isEmpty() ? tr("(none)") : jobs_page_->tenant());
+}
+
+void MainWindow::updateConnection() { connection_->setText(connectionText()); }
+
+void MainWindow::restoreSettings() {
+  remember_ = true;
+  QSettings settings;
+  if (settings.contains(QStringLiteral("window/geometry")))
+    restoreGeometry(settings.value(QStringLiteral("window/geometry")).toByteArray());
+  if (settings.contains(QStringLiteral("window/state")))
+    restoreState(settings.value(QStringLiteral("window/state")).toByteArray());
+  const int tab = settings.value(QStringLiteral("window/page"), -1).toInt();
+  if (tab >= 0 && tab < tabs_->count()) tabs_->setCurrentIndex(tab);
+  // The last connection, unless the command line gave one.
+  if (jobs_page_->settings().endpoint.empty() &&
+      settings.contains(QStringLiteral("collector/endpoint"))) {
+    auto v = [&settings](const char* key) {
+      return settings.value(QLatin1String(key)).toString().toStdString();
+    };
+    setCollector(
+        {v("collector/endpoint"), v("collector/ca"), v("collector/cert"), v("collector/key")},
+        settings.value(QStringLiteral("collector/tenant")).toString());
+  }
+}
+
+void MainWindow::saveSettings() const {
+  QSettings settings;
+  settings.setValue(QStringLiteral("window/geometry"), saveGeometry());
+  settings.setValue(QStringLiteral("window/state"), saveState());
+  settings.setValue(QStringLiteral("window/page"), tabs_->currentIndex());
+  const CollectorSettings s = jobs_page_->settings();
+  if (!s.endpoint.empty()) {
+    settings.setValue(QStringLiteral("collector/endpoint"), QString::fromStdString(s.endpoint));
+    settings.setValue(QStringLiteral("collector/ca"), QString::fromStdString(s.ca_file));
+    settings.setValue(QStringLiteral("collector/cert"), QString::fromStdString(s.cert_file));
+    settings.setValue(QStringLiteral("collector/key"), QString::fromStdString(s.key_file));
+    settings.setValue(QStringLiteral("collector/tenant"), jobs_page_->tenant());
+  }
+}
+
+void MainWindow::closeEvent(QCloseEvent* event) {
+  if (remember_) saveSettings();
+  QMainWindow::closeEvent(event);
 }
 
 QStringList MainWindow::pageNames() const {
@@ -90,23 +241,54 @@ bool MainWindow::showPage(const QString& name) {
 }
 
 void MainWindow::openFiles(const QStringList& files, bool show_progress) {
+  last_load_ = [this, files] { openFiles(files); };
   std::vector<std::string> paths;
-  for (const QString& f : files) paths.push_back(f.toStdString());
+  QStringList dirs;
+  for (const QString& f : files) {
+    paths.push_back(f.toStdString());
+    const QString dir = QFileInfo(f).absolutePath();
+    if (!dirs.contains(dir)) dirs << dir;
+  }
+  const std::string origin =
+      tr("%1 file(s) in %2").arg(files.size()).arg(dirs.join(QStringLiteral(", "))).toStdString();
+  const std::string ca_file = jobs_page_->settings().ca_file;
   load(
-      [paths](const std::function<void(std::size_t, std::size_t)>& progress,
-              const std::atomic<bool>* cancel) {
-        return loadSnapshotFiles(paths, {}, progress, cancel);
+      [paths, origin, ca_file](const std::function<void(std::size_t, std::size_t)>& progress,
+                               const std::atomic<bool>* cancel) {
+        // With a CA the signatures are checked as `ibcollect verify` does; without one, only
+        // that the bytes are as signed (the trust words say so).
+        std::unique_ptr<core::SignatureVerifier> verifier;
+        if (!ca_file.empty()) {
+          std::ifstream in(ca_file, std::ios::binary);
+          std::ostringstream pem;
+          pem << in.rdbuf();
+          auto v = core::SignatureVerifier::fromPem(pem.str());
+          if (!v.ok()) {
+            JobData failed;
+            failed.errors.push_back("--ca " + ca_file + ": " + v.error().message);
+            failed.origin = origin;
+            return failed;
+          }
+          verifier = std::move(*v);
+        }
+        JobData job = loadSnapshotFiles(paths, {}, progress, cancel, verifier.get());
+        job.origin = origin;
+        return job;
       },
-      tr("Reading %1 snapshot(s)...").arg(files.size()), static_cast<int>(files.size()),
-      show_progress);
+      tr("Reading %1 snapshot(s) from %2...")
+          .arg(files.size())
+          .arg(dirs.join(QStringLiteral(", "))),
+      static_cast<int>(files.size()), show_progress);
 }
 
 void MainWindow::setCollector(const CollectorSettings& settings, const QString& tenant) {
   jobs_page_->setSettings(settings, tenant);
+  updateConnection();
 }
 
 void MainWindow::openCollectorJob(const QString& tenant, const QString& job_id,
                                   bool show_progress) {
+  last_load_ = [this, tenant, job_id] { openCollectorJob(tenant, job_id); };
   const CollectorSettings settings = jobs_page_->settings();
   escalate_page_->setCollector(settings);
   load(
@@ -117,9 +299,12 @@ void MainWindow::openCollectorJob(const QString& tenant, const QString& job_id,
         if (fetched.ok()) return std::move(*fetched);
         JobData failed;
         failed.errors.push_back(fetched.error().message);
+        failed.origin = "collector " + settings.endpoint + ", tenant " + tenant + ", job " + job_id;
         return failed;
       },
-      tr("Fetching job %1 of %2 from the collector...").arg(job_id, tenant), 0, show_progress);
+      tr("Fetching job %1 of %2 from the collector at %3...")
+          .arg(job_id, tenant, QString::fromStdString(settings.endpoint)),
+      0, show_progress);
   // Once it is here, the grid is what the engineer wants to see.
   connect(
       this, &MainWindow::finished, this,
@@ -143,39 +328,41 @@ void MainWindow::load(Loader loader, const QString& what, int total, bool show_p
   statusBar()->showMessage(what);
   QPointer<MainWindow> self(this);
   // The worker owns its inputs; results come back to the GUI thread by a queued call.
-  QThread* worker = QThread::create([loader = std::move(loader), cancel, progress, self] {
-    auto job = std::make_unique<JobData>(loader(
-        [progress](std::size_t done, std::size_t all) {
-          if (progress)
-            QMetaObject::invokeMethod(
-                progress,
-                [progress, done, all] {
-                  if (!progress) return;
-                  progress->setMaximum(static_cast<int>(all));
-                  progress->setValue(static_cast<int>(done));
-                },
-                Qt::QueuedConnection);
-        },
-        cancel.get()));
-    JobData* raw = job.release();
-    if (!self) {
-      delete raw;
-      return;
-    }
-    QMetaObject::invokeMethod(
-        self,
-        [self, raw, progress] {
-          std::unique_ptr<JobData> owned(raw);
-          if (progress) progress->deleteLater();
-          if (self) self->setJob(std::move(owned));
-        },
-        Qt::QueuedConnection);
-  });
+  QThread* worker = QThread::create(
+      [loader = std::move(loader), cancel, progress, self, observer = load_observer_] {
+        auto job = std::make_unique<JobData>(loader(
+            [progress, observer](std::size_t done, std::size_t all) {
+              if (observer) observer(done, all);
+              if (progress)
+                QMetaObject::invokeMethod(
+                    progress,
+                    [progress, done, all] {
+                      if (!progress) return;
+                      progress->setMaximum(static_cast<int>(all));
+                      progress->setValue(static_cast<int>(done));
+                    },
+                    Qt::QueuedConnection);
+            },
+            cancel.get()));
+        JobData* raw = job.release();
+        if (!self) {
+          delete raw;
+          return;
+        }
+        QMetaObject::invokeMethod(
+            self,
+            [self, raw, progress] {
+              std::unique_ptr<JobData> owned(raw);
+              if (progress) progress->deleteLater();
+              if (self) self->setJob(std::move(owned));
+            },
+            Qt::QueuedConnection);
+      });
   connect(worker, &QThread::finished, worker, &QObject::deleteLater);
   worker->start();
 }
 
-void MainWindow::setJob(std::unique_ptr<JobData> job) {
+void MainWindow::setJob(std::unique_ptr<JobData> job, std::shared_ptr<void> grid) {
   // The models point into the job: reset them before the old job goes.
   grid_model_->setJob(nullptr);
   findings_model_->setJob(nullptr);
@@ -186,24 +373,24 @@ void MainWindow::setJob(std::unique_ptr<JobData> job) {
   jobs_page_->setJob(nullptr);
   escalate_page_->setJob(nullptr);
   job_ = std::move(job);
-  grid_model_->setJob(job_.get());
+  if (grid) {
+    grid_model_->setJob(job_.get(),
+                        std::move(*std::static_pointer_cast<NodeGridModel::Prepared>(grid)));
+  } else {
+    grid_model_->setJob(job_.get());
+  }
   findings_model_->setJob(job_.get());
   findings_page_->setJob(job_.get());
   node_page_->setJob(job_.get());
-  diff_page_->setJob(job_.get());
-  charts_page_->setJob(job_.get());
   jobs_page_->setJob(job_.get());
-  escalate_page_->setJob(job_.get());
-  QString status = tr("%1 node(s), %2 finding(s)")
-                       .arg(job_->report.nodes_size())
-                       .arg(job_->report.findings_size());
-  if (job_->cancelled) status += tr("; cancelled: only the files read before are shown");
+  for (bool& p : pending_job_) p = true;
+  for (int& n : pending_node_) n = -1;
+  applyPending();
+  statusBar()->showMessage(statusText());
   if (!job_->errors.empty()) {
-    status += tr("; %1 file(s) could not be read (first: %2)")
-                  .arg(job_->errors.size())
-                  .arg(QString::fromStdString(job_->errors.front()));
+    const QString origin = QString::fromStdString(job_->origin);
+    reportErrors(job_->errors, origin.isEmpty() ? tr("the source") : origin);
   }
-  statusBar()->showMessage(status);
   // The worst node first: the engineer's first look lands on the outlier.
   int worst = -1;
   int worst_rank = -1;
@@ -216,6 +403,30 @@ void MainWindow::setJob(std::unique_ptr<JobData> job) {
   }
   if (worst >= 0) select(worst, {}, 0);
   emit finished();
+}
+
+QString MainWindow::statusText() const {
+  if (!job_) return tr("Nothing loaded: open .ibsnap files (File > Open) or a collector's job");
+  QString status = tr("%1 node(s), %2 finding(s) from %3")
+                       .arg(job_->report.nodes_size())
+                       .arg(job_->report.findings_size())
+                       .arg(QString::fromStdString(job_->origin));
+  int unsigned_count = 0;
+  int unchecked = 0;
+  for (const auto& t : job_->trust) {
+    if (t.rfind("UNSIGNED", 0) == 0) ++unsigned_count;
+    if (t.find("NOT checked") != std::string::npos) ++unchecked;
+  }
+  if (unsigned_count > 0) status += tr("; %1 UNSIGNED").arg(unsigned_count);
+  if (unchecked > 0) status += tr("; %1 signature(s) not checked against a CA").arg(unchecked);
+  if (job_->cancelled) status += tr("; cancelled: only the snapshots read before are shown");
+  if (!job_->errors.empty()) status += tr("; %1 refused or unreadable").arg(job_->errors.size());
+  return status;
+}
+
+void MainWindow::reportErrors(const std::vector<std::string>& errors, const QString& where) {
+  if (errors.empty() || !error_sink_) return;
+  error_sink_(adviseErrors(errors, where));
 }
 
 bool MainWindow::selectNode(const QString& label) {
@@ -234,8 +445,27 @@ void MainWindow::select(int node_index, const QString& device, int port) {
   grid_page_->selectNode(node_index, device, port);
   findings_page_->selectNode(node_index, device, port);
   node_page_->showNode(node_index, device, port);
-  diff_page_->showNode(node_index);
-  charts_page_->showNode(node_index);
+  pending_node_[0] = node_index;
+  pending_node_[1] = node_index;
+  applyPending();
+}
+
+void MainWindow::applyPending() {
+  QWidget* current = tabs_->currentWidget();
+  if (current == diff_page_) {
+    if (pending_job_[0]) diff_page_->setJob(job_.get());
+    if (pending_node_[0] >= 0) diff_page_->showNode(pending_node_[0]);
+    pending_job_[0] = false;
+    pending_node_[0] = -1;
+  } else if (current == charts_page_) {
+    if (pending_job_[1]) charts_page_->setJob(job_.get());
+    if (pending_node_[1] >= 0) charts_page_->showNode(pending_node_[1]);
+    pending_job_[1] = false;
+    pending_node_[1] = -1;
+  } else if (current == escalate_page_) {
+    if (pending_job_[2]) escalate_page_->setJob(job_.get());
+    pending_job_[2] = false;
+  }
 }
 
 }  // namespace ibc::console

@@ -12,8 +12,10 @@
 #include <functional>
 
 #include "ibc/console/collector_source.h"
+#include "ibc/console/error_advice.h"
 #include "ibc/console/job_data.h"
 
+class QLabel;
 class QTabWidget;
 
 namespace ibc::console {
@@ -35,7 +37,16 @@ class MainWindow : public QMainWindow {
   explicit MainWindow(QWidget* parent = nullptr);
   ~MainWindow() override;
 
+  // Where errors go (what failed, what happened, what to do next). The default is a
+  // non-modal dialog (nothing waits on it); tests install their own sink.
+  using ErrorSink = std::function<void(const ErrorAdvice& advice)>;
+  void setErrorSink(ErrorSink sink) { error_sink_ = std::move(sink); }
+  // For tests and benchmarks: called on the loader's worker thread after each snapshot.
+  using LoadObserver = std::function<void(std::size_t done, std::size_t total)>;
+  void setLoadObserver(LoadObserver observer) { load_observer_ = std::move(observer); }
+
   // Reads and diagnoses `files` on a worker thread; returns at once. `finished` follows.
+  // Signatures are checked against the CA of the jobs page when one is given.
   void openFiles(const QStringList& files, bool show_progress = true);
   // Fetches a job's snapshots from the collector on a worker thread; `finished` follows
   // (with an empty job and the reason in job()->errors when the fetch failed).
@@ -51,16 +62,42 @@ class MainWindow : public QMainWindow {
   GridPage* gridPage() const { return grid_page_; }
   DiffPage* diffPage() const { return diff_page_; }
   ChartsPage* chartsPage() const { return charts_page_; }
+  FindingsPage* findingsPage() const { return findings_page_; }
+  NodePage* nodePage() const { return node_page_; }
+  EscalatePage* escalatePage() const { return escalate_page_; }
+  QString statusText() const;
+  // Where the window is connected, as the status bar's right side says it.
+  QString connectionText() const;
+
+  // Remembered between runs (QSettings, organisation "ibcollect"): window geometry and
+  // layout, and the last collector connection that listed jobs (address, CA, certificate,
+  // key, tenant; never a key's contents). restoreSettings() applies them and makes the
+  // window save them when it closes; screenshots never call it, so they do not depend on
+  // who ran the console before.
+  void restoreSettings();
+  void saveSettings() const;
+
+  // File > Reload: the last load again (the same files, or the same collector job).
+  void reload();
 
  signals:
   void finished();
+
+ protected:
+  void closeEvent(QCloseEvent* event) override;
 
  private:
   using Loader = std::function<JobData(const std::function<void(std::size_t, std::size_t)>&,
                                        const std::atomic<bool>*)>;
   void load(Loader loader, const QString& what, int total, bool show_progress);
-  void setJob(std::unique_ptr<JobData> job);
+  void setJob(std::unique_ptr<JobData> job, std::shared_ptr<void> grid = nullptr);
+  // Pages whose work is heavy on a large job (diff against the majority, charts, escalation)
+  // get the job and the selected node when they are shown, not on every load.
+  void applyPending();
   void select(int node_index, const QString& device, int port);
+  void reportErrors(const std::vector<std::string>& errors, const QString& where);
+  void createMenus();
+  void updateConnection();
 
   std::unique_ptr<JobData> job_;
   std::shared_ptr<std::atomic<bool>> cancel_;
@@ -74,6 +111,13 @@ class MainWindow : public QMainWindow {
   DiffPage* diff_page_;
   ChartsPage* charts_page_;
   EscalatePage* escalate_page_;
+  ErrorSink error_sink_;
+  LoadObserver load_observer_;
+  std::function<void()> last_load_;  // what Reload repeats
+  bool remember_ = false;
+  bool pending_job_[3] = {};        // diff, charts, escalate
+  int pending_node_[2] = {-1, -1};  // diff, charts
+  QLabel* connection_;
 };
 
 }  // namespace ibc::console

@@ -6,7 +6,7 @@
 #include <optional>
 
 #include "cli_transport.h"
-#include "ibc/agent/bundle_archive.h"
+#include "ibc/bundle/bundle_archive.h"
 #include "ibc/core/bundle.h"
 #include "ibc/core/findings.h"
 #include "ibc/core/json.h"
@@ -56,9 +56,9 @@ std::string utc(int64_t ms) {
 }
 
 core::Result<core::BundleMembers> readBundleFile(CliEnvironment& env, const std::string& path) {
-  auto bytes = env.files.readFile(path, kMaxBundleFileBytes);
+  auto bytes = env.files.readFile(path, ibc::bundle::kMaxBundleFileBytes);
   if (!bytes.ok()) return core::Error{bytes.error().code, path + ": " + bytes.error().message};
-  auto members = readBundleArchive(*bytes);
+  auto members = ibc::bundle::readBundleArchive(*bytes);
   if (!members.ok()) {
     return core::Error{members.error().code, path + ": " + members.error().message};
   }
@@ -169,7 +169,7 @@ int runExport(CliEnvironment& env, const ExportArgs& a) {
       }
     }
   }
-  auto archive = writeBundleArchive(*members, options.created_unix_ms / 1000);
+  auto archive = ibc::bundle::writeBundleArchive(*members, options.created_unix_ms / 1000);
   if (!archive.ok()) {
     env.err << "ibcollect: " << archive.error().message << "\n";
     return core::kExitCollectFailed;

@@ -6,8 +6,8 @@
 #include <memory>
 
 #include "cli_transport.h"
-#include "ibc/agent/bundle_archive.h"
 #include "ibc/agent/host_inspect.h"
+#include "ibc/bundle/bundle_archive.h"
 #include "ibc/core/bundle.h"
 #include "ibc/core/findings.h"
 #include "ibc/core/pf_judge.h"
@@ -32,9 +32,9 @@ struct HostArgs {
 };
 
 core::Result<core::BundleMembers> readBundle(CliEnvironment& env, const std::string& path) {
-  auto bytes = env.files.readFile(path, kMaxBundleFileBytes);
+  auto bytes = env.files.readFile(path, ibc::bundle::kMaxBundleFileBytes);
   if (!bytes.ok()) return core::Error{bytes.error().code, path + ": " + bytes.error().message};
-  auto members = readBundleArchive(*bytes);
+  auto members = ibc::bundle::readBundleArchive(*bytes);
   if (!members.ok())
     return core::Error{members.error().code, path + ": " + members.error().message};
   return members;
@@ -97,7 +97,7 @@ int attach(CliEnvironment& env, const HostArgs& a, const v1::HostInspection& in,
     env.err << "ibcollect: " << a.attach_to << ": " << st.error().message << "\n";
     return core::kExitCollectFailed;
   }
-  auto archive = writeBundleArchive(*members, in.inspected_at_unix_ms() / 1000);
+  auto archive = ibc::bundle::writeBundleArchive(*members, in.inspected_at_unix_ms() / 1000);
   if (!archive.ok()) {
     env.err << "ibcollect: " << archive.error().message << "\n";
     return core::kExitCollectFailed;

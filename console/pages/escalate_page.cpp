@@ -2,6 +2,7 @@
 
 #include <QApplication>
 #include <QClipboard>
+#include <QFileDialog>
 #include <QFileInfo>
 #include <QHBoxLayout>
 #include <QLabel>
@@ -14,6 +15,7 @@
 #include <QVBoxLayout>
 #include <set>
 
+#include "ibc/console/bundle_export.h"
 #include "ibc/console/escalation.h"
 #include "ibc/console/job_data.h"
 #include "ibc/core/bundle_report.h"
@@ -46,10 +48,10 @@ EscalatePage::EscalatePage(QWidget* parent) : QWidget(parent) {
   command_->setTextInteractionFlags(Qt::TextSelectableByMouse);
   create_case_ = new QPushButton(tr("Create case in collector"), this);
   create_case_->setEnabled(false);
-  write_bundle_ = new QPushButton(tr("Copy bundle command"), this);
+  write_bundle_ = new QPushButton(tr("Export bundle..."), this);
   write_bundle_->setToolTip(
-      tr("Writing the bundle from the console is not available yet; this "
-         "copies the ibcollect command that writes it."));
+      tr("Write the escalation bundle of the checked nodes (.ibbundle), signed with your "
+         "certificate (--cert/--key); `ibcollect bundle verify` checks it."));
 
   auto* left = new QWidget(this);
   auto* left_layout = new QVBoxLayout(left);
@@ -85,8 +87,7 @@ EscalatePage::EscalatePage(QWidget* parent) : QWidget(parent) {
   });
   connect(findings_, &QListWidget::itemChanged, this, [this] { updateRunbook(); });
   connect(create_case_, &QPushButton::clicked, this, [this] { createCase(); });
-  connect(write_bundle_, &QPushButton::clicked, this,
-          [this] { QApplication::clipboard()->setText(exportCommand()); });
+  connect(write_bundle_, &QPushButton::clicked, this, &EscalatePage::exportWithDialog);
 }
 
 void EscalatePage::setJob(const JobData* job) {
@@ -200,13 +201,27 @@ QList<int> EscalatePage::checkedNodes() const {
   return out;
 }
 
+void EscalatePage::checkNodes(const QList<int>& nodes) {
+  {
+    const QSignalBlocker block(nodes_);
+    for (int r = 0; r < nodes_->count(); ++r) {
+      auto* item = nodes_->item(r);
+      item->setCheckState(nodes.contains(item->data(kIndexRole).toInt()) ? Qt::Checked
+                                                                         : Qt::Unchecked);
+    }
+  }
+  fillFindings();
+  updateRunbook();
+}
+
 void EscalatePage::fillFindings() {
   const QSignalBlocker block(findings_);
   findings_->clear();
   if (job_ == nullptr) return;
-  const QList<int> nodes = checkedNodes();
+  const QList<int> checked = checkedNodes();
+  const std::set<int> nodes(checked.begin(), checked.end());
   for (int i = 0; i < job_->report.findings_size(); ++i) {
-    if (!nodes.contains(nodeOfFinding(*job_, i))) continue;
+    if (nodes.count(nodeOfFinding(*job_, i)) == 0) continue;
     const auto& f = job_->report.findings(i);
     QString where = q(f.device());
     if (f.port() != 0) where += QLatin1Char('/') + QString::number(f.port());
@@ -253,6 +268,42 @@ void EscalatePage::updateRunbook() {
   command_->setText(
       tr("Bundle for these nodes: <code>%1</code>").arg(exportCommand().toHtmlEscaped()));
   updateCaseButton();
+}
+
+void EscalatePage::exportWithDialog() {
+  if (job_ == nullptr) return;
+  const QString path =
+      QFileDialog::getSaveFileName(this, tr("Export bundle"), QStringLiteral("case.ibbundle"),
+                                   tr("Escalation bundles (*.ibbundle);;All files (*)"));
+  if (!path.isEmpty()) exportBundle(path);
+}
+
+QString EscalatePage::exportBundle(const QString& path) {
+  QString error;
+  if (job_ == nullptr) {
+    error = tr("open a job first");
+  } else {
+    const CollectorSettings c = credentials_ ? credentials_() : CollectorSettings{};
+    const QList<int> checked = checkedNodes();
+    auto written =
+        console::exportBundle(*job_, std::vector<int>(checked.begin(), checked.end()),
+                              {c.cert_file, c.key_file, case_id_.toStdString(), IBC_VERSION},
+                              path.toStdString());
+    if (written.ok()) {
+      const QString done = tr("Wrote %1: %2 snapshot(s), signed by %3. Check it with: ibcollect "
+                              "bundle verify %4 --ca CA.pem")
+                               .arg(path)
+                               .arg(written->snapshots)
+                               .arg(q(written->signer), shellQuote(path));
+      command_->setText(done.toHtmlEscaped());
+      emit exported(true, done);
+      return {};
+    }
+    error = q(written.error().message);
+  }
+  command_->setText(tr("<b>Bundle not written:</b> %1").arg(error.toHtmlEscaped()));
+  emit exported(false, error);
+  return error;
 }
 
 QString EscalatePage::exportCommand() const {

@@ -2,11 +2,13 @@
 
 // `escalate` page: pick the nodes and findings to hand to the host side, read the PF
 // runbook per suspect VF (core's pf-inspection, the same text `ibcollect bundle export`
-// writes), and start the escalation: create the case in the collector (a job fetched from
-// it, with a support certificate; the request runs on a worker thread) and give the
-// `ibcollect bundle export --case` command that writes the bundle.
+// writes), create the case in the collector (a job fetched from it, with a support
+// certificate; on a worker thread) and export the escalation bundle of the checked nodes,
+// signed with the engineer's certificate (the same library code as `ibcollect bundle
+// export`).
 
 #include <QWidget>
+#include <functional>
 #include <set>
 
 #include "ibc/console/collector_source.h"
@@ -28,8 +30,19 @@ class EscalatePage : public QWidget {
   void setJob(const JobData* job);
   // Suspects checked: (node indexes); the runbook follows the checks.
   QList<int> checkedNodes() const;
+  // Checks exactly these nodes (as the engineer's clicks do).
+  void checkNodes(const QList<int>& nodes);
   QString runbookMarkdown() const { return markdown_; }
   QString exportCommand() const;
+  // Where the engineer's certificate and key are (the jobs page's fields).
+  void setCredentialSource(std::function<CollectorSettings()> source) {
+    credentials_ = std::move(source);
+  }
+  // Writes the bundle of the checked nodes to `path`; "" on success, else why not. Emits
+  // exported() either way. The button asks for the path with a file dialog, then calls this.
+  QString exportBundle(const QString& path);
+  // The button: a save dialog, then exportBundle().
+  void exportWithDialog();
   // The collector the job came from: enables "Create case" for jobs fetched from it.
   void setCollector(const CollectorSettings& settings);
   // Sends the case for the checked nodes and findings (on a worker); caseCreated or
@@ -38,6 +51,7 @@ class EscalatePage : public QWidget {
   QString caseId() const { return case_id_; }
 
  signals:
+  void exported(bool ok, const QString& message);
   void caseCreated(const QString& case_id, const QString& summary);
   void caseFailed(const QString& message);
 
@@ -58,6 +72,7 @@ class EscalatePage : public QWidget {
   CollectorSettings settings_;
   QString case_id_;
   bool sending_ = false;
+  std::function<CollectorSettings()> credentials_;
 };
 
 }  // namespace ibc::console

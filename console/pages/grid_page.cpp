@@ -10,6 +10,7 @@
 #include <QSpinBox>
 #include <QTableView>
 #include <QVBoxLayout>
+#include <iterator>
 #include <set>
 
 #include "ibc/console/grid_filter.h"
@@ -43,7 +44,23 @@ GridPage::GridPage(NodeGridModel* model, QWidget* parent)
   view_->verticalHeader()->hide();
   view_->verticalHeader()->setDefaultSectionSize(view_->fontMetrics().height() + 6);
   view_->horizontalHeader()->setStretchLastSection(true);
+  // Column widths from the first rows only: a 16,000-row job would otherwise measure them all.
+  view_->horizontalHeader()->setResizeContentsPrecision(200);
   view_->installEventFilter(this);
+  // What a tired engineer reads first comes first: who, the verdict and why, then the port's
+  // state, then the numbers (the model's column numbers stay as they are).
+  const int order[] = {
+      NodeGridModel::Node,         NodeGridModel::Device,       NodeGridModel::Port,
+      NodeGridModel::Verdict,      NodeGridModel::WorstFinding, NodeGridModel::Findings,
+      NodeGridModel::State,        NodeGridModel::PhysState,    NodeGridModel::Rate,
+      NodeGridModel::LinkLayer,    NodeGridModel::Mtu,          NodeGridModel::Busbw,
+      NodeGridModel::SymbolErrors, NodeGridModel::LinkDowned,   NodeGridModel::RcvErrors,
+      NodeGridModel::XmitDiscards, NodeGridModel::XmitWait,     NodeGridModel::Firmware,
+      NodeGridModel::Function};
+  for (int i = 0; i < static_cast<int>(std::size(order)); ++i) {
+    auto* header = view_->horizontalHeader();
+    header->moveSection(header->visualIndex(order[i]), i);
+  }
 
   auto* bar = new QHBoxLayout;
   bar->addWidget(filter_edit_, 3);
@@ -65,6 +82,11 @@ GridPage::GridPage(NodeGridModel* model, QWidget* parent)
   connect(top_counter_, &QLineEdit::editingFinished, this, top);
   connect(top_count_, &QSpinBox::valueChanged, this, top);
   connect(model_, &QAbstractItemModel::modelReset, this, [this] {
+    // Columns no snapshot has a value for (counters the captures lack, busbw without
+    // nccl-tests, VF on bare metal) are hidden; the summary says which.
+    for (int c = 0; c < NodeGridModel::ColumnCount; ++c)
+      view_->setColumnHidden(c, model_->rowCount() > 0 && model_->columnIsEmpty(c) &&
+                                    c != NodeGridModel::WorstFinding);
     view_->resizeColumnsToContents();
     updateSummary();
   });
@@ -100,6 +122,19 @@ void GridPage::updateSummary() {
                      .arg(shown)
                      .arg(total)
                      .arg(model_->outlierRows());
+  if (total > 0) {
+    bool any_counter = false;
+    for (int c = NodeGridModel::SymbolErrors; c <= NodeGridModel::XmitWait; ++c)
+      any_counter = any_counter || !model_->columnIsEmpty(c);
+    if (!any_counter) {
+      text += tr("; no port counters in these snapshots (their columns are hidden)");
+    } else {
+      text += model_->hasWindow()
+                  ? tr("; counters are per second over the snapshots' window")
+                  : tr("; counters are totals since reset (no window: snapshot --window for "
+                       "rates)");
+    }
+  }
   if (!filter_->filterError().isEmpty())
     text = QStringLiteral("<b>%1</b>").arg(filter_->filterError().toHtmlEscaped());
   summary_->setText(text);

@@ -23,6 +23,7 @@ class GridPage : public QWidget {
   void selectNode(int node_index, const QString& device, int port);
   void setFilterText(const QString& text);
   QTableView* view() const { return view_; }
+  QLineEdit* filterEdit() const { return filter_edit_; }
 
  signals:
   void nodeSelected(int node_index, const QString& device, int port);

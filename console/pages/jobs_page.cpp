@@ -136,6 +136,7 @@ void JobsPage::refresh() {
           if (!jobs->ok()) {
             self->status_->setText(tr("Could not list jobs: %1").arg(q(jobs->error().message)));
             emit self->listed(false);
+            emit self->listFailed(q(jobs->error().message));
             return;
           }
           self->showJobs(tenant, **jobs);
@@ -181,6 +182,8 @@ void JobsPage::showJobs(const QString& tenant, const std::vector<JobEntry>& jobs
   status_->setText(
       tr("%1 job(s) of %2. Double-click a job to open it.").arg(jobs.size()).arg(tenant));
 }
+
+QString JobsPage::statusText() const { return status_->text(); }
 
 void JobsPage::setJob(const JobData* job) {
   // The "opened" branch mirrors what the other pages show.

@@ -30,10 +30,16 @@ class JobsPage : public QWidget {
   void refresh();
   // What was opened (files or a fetched job), by job.
   void setJob(const JobData* job);
+  QTreeView* view() const { return view_; }
+  QLineEdit* searchEdit() const { return search_; }
+  QLineEdit* collectorEdit() const { return collector_; }
+  QString statusText() const;
 
  signals:
   void openJob(const QString& tenant, const QString& job_id);
   void listed(bool ok);
+  // Listing failed: the reason (the main window turns it into advice).
+  void listFailed(const QString& message);
 
  private:
   void showJobs(const QString& tenant, const std::vector<JobEntry>& jobs);

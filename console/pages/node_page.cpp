@@ -106,6 +106,12 @@ void NodePage::showNode(int node_index, const QString& device, int port) {
   else if (snap.host().has_memlock_soft_bytes())
     facts << tr("memlock %1").arg(mib(snap.host().memlock_soft_bytes()));
   if (!n.snapshot_file().empty()) facts << tr("from %1").arg(q(n.snapshot_file()).toHtmlEscaped());
+  if (node_ < static_cast<int>(job_->trust.size())) {
+    const QString trust = q(job_->trust[static_cast<std::size_t>(node_)]).toHtmlEscaped();
+    facts << (trust.startsWith(QLatin1String("UNSIGNED")) || trust.contains(QLatin1String("NOT"))
+                  ? QStringLiteral("<b>%1</b>").arg(trust)
+                  : trust);
+  }
   if (n.probe_errors() > 0) facts << tr("%1 probe(s) failed").arg(n.probe_errors());
   facts_->setText(facts.join(QStringLiteral(" &middot; ")));
 
@@ -171,6 +177,16 @@ void NodePage::showNode(int node_index, const QString& device, int port) {
     logs_->centerCursor();
   }
 }
+
+QString NodePage::currentPort() const {
+  if (job_ == nullptr || node_ < 0 || ports_->currentIndex() < 0) return {};
+  const int p = ports_->currentData().toInt();
+  const auto& n = job_->report.nodes(node_);
+  if (p < 0 || p >= n.ports_size()) return {};
+  return QStringLiteral("%1 port %2").arg(q(n.ports(p).device())).arg(n.ports(p).port());
+}
+
+QString NodePage::factsText() const { return facts_->text(); }
 
 void NodePage::showPort() {
   if (job_ == nullptr || node_ < 0) return;

@@ -23,6 +23,10 @@ class NodePage : public QWidget {
   explicit NodePage(QWidget* parent = nullptr);
   void setJob(const JobData* job);
   void showNode(int node_index, const QString& device, int port);
+  int currentNode() const { return node_; }
+  // The port shown: "mlx5_0 port 1"; "" when none.
+  QString currentPort() const;
+  QString factsText() const;
 
  private:
   void showPort();

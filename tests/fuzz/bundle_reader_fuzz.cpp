@@ -7,7 +7,7 @@
 #include <cstdlib>
 #include <string_view>
 
-#include "ibc/agent/bundle_archive.h"
+#include "ibc/bundle/bundle_archive.h"
 #include "ibc/core/bundle.h"
 #include "ibc/core/signing.h"
 
@@ -41,7 +41,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   limits.max_members = 64;
   limits.max_member_bytes = 1u << 20;
   limits.max_total_bytes = 4u << 20;
-  auto members = ibc::agent::readBundleArchive(in, limits);
+  auto members = ibc::bundle::readBundleArchive(in, limits);
   if (!members.ok()) return 0;
   std::uint64_t total = 0;
   for (const auto& [name, bytes] : *members) {
@@ -54,9 +54,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const auto at = std::chrono::system_clock::from_time_t(1798761600);
   const auto check = ibc::core::verifyBundle(*members, verifier(), at);
   if (check.ok() && !check.manifest) std::abort();
-  auto again = ibc::agent::writeBundleArchive(*members);
+  auto again = ibc::bundle::writeBundleArchive(*members);
   if (!again.ok()) std::abort();
-  auto back = ibc::agent::readBundleArchive(*again, limits);
+  auto back = ibc::bundle::readBundleArchive(*again, limits);
   if (!back.ok() || *back != *members) std::abort();
   return 0;
 }

@@ -8,8 +8,8 @@
 #include <filesystem>
 #include <fstream>
 
-#include "ibc/agent/bundle_archive.h"
 #include "ibc/agent/os.h"
+#include "ibc/bundle/bundle_archive.h"
 
 namespace {
 
@@ -76,12 +76,12 @@ class BundleCli : public ::testing::Test {
   static std::string pki(const std::string& name) { return root_ + "/pki/" + name; }
 
   static ibc::core::BundleMembers members(const std::string& file) {
-    auto m = ibc::agent::readBundleArchive(readAll(file));
+    auto m = ibc::bundle::readBundleArchive(readAll(file));
     EXPECT_TRUE(m.ok()) << (m.ok() ? "" : m.error().message);
     return m.ok() ? *m : ibc::core::BundleMembers{};
   }
   static std::string rewrite(const std::string& name, const ibc::core::BundleMembers& m) {
-    auto bytes = ibc::agent::writeBundleArchive(m);
+    auto bytes = ibc::bundle::writeBundleArchive(m);
     EXPECT_TRUE(bytes.ok());
     writeAll(path(name), *bytes);
     return path(name);

@@ -15,7 +15,7 @@
 #include <filesystem>
 
 #include "collector_process.h"
-#include "ibc/agent/bundle_archive.h"
+#include "ibc/bundle/bundle_archive.h"
 #include "ibc/agent/os.h"
 
 namespace {
@@ -197,11 +197,11 @@ TEST_F(Escalation, ACaseIsExportedInspectedOnTheHostAttachedAndStillVerifies) {
       << show.out;
 
   // A byte flipped in the attached member is named by verify.
-  auto members = ibc::agent::readBundleArchive(ibc::test::readAll(bundle));
+  auto members = ibc::bundle::readBundleArchive(ibc::test::readAll(bundle));
   ASSERT_TRUE(members.ok());
   auto& h = members->at("host/host-pf-errors.json");
   h[h.size() / 2] ^= 0x20;
-  auto flipped = ibc::agent::writeBundleArchive(*members);
+  auto flipped = ibc::bundle::writeBundleArchive(*members);
   ASSERT_TRUE(flipped.ok());
   std::ofstream(path("flipped.ibbundle"), std::ios::binary) << *flipped;
   v = verify(path("flipped.ibbundle"));
@@ -233,7 +233,7 @@ TEST_F(Escalation, AHostResultAttachedToTheCaseTravelsIntoTheNextExport) {
   EXPECT_NE(ex.err.find("1 host result(s)"), std::string::npos) << ex.err;
   auto v = verify(next);
   EXPECT_EQ(v.exit_code, 0) << v.out;
-  auto members = ibc::agent::readBundleArchive(ibc::test::readAll(next));
+  auto members = ibc::bundle::readBundleArchive(ibc::test::readAll(next));
   ASSERT_TRUE(members.ok());
   ASSERT_EQ(members->count("host/host-pf-clean.json"), 1u);
   EXPECT_EQ(members->at("host/host-pf-clean.json"), report.out);

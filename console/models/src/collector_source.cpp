@@ -138,9 +138,17 @@ Result<JobData> fetchJob(const CollectorSettings& settings, const std::string& t
     infos.clear();
     for (auto& [node, i] : newest) infos.push_back(std::move(i));
   }
+  // The collector checked each signature on upload; the console checks again with the same
+  // CA, so a snapshot is never shown on the collector's word alone.
+  auto credentials = readCredentials(settings);
+  if (!credentials.ok()) return credentials.error();
+  auto verifier = core::SignatureVerifier::fromPem(credentials->ca_pem);
+  if (!verifier.ok()) return Error{verifier.error().code, "--ca: " + verifier.error().message};
   std::vector<v1::Snapshot> snapshots;
   std::vector<std::string> sources;
   std::vector<std::string> ids;
+  std::vector<std::string> trust;
+  std::vector<std::string> signed_files;
   std::vector<std::string> errors;
   bool cancelled = false;
   for (std::size_t k = 0; k < infos.size(); ++k) {
@@ -153,29 +161,46 @@ Result<JobData> fetchJob(const CollectorSettings& settings, const std::string& t
     r.mutable_fetch()->set_tenant(tenant);
     auto answer = session->call(std::move(r));
     const std::string name = "collector:" + infos[k].snapshot_id().substr(0, 12);
+    if (!answer.ok() && answer.error().code != ErrorCode::PermissionDenied) {
+      // The connection is gone (the collector stopped or the network broke): every later
+      // request would fail the same way, and half a job must not pass for the whole job.
+      return Error{answer.error().code, "the collector at " + settings.endpoint +
+                                            " stopped answering after " + std::to_string(k) +
+                                            " of " + std::to_string(infos.size()) +
+                                            " snapshots: " + answer.error().message};
+    }
     if (!answer.ok()) {
       errors.push_back(name + " (" + infos[k].node() + "): " + answer.error().message);
     } else if (!answer->has_snapshot()) {
       errors.push_back(name + " (" + infos[k].node() + "): the collector answered no snapshot");
     } else {
       auto envelope = core::parseSignedEnvelope(answer->snapshot().signed_snapshot());
+      auto checked =
+          envelope.ok() ? checkSnapshotSignature(*envelope, verifier->get()) : SignatureTrust{};
       auto snap =
           envelope.ok() ? core::openSnapshot(*envelope) : Result<v1::Snapshot>(envelope.error());
       if (envelope.ok() && core::snapshotId(*envelope) != infos[k].snapshot_id()) {
         errors.push_back(name + " (" + infos[k].node() +
                          "): arrived damaged (its bytes do not hash to its id)");
+      } else if (checked.refused) {
+        errors.push_back(name + " (" + infos[k].node() + "): " + checked.words);
       } else if (!snap.ok()) {
         errors.push_back(name + " (" + infos[k].node() + "): " + snap.error().message);
       } else {
         snapshots.push_back(std::move(*snap));
         sources.push_back(name);
         ids.push_back(infos[k].snapshot_id());
+        trust.push_back(checked.words);
+        signed_files.push_back(core::encodeSnapshotFile(*envelope));
       }
     }
     if (progress) progress(k + 1, infos.size());
   }
   JobData job = diagnoseSnapshots(std::move(snapshots), sources);
+  job.trust = std::move(trust);
+  job.signed_files = std::move(signed_files);
   job.errors.insert(job.errors.begin(), errors.begin(), errors.end());
+  job.origin = "collector " + settings.endpoint + ", tenant " + tenant + ", job " + job_id;
   job.cancelled = cancelled;
   job.tenant = tenant;
   job.snapshot_ids = std::move(ids);

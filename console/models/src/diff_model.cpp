@@ -112,12 +112,8 @@ std::vector<Fact> factsOf(const JobData& job, int node_index) {
     }
   }
   // Findings: one fact per code and place, valued by severity (present is worse than absent).
-  for (int i = 0; i < job.report.findings_size(); ++i) {
+  for (const int i : findingsOfNode(job, node_index)) {
     const auto& f = job.report.findings(i);
-    // Cheap test first (a 2,000-node majority walks every node), then the exact owner.
-    const bool maybe = !f.source().empty() && !node.source().empty() ? f.source() == node.source()
-                                                                     : f.node() == node.node();
-    if (!maybe || nodeOfFinding(job, i) != node_index) continue;
     QString where = q(f.device());
     if (f.port() != 0) where += QLatin1Char('/') + QString::number(f.port());
     const QString field = where.isEmpty() ? q(f.code()) : q(f.code()) + " on " + where;

@@ -28,9 +28,9 @@ v1::PfInspection pfInspectionFor(const JobData& job, const std::vector<int>& nod
     a.snapshot = job.snapshots[static_cast<std::size_t>(n)];
     a.snapshot_file = job.report.nodes(n).snapshot_file();
     a.label = job.report.nodes(n).label();
-    for (int i = 0; i < job.report.findings_size(); ++i) {
+    for (const int i : findingsOfNode(job, n)) {
       if (!findings.empty() && findings.count(i) == 0) continue;
-      if (nodeOfFinding(job, i) == n) a.findings.push_back(job.report.findings(i));
+      a.findings.push_back(job.report.findings(i));
     }
     analyzed.push_back(std::move(a));
   }

@@ -1,8 +1,8 @@
 #include "ibc/console/grid_filter.h"
 
-#include <QCollator>
 #include <QRegularExpression>
 #include <algorithm>
+#include <cmath>
 
 #include "ibc/console/job_data.h"
 #include "ibc/console/node_grid_model.h"
@@ -30,7 +30,10 @@ GridFilter::GridFilter(QObject* parent) : QSortFilterProxyModel(parent) {
 void GridFilter::setGridModel(NodeGridModel* model) {
   grid_ = model;
   setSourceModel(model);
-  connect(model, &QAbstractItemModel::modelReset, this, [this] { recomputeTop(); });
+  connect(model, &QAbstractItemModel::modelReset, this, [this] {
+    resolveCounters();
+    recomputeTop();
+  });
   recomputeTop();
 }
 
@@ -45,23 +48,34 @@ void GridFilter::setFilterText(const QString& text) {
       QStringLiteral("^([a-z][a-z0-9_]*)>(\\d+(?:\\.\\d+)?)$"));
   for (const QString& word : text.split(QLatin1Char(' '), Qt::SkipEmptyParts)) {
     if (auto m = kSeverity.match(word); m.hasMatch()) {
-      Term t{Term::Kind::MinSeverity, m.captured(1), 0};
+      Term t{Term::Kind::MinSeverity, m.captured(1), 0, {}, -1};
       t.number = severityFromWord(m.captured(2));
       terms_.push_back(t);
     } else if (auto c = kCode.match(word); c.hasMatch()) {
-      terms_.push_back({Term::Kind::Code, c.captured(1).toUpper(), 0});
+      terms_.push_back({Term::Kind::Code, c.captured(1).toUpper(), 0, {}, -1});
     } else if (auto n = kCounter.match(word); n.hasMatch()) {
-      terms_.push_back({Term::Kind::CounterAbove, n.captured(1), n.captured(2).toDouble()});
+      terms_.push_back({Term::Kind::CounterAbove, n.captured(1), n.captured(2).toDouble(), {}, -1});
     } else if (word.contains(QLatin1Char('=')) || word.contains(QLatin1Char('>')) ||
                word.contains(QLatin1Char('<'))) {
       error_ = tr("cannot read \"%1\": use severity>=warning, code=CODE, counter>N or a node "
                   "glob")
                    .arg(word);
     } else {
-      terms_.push_back({Term::Kind::NodeGlob, word, 0});
+      Term t{Term::Kind::NodeGlob, word, 0, {}, -1};
+      t.glob = QRegularExpression(QRegularExpression::wildcardToRegularExpression(word),
+                                  QRegularExpression::CaseInsensitiveOption);
+      terms_.push_back(t);
     }
   }
+  resolveCounters();
   invalidateFilter();
+}
+
+void GridFilter::resolveCounters() {
+  for (Term& t : terms_) {
+    if (t.kind == Term::Kind::CounterAbove)
+      t.counter_id = grid_ != nullptr ? grid_->counterId(t.text.toStdString()) : -1;
+  }
 }
 
 void GridFilter::setTopCounter(const QString& counter, int count) {
@@ -75,8 +89,9 @@ void GridFilter::recomputeTop() {
   in_top_.clear();
   if (grid_ == nullptr || top_counter_.isEmpty() || top_count_ <= 0) return;
   std::vector<std::pair<double, int>> values;
+  const int id = grid_->counterId(top_counter_.toStdString());
   for (int r = 0; r < grid_->rowCount(); ++r) {
-    if (auto v = grid_->counter(r, top_counter_)) values.push_back({*v, r});
+    if (auto v = grid_->counter(r, id)) values.push_back({*v, r});
   }
   std::stable_sort(values.begin(), values.end(),
                    [](const auto& a, const auto& b) { return a.first > b.first; });
@@ -93,27 +108,23 @@ bool GridFilter::filterAcceptsRow(int source_row, const QModelIndex& source_pare
         !in_top_[static_cast<std::size_t>(source_row)])
       return false;
   }
-  const QModelIndex node = grid_->index(source_row, NodeGridModel::Node);
   for (const Term& t : terms_) {
     switch (t.kind) {
-      case Term::Kind::NodeGlob: {
-        const QRegularExpression re(QRegularExpression::wildcardToRegularExpression(t.text),
-                                    QRegularExpression::CaseInsensitiveOption);
-        if (!re.match(node.data().toString()).hasMatch()) return false;
+      case Term::Kind::NodeGlob:
+        if (!t.glob.match(grid_->nodeName(source_row)).hasMatch()) return false;
         break;
-      }
       case Term::Kind::MinSeverity: {
-        const int s = node.data(NodeGridModel::SeverityRole).toInt();
+        const int s = grid_->severity(source_row);
         if (t.text == QLatin1String("=") ? s != static_cast<int>(t.number)
                                          : s < static_cast<int>(t.number))
           return false;
         break;
       }
       case Term::Kind::Code:
-        if (!node.data(NodeGridModel::CodesRole).toStringList().contains(t.text)) return false;
+        if (!grid_->codes(source_row).contains(t.text)) return false;
         break;
       case Term::Kind::CounterAbove: {
-        const auto v = grid_->counter(source_row, t.text);
+        const auto v = grid_->counter(source_row, t.counter_id);
         if (!v || *v <= t.number) return false;
         break;
       }
@@ -123,19 +134,16 @@ bool GridFilter::filterAcceptsRow(int source_row, const QModelIndex& source_pare
 }
 
 bool GridFilter::lessThan(const QModelIndex& left, const QModelIndex& right) const {
-  const QVariant l = left.data(NodeGridModel::SortRole);
-  const QVariant r = right.data(NodeGridModel::SortRole);
-  if (l.typeId() == QMetaType::QString || r.typeId() == QMetaType::QString) {
-    // Node names with numbers sort as a person expects: node2 before node10.
-    static const QCollator collator = [] {
-      QCollator c;
-      c.setNumericMode(true);
-      c.setCaseSensitivity(Qt::CaseInsensitive);
-      return c;
-    }();
-    return collator.compare(l.toString(), r.toString()) < 0;
+  if (grid_ == nullptr) return QSortFilterProxyModel::lessThan(left, right);
+  // Precomputed numeric keys (text columns hold their natural-order rank). An empty cell
+  // sorts after every value, whichever the direction the view asks for.
+  const double l = grid_->sortKey(left.row(), left.column());
+  const double r = grid_->sortKey(right.row(), right.column());
+  if (std::isnan(l) || std::isnan(r)) {
+    if (std::isnan(l) == std::isnan(r)) return false;
+    return sortOrder() == Qt::AscendingOrder ? std::isnan(r) : std::isnan(l);
   }
-  return QVariant::compare(l, r) == QPartialOrdering::Less;
+  return l < r;
 }
 
 }  // namespace ibc::console

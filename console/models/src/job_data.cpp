@@ -1,9 +1,16 @@
 #include "ibc/console/job_data.h"
 
+#include <openssl/err.h>
+#include <openssl/evp.h>
+#include <openssl/x509.h>
+
 #include <cerrno>
+#include <chrono>
 #include <cstdint>
 #include <cstring>
 #include <fstream>
+#include <memory>
+#include <unordered_map>
 
 #include "ibc/core/snapshot_file.h"
 
@@ -34,16 +41,93 @@ Result<std::string> readBounded(const std::string& path) {
   return bytes;
 }
 
-Result<v1::Snapshot> readSnapshot(const std::string& path) {
+struct Opened {
+  v1::Snapshot snapshot;
+  std::string trust;
+};
+
+Result<Opened> readSnapshot(const std::string& path, const core::SignatureVerifier* verifier) {
   auto bytes = readBounded(path);
   if (!bytes.ok()) return bytes.error();
-  return core::readSnapshotFile(path, *bytes);
+  auto env = core::decodeSnapshotFile(*bytes);
+  if (!env.ok()) return Error{env.error().code, path + ": " + env.error().message};
+  auto trust = checkSnapshotSignature(*env, verifier);
+  if (trust.refused) return Error{core::ErrorCode::PermissionDenied, path + ": " + trust.words};
+  auto snap = core::openSnapshot(*env);
+  if (!snap.ok()) return Error{snap.error().code, path + ": " + snap.error().message};
+  return Opened{std::move(*snap), std::move(trust.words)};
+}
+
+struct FreeX509 {
+  void operator()(X509* x) const { X509_free(x); }
+};
+struct FreeMdCtx {
+  void operator()(EVP_MD_CTX* c) const { EVP_MD_CTX_free(c); }
+};
+
+// The signature against the leaf certificate's own key: catches bytes changed after signing
+// when no CA is at hand. Returns "" when it holds, else why not.
+std::string leafSignatureProblem(const v1::SignedSnapshot& env) {
+  if (env.signature_algorithm() != core::kSignatureAlgorithmEd25519)
+    return "signature algorithm '" + env.signature_algorithm().substr(0, 64) +
+           "' is not supported (ed25519 only)";
+  if (env.certificate_chain_size() == 0) return "the envelope carries no certificate chain";
+  const std::string& der = env.certificate_chain(0);
+  const auto* p = reinterpret_cast<const unsigned char*>(der.data());
+  std::unique_ptr<X509, FreeX509> leaf(d2i_X509(nullptr, &p, static_cast<long>(der.size())));
+  EVP_PKEY* key = leaf ? X509_get0_pubkey(leaf.get()) : nullptr;
+  if (key == nullptr || EVP_PKEY_get_id(key) != EVP_PKEY_ED25519) {
+    ERR_clear_error();
+    return "the signer's certificate is not an Ed25519 certificate";
+  }
+  std::unique_ptr<EVP_MD_CTX, FreeMdCtx> ctx(EVP_MD_CTX_new());
+  const bool ok =
+      ctx && EVP_DigestVerifyInit(ctx.get(), nullptr, nullptr, nullptr, key) == 1 &&
+      EVP_DigestVerify(ctx.get(), reinterpret_cast<const unsigned char*>(env.signature().data()),
+                       env.signature().size(),
+                       reinterpret_cast<const unsigned char*>(env.snapshot().data()),
+                       env.snapshot().size()) == 1;
+  ERR_clear_error();
+  return ok ? std::string() : "the signature does not match the snapshot bytes";
+}
+
+std::string signerOf(const v1::SignedSnapshot& env) {
+  if (env.certificate_chain_size() == 0) return "an unknown signer";
+  auto id = core::certificateIdentity(env.certificate_chain(0));
+  return id.ok() ? id->subject : "an unreadable certificate";
 }
 
 }  // namespace
 
-int nodeOfFinding(const JobData& job, int finding) {
-  if (finding < 0 || finding >= job.report.findings_size()) return -1;
+SignatureTrust checkSnapshotSignature(const v1::SignedSnapshot& env,
+                                      const core::SignatureVerifier* verifier) {
+  if (env.signature().empty() && env.certificate_chain_size() == 0) {
+    return {false, "UNSIGNED: nobody vouches for these bytes"};
+  }
+  const std::string tampered =
+      "REFUSED, the snapshot was changed after it was signed or is not the signer's: ";
+  if (verifier != nullptr) {
+    const auto check = verifier->verify(env, std::chrono::system_clock::now());
+    if (!check.ok()) {
+      if (check.problem == core::SignatureProblem::BadSignature)
+        return {true, tampered + check.message};
+      return {true, "REFUSED, its signature does not hold (" +
+                        std::string(core::signatureProblemName(check.problem)) +
+                        "): " + check.message};
+    }
+    return {false, "signed by " + check.signer.subject + ", checked against the CA"};
+  }
+  const std::string problem = leafSignatureProblem(env);
+  if (!problem.empty()) return {true, tampered + problem};
+  return {false, "signed by " + signerOf(env) +
+                     "; bytes intact, signer NOT checked against a CA (give --ca)"};
+}
+
+namespace {
+
+// The scan nodeOfFinding's answer is defined by: the first node with the finding's source
+// (when both have one), else the first with its node name.
+int scanNodeOfFinding(const JobData& job, int finding) {
   const auto& f = job.report.findings(finding);
   const auto& nodes = job.report.nodes();
   for (int i = 0; i < nodes.size(); ++i) {
@@ -53,6 +137,59 @@ int nodeOfFinding(const JobData& job, int finding) {
       return i;
   }
   return -1;
+}
+
+}  // namespace
+
+int nodeOfFinding(const JobData& job, int finding) {
+  if (finding < 0 || finding >= job.report.findings_size()) return -1;
+  if (job.finding_node.size() == static_cast<std::size_t>(job.report.findings_size()))
+    return job.finding_node[static_cast<std::size_t>(finding)];
+  return scanNodeOfFinding(job, finding);
+}
+
+std::vector<int> findingsOfNode(const JobData& job, int node) {
+  if (node < 0 || node >= job.report.nodes_size()) return {};
+  if (job.node_findings.size() == static_cast<std::size_t>(job.report.nodes_size()) &&
+      job.finding_node.size() == static_cast<std::size_t>(job.report.findings_size()))
+    return job.node_findings[static_cast<std::size_t>(node)];
+  std::vector<int> out;
+  for (int i = 0; i < job.report.findings_size(); ++i) {
+    if (nodeOfFinding(job, i) == node) out.push_back(i);
+  }
+  return out;
+}
+
+void indexFindings(JobData& job) {
+  const auto& nodes = job.report.nodes();
+  // The same rule as the scan, through maps: first node per source, first per name, and
+  // whether any node lacks a source (then a name match may decide).
+  std::unordered_map<std::string, int> by_source, by_name;
+  std::unordered_map<std::string, int> by_name_without_source;
+  for (int i = 0; i < nodes.size(); ++i) {
+    const auto& n = nodes[i];
+    if (!n.source().empty()) by_source.emplace(n.source(), i);
+    by_name.emplace(n.node(), i);
+    if (n.source().empty()) by_name_without_source.emplace(n.node(), i);
+  }
+  job.finding_node.assign(static_cast<std::size_t>(job.report.findings_size()), -1);
+  job.node_findings.assign(static_cast<std::size_t>(nodes.size()), {});
+  for (int k = 0; k < job.report.findings_size(); ++k) {
+    const auto& f = job.report.findings(k);
+    int node = -1;
+    if (f.source().empty()) {
+      if (auto it = by_name.find(f.node()); it != by_name.end()) node = it->second;
+    } else {
+      // Nodes with a source match by source; nodes without one by name: the first in order.
+      int a = -1, b = -1;
+      if (auto it = by_source.find(f.source()); it != by_source.end()) a = it->second;
+      if (auto it = by_name_without_source.find(f.node()); it != by_name_without_source.end())
+        b = it->second;
+      node = a < 0 ? b : (b < 0 ? a : std::min(a, b));
+    }
+    job.finding_node[static_cast<std::size_t>(k)] = node;
+    if (node >= 0) job.node_findings[static_cast<std::size_t>(node)].push_back(k);
+  }
 }
 
 int severityRank(const std::string& severity) {
@@ -77,15 +214,18 @@ JobData diagnoseSnapshots(std::vector<v1::Snapshot> snapshots,
   core::diagnoseJobNodes(nodes, options);
   out.report = core::buildReport(std::move(nodes));
   out.snapshots = std::move(snapshots);
+  indexFindings(out);
   return out;
 }
 
 JobData loadSnapshotFiles(const std::vector<std::string>& paths,
                           const core::CompareOptions& options,
                           const std::function<void(std::size_t, std::size_t)>& progress,
-                          const std::atomic<bool>* cancel) {
+                          const std::atomic<bool>* cancel,
+                          const core::SignatureVerifier* verifier) {
   std::vector<v1::Snapshot> snapshots;
   std::vector<std::string> files;
+  std::vector<std::string> trust;
   std::vector<std::string> errors;
   bool cancelled = false;
   for (std::size_t i = 0; i < paths.size(); ++i) {
@@ -94,9 +234,10 @@ JobData loadSnapshotFiles(const std::vector<std::string>& paths,
       break;
     }
     const std::string& path = paths[i];
-    auto snap = readSnapshot(path);
+    auto snap = readSnapshot(path, verifier);
     if (snap.ok()) {
-      snapshots.push_back(std::move(snap).value());
+      snapshots.push_back(std::move(snap->snapshot));
+      trust.push_back(std::move(snap->trust));
       files.push_back(path);
     } else {
       errors.push_back(snap.error().message);
@@ -104,6 +245,7 @@ JobData loadSnapshotFiles(const std::vector<std::string>& paths,
     if (progress) progress(i + 1, paths.size());
   }
   JobData out = diagnoseSnapshots(std::move(snapshots), files, options);
+  out.trust = std::move(trust);
   out.errors = std::move(errors);
   out.cancelled = cancelled;
   return out;

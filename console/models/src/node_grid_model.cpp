@@ -1,10 +1,14 @@
 #include "ibc/console/node_grid_model.h"
 
 #include <QBrush>
+#include <QCollator>
 #include <QColor>
 #include <QFont>
 #include <algorithm>
-#include <map>
+#include <cmath>
+#include <iterator>
+#include <limits>
+#include <unordered_map>
 
 #include "ibc/console/port_counters.h"
 #include "ibc/core/report.h"
@@ -16,13 +20,6 @@ namespace v1 = ::ibcollect::v1;
 namespace {
 
 QString q(const std::string& s) { return QString::fromStdString(s); }
-
-// Whether finding `f` belongs to node `n` (by the input it came from, never by host name
-// alone: two snapshots of one host are two nodes) and applies to the row's device/port.
-bool findingOnNode(const v1::Finding& f, const v1::NodeReport& n) {
-  if (!f.source().empty() && !n.source().empty()) return f.source() == n.source();
-  return f.node() == n.node() || f.node() == n.label();
-}
 
 bool findingOnPort(const v1::Finding& f, const std::string& device, uint32_t port) {
   if (f.device().empty()) return true;  // node-level: every row of the node
@@ -42,29 +39,108 @@ QColor severityColor(int rank) {
 
 NodeGridModel::NodeGridModel(QObject* parent) : QAbstractTableModel(parent) {}
 
-void NodeGridModel::setJob(const JobData* job) {
+const char* NodeGridModel::counterOfColumn(int column) {
+  switch (column) {
+    case SymbolErrors: return "symbol_error";
+    case LinkDowned: return "link_downed";
+    case RcvErrors: return "port_rcv_errors";
+    case XmitDiscards: return "port_xmit_discards";
+    case XmitWait: return "port_xmit_wait";
+    default: return "";
+  }
+}
+
+void NodeGridModel::setJob(const JobData* job) { setJob(job, prepare(job)); }
+
+void NodeGridModel::setJob(const JobData* job, Prepared prepared) {
   beginResetModel();
   job_ = job;
-  rebuild();
+  rows_ = std::move(prepared.rows);
+  for (int c = 0; c < ColumnCount; ++c) majority_[c] = std::move(prepared.majority[c]);
+  outlier_rows_ = prepared.outlier_rows;
+  has_window_ = prepared.has_window;
+  std::copy(std::begin(prepared.empty_column), std::end(prepared.empty_column),
+            std::begin(empty_column_));
+  counter_ids_ = std::move(prepared.counter_ids);
   endResetModel();
 }
 
-void NodeGridModel::rebuild() {
-  rows_.clear();
-  outlier_rows_ = 0;
-  for (auto& m : majority_) m.clear();
-  if (job_ == nullptr) return;
-  const auto& report = job_->report;
+int NodeGridModel::intern(CounterIds& ids, const std::string& name) {
+  auto it = ids.find(std::string_view(name));
+  if (it != ids.end()) return it->second;
+  const int id = static_cast<int>(ids.size());
+  ids.emplace(name, id);
+  return id;
+}
+
+int NodeGridModel::counterId(std::string_view name) const {
+  auto it = counter_ids_.find(name);
+  return it == counter_ids_.end() ? -1 : it->second;
+}
+
+namespace {
+
+constexpr double kEmpty = std::numeric_limits<double>::quiet_NaN();
+
+const v1::Counter* findCounter(const google::protobuf::RepeatedPtrField<v1::Counter>* list,
+                               const std::string& name) {
+  if (list == nullptr) return nullptr;
+  for (const auto& c : *list) {
+    if (c.name() == name) return &c;
+  }
+  return nullptr;
+}
+
+QString formatAmount(double v) {
+  if (v == 0) return QStringLiteral("0");
+  if (v >= 100 || v == static_cast<double>(static_cast<int64_t>(v)))
+    return QString::number(static_cast<qint64>(v + 0.5));
+  return QString::number(v, 'f', v >= 10 ? 1 : 2);
+}
+
+double median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2), v.end());
+  return v[v.size() / 2];
+}
+
+}  // namespace
+
+NodeGridModel::Prepared NodeGridModel::prepare(const JobData* job) {
+  Prepared out;
+  out.rows.clear();
+  out.counter_ids.clear();
+  out.outlier_rows = 0;
+  out.has_window = false;
+  for (auto& m : out.majority) m.clear();
+  if (job == nullptr) return out;
+  const auto& report = job->report;
+  const int key_columns[] = {SymbolErrors, LinkDowned, RcvErrors, XmitDiscards, XmitWait};
+  int key_ids[std::size(key_columns)];
+  for (std::size_t k = 0; k < std::size(key_columns); ++k)
+    key_ids[k] = intern(out.counter_ids, counterOfColumn(key_columns[k]));
+  out.rows.reserve(static_cast<std::size_t>(report.nodes_size()) * 8);
   for (int i = 0; i < report.nodes_size(); ++i) {
     const auto& n = report.nodes(i);
+    // The node's findings as every page attributes them (JobData's index, one pass).
     std::vector<const v1::Finding*> mine;
-    for (const auto& f : report.findings()) {
-      if (findingOnNode(f, n)) mine.push_back(&f);
+    for (const int k : findingsOfNode(*job, i)) mine.push_back(&report.findings(k));
+    const v1::Snapshot* snap =
+        i < static_cast<int>(job->snapshots.size()) ? &job->snapshots[std::size_t(i)] : nullptr;
+    const double interval =
+        snap != nullptr && snap->has_window() ? snap->window().interval_seconds() : 0;
+    if (interval > 0) out.has_window = true;
+    std::optional<double> busbw;
+    if (snap != nullptr) {
+      for (const auto& t : snap->nccl_tests()) {
+        for (const auto& r : t.parsed().rows())
+          busbw = std::max(busbw.value_or(0), std::max(r.oop_busbw_gbs(), r.ip_busbw_gbs()));
+      }
     }
     auto fill = [&](Row& r, const std::string& device, uint32_t port) {
+      for (double& k : r.sort) k = kEmpty;
       r.node = i;
       r.cells[Node] = q(n.label().empty() ? n.node() : n.label());
-      r.sort[Node] = r.cells[Node];
       const v1::Finding* worst = nullptr;
       int count = 0;
       for (const auto* f : mine) {
@@ -87,17 +163,17 @@ void NodeGridModel::rebuild() {
                              : QStringLiteral("UNREACHABLE");
       r.sort[Verdict] = n.unreachable_reason().empty() ? r.severity : 4;
       r.cells[WorstFinding] = worst != nullptr && r.severity >= 1 ? q(worst->code()) : QString();
-      r.sort[WorstFinding] = r.cells[WorstFinding];
+      if (busbw) {
+        r.cells[Busbw] = QString::number(*busbw, 'f', 1);
+        r.sort[Busbw] = *busbw;
+      }
     };
     if (n.ports_size() == 0) {
       Row r;
       fill(r, "", 0);
       r.cells[State] = n.unreachable_reason().empty() ? QStringLiteral("no RDMA port")
                                                       : QStringLiteral("did not answer");
-      for (int c = Device; c < ColumnCount; ++c) {
-        if (!r.sort[c].isValid()) r.sort[c] = r.cells[c];
-      }
-      rows_.push_back(std::move(r));
+      out.rows.push_back(std::move(r));
       continue;
     }
     for (int p = 0; p < n.ports_size(); ++p) {
@@ -116,34 +192,152 @@ void NodeGridModel::rebuild() {
       r.cells[LinkLayer] = q(port.link_layer());
       r.cells[Firmware] = q(port.fw_ver());
       r.cells[Function] = port.virtual_function() ? QStringLiteral("VF") : QString();
-      for (int c = Device; c < ColumnCount; ++c) {
-        if (!r.sort[c].isValid()) r.sort[c] = r.cells[c];
+      if (snap == nullptr) {
+        out.rows.push_back(std::move(r));
+        continue;
       }
-      rows_.push_back(std::move(r));
+      // The port's counters, once: amounts for filters and top-X, rates for the columns.
+      const v1::RdmaPort* raw = nullptr;
+      const v1::RdmaDevice* raw_device = nullptr;
+      for (const auto& d : snap->devices()) {
+        if (d.name() != port.device()) continue;
+        raw_device = &d;
+        for (const auto& pp : d.ports()) {
+          if (pp.port() == port.port()) raw = &pp;
+        }
+      }
+      const v1::PortCounterSample* second = nullptr;
+      if (snap->has_window()) {
+        for (const auto& w : snap->window().ports()) {
+          if (w.device() == port.device() && w.port() == port.port()) second = &w;
+        }
+      }
+      std::optional<uint32_t> mtu;
+      for (const auto& nd : snap->netdevs()) {
+        if (nd.rdma_device() == port.device() && nd.rdma_port() == port.port() && nd.has_mtu()) {
+          mtu = nd.mtu();
+          break;
+        }
+      }
+      if (!mtu && raw != nullptr && raw->has_active_mtu()) mtu = raw->active_mtu();
+      if (mtu) {
+        r.cells[Mtu] = QString::number(*mtu);
+        r.sort[Mtu] = *mtu;
+      }
+      auto add = [&](const google::protobuf::RepeatedPtrField<v1::Counter>& list,
+                     const google::protobuf::RepeatedPtrField<v1::Counter>* later) {
+        for (const auto& c : list) {
+          if (!c.unavailable_reason().empty()) continue;
+          double amount = static_cast<double>(c.value());
+          if (interval > 0) {
+            // A counter that went backwards was reset or wrapped: no delta rather than a
+            // wrong one (nor a total posing as a delta).
+            const auto* s = findCounter(later, c.name());
+            if (s == nullptr || !s->unavailable_reason().empty() || s->value() < c.value())
+              continue;
+            amount = static_cast<double>(s->value() - c.value());
+          }
+          r.counters.emplace_back(intern(out.counter_ids, c.name()), amount);
+        }
+      };
+      if (raw != nullptr) {
+        add(raw->counters(), second != nullptr ? &second->counters() : nullptr);
+        add(raw->counters_ext(), second != nullptr ? &second->counters_ext() : nullptr);
+        add(raw->hw_counters(), second != nullptr ? &second->hw_counters() : nullptr);
+      }
+      if (raw_device != nullptr && interval <= 0) add(raw_device->hw_counters(), nullptr);
+      // First of a name wins (counters before counters_ext before hw_counters).
+      std::stable_sort(r.counters.begin(), r.counters.end(),
+                       [](const auto& a, const auto& b) { return a.first < b.first; });
+      r.counters.erase(std::unique(r.counters.begin(), r.counters.end(),
+                                   [](const auto& a, const auto& b) { return a.first == b.first; }),
+                       r.counters.end());
+      for (std::size_t k = 0; k < std::size(key_columns); ++k) {
+        const auto it = std::lower_bound(r.counters.begin(), r.counters.end(),
+                                         std::make_pair(key_ids[k], -1e300));
+        if (it == r.counters.end() || it->first != key_ids[k]) continue;
+        const double v = interval > 0 ? it->second / interval : it->second;
+        r.sort[key_columns[k]] = v;
+        r.cells[key_columns[k]] =
+            interval > 0 ? formatAmount(v) + QStringLiteral("/s") : formatAmount(v);
+      }
+      out.rows.push_back(std::move(r));
     }
   }
   // The job's majority per judged column: a value more than half of the port rows share.
   // Cells that differ are the outliers an engineer looks for first.
-  for (int c : {State, PhysState, Rate, LinkLayer, Firmware, Function}) {
-    std::map<QString, int> counts;
+  for (int c : {State, PhysState, Rate, LinkLayer, Mtu, Firmware, Function}) {
+    std::unordered_map<QString, int> counts;
     int port_rows = 0;
-    for (const auto& r : rows_) {
+    for (const auto& r : out.rows) {
       if (r.port < 0) continue;
       ++port_rows;
       ++counts[r.cells[c]];
     }
     for (const auto& [value, count] : counts) {
-      if (2 * count > port_rows) majority_[c] = value;
+      if (2 * count > port_rows) out.majority[c] = value;
     }
-    if (majority_[c].isNull() || port_rows < 2) continue;
-    for (auto& r : rows_) {
-      if (r.port >= 0 && r.cells[c] != majority_[c]) r.outlier[c] = true;
+    if (out.majority[c].isNull() || port_rows < 2) continue;
+    for (auto& r : out.rows) {
+      if (r.port >= 0 && r.cells[c] != out.majority[c]) r.outlier[c] = true;
     }
   }
-  for (const auto& r : rows_) {
+  // Error counters: an outlier is above ten times the job's median (any non-zero count when
+  // most ports read 0). Bus bandwidth: below half the median (chart_data's rules).
+  for (int c : key_columns) {
+    std::vector<double> values;
+    for (const auto& r : out.rows) {
+      if (!std::isnan(r.sort[c])) values.push_back(r.sort[c]);
+    }
+    if (values.size() < 2) continue;
+    const double m = median(values);
+    out.majority[c] = formatAmount(m);
+    for (auto& r : out.rows) {
+      if (!std::isnan(r.sort[c]) && r.sort[c] > 0 && r.sort[c] > 10 * m) r.outlier[c] = true;
+    }
+  }
+  {
+    std::vector<double> values;
+    for (const auto& r : out.rows) {
+      if (!std::isnan(r.sort[Busbw])) values.push_back(r.sort[Busbw]);
+    }
+    if (values.size() >= 2) {
+      const double m = median(values);
+      out.majority[Busbw] = QString::number(m, 'f', 1);
+      for (auto& r : out.rows) {
+        if (!std::isnan(r.sort[Busbw]) && r.sort[Busbw] < m / 2) r.outlier[Busbw] = true;
+      }
+    }
+  }
+  // Text columns sort by their rank in natural order (node2 before node10), computed here
+  // once: sorting compares numbers only.
+  static const QCollator collator = [] {
+    QCollator c;
+    c.setNumericMode(true);
+    c.setCaseSensitivity(Qt::CaseInsensitive);
+    return c;
+  }();
+  for (int c : {Node, Device, State, PhysState, LinkLayer, Firmware, Function, WorstFinding}) {
+    std::vector<QString> values;
+    values.reserve(out.rows.size());
+    for (const auto& r : out.rows) values.push_back(r.cells[c]);
+    std::sort(values.begin(), values.end());
+    values.erase(std::unique(values.begin(), values.end()), values.end());
+    std::sort(values.begin(), values.end(),
+              [](const QString& a, const QString& b) { return collator.compare(a, b) < 0; });
+    std::unordered_map<QString, double> rank;
+    for (std::size_t k = 0; k < values.size(); ++k) rank.emplace(values[k], double(k));
+    for (auto& r : out.rows) r.sort[c] = rank[r.cells[c]];
+  }
+  for (const auto& r : out.rows) {
     if (std::any_of(std::begin(r.outlier), std::end(r.outlier), [](bool b) { return b; }))
-      ++outlier_rows_;
+      ++out.outlier_rows;
   }
+  for (int c = 0; c < ColumnCount; ++c) {
+    out.empty_column[c] = std::all_of(out.rows.begin(), out.rows.end(),
+                                      [c](const Row& r) { return r.cells[c].isEmpty(); });
+  }
+  return out;
 }
 
 int NodeGridModel::rowCount(const QModelIndex& parent) const {
@@ -162,7 +356,7 @@ QVariant NodeGridModel::data(const QModelIndex& index, int role) const {
   switch (role) {
     case Qt::DisplayRole:
     case RawValueRole: return r.cells[c];
-    case SortRole: return r.sort[c];
+    case SortRole: return std::isnan(r.sort[c]) ? QVariant() : QVariant(r.sort[c]);
     case SeverityRole: return r.severity;
     case OutlierRole: return r.outlier[c];
     case NodeIndexRole: return r.node;
@@ -175,9 +369,12 @@ QVariant NodeGridModel::data(const QModelIndex& index, int role) const {
       return {};
     case Qt::FontRole:
       if (r.outlier[c] || (c == Verdict && r.severity >= 2)) {
-        QFont f;
-        f.setBold(true);
-        return f;
+        static const QFont bold = [] {
+          QFont f;
+          f.setBold(true);
+          return f;
+        }();
+        return bold;
       }
       return {};
     case Qt::ToolTipRole:
@@ -189,7 +386,8 @@ QVariant NodeGridModel::data(const QModelIndex& index, int role) const {
       if (c == WorstFinding || c == Findings) return r.codes.join(QStringLiteral(", "));
       return {};
     case Qt::TextAlignmentRole:
-      if (c == Port || c == Rate || c == Findings)
+      if (c == Port || c == Rate || c == Mtu || c == Findings || c == Busbw ||
+          (c >= SymbolErrors && c <= XmitWait))
         return QVariant::fromValue(Qt::AlignRight | Qt::AlignVCenter);
       return {};
     default: return {};
@@ -197,7 +395,20 @@ QVariant NodeGridModel::data(const QModelIndex& index, int role) const {
 }
 
 QVariant NodeGridModel::headerData(int section, Qt::Orientation orientation, int role) const {
-  if (orientation != Qt::Horizontal || role != Qt::DisplayRole) return {};
+  if (orientation != Qt::Horizontal) return {};
+  if (role == Qt::ToolTipRole) {
+    const char* counter = counterOfColumn(section);
+    if (*counter != 0) {
+      return has_window_ ? tr("%1 per second over the snapshot's window").arg(counter)
+                         : tr("%1: total since the counters were last reset (the snapshots "
+                              "have no window; take them with --window for rates)")
+                               .arg(counter);
+    }
+    if (section == Busbw) return tr("Peak nccl-tests bus bandwidth of the node, GB/s");
+    if (section == Mtu) return tr("MTU of the port's netdev (else the port's active MTU)");
+    return {};
+  }
+  if (role != Qt::DisplayRole) return {};
   switch (section) {
     case Node: return tr("Node");
     case Device: return tr("Device");
@@ -206,8 +417,15 @@ QVariant NodeGridModel::headerData(int section, Qt::Orientation orientation, int
     case PhysState: return tr("Phys state");
     case Rate: return tr("Rate");
     case LinkLayer: return tr("Link");
+    case Mtu: return tr("MTU");
     case Firmware: return tr("Firmware");
     case Function: return tr("VF");
+    case SymbolErrors: return has_window_ ? tr("Symbol err/s") : tr("Symbol err");
+    case LinkDowned: return has_window_ ? tr("Link downed/s") : tr("Link downed");
+    case RcvErrors: return has_window_ ? tr("Rcv err/s") : tr("Rcv err");
+    case XmitDiscards: return has_window_ ? tr("Xmit discard/s") : tr("Xmit discard");
+    case XmitWait: return has_window_ ? tr("Xmit wait/s") : tr("Xmit wait");
+    case Busbw: return tr("Busbw GB/s");
     case Findings: return tr("Findings");
     case Verdict: return tr("Verdict");
     case WorstFinding: return tr("Worst finding");
@@ -229,16 +447,15 @@ int NodeGridModel::rowOf(int node_index, const QString& device, int port) const 
 QString NodeGridModel::majority(Column column) const { return majority_[column]; }
 
 std::optional<double> NodeGridModel::counter(int row, const QString& name) const {
-  if (job_ == nullptr || row < 0 || row >= static_cast<int>(rows_.size())) return std::nullopt;
-  const Row& r = rows_[static_cast<std::size_t>(row)];
-  if (r.port < 0 || r.node >= static_cast<int>(job_->snapshots.size())) return std::nullopt;
-  const auto& summary = job_->report.nodes(r.node).ports(r.port);
-  const std::string wanted = name.toStdString();
-  for (const auto& c : portCounters(job_->snapshots[static_cast<std::size_t>(r.node)],
-                                    summary.device(), summary.port())) {
-    if (c.name == wanted && c.total) return c.amount();
-  }
-  return std::nullopt;
+  return counter(row, counterId(name.toStdString()));
+}
+
+std::optional<double> NodeGridModel::counter(int row, int id) const {
+  if (id < 0 || row < 0 || row >= static_cast<int>(rows_.size())) return std::nullopt;
+  const auto& list = rows_[static_cast<std::size_t>(row)].counters;
+  const auto it = std::lower_bound(list.begin(), list.end(), std::make_pair(id, -1e300));
+  if (it == list.end() || it->first != id) return std::nullopt;
+  return it->second;
 }
 
 }  // namespace ibc::console

@@ -1,7 +1,7 @@
 // The .ibbundle archive: round trip, and every hostile archive refused with its reason. The
 // hostile archives are built here with libarchive itself (what an attacker would use).
 
-#include "ibc/agent/bundle_archive.h"
+#include "ibc/bundle/bundle_archive.h"
 
 #include <archive.h>
 #include <archive_entry.h>
@@ -57,7 +57,7 @@ std::string makeArchive(const std::vector<Entry>& entries, bool zstd = true) {
 }
 
 std::string refusal(const std::string& archive_bytes, const core::BundleLimits& limits = {}) {
-  auto r = readBundleArchive(archive_bytes, limits);
+  auto r = ibc::bundle::readBundleArchive(archive_bytes, limits);
   EXPECT_FALSE(r.ok());
   return r.ok() ? std::string() : r.error().message;
 }
@@ -66,25 +66,25 @@ TEST(BundleArchive, RoundTripsEveryMemberByteForByte) {
   core::BundleMembers m{{"manifest.json", "{}"},
                         {"snapshots/a.ibsnap", std::string("\0\x01\xff", 3)},
                         {"report.md", std::string(300000, 'x')}};
-  auto bytes = writeBundleArchive(m);
+  auto bytes = ibc::bundle::writeBundleArchive(m);
   ASSERT_TRUE(bytes.ok()) << bytes.error().message;
   EXPECT_LT(bytes->size(), 10000u) << "zstd compresses";
   EXPECT_EQ(bytes->substr(0, 4), std::string("\x28\xb5\x2f\xfd", 4)) << "zstd magic";
-  auto back = readBundleArchive(*bytes);
+  auto back = ibc::bundle::readBundleArchive(*bytes);
   ASSERT_TRUE(back.ok()) << back.error().message;
   EXPECT_EQ(*back, m);
 }
 
 TEST(BundleArchive, WritingRefusesUnsafeNames) {
-  EXPECT_FALSE(writeBundleArchive({{"../x", "a"}}).ok());
-  EXPECT_FALSE(writeBundleArchive({{"/abs", "a"}}).ok());
+  EXPECT_FALSE(ibc::bundle::writeBundleArchive({{"../x", "a"}}).ok());
+  EXPECT_FALSE(ibc::bundle::writeBundleArchive({{"/abs", "a"}}).ok());
 }
 
 TEST(BundleArchive, DirectoriesAndDotSlashNamesFromTarAreAccepted) {
-  auto r = readBundleArchive(makeArchive({{"./", "", AE_IFDIR},
-                                          {"./snapshots/", "", AE_IFDIR},
-                                          {"./manifest.json", "{}"},
-                                          {"./snapshots/a.ibsnap", "x"}}));
+  auto r = ibc::bundle::readBundleArchive(makeArchive({{"./", "", AE_IFDIR},
+                                                       {"./snapshots/", "", AE_IFDIR},
+                                                       {"./manifest.json", "{}"},
+                                                       {"./snapshots/a.ibsnap", "x"}}));
   ASSERT_TRUE(r.ok()) << r.error().message;
   EXPECT_EQ(r->size(), 2u);
   EXPECT_EQ(r->count("snapshots/a.ibsnap"), 1u);
@@ -128,7 +128,7 @@ TEST(BundleArchive, MoreMembersThanTheBoundAreRefused) {
   limits.max_members = 10;
   EXPECT_NE(refusal(makeArchive(many), limits).find("more than 10 members"), std::string::npos);
   limits.max_members = 20;
-  EXPECT_TRUE(readBundleArchive(makeArchive(many), limits).ok());
+  EXPECT_TRUE(ibc::bundle::readBundleArchive(makeArchive(many), limits).ok());
 }
 
 TEST(BundleArchive, AZstdBombStopsAtTheBoundWhileInflating) {
@@ -156,11 +156,11 @@ TEST(BundleArchive, AMemberWhoseHeaderUndersellsItIsCountedAsItInflates) {
 TEST(BundleArchive, GarbageTruncatedAndOtherFormatsAreMalformed) {
   for (const std::string bad :
        {std::string(), std::string("not an archive at all"), std::string(1000, '\0')}) {
-    auto r = readBundleArchive(bad);
+    auto r = ibc::bundle::readBundleArchive(bad);
     EXPECT_FALSE(r.ok());
   }
   const auto good = makeArchive({{"report.md", std::string(100000, 'r')}});
-  auto truncated = readBundleArchive(good.substr(0, good.size() / 2));
+  auto truncated = ibc::bundle::readBundleArchive(good.substr(0, good.size() / 2));
   ASSERT_FALSE(truncated.ok());
   EXPECT_EQ(truncated.error().code, core::ErrorCode::Malformed);
 }

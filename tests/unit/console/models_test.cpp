@@ -26,6 +26,7 @@
 #include "ibc/console/grid_filter.h"
 #include "ibc/console/job_data.h"
 #include "ibc/console/node_grid_model.h"
+#include "ibc/console/port_counters.h"
 #include "ibc/core/nccl_tests.h"
 #include "ibc/core/snapshot_file.h"
 #include "sysfs_json.h"
@@ -210,6 +211,228 @@ TEST(GridFilter, SortingByRateIsNumericAndByNodeIsNatural) {
   EXPECT_EQ(f.index(0, NodeGridModel::Rate).data().toString(), "100 Gb/s");
   f.sort(NodeGridModel::Verdict, Qt::DescendingOrder);
   EXPECT_EQ(f.index(0, NodeGridModel::Verdict).data().toString(), "CRITICAL");
+}
+
+// The job's snapshots, each with a real all_reduce_perf output attached (busbw to compare).
+std::vector<v1::Snapshot> withNcclTests(std::vector<v1::Snapshot> snaps) {
+  const char* const outputs[] = {
+      "real/nccl-tests/"
+      "nccl-tests_all_reduce_perf_16rank-2node-h100-gcp-a3mega_create-a3mega-ztan-fork.txt",
+      "real/nccl-tests/"
+      "nccl-tests_all_reduce_perf_1node-8xa100-validation-off-legacy-format_superbenchmark-tests-"
+      "data.txt",
+      "real/nccl-tests/nccl-tests_all_reduce_perf_rccl-tail-asterisk-footer_rccl-pr-2078.txt",
+      "real/nccl-tests/"
+      "nccl-tests_all_reduce_perf_ring-large-sizes-busbw95_nccl-tests-issue-252.txt",
+  };
+  for (std::size_t i = 0; i < snaps.size() && i < 4; ++i) {
+    auto* t = snaps[i].add_nccl_tests();
+    *t->mutable_parsed() = core::parseNcclTests(ibc::test::readFixture(outputs[i]));
+  }
+  return snaps;
+}
+
+// Real captures that hold port counters (the gcm job's captures hold none): mlx4 QDR with
+// two ports, mlx4 with counters_ext, mlx5 with hw_counters errors, hfi1 Omni-Path.
+const std::vector<std::string> kCounterFiles = {"mlx4-qdr.ibsnap", "mlx4-ext.ibsnap", "mlx5.ibsnap",
+                                                "hfi1.ibsnap"};
+const std::vector<v1::Snapshot>& counterSnapshots() {
+  static const std::vector<v1::Snapshot> snaps = [] {
+    std::vector<v1::Snapshot> out;
+    for (const char* tree :
+         {"real/sysfs/sysfs_procfs-fixture_mlx4_0_ib-qdr-2port.tree/fixtures",
+          "real/sysfs/sysfs_node-exporter-fixture_mlx4_0_counters-ext.tree",
+          "real/sysfs/sysfs_procfs-fixture_mlx5_0_hw-counters-errors.tree/fixtures",
+          "real/sysfs/sysfs_procfs-fixture_hfi1_0_omnipath.tree/fixtures"})
+      out.push_back(collectTree(ibc::test::fixturePath(tree)));
+    return out;
+  }();
+  return snaps;
+}
+
+// The counter captures as if taken with --window 10 (synthetic second samples, in memory):
+// every counter read again unchanged, except on the mlx4 QDR capture's port 1 where
+// symbol_error grew by 50 and port_xmit_wait went backwards (a reset: no delta).
+JobData windowedJob() {
+  std::vector<v1::Snapshot> snaps = counterSnapshots();
+  for (std::size_t i = 0; i < snaps.size(); ++i) {
+    auto* w = snaps[i].mutable_window();
+    w->set_interval_seconds(10);
+    for (const auto& d : snaps[i].devices()) {
+      for (const auto& p : d.ports()) {
+        auto* s = w->add_ports();
+        s->set_device(d.name());
+        s->set_port(p.port());
+        *s->mutable_counters() = p.counters();
+        *s->mutable_counters_ext() = p.counters_ext();
+        *s->mutable_hw_counters() = p.hw_counters();
+        if (i != 0 || p.port() != 1) continue;
+        for (auto& c : *s->mutable_counters()) {
+          if (c.name() == "symbol_error") c.set_value(c.value() + 50);
+          if (c.name() == "port_xmit_wait") c.set_value(0);
+        }
+      }
+    }
+  }
+  return diagnoseSnapshots(snaps, kCounterFiles);
+}
+
+int rowOfNodePort(const NodeGridModel& m, int node, int port) {
+  for (int r = 0; r < m.rowCount(); ++r) {
+    if (m.index(r, 0).data(NodeGridModel::NodeIndexRole).toInt() == node &&
+        m.index(r, NodeGridModel::Port).data().toInt() == port)
+      return r;
+  }
+  return -1;
+}
+
+TEST(NodeGridModel, KeyCounterColumnsAreTheTotalsCoreReadAndMtuIsTheNetdevs) {
+  const JobData j = diagnoseSnapshots(counterSnapshots(), kCounterFiles);
+  NodeGridModel m;
+  QAbstractItemModelTester tester(&m, QAbstractItemModelTester::FailureReportingMode::Fatal);
+  m.setJob(&j);
+  EXPECT_FALSE(m.hasWindow());
+  EXPECT_EQ(m.headerData(NodeGridModel::SymbolErrors, Qt::Horizontal).toString(), "Symbol err");
+  int checked = 0;
+  for (int r = 0; r < m.rowCount(); ++r) {
+    const int n = m.index(r, 0).data(NodeGridModel::NodeIndexRole).toInt();
+    const QString device = m.index(r, NodeGridModel::Device).data().toString();
+    const int port = m.index(r, NodeGridModel::Port).data().toInt();
+    // The same numbers through the node page's walk (port_counters.cpp), not the grid's.
+    for (const int column :
+         {NodeGridModel::SymbolErrors, NodeGridModel::LinkDowned, NodeGridModel::RcvErrors,
+          NodeGridModel::XmitDiscards, NodeGridModel::XmitWait}) {
+      std::optional<uint64_t> total;
+      bool seen = false;
+      for (const auto& c :
+           portCounters(j.snapshots[std::size_t(n)], device.toStdString(), uint32_t(port))) {
+        if (c.name != NodeGridModel::counterOfColumn(column) || seen) continue;
+        seen = true;
+        total = c.total;
+      }
+      const QModelIndex cell = m.index(r, column);
+      if (!total) {
+        EXPECT_TRUE(cell.data().toString().isEmpty()) << r << " " << column;
+        EXPECT_FALSE(cell.data(NodeGridModel::SortRole).isValid());
+        continue;
+      }
+      EXPECT_EQ(cell.data(NodeGridModel::SortRole).toDouble(), double(*total));
+      EXPECT_EQ(cell.data().toString(), QString::number(*total));
+      ++checked;
+    }
+  }
+  EXPECT_GE(checked, 15);  // mlx4 QDR's two ports, mlx4 ext and hfi1 carry all five
+  // MTU: the IPoIB netdev bound to the port, on the gcm job (its captures have netdevs).
+  m.setJob(&job());
+  int mtus = 0;
+  for (int r = 0; r < m.rowCount(); ++r) {
+    const int n = m.index(r, 0).data(NodeGridModel::NodeIndexRole).toInt();
+    const QString device = m.index(r, NodeGridModel::Device).data().toString();
+    for (const auto& nd : job().snapshots[std::size_t(n)].netdevs()) {
+      if (QString::fromStdString(nd.rdma_device()) != device || !nd.has_mtu()) continue;
+      EXPECT_EQ(m.index(r, NodeGridModel::Mtu).data().toString(), QString::number(nd.mtu()));
+      ++mtus;
+      break;
+    }
+  }
+  EXPECT_EQ(mtus, 32);
+}
+
+TEST(NodeGridModel, WithAWindowCounterColumnsAreRatesAndTheGrowingPortIsTheOutlier) {
+  const JobData j = windowedJob();
+  NodeGridModel m;
+  QAbstractItemModelTester tester(&m, QAbstractItemModelTester::FailureReportingMode::Fatal);
+  m.setJob(&j);
+  EXPECT_TRUE(m.hasWindow());
+  EXPECT_EQ(m.headerData(NodeGridModel::SymbolErrors, Qt::Horizontal).toString(), "Symbol err/s");
+  const int grew = rowOfNodePort(m, 0, 1);
+  ASSERT_GE(grew, 0);
+  const QModelIndex cell = m.index(grew, NodeGridModel::SymbolErrors);
+  EXPECT_EQ(cell.data().toString(), "5/s");
+  EXPECT_DOUBLE_EQ(cell.data(NodeGridModel::SortRole).toDouble(), 5.0);
+  EXPECT_TRUE(cell.data(NodeGridModel::OutlierRole).toBool());
+  EXPECT_EQ(m.counter(grew, "symbol_error"), 50.0);  // the delta, for filters and top-X
+  int outliers = 0;
+  int rates = 0;
+  for (int r = 0; r < m.rowCount(); ++r) {
+    outliers += m.index(r, NodeGridModel::SymbolErrors).data(NodeGridModel::OutlierRole).toBool();
+    const QString text = m.index(r, NodeGridModel::SymbolErrors).data().toString();
+    if (r != grew && !text.isEmpty()) {
+      EXPECT_EQ(text, "0/s");
+      ++rates;
+    }
+  }
+  EXPECT_EQ(outliers, 1);
+  EXPECT_GE(rates, 2);
+  // A counter that went backwards has no rate (nor a total posing as one).
+  EXPECT_TRUE(m.index(grew, NodeGridModel::XmitWait).data().toString().isEmpty());
+  EXPECT_FALSE(m.counter(grew, "port_xmit_wait"));
+}
+
+TEST(NodeGridModel, BusbwIsTheNodesPeakAndTheSlowNodesRowsAreOutliers) {
+  const JobData j = diagnoseSnapshots(withNcclTests(job().snapshots), jobFiles());
+  NodeGridModel m;
+  QAbstractItemModelTester tester(&m, QAbstractItemModelTester::FailureReportingMode::Fatal);
+  m.setJob(&j);
+  const int fast = rowOfPort(m, "node1720 (gpu01.ibsnap)", "mlx5_0");
+  const int slow = rowOfPort(m, "node1661", "mlx5_0");
+  EXPECT_EQ(m.index(fast, NodeGridModel::Busbw).data().toString(), "338.8");
+  EXPECT_EQ(m.index(slow, NodeGridModel::Busbw).data().toString(), "97.5");
+  EXPECT_TRUE(m.index(slow, NodeGridModel::Busbw).data(NodeGridModel::OutlierRole).toBool());
+  EXPECT_FALSE(m.index(fast, NodeGridModel::Busbw).data(NodeGridModel::OutlierRole).toBool());
+  EXPECT_EQ(m.outlierRows(), 16);  // 8 slow-rate ports + node1661's 8 ports (2 INIT)
+}
+
+TEST(GridFilter, SortsEveryColumnByItsNumberEmptyCellsLastAndFiltersAndTopXByCounter) {
+  const JobData j = windowedJob();
+  NodeGridModel m;
+  m.setJob(&j);
+  GridFilter f;
+  QAbstractItemModelTester tester(&f, QAbstractItemModelTester::FailureReportingMode::Fatal);
+  f.setGridModel(&m);
+  const int rows = m.rowCount();
+  ASSERT_GE(rows, 4);
+  for (int c = 0; c < NodeGridModel::ColumnCount; ++c) {
+    for (const auto order : {Qt::AscendingOrder, Qt::DescendingOrder}) {
+      f.sort(c, order);
+      ASSERT_EQ(f.rowCount(), rows);
+      bool seen_empty = false;
+      for (int r = 0; r < f.rowCount(); ++r) {
+        const QVariant key = f.index(r, c).data(NodeGridModel::SortRole);
+        if (!key.isValid()) {
+          seen_empty = true;
+          continue;
+        }
+        EXPECT_FALSE(seen_empty) << "column " << c << ": a value after an empty cell";
+        if (r == 0) continue;
+        const QVariant prev = f.index(r - 1, c).data(NodeGridModel::SortRole);
+        if (!prev.isValid()) continue;
+        if (order == Qt::AscendingOrder)
+          EXPECT_LE(prev.toDouble(), key.toDouble()) << "column " << c << " row " << r;
+        else
+          EXPECT_GE(prev.toDouble(), key.toDouble()) << "column " << c << " row " << r;
+      }
+    }
+  }
+  f.sort(NodeGridModel::SymbolErrors, Qt::DescendingOrder);
+  EXPECT_EQ(f.index(0, NodeGridModel::SymbolErrors).data().toString(), "5/s");
+  EXPECT_EQ(f.index(0, NodeGridModel::Node).data(NodeGridModel::NodeIndexRole).toInt(), 0);
+  f.setFilterText("symbol_error>10");
+  ASSERT_EQ(f.rowCount(), 1);
+  EXPECT_EQ(f.index(0, NodeGridModel::Port).data().toInt(), 1);
+  f.setFilterText("symbol_error>50");
+  EXPECT_EQ(f.rowCount(), 0);
+  f.setFilterText("no_such_counter>0");
+  EXPECT_EQ(f.rowCount(), 0);
+  f.setFilterText("");
+  f.setTopCounter("symbol_error", 1);
+  ASSERT_EQ(f.rowCount(), 1);
+  EXPECT_EQ(f.index(0, NodeGridModel::Node).data(NodeGridModel::NodeIndexRole).toInt(), 0);
+  EXPECT_EQ(f.index(0, NodeGridModel::Port).data().toInt(), 1);
+  f.setTopCounter("symbol_error", 2);
+  EXPECT_EQ(f.rowCount(), 2);
+  f.setTopCounter("", 0);
+  EXPECT_EQ(f.rowCount(), rows);
 }
 
 TEST(FindingsModel, GroupsBySeverityAndCodeWorstFirstAndEveryFindingOnce) {

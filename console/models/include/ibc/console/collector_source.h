@@ -36,7 +36,10 @@ core::Result<std::vector<JobEntry>> listTenantJobs(const CollectorSettings& sett
                                                    const std::string& tenant);
 
 // Fetches every snapshot of `job_id` of `tenant` (the newest per node unless `all`) and
-// diagnoses them as loadSnapshotFiles does; each node's source is "collector:<id>".
+// diagnoses them as loadSnapshotFiles does; each node's source is "collector:<id>". Every
+// snapshot must hash to its id and its signature must hold against the CA of `settings`
+// (refused ones go to `errors`). A connection lost on the way (the collector died) is an
+// error for the whole fetch, naming how far it got: half a job never passes for the job.
 // `progress(done, total)` after each snapshot; `cancel` stops before the next one.
 core::Result<JobData> fetchJob(const CollectorSettings& settings, const std::string& tenant,
                                const std::string& job_id, bool all = false,

@@ -9,6 +9,7 @@
 // A term that cannot be read is reported by filterError() and matches nothing, so a typo
 // never silently shows every row.
 
+#include <QRegularExpression>
 #include <QSortFilterProxyModel>
 #include <QString>
 #include <optional>
@@ -39,8 +40,11 @@ class GridFilter : public QSortFilterProxyModel {
     enum class Kind { NodeGlob, MinSeverity, Code, CounterAbove } kind;
     QString text;
     double number = 0;
+    QRegularExpression glob;  // NodeGlob, compiled once
+    int counter_id = -1;      // CounterAbove: NodeGridModel::counterId, looked up once
   };
   void recomputeTop();
+  void resolveCounters();
 
   NodeGridModel* grid_ = nullptr;
   std::vector<Term> terms_;

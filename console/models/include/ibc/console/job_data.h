@@ -13,6 +13,7 @@
 
 #include "ibc/core/compare.h"
 #include "ibc/core/report.h"
+#include "ibc/core/signing.h"
 #include "ibcollect/v1/report.pb.h"
 #include "ibcollect/v1/snapshot.pb.h"
 
@@ -23,21 +24,52 @@ struct JobData {
   // order and each node's label (unique even when two snapshots share a host name).
   std::vector<::ibcollect::v1::Snapshot> snapshots;
   ::ibcollect::v1::Report report;
-  // Files that could not be read or decoded, each a sentence naming the file.
+  // Per snapshot (same order): how far its signature was checked, in words ("signed by
+  // CN=node01 ..., checked against the CA", "UNSIGNED: ..."). Never "valid" unless it is.
+  std::vector<std::string> trust;
+  // Per snapshot: its original signed .ibsnap bytes when they are not in a file (fetched from
+  // the collector); "" for opened files (read again when a bundle is exported).
+  std::vector<std::string> signed_files;
+  // Files that could not be read or decoded, and snapshots refused because their signature
+  // does not hold (changed after signing, unknown CA, expired): each a sentence naming the
+  // file and the reason.
   std::vector<std::string> errors;
   bool cancelled = false;
   // From the collector: the tenant, and each snapshot's full hex id (parallel to
   // `snapshots`); empty for opened files. A case is created on these ids.
   std::string tenant;
   std::vector<std::string> snapshot_ids;
+  // Each finding's node (index into report.nodes(), -1 when none) and each node's findings
+  // (indexes into report.findings()): computed once by diagnoseSnapshots so that no page
+  // scans every node for every finding (quadratic in a 2,000-node job).
+  std::vector<int> finding_node;
+  std::vector<std::vector<int>> node_findings;
+  // Where it came from, for people ("3 file(s) in /data/run", "collector HOST:PORT, tenant T,
+  // job J"); set by whoever loads it.
+  std::string origin;
 };
 
+// How one signed envelope's signature holds. With a `verifier` (the CA is known) the chain
+// and the signature are checked as `ibcollect verify` does; without one, the signature is
+// checked against the signer's own certificate: bytes changed after signing are caught, who
+// signed is not vouched for (and the words say so). An unsigned envelope is not refused (an
+// `ibcollect snapshot` without --cert is unsigned) but its words say UNSIGNED.
+struct SignatureTrust {
+  bool refused = false;  // the signature does not hold: never show the snapshot
+  std::string words;     // why refused, or how far it was checked
+};
+SignatureTrust checkSnapshotSignature(const ::ibcollect::v1::SignedSnapshot& envelope,
+                                      const core::SignatureVerifier* verifier);
+
 // `progress(done, total)` is called after each file; setting `cancel` stops before the next
-// file (what was read so far is diagnosed and returned, with `cancelled` set).
+// file (what was read so far is diagnosed and returned, with `cancelled` set). Each file's
+// signature is checked (checkSnapshotSignature with `verifier`, which may be null); a file
+// whose signature does not hold is refused into `errors`, never shown.
 JobData loadSnapshotFiles(const std::vector<std::string>& paths,
                           const core::CompareOptions& options = {},
                           const std::function<void(std::size_t, std::size_t)>& progress = {},
-                          const std::atomic<bool>* cancel = nullptr);
+                          const std::atomic<bool>* cancel = nullptr,
+                          const core::SignatureVerifier* verifier = nullptr);
 
 // The same diagnosis over snapshots already in memory (tests, the collector's answers).
 // `files` names where each came from ("" when unknown); it gives each node its source.
@@ -48,6 +80,10 @@ JobData diagnoseSnapshots(std::vector<::ibcollect::v1::Snapshot> snapshots,
 // The node (index into report.nodes()) finding `finding` belongs to: the node with the
 // finding's source (its file or tree), else with its node name; -1 when none.
 int nodeOfFinding(const JobData& job, int finding);
+// The findings of node `node` (indexes into report.findings(), in report order).
+std::vector<int> findingsOfNode(const JobData& job, int node);
+// Fills finding_node and node_findings from the report (diagnoseSnapshots calls it).
+void indexFindings(JobData& job);
 
 // Severity order used by every model: 0 ok, 1 info, 2 warning, 3 critical.
 int severityRank(const std::string& severity);

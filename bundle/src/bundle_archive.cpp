@@ -1,4 +1,4 @@
-#include "ibc/agent/bundle_archive.h"
+#include "ibc/bundle/bundle_archive.h"
 
 #include <archive.h>
 #include <archive_entry.h>
@@ -7,7 +7,7 @@
 
 #include "ibc/core/text.h"
 
-namespace ibc::agent {
+namespace ibc::bundle {
 
 namespace {
 
@@ -181,4 +181,4 @@ core::Result<core::BundleMembers> readBundleArchive(std::string_view bytes,
   return members;
 }
 
-}  // namespace ibc::agent
+}  // namespace ibc::bundle

@@ -1,7 +1,8 @@
 #pragma once
 
 // The `.ibbundle` archive (DESIGN §8): a tar archive (POSIX pax) compressed with zstd,
-// written and read with libarchive, around the members of core/bundle.h. In memory: bytes
+// written and read with libarchive, around the members of core/bundle.h (library ibc_bundle:
+// the agent's `bundle` commands and the console's escalate page write through it). In memory: bytes
 // in, members out (the CLI reads and writes the file).
 
 #include <cstdint>
@@ -11,7 +12,7 @@
 #include "ibc/core/bundle.h"
 #include "ibc/core/result.h"
 
-namespace ibc::agent {
+namespace ibc::bundle {
 
 // Largest .ibbundle file read (compressed). Decompressed bytes are bounded by BundleLimits.
 inline constexpr std::size_t kMaxBundleFileBytes = 1u << 30;
@@ -32,4 +33,4 @@ core::Result<std::string> writeBundleArchive(const core::BundleMembers& members,
 core::Result<core::BundleMembers> readBundleArchive(std::string_view bytes,
                                                     const core::BundleLimits& limits = {});
 
-}  // namespace ibc::agent
+}  // namespace ibc::bundle

@@ -1,0 +1,237 @@
+// Benchmark (on demand, not in CI; run bench/console_grid.sh): the console's grid on a
+// SYNTHETIC job of N nodes, and the GUI thread while 2,000 snapshots stream in.
+//
+// The job is replicated from real captures by this file (nothing committed): the
+// facebookresearch/gcm 8x HDR captures (tests/fixtures/real/sysfs, materialised by the
+// script) — one in 100 nodes from the capture whose ports trained at 100 Gb/s, one in 250
+// from the one with two ports stuck in INIT, one in 500 from the one with ib4 down — each
+// port given the port counters of the real mlx4 QDR capture (the gcm captures hold none) and
+// a 10 s window in which one node in 50 gains 40 symbol errors. Nodes are named node0001...
+//
+// Per size: `load` = NodeGridModel::setJob on the grid page (the page resizes its columns on
+// the reset) plus the first paint of the page (QWidget::grab); `sort` = the slowest of
+// sorting the proxy by node, rate, symbol errors and verdict; `filter` = the slowest of a
+// node glob with a severity, and a counter term. The job's diagnosis (core, on the loader's
+// worker thread in the console) is printed apart.
+//
+// Then the loader: 2,000 such snapshots written as .ibsnap files, opened by the real
+// MainWindow (worker thread, progress dialog); a 1 ms timer on the GUI thread records the
+// largest gap between its ticks from the call to `finished` and the paint after it.
+//
+// usage: ibc_bench_console_grid FIXTURES_DIR GCM_TREES_DIR [sizes...]   (default 500 2000 10000)
+
+#include <QApplication>
+#include <QDir>
+#include <QElapsedTimer>
+#include <QEventLoop>
+#include <QTableView>
+#include <QTemporaryDir>
+#include <QTimer>
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "ibc/agent/collect.h"
+#include "ibc/console/grid_filter.h"
+#include "ibc/console/job_data.h"
+#include "ibc/console/node_grid_model.h"
+#include "ibc/core/snapshot_file.h"
+#include "main_window.h"
+#include "pages/grid_page.h"
+
+namespace {
+
+using namespace ibc;
+namespace v1 = ::ibcollect::v1;
+
+class NoRunner : public agent::CommandRunner {
+ public:
+  core::Result<agent::CommandResult> run(const std::vector<std::string>&, std::chrono::milliseconds,
+                                         std::size_t) override {
+    return core::Error{core::ErrorCode::NotFound, "no commands"};
+  }
+  bool available(std::string_view) const override { return false; }
+};
+class NoEnv : public agent::Environment {
+ public:
+  std::string get(std::string_view) const override { return {}; }
+};
+
+v1::Snapshot collect(const std::string& root) {
+  agent::RootedFilesystem host(root), files("");
+  NoRunner runner;
+  agent::SystemClock clock;
+  NoEnv env;
+  agent::CollectOptions o;
+  o.root = root;
+  return agent::collectSnapshot(
+      o, agent::HostSeams{host, files, runner, clock, env, nullptr, nullptr});
+}
+
+double ms(std::chrono::steady_clock::duration d) {
+  return std::chrono::duration<double, std::milli>(d).count();
+}
+
+struct Templates {
+  v1::Snapshot good, slow, stuck, down;
+  google::protobuf::RepeatedPtrField<v1::Counter> counters;  // real mlx4 QDR port 1
+};
+
+// Node i of the synthetic job (see the file comment).
+v1::Snapshot syntheticNode(const Templates& t, int i) {
+  const v1::Snapshot& base = i % 500 == 499   ? t.down
+                             : i % 250 == 124 ? t.stuck
+                             : i % 100 == 42  ? t.slow
+                                              : t.good;
+  v1::Snapshot s = base;
+  char name[32];
+  std::snprintf(name, sizeof name, "node%04d", i + 1);
+  s.mutable_node()->set_hostname(name);
+  s.mutable_node()->set_slurm_node(name);
+  s.mutable_node()->set_job_id("synthetic-4242");
+  // Each node its own input, as files or collector ids are (the template's tree is shared).
+  s.mutable_node()->set_source(std::string("synthetic:") + name);
+  auto* w = s.mutable_window();
+  w->set_interval_seconds(10);
+  for (auto& d : *s.mutable_devices()) {
+    for (auto& p : *d.mutable_ports()) {
+      *p.mutable_counters() = t.counters;
+      auto* ps = w->add_ports();
+      ps->set_device(d.name());
+      ps->set_port(p.port());
+      *ps->mutable_counters() = p.counters();
+      if (i % 50 == 7 && d.name() == "mlx5_0") {
+        for (auto& c : *ps->mutable_counters()) {
+          if (c.name() == "symbol_error") c.set_value(c.value() + 40);
+        }
+      }
+    }
+  }
+  return s;
+}
+
+// Runs `f` and returns its wall time in ms.
+template <typename F>
+double timed(F&& f) {
+  const auto t0 = std::chrono::steady_clock::now();
+  f();
+  return ms(std::chrono::steady_clock::now() - t0);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 3) {
+    std::fprintf(stderr, "usage: %s FIXTURES_DIR GCM_TREES_DIR [sizes...]\n", argv[0]);
+    return 3;
+  }
+  if (qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM")) qputenv("QT_QPA_PLATFORM", "offscreen");
+  QApplication app(argc, argv);
+  const std::string fx = std::string(argv[1]) + "/real/sysfs/";
+  const std::string gcm = argv[2];
+  std::vector<int> sizes;
+  for (int a = 3; a < argc; ++a) sizes.push_back(std::atoi(argv[a]));
+  if (sizes.empty()) sizes = {500, 2000, 10000};
+
+  Templates t;
+  t.good = collect(gcm + "/good");
+  t.slow = collect(gcm + "/slow");
+  t.stuck = collect(gcm + "/stuck");
+  t.down = collect(gcm + "/down");
+  const v1::Snapshot qdr = collect(fx + "sysfs_procfs-fixture_mlx4_0_ib-qdr-2port.tree/fixtures");
+  if (qdr.devices_size() == 0 || qdr.devices(0).ports_size() == 0 || t.good.devices_size() == 0) {
+    std::fprintf(stderr, "the captures did not collect (wrong directories?)\n");
+    return 4;
+  }
+  t.counters = qdr.devices(0).ports(0).counters();
+
+  std::printf("console grid on a SYNTHETIC job replicated from real captures (8 ports/node)\n");
+  for (const int n : sizes) {
+    std::vector<v1::Snapshot> snaps;
+    snaps.reserve(static_cast<std::size_t>(n));
+    for (int i = 0; i < n; ++i) snaps.push_back(syntheticNode(t, i));
+    console::JobData job;
+    const double diagnose = timed([&] { job = console::diagnoseSnapshots(std::move(snaps), {}); });
+
+    console::NodeGridModel model;
+    console::GridPage page(&model);
+    page.resize(1400, 800);
+    page.show();
+    QApplication::processEvents();
+    const double load = timed([&] {
+      model.setJob(&job);
+      page.grab();  // the first paint, as the window shows it
+    });
+    auto* proxy = static_cast<console::GridFilter*>(page.view()->model());
+    double sort = 0;
+    for (const int c : {console::NodeGridModel::Node, console::NodeGridModel::Rate,
+                        console::NodeGridModel::SymbolErrors, console::NodeGridModel::Verdict}) {
+      sort = std::max(sort, timed([&] { proxy->sort(c, Qt::DescendingOrder); }));
+    }
+    int shown_glob = 0;
+    int shown_counter = 0;
+    const double glob = timed([&] {
+      proxy->setFilterText(QStringLiteral("node00* severity>=warning"));
+      shown_glob = proxy->rowCount();
+    });
+    const double counter = timed([&] {
+      proxy->setFilterText(QStringLiteral("symbol_error>10"));
+      shown_counter = proxy->rowCount();
+    });
+    proxy->setFilterText({});
+    std::printf("console grid: %d nodes load %.1f ms sort %.1f ms filter %.1f ms", n, load, sort,
+                std::max(glob, counter));
+    std::printf("   (%d rows; diagnosis %.0f ms; filters showed %d and %d rows)\n",
+                model.rowCount(), diagnose, shown_glob, shown_counter);
+    std::fflush(stdout);
+    model.setJob(nullptr);
+  }
+
+  // The loader: 2,000 files through the real window while a GUI-thread timer watches.
+  QTemporaryDir dir;
+  QStringList files;
+  for (int i = 0; i < 2000; ++i) {
+    const QString path =
+        dir.filePath(QStringLiteral("node%1.ibsnap").arg(i + 1, 4, 10, QLatin1Char('0')));
+    std::ofstream(path.toStdString(), std::ios::binary)
+        << core::encodeSnapshotFile(core::wrapUnsigned(syntheticNode(t, i)));
+    files << path;
+  }
+  console::MainWindow window;
+  window.setErrorSink([](const console::ErrorAdvice&) {});
+  window.resize(1400, 860);
+  window.show();
+  window.showPage(QStringLiteral("grid"));
+  QApplication::processEvents();
+  QElapsedTimer clock;
+  qint64 last = 0;
+  qint64 max_gap = 0;
+  QTimer tick;
+  tick.setTimerType(Qt::PreciseTimer);
+  QObject::connect(&tick, &QTimer::timeout, [&] {
+    const qint64 now = clock.elapsed();
+    max_gap = std::max(max_gap, now - last);
+    last = now;
+  });
+  QEventLoop wait;
+  QObject::connect(&window, &console::MainWindow::finished, &wait, &QEventLoop::quit);
+  clock.start();
+  tick.start(1);
+  window.openFiles(files, true);
+  wait.exec();
+  const qint64 loaded = clock.elapsed();
+  // The paint after the job arrived belongs to the stall too.
+  QTimer::singleShot(100, &wait, &QEventLoop::quit);
+  wait.exec();
+  tick.stop();
+  std::printf(
+      "console loader: 2000 snapshots streamed in %lld ms, max GUI-thread gap %lld ms "
+      "(%d nodes shown)\n",
+      static_cast<long long>(loaded), static_cast<long long>(max_gap),
+      window.job() != nullptr ? window.job()->report.nodes_size() : 0);
+  return 0;
+}

@@ -1,0 +1,103 @@
+#include "ibc/console/bundle_export.h"
+
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+#include "ibc/bundle/bundle_archive.h"
+#include "ibc/core/bundle.h"
+#include "ibc/core/signing.h"
+#include "ibc/core/snapshot_file.h"
+
+namespace ibc::console {
+
+using core::Error;
+using core::ErrorCode;
+using core::Result;
+
+namespace {
+
+Result<std::string> readFile(const std::string& path, const char* what) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in)
+    return Error{ErrorCode::NotFound, std::string(what) + " " + path + ": " + std::strerror(errno)};
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+}  // namespace
+
+Result<BundleExportResult> exportBundle(const JobData& job, const std::vector<int>& nodes,
+                                        const BundleExportSettings& settings,
+                                        const std::string& out_path) {
+  if (nodes.empty()) return Error{ErrorCode::InvalidArgument, "no node checked to export"};
+  if (settings.cert_file.empty() || settings.key_file.empty())
+    return Error{ErrorCode::InvalidArgument,
+                 "a bundle is signed by you: give your certificate and key (--cert/--key, or "
+                 "the jobs page's Certificate and Key)"};
+  auto cert = readFile(settings.cert_file, "--cert");
+  if (!cert.ok()) return cert.error();
+  auto key = readFile(settings.key_file, "--key");
+  if (!key.ok()) return key.error();
+  auto signer = core::SnapshotSigner::fromPem(*cert, *key);
+  if (!signer.ok()) return Error{signer.error().code, "--cert/--key: " + signer.error().message};
+
+  std::vector<core::BundleSnapshotInput> inputs;
+  for (const int n : nodes) {
+    if (n < 0 || n >= job.report.nodes_size() || n >= static_cast<int>(job.snapshots.size()))
+      return Error{ErrorCode::InvalidArgument, "no node " + std::to_string(n) + " in the job"};
+    const auto i = static_cast<std::size_t>(n);
+    const auto& node = job.report.nodes(n);
+    if (i < job.signed_files.size() && !job.signed_files[i].empty()) {
+      inputs.push_back({job.signed_files[i], node.source()});
+      continue;
+    }
+    const std::string& file = node.snapshot_file();
+    if (file.empty())
+      return Error{ErrorCode::NotFound, node.label() + ": its signed bytes are not at hand"};
+    auto bytes = readFile(file, "snapshot");
+    if (!bytes.ok()) return bytes.error();
+    // The file must still hold the snapshot that was shown (it was checked when opened).
+    auto envelope = core::decodeSnapshotFile(*bytes);
+    auto snapshot = envelope.ok() ? core::openSnapshot(*envelope)
+                                  : Result<::ibcollect::v1::Snapshot>(envelope.error());
+    if (!snapshot.ok() ||
+        core::serializeSnapshot(*snapshot) != core::serializeSnapshot(job.snapshots[i]))
+      return Error{ErrorCode::Malformed,
+                   file + " changed since it was opened: open it again (File > Reload)"};
+    inputs.push_back({std::move(*bytes), file});
+  }
+  core::BundleExportOptions options;
+  options.case_id = settings.case_id;
+  options.ibcollect_version = settings.ibcollect_version;
+  options.created_unix_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                                std::chrono::system_clock::now().time_since_epoch())
+                                .count();
+  auto members = core::buildBundle(inputs, options, *signer);
+  if (!members.ok()) return members.error();
+  auto archive = bundle::writeBundleArchive(*members, options.created_unix_ms / 1000);
+  if (!archive.ok()) return archive.error();
+  const std::string tmp = out_path + ".part";
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    if (!out) return Error{ErrorCode::Io, tmp + ": " + std::strerror(errno)};
+    out.write(archive->data(), static_cast<std::streamsize>(archive->size()));
+    out.flush();
+    if (!out) {
+      std::remove(tmp.c_str());
+      return Error{ErrorCode::Io, tmp + ": write failed (disk full?)"};
+    }
+  }
+  if (std::rename(tmp.c_str(), out_path.c_str()) != 0) {
+    const std::string why = std::strerror(errno);
+    std::remove(tmp.c_str());
+    return Error{ErrorCode::Io, out_path + ": " + why};
+  }
+  return BundleExportResult{out_path, static_cast<int>(inputs.size()), signer->identity().subject};
+}
+
+}  // namespace ibc::console

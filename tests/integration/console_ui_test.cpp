@@ -1,0 +1,554 @@
+// The console's window driven with QTest under the offscreen platform, on real data: the
+// four real captures of tests/integration/console_make_job.sh as signed .ibsnap files, and a
+// real `ibcollect-collector` (127.0.0.1, port 0, RocksDB in a temp dir, a certs/make-pki
+// PKI) holding the same job, uploaded by the real `ibcollect upload`. Errors go to a sink
+// the test installs (the window's dialogs are non-modal; nothing here waits on a click).
+
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include <QAbstractItemModel>
+#include <QAction>
+#include <QApplication>
+#include <QElapsedTimer>
+#include <QLineEdit>
+#include <QSettings>
+#include <QSignalSpy>
+#include <QStatusBar>
+#include <QTabWidget>
+#include <QTableView>
+#include <QTest>
+#include <QThread>
+#include <QTimer>
+#include <QTreeView>
+#include <atomic>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+
+#include "collector_process.h"
+#include "ibc/console/diff_model.h"
+#include "ibc/console/findings_model.h"
+#include "ibc/console/node_grid_model.h"
+#include "ibc/core/snapshot_file.h"
+#include "main_window.h"
+#include "pages/diff_page.h"
+#include "pages/escalate_page.h"
+#include "pages/findings_page.h"
+#include "pages/grid_page.h"
+#include "pages/jobs_page.h"
+#include "pages/node_page.h"
+
+namespace ibc::console {
+namespace {
+
+namespace fs = std::filesystem;
+using test::CollectorProcess;
+
+std::string shellQuote(const std::string& s) { return "'" + s + "'"; }
+
+int run(const std::string& command) {
+  const int rc = std::system(command.c_str());
+  return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
+}
+
+// The job, the PKI and one collector holding the job: made once for every test.
+struct World {
+  std::string dir;
+  std::vector<std::string> files;  // gpu01..04.ibsnap
+  std::string pki() const { return dir + "/pki"; }
+  std::string ca() const { return pki() + "/ca.pem"; }
+  CollectorSettings support(const std::string& endpoint) const {
+    return {endpoint, ca(), pki() + "/support/alice.pem", pki() + "/support/alice.key"};
+  }
+};
+
+World* world = nullptr;
+
+// A collector holding the job, uploaded by node1720's agent (the launcher may be any agent of
+// the tenant; each snapshot is signed by its own node).
+std::unique_ptr<CollectorProcess> startCollectorWithJob(const std::string& name) {
+  const std::string data = world->dir + "/" + name;
+  auto collector = std::make_unique<CollectorProcess>(
+      IBC_COLLECTOR_BINARY,
+      std::vector<std::string>{"--listen", "127.0.0.1:0", "--data", data + "-store", "--ca",
+                               world->ca(), "--cert", world->pki() + "/collector.pem", "--key",
+                               world->pki() + "/collector.key"},
+      data + ".log");
+  std::string upload = std::string(IBC_BINARY) + " upload";
+  for (const auto& f : world->files) upload += " " + shellQuote(f);
+  upload += " --collector " + collector->address() + " --ca " + world->ca() + " --cert " +
+            world->pki() + "/agents/acme/node1720.pem --key " + world->pki() +
+            "/agents/acme/node1720.key --spool " + data + "-spool --retries 0 >/dev/null";
+  EXPECT_EQ(run(upload), 0) << collector->log();
+  return collector;
+}
+
+class ConsoleUi : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    window_ = std::make_unique<MainWindow>();
+    window_->setErrorSink([this](const ErrorAdvice& a) { errors_.push_back(a); });
+    window_->resize(1400, 860);
+    window_->show();
+  }
+  void TearDown() override { window_.reset(); }
+
+  // Waits for the window's `finished` (the load ran on its worker and came back).
+  bool waitFinished(QSignalSpy& spy, int ms = 60000) { return spy.count() > 0 || spy.wait(ms); }
+  void openFiles(const QStringList& files, const std::string& ca) {
+    window_->setCollector({"", ca, "", ""}, {});
+    QSignalSpy done(window_.get(), &MainWindow::finished);
+    window_->openFiles(files, false);
+    ASSERT_TRUE(waitFinished(done));
+  }
+  static QStringList jobFiles() {
+    QStringList out;
+    for (const auto& f : world->files) out << QString::fromStdString(f);
+    return out;
+  }
+  int nodeIndex(const std::string& file) const {
+    const auto& r = window_->job()->report;
+    for (int i = 0; i < r.nodes_size(); ++i)
+      if (r.nodes(i).snapshot_file() == file) return i;
+    return -1;
+  }
+
+  std::unique_ptr<MainWindow> window_;
+  std::vector<ErrorAdvice> errors_;
+};
+
+TEST_F(ConsoleUi, RealSnapshotFilesOpenCheckedAgainstTheCaAndTheStatusBarSaysFromWhere) {
+  openFiles(jobFiles(), world->ca());
+  const JobData* job = window_->job();
+  ASSERT_EQ(job->report.nodes_size(), 4);
+  EXPECT_TRUE(job->errors.empty());
+  EXPECT_TRUE(errors_.empty());
+  ASSERT_EQ(job->trust.size(), 4u);
+  for (const auto& t : job->trust)
+    EXPECT_NE(t.find("checked against the CA"), std::string::npos) << t;
+  EXPECT_NE(job->trust[0].find("CN=node1720"), std::string::npos) << job->trust[0];
+  const QString status = window_->statusBar()->currentMessage();
+  EXPECT_TRUE(status.startsWith(QStringLiteral("4 node(s), "))) << status.toStdString();
+  EXPECT_TRUE(status.contains(QStringLiteral("4 file(s) in ") + QString::fromStdString(world->dir)))
+      << status.toStdString();
+  // The grid holds every port of the four nodes (8 each).
+  EXPECT_EQ(window_->gridPage()->view()->model()->rowCount(), 32);
+}
+
+TEST_F(ConsoleUi, WithoutACaTheSignatureIsCheckedForTamperingAndTheStatusSaysTheSignerIsNot) {
+  openFiles(jobFiles(), "");
+  ASSERT_EQ(window_->job()->report.nodes_size(), 4);
+  for (const auto& t : window_->job()->trust)
+    EXPECT_NE(t.find("NOT checked against a CA"), std::string::npos) << t;
+  EXPECT_TRUE(window_->statusText().contains(QStringLiteral("4 signature(s) not checked")))
+      << window_->statusText().toStdString();
+}
+
+TEST_F(ConsoleUi, ATenantsJobsAreListedAndAJobIsFetchedOnAWorkerThreadIntoTheGrid) {
+  auto collector = startCollectorWithJob("list");
+  window_->setCollector(world->support(collector->address()), QStringLiteral("acme"));
+  QSignalSpy listed(window_->jobsPage(), &JobsPage::listed);
+  window_->jobsPage()->refresh();
+  ASSERT_TRUE(listed.wait(60000));
+  ASSERT_TRUE(listed.at(0).at(0).toBool()) << window_->jobsPage()->statusText().toStdString();
+
+  // acme → job 4242 → its three nodes (node1720 twice: one node, two snapshots).
+  QTreeView* tree = window_->jobsPage()->view();
+  const QAbstractItemModel* m = tree->model();
+  QModelIndex tenant;
+  for (int r = 0; r < m->rowCount(); ++r)
+    if (m->index(r, 0).data().toString() == QStringLiteral("acme")) tenant = m->index(r, 0);
+  ASSERT_TRUE(tenant.isValid());
+  const QModelIndex job = m->index(0, 0, tenant);
+  EXPECT_EQ(job.data().toString(), QStringLiteral("job 4242"));
+  EXPECT_EQ(m->rowCount(job), 3);
+  EXPECT_EQ(m->index(0, 1, tenant).data().toString(), QStringLiteral("4"));  // snapshots
+
+  std::atomic<bool> off_gui_thread{true};
+  std::atomic<int> observed{0};
+  QThread* gui = QThread::currentThread();
+  window_->setLoadObserver([&](std::size_t, std::size_t) {
+    if (QThread::currentThread() == gui) off_gui_thread = false;
+    ++observed;
+  });
+  // Open it as an engineer does: select the job, press Enter.
+  QSignalSpy done(window_.get(), &MainWindow::finished);
+  window_->showPage(QStringLiteral("jobs"));
+  tree->setFocus();
+  tree->setCurrentIndex(job);
+  QTest::keyClick(tree, Qt::Key_Return);
+  ASSERT_TRUE(waitFinished(done));
+  const JobData* fetched = window_->job();
+  ASSERT_EQ(fetched->report.nodes_size(), 3) << (fetched->errors.empty() ? "" : fetched->errors[0]);
+  EXPECT_TRUE(fetched->errors.empty());
+  EXPECT_TRUE(errors_.empty());
+  EXPECT_EQ(observed.load(), 3);
+  EXPECT_TRUE(off_gui_thread.load());
+  for (const auto& t : fetched->trust)
+    EXPECT_NE(t.find("checked against the CA"), std::string::npos) << t;
+  EXPECT_EQ(window_->findChild<QTabWidget*>(QString(), Qt::FindDirectChildrenOnly)->currentWidget(),
+            window_->gridPage());
+  EXPECT_TRUE(
+      window_->statusText().contains(QStringLiteral("from collector %1, tenant acme, job 4242")
+                                         .arg(QString::fromStdString(collector->address()))))
+      << window_->statusText().toStdString();
+}
+
+TEST_F(ConsoleUi, SelectingAFindingSelectsItsNodeAndPortOnTheGridAndNodePages) {
+  openFiles(jobFiles(), world->ca());
+  // The stuck node's PORT_NOT_ACTIVE_SM findings name a device and a port.
+  FindingsPage* page = window_->findingsPage();
+  QTreeView* view = page->view();
+  const QAbstractItemModel* m = view->model();
+  QModelIndex finding;
+  for (int g = 0; g < m->rowCount() && !finding.isValid(); ++g) {
+    const QModelIndex group = m->index(g, 0);
+    if (group.data(FindingsModel::CodeRole).toString() != QStringLiteral("PORT_NOT_ACTIVE_SM"))
+      continue;
+    // The last one: not the port the window selects first.
+    finding = m->index(m->rowCount(group) - 1, 0, group);
+  }
+  ASSERT_TRUE(finding.isValid());
+  const int node = finding.data(FindingsModel::NodeIndexRole).toInt();
+  const QString device = finding.data(FindingsModel::DeviceRole).toString();
+  const int port = finding.data(FindingsModel::PortRole).toInt();
+  ASSERT_EQ(node, nodeIndex(world->files[3]));
+  ASSERT_FALSE(device.isEmpty());
+
+  window_->showPage(QStringLiteral("findings"));
+  view->setFocus();
+  view->setCurrentIndex(finding);  // as a click does: the selection model emits
+
+  QTableView* grid = window_->gridPage()->view();
+  const QModelIndex row = grid->currentIndex();
+  ASSERT_TRUE(row.isValid());
+  EXPECT_EQ(row.siblingAtColumn(NodeGridModel::Node).data(NodeGridModel::NodeIndexRole).toInt(),
+            node);
+  EXPECT_EQ(row.siblingAtColumn(NodeGridModel::Device).data().toString(), device);
+  EXPECT_EQ(row.siblingAtColumn(NodeGridModel::Port).data().toInt(), port);
+  EXPECT_TRUE(grid->selectionModel()->isRowSelected(row.row(), {}));
+  EXPECT_EQ(window_->nodePage()->currentNode(), node);
+  EXPECT_EQ(window_->nodePage()->currentPort(), QStringLiteral("%1 port %2").arg(device).arg(port));
+}
+
+TEST_F(ConsoleUi, TwoSnapshotsDiffOnlyWhatDiffersWithTheStuckPortsWorse) {
+  openFiles(jobFiles(), world->ca());
+  const int stuck = nodeIndex(world->files[3]);
+  const int good = nodeIndex(world->files[0]);
+  window_->selectNode(QString::fromStdString(window_->job()->report.nodes(stuck).label()));
+  window_->showPage(QStringLiteral("diff"));  // the page computes when it is shown
+  window_->diffPage()->setRight(good);
+  const DiffModel* diff = window_->diffPage()->model();
+  ASSERT_GT(diff->rowCount(), 0);
+  EXPECT_GT(diff->worseCount(), 0);
+  bool init_state = false;
+  for (int r = 0; r < diff->rowCount(); ++r) {
+    if (diff->index(r, DiffModel::Field).data().toString() == QStringLiteral("state") &&
+        diff->index(r, DiffModel::Left).data().toString().contains(QStringLiteral("INIT"))) {
+      init_state = true;
+      EXPECT_EQ(diff->index(r, 0).data(DiffModel::DirectionRole).toInt(),
+                static_cast<int>(DiffModel::Direction::Worse));
+    }
+  }
+  EXPECT_TRUE(init_state);
+  // A node against itself differs in nothing.
+  window_->diffPage()->setRight(stuck);
+  EXPECT_EQ(diff->rowCount(), 0);
+}
+
+TEST_F(ConsoleUi, ACollectorKilledMidLoadGivesAnErrorWhileTheWindowKeepsRunning) {
+  auto collector = startCollectorWithJob("killed");
+  window_->setCollector(world->support(collector->address()), QStringLiteral("acme"));
+  // After the first snapshot the collector stops (SIGSTOP: the worker waits on it)...
+  std::atomic<bool> stopped{false};
+  const pid_t pid = collector->pid();
+  window_->setLoadObserver([&](std::size_t done, std::size_t) {
+    if (done == 1 && !stopped.exchange(true)) ::kill(pid, SIGSTOP);
+  });
+  QSignalSpy done(window_.get(), &MainWindow::finished);
+  window_->openCollectorJob(QStringLiteral("acme"), QStringLiteral("4242"), false);
+  ASSERT_TRUE(QTest::qWaitFor([&] { return stopped.load(); }, 60000));
+  // ...and the GUI thread keeps turning: a 10 ms timer fires through the stall.
+  int ticks = 0;
+  QTimer tick;
+  QObject::connect(&tick, &QTimer::timeout, [&] { ++ticks; });
+  tick.start(10);
+  QTest::qWait(500);
+  tick.stop();
+  EXPECT_GE(ticks, 20);
+  EXPECT_EQ(done.count(), 0);  // still loading, not finished with half a job
+  // Then it dies.
+  collector->signal(SIGKILL);
+  ASSERT_TRUE(waitFinished(done, 60000));
+  const JobData* job = window_->job();
+  EXPECT_EQ(job->report.nodes_size(), 0);
+  ASSERT_EQ(job->errors.size(), 1u);
+  EXPECT_NE(job->errors[0].find("stopped answering after 1 of 3 snapshots"), std::string::npos)
+      << job->errors[0];
+  ASSERT_EQ(errors_.size(), 1u);
+  EXPECT_EQ(errors_[0].kind, ErrorKind::CollectorDown) << errors_[0].what.toStdString();
+  EXPECT_TRUE(errors_[0].next.contains(QStringLiteral("File > Reload")));
+  EXPECT_TRUE(errors_[0].next.contains(QString::fromStdString(collector->address())));
+  EXPECT_EQ(collector->waitExit(), 128 + SIGKILL);
+}
+
+TEST_F(ConsoleUi, ACollectorThatIsDownIsSaidSoWithWhatToDo) {
+  // A port nobody listens on: the collector that was there has exited.
+  auto collector = startCollectorWithJob("down");
+  const std::string address = collector->address();
+  collector->signal(SIGKILL);
+  collector->waitExit();
+  window_->setCollector(world->support(address), QStringLiteral("acme"));
+  QSignalSpy listed(window_->jobsPage(), &JobsPage::listed);
+  window_->jobsPage()->refresh();
+  ASSERT_TRUE(listed.wait(60000));
+  EXPECT_FALSE(listed.at(0).at(0).toBool());
+  ASSERT_EQ(errors_.size(), 1u);
+  EXPECT_EQ(errors_[0].kind, ErrorKind::CollectorDown) << errors_[0].what.toStdString();
+  EXPECT_TRUE(errors_[0].what.contains(QStringLiteral("refused")));
+}
+
+TEST_F(ConsoleUi, ACertificateOfAnotherCaIsRefusedWithTheReason) {
+  auto collector = startCollectorWithJob("wrongcert");
+  const std::string other = world->dir + "/other-pki";
+  ASSERT_EQ(run(std::string(IBC_MAKE_PKI) + " " + other + " --support mallory >/dev/null"), 0);
+  window_->setCollector({collector->address(), world->ca(), other + "/support/mallory.pem",
+                         other + "/support/mallory.key"},
+                        QStringLiteral("acme"));
+  QSignalSpy listed(window_->jobsPage(), &JobsPage::listed);
+  window_->jobsPage()->refresh();
+  ASSERT_TRUE(listed.wait(60000));
+  EXPECT_FALSE(listed.at(0).at(0).toBool());
+  ASSERT_EQ(errors_.size(), 1u);
+  EXPECT_EQ(errors_[0].kind, ErrorKind::Certificate) << errors_[0].what.toStdString();
+  EXPECT_TRUE(errors_[0].next.contains(QStringLiteral("--cert")));
+  EXPECT_TRUE(window_->jobsPage()->statusText().startsWith(QStringLiteral("Could not list jobs")));
+}
+
+TEST_F(ConsoleUi, AnAgentCertificateMayNotBrowseAndTheCollectorsReasonIsShown) {
+  auto collector = startCollectorWithJob("agentcert");
+  window_->setCollector(
+      {collector->address(), world->ca(), world->pki() + "/agents/acme/node1720.pem",
+       world->pki() + "/agents/acme/node1720.key"},
+      QStringLiteral("acme"));
+  QSignalSpy listed(window_->jobsPage(), &JobsPage::listed);
+  window_->jobsPage()->refresh();
+  ASSERT_TRUE(listed.wait(60000));
+  EXPECT_FALSE(listed.at(0).at(0).toBool());
+  ASSERT_EQ(errors_.size(), 1u);
+  EXPECT_EQ(errors_[0].kind, ErrorKind::Refused) << errors_[0].what.toStdString();
+}
+
+// The stuck node's snapshot with one port state edited after signing (same length, so it
+// still parses): what a hand-edited file looks like.
+std::string tamperedCopy() {
+  const std::string in = world->files[3];
+  const std::string out = world->dir + "/tampered.ibsnap";
+  auto env = core::decodeSnapshotFile(test::readAll(in));
+  EXPECT_TRUE(env.ok());
+  std::string bytes = env->snapshot();
+  const auto at = bytes.find("INIT");
+  EXPECT_NE(at, std::string::npos);
+  bytes.replace(at, 4, "DOWN");
+  env->set_snapshot(bytes);
+  std::ofstream(out, std::ios::binary) << core::encodeSnapshotFile(*env);
+  return out;
+}
+
+TEST_F(ConsoleUi, ATamperedSnapshotIsRefusedWithTheReasonAndNeverShown) {
+  const std::string tampered = tamperedCopy();
+  for (const std::string& ca : {world->ca(), std::string()}) {
+    SCOPED_TRACE(ca.empty() ? "without a CA" : "with the CA");
+    errors_.clear();
+    openFiles({QString::fromStdString(world->files[0]), QString::fromStdString(tampered)}, ca);
+    const JobData* job = window_->job();
+    ASSERT_EQ(job->report.nodes_size(), 1);
+    EXPECT_EQ(job->report.nodes(0).snapshot_file(), world->files[0]);
+    ASSERT_EQ(job->errors.size(), 1u);
+    EXPECT_NE(job->errors[0].find(tampered + ": REFUSED, the snapshot was changed after it was "
+                                             "signed"),
+              std::string::npos)
+        << job->errors[0];
+    ASSERT_EQ(errors_.size(), 1u);
+    EXPECT_EQ(errors_[0].kind, ErrorKind::Tampered);
+    EXPECT_TRUE(errors_[0].next.contains(QStringLiteral("original")));
+    EXPECT_TRUE(window_->statusText().contains(QStringLiteral("1 refused or unreadable")));
+  }
+}
+
+int verifyBundle(const std::string& path) {
+  return run(std::string(IBC_BINARY) + " bundle verify " + shellQuote(path) + " --ca " +
+             world->ca() + " >/dev/null 2>&1");
+}
+
+TEST_F(ConsoleUi, TheEscalatePageWritesASignedBundleThatIbcollectBundleVerifyAccepts) {
+  openFiles(jobFiles(), world->ca());
+  const CollectorSettings alice = world->support("");
+  window_->showPage(QStringLiteral("escalate"));
+  EscalatePage* page = window_->escalatePage();
+  page->checkNodes({nodeIndex(world->files[1]), nodeIndex(world->files[3])});
+  // Without a certificate nothing is written, and the reason says what is missing.
+  const std::string unsigned_path = world->dir + "/nocert.ibbundle";
+  const QString refused = page->exportBundle(QString::fromStdString(unsigned_path));
+  EXPECT_TRUE(refused.contains(QStringLiteral("--cert/--key"))) << refused.toStdString();
+  EXPECT_FALSE(fs::exists(unsigned_path));
+  ASSERT_EQ(errors_.size(), 1u);
+  EXPECT_EQ(errors_[0].title, QStringLiteral("Bundle not written"));
+
+  window_->setCollector({"", world->ca(), alice.cert_file, alice.key_file}, {});
+  const std::string path = world->dir + "/console.ibbundle";
+  const QString error = page->exportBundle(QString::fromStdString(path));
+  ASSERT_TRUE(error.isEmpty()) << error.toStdString();
+  EXPECT_EQ(verifyBundle(path), 0);
+  EXPECT_FALSE(fs::exists(path + ".part"));
+  // The CLI reads what the console wrote: the two snapshots, signed by alice.
+  const std::string listing = world->dir + "/show.txt";
+  ASSERT_EQ(run(std::string(IBC_BINARY) + " bundle show " + path + " > " + listing + " 2>&1"), 0);
+  const std::string shown = test::readAll(listing);
+  EXPECT_NE(shown.find("CN=alice"), std::string::npos) << shown;
+  EXPECT_NE(shown.find("node1720"), std::string::npos) << shown;
+  EXPECT_NE(shown.find("node1661"), std::string::npos) << shown;
+  // A byte flipped in the written bundle fails the same verify (the test can fail).
+  std::string bytes = test::readAll(path);
+  bytes[bytes.size() / 2] = static_cast<char>(bytes[bytes.size() / 2] ^ 0x5a);
+  std::ofstream(path + ".flipped", std::ios::binary) << bytes;
+  EXPECT_NE(verifyBundle(path + ".flipped"), 0);
+}
+
+TEST_F(ConsoleUi, AJobFetchedFromTheCollectorExportsItsSignedEnvelopes) {
+  auto collector = startCollectorWithJob("export");
+  window_->setCollector(world->support(collector->address()), QStringLiteral("acme"));
+  QSignalSpy done(window_.get(), &MainWindow::finished);
+  window_->openCollectorJob(QStringLiteral("acme"), QStringLiteral("4242"), false);
+  ASSERT_TRUE(waitFinished(done));
+  ASSERT_EQ(window_->job()->report.nodes_size(), 3);
+  window_->showPage(QStringLiteral("escalate"));
+  window_->escalatePage()->checkNodes({0, 1, 2});
+  const std::string path = world->dir + "/fetched.ibbundle";
+  const QString error = window_->escalatePage()->exportBundle(QString::fromStdString(path));
+  ASSERT_TRUE(error.isEmpty()) << error.toStdString();
+  EXPECT_EQ(verifyBundle(path), 0);
+  EXPECT_TRUE(window_->statusBar()->currentMessage().startsWith(QStringLiteral("Wrote ")));
+}
+
+QAction* action(QWidget* window, const char* name) {
+  return window->findChild<QAction*>(QLatin1String(name));
+}
+
+TEST_F(ConsoleUi, TheMenusHaveTheDesktopShortcuts) {
+  const std::pair<const char*, QKeySequence> expected[] = {
+      {"open", QKeySequence(QKeySequence::Open)},
+      {"connect", QKeySequence(QStringLiteral("Ctrl+K"))},
+      {"reload", QKeySequence(Qt::Key_F5)},  // QKeySequence::Refresh is empty on some platforms
+      {"export", QKeySequence(QStringLiteral("Ctrl+E"))},
+      {"find", QKeySequence(QKeySequence::Find)},
+      {"quit", QKeySequence(QStringLiteral("Ctrl+Q"))},
+  };
+  for (const auto& [name, key] : expected) {
+    QAction* a = action(window_.get(), name);
+    ASSERT_NE(a, nullptr) << name;
+    EXPECT_FALSE(a->shortcut().isEmpty()) << name;
+    EXPECT_EQ(a->shortcut(), key) << name << " " << a->shortcut().toString().toStdString();
+  }
+  EXPECT_EQ(QKeySequence(QKeySequence::Open).toString(), QStringLiteral("Ctrl+O"));
+  EXPECT_EQ(QKeySequence(QKeySequence::Find).toString(), QStringLiteral("Ctrl+F"));
+}
+
+TEST_F(ConsoleUi, ReloadReadsTheSameFilesAgainAndFindGoesToTheGridFilter) {
+  openFiles(jobFiles(), world->ca());
+  window_->showPage(QStringLiteral("node"));
+  QSignalSpy again(window_.get(), &MainWindow::finished);
+  action(window_.get(), "reload")->trigger();
+  ASSERT_TRUE(again.wait(60000));
+  EXPECT_EQ(window_->job()->report.nodes_size(), 4);
+  EXPECT_TRUE(window_->statusText().startsWith(QStringLiteral("4 node(s)")));
+  action(window_.get(), "find")->trigger();
+  auto* tabs = window_->findChild<QTabWidget*>(QString(), Qt::FindDirectChildrenOnly);
+  EXPECT_EQ(tabs->currentWidget(), window_->gridPage());
+  EXPECT_EQ(window_->focusWidget(), window_->gridPage()->filterEdit());
+}
+
+TEST_F(ConsoleUi, NothingToReloadIsSaidAndTheConnectionIsOnTheStatusBar) {
+  action(window_.get(), "reload")->trigger();
+  EXPECT_TRUE(
+      window_->statusBar()->currentMessage().startsWith(QStringLiteral("Nothing to reload")));
+  EXPECT_EQ(window_->connectionText(), QStringLiteral("offline"));
+  window_->setCollector(world->support("127.0.0.1:7070"), QStringLiteral("acme"));
+  EXPECT_EQ(window_->connectionText(),
+            QStringLiteral("collector 127.0.0.1:7070 as alice, tenant acme"));
+}
+
+TEST_F(ConsoleUi, GeometryAndTheLastConnectionSurviveARestartAndTheCommandLineWins) {
+  // QSettings lives in this test's temp dir (main() points the user scope there).
+  QSettings().clear();
+  {
+    MainWindow first;
+    first.restoreSettings();  // nothing saved yet: the defaults
+    EXPECT_EQ(first.jobsPage()->settings().endpoint, "");
+    first.setCollector(world->support("127.0.0.1:7070"), QStringLiteral("acme"));
+    first.resize(1111, 777);
+    first.show();
+    first.showPage(QStringLiteral("findings"));
+    first.close();  // saves
+  }
+  {
+    MainWindow second;
+    second.restoreSettings();
+    const CollectorSettings s = second.jobsPage()->settings();
+    EXPECT_EQ(s.endpoint, "127.0.0.1:7070");
+    EXPECT_EQ(s.ca_file, world->ca());
+    EXPECT_EQ(s.cert_file, world->pki() + "/support/alice.pem");
+    EXPECT_EQ(s.key_file, world->pki() + "/support/alice.key");
+    EXPECT_EQ(second.jobsPage()->tenant(), QStringLiteral("acme"));
+    EXPECT_EQ(second.size(), QSize(1111, 777));
+    auto* tabs = second.findChild<QTabWidget*>(QString(), Qt::FindDirectChildrenOnly);
+    EXPECT_EQ(tabs->currentWidget(), second.findingsPage());
+  }
+  {
+    MainWindow third;
+    third.setCollector(world->support("127.0.0.1:9999"), QStringLiteral("other"));
+    third.restoreSettings();
+    EXPECT_EQ(third.jobsPage()->settings().endpoint, "127.0.0.1:9999");
+    EXPECT_EQ(third.jobsPage()->tenant(), QStringLiteral("other"));
+  }
+  // Never a key's contents: only the path.
+  const QString file = QSettings().fileName();
+  const std::string text = test::readAll(file.toStdString());
+  EXPECT_NE(text.find("alice.key"), std::string::npos) << file.toStdString();
+  EXPECT_EQ(text.find("PRIVATE KEY"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace ibc::console
+
+int main(int argc, char** argv) {
+  ::testing::InitGoogleTest(&argc, argv);
+  if (qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM")) qputenv("QT_QPA_PLATFORM", "offscreen");
+  QApplication app(argc, argv);
+  namespace fs = std::filesystem;
+  char dir_template[] = "/tmp/ibc-console-ui-XXXXXX";
+  const char* dir = ::mkdtemp(dir_template);
+  if (dir == nullptr) return 1;
+  // Settings of this run only, never the user's.
+  QCoreApplication::setOrganizationName(QStringLiteral("ibcollect-test"));
+  QCoreApplication::setApplicationName(QStringLiteral("ibcollect-console"));
+  QSettings::setDefaultFormat(QSettings::IniFormat);
+  QSettings::setPath(QSettings::IniFormat, QSettings::UserScope,
+                     QString::fromUtf8(dir) + QStringLiteral("/settings"));
+  ibc::console::World world{dir, {}};
+  const std::string make = std::string(IBC_SOURCE_DIR) + "/tests/integration/console_make_job.sh " +
+                           world.dir + " " + IBC_BUILD_DIR;
+  if (ibc::console::run(make) != 0) {
+    std::fprintf(stderr, "console_make_job.sh failed\n");
+    return 1;
+  }
+  for (int i = 1; i <= 4; ++i)
+    world.files.push_back(world.dir + "/gpu0" + std::to_string(i) + ".ibsnap");
+  ibc::console::world = &world;
+  const int rc = RUN_ALL_TESTS();
+  std::error_code ec;
+  fs::remove_all(world.dir, ec);
+  return rc;
+}
