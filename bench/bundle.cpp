@@ -16,8 +16,8 @@
 #include <string>
 #include <vector>
 
-#include "ibc/bundle/bundle_archive.h"
 #include "ibc/agent/collect.h"
+#include "ibc/bundle/bundle_archive.h"
 #include "ibc/core/bundle.h"
 #include "ibc/core/snapshot_file.h"
 #include "test_pki.h"

@@ -95,7 +95,7 @@ v1::Snapshot syntheticNode(const Templates& t, int i) {
   s.mutable_node()->set_job_id("synthetic-4242");
   // Each node its own input, as files or collector ids are (the template's tree is shared).
   s.mutable_node()->set_source(std::string("synthetic:") + name);
-  auto* w = s.mutable_window();
+  auto* w = s.add_window();
   w->set_interval_seconds(10);
   for (auto& d : *s.mutable_devices()) {
     for (auto& p : *d.mutable_ports()) {

@@ -46,10 +46,15 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
           [this](const QString&, const QString& summary) { statusBar()->showMessage(summary); });
   connect(escalate_page_, &EscalatePage::caseFailed, this, [this](const QString& message) {
     statusBar()->showMessage(message);
-    auto* box = new QMessageBox(QMessageBox::Warning, tr("Case not created"), message,
-                                QMessageBox::Ok, this);
-    box->setAttribute(Qt::WA_DeleteOnClose);
-    box->open();  // window-modal, does not block the event loop
+    if (!error_sink_) return;
+    ErrorAdvice advice;
+    advice.title = tr("Case not created");
+    advice.what = message;
+    advice.next =
+        tr("Cases need a support certificate and a job opened from the collector "
+           "(Jobs page); check the connection, then press Create case again.");
+    advice.kind = classifyError(message.toStdString());
+    error_sink_(advice);
   });
   tabs_->addTab(jobs_page_, tr("Jobs"));
   tabs_->addTab(grid_page_, tr("Grid"));

@@ -47,6 +47,7 @@ EscalatePage::EscalatePage(QWidget* parent) : QWidget(parent) {
   command_->setWordWrap(true);
   command_->setTextInteractionFlags(Qt::TextSelectableByMouse);
   create_case_ = new QPushButton(tr("Create case in collector"), this);
+  create_case_->setObjectName(QStringLiteral("create_case"));
   create_case_->setEnabled(false);
   write_bundle_ = new QPushButton(tr("Export bundle..."), this);
   write_bundle_->setToolTip(
@@ -285,10 +286,9 @@ QString EscalatePage::exportBundle(const QString& path) {
   } else {
     const CollectorSettings c = credentials_ ? credentials_() : CollectorSettings{};
     const QList<int> checked = checkedNodes();
-    auto written =
-        console::exportBundle(*job_, std::vector<int>(checked.begin(), checked.end()),
-                              {c.cert_file, c.key_file, case_id_.toStdString(), IBC_VERSION},
-                              path.toStdString());
+    auto written = console::exportBundle(
+        *job_, std::vector<int>(checked.begin(), checked.end()),
+        {c.cert_file, c.key_file, case_id_.toStdString(), IBC_VERSION}, path.toStdString());
     if (written.ok()) {
       const QString done = tr("Wrote %1: %2 snapshot(s), signed by %3. Check it with: ibcollect "
                               "bundle verify %4 --ca CA.pem")

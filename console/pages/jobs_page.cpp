@@ -1,5 +1,7 @@
 #include "pages/jobs_page.h"
 
+#include <algorithm>
+
 #include <QDateTime>
 #include <QFormLayout>
 #include <QHBoxLayout>
@@ -128,9 +130,13 @@ void JobsPage::refresh() {
   QThread* worker = QThread::create([s, tenant, self] {
     auto jobs = std::make_shared<core::Result<std::vector<JobEntry>>>(
         listTenantJobs(s, tenant.toStdString()));
+    // The tenant's cases go under their jobs (DESIGN §7 `jobs`: tenants → jobs → cases).
+    auto cases = std::make_shared<core::Result<std::vector<::ibcollect::v1::Case>>>(
+        jobs->ok() ? listCases(s, tenant.toStdString())
+                   : core::Result<std::vector<::ibcollect::v1::Case>>(jobs->error()));
     QMetaObject::invokeMethod(
         self,
-        [self, jobs, tenant] {
+        [self, jobs, cases, tenant] {
           if (!self) return;
           self->list_->setEnabled(true);
           if (!jobs->ok()) {
@@ -139,7 +145,7 @@ void JobsPage::refresh() {
             emit self->listFailed(q(jobs->error().message));
             return;
           }
-          self->showJobs(tenant, **jobs);
+          self->showJobs(tenant, **jobs, *cases);
           emit self->listed(true);
         },
         Qt::QueuedConnection);
@@ -148,7 +154,22 @@ void JobsPage::refresh() {
   worker->start();
 }
 
-void JobsPage::showJobs(const QString& tenant, const std::vector<JobEntry>& jobs) {
+void JobsPage::showJobs(const QString& tenant, const std::vector<JobEntry>& jobs,
+                        const core::Result<std::vector<::ibcollect::v1::Case>>& cases) {
+  const auto caseRow = [](const ::ibcollect::v1::Case& c) {
+    static const char* const kStates[] = {"?", "open", "escalated", "closed"};
+    const int state = c.state() >= 0 && c.state() <= 3 ? c.state() : 0;
+    auto* item = new QStandardItem(tr("case %1").arg(q(c.case_id())));
+    item->setToolTip(tr("%1: %2 snapshot(s), %3 host result(s), by %4")
+                         .arg(q(c.title()))
+                         .arg(c.snapshot_ids_size())
+                         .arg(c.host_results_size())
+                         .arg(q(c.created_by())));
+    return QList<QStandardItem*>{
+        item, new QStandardItem(QString::number(c.snapshot_ids_size())),
+        new QStandardItem(when(c.updated_at_unix_ms())),
+        new QStandardItem(tr("%1: %2").arg(tr(kStates[state]), q(c.title())))};
+  };
   // Replace this tenant's branch, keep the others (and what was opened).
   const auto found = model_->findItems(tenant);
   for (auto* item : found) model_->removeRow(item->row());
@@ -168,13 +189,29 @@ void JobsPage::showJobs(const QString& tenant, const std::vector<JobEntry>& jobs
                       new QStandardItem(when(n.last_collected_at_unix_ms())),
                       new QStandardItem(tr("collector"))});
     }
+    if (cases.ok()) {
+      for (const auto& c : *cases) {
+        if (c.job_id() != j.job_id) continue;
+        auto row = caseRow(c);
+        row[0]->setData(q(j.job_id), kJobRole);  // double-click opens the case's job
+        row[0]->setData(tenant, kTenantRole);
+        job->appendRow(row);
+      }
+    }
     top->appendRow({job, new QStandardItem(QString::number(count)), new QStandardItem(when(last)),
                     new QStandardItem(tr("%1 node(s)").arg(j.nodes.size()))});
   }
-  // Cases arrive with the escalation work (DESIGN §6): say so rather than show an empty list.
-  auto* cases = new QStandardItem(tr("cases: not stored by the collector yet"));
-  cases->setEnabled(false);
-  top->appendRow(cases);
+  if (!cases.ok()) {
+    auto* none = new QStandardItem(tr("cases: could not list (%1)").arg(q(cases.error().message)));
+    none->setEnabled(false);
+    top->appendRow(none);
+  } else {
+    for (const auto& c : *cases) {
+      const bool under_a_job = std::any_of(
+          jobs.begin(), jobs.end(), [&](const JobEntry& j) { return j.job_id == c.job_id(); });
+      if (!under_a_job) top->appendRow(caseRow(c));
+    }
+  }
   model_->insertRow(0, {top, new QStandardItem(), new QStandardItem(),
                         new QStandardItem(tr("%1 job(s)").arg(jobs.size()))});
   view_->expand(filter_->mapFromSource(top->index()));

@@ -42,7 +42,8 @@ class JobsPage : public QWidget {
   void listFailed(const QString& message);
 
  private:
-  void showJobs(const QString& tenant, const std::vector<JobEntry>& jobs);
+  void showJobs(const QString& tenant, const std::vector<JobEntry>& jobs,
+                const core::Result<std::vector<::ibcollect::v1::Case>>& cases);
 
   QLineEdit* collector_;
   QLineEdit* ca_;

@@ -12,6 +12,7 @@
 #include <QApplication>
 #include <QElapsedTimer>
 #include <QLineEdit>
+#include <QPushButton>
 #include <QSettings>
 #include <QSignalSpy>
 #include <QStatusBar>
@@ -21,6 +22,7 @@
 #include <QThread>
 #include <QTimer>
 #include <QTreeView>
+#include <algorithm>
 #include <atomic>
 #include <cstdlib>
 #include <filesystem>
@@ -431,6 +433,62 @@ TEST_F(ConsoleUi, AJobFetchedFromTheCollectorExportsItsSignedEnvelopes) {
   ASSERT_TRUE(error.isEmpty()) << error.toStdString();
   EXPECT_EQ(verifyBundle(path), 0);
   EXPECT_TRUE(window_->statusBar()->currentMessage().startsWith(QStringLiteral("Wrote ")));
+}
+
+TEST_F(ConsoleUi, TheEscalatePageCreatesACaseInTheCollectorForTheCheckedNodes) {
+  auto collector = startCollectorWithJob("case");
+  window_->setCollector(world->support(collector->address()), QStringLiteral("acme"));
+  QSignalSpy done(window_.get(), &MainWindow::finished);
+  window_->openCollectorJob(QStringLiteral("acme"), QStringLiteral("4242"), false);
+  ASSERT_TRUE(waitFinished(done));
+  ASSERT_EQ(window_->job()->report.nodes_size(), 3);
+  window_->showPage(QStringLiteral("escalate"));
+  EscalatePage* page = window_->escalatePage();
+  page->checkNodes({0, 1});
+  auto* button = page->findChild<QPushButton*>(QStringLiteral("create_case"));
+  ASSERT_NE(button, nullptr);
+  EXPECT_TRUE(button->isEnabled()) << button->toolTip().toStdString();
+  QSignalSpy created(page, &EscalatePage::caseCreated);
+  QTest::mouseClick(button, Qt::LeftButton);
+  ASSERT_TRUE(created.count() > 0 || created.wait(30000)) << errors_.size();
+  const QString id = created.at(0).at(0).toString();
+  EXPECT_TRUE(id.startsWith(QStringLiteral("case-"))) << id.toStdString();
+  EXPECT_FALSE(button->isEnabled());  // one case per job opened
+  EXPECT_TRUE(window_->statusBar()->currentMessage().contains(id));
+  EXPECT_TRUE(page->exportCommand().contains(QStringLiteral("--case ") + id));
+
+  // The collector holds it: the two checked nodes' snapshots, their names, tenant and job.
+  auto cases = listCases(world->support(collector->address()), "acme");
+  ASSERT_TRUE(cases.ok()) << cases.error().message;
+  ASSERT_EQ(cases->size(), 1u);
+  const auto& c = cases->front();
+  EXPECT_EQ(c.case_id(), id.toStdString());
+  EXPECT_EQ(c.job_id(), "4242");
+  EXPECT_EQ(c.snapshot_ids_size(), 2);
+  for (const int n : {0, 1}) {
+    EXPECT_NE(std::find(c.snapshot_ids().begin(), c.snapshot_ids().end(),
+                        window_->job()->snapshot_ids[static_cast<std::size_t>(n)]),
+              c.snapshot_ids().end());
+  }
+  EXPECT_EQ(c.nodes_size(), 2);
+  EXPECT_EQ(c.created_by(), "alice");
+
+  // The jobs page lists it under its job: tenant → job 4242 → case.
+  QSignalSpy listed(window_->jobsPage(), &JobsPage::listed);
+  window_->jobsPage()->refresh();
+  ASSERT_TRUE(listed.wait(60000));
+  const QAbstractItemModel* m = window_->jobsPage()->view()->model();
+  const auto matches = m->match(m->index(0, 0), Qt::DisplayRole, QStringLiteral("case ") + id, 1,
+                                Qt::MatchRecursive | Qt::MatchExactly);
+  ASSERT_EQ(matches.size(), 1);
+  EXPECT_EQ(matches.front().parent().data().toString(), QStringLiteral("job 4242"));
+
+  // Opened files are not in the collector: the button says how to get a case.
+  openFiles(jobFiles(), world->ca());
+  window_->showPage(QStringLiteral("escalate"));
+  EXPECT_FALSE(button->isEnabled());
+  EXPECT_TRUE(button->toolTip().contains(QStringLiteral("open the job from the collector")))
+      << button->toolTip().toStdString();
 }
 
 QAction* action(QWidget* window, const char* name) {

@@ -15,8 +15,8 @@
 #include <filesystem>
 
 #include "collector_process.h"
-#include "ibc/bundle/bundle_archive.h"
 #include "ibc/agent/os.h"
+#include "ibc/bundle/bundle_archive.h"
 
 namespace {
 

@@ -369,10 +369,9 @@ v1::CollectorResponse Service::caseRequest(const Peer& peer, const v1::Collector
             "no case " + core::printable(q.case_id(), 64) +
                 (q.tenant().empty() ? "" : " of tenant " + core::printable(q.tenant(), 64)));
       }
-      log_.event(LogLevel::Info, "case_read",
-                 {{"case", (*got)->case_id()},
-                  {"tenant", (*got)->tenant()},
-                  {"by", describePeer(peer)}});
+      log_.event(
+          LogLevel::Info, "case_read",
+          {{"case", (*got)->case_id()}, {"tenant", (*got)->tenant()}, {"by", describePeer(peer)}});
       *r.mutable_case_info() = std::move(**got);
       return r;
     }

@@ -1,5 +1,7 @@
 #include "ibc/console/node_grid_model.h"
 
+#include "ibc/core/counters.h"
+
 #include <QBrush>
 #include <QCollator>
 #include <QColor>
@@ -127,8 +129,8 @@ NodeGridModel::Prepared NodeGridModel::prepare(const JobData* job) {
     for (const int k : findingsOfNode(*job, i)) mine.push_back(&report.findings(k));
     const v1::Snapshot* snap =
         i < static_cast<int>(job->snapshots.size()) ? &job->snapshots[std::size_t(i)] : nullptr;
-    const double interval =
-        snap != nullptr && snap->has_window() ? snap->window().interval_seconds() : 0;
+    const v1::CounterWindow* window = snap != nullptr ? core::latestWindow(*snap) : nullptr;
+    const double interval = window != nullptr ? window->interval_seconds() : 0;
     if (interval > 0) out.has_window = true;
     std::optional<double> busbw;
     if (snap != nullptr) {
@@ -207,8 +209,8 @@ NodeGridModel::Prepared NodeGridModel::prepare(const JobData* job) {
         }
       }
       const v1::PortCounterSample* second = nullptr;
-      if (snap->has_window()) {
-        for (const auto& w : snap->window().ports()) {
+      if (const v1::CounterWindow* latest = core::latestWindow(*snap); latest != nullptr) {
+        for (const auto& w : latest->ports()) {
           if (w.device() == port.device() && w.port() == port.port()) second = &w;
         }
       }

@@ -256,7 +256,7 @@ const std::vector<v1::Snapshot>& counterSnapshots() {
 JobData windowedJob() {
   std::vector<v1::Snapshot> snaps = counterSnapshots();
   for (std::size_t i = 0; i < snaps.size(); ++i) {
-    auto* w = snaps[i].mutable_window();
+    auto* w = snaps[i].add_window();
     w->set_interval_seconds(10);
     for (const auto& d : snaps[i].devices()) {
       for (const auto& p : d.ports()) {

@@ -3,7 +3,7 @@
 // The escalation bundle (DESIGN §8), as member bytes: building every member of a bundle,
 // signing and checking its manifest, adding a member later (host results). Pure: members
 // are name → bytes; the archive around them (tar + zstd, libarchive) is the agent's
-// (agent/bundle_archive.h).
+// (bundle/include/ibc/bundle/bundle_archive.h, library ibc_bundle).
 //
 // Members:
 //   manifest.json        BundleManifest (proto JSON): format, case, tenant, job, nodes, time
