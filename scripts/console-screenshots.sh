@@ -42,6 +42,11 @@ ADDR=${first#listening on }
 "$IBC" upload "$T"/gpu0?.ibsnap --collector "$ADDR" --ca "$T/pki/ca.pem" \
   --cert "$T/pki/agents/acme/node1720.pem" --key "$T/pki/agents/acme/node1720.key" \
   --spool "$T/spool" --retries 0 >/dev/null
+# A support case on the job, as the escalate page or `ibcollect case create` makes it: the
+# jobs page lists it under job 4242.
+"$IBC" case create --tenant acme --job 4242 --title "node1661: 2 ports stuck in INIT" \
+  --node node1661 --code PORT_NOT_ACTIVE_SM --collector "$ADDR" --ca "$T/pki/ca.pem" \
+  --cert "$T/pki/support/alice.pem" --key "$T/pki/support/alice.key" >/dev/null
 QT_QPA_PLATFORM=offscreen "$CONSOLE" --collector "$ADDR" --ca "$T/pki/ca.pem" \
   --cert "$T/pki/support/alice.pem" --key "$T/pki/support/alice.key" --tenant acme --job 4242 \
   --screenshot "$OUT" --page jobs

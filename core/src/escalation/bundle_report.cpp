@@ -49,6 +49,31 @@ std::string utc(int64_t ms) {
   return buf;
 }
 
+// Markdown prose with each placeholder (`<PF>`, `<N>`, ...) as code: bare, a renderer takes
+// "<PF_NETDEV>" for an HTML tag and hides it with everything up to the next '>'.
+std::string codePlaceholders(std::string_view text) {
+  std::string out;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    if (text[i] == '<') {
+      const std::size_t close = text.find('>', i);
+      const std::string_view inside =
+          close == std::string_view::npos ? std::string_view() : text.substr(i + 1, close - i - 1);
+      const bool placeholder =
+          !inside.empty() &&
+          inside.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZ_") == std::string_view::npos;
+      if (placeholder) {
+        out += '`';
+        out.append(text.substr(i, close - i + 1));
+        out += '`';
+        i = close;
+        continue;
+      }
+    }
+    out += text[i];
+  }
+  return out;
+}
+
 std::vector<v1::HostStep> hostSteps(const v1::SuspectVf& vf) {
   const std::string port = std::to_string(vf.port() == 0 ? 1 : vf.port());
   std::vector<v1::HostStep> steps;
@@ -246,8 +271,12 @@ std::string renderPfInspectionMarkdown(const v1::PfInspection& in) {
     out += "\nSteps on the host:\n\n";
     int n = 0;
     for (const auto& s : vf.steps()) {
-      out += std::to_string(++n) + ". " + s.purpose() + ":\n\n   ~~~~\n   " +
-             printable(s.command(), 2000) + "\n   ~~~~\n";
+      // The code block is indented as far as the item's text ("1. " 3, "10. " 4), or it
+      // ends the list.
+      const std::string marker = std::to_string(++n) + ". ";
+      const std::string indent(marker.size(), ' ');
+      out += marker + codePlaceholders(s.purpose()) + ":\n\n" + indent + "~~~~\n" + indent +
+             printable(s.command(), 2000) + "\n" + indent + "~~~~\n";
     }
   }
   return out;

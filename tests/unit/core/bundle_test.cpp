@@ -445,6 +445,10 @@ TEST(Bundle, PlaceholderOrZeroIdentitiesNeverReachThePfRunbook) {
     EXPECT_EQ(md.find(placeholder), std::string::npos) << placeholder << "\n" << md;
   }
   EXPECT_NE(md.find("0000:0c:00.1"), std::string::npos) << md;
+  // Placeholders in prose are code: a Markdown renderer would take a bare "<PF_NETDEV>" for
+  // an HTML tag and hide it (and what follows).
+  EXPECT_NE(md.find("the mst device `<PF>` of `<PF_PCI>`"), std::string::npos) << md;
+  EXPECT_EQ(md.find(" <PF_NETDEV>,"), std::string::npos) << md;
 }
 
 }  // namespace
