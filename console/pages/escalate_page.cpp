@@ -122,11 +122,14 @@ void EscalatePage::setCollector(const CollectorSettings& settings) {
 
 void EscalatePage::updateCaseButton() {
   const bool from_collector = job_ != nullptr && !job_->tenant.empty();
-  const bool can = from_collector && !settings_.endpoint.empty() && !sending_ &&
-                   !checkedNodes().isEmpty() && case_id_.isEmpty();
+  const bool can =
+      from_collector && !settings_.endpoint.empty() && !sending_ && !checkedNodes().isEmpty();
   create_case_->setEnabled(can);
+  create_case_->setText(case_id_.isEmpty() ? tr("Create case in collector")
+                                           : tr("Add to case %1").arg(case_id_));
   if (!case_id_.isEmpty()) {
-    create_case_->setToolTip(tr("Case %1 was created for this job.").arg(case_id_));
+    create_case_->setToolTip(
+        tr("Add the checked nodes' snapshots and findings to case %1.").arg(case_id_));
   } else if (!from_collector) {
     create_case_->setToolTip(
         tr("A case covers snapshots stored in the collector: open the job from the "
@@ -162,28 +165,45 @@ void EscalatePage::createCase() {
   }
   sending_ = true;
   updateCaseButton();
-  command_->setText(tr("Creating the case in %1...").arg(q(settings_.endpoint)));
+  const bool update = !case_id_.isEmpty();
+  command_->setText(update ? tr("Updating case %1 in %2...").arg(case_id_, q(settings_.endpoint))
+                           : tr("Creating the case in %1...").arg(q(settings_.endpoint)));
+  // A case already made for this job: the checked nodes, snapshots and codes are added.
+  ::ibcollect::v1::UpdateCaseRequest change;
+  if (update) {
+    change.set_case_id(case_id_.toStdString());
+    change.set_tenant(request.tenant());
+    *change.mutable_add_snapshot_ids() = request.snapshot_ids();
+    *change.mutable_add_nodes() = request.nodes();
+    *change.mutable_add_finding_codes() = request.finding_codes();
+  }
   QPointer<EscalatePage> self(this);
-  QThread* worker = QThread::create([settings = settings_, request = std::move(request), self] {
-    auto made = ibc::console::createCase(settings, request);
+  QThread* worker = QThread::create([settings = settings_, request = std::move(request),
+                                     change = std::move(change), update, self] {
+    auto made = update ? ibc::console::updateCase(settings, change)
+                       : ibc::console::createCase(settings, request);
     QMetaObject::invokeMethod(
         self,
-        [self, ok = made.ok(), c = made.ok() ? *made : ::ibcollect::v1::Case(),
+        [self, update, ok = made.ok(), c = made.ok() ? *made : ::ibcollect::v1::Case(),
          message = made.ok() ? std::string() : made.error().message] {
           if (!self) return;
           self->sending_ = false;
           if (ok) {
             self->case_id_ = q(c.case_id());
-            const QString summary = tr("Case %1 created in %2: %3 snapshot(s), tenant %4. Bundle: "
-                                       "ibcollect bundle export --case %1 -o case.ibbundle")
-                                        .arg(q(c.case_id()), q(self->settings_.endpoint))
-                                        .arg(c.snapshot_ids_size())
-                                        .arg(q(c.tenant()));
+            const QString summary =
+                tr("Case %1 %2 in %3: %4 snapshot(s), %5 node(s), revision %6. Bundle: "
+                   "ibcollect bundle export --case %1 -o case.ibbundle")
+                    .arg(q(c.case_id()), update ? tr("updated") : tr("created"),
+                         q(self->settings_.endpoint))
+                    .arg(c.snapshot_ids_size())
+                    .arg(c.nodes_size())
+                    .arg(c.revision());
             self->command_->setText(summary.toHtmlEscaped());
             emit self->caseCreated(self->case_id_, summary);
           } else {
             self->updateRunbook();
-            emit self->caseFailed(tr("The case could not be created: %1").arg(q(message)));
+            emit self->caseFailed(update ? tr("The case could not be updated: %1").arg(q(message))
+                                         : tr("The case could not be created: %1").arg(q(message)));
           }
           self->updateCaseButton();
         },

@@ -45,8 +45,9 @@ class EscalatePage : public QWidget {
   void exportWithDialog();
   // The collector the job came from: enables "Create case" for jobs fetched from it.
   void setCollector(const CollectorSettings& settings);
-  // Sends the case for the checked nodes and findings (on a worker); caseCreated or
-  // caseFailed follows on the GUI thread.
+  // Sends the case for the checked nodes and findings (on a worker): creates it, or once
+  // one exists for this job adds the checked nodes, snapshots and codes to it. caseCreated
+  // (also after an update) or caseFailed follows on the GUI thread.
   void createCase();
   QString caseId() const { return case_id_; }
 

@@ -453,8 +453,9 @@ TEST_F(ConsoleUi, TheEscalatePageCreatesACaseInTheCollectorForTheCheckedNodes) {
   ASSERT_TRUE(created.count() > 0 || created.wait(30000)) << errors_.size();
   const QString id = created.at(0).at(0).toString();
   EXPECT_TRUE(id.startsWith(QStringLiteral("case-"))) << id.toStdString();
-  EXPECT_FALSE(button->isEnabled());  // one case per job opened
   EXPECT_TRUE(window_->statusBar()->currentMessage().contains(id));
+  // The button now adds to that case.
+  EXPECT_EQ(button->text(), QStringLiteral("Add to case ") + id);
   EXPECT_TRUE(page->exportCommand().contains(QStringLiteral("--case ") + id));
 
   // The collector holds it: the two checked nodes' snapshots, their names, tenant and job.
@@ -472,6 +473,18 @@ TEST_F(ConsoleUi, TheEscalatePageCreatesACaseInTheCollectorForTheCheckedNodes) {
   }
   EXPECT_EQ(c.nodes_size(), 2);
   EXPECT_EQ(c.created_by(), "alice");
+
+  // Checking the third node and pressing again updates the case: 3 snapshots, revision 2.
+  page->checkNodes({0, 1, 2});
+  QSignalSpy updated(page, &EscalatePage::caseCreated);
+  QTest::mouseClick(button, Qt::LeftButton);
+  ASSERT_TRUE(updated.count() > 0 || updated.wait(30000)) << errors_.size();
+  EXPECT_EQ(updated.at(0).at(0).toString(), id);
+  auto after = listCases(world->support(collector->address()), "acme");
+  ASSERT_TRUE(after.ok() && after->size() == 1u);
+  EXPECT_EQ(after->front().snapshot_ids_size(), 3);
+  EXPECT_EQ(after->front().revision(), 2u);
+  EXPECT_TRUE(window_->statusBar()->currentMessage().contains(QStringLiteral("updated")));
 
   // The jobs page lists it under its job: tenant → job 4242 → case.
   QSignalSpy listed(window_->jobsPage(), &JobsPage::listed);
