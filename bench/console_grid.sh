@@ -3,7 +3,8 @@
 # bench/console_grid.cpp): one line per size,
 #   console grid: N nodes load X ms sort Y ms filter Z ms
 # for 500, 2,000 and 10,000 nodes (or the sizes given), then the largest GUI-thread stall
-# while 2,000 snapshots stream in through the window's loader. Offscreen, Release build.
+# while 2,000 snapshots stream in through the window's loader (a first load, then a
+# reload). Offscreen, Release build.
 # Targets (issue 12): 2,000 nodes load + first paint < 300 ms, sort and filter < 50 ms, no
 # GUI-thread stall over 50 ms.
 #   bench/console_grid.sh [SIZES...]

@@ -38,9 +38,10 @@ class EscalatePage : public QWidget {
   void setCredentialSource(std::function<CollectorSettings()> source) {
     credentials_ = std::move(source);
   }
-  // Writes the bundle of the checked nodes to `path`; "" on success, else why not. Emits
-  // exported() either way. The button asks for the path with a file dialog, then calls this.
-  QString exportBundle(const QString& path);
+  // Writes the bundle of the checked nodes to `path` on a worker thread; exported() follows
+  // on the GUI thread either way (at once when nothing can be written, e.g. no node checked).
+  // The button asks for the path with a file dialog, then calls this.
+  void exportBundle(const QString& path);
   // The button: a save dialog, then exportBundle().
   void exportWithDialog();
   // The collector the job came from: enables "Create case" for jobs fetched from it.
@@ -73,6 +74,7 @@ class EscalatePage : public QWidget {
   CollectorSettings settings_;
   QString case_id_;
   bool sending_ = false;
+  bool exporting_ = false;  // a bundle is being written: the button waits
   std::function<CollectorSettings()> credentials_;
 };
 

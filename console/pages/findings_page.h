@@ -27,13 +27,18 @@ class FindingsPage : public QWidget {
  signals:
   void nodeSelected(int node_index, const QString& device, int port);
 
+ protected:
+  void showEvent(QShowEvent* event) override;
+
  private:
   void showFinding(const QModelIndex& index);
+  void layoutTree();
 
   FindingsModel* model_;
   const JobData* job_ = nullptr;
   QTreeView* view_;
   QTextBrowser* detail_;
+  bool tree_stale_ = false;  // a new job arrived while the page was hidden
 };
 
 }  // namespace ibc::console

@@ -33,6 +33,7 @@ class GridPage : public QWidget {
 
  private:
   void updateSummary();
+  void fitColumns();
   void copySelection() const;
 
   NodeGridModel* model_;

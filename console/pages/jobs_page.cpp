@@ -64,6 +64,7 @@ JobsPage::JobsPage(QWidget* parent) : QWidget(parent) {
   view_->setModel(filter_);
   view_->setEditTriggers(QAbstractItemView::NoEditTriggers);
   view_->setUniformRowHeights(true);
+  view_->header()->setResizeContentsPrecision(200);  // widths from the first rows only
   view_->header()->setStretchLastSection(true);
 
   auto* form = new QFormLayout;
@@ -223,6 +224,19 @@ void JobsPage::showJobs(const QString& tenant, const std::vector<JobEntry>& jobs
 QString JobsPage::statusText() const { return status_->text(); }
 
 void JobsPage::setJob(const JobData* job) {
+  opened_ = job;
+  opened_stale_ = true;
+  if (isVisible()) showOpened();
+}
+
+void JobsPage::showEvent(QShowEvent* event) {
+  QWidget::showEvent(event);
+  if (opened_stale_) showOpened();
+}
+
+void JobsPage::showOpened() {
+  opened_stale_ = false;
+  const JobData* job = opened_;
   // The "opened" branch mirrors what the other pages show.
   const auto found = model_->findItems(tr("opened"));
   for (auto* item : found) model_->removeRow(item->row());

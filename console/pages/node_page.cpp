@@ -40,7 +40,8 @@ NodePage::NodePage(QWidget* parent) : QWidget(parent) {
   counters_view_ = new QTableView(this);
   counters_view_->setModel(sorted);
   counters_view_->setSortingEnabled(true);
-  counters_view_->sortByColumn(CountersModel::Name, Qt::AscendingOrder);
+  // The model's order (trouble first) until the engineer sorts by a column.
+  counters_view_->horizontalHeader()->setSortIndicator(-1, Qt::AscendingOrder);
   counters_view_->verticalHeader()->hide();
   counters_view_->verticalHeader()->setDefaultSectionSize(counters_view_->fontMetrics().height() +
                                                           6);

@@ -385,6 +385,14 @@ int verifyBundle(const std::string& path) {
              world->ca() + " >/dev/null 2>&1");
 }
 
+// The page writes on a worker: waits for its exported() signal; "" when written, else why not.
+QString exportAndWait(EscalatePage* page, const std::string& path) {
+  QSignalSpy spy(page, &EscalatePage::exported);
+  page->exportBundle(QString::fromStdString(path));
+  if (spy.isEmpty() && !spy.wait(60000)) return QStringLiteral("no exported() within 60 s");
+  return spy.at(0).at(0).toBool() ? QString() : spy.at(0).at(1).toString();
+}
+
 TEST_F(ConsoleUi, TheEscalatePageWritesASignedBundleThatIbcollectBundleVerifyAccepts) {
   openFiles(jobFiles(), world->ca());
   const CollectorSettings alice = world->support("");
@@ -393,7 +401,7 @@ TEST_F(ConsoleUi, TheEscalatePageWritesASignedBundleThatIbcollectBundleVerifyAcc
   page->checkNodes({nodeIndex(world->files[1]), nodeIndex(world->files[3])});
   // Without a certificate nothing is written, and the reason says what is missing.
   const std::string unsigned_path = world->dir + "/nocert.ibbundle";
-  const QString refused = page->exportBundle(QString::fromStdString(unsigned_path));
+  const QString refused = exportAndWait(page, unsigned_path);
   EXPECT_TRUE(refused.contains(QStringLiteral("--cert/--key"))) << refused.toStdString();
   EXPECT_FALSE(fs::exists(unsigned_path));
   ASSERT_EQ(errors_.size(), 1u);
@@ -401,7 +409,7 @@ TEST_F(ConsoleUi, TheEscalatePageWritesASignedBundleThatIbcollectBundleVerifyAcc
 
   window_->setCollector({"", world->ca(), alice.cert_file, alice.key_file}, {});
   const std::string path = world->dir + "/console.ibbundle";
-  const QString error = page->exportBundle(QString::fromStdString(path));
+  const QString error = exportAndWait(page, path);
   ASSERT_TRUE(error.isEmpty()) << error.toStdString();
   EXPECT_EQ(verifyBundle(path), 0);
   EXPECT_FALSE(fs::exists(path + ".part"));
@@ -429,7 +437,7 @@ TEST_F(ConsoleUi, AJobFetchedFromTheCollectorExportsItsSignedEnvelopes) {
   window_->showPage(QStringLiteral("escalate"));
   window_->escalatePage()->checkNodes({0, 1, 2});
   const std::string path = world->dir + "/fetched.ibbundle";
-  const QString error = window_->escalatePage()->exportBundle(QString::fromStdString(path));
+  const QString error = exportAndWait(window_->escalatePage(), path);
   ASSERT_TRUE(error.isEmpty()) << error.toStdString();
   EXPECT_EQ(verifyBundle(path), 0);
   EXPECT_TRUE(window_->statusBar()->currentMessage().startsWith(QStringLiteral("Wrote ")));

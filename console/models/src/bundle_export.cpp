@@ -31,10 +31,36 @@ Result<std::string> readFile(const std::string& path, const char* what) {
 
 }  // namespace
 
-Result<BundleExportResult> exportBundle(const JobData& job, const std::vector<int>& nodes,
-                                        const BundleExportSettings& settings,
-                                        const std::string& out_path) {
+Result<BundleExportInputs> bundleExportInputs(const JobData& job, const std::vector<int>& nodes) {
   if (nodes.empty()) return Error{ErrorCode::InvalidArgument, "no node checked to export"};
+  BundleExportInputs out;
+  out.nodes.reserve(nodes.size());
+  for (const int n : nodes) {
+    if (n < 0 || n >= job.report.nodes_size() || n >= static_cast<int>(job.snapshots.size()))
+      return Error{ErrorCode::InvalidArgument, "no node " + std::to_string(n) + " in the job"};
+    const auto i = static_cast<std::size_t>(n);
+    const auto& node = job.report.nodes(n);
+    BundleExportNode e;
+    e.label = node.label();
+    if (i < job.signed_files.size() && !job.signed_files[i].empty()) {
+      e.signed_bytes = job.signed_files[i];
+      e.source = node.source();
+    } else {
+      if (node.snapshot_file().empty())
+        return Error{ErrorCode::NotFound, node.label() + ": its signed bytes are not at hand"};
+      e.file = node.snapshot_file();
+      e.source = e.file;
+      e.shown = core::serializeSnapshot(job.snapshots[i]);
+    }
+    out.nodes.push_back(std::move(e));
+  }
+  return out;
+}
+
+Result<BundleExportResult> writeBundleExport(const BundleExportInputs& chosen,
+                                             const BundleExportSettings& settings,
+                                             const std::string& out_path) {
+  if (chosen.nodes.empty()) return Error{ErrorCode::InvalidArgument, "no node checked to export"};
   if (settings.cert_file.empty() || settings.key_file.empty())
     return Error{ErrorCode::InvalidArgument,
                  "a bundle is signed by you: give your certificate and key (--cert/--key, or "
@@ -47,29 +73,22 @@ Result<BundleExportResult> exportBundle(const JobData& job, const std::vector<in
   if (!signer.ok()) return Error{signer.error().code, "--cert/--key: " + signer.error().message};
 
   std::vector<core::BundleSnapshotInput> inputs;
-  for (const int n : nodes) {
-    if (n < 0 || n >= job.report.nodes_size() || n >= static_cast<int>(job.snapshots.size()))
-      return Error{ErrorCode::InvalidArgument, "no node " + std::to_string(n) + " in the job"};
-    const auto i = static_cast<std::size_t>(n);
-    const auto& node = job.report.nodes(n);
-    if (i < job.signed_files.size() && !job.signed_files[i].empty()) {
-      inputs.push_back({job.signed_files[i], node.source()});
+  inputs.reserve(chosen.nodes.size());
+  for (const auto& node : chosen.nodes) {
+    if (!node.signed_bytes.empty()) {
+      inputs.push_back({node.signed_bytes, node.source});
       continue;
     }
-    const std::string& file = node.snapshot_file();
-    if (file.empty())
-      return Error{ErrorCode::NotFound, node.label() + ": its signed bytes are not at hand"};
-    auto bytes = readFile(file, "snapshot");
+    auto bytes = readFile(node.file, "snapshot");
     if (!bytes.ok()) return bytes.error();
     // The file must still hold the snapshot that was shown (it was checked when opened).
     auto envelope = core::decodeSnapshotFile(*bytes);
     auto snapshot = envelope.ok() ? core::openSnapshot(*envelope)
                                   : Result<::ibcollect::v1::Snapshot>(envelope.error());
-    if (!snapshot.ok() ||
-        core::serializeSnapshot(*snapshot) != core::serializeSnapshot(job.snapshots[i]))
+    if (!snapshot.ok() || core::serializeSnapshot(*snapshot) != node.shown)
       return Error{ErrorCode::Malformed,
-                   file + " changed since it was opened: open it again (File > Reload)"};
-    inputs.push_back({std::move(*bytes), file});
+                   node.file + " changed since it was opened: open it again (File > Reload)"};
+    inputs.push_back({std::move(*bytes), node.file});
   }
   core::BundleExportOptions options;
   options.case_id = settings.case_id;

@@ -3,6 +3,7 @@
 #include <QBrush>
 #include <QColor>
 #include <QLocale>
+#include <algorithm>
 
 #include "ibc/console/port_counters.h"
 #include "ibc/core/counters.h"
@@ -28,8 +29,24 @@ void CountersModel::setPort(const JobData* job, int node_index, const QString& d
       r.delta = c.delta;
       if (c.delta && seconds > 0) r.rate = static_cast<double>(*c.delta) / seconds;
       r.unavailable = QString::fromStdString(c.unavailable);
+      const bool error = c.trouble != core::CounterClass::None;
+      if (error) {
+        const auto name = core::counterClassName(c.trouble);
+        r.meaning = QString::fromLatin1(name.data(), static_cast<qsizetype>(name.size()));
+      }
+      if (!c.total) {
+        r.concern = Unreadable;
+      } else if (error && c.delta && *c.delta > 0) {
+        r.concern = Moved;
+      } else if (error && *c.total > 0) {
+        r.concern = NonZeroError;
+      }
       rows_.push_back(std::move(r));
     }
+    std::stable_sort(rows_.begin(), rows_.end(), [](const Row& a, const Row& b) {
+      if (a.concern != b.concern) return a.concern < b.concern;
+      return a.name < b.name;
+    });
   }
   endResetModel();
 }
@@ -69,10 +86,20 @@ QVariant CountersModel::data(const QModelIndex& index, int role) const {
         default: return data(index, Qt::DisplayRole);
       }
     case RawValueRole: return r.total ? QVariant(static_cast<qulonglong>(*r.total)) : QVariant();
+    case ConcernRole: return static_cast<int>(r.concern);
+    case Qt::ToolTipRole:
+      if (index.column() != Name) return {};
+      if (r.concern == Moved)
+        return tr("%1 counter that moved during the window: the strongest evidence").arg(r.meaning);
+      if (!r.meaning.isEmpty()) return tr("%1 counter").arg(r.meaning);
+      return tr("traffic or configuration: not judged");
     case Qt::BackgroundRole:
-      // A counter that moved during the window is what matters most (DESIGN §5).
-      if (r.delta && *r.delta > 0 && index.column() == Delta)
+      // A counter that moved during the window is what matters most (DESIGN §5); an error
+      // counter's total from before the window is history, still worth a look.
+      if (r.concern == Moved && (index.column() == Delta || index.column() == Name))
         return QBrush(QColor(0xff, 0xd0, 0xd0));
+      if (r.concern == NonZeroError && (index.column() == Total || index.column() == Name))
+        return QBrush(QColor(0xff, 0xee, 0xc8));
       return {};
     case Qt::ForegroundRole:
       if (!r.total) return QBrush(QColor(0x80, 0x80, 0x80));

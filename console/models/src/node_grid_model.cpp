@@ -54,17 +54,19 @@ const char* NodeGridModel::counterOfColumn(int column) {
 
 void NodeGridModel::setJob(const JobData* job) { setJob(job, prepare(job)); }
 
-void NodeGridModel::setJob(const JobData* job, Prepared prepared) {
+NodeGridModel::Prepared NodeGridModel::setJob(const JobData* job, Prepared prepared) {
   beginResetModel();
   job_ = job;
-  rows_ = std::move(prepared.rows);
-  for (int c = 0; c < ColumnCount; ++c) majority_[c] = std::move(prepared.majority[c]);
+  std::swap(rows_, prepared.rows);
+  for (int c = 0; c < ColumnCount; ++c) std::swap(majority_[c], prepared.majority[c]);
   outlier_rows_ = prepared.outlier_rows;
   has_window_ = prepared.has_window;
   std::copy(std::begin(prepared.empty_column), std::end(prepared.empty_column),
             std::begin(empty_column_));
-  counter_ids_ = std::move(prepared.counter_ids);
+  std::swap(counter_ids_, prepared.counter_ids);
+  for (int c = 0; c < ColumnCount; ++c) std::swap(widest_rows_[c], prepared.widest_rows[c]);
   endResetModel();
+  return prepared;  // now the previous job's rows
 }
 
 int NodeGridModel::intern(CounterIds& ids, const std::string& name) {
@@ -338,6 +340,14 @@ NodeGridModel::Prepared NodeGridModel::prepare(const JobData* job) {
   for (int c = 0; c < ColumnCount; ++c) {
     out.empty_column[c] = std::all_of(out.rows.begin(), out.rows.end(),
                                       [c](const Row& r) { return r.cells[c].isEmpty(); });
+    // The longest text in each font (outliers are bold).
+    for (int i = 0; i < static_cast<int>(out.rows.size()); ++i) {
+      const Row& r = out.rows[static_cast<std::size_t>(i)];
+      int& widest = out.widest_rows[c][r.outlier[c] ? 1 : 0];
+      if (widest < 0 ||
+          r.cells[c].size() > out.rows[static_cast<std::size_t>(widest)].cells[c].size())
+        widest = i;
+    }
   }
   return out;
 }

@@ -21,6 +21,7 @@ std::vector<PortCounter> portCounters(const v1::Snapshot& snap, const std::strin
     r.total = v.total;
     r.delta = v.delta;
     r.unavailable = std::move(v.unavailable);
+    r.trouble = core::classifyCounter(r.name, v.group);
     out.push_back(std::move(r));
   }
   return out;

@@ -180,6 +180,38 @@ TEST(NodeGridModel, CellsThatDifferFromTheJobsMajorityAreOutliers) {
   EXPECT_EQ(m.outlierRows(), 10);  // 2 INIT ports + 8 slow ports
 }
 
+TEST(NodeGridModel, WidestRowsHoldTheLongestPlainAndBoldTextAndSetJobHandsBackTheOldRows) {
+  NodeGridModel m;
+  m.setJob(&job());
+  for (int c = 0; c < NodeGridModel::ColumnCount; ++c) {
+    int longest[2] = {-1, -1};  // plain, outlier (bold)
+    for (int r = 0; r < m.rowCount(); ++r) {
+      const int font = m.index(r, c).data(NodeGridModel::OutlierRole).toBool() ? 1 : 0;
+      longest[font] =
+          std::max(longest[font], static_cast<int>(m.index(r, c).data().toString().size()));
+    }
+    const auto widest = m.widestRows(c);
+    for (int font = 0; font < 2; ++font) {
+      if (longest[font] < 0) {
+        EXPECT_EQ(widest[font], -1) << c;
+        continue;
+      }
+      ASSERT_GE(widest[font], 0) << c;
+      EXPECT_EQ(m.index(widest[font], c).data().toString().size(), longest[font]) << c;
+    }
+  }
+  // The two hosts that share a name are told apart by their files: the longest names.
+  EXPECT_TRUE(m.index(m.widestRows(NodeGridModel::Node)[0], NodeGridModel::Node)
+                  .data()
+                  .toString()
+                  .startsWith(QStringLiteral("node1720 (gpu0")));
+  // The rows it replaced come back (for the window to free off the GUI thread).
+  const NodeGridModel::Prepared old = m.setJob(nullptr, {});
+  EXPECT_EQ(old.rows.size(), 32u);
+  EXPECT_EQ(m.rowCount(), 0);
+  EXPECT_EQ(m.widestRows(NodeGridModel::Node)[0], -1);
+}
+
 TEST(GridFilter, TermsNarrowTheRowsAndATypoShowsNothingWithAReason) {
   NodeGridModel m;
   m.setJob(&job());
@@ -480,6 +512,51 @@ TEST(CountersModel, ShowsEveryCounterOfAPortWithItsTotalAndNothingForAnotherPort
   EXPECT_TRUE(saw_cqe);
   m.setPort(&j, 0, "mlx5_9", 1);
   EXPECT_EQ(m.rowCount(), 0);
+}
+
+TEST(CountersModel, TroubleComesFirstMovedThenNonZeroErrorsThenTheRestThenUnreadable) {
+  const JobData j = windowedJob();
+  CountersModel m;
+  QAbstractItemModelTester tester(&m, QAbstractItemModelTester::FailureReportingMode::Fatal);
+  // The mlx4 QDR capture's port 1, whose symbol_error grew by 50 in the window.
+  const auto& d = j.snapshots[0].devices(0);
+  m.setPort(&j, 0, QString::fromStdString(d.name()), 1);
+  ASSERT_GT(m.rowCount(), 5);
+  EXPECT_EQ(m.index(0, CountersModel::Name).data().toString(), "symbol_error");
+  EXPECT_EQ(m.index(0, 0).data(CountersModel::ConcernRole).toInt(), CountersModel::Moved);
+  EXPECT_EQ(m.index(0, CountersModel::Delta).data().toString(), "+50");
+  int last = CountersModel::Moved;
+  bool saw_quiet_traffic = false;
+  for (int r = 0; r < m.rowCount(); ++r) {
+    const int concern = m.index(r, 0).data(CountersModel::ConcernRole).toInt();
+    EXPECT_GE(concern, last) << r;  // never back to a more urgent kind
+    last = concern;
+    const QString name = m.index(r, CountersModel::Name).data().toString();
+    // Traffic is never trouble, whatever its total.
+    if (name == "port_rcv_data") {
+      EXPECT_EQ(concern, CountersModel::Quiet);
+      saw_quiet_traffic = true;
+    }
+  }
+  EXPECT_TRUE(saw_quiet_traffic);
+
+  // Without a window: the real mlx5 capture's non-zero error totals lead (req_cqe_error 3481).
+  const JobData mlx5 = diagnoseSnapshots(
+      {collectTree(ibc::test::fixturePath("real/sysfs/sysfs_procfs-fixture_mlx5_0_hw-"
+                                          "counters-errors.tree/fixtures"))},
+      {"mlx5.ibsnap"});
+  m.setPort(&mlx5, 0, "mlx5_0", 1);
+  ASSERT_GT(m.rowCount(), 10);
+  EXPECT_EQ(m.index(0, 0).data(CountersModel::ConcernRole).toInt(), CountersModel::NonZeroError);
+  int cqe_row = -1;
+  int first_quiet = m.rowCount();
+  for (int r = 0; r < m.rowCount(); ++r) {
+    if (m.index(r, CountersModel::Name).data().toString() == "req_cqe_error") cqe_row = r;
+    if (m.index(r, 0).data(CountersModel::ConcernRole).toInt() == CountersModel::Quiet)
+      first_quiet = std::min(first_quiet, r);
+  }
+  ASSERT_GE(cqe_row, 0);
+  EXPECT_LT(cqe_row, first_quiet);
 }
 
 v1::Snapshot mlx5Snapshot() {

@@ -4,8 +4,12 @@
 // the chosen nodes, built by the same library code as `ibcollect bundle export` —
 // core::buildBundle (findings, report.md, pf-inspection computed again from the signed
 // snapshots, the manifest signed by the engineer) and ibc_bundle's archive writer — so
-// `ibcollect bundle verify` accepts what the console writes. Blocking file I/O: callers on
-// the GUI thread export a handful of suspect nodes, not a whole 2,000-node job.
+// `ibcollect bundle verify` accepts what the console writes.
+//
+// In two steps so that the GUI thread never waits on the files or the signing:
+// bundleExportInputs() copies what it needs out of the job (on the GUI thread, which owns the
+// job), then writeBundleExport() reads, signs and writes (on a worker: a 2,000-node bundle
+// takes ~0.5 s).
 
 #include <string>
 #include <vector>
@@ -28,14 +32,32 @@ struct BundleExportResult {
   std::string signer;  // subject of the certificate that signed the manifest
 };
 
-// Writes the bundle of `nodes` (indexes into job.report.nodes()) to `out_path` (through a
-// temporary file beside it, renamed when complete). Each snapshot goes in as its original
-// signed bytes: the envelope fetched from the collector, or the opened .ibsnap file read
-// again (refused if it no longer holds the snapshot that was shown). Errors: InvalidArgument
-// (no node, no certificate or key: they name --cert/--key), NotFound/Io (a file), Malformed
-// (a snapshot file that changed), and buildBundle's and the archive writer's errors.
-core::Result<BundleExportResult> exportBundle(const JobData& job, const std::vector<int>& nodes,
-                                              const BundleExportSettings& settings,
-                                              const std::string& out_path);
+// What one node puts in the bundle, owned (no pointer into the job).
+struct BundleExportNode {
+  std::string label;
+  std::string signed_bytes;  // the envelope fetched from the collector; "" for a file
+  std::string source;        // where it came from (the bundle's provenance)
+  std::string file;          // the opened .ibsnap file when signed_bytes is ""
+  std::string shown;         // the serialized snapshot that was shown (file must still hold it)
+};
+struct BundleExportInputs {
+  std::vector<BundleExportNode> nodes;
+};
+
+// Copies the chosen nodes (indexes into job.report.nodes()) out of the job. Errors:
+// InvalidArgument (no node, an index not in the job), NotFound (a node whose signed bytes
+// are neither fetched nor in a file).
+core::Result<BundleExportInputs> bundleExportInputs(const JobData& job,
+                                                    const std::vector<int>& nodes);
+
+// Writes the bundle to `out_path` (through a temporary file beside it, renamed when
+// complete). Each snapshot goes in as its original signed bytes: the fetched envelope, or
+// the opened .ibsnap file read again (refused if it no longer holds the snapshot that was
+// shown). Errors: InvalidArgument (no certificate or key: they name --cert/--key), NotFound/
+// Io (a file), Malformed (a snapshot file that changed), and buildBundle's and the archive
+// writer's errors. Touches no Qt object: safe on any thread.
+core::Result<BundleExportResult> writeBundleExport(const BundleExportInputs& inputs,
+                                                   const BundleExportSettings& settings,
+                                                   const std::string& out_path);
 
 }  // namespace ibc::console

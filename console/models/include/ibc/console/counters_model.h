@@ -4,6 +4,10 @@
 // (counters, counters_ext, hw_counters, then the device's hw_counters) with its total, its
 // window delta and rate per second when the snapshot has a window, and the reason when it
 // could not be read. Numbers sort as numbers (SortRole).
+//
+// Rows come trouble first: error counters (core's classifyCounter: anything but traffic and
+// configuration) that moved during the window, then error counters with a non-zero total,
+// then the rest, then the unavailable ones; by name within each.
 
 #include <QAbstractTableModel>
 #include <QString>
@@ -19,7 +23,9 @@ class CountersModel : public QAbstractTableModel {
 
  public:
   enum Column { Name, Group, Total, Delta, RatePerSecond, Unavailable, ColumnCount };
-  enum Role { SortRole = Qt::UserRole + 1, RawValueRole };
+  enum Role { SortRole = Qt::UserRole + 1, RawValueRole, ConcernRole };
+  // ConcernRole: how much a row asks for attention, the order of the rows.
+  enum Concern { Moved = 0, NonZeroError = 1, Quiet = 2, Unreadable = 3 };
 
   explicit CountersModel(QObject* parent = nullptr);
   // Shows `device` `port` of node `node_index` of `job` (nullptr or not found: empty).
@@ -39,6 +45,8 @@ class CountersModel : public QAbstractTableModel {
     std::optional<qint64> delta;
     std::optional<double> rate;
     QString unavailable;
+    Concern concern = Quiet;
+    QString meaning;  // core's class of the counter ("" for traffic and configuration)
   };
   std::vector<Row> rows_;
 };

@@ -12,6 +12,7 @@
 
 #include <QAbstractTableModel>
 #include <QString>
+#include <array>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -82,10 +83,18 @@ class NodeGridModel : public QAbstractTableModel {
     int outlier_rows = 0;
     bool has_window = false;
     bool empty_column[ColumnCount] = {};
+    // Per column, the row with the longest text in the plain and in the bold (outlier) font;
+    // -1 when there is none.
+    std::array<int, 2> widest_rows[ColumnCount];
+    Prepared() {
+      for (auto& w : widest_rows) w = {-1, -1};
+    }
     CounterIds counter_ids;
   };
   static Prepared prepare(const JobData* job);
-  void setJob(const JobData* job, Prepared prepared);
+  // Swaps `prepared` in and returns what it replaced, so a caller can free a large job's
+  // rows off the GUI thread.
+  Prepared setJob(const JobData* job, Prepared prepared);
   const JobData* job() const { return job_; }
 
   int rowCount(const QModelIndex& parent = {}) const override;
@@ -109,6 +118,9 @@ class NodeGridModel : public QAbstractTableModel {
   // True when no row has a value in `column` (e.g. counters the captures did not hold): the
   // page hides it rather than show an empty column.
   bool columnIsEmpty(int column) const { return empty_column_[column]; }
+  // The rows holding a column's longest text over every row, plain and bold (-1: none): a
+  // view sizes the column from these two cells instead of measuring thousands.
+  std::array<int, 2> widestRows(int column) const { return widest_rows_[column]; }
 
   // For the filter proxy (no QVariant, no allocation): the row's numeric sort key of a
   // column (NaN when the cell is empty), severity rank and finding codes.
@@ -140,6 +152,7 @@ class NodeGridModel : public QAbstractTableModel {
   int outlier_rows_ = 0;
   bool has_window_ = false;
   bool empty_column_[ColumnCount] = {};
+  std::array<int, 2> widest_rows_[ColumnCount] = {};
   CounterIds counter_ids_;
 };
 

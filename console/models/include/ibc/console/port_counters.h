@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "ibc/core/counters.h"
 #include "ibcollect/v1/snapshot.pb.h"
 
 namespace ibc::console {
@@ -21,6 +22,8 @@ struct PortCounter {
   std::optional<uint64_t> total;  // unset when unavailable
   std::optional<int64_t> delta;   // over the window; unset without a second readable sample
   std::string unavailable;        // the reason when there is no value
+  // What the counter means for diagnosis (core's table): None for traffic and configuration.
+  core::CounterClass trouble = core::CounterClass::None;
 
   // What "how much" means for comparisons: the window delta when there is one, else the total.
   std::optional<double> amount() const {
