@@ -52,7 +52,9 @@ EscalatePage::EscalatePage(QWidget* parent) : QWidget(parent) {
   write_bundle_ = new QPushButton(tr("Export bundle..."), this);
   write_bundle_->setToolTip(
       tr("Write the escalation bundle of the checked nodes (.ibbundle), signed with your "
-         "certificate (--cert/--key); `ibcollect bundle verify` checks it."));
+         "certificate (--cert/--key); `ibcollect bundle verify` checks it. The bundle holds "
+         "every finding of those nodes, judged again from their signed snapshots so the host "
+         "side can check them; the checked findings go to the case."));
 
   auto* left = new QWidget(this);
   auto* left_layout = new QVBoxLayout(left);
