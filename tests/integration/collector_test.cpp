@@ -53,6 +53,22 @@ using std::chrono::milliseconds;
 using std::chrono::seconds;
 using SteadyClock = std::chrono::steady_clock;
 
+// Under ThreadSanitizer the collector runs several times slower, beside another test on two
+// cores: an honest agent's deadlines in the attack tests stretch by this factor. Every
+// attacker's timeout in those tests stays longer than the stretched deadline, so "the honest
+// agent is served before the attackers' sockets time out" still holds.
+#if defined(__SANITIZE_THREAD__)
+constexpr int kSlowdown = 3;
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+constexpr int kSlowdown = 3;
+#else
+constexpr int kSlowdown = 1;
+#endif
+#else
+constexpr int kSlowdown = 1;
+#endif
+
 const std::string kTree =
     std::string(IBC_FIXTURES_DIR) +
     "/real/sysfs/sysfs_procfs-fixture_mlx5_0_hw-counters-errors.tree/fixtures";
@@ -817,11 +833,11 @@ TEST_F(Transport, ConfigFileMistakesNameFileLineAndKeyInAgentAndCollectorAlike) 
 // certificate needed) used to keep every handshake slot busy for the 10 s handshake
 // timeout. Now one source holds at most 2 slots, a stalled handshake loses its slot after
 // the stall timeout, and known sources keep reserved slots: the honest agent is served
-// within its 3 s handshake deadline throughout.
+// within its 3 s handshake deadline throughout (9 s under ThreadSanitizer: kSlowdown).
 TEST_F(Transport, StalledHandshakesFromOneSourceDoNotLockOutHonestAgents) {
   auto collector = startCollector({"--max-handshakes", "4", "--handshake-timeout", "10"});
   const int port = collector->port();
-  const ibc::agent::ConnectTimeouts strict{seconds(3), seconds(3)};
+  const ibc::agent::ConnectTimeouts strict{seconds(3 * kSlowdown), seconds(3 * kSlowdown)};
   expectHonestUploadServed(port, 1, strict);  // 127.0.0.1 is now a known source
   std::atomic<bool> stop{false};
   std::atomic<int> sent{0};
@@ -865,7 +881,7 @@ TEST_F(Transport, SilentSocketsCannotFillTheConnectionLimit) {
     nofile.rlim_cur = std::min<rlim_t>(nofile.rlim_max, 8192);
     ::setrlimit(RLIMIT_NOFILE, &nofile);
   }
-  const ibc::agent::ConnectTimeouts strict{seconds(3), seconds(3)};
+  const ibc::agent::ConnectTimeouts strict{seconds(3 * kSlowdown), seconds(3 * kSlowdown)};
   {
     // The per-source limit: 500 silent sockets from one source, most refused at accept.
     auto collector = startCollector({"--max-connections", "200", "--handshake-timeout", "30"});
