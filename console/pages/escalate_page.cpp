@@ -303,17 +303,13 @@ void EscalatePage::exportWithDialog() {
 
 void EscalatePage::exportBundle(const QString& path) {
   if (exporting_) return;
-  auto fail = [this](const QString& error) {
-    command_->setText(tr("<b>Bundle not written:</b> %1").arg(error.toHtmlEscaped()));
-    emit exported(false, error);
-  };
-  if (job_ == nullptr) return fail(tr("open a job first"));
+  if (job_ == nullptr) return exportDone(false, tr("open a job first"));
   // What the bundle needs is copied out of the job here (the GUI thread owns the job); the
   // files, the signing and the writing are the worker's.
   const QList<int> checked = checkedNodes();
   auto inputs =
       console::bundleExportInputs(*job_, std::vector<int>(checked.begin(), checked.end()));
-  if (!inputs.ok()) return fail(q(inputs.error().message));
+  if (!inputs.ok()) return exportDone(false, q(inputs.error().message));
   const CollectorSettings c = credentials_ ? credentials_() : CollectorSettings{};
   BundleExportSettings settings{c.cert_file, c.key_file, case_id_.toStdString(), IBC_VERSION};
   exporting_ = true;
@@ -321,35 +317,34 @@ void EscalatePage::exportBundle(const QString& path) {
   command_->setText(
       tr("Writing %1 (%2 snapshot(s))...").arg(path.toHtmlEscaped()).arg(inputs->nodes.size()));
   QPointer<EscalatePage> self(this);
-  QThread* worker = QThread::create([inputs = std::move(*inputs), settings = std::move(settings),
-                                     out = path.toStdString(), path, self] {
-    auto written = console::writeBundleExport(inputs, settings, out);
-    QMetaObject::invokeMethod(
-        self,
-        [self, path, ok = written.ok(), result = written.ok() ? *written : BundleExportResult{},
-         message = written.ok() ? std::string() : written.error().message] {
-          if (!self) return;
-          self->exporting_ = false;
-          self->write_bundle_->setEnabled(true);
-          if (!ok) {
-            self->command_->setText(
-                tr("<b>Bundle not written:</b> %1").arg(q(message).toHtmlEscaped()));
-            emit self->exported(false, q(message));
-            return;
-          }
-          const QString done =
-              tr("Wrote %1: %2 snapshot(s), signed by %3. Check it with: ibcollect bundle "
-                 "verify %4 --ca CA.pem")
-                  .arg(path)
-                  .arg(result.snapshots)
-                  .arg(q(result.signer), shellQuote(path));
-          self->command_->setText(done.toHtmlEscaped());
-          emit self->exported(true, done);
-        },
-        Qt::QueuedConnection);
-  });
+  QThread* worker =
+      QThread::create([inputs = std::move(*inputs), settings = std::move(settings), path, self] {
+        auto written = console::writeBundleExport(inputs, settings, path.toStdString());
+        const QString message =
+            written.ok() ? tr("Wrote %1: %2 snapshot(s), signed by %3. Check it with: ibcollect "
+                              "bundle verify %4 --ca CA.pem")
+                               .arg(path)
+                               .arg(written->snapshots)
+                               .arg(q(written->signer), shellQuote(path))
+                         : q(written.error().message);
+        QMetaObject::invokeMethod(
+            self,
+            [self, ok = written.ok(), message] {
+              if (!self) return;
+              self->exporting_ = false;
+              self->write_bundle_->setEnabled(true);
+              self->exportDone(ok, message);
+            },
+            Qt::QueuedConnection);
+      });
   connect(worker, &QThread::finished, worker, &QObject::deleteLater);
   worker->start();
+}
+
+void EscalatePage::exportDone(bool ok, const QString& message) {
+  command_->setText(ok ? message.toHtmlEscaped()
+                       : tr("<b>Bundle not written:</b> %1").arg(message.toHtmlEscaped()));
+  emit exported(ok, message);
 }
 
 QString EscalatePage::exportCommand() const {

@@ -58,6 +58,8 @@ class EscalatePage : public QWidget {
   void caseFailed(const QString& message);
 
  private:
+  // Shows the outcome of an export and emits exported().
+  void exportDone(bool ok, const QString& message);
   void fillFindings();
   void updateRunbook();
   void updateCaseButton();

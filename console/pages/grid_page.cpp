@@ -1,7 +1,5 @@
 #include "pages/grid_page.h"
 
-#include <algorithm>
-
 #include <QApplication>
 #include <QClipboard>
 #include <QHBoxLayout>
@@ -12,6 +10,7 @@
 #include <QSpinBox>
 #include <QTableView>
 #include <QVBoxLayout>
+#include <algorithm>
 #include <iterator>
 #include <set>
 

@@ -41,7 +41,6 @@ Result<BundleExportInputs> bundleExportInputs(const JobData& job, const std::vec
     const auto i = static_cast<std::size_t>(n);
     const auto& node = job.report.nodes(n);
     BundleExportNode e;
-    e.label = node.label();
     if (i < job.signed_files.size() && !job.signed_files[i].empty()) {
       e.signed_bytes = job.signed_files[i];
       e.source = node.source();

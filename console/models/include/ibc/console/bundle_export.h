@@ -34,7 +34,6 @@ struct BundleExportResult {
 
 // What one node puts in the bundle, owned (no pointer into the job).
 struct BundleExportNode {
-  std::string label;
   std::string signed_bytes;  // the envelope fetched from the collector; "" for a file
   std::string source;        // where it came from (the bundle's provenance)
   std::string file;          // the opened .ibsnap file when signed_bytes is ""
