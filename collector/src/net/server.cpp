@@ -414,6 +414,8 @@ Status Server::Impl::setUp() {
   }
   tls.add_certificate_authority(asio::buffer(options.ca_pem), ec);
   if (ec) return Error{ErrorCode::InvalidArgument, "CA certificates: " + ec.message()};
+  // Handshakes on several io threads verify against these CAs at once.
+  core::precomputeCertificateCaches(SSL_CTX_get_cert_store(ctx));
   tls.set_verify_mode(asio::ssl::verify_peer | asio::ssl::verify_fail_if_no_peer_cert);
 
   asio::ip::address address = asio::ip::make_address(options.listen_host, ec);

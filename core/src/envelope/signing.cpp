@@ -358,6 +358,15 @@ struct SignatureVerifier::State {
   mutable std::unordered_map<std::string, std::shared_ptr<const VerifiedChain>> cache;
 };
 
+void precomputeCertificateCaches(X509_STORE* store) {
+  STACK_OF(X509_OBJECT)* objects = X509_STORE_get0_objects(store);
+  for (int i = 0; i < sk_X509_OBJECT_num(objects); ++i) {
+    X509* cert = X509_OBJECT_get0_X509(sk_X509_OBJECT_value(objects, i));
+    // Purpose -1: no check, only the extensions computed and cached.
+    if (cert != nullptr) X509_check_purpose(cert, -1, 0);
+  }
+}
+
 SignatureVerifier::SignatureVerifier(std::unique_ptr<State> state) : state_(std::move(state)) {}
 SignatureVerifier::~SignatureVerifier() = default;
 
@@ -372,6 +381,7 @@ Result<std::unique_ptr<SignatureVerifier>> SignatureVerifier::fromPem(std::strin
       return Error{ErrorCode::Malformed, "cannot add a CA certificate: " + opensslError()};
     }
   }
+  precomputeCertificateCaches(state->store.get());
   return std::unique_ptr<SignatureVerifier>(new SignatureVerifier(std::move(state)));
 }
 

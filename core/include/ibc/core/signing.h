@@ -19,6 +19,8 @@
 #include "ibcollect/v1/signed.pb.h"
 #include "ibcollect/v1/snapshot.pb.h"
 
+struct x509_store_st;  // OpenSSL's X509_STORE
+
 namespace ibc::core {
 
 inline constexpr std::string_view kSignatureAlgorithmEd25519 = "ed25519";
@@ -105,6 +107,13 @@ struct SignatureCheck {
   CertificateIdentity signer;
   bool ok() const { return problem == SignatureProblem::None; }
 };
+
+// OpenSSL 3.0 (Debian 12) computes a certificate's cached extensions (key identifiers,
+// purposes) lazily on first use, and two threads verifying against the same CA at once race
+// there: ThreadSanitizer saw one write a CA's key identifier under the certificate's lock
+// while another read it. Computes them now, on the calling thread, for every certificate in
+// `store` (an X509_STORE); call it before the store is shared between threads.
+void precomputeCertificateCaches(x509_store_st* store);
 
 // Trusted CAs and a bounded cache of certificate chains already verified (a chain is
 // checked once, then only its validity window; the signature is checked every time).
