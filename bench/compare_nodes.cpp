@@ -1,6 +1,6 @@
 // Benchmark (on demand, not in CI): the launcher side of `ibcollect --job` for N nodes —
 // reassemble N nodes' step output, decode the snapshots, run every single-node rule and
-// the cross-node comparison and hand each finding to its node (core::diagnoseJobNodes, as
+// the cross-node comparison and hand each finding to its node (core::judgeJob, as
 // the CLI does), build and render the report — timed for N = 250 ... 2,000 (or max_nodes).
 //
 // The nodes are SYNTHETIC: snapshots collected from the real class-view captures in
@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "ibc/agent/collect.h"
-#include "ibc/core/compare.h"
+#include "ibc/core/job_verdict.h"
 #include "ibc/core/report.h"
 #include "ibc/core/snapshot_file.h"
 #include "ibc/core/step_output.h"
@@ -116,7 +116,7 @@ int main(int argc, char** argv) {
     const auto t2 = std::chrono::steady_clock::now();
     // What `ibcollect --job` and `ibcollect compare` run: every rule, then each finding
     // handed to the node it names.
-    core::diagnoseJobNodes(nodes, {});
+    core::judgeJob(nodes, {});
     const auto t3 = std::chrono::steady_clock::now();
     std::size_t findings_count = 0;
     for (const auto& a : nodes) findings_count += a.findings.size();

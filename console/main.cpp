@@ -1,5 +1,5 @@
 // ibcollect-console: the support console (DESIGN §7).
-//   ibcollect-console [FILE.ibsnap...] [--collector HOST:PORT --ca --cert --key]
+//   ibcollect-console [FILE.ibsnap|BUNDLE.ibbundle...] [--collector HOST:PORT --ca --cert --key]
 //                     [--tenant T] [--job ID] [--page NAME] [--node NAME] [--screenshot DIR]
 // --screenshot renders the pages (or --page alone) into DIR/<page>.png with the offscreen
 // platform and exits: docs and tests use it, no display needed.
@@ -32,8 +32,10 @@ int main(int argc, char** argv) {
       QStringLiteral("Compare a job's nodes from signed snapshots, drill down, escalate."));
   cli.addHelpOption();
   cli.addVersionOption();
-  cli.addPositionalArgument(QStringLiteral("files"), QStringLiteral("Snapshots (FILE.ibsnap)"),
-                            QStringLiteral("[FILE.ibsnap...]"));
+  cli.addPositionalArgument(
+      QStringLiteral("files"),
+      QStringLiteral("Snapshots (FILE.ibsnap) or bundles (BUNDLE.ibbundle, verified with --ca)"),
+      QStringLiteral("[FILE.ibsnap|BUNDLE.ibbundle...]"));
   QCommandLineOption page(
       QStringLiteral("page"),
       QStringLiteral("Page to show first (jobs, grid, node, findings, diff, charts, escalate)"),

@@ -112,7 +112,8 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
           [this](const QString& tenant, const QString& job) { openCollectorJob(tenant, job); });
   connect(grid_page_, &GridPage::nodeSelected, this, &MainWindow::select);
   connect(findings_page_, &FindingsPage::nodeSelected, this, &MainWindow::select);
-  statusBar()->showMessage(tr("Open .ibsnap files (File > Open) or pass them on the command line"));
+  statusBar()->showMessage(
+      tr("Open .ibsnap files or .ibbundle bundles (File > Open) or pass them on the command line"));
 }
 
 MainWindow::~MainWindow() {
@@ -132,7 +133,8 @@ void MainWindow::createMenus() {
   auto* file = menuBar()->addMenu(tr("&File"));
   add(file, "open", tr("&Open snapshots..."), QKeySequence::Open, [this] {
     const QStringList files = QFileDialog::getOpenFileNames(
-        this, tr("Open snapshots"), {}, tr("Snapshots (*.ibsnap);;All files (*)"));
+        this, tr("Open snapshots or bundles"), {},
+        tr("Snapshots and bundles (*.ibsnap *.ibbundle);;All files (*)"));
     if (!files.isEmpty()) openFiles(files);
   });
   add(file, "connect", tr("&Connect to collector..."), QKeySequence(tr("Ctrl+K")), [this] {
@@ -430,7 +432,8 @@ void MainWindow::setJob(std::unique_ptr<JobData> job, std::shared_ptr<void> grid
 }
 
 QString MainWindow::statusText() const {
-  if (!job_) return tr("Nothing loaded: open .ibsnap files (File > Open) or a collector's job");
+  if (!job_)
+    return tr("Nothing loaded: open .ibsnap files or a bundle (File > Open) or a collector's job");
   QString status = tr("%1 node(s), %2 finding(s) from %3")
                        .arg(job_->report.nodes_size())
                        .arg(job_->report.findings_size())

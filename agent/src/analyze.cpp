@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <set>
 
+#include "ibc/core/job_verdict.h"
 #include "ibc/core/proto_text.h"
 #include "ibc/core/snapshot_file.h"
 #include "ibc/core/text.h"
@@ -186,7 +187,8 @@ AnalyzeOutcome analyzeInputs(
       nodes.push_back(std::move(n));
     }
   }
-  for (auto& n : nodes) n.findings = core::diagnoseNode(n.snapshot, rules);
+  // One verdict over every input, as `compare` and a bundle judge them (job_verdict.h).
+  core::judgeJob(nodes, {rules, {}});
   // A paste that contradicts the snapshot keeps its own findings (PORT_DOWN from a paste
   // taken after the snapshot), marked with where they came from.
   if (!own_findings.empty() && !nodes.empty()) {

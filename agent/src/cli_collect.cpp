@@ -182,9 +182,9 @@ int runAnalyze(CliEnvironment& env, const AnalyzeArgs& a) {
   if (!outcome.input_errors.empty()) {
     env.err << "ibcollect: " << outcome.input_errors.size()
             << " input(s) could not be read or were not recognised; the report covers the rest\n";
-    return core::kExitCollectFailed;
   }
-  return verdictBeforeDelivery(code, save_failed);
+  // DESIGN §3: a verdict wins over an unreadable or unrecognised extra input (2 beats 4).
+  return verdictBeforeDelivery(code, save_failed || !outcome.input_errors.empty());
 }
 
 }  // namespace

@@ -15,6 +15,7 @@
 #include "ibc/agent/job.h"
 #include "ibc/core/compare.h"
 #include "ibc/core/findings.h"
+#include "ibc/core/job_verdict.h"
 #include "ibc/core/slurm.h"
 #include "ibc/core/snapshot_file.h"
 #include "ibc/core/step_output.h"
@@ -312,9 +313,7 @@ int runJob(CliEnvironment& env, const JobArgs& a) {
 
   std::size_t unreachable = 0;
   for (const auto& n : nodes) unreachable += n.unreachable_reason.empty() ? 0 : 1;
-  core::CompareOptions co;
-  if (a.report.expect_rate > 0) co.expect_rate_gbps = a.report.expect_rate;
-  core::diagnoseJobNodes(nodes, co);
+  core::judgeJob(nodes, {ruleOptions(a.report), {}});
 
   ReportOptions ro = a.report;
   const int code = printReport(env, std::move(nodes), ro, /*node_table=*/true);
@@ -353,9 +352,7 @@ int runCompare(CliEnvironment& env, const std::vector<std::string>& files,
     env.err << "ibcollect: nothing to compare: every input failed\n";
     return core::kExitCollectFailed;
   }
-  core::CompareOptions co;
-  if (ro.expect_rate > 0) co.expect_rate_gbps = ro.expect_rate;
-  core::diagnoseJobNodes(nodes, co);
+  core::judgeJob(nodes, {ruleOptions(ro), {}});
   const int code = printReport(env, std::move(nodes), ro, /*node_table=*/true);
   return failed > 0 ? core::kExitCollectFailed : code;
 }

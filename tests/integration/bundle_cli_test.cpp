@@ -105,7 +105,10 @@ TEST_F(BundleCli, AnExportedBundleVerifiesAndShowSaysWhatIsInside) {
   auto s = run({"bundle", "show", path("good.ibbundle")});
   EXPECT_EQ(s.exit_code, 0) << s.err;
   EXPECT_NE(s.out.find("case CASE-9, tenant acme, job 77"), std::string::npos) << s.out;
-  EXPECT_NE(s.out.find("node01  warning   CQE_ERRORS  (host inspection: see pf-inspection.md)"),
+  // The job's verdict (as `ibcollect compare` of the two snapshots): node01's port runs
+  // below its peer's rate, and that is its most specific finding.
+  EXPECT_NE(s.out.find("node01  warning   LINK_RATE_BELOW_EXPECTED  (host inspection: see "
+                       "pf-inspection.md)"),
             std::string::npos)
       << s.out;
   EXPECT_NE(s.out.find("node02  ok        -\n"), std::string::npos) << s.out;

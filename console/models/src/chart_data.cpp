@@ -1,6 +1,7 @@
 #include "ibc/console/chart_data.h"
 
 #include "ibc/core/counters.h"
+#include "ibc/core/node_metrics.h"
 
 #include <algorithm>
 #include <set>
@@ -12,13 +13,6 @@ namespace ibc::console {
 namespace v1 = ::ibcollect::v1;
 
 namespace {
-
-double median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  const std::size_t m = v.size() / 2;
-  return v.size() % 2 == 1 ? v[m] : (v[m - 1] + v[m]) / 2;
-}
 
 // `counter` over every port of `snap` (a device-level counter once per device); with a
 // window, the sum of the deltas of the ports sampled twice. nullopt when no port has it
@@ -60,8 +54,8 @@ std::vector<NodeValue> busbwPerNode(const JobData& job) {
   }
   std::vector<double> values;
   for (const auto& v : out) values.push_back(v.value);
-  const double m = median(values);
-  for (auto& v : out) v.outlier = out.size() >= 3 && v.value < 0.5 * m;
+  const double m = core::medianOf(values);
+  for (auto& v : out) v.outlier = out.size() >= 2 && core::isBusbwOutlier(v.value, m);
   return out;
 }
 
@@ -73,8 +67,8 @@ std::vector<NodeValue> counterPerNode(const JobData& job, const std::string& cou
   }
   std::vector<double> values;
   for (const auto& v : out) values.push_back(v.value);
-  const double m = median(values);
-  for (auto& v : out) v.outlier = out.size() >= 3 && v.value > 10 * m && v.value > m + 10;
+  const double m = core::medianOf(values);
+  for (auto& v : out) v.outlier = out.size() >= 2 && core::isCounterOutlier(v.value, m);
   return out;
 }
 

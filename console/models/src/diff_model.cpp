@@ -6,6 +6,7 @@
 #include <map>
 
 #include "ibc/console/port_counters.h"
+#include "ibc/core/node_metrics.h"
 
 namespace ibc::console {
 
@@ -260,8 +261,7 @@ void DiffModel::compareWithMajority(const JobData* job, int node) {
     if (2 * v.nodes <= n) continue;  // most nodes do not have it: no majority to compare with
     Fact f = v.first;
     if (v.numbers.size() == static_cast<std::size_t>(v.nodes) && !v.numbers.empty()) {
-      std::sort(v.numbers.begin(), v.numbers.end());
-      const double m = v.numbers[v.numbers.size() / 2];
+      const double m = core::medianOf(std::move(v.numbers));
       f.number = m;
       f.value = number(m);
       if (f.field == QStringLiteral("rate")) f.value += QStringLiteral(" Gb/s");

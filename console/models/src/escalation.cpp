@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "ibc/core/bundle_report.h"
+#include "ibc/core/findings.h"
 #include "ibc/core/report.h"
 
 namespace ibc::console {
@@ -28,9 +29,31 @@ v1::PfInspection pfInspectionFor(const JobData& job, const std::vector<int>& nod
     a.snapshot = job.snapshots[static_cast<std::size_t>(n)];
     a.snapshot_file = job.report.nodes(n).snapshot_file();
     a.label = job.report.nodes(n).label();
+    // The checked findings, and each escalation of the job verdict narrowed to them: an
+    // escalation checked itself goes whole; one whose reasons were checked (a link flap on
+    // its device) goes with those reasons only. Nothing is judged here.
+    std::set<std::pair<std::string, std::string>> checked;  // (code, device)
     for (const int i : findingsOfNode(job, n)) {
       if (!findings.empty() && findings.count(i) == 0) continue;
-      a.findings.push_back(job.report.findings(i));
+      const auto& f = job.report.findings(i);
+      checked.emplace(f.code(), f.device());
+      a.findings.push_back(f);
+    }
+    for (const int i : findingsOfNode(job, n)) {
+      const auto& f = job.report.findings(i);
+      if (findings.empty() || findings.count(i) != 0) continue;
+      if (f.code() != core::findingCodeName(core::FindingCode::EscalateHostInspection)) continue;
+      ::ibcollect::v1::Finding narrowed = f;
+      narrowed.clear_reasons();
+      for (const auto& r : f.reasons()) {
+        for (const auto& [code, device] : checked) {
+          if (code == r && (f.device().empty() || device == f.device())) {
+            narrowed.add_reasons(r);
+            break;
+          }
+        }
+      }
+      if (narrowed.reasons_size() > 0) a.findings.push_back(std::move(narrowed));
     }
     analyzed.push_back(std::move(a));
   }

@@ -4,6 +4,7 @@
 #include <openssl/evp.h>
 #include <openssl/x509.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstdint>
@@ -12,6 +13,8 @@
 #include <memory>
 #include <unordered_map>
 
+#include "ibc/bundle/bundle_archive.h"
+#include "ibc/core/bundle.h"
 #include "ibc/core/snapshot_file.h"
 
 namespace ibc::console {
@@ -22,17 +25,19 @@ using core::Result;
 
 namespace {
 
-// Reads at most the snapshot file bound: a hostile or wrong file cannot exhaust memory.
-Result<std::string> readBounded(const std::string& path) {
+// Reads at most `max` bytes (the snapshot file bound by default): a hostile or wrong file
+// cannot exhaust memory.
+Result<std::string> readBounded(const std::string& path,
+                                std::uint64_t max = core::kMaxSnapshotFileBytes) {
   std::ifstream in(path, std::ios::binary);
   if (!in) return Error{core::ErrorCode::NotFound, path + ": " + std::strerror(errno)};
   in.seekg(0, std::ios::end);
   const auto size = static_cast<std::streamoff>(in.tellg());
   if (size < 0) return Error{core::ErrorCode::Io, path + ": cannot tell its size"};
-  if (static_cast<std::uint64_t>(size) > core::kMaxSnapshotFileBytes) {
-    return Error{core::ErrorCode::TooLarge, path + ": larger than " +
-                                                std::to_string(core::kMaxSnapshotFileBytes >> 20) +
-                                                " MiB, not a snapshot file"};
+  if (static_cast<std::uint64_t>(size) > max) {
+    return Error{core::ErrorCode::TooLarge,
+                 path + ": larger than " + std::to_string(max >> 20) + " MiB, not a " +
+                     (max == core::kMaxSnapshotFileBytes ? "snapshot file" : "bundle")};
   }
   in.seekg(0, std::ios::beg);
   std::string bytes(static_cast<std::size_t>(size), '\0');
@@ -56,6 +61,69 @@ Result<Opened> readSnapshot(const std::string& path, const core::SignatureVerifi
   auto snap = core::openSnapshot(*env);
   if (!snap.ok()) return Error{snap.error().code, path + ": " + snap.error().message};
   return Opened{std::move(*snap), std::move(trust.words)};
+}
+
+bool isBundlePath(const std::string& path) {
+  static constexpr std::string_view kSuffix = ".ibbundle";
+  return path.size() >= kSuffix.size() &&
+         path.compare(path.size() - kSuffix.size(), kSuffix.size(), kSuffix) == 0;
+}
+
+// The snapshots of a bundle, offline: read in bounded memory (ibc_bundle), verified as
+// `ibcollect bundle verify` does (every hash, the manifest and snapshot signatures, the
+// signers' roles) against the configured CA. A bundle that does not verify, or cannot be
+// verified for want of a CA, shows nothing; the reason goes to `errors`.
+struct BundleSnapshots {
+  std::vector<std::string> members;  // snapshots/<node>.ibsnap
+  std::vector<Opened> opened;
+  std::vector<std::string> signed_bytes;
+};
+Result<BundleSnapshots> readBundle(const std::string& path,
+                                   const core::SignatureVerifier* verifier) {
+  if (verifier == nullptr) {
+    return Error{core::ErrorCode::PermissionDenied,
+                 path +
+                     ": a bundle is shown only once it verifies; open it with --ca CA.pem "
+                     "(the CA that issued its signers' certificates)"};
+  }
+  auto bytes = readBounded(path, bundle::kMaxBundleFileBytes);
+  if (!bytes.ok()) return bytes.error();
+  auto members = bundle::readBundleArchive(*bytes);
+  if (!members.ok()) return Error{members.error().code, path + ": " + members.error().message};
+  const auto check = core::verifyBundle(*members, *verifier, std::chrono::system_clock::now());
+  if (!check.ok()) {
+    std::string why;
+    for (const auto& p : check.problems) {
+      if (!why.empty()) why += "; ";
+      why += p.member + ": " + p.message;
+    }
+    return Error{core::ErrorCode::PermissionDenied, path + ": the bundle does not verify: " + why};
+  }
+  std::string exporter = "an unknown exporter";
+  if (check.manifest) exporter = check.manifest->exporter().subject();
+  BundleSnapshots out;
+  for (auto& [name, data] : *members) {
+    if (core::bundleMemberKind(name) != "snapshot") continue;
+    auto env = core::decodeSnapshotFile(data);
+    if (!env.ok()) return Error{env.error().code, path + ":" + name + ": " + env.error().message};
+    auto trust = checkSnapshotSignature(*env, verifier);
+    if (trust.refused)
+      return Error{core::ErrorCode::PermissionDenied, path + ":" + name + ": " + trust.words};
+    auto snap = core::openSnapshot(*env);
+    if (!snap.ok())
+      return Error{snap.error().code, path + ":" + name + ": " + snap.error().message};
+    out.members.push_back(name);
+    out.opened.push_back({std::move(*snap), trust.words + "; in bundle " + path +
+                                                ", which verified (exported by " + exporter + ")"});
+    out.signed_bytes.push_back(std::move(data));
+  }
+  if (out.members.empty()) {
+    return Error{core::ErrorCode::InvalidArgument,
+                 path +
+                     ": the bundle verified but holds no signed snapshot (a redacted bundle "
+                     "leaves them out): open its report.md and findings.json instead"};
+  }
+  return out;
 }
 
 struct FreeX509 {
@@ -201,7 +269,7 @@ int severityRank(const std::string& severity) {
 
 JobData diagnoseSnapshots(std::vector<v1::Snapshot> snapshots,
                           const std::vector<std::string>& files,
-                          const core::CompareOptions& options) {
+                          const core::JobVerdictOptions& options) {
   JobData out;
   std::vector<core::AnalyzedNode> nodes;
   nodes.reserve(snapshots.size());
@@ -211,7 +279,7 @@ JobData diagnoseSnapshots(std::vector<v1::Snapshot> snapshots,
     if (i < files.size()) n.snapshot_file = files[i];
     nodes.push_back(std::move(n));
   }
-  core::diagnoseJobNodes(nodes, options);
+  core::judgeJob(nodes, options);
   out.report = core::buildReport(std::move(nodes));
   out.snapshots = std::move(snapshots);
   indexFindings(out);
@@ -219,13 +287,14 @@ JobData diagnoseSnapshots(std::vector<v1::Snapshot> snapshots,
 }
 
 JobData loadSnapshotFiles(const std::vector<std::string>& paths,
-                          const core::CompareOptions& options,
+                          const core::JobVerdictOptions& options,
                           const std::function<void(std::size_t, std::size_t)>& progress,
                           const std::atomic<bool>* cancel,
                           const core::SignatureVerifier* verifier) {
   std::vector<v1::Snapshot> snapshots;
   std::vector<std::string> files;
   std::vector<std::string> trust;
+  std::vector<std::string> signed_files;
   std::vector<std::string> errors;
   bool cancelled = false;
   for (std::size_t i = 0; i < paths.size(); ++i) {
@@ -234,6 +303,22 @@ JobData loadSnapshotFiles(const std::vector<std::string>& paths,
       break;
     }
     const std::string& path = paths[i];
+    if (isBundlePath(path)) {
+      auto b = readBundle(path, verifier);
+      if (!b.ok()) {
+        errors.push_back(b.error().message);
+      } else {
+        for (std::size_t k = 0; k < b->members.size(); ++k) {
+          snapshots.push_back(std::move(b->opened[k].snapshot));
+          trust.push_back(std::move(b->opened[k].trust));
+          files.push_back(path + ":" + b->members[k]);
+          signed_files.resize(snapshots.size());
+          signed_files.back() = std::move(b->signed_bytes[k]);
+        }
+      }
+      if (progress) progress(i + 1, paths.size());
+      continue;
+    }
     auto snap = readSnapshot(path, verifier);
     if (snap.ok()) {
       snapshots.push_back(std::move(snap->snapshot));
@@ -244,7 +329,11 @@ JobData loadSnapshotFiles(const std::vector<std::string>& paths,
     }
     if (progress) progress(i + 1, paths.size());
   }
+  signed_files.resize(snapshots.size());
+  const bool any_signed = std::any_of(signed_files.begin(), signed_files.end(),
+                                      [](const auto& b) { return !b.empty(); });
   JobData out = diagnoseSnapshots(std::move(snapshots), files, options);
+  if (any_signed) out.signed_files = std::move(signed_files);
   out.trust = std::move(trust);
   out.errors = std::move(errors);
   out.cancelled = cancelled;

@@ -1,6 +1,7 @@
 #include "ibc/console/node_grid_model.h"
 
 #include "ibc/core/counters.h"
+#include "ibc/core/node_metrics.h"
 
 #include <QBrush>
 #include <QCollator>
@@ -100,12 +101,6 @@ QString formatAmount(double v) {
   if (v >= 100 || v == static_cast<double>(static_cast<int64_t>(v)))
     return QString::number(static_cast<qint64>(v + 0.5));
   return QString::number(v, 'f', v >= 10 ? 1 : 2);
-}
-
-double median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2), v.end());
-  return v[v.size() / 2];
 }
 
 }  // namespace
@@ -286,18 +281,28 @@ NodeGridModel::Prepared NodeGridModel::prepare(const JobData* job) {
       if (r.port >= 0 && r.cells[c] != out.majority[c]) r.outlier[c] = true;
     }
   }
-  // Error counters: an outlier is above ten times the job's median (any non-zero count when
-  // most ports read 0). Bus bandwidth: below half the median (chart_data's rules).
-  for (int c : key_columns) {
+  // Error counters and bus bandwidth: core's outlier rules over core's median (the ones
+  // NODE_OUTLIER judges; chart_data uses them too). Counters are judged on what they
+  // counted (the window's delta, else the total), whatever the cell shows (a rate).
+  for (std::size_t k = 0; k < std::size(key_columns); ++k) {
+    const int c = key_columns[k];
+    const auto counted = [&](const Row& r) -> std::optional<double> {
+      const auto it = std::lower_bound(r.counters.begin(), r.counters.end(),
+                                       std::make_pair(key_ids[k], -1e300));
+      if (it == r.counters.end() || it->first != key_ids[k]) return std::nullopt;
+      return it->second;
+    };
     std::vector<double> values;
+    std::vector<double> shown;
     for (const auto& r : out.rows) {
-      if (!std::isnan(r.sort[c])) values.push_back(r.sort[c]);
+      if (const auto v = counted(r)) values.push_back(*v);
+      if (!std::isnan(r.sort[c])) shown.push_back(r.sort[c]);
     }
     if (values.size() < 2) continue;
-    const double m = median(values);
-    out.majority[c] = formatAmount(m);
+    out.majority[c] = formatAmount(core::medianOf(shown));
+    const double m = core::medianOf(values);
     for (auto& r : out.rows) {
-      if (!std::isnan(r.sort[c]) && r.sort[c] > 0 && r.sort[c] > 10 * m) r.outlier[c] = true;
+      if (const auto v = counted(r); v && core::isCounterOutlier(*v, m)) r.outlier[c] = true;
     }
   }
   {
@@ -306,10 +311,11 @@ NodeGridModel::Prepared NodeGridModel::prepare(const JobData* job) {
       if (!std::isnan(r.sort[Busbw])) values.push_back(r.sort[Busbw]);
     }
     if (values.size() >= 2) {
-      const double m = median(values);
+      const double m = core::medianOf(values);
       out.majority[Busbw] = QString::number(m, 'f', 1);
       for (auto& r : out.rows) {
-        if (!std::isnan(r.sort[Busbw]) && r.sort[Busbw] < m / 2) r.outlier[Busbw] = true;
+        if (!std::isnan(r.sort[Busbw]) && core::isBusbwOutlier(r.sort[Busbw], m))
+          r.outlier[Busbw] = true;
       }
     }
   }

@@ -43,8 +43,6 @@ std::pair<T, std::size_t> majority(const std::map<T, std::size_t>& counts) {
   return best;
 }
 
-double median(std::vector<double> v) { return medianOf(std::move(v)); }
-
 // Shorthand for a list of node names in evidence: first few, then a count.
 std::string someNodes(const std::vector<std::string>& names, std::size_t max = 6) {
   std::string s;
@@ -299,7 +297,7 @@ void counterOutliers(const std::vector<NodeView>& nodes, const CompareOptions& o
   for (const auto& t : totals) {
     if (t.windowed) rates.push_back(t.bytes_per_second);
   }
-  const double med = median(rates);
+  const double med = medianOf(rates);
   if (med < 1e8) return;  // < 0.8 Gb/s: the job is idle, nothing to compare
   for (std::size_t i = 0; i < nodes.size(); ++i) {
     if (!totals[i].windowed || totals[i].bytes_per_second >= o.slow_fraction * med) continue;
@@ -332,9 +330,9 @@ void busbw(const std::vector<NodeView>& nodes, std::vector<v1::Finding>& out) {
   if (peaks.size() < 2) return;
   std::vector<double> v;
   for (const auto& [i, p] : peaks) v.push_back(p);
-  const double med = median(v);
+  const double med = medianOf(v);
   for (const auto& [i, p] : peaks) {
-    if (p >= 0.8 * med) continue;
+    if (!isBusbwOutlier(p, med)) continue;
     out.push_back(makeFinding(
         {FindingCode::NodeOutlier,
          Severity::Warning,
@@ -450,32 +448,6 @@ std::vector<v1::Finding> compareNodes(const std::vector<const v1::Snapshot*>& sn
   return out;
 }
 
-std::vector<v1::Finding> diagnoseJob(const std::vector<const v1::Snapshot*>& snaps,
-                                     const CompareOptions& o) {
-  std::vector<v1::Finding> all;
-  RuleOptions ro;
-  ro.expect_rate_gbps = o.expect_rate_gbps;
-  // Several snapshots can hold the same evidence (an NCCL log in a shared directory that
-  // names other hosts' ranks, read on every node): a finding that names the same node
-  // with the same words and evidence is one finding, however many snapshots show it.
-  std::unordered_set<std::string> identical;
-  for (const auto* s : snaps) {
-    for (auto& f : diagnoseNode(*s, ro)) {
-      std::string key = f.code() + '\0' + f.severity() + '\0' + f.node() + '\0' + f.device() +
-                        '\0' + std::to_string(f.port()) + '\0' + f.summary() + '\0' + f.action();
-      for (const auto& e : f.evidence()) key += '\0' + e;
-      if (identical.insert(std::move(key)).second) all.push_back(std::move(f));
-    }
-  }
-  std::set<std::tuple<std::string, std::string, std::string, uint32_t>> seen;
-  for (const auto& f : all) seen.emplace(f.code(), f.node(), f.device(), f.port());
-  for (auto& f : compareNodes(snaps, o)) {
-    if (seen.emplace(f.code(), f.node(), f.device(), f.port()).second) all.push_back(std::move(f));
-  }
-  sortFindings(all);
-  return all;
-}
-
 JobNodeIndex::JobNodeIndex(const std::vector<AnalyzedNode>& nodes) {
   exact_.reserve(2 * nodes.size());
   short_.reserve(2 * nodes.size());
@@ -495,93 +467,6 @@ std::optional<std::size_t> JobNodeIndex::find(std::string_view host) const {
   if (auto it = short_.find(std::string(shortHostName(host))); it != short_.end())
     return it->second;
   return std::nullopt;
-}
-
-void assignFindings(std::vector<AnalyzedNode>& nodes, std::vector<v1::Finding> findings) {
-  if (nodes.empty()) return;
-  const JobNodeIndex index(nodes);
-  std::vector<std::string> names;
-  names.reserve(nodes.size());
-  for (const auto& n : nodes) names.push_back(nodeName(n.snapshot));
-  for (auto& f : findings) {
-    const auto i = index.find(f.node());
-    if (i) f.set_node(names[*i]);
-    nodes[i.value_or(0)].findings.push_back(std::move(f));
-  }
-}
-
-void diagnoseJobNodes(std::vector<AnalyzedNode>& nodes, const CompareOptions& options) {
-  labelNodes(nodes);
-  const JobNodeIndex index(nodes);
-  std::vector<std::size_t> answered;
-  std::vector<const v1::Snapshot*> snaps;
-  std::vector<std::string> labels;
-  std::unordered_map<std::string, std::size_t> by_label;
-  // An unreachable node whose NCCL logs the launcher read is diagnosed on those: they are
-  // its logs, whatever host name they print.
-  std::vector<std::size_t> diagnosed;
-  for (std::size_t i = 0; i < nodes.size(); ++i) {
-    const auto& s = nodes[i].snapshot;
-    if (nodes[i].unreachable_reason.empty() || s.nccl_logs_size() > 0 || s.nccl_tests_size() > 0)
-      diagnosed.push_back(i);
-    if (!nodes[i].unreachable_reason.empty()) continue;
-    answered.push_back(i);
-    snaps.push_back(&nodes[i].snapshot);
-    labels.push_back(nodes[i].label);
-    by_label.emplace(nodes[i].label, i);
-  }
-  // Whether `host` (as a finding or log line names it) is node i itself.
-  const auto isSelf = [&](std::size_t i, std::string_view host) {
-    const auto& s = nodes[i].snapshot;
-    for (const std::string& name : {nodeName(s), s.node().hostname()}) {
-      if (name.empty()) continue;
-      if (host == name || shortHostName(host) == shortHostName(name)) return true;
-    }
-    return host.empty();
-  };
-  const auto give = [&](std::size_t owner, v1::Finding f) {
-    f.set_node(nodeName(nodes[owner].snapshot));
-    f.set_source(nodeSource(nodes[owner]));
-    nodes[owner].findings.push_back(std::move(f));
-  };
-  // Inputs that share a host name (before/after, two fetches) are different snapshots of
-  // one host: the same words on both are two findings, not one log read twice.
-  std::unordered_map<std::string, std::size_t> name_count;
-  for (std::size_t i : diagnosed) ++name_count[nodeName(nodes[i].snapshot)];
-  RuleOptions ro;
-  ro.expect_rate_gbps = options.expect_rate_gbps;
-  std::unordered_set<std::string> identical;
-  std::set<std::tuple<std::string, std::size_t, std::string, uint32_t>> seen;
-  for (std::size_t i : diagnosed) {
-    for (auto& f : diagnoseNode(nodes[i].snapshot, ro)) {
-      // A log read on several nodes (a shared directory) repeats its findings word for word.
-      std::string key = f.code() + '\0' + f.severity() + '\0' + f.node() + '\0' + f.device() +
-                        '\0' + std::to_string(f.port()) + '\0' + f.summary();
-      for (const auto& e : f.evidence()) key += '\0' + e;
-      if (name_count[nodeName(nodes[i].snapshot)] > 1) key += '\0' + std::to_string(i);
-      if (!identical.insert(std::move(key)).second) continue;
-      std::size_t owner = i;
-      if (!isSelf(i, f.node())) {
-        // A line about another host: that node's, when it is one of the job's; otherwise
-        // (an FQDN, an IP, a container name NCCL printed) it stays with the input it is in.
-        // (An unreachable node's log rides with a node that answered; its findings still go
-        // back to it.)
-        if (const auto j = index.find(f.node());
-            j && nodeName(nodes[*j].snapshot) != nodeName(nodes[i].snapshot)) {
-          owner = *j;
-        }
-      }
-      seen.emplace(f.code(), owner, f.device(), f.port());
-      give(owner, std::move(f));
-    }
-  }
-  for (auto& f : compareNodes(snaps, options, &labels)) {
-    const auto it = by_label.find(f.node());
-    const std::size_t owner = it != by_label.end() ? it->second : answered.front();
-    if (!seen.emplace(f.code(), owner, f.device(), f.port()).second) continue;
-    give(owner, std::move(f));
-  }
-  for (auto& n : nodes) sortFindings(n.findings);
 }
 
 }  // namespace ibc::core

@@ -104,11 +104,19 @@ std::vector<CounterOutlier> counterOutliers(const std::vector<NodeCounterMetrics
       auto it = nodes[i].classes.find(cls);
       if (it == nodes[i].classes.end()) continue;
       const double v = it->second.delta;
-      if (v <= factor * std::max(med, 1.0)) continue;
+      if (!isCounterOutlier(v, med, factor)) continue;
       out.push_back({i, cls, v, med, windowed});
     }
   }
   return out;
+}
+
+bool isCounterOutlier(double value, double median, double factor) {
+  return value > factor * std::max(median, 1.0);
+}
+
+bool isBusbwOutlier(double busbw_gbs, double median_gbs) {
+  return busbw_gbs < kBusbwOutlierFraction * median_gbs;
 }
 
 }  // namespace ibc::core

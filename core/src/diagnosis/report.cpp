@@ -85,51 +85,6 @@ std::string stateShort(const v1::EnumValue& v, bool physical) {
 
 }  // namespace
 
-int findingSpecificity(std::string_view c) {
-  static const std::map<std::string_view, int> rank = {{"PORT_DOWN", 0},
-                                                       {"PHYS_LINK_NOT_UP", 0},
-                                                       {"PORT_NOT_ACTIVE_SM", 0},
-                                                       {"LINK_RATE_BELOW_EXPECTED", 0},
-                                                       {"NO_RDMA_DEVICES", 0},
-                                                       {"PORT_STATE_UNKNOWN", 0},
-                                                       {"DEVICE_FATAL", 1},
-                                                       {"FW_COMMAND_TIMEOUT", 1},
-                                                       {"FW_COMMAND_FAILED", 1},
-                                                       {"PCIE_ERROR", 1},
-                                                       {"PCIE_LINK_DEGRADED", 1},
-                                                       {"TX_TIMEOUT", 1},
-                                                       {"KERNEL_LINK_FLAP", 1},
-                                                       {"MODULE_TEMPERATURE", 1},
-                                                       {"DRIVER_LOAD_FAILED", 1},
-                                                       {"PHY_ERRORS", 2},
-                                                       {"LINK_DOWNED", 2},
-                                                       {"BUFFER_OVERRUN", 2},
-                                                       {"XMIT_DISCARDS", 2},
-                                                       {"TRANSPORT_RETRIES", 2},
-                                                       {"CQE_ERRORS", 2},
-                                                       {"COUNTER_SATURATED", 2},
-                                                       {"CONGESTION", 2},
-                                                       {"MTU_MISMATCH", 4},
-                                                       {"FW_VERSION_MISMATCH", 4},
-                                                       {"NODE_OUTLIER", 4},
-                                                       {"MEMLOCK_LIMIT", 5},
-                                                       {"UVERBS_ACCESS", 5},
-                                                       {"PEERMEM_MISSING", 5},
-                                                       {"ESCALATE_HOST_INSPECTION", 6},
-                                                       {"COUNTER_UNAVAILABLE", 6},
-                                                       {"PF_PORT_DOWN", 0},
-                                                       {"PF_NOT_FOUND", 0},
-                                                       {"PF_FW", 1},
-                                                       {"PF_PCIE_ERRORS", 1},
-                                                       {"PF_MODULE", 1},
-                                                       {"PF_LINK_FLAP", 1},
-                                                       {"PF_PHY_ERRORS", 2},
-                                                       {"PF_CLEAN", 6}};
-  if (const auto it = rank.find(c); it != rank.end()) return it->second;
-  if (c.rfind("NCCL_", 0) == 0) return 3;
-  return 5;
-}
-
 v1::NodeReport summarizeNode(const AnalyzedNode& node) {
   const v1::Snapshot& s = node.snapshot;
   v1::NodeReport r;

@@ -67,8 +67,8 @@ bool physicalFunctionIsRemote(const v1::Snapshot& snap, const v1::RdmaDevice& de
 
 }  // namespace rules
 
-std::vector<::ibcollect::v1::Finding> diagnoseNode(const ::ibcollect::v1::Snapshot& snapshot,
-                                                   const RuleOptions& options) {
+std::vector<::ibcollect::v1::Finding> diagnoseNodeEvidence(
+    const ::ibcollect::v1::Snapshot& snapshot, const RuleOptions& options) {
   rules::RuleContext ctx(snapshot, options);
   rules::runLinkRules(ctx);
   rules::runCounterRules(ctx);
@@ -76,10 +76,17 @@ std::vector<::ibcollect::v1::Finding> diagnoseNode(const ::ibcollect::v1::Snapsh
   rules::runKernelLogRules(ctx);
   rules::runNcclRules(ctx);
   rules::runNcclTestsRules(ctx);
-  // Last: escalation summarises what the others found.
-  rules::runEscalationRules(ctx);
   sortFindings(ctx.findings);
   return std::move(ctx.findings);
+}
+
+std::vector<::ibcollect::v1::Finding> diagnoseNode(const ::ibcollect::v1::Snapshot& snapshot,
+                                                   const RuleOptions& options) {
+  auto findings = diagnoseNodeEvidence(snapshot, options);
+  // Last: escalation summarises what the others found.
+  for (auto& f : escalationFindings(snapshot, findings)) findings.push_back(std::move(f));
+  sortFindings(findings);
+  return findings;
 }
 
 }  // namespace ibc::core

@@ -34,7 +34,6 @@ void runHostRules(RuleContext& ctx);
 void runKernelLogRules(RuleContext& ctx);
 void runNcclRules(RuleContext& ctx);
 void runNcclTestsRules(RuleContext& ctx);
-void runEscalationRules(RuleContext& ctx);
 
 // "12.5", "200", "0.001": shortest readable form of a number.
 std::string num(double v);

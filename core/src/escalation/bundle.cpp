@@ -9,6 +9,7 @@
 #include "ibc/core/bundle_report.h"
 #include "ibc/core/encoding.h"
 #include "ibc/core/findings.h"
+#include "ibc/core/job_verdict.h"
 #include "ibc/core/json.h"
 #include "ibc/core/redact.h"
 #include "ibc/core/report.h"
@@ -215,13 +216,13 @@ Result<BundleMembers> buildBundle(const std::vector<BundleSnapshotInput>& snapsh
       }
     }
     AnalyzedNode node;
-    node.findings = diagnoseNode(*snap, options.rules);
     node.snapshot = std::move(*snap);
     node.snapshot_file = member;
     nodes.push_back(std::move(node));
     inputs.push_back({in.file_bytes, std::move(*env), member});
   }
-  labelNodes(nodes);
+  // The job's verdict, as `--job`, `compare` and the console judge it (job_verdict.h).
+  judgeJob(nodes, {options.rules, {}});
 
   v1::BundleManifest manifest;
   manifest.set_format(std::string(kBundleFormat));
@@ -237,6 +238,10 @@ Result<BundleMembers> buildBundle(const std::vector<BundleSnapshotInput>& snapsh
   manifest.set_ibcollect_version(options.ibcollect_version);
   manifest.set_redacted(options.redact);
   manifest.set_created_unix_ms(options.created_unix_ms);
+  if (options.rules.expect_rate_gbps)
+    manifest.set_expect_rate_gbps(*options.rules.expect_rate_gbps);
+  if (options.rules.expect_busbw_gbs)
+    manifest.set_expect_busbw_gbs(*options.rules.expect_busbw_gbs);
 
   Redactor redactor;
   if (options.redact) {

@@ -17,8 +17,6 @@ namespace v1 = ::ibcollect::v1;
 
 namespace {
 
-constexpr std::string_view kEscalate = "ESCALATE_HOST_INSPECTION";
-
 // Markdown fences around untrusted text: a line of the text cannot close them.
 std::string fenced(const std::vector<std::string>& lines) {
   std::string out = "~~~~\n";
@@ -116,6 +114,38 @@ std::vector<v1::HostStep> hostSteps(const v1::SuspectVf& vf) {
         grep + " /sys/class/net/*/device/sriov/*/node /sys/class/net/*/device/sriov/*/port");
   }
   add("List Mellanox devices, the mst device <PF> of <PF_PCI>, and its netdevs", "mst status -v");
+  if (vf.escalation() == escalationKindName(EscalationKind::SubnetManager)) {
+    add("The VF's GUIDs and policy as the PF assigned them (set, non-zero, unique; policy "
+        "Follow or Up, not Down); <N> is the VF index found above",
+        "grep . /sys/class/net/<PF_NETDEV>/device/sriov/<N>/node "
+        "/sys/class/net/<PF_NETDEV>/device/sriov/<N>/port "
+        "/sys/class/net/<PF_NETDEV>/device/sriov/<N>/policy");
+    add("The PF's VF table: the VF's NODE_GUID, PORT_GUID and link-state",
+        "ip link show <PF_NETDEV>");
+    add("The PF port itself must be ACTIVE (else the PF runbook applies)",
+        "mlxlink -d <PF> -p " + port);
+    add("The subnet manager must run with virtualization enabled (on the SM host; UFM: "
+        "Virtualization enabled)",
+        "sminfo; grep -i virt_enabled /etc/opensm/opensm.conf   # expect virt_enabled 2");
+    std::string pkeys = "the partition of pkey";
+    for (const auto& k : vf.pkeys()) pkeys += " " + k;
+    add("The VF's port GUID must be a member of " + pkeys +
+            " (the SM's partitions.conf, or ALL=full)",
+        "grep -i -e '" + (vf.pkeys().empty() ? std::string("default") : vf.pkeys(0)) +
+            "' -e ALL /etc/opensm/partitions.conf   # on the SM host");
+    return steps;
+  }
+  if (vf.escalation() == escalationKindName(EscalationKind::TransportPath)) {
+    add("Physical link of the PF port: BER, FEC, effective errors, module DDM",
+        "mlxlink -d <PF> -p " + port + " -m -c -e");
+    add("PF netdev counters on the path (discards, retransmits, out-of-buffer, pause)",
+        "ethtool -S <PF_NETDEV> | grep -i -e discard -e retrans -e out_of -e pause -e error");
+    add("Host kernel log lines of the PF", "dmesg -T | grep -i -e <PF_PCI> -e mlx5");
+    add("The switch port the PF is cabled to: its error and congestion counters (the LID and "
+        "port from `ibstat` on the host, or the switch's own CLI)",
+        "perfquery -x <SWITCH_LID> <SWITCH_PORT>");
+    return steps;
+  }
   add("Physical link of the PF port: BER, FEC, effective errors, module DDM and temperature",
       "mlxlink -d <PF> -p " + port + " -m -c -e");
   add("Firmware version and health", "flint -d <PF> q");
@@ -134,14 +164,6 @@ std::vector<v1::HostStep> hostSteps(const v1::SuspectVf& vf) {
 }
 
 }  // namespace
-
-bool isPhysicalLayerCode(std::string_view code) {
-  static const std::set<std::string_view> codes{
-      "PORT_DOWN",   "PHYS_LINK_NOT_UP",  "LINK_RATE_BELOW_EXPECTED", "PHY_ERRORS",
-      "LINK_DOWNED", "KERNEL_LINK_FLAP",  "MODULE_TEMPERATURE",       "DEVICE_FATAL",
-      "PCIE_ERROR",  "PCIE_LINK_DEGRADED"};
-  return codes.count(code) != 0;
-}
 
 std::string guidWithByteColons(std::string_view guid) {
   std::string hex;
@@ -167,24 +189,29 @@ v1::PfInspection buildPfInspection(const std::vector<AnalyzedNode>& nodes, std::
   out.set_job_id(std::string(job_id));
   for (const char* p : {"<PF>", "<PF_NETDEV>", "<PF_PCI>", "<BUNDLE>"}) out.add_placeholders(p);
   for (const auto& node : nodes) {
-    // Devices named by a suspect finding, with the codes that named them; "" = every device.
+    // Devices the job verdict escalated, with the reasons; "" = every device.
     std::map<std::string, std::set<std::string>> devices;
+    std::set<std::string> identity_missing;
     for (const auto& f : node.findings) {
-      if (severityOf(f) == Severity::Info) continue;
-      // The IPoIB-down warning says nothing about the physical port.
-      if (f.code() == "PORT_DOWN" && severityOf(f) != Severity::Critical) continue;
-      if (f.code() != kEscalate && !isPhysicalLayerCode(f.code())) continue;
-      devices[f.device()].insert(f.code());
+      if (f.code() == findingCodeName(FindingCode::VfIdentityMissing)) {
+        identity_missing.insert(f.device());
+        continue;
+      }
+      if (f.code() != findingCodeName(FindingCode::EscalateHostInspection)) continue;
+      devices[f.device()].insert(f.reasons().begin(), f.reasons().end());
     }
     if (devices.empty()) continue;
     const auto& snap = node.snapshot;
     const std::string label = node.label.empty() ? nodeName(snap) : node.label;
     for (const auto& dev : snap.devices()) {
       std::set<std::string> reasons;
-      if (auto it = devices.find(dev.name()); it != devices.end()) reasons = it->second;
-      if (auto it = devices.find(""); it != devices.end()) {
-        reasons.insert(it->second.begin(), it->second.end());
+      for (const std::string& key : {dev.name(), std::string()}) {
+        if (auto it = devices.find(key); it != devices.end()) {
+          reasons.insert(it->second.begin(), it->second.end());
+        }
       }
+      const auto kind = escalationKindFor({reasons.begin(), reasons.end()});
+      if (!kind) continue;
       if (reasons.empty() || !dev.missing_reason().empty()) continue;
       std::vector<const v1::RdmaPort*> ports;
       for (const auto& p : dev.ports()) ports.push_back(&p);
@@ -220,12 +247,16 @@ v1::PfInspection buildPfInspection(const std::vector<AnalyzedNode>& nodes, std::
         }
         for (const auto& g : p->gids()) vf->add_gids(g);
         for (const auto& k : p->pkeys()) vf->add_pkeys(k);
-        vf->set_vm_id(snap.node().vm_id());
-        vf->set_vm_id_source(snap.node().vm_id_source());
+        if (isVmIdShaped(snap.node().vm_id())) {
+          vf->set_vm_id(snap.node().vm_id());
+          vf->set_vm_id_source(snap.node().vm_id_source());
+        }
         vf->set_link_layer(p->link_layer());
         if (isFirmwareVersionShaped(dev.fw_ver())) vf->set_fw_ver(dev.fw_ver());
         if (dev.board_id() != "board_id") vf->set_board_id(dev.board_id());
         for (const auto& r : reasons) vf->add_reasons(r);
+        vf->set_escalation(std::string(escalationKindName(*kind)));
+        vf->set_identity_missing(identity_missing.count(dev.name()) != 0);
         for (auto& s : hostSteps(*vf)) *vf->add_steps() = std::move(s);
       }
     }
@@ -252,6 +283,27 @@ std::string renderPfInspectionMarkdown(const v1::PfInspection& in) {
            std::to_string(vf.port()) + "\n\n";
     out += "Why: ";
     for (int i = 0; i < vf.reasons_size(); ++i) out += (i ? ", " : "") + cell(vf.reasons(i));
+    out += "\n\nLook at: ";
+    if (vf.escalation() == escalationKindName(EscalationKind::SubnetManager)) {
+      out +=
+          "the subnet manager side (the link is up but the port is not ACTIVE): the VF's GUID "
+          "assignment on the PF, its SR-IOV policy, SM virtualization and pkey membership.";
+    } else if (vf.escalation() == escalationKindName(EscalationKind::TransportPath)) {
+      out += "the PF and the path beyond it (the VF side is clean; traffic suffered).";
+    } else {
+      out +=
+          "the physical link and device: the PF, its port, the cable or transceiver and the "
+          "switch port.";
+    }
+    if (vf.identity_missing()) {
+      out +=
+          "\n\n**VF_IDENTITY_MISSING**: nothing the host can search for identifies this VF "
+          "(no node/port GUID, MAC or VM id). Ask the customer for `cat "
+          "/sys/class/infiniband/" +
+          cell(vf.device()) +
+          "/node_guid` (as root), `ibstat` (Port GUID), the MAC in `ip link`, or the VM's "
+          "instance id before going to the host.";
+    }
     out += "\n\n| identity | value |\n|---|---|\n";
     const auto row = [&](std::string_view k, std::string_view v) {
       if (!v.empty()) out += "| " + std::string(k) + " | `" + cell(v) + "` |\n";
@@ -306,6 +358,21 @@ std::string renderBundleReport(const v1::Report& report, const v1::BundleManifes
            cell(n.worst_severity()) + " | " + std::to_string(n.critical()) + " | " +
            std::to_string(n.warning()) + " | " + std::to_string(n.info()) + " | " +
            cell(n.worst_code()) + " |\n";
+  }
+  out +=
+      "\n## Ports per node\n\n| node | device | port | state | physical state | rate | link "
+      "layer | firmware | netdevs |\n|---|---|---|---|---|---|---|---|---|\n";
+  for (const auto& n : report.nodes()) {
+    const std::string name = cell(n.label().empty() ? n.node() : n.label());
+    if (n.ports_size() == 0) out += "| " + name + " | - | - | - | - | - | - | - | - |\n";
+    for (const auto& p : n.ports()) {
+      std::string netdevs;
+      for (const auto& d : p.netdevs()) netdevs += (netdevs.empty() ? "" : ", ") + d;
+      out += "| " + name + " | " + cell(p.device()) + " | " +
+             (p.port() == 0 ? std::string("-") : std::to_string(p.port())) + " | " +
+             cell(p.state()) + " | " + cell(p.phys_state()) + " | " + cell(p.rate()) + " | " +
+             cell(p.link_layer()) + " | " + cell(p.fw_ver()) + " | " + cell(netdevs) + " |\n";
+    }
   }
   out += "\n## Findings\n";
   int shown = 0;

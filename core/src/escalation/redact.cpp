@@ -2,6 +2,7 @@
 
 #include <arpa/inet.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cstdio>
 
@@ -69,6 +70,7 @@ void Redactor::addHost(std::string_view name) {
   if (!plausibleName(name) || ipv6(name)) return;
   const std::string lower = toLower(name);
   const std::string p = pseudonym(hosts_, lower, "node");
+  longest_name_ = std::max(longest_name_, lower.size());
   const std::size_t dot = lower.find('.');
   if (dot != std::string::npos && dot > 0) {
     hosts_.emplace(lower.substr(0, dot), p);  // node01 of node01.cluster: the same host
@@ -81,6 +83,7 @@ void Redactor::addHost(std::string_view name) {
 void Redactor::addUser(std::string_view name) {
   if (!plausibleName(name) || name.size() > 64) return;
   pseudonym(users_, toLower(name), "user");
+  longest_name_ = std::max(longest_name_, name.size());
 }
 
 std::string Redactor::hostPseudonym(std::string_view name) {
@@ -166,26 +169,35 @@ std::string Redactor::replaceAddresses(std::string_view text) {
     std::size_t end = i;
     while (end < text.size() && hexOrSep(text[end])) ++end;
     std::string_view run = text.substr(i, end - i);
-    std::size_t start = 0;
-    // "node01:fe80::1": the run began inside a word; the address starts after its colon.
-    if (i > 0 && wordChar(text[i - 1])) {
-      const std::size_t colon = run.find(':');
-      start = colon == std::string_view::npos ? run.size() : colon + 1;
+    // Where the address may start in the run. Alone: at its start. Glued to a word: after
+    // the word's colon ("node01:fe80::1"), else at the run's start or a few hex letters in
+    // (NCCL prints "remoteGidsfd00:1148:...": the word ends in hex letters).
+    const bool glued = i > 0 && wordChar(text[i - 1]);
+    std::vector<std::size_t> starts;
+    if (glued) {
+      if (const std::size_t colon = run.find(':'); colon != std::string_view::npos)
+        starts.push_back(colon + 1);
+      for (std::size_t k = 0; k <= 4 && k < run.size(); ++k) starts.push_back(k);
+    } else {
+      starts.push_back(0);
     }
-    std::string_view cand = run.substr(start);
-    std::size_t lead = 0;
-    if (!cand.empty() && cand[0] == ':' && (cand.size() < 2 || cand[1] != ':')) lead = 1;
-    cand.remove_prefix(lead);
-    while (!cand.empty() && (cand.back() == '.' || (cand.back() == ':' && !endsWith(cand, "::"))))
-      cand.remove_suffix(1);
     const bool next_word = end < text.size() && wordChar(text[end]);
-    if (!next_word && std::count(cand.begin(), cand.end(), ':') >= 2 && ipv6(cand)) {
+    bool replaced = false;
+    for (const std::size_t start : starts) {
+      std::string_view cand = run.substr(start);
+      std::size_t lead = 0;
+      if (!cand.empty() && cand[0] == ':' && (cand.size() < 2 || cand[1] != ':')) lead = 1;
+      cand.remove_prefix(lead);
+      while (!cand.empty() && (cand.back() == '.' || (cand.back() == ':' && !endsWith(cand, "::"))))
+        cand.remove_suffix(1);
+      if (next_word || std::count(cand.begin(), cand.end(), ':') < 2 || !ipv6(cand)) continue;
       out.append(run.substr(0, start + lead));
       out += pseudonym(ips_, toLower(cand), "ip");
       out.append(run.substr(start + lead + cand.size()));
-    } else {
-      out.append(run);
+      replaced = true;
+      break;
     }
+    if (!replaced) out.append(run);
     i = end;
   }
   // IPv4 dotted quads, wherever they start (a version string that looks like one goes too).
@@ -272,9 +284,73 @@ std::string Redactor::replaceNames(std::string_view text) {
   return out;
 }
 
+namespace {
+
+// "node-001", "ip-042", "user-003": a pseudonym this class wrote.
+bool isPseudonymAt(std::string_view text, std::size_t i, std::size_t* length) {
+  for (std::string_view prefix : {"node-", "user-", "ip-"}) {
+    if (text.substr(i, prefix.size()) != prefix) continue;
+    std::size_t j = i + prefix.size();
+    const std::size_t digits = j;
+    while (j < text.size() && std::isdigit(static_cast<unsigned char>(text[j]))) ++j;
+    if (j - digits >= 3) {
+      *length = j - i;
+      return true;
+    }
+  }
+  return false;
+}
+
+}  // namespace
+
+std::string Redactor::replaceEmbeddedNames(std::string_view text) {
+  if (hosts_.empty() && users_.empty()) return std::string(text);
+  const auto alnum = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0; };
+  std::string out;
+  out.reserve(text.size());
+  std::size_t i = 0;
+  while (i < text.size()) {
+    const bool boundary = alnum(text[i]) && (i == 0 || !alnum(text[i - 1]));
+    if (!boundary) {
+      out += text[i++];
+      continue;
+    }
+    std::size_t skip = 0;
+    if (isPseudonymAt(text, i, &skip)) {
+      out.append(text.substr(i, skip));
+      i += skip;
+      continue;
+    }
+    // The longest known name that starts here and ends before a non-alphanumeric byte:
+    // "nccl.node3.log", "node3_rank0.txt", "/scratch/alice-runs".
+    std::size_t best = 0;
+    const std::string* pseudo = nullptr;
+    std::string lower;
+    for (std::size_t j = i; j < text.size() && j - i < longest_name_; ++j) {
+      lower += static_cast<char>(std::tolower(static_cast<unsigned char>(text[j])));
+      if (j + 1 < text.size() && alnum(text[j + 1])) continue;
+      if (lower.size() < kMinEmbeddedName) continue;
+      if (auto h = hosts_.find(lower); h != hosts_.end()) {
+        best = lower.size();
+        pseudo = &h->second;
+      } else if (auto u = users_.find(lower); u != users_.end()) {
+        best = lower.size();
+        pseudo = &u->second;
+      }
+    }
+    if (pseudo != nullptr) {
+      out += *pseudo;
+      i += best;
+      continue;
+    }
+    while (i < text.size() && alnum(text[i])) out += text[i++];
+  }
+  return out;
+}
+
 std::string Redactor::redact(std::string_view text) {
   learnUsers(text);
-  return replaceNames(replaceAddresses(text));
+  return replaceEmbeddedNames(replaceNames(replaceAddresses(text)));
 }
 
 }  // namespace ibc::core

@@ -384,4 +384,13 @@ std::string hcaTypeToDeviceId(std::string_view hca_type) {
   return out;
 }
 
+bool isVmIdShaped(std::string_view id) {
+  if (id.size() < 6 || id == "product_uuid" || id == "product_serial") return false;
+  if (id.find_first_not_of("0-") == std::string_view::npos) return false;
+  if (id.find_first_not_of("fF-") == std::string_view::npos) return false;
+  return std::all_of(id.begin(), id.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.';
+  });
+}
+
 }  // namespace ibc::core

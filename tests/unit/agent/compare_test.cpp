@@ -2,6 +2,7 @@
 // per test, since several captures come from the same host), plus synthetic windows.
 
 #include "ibc/core/compare.h"
+#include "ibc/core/job_verdict.h"
 
 #include <gtest/gtest.h>
 
@@ -58,6 +59,25 @@ std::vector<v1::Finding> onNode(const std::vector<v1::Finding>& all, const std::
   return out;
 }
 
+// Every finding of the job verdict over `snaps`, flattened (node by node).
+std::vector<v1::Finding> judged(const std::vector<const v1::Snapshot*>& snaps,
+                                std::optional<double> expect_rate = std::nullopt) {
+  std::vector<core::AnalyzedNode> nodes;
+  for (const auto* s : snaps) {
+    core::AnalyzedNode n;
+    n.snapshot = *s;
+    nodes.push_back(std::move(n));
+  }
+  core::JobVerdictOptions o;
+  o.rules.expect_rate_gbps = expect_rate;
+  core::judgeJob(nodes, o);
+  std::vector<v1::Finding> all;
+  for (auto& n : nodes) {
+    for (auto& f : n.findings) all.push_back(std::move(f));
+  }
+  return all;
+}
+
 bool has(const std::vector<v1::Finding>& fs, const std::string& code, const std::string& sev) {
   for (const auto& f : fs) {
     if (f.code() == code && f.severity() == sev) return true;
@@ -75,13 +95,13 @@ std::string dump(const std::vector<v1::Finding>& fs) {
 // Issue 10: two snapshots of one host (before and after; real captures of one machine)
 // used to share findings by host name: the healthy one was marked WARNING and the degraded
 // one OK. Findings now belong to the input they came from, and the rows are told apart.
-TEST(DiagnoseJobNodes, TwoSnapshotsOfOneHostEachKeepTheirOwnFindings) {
+TEST(JobVerdict, TwoSnapshotsOfOneHostEachKeepTheirOwnFindings) {
   std::vector<core::AnalyzedNode> nodes(2);
   nodes[0].snapshot = gcm("learn_good_8xhdr200-all-active", "gpu01");
   nodes[0].snapshot_file = "/cases/before.ibsnap";
   nodes[1].snapshot = gcm("learn_ib_intf_bad_rate_8x-rate-100edr-vs-ipoib-200000", "gpu01");
   nodes[1].snapshot_file = "/cases/after.ibsnap";
-  core::diagnoseJobNodes(nodes, {});
+  core::judgeJob(nodes, {});
   EXPECT_FALSE(has(nodes[0].findings, "LINK_RATE_BELOW_EXPECTED", "warning") ||
                has(nodes[0].findings, "LINK_RATE_BELOW_EXPECTED", "critical"))
       << "healthy snapshot got: " << dump(nodes[0].findings);
@@ -112,15 +132,15 @@ TEST(DiagnoseJobNodes, TwoSnapshotsOfOneHostEachKeepTheirOwnFindings) {
 // Issue 10: two snapshots of one host that say the same (two fetches of one file, or a
 // fault that did not change between before and after) each keep their findings: the
 // word-for-word dedupe is for one log read by several nodes, not for two inputs.
-TEST(DiagnoseJobNodes, TwoIdenticalSnapshotsOfOneHostBothKeepTheirFindings) {
+TEST(JobVerdict, TwoIdenticalSnapshotsOfOneHostBothKeepTheirFindings) {
   std::vector<core::AnalyzedNode> nodes(2);
   nodes[0].snapshot = gcm("learn_ib_intf_bad_rate_8x-rate-100edr-vs-ipoib-200000", "gpu01");
   nodes[0].snapshot_file = "/cases/before.ibsnap";
   nodes[1].snapshot = nodes[0].snapshot;
   nodes[1].snapshot_file = "/cases/after.ibsnap";
-  core::CompareOptions o;
-  o.expect_rate_gbps = 200;
-  core::diagnoseJobNodes(nodes, o);
+  core::JobVerdictOptions o;
+  o.rules.expect_rate_gbps = 200;
+  core::judgeJob(nodes, o);
   EXPECT_TRUE(has(nodes[0].findings, "LINK_RATE_BELOW_EXPECTED", "warning"))
       << dump(nodes[0].findings);
   EXPECT_TRUE(has(nodes[1].findings, "LINK_RATE_BELOW_EXPECTED", "warning"))
@@ -135,7 +155,7 @@ TEST(DiagnoseJobNodes, TwoIdenticalSnapshotsOfOneHostBothKeepTheirFindings) {
 // Issue 10: a NCCL log whose host name is not the Slurm node name (an FQDN no node has, a
 // container's name) stays with the node whose snapshot carries it, instead of going to
 // whichever node came first.
-TEST(DiagnoseJobNodes, ALogNamingAnUnknownHostStaysWithItsOwnNode) {
+TEST(JobVerdict, ALogNamingAnUnknownHostStaysWithItsOwnNode) {
   std::vector<core::AnalyzedNode> nodes(3);
   nodes[0].snapshot = gcm("learn_good_8xhdr200-all-active", "node1");
   nodes[1].snapshot = gcm("learn_good_8xhdr200-all-active", "node2");
@@ -147,7 +167,7 @@ TEST(DiagnoseJobNodes, ALogNamingAnUnknownHostStaysWithItsOwnNode) {
       "trainer-7f9c4:4242:4300 [0] transport/net_ib.cc:1295 NCCL WARN NET/IB : Got completion "
       "from peer 10.0.0.2<4242> with error 12, opcode 0, len 0, vendor err 129 (Recv)\n",
       {});
-  core::diagnoseJobNodes(nodes, {});
+  core::judgeJob(nodes, {});
   EXPECT_TRUE(has(nodes[2].findings, "NCCL_IB_COMPLETION_ERROR", "critical"))
       << dump(nodes[2].findings);
   EXPECT_FALSE(has(nodes[0].findings, "NCCL_IB_COMPLETION_ERROR", "critical"))
@@ -243,12 +263,10 @@ TEST(CompareNodes, ExpectRateReplacesThePeersMajority) {
   const auto cmp = core::compareNodes({&a, &b, &c}, expect100);
   EXPECT_EQ(find(cmp, "LINK_RATE_BELOW_EXPECTED"), nullptr) << dump(cmp);
   // ... and 100 Gb/s is what was expected: no rate finding anywhere.
-  const auto job100 = core::diagnoseJob({&a, &b, &c}, expect100);
+  const auto job100 = judged({&a, &b, &c}, 100);
   EXPECT_EQ(find(job100, "LINK_RATE_BELOW_EXPECTED"), nullptr) << dump(job100);
   // Expecting 200, the single-node rule names c's ports against --expect-rate.
-  core::CompareOptions expect200;
-  expect200.expect_rate_gbps = 200;
-  const auto job200 = core::diagnoseJob({&a, &b, &c}, expect200);
+  const auto job200 = judged({&a, &b, &c}, 200);
   std::size_t below = 0;
   for (const auto& f : job200) {
     if (f.code() != "LINK_RATE_BELOW_EXPECTED") continue;
@@ -331,8 +349,8 @@ TEST(CompareNodes, StuckPortsShowAsFewerActivePortsAndAnMtuMismatch) {
   const auto odd = onNode(all, "c");
   EXPECT_TRUE(has(odd, "NODE_OUTLIER", "warning")) << dump(all);  // 6 active ports, peers 8
   EXPECT_TRUE(has(odd, "MTU_MISMATCH", "warning")) << dump(all);  // ib4/ib6 4092 vs 2044
-  // The single-node rule already names the stuck ports; diagnoseJob keeps both views.
-  const auto job = core::diagnoseJob({&a, &b, &c}, {});
+  // The single-node rule already names the stuck ports; the job verdict keeps both views.
+  const auto job = judged({&a, &b, &c});
   EXPECT_TRUE(has(onNode(job, "c"), "PORT_NOT_ACTIVE_SM", "critical"));
 }
 

@@ -13,7 +13,7 @@
 
 #include "fixtures.h"
 #include "ibc/agent/collect.h"
-#include "ibc/core/compare.h"
+#include "ibc/core/job_verdict.h"
 #include "ibc/core/report.h"
 
 namespace ibc::agent {
@@ -69,7 +69,7 @@ v1::Report jobReport() {
   nodes.push_back(collected("sysfs_node-exporter-fixture_mlx4_0_counters-ext.tree", "node2"));
   nodes.push_back(
       collected("sysfs_procfs-fixture_mlx5_0_hw-counters-errors.tree/fixtures", "node3"));
-  core::diagnoseJobNodes(nodes, {});
+  core::judgeJob(nodes, {});
   return core::buildReport(std::move(nodes));
 }
 

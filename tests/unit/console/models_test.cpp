@@ -670,7 +670,7 @@ TEST(DiffModel, AnErrorCounterThatGrewIsWorseAndTrafficOnlyChanged) {
   EXPECT_FALSE(by_field.count("symbol_error"));  // did not move
 }
 
-TEST(ChartData, BusbwPerNodeMarksTheNodeBelowHalfTheMedian) {
+TEST(ChartData, BusbwOutliersAreTheNodesTheJobVerdictCallsBusbwOutliers) {
   // The job's snapshots, each with a real all_reduce_perf output attached.
   const char* const outputs[] = {
       "real/nccl-tests/"
@@ -694,9 +694,20 @@ TEST(ChartData, BusbwPerNodeMarksTheNodeBelowHalfTheMedian) {
   EXPECT_NEAR(bars[0].value, 338.82, 0.01);
   EXPECT_NEAR(bars[1].value, 235.26, 0.01);
   EXPECT_NEAR(bars[3].value, 97.54, 0.01);  // in place at 1 GiB
+  // One rule (core::isBusbwOutlier over core::medianOf): the red bars are the nodes core's
+  // verdict gave a busbw NODE_OUTLIER, and the 97.5 GB/s node is one of them.
   int outliers = 0;
-  for (const auto& b : bars) outliers += b.outlier ? 1 : 0;
-  EXPECT_EQ(outliers, 1);
+  for (const auto& b : bars) {
+    outliers += b.outlier ? 1 : 0;
+    bool judged = false;
+    for (const int i : findingsOfNode(j, b.node)) {
+      const auto& f = j.report.findings(i);
+      judged = judged || (f.code() == "NODE_OUTLIER" &&
+                          f.summary().find("bus bandwidth") != std::string::npos);
+    }
+    EXPECT_EQ(b.outlier, judged) << b.label << " " << b.value;
+  }
+  EXPECT_GE(outliers, 1);
   EXPECT_TRUE(bars[3].outlier);
   EXPECT_TRUE(busbwPerNode(job()).empty());  // no nccl-tests: no bars, never zeros
 }
@@ -765,21 +776,41 @@ TEST(Escalation, ACaseRequestCoversTheCheckedNodesSnapshotIdsAndCodes) {
   EXPECT_GT(every.finding_codes_size(), 1);
 }
 
-TEST(Escalation, SuspectsAreThePhysicalLayerNodesAndTheRunbookCoversOnlyTheCheckedOnes) {
-  const JobData& j = job();
+// The job's nodes as cloud VMs see them (every device's PF is the provider's): the real gcm
+// captures with the virtualization evidence a VM's snapshot carries (SYNTHETIC field).
+const JobData& vmJob() {
+  static const JobData data = [] {
+    std::vector<v1::Snapshot> snaps = job().snapshots;
+    for (auto& s : snaps) {
+      s.mutable_node()->set_virtual_machine(true);
+      s.mutable_node()->set_virtualization_evidence("CPU flag hypervisor");
+    }
+    return diagnoseSnapshots(snaps, jobFiles());
+  }();
+  return data;
+}
+
+TEST(Escalation, SuspectsAreWhatTheJobVerdictEscalatedAndTheRunbookCoversOnlyTheCheckedOnes) {
+  // Bare metal: nothing is the provider's to inspect.
+  EXPECT_TRUE(suspectNodes(job()).empty());
+  const JobData& j = vmJob();
   const int slow = nodeLabelled(j, "node1720 (gpu02.ibsnap)");
   const int down = nodeLabelled(j, "node2183");
   const int stuck = nodeLabelled(j, "node1661");
   const auto suspects = suspectNodes(j);
-  // Links at 100 Gb/s and a port down are the PF's to inspect; ports stuck in INIT are the
-  // subnet manager's, and the healthy node is nobody's.
-  EXPECT_EQ(std::set<int>(suspects.begin(), suspects.end()), (std::set<int>{slow, down}));
-  EXPECT_EQ(std::count(suspects.begin(), suspects.end(), stuck), 0);
-
+  // Links at 100 Gb/s and a port down are the PF's to inspect; ports stuck in INIT go to the
+  // subnet manager's runbook; the healthy node is nobody's.
+  EXPECT_EQ(std::set<int>(suspects.begin(), suspects.end()), (std::set<int>{slow, down, stuck}));
+  const auto sm = pfInspectionFor(j, {stuck}, {}, "4242");
+  EXPECT_GT(sm.suspects_size(), 0);
+  for (const auto& vf : sm.suspects()) EXPECT_EQ(vf.escalation(), "subnet_manager") << vf.device();
+  const auto physical = pfInspectionFor(j, {slow}, {}, "4242");
+  EXPECT_GT(physical.suspects_size(), 0);
+  for (const auto& vf : physical.suspects()) EXPECT_EQ(vf.escalation(), "physical") << vf.device();
   const auto all = pfInspectionFor(j, suspects, {}, "4242");
   std::set<std::string> nodes;
   for (const auto& s : all.suspects()) nodes.insert(s.node());
-  EXPECT_EQ(nodes, (std::set<std::string>{"node1720 (gpu02.ibsnap)", "node2183"}));
+  EXPECT_EQ(nodes, (std::set<std::string>{"node1720 (gpu02.ibsnap)", "node2183", "node1661"}));
   EXPECT_EQ(all.job_id(), "4242");
 
   // Only node2183's link flaps handed over: its one port, nothing of the other node.

@@ -3,12 +3,15 @@
 
 #include "ibc/core/bundle.h"
 
+#include <google/protobuf/util/json_util.h>
 #include <gtest/gtest.h>
 
 #include "fixtures.h"
+#include "ibc/core/bundle_judgement.h"
 #include "ibc/core/bundle_report.h"
 #include "ibc/core/nccl_log.h"
 #include "ibc/core/redact.h"
+#include "ibc/core/report.h"
 #include "ibc/core/snapshot_file.h"
 #include "ibc/core/text.h"
 #include "test_pki.h"
@@ -55,7 +58,7 @@ v1::Snapshot brokenVfSnapshot(const std::string& node) {
   p->add_gids("fe80:0000:0000:0000:0a7f:bc12:45ef:d23c");
   p->add_pkeys("0xffff");
   auto* log = s.add_nccl_logs();
-  log->set_source("/home/jdoe/runs/rank0.log");
+  log->set_source("/home/jdoe/runs/nccl." + node + ".log");  // a host name inside a path
   log->set_raw(test::readFixture(kNcclLog));
   *log->mutable_parsed() = parseNcclLog(log->raw());
   return s;
@@ -364,15 +367,18 @@ TEST(Bundle, RedactionLeavesNoHostNameIpOrUserName) {
     EXPECT_EQ(name.find("snapshots/"), std::string::npos) << "signed snapshots are left out";
     if (name == "manifest.sig") continue;  // the exporter's certificate chain (DER)
     for (const auto& s : secrets) {
-      // Case-insensitive whole-word scan: "user" as a word, not inside "user-001".
+      // Case-insensitive scan between non-alphanumeric bytes (inside paths and file names
+      // too: "nccl.gpu07.log"), except the pseudonyms themselves ("user-001").
       std::string lower = toLower(bytes);
       std::size_t pos = 0;
       while ((pos = lower.find(toLower(s), pos)) != std::string::npos) {
-        const auto word = [&](std::size_t i) {
-          return i < lower.size() && (std::isalnum(static_cast<unsigned char>(lower[i])) ||
-                                      lower[i] == '_' || lower[i] == '-');
+        const auto alnum = [&](std::size_t i) {
+          return i < lower.size() && std::isalnum(static_cast<unsigned char>(lower[i]));
         };
-        const bool whole = (pos == 0 || !word(pos - 1)) && !word(pos + s.size());
+        const bool pseudonym = lower.compare(pos + s.size(), 1, "-") == 0 &&
+                               alnum(pos + s.size() + 1) &&
+                               std::isdigit(static_cast<unsigned char>(lower[pos + s.size() + 1]));
+        const bool whole = (pos == 0 || !alnum(pos - 1)) && !alnum(pos + s.size()) && !pseudonym;
         EXPECT_FALSE(whole) << "'" << s << "' survives in " << name << " at " << pos << ": ..."
                             << bytes.substr(pos > 40 ? pos - 40 : 0, 100) << "...";
         pos += s.size();
@@ -427,6 +433,7 @@ TEST(Bundle, PlaceholderOrZeroIdentitiesNeverReachThePfRunbook) {
   f.set_severity("critical");
   f.set_device("mlx5_0");
   f.set_port(1);
+  f.add_reasons("PHY_ERRORS");
   node.findings.push_back(f);
   std::vector<AnalyzedNode> nodes{node};
   labelNodes(nodes);
@@ -449,6 +456,42 @@ TEST(Bundle, PlaceholderOrZeroIdentitiesNeverReachThePfRunbook) {
   // an HTML tag and hide it (and what follows).
   EXPECT_NE(md.find("the mst device `<PF>` of `<PF_PCI>`"), std::string::npos) << md;
   EXPECT_EQ(md.find(" <PF_NETDEV>,"), std::string::npos) << md;
+}
+
+}  // namespace
+}  // namespace ibc::core
+
+namespace ibc::core {
+namespace {
+
+TEST(BundleJudgement, AnExportedBundleJudgedAgainHasNoDifference) {
+  const auto members = exported(false);
+  const auto again = rejudgeBundle(members);
+  ASSERT_TRUE(again.judged) << again.reason;
+  EXPECT_GT(again.findings_compared, 0u);
+  EXPECT_TRUE(again.differences.empty()) << again.differences.front();
+}
+
+TEST(BundleJudgement, AFindingDroppedFromFindingsJsonIsNamed) {
+  auto members = exported(false);
+  v1::Report report;
+  ASSERT_TRUE(
+      google::protobuf::util::JsonStringToMessage(members.at("findings.json"), &report).ok());
+  ASSERT_GT(report.findings_size(), 0);
+  const v1::Finding dropped = report.findings(0);
+  report.mutable_findings()->DeleteSubrange(0, 1);
+  members["findings.json"] = *renderJson(report);
+  const auto again = rejudgeBundle(members);
+  ASSERT_TRUE(again.judged) << again.reason;
+  ASSERT_EQ(again.differences.size(), 1u);
+  EXPECT_NE(again.differences[0].find(dropped.code()), std::string::npos) << again.differences[0];
+  EXPECT_NE(again.differences[0].find("missing from findings.json"), std::string::npos);
+}
+
+TEST(BundleJudgement, ARedactedBundleSaysItCannotBeJudgedAgain) {
+  const auto again = rejudgeBundle(exported(true));
+  EXPECT_FALSE(again.judged);
+  EXPECT_NE(again.reason.find("redacted"), std::string::npos) << again.reason;
 }
 
 }  // namespace

@@ -16,6 +16,7 @@
 #include <sstream>
 
 #include "fixtures.h"
+#include "ibc/core/job_verdict.h"
 #include "ibc/core/kernel_log.h"
 #include "ibc/core/nccl_log.h"
 #include "ibc/core/report.h"
@@ -52,7 +53,6 @@ AnalyzedNode pastedNode() {
           "real/dmesg/dmesg_mlx4-netdev-watchdog-tx-queue-timeout_raspberry-pi-pcie-devices-"
           "issue-139.txt"),
       {"file:dmesg.txt", 2000});
-  n.findings = diagnoseNode(s, {});
   n.snapshot_file = "/tmp/gpu01.ibsnap";
   return n;
 }
@@ -60,7 +60,7 @@ AnalyzedNode pastedNode() {
 v1::Report report(bool include_snapshot = false) {
   std::vector<AnalyzedNode> nodes{pastedNode()};
   nodes[0].include_snapshot = include_snapshot;
-  labelNodes(nodes);
+  judgeJob(nodes, {});
   return buildReport(std::move(nodes));
 }
 
@@ -80,9 +80,13 @@ void compareWithGolden(const std::string& name, const std::string& actual) {
 
 TEST(RenderGolden, TheNodeHasFindingsFromEveryPaste) {
   // The goldens below are worth something only if the node shows what the pastes hold.
-  const auto n = pastedNode();
+  std::vector<AnalyzedNode> nodes{pastedNode()};
+  judgeJob(nodes, {});
   std::set<std::string> codes;
-  for (const auto& f : n.findings) codes.insert(f.code());
+  for (const auto& f : nodes[0].findings) {
+    codes.insert(f.code());
+    EXPECT_EQ(f.node(), "gpu01");  // the log's host names are a notice, never nodes
+  }
   EXPECT_TRUE(codes.count("PORT_DOWN") || codes.count("PHYS_LINK_NOT_UP")) << codes.size();
   EXPECT_EQ(codes.count("NCCL_IB_COMPLETION_ERROR"), 1u);
   EXPECT_EQ(codes.count("TX_TIMEOUT"), 1u);

@@ -83,8 +83,10 @@ struct BundleExportOptions {
   RuleOptions rules;
 };
 
-// Builds every member and signs the manifest with `exporter`. Findings are those of
-// `analyze` on the same snapshots (diagnoseNode per snapshot, buildReport, renderJson).
+// Builds every member and signs the manifest with `exporter`. Findings are the job's
+// verdict over all the snapshots (judgeJob: per-node and cross-node findings and
+// escalations, the same `--job`, `compare` and the console show), rendered by buildReport
+// and renderJson.
 // Snapshots of one node get distinct member names (`node01.ibsnap`, `node01-2.ibsnap`).
 // Errors: InvalidArgument (no snapshot), Malformed (an input is not an .ibsnap file or
 // its snapshot does not parse; the message names its origin), Io (signing failed).

@@ -13,18 +13,15 @@
 
 namespace ibc::core {
 
-// A node is a suspect when it has ESCALATE_HOST_INSPECTION or a physical-layer finding
-// (port or link down, PHY errors, link flaps, module temperature, rate below expected,
-// device fatal, PCIe errors) above info. Each of its RDMA devices named by such a finding
-// (every device of the node when the finding names none) is one SuspectVf per port, with
+// The suspects are what the job verdict (judgeJob) escalated: each RDMA device named by an
+// ESCALATE_HOST_INSPECTION finding (every device of the node when it names none) is one
+// SuspectVf per port, with the finding's reasons (codes, never the escalation itself), its
+// kind (escalationKindFor: the runbook), whether VF_IDENTITY_MISSING was raised for it,
 // the identity the host needs (guest PCI address, node/port/system image GUIDs, MAC, GIDs,
-// pkeys, VM id) and the host-side steps filled in with those values. `nodes` must be
-// labelled (labelNodes()); suspects are named by label.
+// pkeys, VM id; only values of the right shape) and the host-side steps of its kind filled
+// in with those values. `nodes` must be judged (judgeJob); suspects are named by label.
 ::ibcollect::v1::PfInspection buildPfInspection(const std::vector<AnalyzedNode>& nodes,
                                                 std::string_view case_id, std::string_view job_id);
-
-// True when `code` is one of the physical-layer codes above.
-bool isPhysicalLayerCode(std::string_view code);
 
 std::string renderPfInspectionMarkdown(const ::ibcollect::v1::PfInspection& inspection);
 

@@ -78,13 +78,58 @@ enum class FindingCode {
   PfPcieErrors,
   PfFw,
   PfClean,
+  // added with the job verdict (DESIGN §5 "More codes")
+  VfIdentityMissing,
+  PfUnknown,
 };
+
+// What kind of fault a code is evidence of (DESIGN §5). Escalation, ranking and the
+// runbooks read it from the registry, never from a list of their own.
+enum class FindingClass {
+  PhysicalLink,      // the link itself: cable, transceiver, lanes, switch port
+  FabricSm,          // the subnet manager / partition: a port the SM has not activated
+  Device,            // the adapter, its firmware or its PCIe link
+  TransportSymptom,  // what traffic suffered; the cause may be beyond the VF
+  TenantConfig,      // the tenant fixes it (limits, modules, NCCL settings); never escalated
+  Application,       // the job itself (hangs, lagging ranks, wrong results)
+  Observation,       // a fact that is no fault by itself (unavailable data, a busy fabric,
+                     // a value that differs from the peers')
+  Escalation,        // what the verdict asks of the provider
+  HostSide,          // PF_* codes of `host-inspect`
+};
+
+// "physical_link", "fabric_sm", "device", "transport_symptom", "tenant_config",
+// "application", "observation", "escalation", "host_side".
+std::string_view findingClassName(FindingClass finding_class);
+
+// One row of the finding registry: everything a code means besides its evidence.
+struct FindingTraits {
+  FindingCode code;
+  std::string_view name;      // "PORT_NOT_ACTIVE_SM"
+  std::string_view area;      // DESIGN §5's area: "port/link", "counters", "kernel log", ...
+  Severity default_severity;  // what the code usually is (rules may lower or raise it)
+  // How directly the code names a cause: 0 (the port is down) .. 6 (a summary or gap).
+  // Among findings of one severity, the most specific is a node's worst.
+  int specificity;
+  FindingClass finding_class;
+  std::string_view meaning;  // one line for people (`explain`, docs/codes.md)
+};
+
+// The registry: one row per code, in the order of DESIGN §5 (the enum's order).
+const std::vector<FindingTraits>& findingRegistry();
+const FindingTraits& findingTraits(FindingCode code);
+// nullptr for a name no code has (a newer producer's code, a typo).
+const FindingTraits* findingTraits(std::string_view name);
 
 // "NO_RDMA_DEVICES", "PORT_DOWN", ...
 std::string_view findingCodeName(FindingCode code);
 std::optional<FindingCode> findingCodeFromName(std::string_view name);
 // Every code, in the order of DESIGN §5.
 const std::vector<FindingCode>& allFindingCodes();
+// The registry's specificity of a code name; 5 for a name it does not know.
+int findingSpecificity(std::string_view code);
+// The registry's class of a code name; Observation for a name it does not know.
+FindingClass findingClassOf(std::string_view code);
 
 struct FindingSpec {
   FindingCode code;
@@ -109,6 +154,7 @@ inline constexpr int kExitWarnings = 1;
 inline constexpr int kExitCritical = 2;
 inline constexpr int kExitUsage = 3;
 inline constexpr int kExitCollectFailed = 4;
+inline constexpr int kExitVerifyFailed = 5;
 int exitCodeFor(const std::vector<::ibcollect::v1::Finding>& findings);
 
 // Orders findings: critical first, then node, device, port, code.

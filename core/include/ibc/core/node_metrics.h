@@ -57,7 +57,18 @@ struct CounterOutlier {
 std::vector<CounterOutlier> counterOutliers(const std::vector<NodeCounterMetrics>& nodes,
                                             double factor);
 
-// Median of the values (the upper one for an even count); 0 for none.
+// Median of the values (the upper one for an even count); 0 for none. The one median of
+// the project: NODE_OUTLIER, the console's grid, charts and diff use it.
 double medianOf(std::vector<double> values);
+
+// The named outlier rules (DESIGN §5 NODE_OUTLIER): what the comparison judges is what the
+// console highlights, one definition each.
+// A counter (class delta, or a counter's delta or total) far above its peers: above
+// `factor` × max(median, 1), so a node that counts what its peers do not stands out.
+inline constexpr double kCounterOutlierFactor = 10.0;
+bool isCounterOutlier(double value, double median, double factor = kCounterOutlierFactor);
+// nccl-tests peak busbw below this fraction of the job's median node.
+inline constexpr double kBusbwOutlierFraction = 0.8;
+bool isBusbwOutlier(double busbw_gbs, double median_gbs);
 
 }  // namespace ibc::core

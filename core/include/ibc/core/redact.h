@@ -14,7 +14,11 @@
 //    addresses and are replaced too: RoCE GIDs carry the interface's IP);
 //  - user names after `/home/`, `/Users/`, `USER=`, `LOGNAME=`, `UserId=`, and in `~user/`,
 //    learned from every text passed to redact() and from the snapshots, then replaced as whole
-//    words everywhere. "root" and "nobody" are not treated as user names.
+//    words everywhere. "root" and "nobody" are not treated as user names;
+//  - then host and user names (of kMinEmbeddedName characters or more) inside paths, file
+//    names and joined words, wherever they stand between non-alphanumeric bytes
+//    ("nccl.node3.log", "node3_rank0", "/scratch/alice-run"); IPv6 addresses and GIDs glued
+//    to a word as NCCL prints them ("remoteGidsfd00:1148:...") go too.
 // Not thread-safe (it learns as it goes).
 
 #include <cstddef>
@@ -29,6 +33,9 @@ namespace ibc::core {
 
 class Redactor {
  public:
+  // Shorter names are replaced as whole words only (a 2-letter host would hit every word).
+  static constexpr std::size_t kMinEmbeddedName = 3;
+
   void addHost(std::string_view name);
   void addUser(std::string_view name);
   // Learns host and user names from every string of the snapshot (see above).
@@ -50,11 +57,13 @@ class Redactor {
   void learnUsers(std::string_view text);
   std::string replaceAddresses(std::string_view text);
   std::string replaceNames(std::string_view text);
+  std::string replaceEmbeddedNames(std::string_view text);
 
   std::unordered_map<std::string, std::string> hosts_;  // lower-case name → pseudonym
   std::unordered_map<std::string, std::string> users_;
   std::unordered_map<std::string, std::string> ips_;
   std::size_t longest_host_labels_ = 1;
+  std::size_t longest_name_ = 0;  // the longest host or user name learned
 };
 
 }  // namespace ibc::core

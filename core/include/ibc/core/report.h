@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "ibc/core/analyzed_node.h"
+#include "ibc/core/findings.h"
 #include "ibc/core/result.h"
 #include "ibcollect/v1/report.pb.h"
 #include "ibcollect/v1/snapshot.pb.h"
@@ -40,11 +41,6 @@ struct TextOptions {
   double expect_busbw_gbs = 0;
 };
 
-// How specific a finding code is, for picking a node's WORST FINDING among equally severe
-// ones: 0 the port or link itself, then device and kernel events, counters, NCCL, cross-
-// node comparisons, host set-up, and last escalation and unavailable data. A link running
-// below its rate is not hidden behind a memlock warning.
-int findingSpecificity(std::string_view code);
 std::string renderText(const ::ibcollect::v1::Report& report, const TextOptions& options = {});
 
 // Every field is printed (zeros and empty strings too) so consumers see a fixed shape;

@@ -5,6 +5,7 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "ibcollect/v1/report.pb.h"
@@ -20,9 +21,36 @@ struct RuleOptions {
   std::optional<double> expect_busbw_gbs;
 };
 
-// Findings for one node's snapshot, sorted (critical first).
+// Findings for one node's snapshot, sorted (critical first): the evidence rules, then
+// escalation over them (escalationFindings).
 std::vector<::ibcollect::v1::Finding> diagnoseNode(const ::ibcollect::v1::Snapshot& snapshot,
                                                    const RuleOptions& options);
+
+// The evidence rules alone, without escalation: for a job verdict (job_verdict.h), which
+// escalates each node once its cross-node findings are known.
+std::vector<::ibcollect::v1::Finding> diagnoseNodeEvidence(
+    const ::ibcollect::v1::Snapshot& snapshot, const RuleOptions& options);
+
+// What the provider is asked to do, by the class of the reasons (DESIGN §5): physical
+// link and device faults → the PF/cable/switch runbook; a port the SM has not activated →
+// the SM runbook (GUID assignment, SR-IOV policy, SM virtualization, pkey); transport
+// symptoms with a clean VF side → the PF and the path beyond it.
+enum class EscalationKind { Physical, SubnetManager, TransportPath };
+// "physical", "subnet_manager", "transport_path".
+std::string_view escalationKindName(EscalationKind kind);
+// The kind a set of reason codes asks for (physical beats SM beats transport); nullopt
+// when no code is of an escalated class (tenant configuration, application, observation).
+std::optional<EscalationKind> escalationKindFor(const std::vector<std::string>& reason_codes);
+
+// ESCALATE_HOST_INSPECTION per RDMA device whose PF is the provider's (a VF, or any
+// device of a VM) from the node's findings (own and cross-node, all named nodeName()):
+// each with `reasons` (the codes that made it, never itself), evidence, the identity the
+// host needs and the runbook of its kind; plus VF_IDENTITY_MISSING for each escalated
+// device that no usable node/port GUID, MAC or VM id identifies. Transport symptoms
+// escalate only when no port's state is unknown. Sorted.
+std::vector<::ibcollect::v1::Finding> escalationFindings(
+    const ::ibcollect::v1::Snapshot& snapshot,
+    const std::vector<::ibcollect::v1::Finding>& findings);
 
 // The name findings use for a snapshot's node: Slurm node name, else hostname, else
 // "unknown-node".

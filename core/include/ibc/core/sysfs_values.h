@@ -118,6 +118,10 @@ bool isZeroGuid(std::string_view guid);
 bool isGuidShaped(std::string_view text);
 // Hardware address: 6 (Ethernet) or 20 (IPoIB) octets of two hex digits joined by ':'.
 bool isMacShaped(std::string_view text);
+// VM id as DMI (product_uuid, product_serial) or cloud metadata give it: a UUID or an
+// instance id of [A-Za-z0-9._-], at least 6 long; never a file's own name left in a copied
+// tree, nor all zeros or all F's (an unset product_uuid).
+bool isVmIdShaped(std::string_view text);
 // Firmware version: dotted numbers ("14.28.2006"), optionally followed by text in brackets.
 bool isFirmwareVersionShaped(std::string_view text);
 

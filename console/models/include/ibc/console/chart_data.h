@@ -19,7 +19,7 @@ struct NodeValue {
   int node = 0;       // index into report.nodes()
   std::string label;  // the node's label
   double value = 0;
-  bool outlier = false;  // against the job's median: above 10x (counters) or below half (busbw)
+  bool outlier = false;  // core's outlier rules (node_metrics.h) against core's median
 };
 
 struct TimeValue {
@@ -29,11 +29,12 @@ struct TimeValue {
 };
 
 // The peak bus bandwidth (GB/s) of each node's nccl-tests output (the larger of out-of-place
-// and in-place over all sizes), for nodes that have one; an outlier is below half the median.
+// and in-place over all sizes), for nodes that have one; an outlier is core::isBusbwOutlier.
 std::vector<NodeValue> busbwPerNode(const JobData& job);
 
 // `counter` summed over each node's ports (counters, counters_ext, hw_counters); an outlier
-// is above 10x the median and above the median + 10 (a node that counts what others do not).
+// is core::isCounterOutlier (above 10 × max(median, 1): a node that counts what others do
+// not).
 std::vector<NodeValue> counterPerNode(const JobData& job, const std::string& counter);
 
 // `counter` summed over the ports of every snapshot of the same host as node `node_index`

@@ -1,7 +1,7 @@
 #pragma once
 
 // What the console shows: snapshots read from .ibsnap files and diagnosed exactly as
-// `ibcollect compare` does (core::diagnoseJobNodes, core::buildReport), so the console and
+// `ibcollect compare` does (core::judgeJob, core::buildReport), so the console and
 // the CLI never disagree. No Qt widgets here; no I/O on the GUI thread (callers run
 // loadSnapshotFiles on a worker).
 
@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "ibc/core/compare.h"
+#include "ibc/core/job_verdict.h"
 #include "ibc/core/report.h"
 #include "ibc/core/signing.h"
 #include "ibcollect/v1/report.pb.h"
@@ -66,7 +66,7 @@ SignatureTrust checkSnapshotSignature(const ::ibcollect::v1::SignedSnapshot& env
 // signature is checked (checkSnapshotSignature with `verifier`, which may be null); a file
 // whose signature does not hold is refused into `errors`, never shown.
 JobData loadSnapshotFiles(const std::vector<std::string>& paths,
-                          const core::CompareOptions& options = {},
+                          const core::JobVerdictOptions& options = {},
                           const std::function<void(std::size_t, std::size_t)>& progress = {},
                           const std::atomic<bool>* cancel = nullptr,
                           const core::SignatureVerifier* verifier = nullptr);
@@ -75,7 +75,7 @@ JobData loadSnapshotFiles(const std::vector<std::string>& paths,
 // `files` names where each came from ("" when unknown); it gives each node its source.
 JobData diagnoseSnapshots(std::vector<::ibcollect::v1::Snapshot> snapshots,
                           const std::vector<std::string>& files,
-                          const core::CompareOptions& options = {});
+                          const core::JobVerdictOptions& options = {});
 
 // The node (index into report.nodes()) finding `finding` belongs to: the node with the
 // finding's source (its file or tree), else with its node name; -1 when none.

@@ -1,0 +1,39 @@
+#pragma once
+
+// The job verdict (DESIGN §3, §5, §8): one judgement of a job's snapshots that every
+// consumer carries unchanged — `--job`, `compare`, `analyze` of several inputs, the
+// console's pages, the bundle (findings.json, report.md, pf-inspection.*), `bundle show`,
+// `bundle verify` (which judges again and names a difference) and `host-inspect`.
+//
+// Order: every node's evidence rules (rules.h), the cross-node findings (compare.h), then
+// escalation by class over each node's whole findings, so that a port known to be slow
+// only from its peers is escalated like one below `--expect-rate`.
+
+#include <string>
+#include <vector>
+
+#include "ibc/core/analyzed_node.h"
+#include "ibc/core/compare.h"
+#include "ibc/core/rules.h"
+
+namespace ibc::core {
+
+struct JobVerdictOptions {
+  RuleOptions rules;  // --expect-rate, --expect-busbw
+  // Outlier thresholds of the comparison; its expect_rate_gbps is taken from `rules`.
+  CompareOptions compare;
+};
+
+// Judges `nodes` in place. Every node gets a unique label (labelNodes) and its findings:
+// each finding names the node (nodeName()) and source of the input that brought its
+// evidence, never a host name printed inside a log. A log line naming another host does
+// not make a node: when several inputs carry the same line word for word (a shared log
+// directory) it is kept once, on the carrier it names if one does, else on the first
+// carrier; a host name inside a log that is not its node's becomes a notice of that node
+// (AnalyzedNode::notices). Cross-node findings go to the node they single out. Findings
+// already on the nodes are kept (and escalated over). Nodes with an unreachable_reason
+// are judged only on the NCCL logs and nccl-tests output the launcher read for them.
+// Each node's findings are sorted. Linear in nodes × findings.
+void judgeJob(std::vector<AnalyzedNode>& nodes, const JobVerdictOptions& options);
+
+}  // namespace ibc::core
