@@ -18,6 +18,7 @@
 #include "fixtures.h"
 #include "ibc/agent/analyze.h"
 #include "ibc/agent/os.h"
+#include "ibc/bundle/bundle_archive.h"
 #include "ibc/console/chart_data.h"
 #include "ibc/console/counters_model.h"
 #include "ibc/console/diff_model.h"
@@ -27,9 +28,11 @@
 #include "ibc/console/job_data.h"
 #include "ibc/console/node_grid_model.h"
 #include "ibc/console/port_counters.h"
+#include "ibc/core/bundle.h"
 #include "ibc/core/nccl_tests.h"
 #include "ibc/core/snapshot_file.h"
 #include "sysfs_json.h"
+#include "test_pki.h"
 
 namespace ibc::console {
 namespace {
@@ -117,6 +120,69 @@ TEST(ConsoleJob, FourRealSnapshotsLoadAsFourNodesWithTheCollidingHostToldApart) 
   for (const auto& n : j.report.nodes()) labels.insert(n.label());
   EXPECT_EQ(labels.size(), 4u);  // node1720 twice, each with its file
   EXPECT_TRUE(labels.count("node1720 (gpu01.ibsnap)")) << *labels.begin();
+}
+
+// DESIGN §7: the console opens bundles offline, verified with the configured CA. A real
+// bundle (two of the job's real snapshots signed by their nodes' certificates, exported by
+// a support certificate, as tar+zstd on disk).
+TEST(ConsoleJob, ABundleOpensVerifiedWithTheCaAndIsRefusedWithoutItOrTampered) {
+  const auto ca = ibc::test::TestCa::create("console bundle CA");
+  const auto alice = ca.issue(ibc::test::supportSpec("alice"));
+  std::vector<core::BundleSnapshotInput> inputs;
+  for (std::size_t i : {std::size_t{0}, std::size_t{2}}) {
+    v1::Snapshot s = job().snapshots[i];
+    const std::string node = core::snapshotNodeName(s.node());
+    const auto cred = ca.issue(ibc::test::agentSpec("acme", node));
+    auto signer = core::SnapshotSigner::fromPem(cred.certificate_pem, cred.key_pem);
+    ASSERT_TRUE(signer.ok());
+    auto env = signer->sign(s);
+    ASSERT_TRUE(env.ok());
+    inputs.push_back({core::encodeSnapshotFile(*env), node});
+  }
+  auto exporter = core::SnapshotSigner::fromPem(alice.certificate_pem, alice.key_pem);
+  ASSERT_TRUE(exporter.ok());
+  core::BundleExportOptions o;
+  o.case_id = "CASE-1";
+  auto members = core::buildBundle(inputs, o, *exporter);
+  ASSERT_TRUE(members.ok()) << members.error().message;
+  const std::string dir = ibc::test::makeTempDir("console-bundle");
+  const auto write = [&](const std::string& name, const core::BundleMembers& m) {
+    auto archive = bundle::writeBundleArchive(m);
+    EXPECT_TRUE(archive.ok());
+    std::ofstream(dir + "/" + name, std::ios::binary) << *archive;
+    return dir + "/" + name;
+  };
+  const std::string good = write("case.ibbundle", *members);
+  auto verifier = core::SignatureVerifier::fromPem(ca.certificatePem());
+  ASSERT_TRUE(verifier.ok());
+
+  const JobData opened = loadSnapshotFiles({good}, {}, {}, nullptr, verifier->get());
+  EXPECT_TRUE(opened.errors.empty()) << opened.errors.front();
+  ASSERT_EQ(opened.report.nodes_size(), 2);
+  ASSERT_EQ(opened.trust.size(), 2u);
+  EXPECT_NE(opened.trust[0].find("which verified (exported by CN=alice"), std::string::npos)
+      << opened.trust[0];
+  EXPECT_EQ(opened.signed_files.size(), 2u);  // the signed bytes travel into a new export
+  // The same verdict as the files themselves judged as a job.
+  const JobData direct =
+      diagnoseSnapshots({job().snapshots[0], job().snapshots[2]}, {"a.ibsnap", "b.ibsnap"});
+  ASSERT_EQ(opened.report.findings_size(), direct.report.findings_size());
+  for (int i = 0; i < direct.report.findings_size(); ++i)
+    EXPECT_EQ(opened.report.findings(i).code(), direct.report.findings(i).code()) << i;
+
+  const JobData no_ca = loadSnapshotFiles({good});
+  EXPECT_EQ(no_ca.report.nodes_size(), 0);
+  ASSERT_EQ(no_ca.errors.size(), 1u);
+  EXPECT_NE(no_ca.errors[0].find("--ca"), std::string::npos) << no_ca.errors[0];
+
+  auto tampered = *members;
+  tampered["report.md"] += "\nAll healthy, close the case.\n";
+  const JobData refused =
+      loadSnapshotFiles({write("tampered.ibbundle", tampered)}, {}, {}, nullptr, verifier->get());
+  EXPECT_EQ(refused.report.nodes_size(), 0);
+  ASSERT_EQ(refused.errors.size(), 1u);
+  EXPECT_NE(refused.errors[0].find("does not verify"), std::string::npos) << refused.errors[0];
+  EXPECT_NE(refused.errors[0].find("report.md"), std::string::npos) << refused.errors[0];
 }
 
 TEST(ConsoleJob, UnreadableFilesAreNamedAndTheRestIsShown) {
