@@ -570,9 +570,11 @@ BundleCheck verifyBundle(const BundleMembers& members, const SignatureVerifier& 
   }
 
   // Attachments, in sequence order: each binds the state before it and its one member.
-  uint32_t last_attachment = 0;
+  // Only the numbers present are walked: a member named attachments/999999999.json costs
+  // one problem, not a billion.
+  std::set<uint32_t> numbers;
   for (const auto& [name, bytes] : members) {
-    last_attachment = std::max(last_attachment, attachmentNumber(name).first);
+    if (const uint32_t n = attachmentNumber(name).first; n != 0) numbers.insert(n);
   }
   const std::string manifest_hash =
       manifest_it != members.end() ? sha256Hex(manifest_it->second) : std::string();
@@ -580,15 +582,24 @@ BundleCheck verifyBundle(const BundleMembers& members, const SignatureVerifier& 
   bool chain_broken = false;
   std::set<std::string, std::less<>> attached;                      // by a verified record
   std::map<std::string, std::string, std::less<>> attached_by_any;  // member → record
-  for (uint32_t n = 1; n <= last_attachment; ++n) {
+  uint32_t expected = 1;
+  for (const uint32_t n : numbers) {
+    if (n != expected) {
+      problem(attachmentRecordName(expected), BundleProblem::MissingMember,
+              "attachment " + std::to_string(expected) + " is missing (the next one present is " +
+                  std::to_string(n) + "): the attachments after it cannot be checked in order");
+      chain_broken = true;
+    }
+    expected = n + 1;
     const std::string record_name = attachmentRecordName(n);
     const std::string sig_name = attachmentSignatureName(n);
     const auto record_it = members.find(record_name);
     const auto record_sig_it = members.find(sig_name);
     if (record_it == members.end()) {
       problem(record_name, BundleProblem::MissingMember,
-              "attachment " + std::to_string(n) + " of " + std::to_string(last_attachment) +
-                  " is missing: the attachments after it cannot be checked in order");
+              "attachment " + std::to_string(n) +
+                  " has a signature but no record: the attachments after it cannot be checked "
+                  "in order");
       chain_broken = true;
       continue;
     }

@@ -450,6 +450,12 @@ TEST(Bundle, TwoAttachmentsInARowVerifyInOrderAndListEverySigner) {
   EXPECT_TRUE(names(bad, "attachments/001.json", BundleProblem::MissingMember)) << problems(bad);
   EXPECT_TRUE(names(bad, "attachments/002.json", BundleProblem::AttachmentChain)) << problems(bad);
   EXPECT_TRUE(names(bad, "host/hv13.json", BundleProblem::UnknownMember)) << problems(bad);
+  // A record far out of sequence costs one problem (the first missing number), not a walk.
+  auto far = m;
+  far["attachments/999999999.json"] = "{}";
+  bad = verify(far);
+  EXPECT_TRUE(names(bad, "attachments/003.json", BundleProblem::MissingMember)) << problems(bad);
+  EXPECT_LT(bad.problems.size(), 10u) << problems(bad);
   // A flipped byte in a record or its signature.
   auto flipped = m;
   flipped["attachments/002.json"][20] ^= 0x01;
