@@ -23,7 +23,8 @@ constexpr const char* kBundleExitCodes =
     "Exit codes: 0 done (verify: every check holds), 3 usage error (export: a\n"
     "certificate that is not a support certificate), 4 an input could not be read or\n"
     "fetched or the bundle could not be written, 5 (verify) a signature, hash,\n"
-    "certificate or claim of the manifest did not verify: each failing member is named.";
+    "certificate or claim of the manifest did not verify: each failing member is\n"
+    "named.";
 
 struct ExportArgs {
   std::vector<std::string> files;
@@ -368,9 +369,7 @@ void addBundleCommands(CLI::App& app, CliEnvironment& env, std::vector<Command>&
 
   auto va = std::make_shared<VerifyBundleArgs>();
   CLI::App* ve = bundle->add_subcommand(
-      "verify",
-      "Check a bundle offline: every hash, every signature and its signer's role (exporter "
-      "and each attachment), and that the manifest's tenant, nodes and snapshot ids match");
+      "verify", "Check a bundle offline: hashes, signatures, signer roles, manifest claims");
   ve->add_option("bundle", va->bundle, "The bundle (FILE.ibbundle)")
       ->required()
       ->check(CLI::ExistingFile);

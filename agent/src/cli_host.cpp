@@ -287,8 +287,8 @@ void addHostCommands(CLI::App& app, CliEnvironment& env, std::vector<Command>& c
                           "  ibcollect host-inspect --bundle case42.ibbundle --ca ca.pem\n"
                           "  ibcollect host-inspect --vf 0x248a070300a1b2c3 --paste mlxlink.txt\n"
                           "  ibcollect host-inspect --vf 0000:42:00.2 --root /tmp/host-tree\n"
-                          "  ibcollect host-inspect --bundle c.ibbundle --attach-to c.ibbundle "
-                          "--ca ca.pem \\\n      --cert me.pem --key me.key\n\n") +
+                          "  ibcollect host-inspect --bundle c.ibbundle --attach-to c.ibbundle \\\n"
+                          "      --ca ca.pem --cert me.pem --key me.key\n\n") +
               kExitCodes + "\n5 a bundle (--bundle, --attach-to) did not verify.");
   commands.push_back(
       {[cmd] { return cmd->parsed(); }, [&env, args] { return runHostInspect(env, *args); }});

@@ -547,8 +547,9 @@ void addTransportCommands(CLI::App& app, CliEnvironment& env, std::vector<Comman
   ve->add_option("--ca", va->transport.flags.ca, "CA certificate (PEM)");
   ve->add_option("--config", va->transport.config, "Agent config (for its ca = ... key)");
   ve->footer(
-      "Exit codes: 0 every signature verifies, 3 usage error, 4 a file could not be read,\n"
-      "5 a signature, certificate or snapshot did not verify (each failing file is named).");
+      "Exit codes: 0 every signature verifies, 3 usage error, 4 a file could not be\n"
+      "read, 5 a signature, certificate or snapshot did not verify (each failing file\n"
+      "is named).");
 
   commands.push_back({[up] { return up->parsed(); }, [&env, ua] { return runUpload(env, *ua); }});
   commands.push_back({[fl] { return fl->parsed(); }, [&env, fa] { return runFlush(env, *fa); }});
