@@ -20,9 +20,11 @@ namespace v1 = ::ibcollect::v1;
 namespace {
 
 constexpr const char* kBundleExitCodes =
-    "Exit codes: 0 done (verify: every check holds), 3 usage error, 4 an input\n"
-    "could not be read or fetched, the bundle could not be written, or (verify) a\n"
-    "check failed: each failing member is named.";
+    "Exit codes: 0 done (verify: every check holds), 3 usage error (export: a\n"
+    "certificate that is not a support certificate), 4 an input could not be read or\n"
+    "fetched or the bundle could not be written, 5 (verify) a signature, hash,\n"
+    "certificate or claim of the manifest did not verify: each failing member is\n"
+    "named.";
 
 struct ExportArgs {
   std::vector<std::string> files;
@@ -65,6 +67,22 @@ core::Result<core::BundleMembers> readBundleFile(CliEnvironment& env, const std:
   return members;
 }
 
+std::string roleName(const std::string& role) { return role.empty() ? "unknown role" : role; }
+
+// Every signer of a verified (or failed) bundle with its role, one line each.
+void printSigners(std::ostream& o, const core::BundleCheck& check) {
+  o << "signers (" << check.signers.size() << "):\n";
+  uint32_t n = 0;
+  for (const auto& s : check.signers) {
+    const auto& who = s.signature.signer;
+    o << "  " << (s.exporter ? std::string("exporter") : "attachment " + std::to_string(++n))
+      << "  " << (who.subject.empty() ? std::string("-") : core::printable(who.subject, 200))
+      << " (" << core::certificateRoleName(who.role) << ")  signed "
+      << (s.covers.empty() ? std::string("-") : core::printable(s.covers, 200))
+      << (s.signature.ok() && s.role_ok ? "" : "  NOT VERIFIED") << "\n";
+  }
+}
+
 int runExport(CliEnvironment& env, const ExportArgs& a) {
   const bool from_case = a.files.empty() && a.job.empty() && !a.case_id.empty();
   if (a.files.empty() && a.job.empty() && !from_case) {
@@ -82,6 +100,12 @@ int runExport(CliEnvironment& env, const ExportArgs& a) {
                      "bundle export signs the bundle: give --cert CERT.pem --key KEY.pem "
                      "(your support certificate) or a --config with cert and key");
   if (!signer) return core::kExitUsage;
+  // Checked before anything is fetched: only a support certificate exports (DESIGN §8).
+  if (auto st = core::checkExporterRole(signer->identity()); !st.ok()) {
+    env.err << "ibcollect: bundle export: " << st.error().message
+            << "; give --cert/--key of your support certificate\n";
+    return core::kExitUsage;
+  }
 
   std::vector<core::BundleSnapshotInput> inputs;
   for (const auto& f : a.files) {
@@ -151,23 +175,17 @@ int runExport(CliEnvironment& env, const ExportArgs& a) {
   const auto now = env.clock.now();
   options.created_unix_ms =
       std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()).count();
+  // The case's host results travel as host/<host>.json members (DESIGN §8), covered by the
+  // manifest this export signs. A redacted bundle leaves them out: they name hosts.
+  if (the_case) {
+    for (const auto& h : the_case->host_results()) {
+      options.host_results.push_back({h.host(), h.report_json(), h.attached_at_unix_ms()});
+    }
+  }
   auto members = core::buildBundle(inputs, options, *signer);
   if (!members.ok()) {
     env.err << "ibcollect: " << members.error().message << "\n";
     return core::kExitCollectFailed;
-  }
-  // The case's host results travel as host/<host>.json members (DESIGN §8), covered by the
-  // manifest this export signs. A redacted bundle leaves them out: they name hosts.
-  if (the_case && !a.redact) {
-    for (const auto& h : the_case->host_results()) {
-      auto added = core::addHostMember(*members, "host/" + h.host() + ".json", h.report_json(),
-                                       h.host(), *signer, options.created_unix_ms);
-      if (!added.ok()) {
-        env.err << "ibcollect: case " << a.case_id << ": host result of "
-                << core::printable(h.host(), 200) << ": " << added.error().message << "\n";
-        return core::kExitCollectFailed;
-      }
-    }
   }
   auto archive = ibc::bundle::writeBundleArchive(*members, options.created_unix_ms / 1000);
   if (!archive.ok()) {
@@ -208,13 +226,16 @@ int runVerifyBundle(CliEnvironment& env, const VerifyBundleArgs& a) {
   if (!check.ok()) {
     env.out << a.bundle << ": " << check.problems.size()
             << " check(s) failed: do not trust this bundle; ask the exporter for a new one\n";
-    return core::kExitCollectFailed;
+    printSigners(env.out, check);
+    return core::kExitVerifyFailed;
   }
   env.out << a.bundle << ": OK " << members->size() << " members; manifest signed by "
           << check.manifest_signature.signer.subject << "; " << check.snapshots.size()
           << " snapshot(s) each signed by its node"
           << (check.manifest && check.manifest->redacted() ? " (redacted: snapshots left out)" : "")
           << "\n";
+  printSigners(env.out, check);
+  for (const auto& u : check.unchecked) env.out << "  not checked: " << u << "\n";
   return core::kExitOk;
 }
 
@@ -269,15 +290,42 @@ int runShow(CliEnvironment& env, const ShowArgs& a) {
   for (const auto& [name, bytes] : *members) {
     o << "  " << core::printable(name, 200) << "  " << bytes.size() << " bytes\n";
   }
-  o << "\nhost results attached (" << m->attachments_size() << "):";
-  if (m->attachments_size() == 0) {
+  // Attachments after export, in sequence order, as their records say (unverified here).
+  std::vector<v1::BundleAttachment> later;
+  for (uint32_t n = 1;; ++n) {
+    const auto rec = members->find(core::attachmentRecordName(n));
+    if (rec == members->end()) break;
+    auto r = core::parseAttachmentRecord(rec->second);
+    if (!r.ok()) {
+      env.err << "ibcollect: " << a.bundle << ": " << rec->first << ": " << r.error().message
+              << "\n";
+      break;
+    }
+    later.push_back(std::move(*r));
+  }
+  const auto role = [&](const v1::BundleIdentity& id) { return roleName(id.role()); };
+  o << "\nsigners (" << 1 + later.size() << "):\n";
+  o << "  exporter  " << p(m->exporter().subject()) << " (" << role(m->exporter())
+    << ")  signed manifest.json\n";
+  for (std::size_t i = 0; i < later.size(); ++i) {
+    o << "  attachment " << i + 1 << "  " << p(later[i].attached_by().subject()) << " ("
+      << role(later[i].attached_by()) << ")  signed " << p(later[i].member()) << "\n";
+  }
+  const int attached = m->attachments_size() + static_cast<int>(later.size());
+  o << "\nhost results attached (" << attached << "):";
+  if (attached == 0) {
     o << " none yet (`ibcollect host-inspect --bundle " << a.bundle << " --attach-to " << a.bundle
       << "` on the host)\n";
   } else {
     o << "\n";
     for (const auto& at : m->attachments()) {
-      o << "  " << p(at.member()) << "  host " << p(at.host()) << ", attached by "
+      o << "  " << p(at.member()) << "  host " << p(at.host()) << ", included by the exporter "
         << p(at.attached_by().subject()) << " at " << utc(at.attached_at_unix_ms()) << "\n";
+    }
+    for (const auto& at : later) {
+      o << "  " << p(at.member()) << "  host " << p(at.host()) << ", attached by "
+        << p(at.attached_by().subject()) << " (" << role(at.attached_by()) << ") at "
+        << utc(at.attached_at_unix_ms()) << "\n";
     }
   }
   return core::kExitOk;
@@ -310,7 +358,7 @@ void addBundleCommands(CLI::App& app, CliEnvironment& env, std::vector<Command>&
   addTransportOptions(ex, ea->transport, /*download=*/true);
   ex->footer(
       std::string("The bundle is signed with --cert/--key (or the config's): your\n"
-                  "support certificate.\nExamples:\n"
+                  "support certificate (OU=support); any other is refused.\nExamples:\n"
                   "  ibcollect bundle export a.ibsnap b.ibsnap -o case.ibbundle \\\n"
                   "      --cert me.pem --key me.key\n"
                   "  ibcollect bundle export --job 1234 --collector c:7400 --ca ca.pem \\\n"
@@ -321,7 +369,7 @@ void addBundleCommands(CLI::App& app, CliEnvironment& env, std::vector<Command>&
 
   auto va = std::make_shared<VerifyBundleArgs>();
   CLI::App* ve = bundle->add_subcommand(
-      "verify", "Check a bundle offline: every hash, the manifest and snapshot signatures");
+      "verify", "Check a bundle offline: hashes, signatures, signer roles, manifest claims");
   ve->add_option("bundle", va->bundle, "The bundle (FILE.ibbundle)")
       ->required()
       ->check(CLI::ExistingFile);
@@ -331,7 +379,7 @@ void addBundleCommands(CLI::App& app, CliEnvironment& env, std::vector<Command>&
 
   auto sa = std::make_shared<ShowArgs>();
   CLI::App* sh = bundle->add_subcommand(
-      "show", "What a bundle holds: case, nodes and verdicts, members, host results");
+      "show", "What a bundle holds: case, nodes and verdicts, members, signers, host results");
   sh->add_option("bundle", sa->bundle, "The bundle (FILE.ibbundle)")
       ->required()
       ->check(CLI::ExistingFile);

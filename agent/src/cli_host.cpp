@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <memory>
+#include <optional>
 
 #include "cli_transport.h"
 #include "ibc/agent/host_inspect.h"
@@ -27,7 +28,7 @@ struct HostArgs {
   std::string root = "/";
   std::vector<std::string> pastes;
   std::string attach_to;
-  TransportArgs transport;  // --cert/--key/--config of --attach-to
+  TransportArgs transport;  // --ca of --bundle and --attach-to, --cert/--key of --attach-to
   ReportOptions report;
 };
 
@@ -72,29 +73,46 @@ core::Result<std::vector<VfQuery>> bundleQueries(const core::BundleMembers& memb
   return out;
 }
 
-int attach(CliEnvironment& env, const HostArgs& a, const v1::HostInspection& in,
+// Prints why a bundle did not verify, one line per failing member (as `bundle verify`).
+void printProblems(CliEnvironment& env, const std::string& path, const core::BundleCheck& check) {
+  for (const auto& p : check.problems) {
+    env.err << "ibcollect: " << path << ": FAILED " << core::printable(p.member, 200) << ": "
+            << core::bundleProblemName(p.problem) << ": " << p.message << "\n";
+  }
+}
+
+// Verifies `path` before its pf-inspection.json is trusted. False (after printing every
+// failing member) when it does not verify.
+bool verifiedBundle(CliEnvironment& env, const std::string& path,
+                    const core::BundleMembers& members, const core::SignatureVerifier& verifier) {
+  const auto check = core::verifyBundle(members, verifier, env.clock.now());
+  if (check.ok()) return true;
+  printProblems(env, path, check);
+  env.err << "ibcollect: " << path << ": " << check.problems.size()
+          << " check(s) failed: not inspecting for a bundle that does not verify; ask the "
+             "exporter for a new one\n";
+  return false;
+}
+
+int attach(CliEnvironment& env, const HostArgs& a, const core::SnapshotSigner& signer,
+           const core::SignatureVerifier& verifier, const v1::HostInspection& in,
            const std::string& json) {
-  const auto signer =
-      signerFromArgs(env, a.transport,
-                     "--attach-to signs the bundle's manifest again: give --cert CERT.pem "
-                     "--key KEY.pem (your certificate) or a --config with cert and key");
-  if (!signer) return core::kExitUsage;
   auto members = readBundle(env, a.attach_to);
   if (!members.ok()) {
     env.err << "ibcollect: " << members.error().message << "\n";
     return core::kExitCollectFailed;
   }
-  std::string host = in.host();
-  for (char& c : host) {
-    const bool ok = std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '-' || c == '_';
-    if (!ok) c = '_';
-  }
-  if (host.empty() || host.front() == '.') host = "host" + host;
-  const std::string name = std::string(core::kHostDir) + host + ".json";
-  if (auto st =
-          core::addHostMember(*members, name, json, in.host(), *signer, in.inspected_at_unix_ms());
-      !st.ok()) {
-    env.err << "ibcollect: " << a.attach_to << ": " << st.error().message << "\n";
+  core::BundleCheck verified;
+  auto name = core::attachHostResult(*members, {in.host(), json, in.inspected_at_unix_ms()}, signer,
+                                     verifier, env.clock.now(), &verified);
+  if (!name.ok()) {
+    if (!verified.ok()) {
+      printProblems(env, a.attach_to, verified);
+      env.err << "ibcollect: " << a.attach_to << ": " << verified.problems.size()
+              << " check(s) failed: nothing attached to a bundle that does not verify\n";
+      return core::kExitVerifyFailed;
+    }
+    env.err << "ibcollect: " << a.attach_to << ": " << name.error().message << "\n";
     return core::kExitCollectFailed;
   }
   auto archive = ibc::bundle::writeBundleArchive(*members, in.inspected_at_unix_ms() / 1000);
@@ -106,8 +124,9 @@ int attach(CliEnvironment& env, const HostArgs& a, const v1::HostInspection& in,
     env.err << "ibcollect: could not write " << a.attach_to << ": " << st.error().message << "\n";
     return core::kExitCollectFailed;
   }
-  env.err << "ibcollect: attached " << name << " to " << a.attach_to << ", manifest signed by "
-          << signer->identity().subject << "\n";
+  env.err << "ibcollect: attached " << *name << " to " << a.attach_to << ", signed by "
+          << signer.identity().subject << " (" << core::certificateRoleName(signer.identity().role)
+          << "); the exporter's signature and earlier attachments are unchanged\n";
   return core::kExitOk;
 }
 
@@ -128,8 +147,33 @@ int runHostInspect(CliEnvironment& env, const HostArgs& a) {
     }
     o.vfs.push_back(std::move(*q));
   }
+  // Who signs --attach-to and the CA that every bundle is checked against come first: a
+  // certificate that may not attach is refused before anything is inspected.
+  std::optional<core::SnapshotSigner> signer;
+  if (!a.attach_to.empty()) {
+    signer = signerFromArgs(env, a.transport,
+                            "--attach-to signs the host result it adds: give --cert CERT.pem "
+                            "--key KEY.pem (your provider or support certificate) or a --config "
+                            "with cert and key");
+    if (!signer) return core::kExitUsage;
+    if (auto st = core::checkAttacherRole(signer->identity()); !st.ok()) {
+      env.err << "ibcollect: --attach-to: " << st.error().message
+              << "; give --cert/--key of your provider or support certificate\n";
+      return core::kExitUsage;
+    }
+  }
+  std::unique_ptr<core::SignatureVerifier> verifier;
+  if (!a.bundle.empty() || !a.attach_to.empty()) {
+    verifier = verifierFromArgs(env, a.transport,
+                                "host-inspect verifies the bundle first: give --ca CA.pem (the "
+                                "CA the bundle's signers chain to) or a --config with ca");
+    if (verifier == nullptr) return core::kExitUsage;
+  }
   if (!a.bundle.empty()) {
     auto members = readBundle(env, a.bundle);
+    if (members.ok() && !verifiedBundle(env, a.bundle, *members, *verifier)) {
+      return core::kExitVerifyFailed;
+    }
     auto queries = members.ok() ? bundleQueries(*members, a.bundle)
                                 : core::Result<std::vector<VfQuery>>(members.error());
     if (!queries.ok()) {
@@ -189,8 +233,9 @@ int runHostInspect(CliEnvironment& env, const HostArgs& a) {
   const int verdict = core::exitCodeFor(all);
   bool attach_failed = false;
   if (!a.attach_to.empty()) {
-    const int rc = attach(env, a, in, json);
-    if (rc == core::kExitUsage) return rc;
+    const int rc = attach(env, a, *signer, *verifier, in, json);
+    // A bundle that does not verify is a security matter: it wins over the verdict.
+    if (rc == core::kExitVerifyFailed) return rc;
     attach_failed = rc != core::kExitOk;
   }
   return verdictBeforeDelivery(verdict, failed > 0 || attach_failed);
@@ -220,24 +265,31 @@ void addHostCommands(CLI::App& app, CliEnvironment& env, std::vector<Command>& c
                   "content; repeatable)")
       ->check(CLI::ExistingFile);
   cmd->add_option("--attach-to", a.attach_to,
-                  "Add the result to this bundle as host/<host>.json and sign its manifest "
-                  "again with --cert/--key")
+                  "Verify this bundle, then add the result as host/<host>.json with a signed "
+                  "attachment record (--cert/--key: a provider or support certificate); the "
+                  "exporter's signature stays as it is")
       ->check(CLI::ExistingFile);
-  cmd->add_option("--cert", a.transport.flags.cert, "Certificate (PEM) that signs --attach-to");
+  cmd->add_option("--ca", a.transport.flags.ca,
+                  "CA certificate (PEM) the bundle's signers chain to: --bundle and --attach-to "
+                  "are verified against it first (default: the config's ca)");
+  cmd->add_option("--cert", a.transport.flags.cert,
+                  "Certificate (PEM) that signs --attach-to (OU=provider or OU=support)");
   cmd->add_option("--key", a.transport.flags.key, "Private key (PEM) of --cert");
   cmd->add_option("--config", a.transport.config,
-                  "Agent config with cert and key (default /etc/ibcollect/agent.conf)");
+                  "Agent config with ca, cert and key (default /etc/ibcollect/agent.conf)");
   addReportOptions(cmd, a.report);
   // Rate and busbw expectations judge the VF side; the PF side has its own evidence.
   cmd->remove_option(cmd->get_option("--expect-rate"));
   cmd->remove_option(cmd->get_option("--expect-busbw"));
-  cmd->footer(std::string("Examples:\n"
-                          "  ibcollect host-inspect --bundle case42.ibbundle\n"
+  cmd->footer(std::string("A bundle is verified first (--ca or the config's ca); one that\n"
+                          "does not verify is refused with exit code 5 and the reasons.\n"
+                          "Examples:\n"
+                          "  ibcollect host-inspect --bundle case42.ibbundle --ca ca.pem\n"
                           "  ibcollect host-inspect --vf 0x248a070300a1b2c3 --paste mlxlink.txt\n"
                           "  ibcollect host-inspect --vf 0000:42:00.2 --root /tmp/host-tree\n"
-                          "  ibcollect host-inspect --bundle c.ibbundle --attach-to c.ibbundle "
-                          "--cert me.pem --key me.key\n\n") +
-              kExitCodes);
+                          "  ibcollect host-inspect --bundle c.ibbundle --attach-to c.ibbundle \\\n"
+                          "      --ca ca.pem --cert me.pem --key me.key\n\n") +
+              kExitCodes + "\n5 a bundle (--bundle, --attach-to) did not verify.");
   commands.push_back(
       {[cmd] { return cmd->parsed(); }, [&env, args] { return runHostInspect(env, *args); }});
 }

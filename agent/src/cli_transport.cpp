@@ -370,9 +370,16 @@ struct VerifyArgs {
 int runVerify(CliEnvironment& env, const VerifyArgs& a) {
   auto verifier = verifierFromArgs(env, a.transport, "verify needs --ca CA.pem");
   if (verifier == nullptr) return core::kExitUsage;
-  int failed = 0;
+  int failed = 0;      // did not verify (exit 5)
+  int unreadable = 0;  // could not be read (exit 4)
   for (const auto& file : a.files) {
-    auto envelope = readSnapshotFile(env, file);
+    auto bytes = env.files.readFile(file, core::kMaxSnapshotFileBytes);
+    if (!bytes.ok()) {
+      env.out << file << ": FAILED unreadable: " << bytes.error().message << "\n";
+      ++unreadable;
+      continue;
+    }
+    auto envelope = core::decodeSnapshotFile(*bytes);
     if (!envelope.ok()) {
       env.out << file << ": FAILED malformed: " << envelope.error().message << "\n";
       ++failed;
@@ -403,7 +410,9 @@ int runVerify(CliEnvironment& env, const VerifyArgs& a) {
             << (check.signer.tenant.empty() ? "" : ", tenant " + check.signer.tenant)
             << "), snapshot " << core::snapshotId(*envelope) << "\n";
   }
-  return failed > 0 ? core::kExitCollectFailed : core::kExitOk;
+  return failed > 0       ? core::kExitVerifyFailed
+         : unreadable > 0 ? core::kExitCollectFailed
+                          : core::kExitOk;
 }
 
 }  // namespace
@@ -537,7 +546,10 @@ void addTransportCommands(CLI::App& app, CliEnvironment& env, std::vector<Comman
       ->check(CLI::ExistingFile);
   ve->add_option("--ca", va->transport.flags.ca, "CA certificate (PEM)");
   ve->add_option("--config", va->transport.config, "Agent config (for its ca = ... key)");
-  ve->footer("Exit codes: 0 every signature verifies, 3 usage error, 4 a file failed (named).");
+  ve->footer(
+      "Exit codes: 0 every signature verifies, 3 usage error, 4 a file could not be\n"
+      "read, 5 a signature, certificate or snapshot did not verify (each failing file\n"
+      "is named).");
 
   commands.push_back({[up] { return up->parsed(); }, [&env, ua] { return runUpload(env, *ua); }});
   commands.push_back({[fl] { return fl->parsed(); }, [&env, fa] { return runFlush(env, *fa); }});

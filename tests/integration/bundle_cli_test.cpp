@@ -1,6 +1,7 @@
 // `ibcollect bundle export|verify|show` end to end with the real binary: a PKI from
 // certs/make-pki, two nodes' snapshots signed by their own certificates from real fixture
-// trees (one broken, one healthy), then every member kind tampered with in turn.
+// trees (one broken, one healthy), then every member kind tampered with in turn, and the
+// forgeries of issue 21 (an agent key signing or exporting a bundle) refused.
 
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -10,6 +11,8 @@
 
 #include "ibc/agent/os.h"
 #include "ibc/bundle/bundle_archive.h"
+#include "ibc/core/bundle.h"
+#include "ibc/core/signing.h"
 
 namespace {
 
@@ -40,9 +43,10 @@ class BundleCli : public ::testing::Test {
     fs::remove_all(root_);
     fs::create_directories(root_);
     ProcessRunner runner;
-    auto made = runner.run({IBC_MAKE_PKI, root_ + "/pki", "--agent", "acme/node01", "--agent",
-                            "acme/node02", "--support", "alice"},
-                           std::chrono::seconds(60));
+    auto made = runner.run(
+        {IBC_MAKE_PKI, root_ + "/pki", "--agent", "acme/node01", "--agent", "acme/node02",
+         "--agent", "globex/g1", "--support", "alice", "--provider", "hank"},
+        std::chrono::seconds(60));
     ASSERT_TRUE(made.ok());
     ASSERT_EQ(made->exit_code, 0) << made->err;
     // A copy of each real tree with the node's host name (the snapshot names its node, and
@@ -102,6 +106,10 @@ TEST_F(BundleCli, AnExportedBundleVerifiesAndShowSaysWhatIsInside) {
                        "snapshot(s) each signed by its node"),
             std::string::npos)
       << v.out;
+  EXPECT_NE(v.out.find("signers (1):\n  exporter  CN=alice,OU=support,O=ibcollect (support)  "
+                       "signed manifest.json\n"),
+            std::string::npos)
+      << v.out;
   auto s = run({"bundle", "show", path("good.ibbundle")});
   EXPECT_EQ(s.exit_code, 0) << s.err;
   EXPECT_NE(s.out.find("case CASE-9, tenant acme, job 77"), std::string::npos) << s.out;
@@ -114,6 +122,10 @@ TEST_F(BundleCli, AnExportedBundleVerifiesAndShowSaysWhatIsInside) {
   EXPECT_NE(s.out.find("node02  ok        -\n"), std::string::npos) << s.out;
   EXPECT_NE(s.out.find("snapshots/node01.ibsnap"), std::string::npos) << s.out;
   EXPECT_NE(s.out.find("host results attached (0): none yet"), std::string::npos) << s.out;
+  EXPECT_NE(s.out.find("signers (1):\n  exporter  CN=alice,OU=support,O=ibcollect (support)  "
+                       "signed manifest.json\n"),
+            std::string::npos)
+      << s.out;
   const auto m = members(path("good.ibbundle"));
   EXPECT_NE(m.at("pf-inspection.md").find("## node01 mlx5_0 port 1"), std::string::npos);
   EXPECT_NE(m.at("pf-inspection.md").find("mlxlink -d <PF> -p 1 -m -c -e"), std::string::npos);
@@ -130,7 +142,7 @@ TEST_F(BundleCli, AnExportedBundleVerifiesAndShowSaysWhatIsInside) {
   EXPECT_EQ(m.at("findings.json"), expected);
 }
 
-TEST_F(BundleCli, EveryTamperedMemberKindIsNamedAndVerifyExitsFour) {
+TEST_F(BundleCli, EveryTamperedMemberKindIsNamedAndVerifyExitsFive) {
   const auto good = members(path("good.ibbundle"));
   for (const std::string member :
        {"manifest.json", "manifest.sig", "snapshots/node01.ibsnap", "findings.json", "report.md",
@@ -138,18 +150,18 @@ TEST_F(BundleCli, EveryTamperedMemberKindIsNamedAndVerifyExitsFour) {
     auto m = good;
     m.at(member)[m.at(member).size() / 2] ^= 0x20;
     auto v = verify(rewrite("flipped.ibbundle", m));
-    EXPECT_EQ(v.exit_code, 4) << member << "\n" << v.out;
+    EXPECT_EQ(v.exit_code, 5) << member << "\n" << v.out;
     EXPECT_NE(v.out.find("FAILED " + member + ": "), std::string::npos) << member << "\n" << v.out;
   }
   auto added = good;
   added["host/intruder.json"] = "{}";
   auto v = verify(rewrite("added.ibbundle", added));
-  EXPECT_EQ(v.exit_code, 4);
+  EXPECT_EQ(v.exit_code, 5);
   EXPECT_NE(v.out.find("FAILED host/intruder.json: unknown_member"), std::string::npos) << v.out;
   auto removed = good;
   removed.erase("snapshots/node02.ibsnap");
   v = verify(rewrite("removed.ibbundle", removed));
-  EXPECT_EQ(v.exit_code, 4);
+  EXPECT_EQ(v.exit_code, 5);
   EXPECT_NE(v.out.find("FAILED snapshots/node02.ibsnap: missing_member"), std::string::npos)
       << v.out;
 }
@@ -174,12 +186,55 @@ TEST_F(BundleCli, AHostileArchiveIsRefusedWithTheReason) {
   EXPECT_NE(s.err.find("symbolic link"), std::string::npos) << s.err;
 }
 
+// Issue 21: a tenant's agent key (it lives in the tenant's VM) neither exports a bundle nor
+// re-signs one; a provider certificate does not export either.
+TEST_F(BundleCli, OnlyASupportCertificateExports) {
+  for (const std::string cert : {"agents/acme/node01", "agents/globex/g1", "provider/hank"}) {
+    const std::string out = path("refused.ibbundle");
+    auto r = run({"bundle", "export", path("node01.ibsnap"), path("node02.ibsnap"), "-o", out,
+                  "--cert", pki(cert + ".pem"), "--key", pki(cert + ".key")});
+    EXPECT_EQ(r.exit_code, 3) << cert << "\n" << r.err;
+    EXPECT_NE(r.err.find("only a support certificate exports"), std::string::npos) << cert << "\n"
+                                                                                   << r.err;
+    EXPECT_FALSE(fs::exists(out)) << cert;
+  }
+}
+
+TEST_F(BundleCli, ABundleSignedWithAnAgentKeyFailsVerifyOnItsRole) {
+  // globex's agent signs alice's manifest (tenant acme, exporter alice) with its own key.
+  auto m = members(path("good.ibbundle"));
+  auto signer = ibc::core::SnapshotSigner::fromPem(readAll(pki("agents/globex/g1.pem")),
+                                                   readAll(pki("agents/globex/g1.key")));
+  ASSERT_TRUE(signer.ok());
+  m["manifest.sig"] = *ibc::core::signManifest(m.at("manifest.json"), *signer);
+  auto v = verify(rewrite("agent-signed.ibbundle", m));
+  EXPECT_EQ(v.exit_code, 5) << v.out;
+  EXPECT_NE(v.out.find("FAILED manifest.sig: signer_role: CN=g1,OU=agent,O=globex (role agent) "
+                       "may not sign a bundle: only a support certificate exports one"),
+            std::string::npos)
+      << v.out;
+  EXPECT_NE(v.out.find("FAILED manifest.json: manifest_claim: manifest.json says it was exported "
+                       "by CN=alice,OU=support,O=ibcollect but manifest.sig is signed by "
+                       "CN=g1,OU=agent,O=globex"),
+            std::string::npos)
+      << v.out;
+  EXPECT_NE(v.out.find("  exporter  CN=g1,OU=agent,O=globex (agent)  signed manifest.json  NOT "
+                       "VERIFIED"),
+            std::string::npos)
+      << v.out;
+}
+
 TEST_F(BundleCli, RedactedExportLeavesSnapshotsOutAndNoNodeName) {
   auto ex = run({"bundle", "export", path("node01.ibsnap"), path("node02.ibsnap"), "-o",
                  path("redacted.ibbundle"), "--cert", pki("support/alice.pem"), "--key",
                  pki("support/alice.key"), "--redact"});
   ASSERT_EQ(ex.exit_code, 0) << ex.err;
-  EXPECT_EQ(verify(path("redacted.ibbundle")).exit_code, 0);
+  auto v = verify(path("redacted.ibbundle"));
+  EXPECT_EQ(v.exit_code, 0) << v.out;
+  EXPECT_NE(v.out.find("not checked: tenant 'acme', 2 node name(s), their snapshot ids and "
+                       "signers: the bundle is redacted"),
+            std::string::npos)
+      << v.out;
   for (const auto& [name, bytes] : members(path("redacted.ibbundle"))) {
     EXPECT_EQ(name.rfind("snapshots/", 0), std::string::npos) << name;
     if (name == "manifest.sig") continue;  // the exporter's certificate chain

@@ -352,7 +352,7 @@ TEST_F(Transport, BadUploadsAreRejectedWithTheirReasonWhileHonestAgentsAreServed
   EXPECT_EQ(tampered.exit_code, 4);
   EXPECT_NE(tampered.err.find("bad_signature"), std::string::npos) << tampered.err;
   auto offline = run({"verify", path("tampered.ibsnap"), "--ca", pki_ + "/ca.pem"});
-  EXPECT_EQ(offline.exit_code, 4);
+  EXPECT_EQ(offline.exit_code, 5);
   EXPECT_NE(offline.out.find("FAILED"), std::string::npos) << offline.out;
 
   // Signed under another CA, uploaded over an honest connection.
@@ -699,7 +699,7 @@ TEST_F(Transport, ASnapshotSignedByAnotherNodeFailsVerifyAndIsRefused) {
                     node01.key, "-o", path("forged.ibsnap")});
   ASSERT_LE(taken.exit_code, 2) << taken.err;
   auto verify = run({"verify", path("forged.ibsnap"), "--ca", pki_ + "/ca.pem"});
-  EXPECT_EQ(verify.exit_code, 4);
+  EXPECT_EQ(verify.exit_code, 5);
   EXPECT_NE(verify.out.find("FAILED node_mismatch: the snapshot describes node 'node02' but is "
                             "signed by the certificate of 'node01'"),
             std::string::npos)
@@ -724,7 +724,7 @@ TEST_F(Transport, UnsignedBytesAppendedToASnapshotAreRefusedByVerifyAndTheCollec
   bytes.append(n, 'x');
   writeAll(path("padded.ibsnap"), bytes);
   auto verify = run({"verify", good, path("padded.ibsnap"), "--ca", pki_ + "/ca.pem"});
-  EXPECT_EQ(verify.exit_code, 4);
+  EXPECT_EQ(verify.exit_code, 5);
   EXPECT_NE(verify.out.find(good + ": OK"), std::string::npos) << verify.out;
   EXPECT_NE(verify.out.find(path("padded.ibsnap") + ": FAILED malformed: the envelope carries 1 "
                                                     "unknown field(s)"),

@@ -3,8 +3,9 @@
 // fixture trees (one broken, one healthy) → uploaded to a real collector → a support case
 // on the job → `bundle export --case` → `bundle verify` → `host-inspect --bundle --root` on
 // the labelled-synthetic host trees (PF with physical errors, clean PF, VF absent) →
-// `--attach-to` → verify → `bundle show`; and the host result attached to the case travels
-// into the next export.
+// `--attach-to` with a provider certificate → verify → `bundle show`; and the host result
+// attached to the case travels into the next export. An agent certificate attaching and
+// host-inspect on a tampered bundle are refused (issue 21).
 
 #include <google/protobuf/struct.pb.h>
 #include <google/protobuf/util/json_util.h>
@@ -47,9 +48,10 @@ class Escalation : public ::testing::Test {
     fs::remove_all(root_);
     fs::create_directories(root_);
     ProcessRunner runner;
-    auto made = runner.run({IBC_MAKE_PKI, path("pki"), "--agent", "acme/node01", "--agent",
-                            "acme/node02", "--agent", "globex/g1", "--support", "alice"},
-                           std::chrono::seconds(60));
+    auto made =
+        runner.run({IBC_MAKE_PKI, path("pki"), "--agent", "acme/node01", "--agent", "acme/node02",
+                    "--agent", "globex/g1", "--support", "alice", "--provider", "hank"},
+                   std::chrono::seconds(60));
     ASSERT_TRUE(made.ok());
     ASSERT_EQ(made->exit_code, 0) << made->err;
     auto trees = runner.run({"python3", IBC_HOST_TREES_SCRIPT, IBC_FIXTURES_DIR, path("hosts")},
@@ -111,6 +113,11 @@ class Escalation : public ::testing::Test {
   static CommandResult verify(const std::string& file) {
     return run({"bundle", "verify", file, "--ca", pki("ca.pem")});
   }
+  // `host-inspect --bundle BUNDLE --ca CA` and the rest of `args`.
+  static CommandResult inspect(const std::string& bundle, std::vector<std::string> args) {
+    args.insert(args.begin(), {"host-inspect", "--bundle", bundle, "--ca", pki("ca.pem")});
+    return run(args);
+  }
   static google::protobuf::Struct json(const std::string& text) {
     google::protobuf::Struct s;
     EXPECT_TRUE(google::protobuf::util::JsonStringToMessage(text, &s).ok()) << text.substr(0, 400);
@@ -153,10 +160,10 @@ TEST_F(Escalation, ACaseIsExportedInspectedOnTheHostAttachedAndStillVerifies) {
 
   // The PF with physical errors hosts the broken node's VF as VF 1: mapped by node GUID and
   // judged with the real PF-side captures.
-  auto inspected =
-      run({"host-inspect", "--bundle", bundle, "--root", host("bundle-pf-errors"), "--paste",
-           pfFixture("dmesg-pf_mlx5-health-synd"), "--paste", pfFixture("ethtool-m_sfp"), "--paste",
-           pfFixture("iplink-pf_cx5-eth-p4p1"), "--format", "json"});
+  auto inspected = inspect(
+      bundle, {"--root", host("bundle-pf-errors"), "--paste",
+               pfFixture("dmesg-pf_mlx5-health-synd"), "--paste", pfFixture("ethtool-m_sfp"),
+               "--paste", pfFixture("iplink-pf_cx5-eth-p4p1"), "--format", "json"});
   EXPECT_EQ(inspected.exit_code, 2) << inspected.err;
   auto doc = json(inspected.out);
   ASSERT_EQ(doc.fields().at("vf_map").list_value().values_size(), 1) << inspected.out;
@@ -168,36 +175,70 @@ TEST_F(Escalation, ACaseIsExportedInspectedOnTheHostAttachedAndStillVerifies) {
   EXPECT_EQ(codes(doc), (std::vector<std::string>{"PF_FW", "PF_MODULE", "PF_PORT_DOWN"}));
 
   // The clean PF hosts it as VF 2; the third host does not have it.
-  auto clean = run({"host-inspect", "--bundle", bundle, "--root", host("bundle-pf-clean"),
-                    "--paste", pfFixture("mlxlink-m-c_bf3"), "--format", "json"});
+  auto clean = inspect(bundle, {"--root", host("bundle-pf-clean"), "--paste",
+                                pfFixture("mlxlink-m-c_bf3"), "--format", "json"});
   EXPECT_EQ(clean.exit_code, 0) << clean.err;
   doc = json(clean.out);
   EXPECT_EQ(field(doc.fields().at("vf_map").list_value().values(0).struct_value(), "vf_index"),
             "2");
   EXPECT_EQ(codes(doc), std::vector<std::string>{"PF_CLEAN"});
-  auto absent =
-      run({"host-inspect", "--bundle", bundle, "--root", host("vf-absent"), "--format", "json"});
+  auto absent = inspect(bundle, {"--root", host("vf-absent"), "--format", "json"});
   EXPECT_EQ(absent.exit_code, 2) << absent.err;
   EXPECT_EQ(codes(json(absent.out)), std::vector<std::string>{"PF_NOT_FOUND"});
 
-  // Attached to the bundle: re-signed, still verifies, and `bundle show` lists it.
-  auto attached = run({"host-inspect", "--bundle", bundle, "--root", host("bundle-pf-errors"),
-                       "--paste", pfFixture("dmesg-pf_mlx5-health-synd"), "--attach-to", bundle,
-                       "--cert", pki("support/alice.pem"), "--key", pki("support/alice.key")});
+  // Attached to the bundle by a provider host engineer: a signed attachment record, the
+  // exporter's signature untouched; still verifies, and verify and show list both signers.
+  const std::string manifest_before =
+      ibc::bundle::readBundleArchive(ibc::test::readAll(bundle))->at("manifest.sig");
+  auto attached =
+      inspect(bundle, {"--root", host("bundle-pf-errors"), "--paste",
+                       pfFixture("dmesg-pf_mlx5-health-synd"), "--attach-to", bundle, "--cert",
+                       pki("provider/hank.pem"), "--key", pki("provider/hank.key")});
   EXPECT_EQ(attached.exit_code, 2) << attached.err;
-  EXPECT_NE(attached.err.find("attached host/host-pf-errors.json"), std::string::npos)
+  EXPECT_NE(attached.err.find("attached host/host-pf-errors.json to " + bundle +
+                              ", signed by CN=hank,OU=provider,O=ibcollect (provider)"),
+            std::string::npos)
       << attached.err;
   v = verify(bundle);
   EXPECT_EQ(v.exit_code, 0) << v.out;
-  EXPECT_NE(v.out.find("OK 9 members"), std::string::npos) << v.out;
+  EXPECT_NE(v.out.find("OK 11 members; manifest signed by CN=alice,OU=support,O=ibcollect"),
+            std::string::npos)
+      << v.out;
+  EXPECT_NE(v.out.find("signers (2):\n"
+                       "  exporter  CN=alice,OU=support,O=ibcollect (support)  signed "
+                       "manifest.json\n"
+                       "  attachment 1  CN=hank,OU=provider,O=ibcollect (provider)  signed "
+                       "host/host-pf-errors.json\n"),
+            std::string::npos)
+      << v.out;
   show = run({"bundle", "show", bundle});
   EXPECT_NE(show.out.find("host results attached (1):\n  host/host-pf-errors.json  host "
-                          "host-pf-errors, attached by CN=alice,OU=support,O=ibcollect"),
+                          "host-pf-errors, attached by CN=hank,OU=provider,O=ibcollect (provider)"),
             std::string::npos)
       << show.out;
+  EXPECT_NE(show.out.find("  attachment 1  CN=hank,OU=provider,O=ibcollect (provider)  signed "
+                          "host/host-pf-errors.json\n"),
+            std::string::npos)
+      << show.out;
+  auto members = ibc::bundle::readBundleArchive(ibc::test::readAll(bundle));
+  ASSERT_TRUE(members.ok());
+  EXPECT_EQ(members->at("manifest.sig"), manifest_before);
+  EXPECT_EQ(members->count("attachments/001.json"), 1u);
+
+  // A second attachment, by the support engineer, follows the first.
+  auto second = inspect(bundle, {"--root", host("bundle-pf-clean"), "--attach-to", bundle, "--cert",
+                                 pki("support/alice.pem"), "--key", pki("support/alice.key")});
+  EXPECT_LE(second.exit_code, 2) << second.err;
+  EXPECT_NE(second.err.find("attached host/host-pf-clean.json"), std::string::npos) << second.err;
+  v = verify(bundle);
+  EXPECT_EQ(v.exit_code, 0) << v.out;
+  EXPECT_NE(v.out.find("  attachment 2  CN=alice,OU=support,O=ibcollect (support)  signed "
+                       "host/host-pf-clean.json\n"),
+            std::string::npos)
+      << v.out;
 
   // A byte flipped in the attached member is named by verify.
-  auto members = ibc::bundle::readBundleArchive(ibc::test::readAll(bundle));
+  members = ibc::bundle::readBundleArchive(ibc::test::readAll(bundle));
   ASSERT_TRUE(members.ok());
   auto& h = members->at("host/host-pf-errors.json");
   h[h.size() / 2] ^= 0x20;
@@ -205,15 +246,65 @@ TEST_F(Escalation, ACaseIsExportedInspectedOnTheHostAttachedAndStillVerifies) {
   ASSERT_TRUE(flipped.ok());
   std::ofstream(path("flipped.ibbundle"), std::ios::binary) << *flipped;
   v = verify(path("flipped.ibbundle"));
-  EXPECT_EQ(v.exit_code, 4);
+  EXPECT_EQ(v.exit_code, 5);
   EXPECT_NE(v.out.find("FAILED host/host-pf-errors.json: hash: "), std::string::npos) << v.out;
+}
+
+// Issue 21: an agent key attaching, and host-inspect on a tampered bundle, are refused.
+TEST_F(Escalation, AnAgentCannotAttachAndATamperedBundleIsNeitherInspectedNorAttachedTo) {
+  const std::string bundle = path("guarded.ibbundle");
+  ASSERT_EQ(run(support({"bundle", "export", "--case", case_id_, "-o", bundle})).exit_code, 0);
+  const std::string original = ibc::test::readAll(bundle);
+
+  for (const std::string cert : {"agents/acme/node01", "agents/globex/g1"}) {
+    auto r = inspect(bundle, {"--root", host("bundle-pf-errors"), "--attach-to", bundle, "--cert",
+                              pki(cert + ".pem"), "--key", pki(cert + ".key")});
+    EXPECT_EQ(r.exit_code, 3) << cert << "\n" << r.err;
+    EXPECT_NE(r.err.find("may not attach to a bundle: only a provider or support certificate"),
+              std::string::npos)
+        << r.err;
+    EXPECT_EQ(r.out, "") << "refused before anything was inspected";
+    EXPECT_EQ(ibc::test::readAll(bundle), original) << cert;
+  }
+
+  // The PF runbook edited after export (the host would inspect another VF).
+  auto members = ibc::bundle::readBundleArchive(original);
+  ASSERT_TRUE(members.ok());
+  auto& pf = members->at("pf-inspection.json");
+  pf[pf.size() / 2] ^= 0x01;
+  auto tampered_bytes = ibc::bundle::writeBundleArchive(*members);
+  ASSERT_TRUE(tampered_bytes.ok());
+  const std::string tampered = path("tampered.ibbundle");
+  std::ofstream(tampered, std::ios::binary) << *tampered_bytes;
+  auto r = inspect(tampered, {"--root", host("bundle-pf-errors"), "--format", "json"});
+  EXPECT_EQ(r.exit_code, 5) << r.err;
+  EXPECT_EQ(r.out, "");
+  EXPECT_NE(r.err.find("FAILED pf-inspection.json: hash: "), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("not inspecting for a bundle that does not verify"), std::string::npos)
+      << r.err;
+
+  // --attach-to a tampered bundle (inspecting by --vf): nothing is attached.
+  r = run({"host-inspect", "--vf", "0000:42:00.3", "--root", host("bundle-pf-clean"), "--attach-to",
+           tampered, "--ca", pki("ca.pem"), "--cert", pki("provider/hank.pem"), "--key",
+           pki("provider/hank.key")});
+  EXPECT_EQ(r.exit_code, 5) << r.err;
+  EXPECT_NE(r.err.find("FAILED pf-inspection.json: hash: "), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("nothing attached to a bundle that does not verify"), std::string::npos)
+      << r.err;
+  EXPECT_EQ(ibc::test::readAll(tampered), *tampered_bytes);
+
+  // Without a CA there is nothing to verify against: a usage error.
+  r = run({"host-inspect", "--bundle", bundle, "--root", host("bundle-pf-errors"), "--config",
+           "/dev/null"});
+  EXPECT_EQ(r.exit_code, 3) << r.err;
+  EXPECT_NE(r.err.find("give --ca CA.pem"), std::string::npos) << r.err;
 }
 
 TEST_F(Escalation, AHostResultAttachedToTheCaseTravelsIntoTheNextExport) {
   const std::string bundle = path("for-host.ibbundle");
   ASSERT_EQ(run(support({"bundle", "export", "--case", case_id_, "-o", bundle})).exit_code, 0);
-  auto report = run({"host-inspect", "--bundle", bundle, "--root", host("bundle-pf-clean"),
-                     "--paste", pfFixture("mlxlink-m-c_bf3"), "--format", "json"});
+  auto report = inspect(bundle, {"--root", host("bundle-pf-clean"), "--paste",
+                                 pfFixture("mlxlink-m-c_bf3"), "--format", "json"});
   ASSERT_EQ(report.exit_code, 0) << report.err;
   std::ofstream(path("hv.json")) << report.out;
 

@@ -150,6 +150,31 @@ TEST_F(HostInspect, UsageErrorsAndUnrecognisedPastes) {
   EXPECT_NE(r.err.find("nothing recognised"), std::string::npos) << r.err;
 }
 
+// A bundle is verified before its pf-inspection.json is believed (issue 21): without a CA
+// (no --ca, a config without one) there is nothing to verify against, so nothing is read.
+TEST_F(HostInspect, ABundleNeedsACaToBeVerifiedAgainstBeforeItIsRead) {
+  const auto fake = (std::filesystem::temp_directory_path() /
+                     ("ibc-unsigned-" + std::to_string(::getpid()) + ".ibbundle"))
+                        .string();
+  std::ofstream(fake) << "not even an archive\n";
+  auto r =
+      run({"host-inspect", "--bundle", fake, "--root", tree("pf-clean"), "--config", "/dev/null"});
+  EXPECT_EQ(r.exit_code, 3) << r.err;
+  EXPECT_NE(r.err.find("host-inspect verifies the bundle first: give --ca CA.pem"),
+            std::string::npos)
+      << r.err;
+  EXPECT_EQ(r.out, "");
+  // --attach-to signs: without a certificate it is a usage error before anything else.
+  r = run({"host-inspect", "--vf", "0000:42:00.3", "--root", tree("pf-clean"), "--attach-to", fake,
+           "--config", "/dev/null"});
+  std::filesystem::remove(fake);
+  EXPECT_EQ(r.exit_code, 3) << r.err;
+  EXPECT_NE(r.err.find("your provider or support certificate"), std::string::npos) << r.err;
+  EXPECT_EQ(r.out, "");
+  auto help = run({"host-inspect", "--help"});
+  EXPECT_NE(help.out.find("--ca"), std::string::npos) << help.out;
+}
+
 TEST(VfArgument, GuidMacAndPciSpellingsNormalise) {
   using namespace ibc::agent;
   EXPECT_EQ(parseVfArgument("0x2244330033110033")->guid, "2244330033110033");

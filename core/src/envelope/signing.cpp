@@ -152,6 +152,8 @@ Result<CertificateIdentity> identityOf(const X509* x) {
     id.role = CertificateRole::Agent;
   } else if (*role == "support") {
     id.role = CertificateRole::Support;
+  } else if (*role == "provider") {
+    id.role = CertificateRole::Provider;
   } else if (*role == "collector") {
     id.role = CertificateRole::Collector;
   }
@@ -217,6 +219,7 @@ std::string_view certificateRoleName(CertificateRole role) {
   switch (role) {
     case CertificateRole::Agent: return "agent";
     case CertificateRole::Support: return "support";
+    case CertificateRole::Provider: return "provider";
     case CertificateRole::Collector: return "collector";
     case CertificateRole::Other: return "other";
   }

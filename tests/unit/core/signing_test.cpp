@@ -199,6 +199,13 @@ TEST(Signing, AmbiguousSubjectsAreMalformed) {
   ASSERT_TRUE(support.ok());
   EXPECT_EQ(support->role, CertificateRole::Support);
   EXPECT_EQ(certificateRoleName(support->role), "support");
+
+  auto provider = certificateIdentity(pki().ca.issue(test::providerSpec("hank")).certificate_der);
+  ASSERT_TRUE(provider.ok());
+  EXPECT_EQ(provider->role, CertificateRole::Provider);
+  EXPECT_EQ(certificateRoleName(provider->role), "provider");
+  EXPECT_EQ(provider->name, "hank");
+  EXPECT_EQ(provider->tenant, "ibcollect");
 }
 
 TEST(Signing, ProblemNamesAreStable) {

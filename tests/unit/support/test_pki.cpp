@@ -178,4 +178,12 @@ CertificateSpec supportSpec(const std::string& name) {
   return s;
 }
 
+CertificateSpec providerSpec(const std::string& name) {
+  CertificateSpec s;
+  s.tenant = "ibcollect";
+  s.role = "provider";
+  s.name = name;
+  return s;
+}
+
 }  // namespace ibc::test

@@ -53,8 +53,10 @@ class TestCa {
   std::string pem_;
 };
 
-// Shorthand: an agent (OU=agent) or support (OU=support) certificate valid now.
+// Shorthand: an agent (OU=agent), support (OU=support) or provider host engineer
+// (OU=provider) certificate valid now.
 CertificateSpec agentSpec(const std::string& tenant, const std::string& node);
 CertificateSpec supportSpec(const std::string& name);
+CertificateSpec providerSpec(const std::string& name);
 
 }  // namespace ibc::test

@@ -154,7 +154,7 @@ inline constexpr int kExitWarnings = 1;
 inline constexpr int kExitCritical = 2;
 inline constexpr int kExitUsage = 3;
 inline constexpr int kExitCollectFailed = 4;
-inline constexpr int kExitVerifyFailed = 5;
+inline constexpr int kExitVerifyFailed = 5;  // a signature, hash or certificate did not verify
 int exitCodeFor(const std::vector<::ibcollect::v1::Finding>& findings);
 
 // Orders findings: critical first, then node, device, port, code.

@@ -6,7 +6,7 @@
 // read the files. Verification never parses the Snapshot inside the envelope.
 //
 // Identity convention (certs/README.md): certificate subject O = tenant, OU = role
-// (`agent`, `support`, `collector`), CN = node or person.
+// (`agent`, `support`, `provider`, `collector`), CN = node or person.
 
 #include <chrono>
 #include <cstddef>
@@ -25,16 +25,19 @@ namespace ibc::core {
 
 inline constexpr std::string_view kSignatureAlgorithmEd25519 = "ed25519";
 
-enum class CertificateRole { Agent, Support, Collector, Other };
+// Agent: a tenant's node (signs its snapshots); Support: a support engineer (exports
+// bundles, reads every tenant); Provider: a provider host engineer (signs host-side results
+// attached to a bundle); Collector: the collector's server certificate.
+enum class CertificateRole { Agent, Support, Provider, Collector, Other };
 
-// "agent", "support", "collector", "other".
+// "agent", "support", "provider", "collector", "other".
 std::string_view certificateRoleName(CertificateRole role);
 
 // Who a certificate names.
 struct CertificateIdentity {
   std::string tenant;  // subject O
   CertificateRole role = CertificateRole::Other;
-  std::string name;     // subject CN: node name for agents, person for support
+  std::string name;     // subject CN: node name for agents, person for support and provider
   std::string subject;  // the whole subject, RFC 2253 one-line form, for logs
 };
 
