@@ -1,13 +1,17 @@
 // `ibcollect bundle export|verify|show`: the escalation bundle of DESIGN §8.
 
+#include <google/protobuf/util/json_util.h>
+
 #include <algorithm>
 #include <ctime>
+#include <map>
 #include <memory>
 #include <optional>
 
 #include "cli_transport.h"
 #include "ibc/bundle/bundle_archive.h"
 #include "ibc/core/bundle.h"
+#include "ibc/core/bundle_judgement.h"
 #include "ibc/core/findings.h"
 #include "ibc/core/json.h"
 #include "ibc/core/snapshot_file.h"
@@ -236,7 +240,30 @@ int runVerifyBundle(CliEnvironment& env, const VerifyBundleArgs& a) {
           << "\n";
   printSigners(env.out, check);
   for (const auto& u : check.unchecked) env.out << "  not checked: " << u << "\n";
-  return core::kExitOk;
+  // The signed snapshots judged again (DESIGN §8): findings.json must say what they say.
+  const auto again = core::rejudgeBundle(*members);
+  if (!again.judged) {
+    env.out << "  not judged again: " << again.reason << "\n";
+    return core::kExitOk;
+  }
+  if (again.differences.empty()) {
+    env.out << "  judged again: the snapshots give the same " << again.findings_compared
+            << " finding(s) as findings.json\n";
+    return core::kExitOk;
+  }
+  for (const auto& d : again.differences) env.out << "  DIFFERS: " << d << "\n";
+  const std::string exported_with = check.manifest ? check.manifest->ibcollect_version() : "";
+  if (exported_with != IBC_VERSION) {
+    env.out << "  " << again.differences.size() << " difference(s): exported with ibcollect "
+            << (exported_with.empty() ? std::string("(unknown)") : exported_with)
+            << ", judged here by " << IBC_VERSION
+            << ": the versions' rules differ; read the snapshots' own verdict (`ibcollect compare` "
+               "of the extracted snapshots)\n";
+    return core::kExitOk;
+  }
+  env.out << a.bundle << ": findings.json does not say what its signed snapshots say, judged by "
+          << "the same ibcollect version (" << IBC_VERSION << "): do not trust its report\n";
+  return core::kExitVerifyFailed;
 }
 
 int runShow(CliEnvironment& env, const ShowArgs& a) {
@@ -285,6 +312,27 @@ int runShow(CliEnvironment& env, const ShowArgs& a) {
     o << "  " << name << "  " << verdict << "  "
       << (n.worst_code().empty() ? "-" : p(n.worst_code()))
       << (n.suspect() ? "  (host inspection: see pf-inspection.md)" : "") << "\n";
+  }
+  // What findings.json holds per node: the job's verdict the exporter judged (node, code).
+  if (const auto f = members->find(core::kFindingsMember); f != members->end()) {
+    v1::Report report;
+    google::protobuf::util::JsonParseOptions po;
+    po.ignore_unknown_fields = true;
+    if (google::protobuf::util::JsonStringToMessage(f->second, &report, po).ok()) {
+      std::map<std::string, std::map<std::string, int>> codes;  // node -> code -> count
+      for (const auto& x : report.findings()) {
+        if (x.severity() != "info") ++codes[x.node()][x.code()];
+      }
+      o << "\nfindings (" << core::kFindingsMember << ", warning and critical):\n";
+      if (codes.empty()) o << "  none\n";
+      for (const auto& [node, by_code] : codes) {
+        o << "  " << p(node) << ":";
+        for (const auto& [code, n] : by_code) {
+          o << " " << p(code) << (n > 1 ? " x" + std::to_string(n) : std::string());
+        }
+        o << "\n";
+      }
+    }
   }
   o << "\nmembers (" << members->size() << "):\n";
   for (const auto& [name, bytes] : *members) {

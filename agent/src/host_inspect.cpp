@@ -279,7 +279,10 @@ std::vector<v1::VfMapping> mapVfs(const std::vector<VfQuery>& queries, const Sri
       }
     } else {
       m.set_vf_index(-1);
-      m.add_compared(std::to_string(inv.pfs.size()) + " SR-IOV PF(s) in sysfs (sriov_numvfs)");
+      m.add_compared(
+          inv.pfs.empty()
+              ? std::string("no SR-IOV PF on this host at all (no sriov_numvfs in sysfs)")
+              : std::to_string(inv.pfs.size()) + " SR-IOV PF(s) in sysfs (sriov_numvfs)");
       m.add_compared(std::to_string(sysfs_vfs) + " VF PCI address(es) (virtfnN links)");
       m.add_compared(std::to_string(sysfs_guids) + " VF GUID(s) (sriov/N/node, sriov/N/port)");
       m.add_compared(std::to_string(sysfs_macs) + " VF MAC(s) (sriov/N/mac)");

@@ -110,8 +110,13 @@ TEST_F(BundleCli, AnExportedBundleVerifiesAndShowSaysWhatIsInside) {
                        "signed manifest.json\n"),
             std::string::npos)
       << v.out;
+  // The signed snapshots judged again say what findings.json says (DESIGN §8).
+  EXPECT_NE(v.out.find("judged again: the snapshots give the same "), std::string::npos) << v.out;
   auto s = run({"bundle", "show", path("good.ibbundle")});
   EXPECT_EQ(s.exit_code, 0) << s.err;
+  EXPECT_NE(s.out.find("findings (findings.json, warning and critical):\n  node01:"),
+            std::string::npos)
+      << s.out;
   EXPECT_NE(s.out.find("case CASE-9, tenant acme, job 77"), std::string::npos) << s.out;
   // The job's verdict (as `ibcollect compare` of the two snapshots): node01's port runs
   // below its peer's rate, and that is its most specific finding.

@@ -553,11 +553,24 @@ v1::Finding pfNotFoundFinding(const v1::VfMapping& vf, std::string_view host,
   for (const auto& id : vf.identities()) ev.push_back("looked for " + id);
   for (const auto& c : vf.compared()) ev.push_back("compared with " + c);
   std::string who = vf.node().empty() ? vf.device() : vf.node() + " " + vf.device();
-  auto f = makeFinding({FindingCode::PfNotFound, Severity::Critical, std::string(host), vf.device(),
-                        0, "No PF on this host hosts VF " + who, std::move(ev),
-                        "This is not the VM's host, or the VF was re-created since the snapshot: "
-                        "find the host from the VM id (product_uuid) in the hypervisor, and run "
-                        "host-inspect there"});
+  if (vf.identities_size() == 0) {
+    auto f = makeFinding(
+        {FindingCode::VfIdentityMissing, Severity::Warning, std::string(host), vf.device(), 0,
+         "VF " + who +
+             " has no identity to look for (no node/port GUID, MAC or PCI address): "
+             "nothing was compared, so this host may still host it",
+         std::move(ev),
+         "Ask the customer for the VF's node GUID (`cat /sys/class/infiniband/<dev>/node_guid` "
+         "as root), its port GUID (`ibstat`), its MAC (`ip link`) or the VM's instance id, then "
+         "run `ibcollect host-inspect --vf <GUID|MAC>` here"});
+    f.set_source(std::string(source));
+    return f;
+  }
+  auto f = makeFinding(
+      {FindingCode::PfNotFound, Severity::Critical, std::string(host), vf.device(), 0,
+       "No PF on this host hosts VF " + who, std::move(ev),
+       "This is not the VM's host, or the VF was re-created since the snapshot: find the host "
+       "from the VM id (product_uuid) in the hypervisor, and run host-inspect there"});
   f.set_source(std::string(source));
   return f;
 }

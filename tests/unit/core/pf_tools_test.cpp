@@ -276,5 +276,20 @@ TEST(PfJudge, AerTotalsFollowSeverityOfEvidence) {
   EXPECT_EQ(codes(judgePf(e, {}, "h", "t")), std::vector<std::string>{"PF_PCIE_ERRORS:critical"});
 }
 
+TEST(PfJudge, AVfWithNothingToLookForIsVfIdentityMissingNeverPfNotFound) {
+  v1::VfMapping vf;
+  vf.set_node("node3");
+  vf.set_device("mlx5_2");
+  vf.add_compared("3 SR-IOV PF(s) in sysfs (sriov_numvfs)");
+  const auto missing = pfNotFoundFinding(vf, "host7", "/");
+  EXPECT_EQ(missing.code(), "VF_IDENTITY_MISSING");
+  EXPECT_EQ(missing.severity(), "warning");
+  EXPECT_NE(missing.action().find("node GUID"), std::string::npos) << missing.action();
+  vf.add_identities("node_guid 0002:c903:00a0:b1c2");
+  const auto not_found = pfNotFoundFinding(vf, "host7", "/");
+  EXPECT_EQ(not_found.code(), "PF_NOT_FOUND");
+  EXPECT_EQ(not_found.severity(), "critical");
+}
+
 }  // namespace
 }  // namespace ibc::core
