@@ -359,6 +359,10 @@ std::string renderBundleReport(const v1::Report& report, const v1::BundleManifes
            std::to_string(n.warning()) + " | " + std::to_string(n.info()) + " | " +
            cell(n.worst_code()) + " |\n";
   }
+  if (report.notices_size() > 0) {
+    out += "\n## Notes\n\n";
+    for (const auto& n : report.notices()) out += "- " + printable(n, 2000) + "\n";
+  }
   out +=
       "\n## Ports per node\n\n| node | device | port | state | physical state | rate | link "
       "layer | firmware | netdevs |\n|---|---|---|---|---|---|---|---|---|\n";

@@ -9,12 +9,17 @@
 
 #include <cstdlib>
 #include <fstream>
+#include <map>
+#include <set>
 #include <sstream>
 
 #include "fixtures.h"
 #include "ibc/agent/collect.h"
+#include "ibc/core/bundle_report.h"
 #include "ibc/core/job_verdict.h"
+#include "ibc/core/nccl_log.h"
 #include "ibc/core/report.h"
+#include "sysfs_json.h"
 
 namespace ibc::agent {
 namespace {
@@ -114,6 +119,100 @@ TEST(ReportGolden, JobJson) {
   auto json = core::renderJson(jobReport());
   ASSERT_TRUE(json.ok());
   compareWithGolden("job.json", *json);
+}
+
+// Issue 21's job: four VMs of eight HDR VFs each (the real gcm captures, collected through
+// the probes; the VM evidence is the one SYNTHETIC field), node3 with two ports stuck in INIT
+// and a real NCCL log of completion errors (status 12, RoCE IPv6 GIDs) printed by a host
+// named kp-ddp-worker-0; node4 with every port trained at 100 of 200 Gb/s. report.md and
+// pf-inspection.md of its bundle, rendered from the job verdict as buildBundle renders them.
+std::vector<core::AnalyzedNode> issue21Job() {
+  const auto node = [](const std::string& capture, const std::string& name) {
+    const std::string dir = ibc::test::makeTempDir("golden-" + name);
+    ibc::test::materializeSysfsJson(
+        ibc::test::readFixture("real/sysfs/sysfs-json_gcm-" + capture + ".json"), dir);
+    RootedFilesystem host(dir), files("");
+    NoRunner runner;
+    FixedClock clock;
+    NoEnv env;
+    CollectOptions o;
+    o.root = dir;
+    core::AnalyzedNode n;
+    n.snapshot = collectSnapshot(o, HostSeams{host, files, runner, clock, env, nullptr, nullptr});
+    n.snapshot.mutable_node()->set_slurm_node(name);
+    n.snapshot.mutable_node()->set_hostname(name);
+    n.snapshot.mutable_node()->set_source("/" + name);
+    n.snapshot.mutable_node()->set_job_id("4242");
+    n.snapshot.mutable_node()->set_collected_at_unix_ms(1764000000000);
+    n.snapshot.mutable_node()->set_virtual_machine(true);
+    n.snapshot.mutable_node()->set_virtualization_evidence("CPU flag hypervisor");
+    n.snapshot_file = "snapshots/" + name + ".ibsnap";
+    return n;
+  };
+  std::vector<core::AnalyzedNode> nodes;
+  nodes.push_back(node("learn_good_8xhdr200-all-active", "node1"));
+  nodes.push_back(node("learn_good_8xhdr200-all-active", "node2"));
+  nodes.push_back(node("learn_stuck_ib_intf_two-ports-state-INIT-ipoib-down", "node3"));
+  nodes.push_back(node("learn_ib_intf_bad_rate_8x-rate-100edr-vs-ipoib-200000", "node4"));
+  auto* log = nodes[2].snapshot.add_nccl_logs();
+  log->set_source("/scratch/logs/nccl.node3.log");
+  *log->mutable_parsed() = core::parseNcclLog(ibc::test::readFixture(
+      "real/nccl-logs/nccl-log_roce-ipv6gid-completion-status12-vendor129_nccl-issue-1405.txt"));
+  core::judgeJob(nodes, {});
+  return nodes;
+}
+
+v1::BundleManifest issue21Manifest() {
+  v1::BundleManifest m;
+  m.set_case_id("CASE-21");
+  m.set_tenant("acme");
+  m.set_job_id("4242");
+  m.set_window_start_unix_ms(1764000000000);
+  m.set_window_end_unix_ms(1764000000000);
+  m.mutable_exporter()->set_subject("CN=alice,OU=support,O=ibcollect");
+  m.set_ibcollect_version("golden");
+  m.set_created_unix_ms(1764000060000);
+  return m;
+}
+
+TEST(ReportGolden, Issue21JobVerdictEscalatesNode3ToTheSmAndNode4AsPhysical) {
+  const auto nodes = issue21Job();
+  std::map<std::string, std::set<std::string>> codes;
+  for (const auto& n : nodes) {
+    for (const auto& f : n.findings) {
+      EXPECT_EQ(f.node(), n.snapshot.node().slurm_node());  // never kp-ddp-worker-0
+      if (f.severity() != "info") codes[f.node()].insert(f.code());
+    }
+  }
+  EXPECT_TRUE(codes["node3"].count("PORT_NOT_ACTIVE_SM"));
+  EXPECT_TRUE(codes["node3"].count("NCCL_IB_COMPLETION_ERROR"));
+  EXPECT_TRUE(codes["node3"].count("ESCALATE_HOST_INSPECTION"));
+  EXPECT_TRUE(codes["node4"].count("LINK_RATE_BELOW_EXPECTED"));
+  EXPECT_TRUE(codes["node4"].count("ESCALATE_HOST_INSPECTION"));
+  EXPECT_TRUE(codes["node4"].count("VF_IDENTITY_MISSING"));  // node_guid files hold their name
+  EXPECT_EQ(codes.count("node1"), 0u);
+  const auto inspection = core::buildPfInspection(nodes, "CASE-21", "4242");
+  std::map<std::string, std::set<std::string>> kinds;
+  for (const auto& vf : inspection.suspects()) kinds[vf.node()].insert(vf.escalation());
+  EXPECT_EQ(kinds["node4"], (std::set<std::string>{"physical"}));
+  EXPECT_TRUE(kinds["node3"].count("subnet_manager"));
+}
+
+TEST(ReportGolden, Issue21BundleReportMarkdown) {
+  const auto nodes = issue21Job();
+  const auto inspection = core::buildPfInspection(nodes, "CASE-21", "4242");
+  const std::string md =
+      core::renderBundleReport(core::buildReport(nodes), issue21Manifest(), inspection);
+  EXPECT_NE(md.find("## Ports per node"), std::string::npos);
+  EXPECT_NE(md.find("| node4 | mlx5_"), std::string::npos);
+  compareWithGolden("issue21_report.md", md);
+}
+
+TEST(ReportGolden, Issue21PfInspectionMarkdown) {
+  const auto nodes = issue21Job();
+  compareWithGolden(
+      "issue21_pf-inspection.md",
+      core::renderPfInspectionMarkdown(core::buildPfInspection(nodes, "CASE-21", "4242")));
 }
 
 }  // namespace
