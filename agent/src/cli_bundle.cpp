@@ -175,6 +175,8 @@ int runExport(CliEnvironment& env, const ExportArgs& a) {
   options.case_id = a.case_id;
   options.job_id = the_case ? the_case->job_id() : a.job;
   options.redact = a.redact;
+  std::string pseudonyms;
+  if (a.redact) options.pseudonym_map = &pseudonyms;
   options.ibcollect_version = IBC_VERSION;
   const auto now = env.clock.now();
   options.created_unix_ms =
@@ -199,6 +201,16 @@ int runExport(CliEnvironment& env, const ExportArgs& a) {
   if (auto st = env.writer.writeFileAtomic(a.output, *archive); !st.ok()) {
     env.err << "ibcollect: could not write " << a.output << ": " << st.error().message << "\n";
     return core::kExitCollectFailed;
+  }
+  if (a.redact) {
+    // Beside the bundle, never inside it: who node-001 is stays with the exporter.
+    const std::string map = a.output + ".pseudonyms.tsv";
+    if (auto st = env.writer.writeFileAtomic(map, pseudonyms); !st.ok()) {
+      env.err << "ibcollect: could not write the pseudonym map " << map << ": "
+              << st.error().message << "\n";
+      return core::kExitCollectFailed;
+    }
+    env.err << "ibcollect: pseudonym map (keep it; do not send it): " << map << "\n";
   }
   auto manifest = core::parseManifest(members->at(std::string(core::kManifestMember)));
   std::size_t suspects = 0;

@@ -417,6 +417,7 @@ Result<BundleMembers> buildBundle(const std::vector<BundleSnapshotInput>& snapsh
       n.set_node(redactor.redact(n.node()));
       n.set_signer(redactor.redact(n.signer()));
     }
+    if (options.pseudonym_map != nullptr) *options.pseudonym_map = redactor.mapText();
   }
   if (!options.redact) {
     for (const auto& h : options.host_results) {

@@ -553,7 +553,12 @@ v1::Finding pfNotFoundFinding(const v1::VfMapping& vf, std::string_view host,
   for (const auto& id : vf.identities()) ev.push_back("looked for " + id);
   for (const auto& c : vf.compared()) ev.push_back("compared with " + c);
   std::string who = vf.node().empty() ? vf.device() : vf.node() + " " + vf.device();
-  if (vf.identities_size() == 0) {
+  // A guest PCI address alone identifies nothing on the host (the hypervisor maps the VF to
+  // a guest bus of its own): a miss on it says nothing.
+  const bool only_guest_pci =
+      std::all_of(vf.identities().begin(), vf.identities().end(),
+                  [](const std::string& id) { return id.rfind("pci ", 0) == 0; });
+  if (only_guest_pci) {
     auto f = makeFinding(
         {FindingCode::VfIdentityMissing, Severity::Warning, std::string(host), vf.device(), 0,
          "VF " + who +

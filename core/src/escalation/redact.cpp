@@ -353,4 +353,15 @@ std::string Redactor::redact(std::string_view text) {
   return replaceEmbeddedNames(replaceNames(replaceAddresses(text)));
 }
 
+std::string Redactor::mapText() const {
+  std::vector<std::string> lines;
+  for (const auto* table : {&hosts_, &ips_, &users_}) {
+    for (const auto& [original, pseudonym] : *table) lines.push_back(pseudonym + "\t" + original);
+  }
+  std::sort(lines.begin(), lines.end());
+  std::string out;
+  for (const auto& l : lines) out += l + "\n";
+  return out;
+}
+
 }  // namespace ibc::core

@@ -34,6 +34,14 @@ TEST(Redactor, HostNamesInsidePathsAndFileNamesGo) {
   EXPECT_EQ(n.redact(n.redact("node")), "node-001");
 }
 
+TEST(Redactor, ThePseudonymMapSaysWhoEachPseudonymIs) {
+  Redactor r;
+  r.addHost("node3.cluster.local");
+  EXPECT_EQ(r.redact("node3 at 10.1.2.3, /home/alice"), "node-001 at ip-001, /home/user-001");
+  EXPECT_EQ(r.mapText(),
+            "ip-001\t10.1.2.3\nnode-001\tnode3\nnode-001\tnode3.cluster.local\nuser-001\talice\n");
+}
+
 TEST(Redactor, UserNamesInsidePathsGo) {
   Redactor r;
   EXPECT_EQ(r.redact("/home/alice/x and /scratch/alice-runs/y"),

@@ -120,6 +120,9 @@ struct BundleExportOptions {
   // the manifest and signed with it, each recorded in manifest.attachments. Left out of a
   // redacted bundle (they name hosts).
   std::vector<BundleHostResult> host_results;
+  // With `redact`: filled with "pseudonym<TAB>original" lines, sorted, for the exporter to
+  // keep beside the bundle (never inside it: DESIGN §8). Untouched without `redact`.
+  std::string* pseudonym_map = nullptr;
 };
 
 // Builds every member and signs the manifest with `exporter`. Findings are the job's

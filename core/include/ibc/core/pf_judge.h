@@ -50,8 +50,9 @@ std::vector<v1::Finding> judgePf(const v1::PfEvidence& pf, const std::vector<v1:
 
 // For a VF no PF of the host hosts: PF_NOT_FOUND (critical: the escalation cannot go on
 // here) with what was compared, and said when the host has no SR-IOV PF at all; or, when the
-// VF had no identity to look for (no node/port GUID, MAC or PCI address in the bundle or on
-// --vf), VF_IDENTITY_MISSING (warning): nothing was compared, so nothing says it is not here.
+// VF had no identity to look for (no node/port GUID or MAC in the bundle or on --vf; a guest
+// PCI address alone names no host device), VF_IDENTITY_MISSING (warning): a miss says
+// nothing, so nothing says it is not here.
 v1::Finding pfNotFoundFinding(const v1::VfMapping& vf, std::string_view host,
                               std::string_view source);
 

@@ -46,6 +46,11 @@ class Redactor {
   // The pseudonym of a host name (assigned now when new).
   std::string hostPseudonym(std::string_view name);
 
+  // Every pseudonym and what it stands for, one "pseudonym<TAB>original" line each, sorted
+  // (an FQDN and its short name share a pseudonym: both lines). For the exporter to keep
+  // beside a redacted bundle, never inside it.
+  std::string mapText() const;
+
   // Counts of distinct names replaced so far, for the manifest and tests.
   std::size_t hostCount() const { return hosts_.size(); }
   std::size_t ipCount() const { return ips_.size(); }
