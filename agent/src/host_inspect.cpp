@@ -179,7 +179,9 @@ const SriovPf* pfOfNetdev(const SriovInventory& inv, const std::string& netdev) 
 
 std::vector<std::string> identitiesOf(const VfQuery& q) {
   std::vector<std::string> ids;
-  if (!q.pci.empty()) ids.push_back("pci " + q.pci);
+  // From a bundle the address is the guest's, which a hypervisor usually remaps; from --vf it
+  // is the host's own.
+  if (!q.pci.empty()) ids.push_back((q.node.empty() ? "pci " : "guest pci ") + q.pci);
   if (!q.node_guid.empty()) ids.push_back("node_guid " + q.node_guid);
   if (!q.port_guid.empty()) ids.push_back("port_guid " + q.port_guid);
   if (!q.guid.empty()) ids.push_back("guid " + q.guid);

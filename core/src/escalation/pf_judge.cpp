@@ -557,7 +557,7 @@ v1::Finding pfNotFoundFinding(const v1::VfMapping& vf, std::string_view host,
   // a guest bus of its own): a miss on it says nothing.
   const bool only_guest_pci =
       std::all_of(vf.identities().begin(), vf.identities().end(),
-                  [](const std::string& id) { return id.rfind("pci ", 0) == 0; });
+                  [](const std::string& id) { return id.rfind("guest pci ", 0) == 0; });
   if (only_guest_pci) {
     auto f = makeFinding(
         {FindingCode::VfIdentityMissing, Severity::Warning, std::string(host), vf.device(), 0,

@@ -281,7 +281,7 @@ TEST(PfJudge, AVfWithNothingToLookForIsVfIdentityMissingNeverPfNotFound) {
   vf.set_node("node3");
   vf.set_device("mlx5_2");
   vf.add_compared("3 SR-IOV PF(s) in sysfs (sriov_numvfs)");
-  vf.add_identities("pci 0000:12:00.0");  // the guest's bus address: no host identity
+  vf.add_identities("guest pci 0000:12:00.0");  // the guest's bus address: no host identity
   const auto missing = pfNotFoundFinding(vf, "host7", "/");
   EXPECT_EQ(missing.code(), "VF_IDENTITY_MISSING");
   EXPECT_EQ(missing.severity(), "warning");
