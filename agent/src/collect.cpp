@@ -120,12 +120,21 @@ void collectIdentity(const CollectOptions& o, const HostSeams& seams, const Proc
   if (isLive(o)) id->set_slurm_node(seams.env.get("SLURMD_NODENAME"));
 
   // VM identity and virtualization.
-  auto uuid = fs.readFile("/sys/class/dmi/id/product_uuid", 256);
-  if (uuid.ok()) {
-    id->set_vm_id(core::printable(core::trim(*uuid)));
-    id->set_vm_id_source("dmi product_uuid");
-  } else if (uuid.error().code == ErrorCode::PermissionDenied) {
-    addError(snap, "identity.vm_id", "/sys/class/dmi/id/product_uuid", uuid.error());
+  // The VM id the host side finds the VM by: DMI product_uuid, else product_serial (cloud
+  // VMs put the instance id in one of them); a value of the wrong shape is no id.
+  for (const char* field : {"product_uuid", "product_serial"}) {
+    const std::string file = std::string("/sys/class/dmi/id/") + field;
+    auto value = fs.readFile(file, 256);
+    if (value.ok()) {
+      const std::string v = core::printable(core::trim(*value));
+      if (!core::isVmIdShaped(v)) continue;
+      id->set_vm_id(v);
+      id->set_vm_id_source(std::string("dmi ") + field);
+      break;
+    }
+    if (value.error().code == ErrorCode::PermissionDenied) {
+      addError(snap, "identity.vm_id", file, value.error());
+    }
   }
   std::string evidence;
   const auto vendor = readSmall(fs, "/sys/class/dmi/id/sys_vendor").value_or("");

@@ -142,7 +142,11 @@ v1::NodeReport summarizeNode(const AnalyzedNode& node) {
     auto add_port = [&](const v1::RdmaPort* p) {
       v1::PortSummary* ps = r.add_ports();
       ps->set_device(d.name());
-      ps->set_fw_ver(d.fw_ver());
+      // A placeholder ("fw_ver": a copied file holding its own name) is said to be unknown,
+      // never shown as a version.
+      ps->set_fw_ver(d.fw_ver().empty() || isFirmwareVersionShaped(d.fw_ver())
+                         ? d.fw_ver()
+                         : "unknown (\"" + printable(d.fw_ver(), 40) + "\")");
       ps->set_virtual_function(d.is_virtual_function());
       Severity worst = Severity::Info;
       if (auto it = device_worst.find(d.name()); it != device_worst.end()) worst = it->second;

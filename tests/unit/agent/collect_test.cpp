@@ -289,6 +289,28 @@ TEST(Collect, FindsDevicesInAPciDeviceViewTree) {
   EXPECT_EQ(ipoib, 8);
 }
 
+TEST(Collect, TheVmIdIsProductUuidElseProductSerialAndNeverAPlaceholder) {
+  // SYNTHETIC DMI files over the real gcm tree: an unset product_uuid (all zeros) and a cloud
+  // instance id in product_serial; then a product_uuid that holds its own name.
+  const std::string dir = ibc::test::makeTempDir("vm-id");
+  ibc::test::materializeSysfsJson(
+      ibc::test::readFixture("real/sysfs/sysfs-json_gcm-learn_good_8xhdr200-all-active.json"), dir);
+  std::filesystem::create_directories(dir + "/sys/class/dmi/id");
+  std::ofstream(dir + "/sys/class/dmi/id/product_uuid") << "00000000-0000-0000-0000-000000000000\n";
+  std::ofstream(dir + "/sys/class/dmi/id/product_serial") << "i-0abc123def4567890\n";
+  RootedFilesystem host(dir);
+  Harness h;
+  CollectOptions o;
+  o.root = dir;
+  auto snap = collectSnapshot(o, h.seams(host));
+  EXPECT_EQ(snap.node().vm_id(), "i-0abc123def4567890");
+  EXPECT_EQ(snap.node().vm_id_source(), "dmi product_serial");
+  std::ofstream(dir + "/sys/class/dmi/id/product_uuid") << "product_uuid\n";
+  std::filesystem::remove(dir + "/sys/class/dmi/id/product_serial");
+  snap = collectSnapshot(o, h.seams(host));
+  EXPECT_EQ(snap.node().vm_id(), "");
+}
+
 TEST(Collect, LiveHostFactsFeedTheHostRules) {
   // A live-host collection ("/") through in-memory seams: /proc/modules, /dev/infiniband,
   // process limits, and a kernel log that only `dmesg` can give.
