@@ -99,8 +99,15 @@ Result<BundleSnapshots> readBundle(const std::string& path,
     }
     return Error{core::ErrorCode::PermissionDenied, path + ": the bundle does not verify: " + why};
   }
-  std::string exporter = "an unknown exporter";
-  if (check.manifest) exporter = check.manifest->exporter().subject();
+  // Every signer with its role: the exporter, then each host result's attacher.
+  std::string signers;
+  for (const auto& sc : check.signers) {
+    if (!signers.empty()) signers += "; ";
+    signers += (sc.exporter ? "exported by " : "host result " + sc.covers + " attached by ") +
+               sc.signature.signer.subject + " (" +
+               std::string(core::certificateRoleName(sc.signature.signer.role)) + ")";
+  }
+  if (signers.empty()) signers = "no signer named";
   BundleSnapshots out;
   for (auto& [name, data] : *members) {
     if (core::bundleMemberKind(name) != "snapshot") continue;
@@ -114,7 +121,7 @@ Result<BundleSnapshots> readBundle(const std::string& path,
       return Error{snap.error().code, path + ":" + name + ": " + snap.error().message};
     out.members.push_back(name);
     out.opened.push_back({std::move(*snap), trust.words + "; in bundle " + path +
-                                                ", which verified (exported by " + exporter + ")"});
+                                                ", which verified (" + signers + ")"});
     out.signed_bytes.push_back(std::move(data));
   }
   if (out.members.empty()) {

@@ -160,7 +160,9 @@ TEST(ConsoleJob, ABundleOpensVerifiedWithTheCaAndIsRefusedWithoutItOrTampered) {
   EXPECT_TRUE(opened.errors.empty()) << opened.errors.front();
   ASSERT_EQ(opened.report.nodes_size(), 2);
   ASSERT_EQ(opened.trust.size(), 2u);
-  EXPECT_NE(opened.trust[0].find("which verified (exported by CN=alice"), std::string::npos)
+  EXPECT_NE(opened.trust[0].find(
+                "which verified (exported by CN=alice,OU=support,O=ibcollect (support))"),
+            std::string::npos)
       << opened.trust[0];
   EXPECT_EQ(opened.signed_files.size(), 2u);  // the signed bytes travel into a new export
   // The same verdict as the files themselves judged as a job.
