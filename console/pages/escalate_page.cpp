@@ -49,6 +49,16 @@ QString shellQuote(const QString& s) {
   return QLatin1Char('\'') + out + QLatin1Char('\'');
 }
 
+// Where a worker's answer goes: queued to the application object (the GUI thread), then to
+// the page if it still exists. A QPointer<EscalatePage> would downcast on the worker, which
+// is undefined while the page is being destroyed on the GUI thread.
+struct PageRef {
+  QPointer<QObject> alive;
+  EscalatePage* page;
+  explicit operator bool() const { return !alive.isNull(); }
+  EscalatePage* operator->() const { return page; }
+};
+
 }  // namespace
 
 EscalatePage::EscalatePage(QWidget* parent) : QWidget(parent) {
@@ -252,6 +262,7 @@ void EscalatePage::replan() {
     runbook_->setMarkdown(job_ == nullptr ? tr("Open a job to escalate it.")
                                           : tr("No node checked: check the nodes whose VFs the "
                                                "host side must inspect."));
+    plan_applied_ = generation;
     emit planned();
     return;
   }
@@ -262,11 +273,11 @@ void EscalatePage::replan() {
                                  case_id_.toStdString());
   const bool redact = redact_->isChecked();
   carried_->setText(tr("Working out what the bundle carries..."));
-  QPointer<EscalatePage> self(this);
+  const PageRef self{this, this};
   QThread* worker = QThread::create([inputs = std::move(inputs), redact, generation, self] {
     auto plan = std::make_shared<BundlePlan>(planBundle(inputs, redact));
     QMetaObject::invokeMethod(
-        self,
+        qApp,
         [self, plan, generation] {
           if (!self || generation != self->plan_generation_) return;
           self->markdown_ = q(plan->pf_inspection_md);
@@ -288,6 +299,7 @@ void EscalatePage::replan() {
           }
           self->carried_->setText(text);
           self->members_model_->setPlan(std::move(*plan));
+          self->plan_applied_ = generation;
           emit self->planned();
         },
         Qt::QueuedConnection);
@@ -307,7 +319,7 @@ void EscalatePage::listJobCases() {
   case_label_->setText(tr("Looking for a case of job %1 in %2...")
                            .arg(q(job_id), q(settings_.endpoint))
                            .toHtmlEscaped());
-  QPointer<EscalatePage> self(this);
+  const PageRef self{this, this};
   QThread* worker =
       QThread::create([settings = settings_, tenant = job_->tenant, job_id, generation, self] {
         auto cases = listCases(settings, tenant);
@@ -319,7 +331,7 @@ void EscalatePage::listJobCases() {
           error = cases.error().message;
         }
         QMetaObject::invokeMethod(
-            self,
+            qApp,
             [self, found = std::move(found), error, job_id, generation] {
               if (!self || generation != self->cases_generation_) return;
               if (!error.empty()) {
@@ -424,13 +436,13 @@ void EscalatePage::createCase() {
     *change.mutable_add_nodes() = request.nodes();
     *change.mutable_add_finding_codes() = request.finding_codes();
   }
-  QPointer<EscalatePage> self(this);
+  const PageRef self{this, this};
   QThread* worker = QThread::create([settings = settings_, request = std::move(request),
                                      change = std::move(change), update, self] {
     auto made = update ? ibc::console::updateCase(settings, change)
                        : ibc::console::createCase(settings, request);
     QMetaObject::invokeMethod(
-        self,
+        qApp,
         [self, update, ok = made.ok(), c = made.ok() ? *made : ::ibcollect::v1::Case(),
          message = made.ok() ? std::string() : made.error().message] {
           if (!self) return;
@@ -553,7 +565,7 @@ void EscalatePage::exportBundle(const QString& path) {
   updateExportButton();
   status_->setText(
       tr("Writing %1 (%2 snapshot(s))...").arg(path.toHtmlEscaped()).arg(inputs->nodes.size()));
-  QPointer<EscalatePage> self(this);
+  const PageRef self{this, this};
   QThread* worker =
       QThread::create([inputs = std::move(*inputs), settings = std::move(settings), path, self] {
         auto written = console::writeBundleExport(inputs, settings, path.toStdString());
@@ -569,7 +581,7 @@ void EscalatePage::exportBundle(const QString& path) {
                                .arg(q(written->signer), shellQuote(path))
                          : q(written.error().message);
         QMetaObject::invokeMethod(
-            self,
+            qApp,
             [self, ok = written.ok(), message] {
               if (!self) return;
               self->exporting_ = false;

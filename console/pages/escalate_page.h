@@ -52,6 +52,8 @@ class EscalatePage : public QWidget {
   bool redact() const;
   // The node list's text of node `node` (index into report.nodes()), "" when not listed.
   QString nodeText(int node) const;
+  // True when the plan shown is the one for the current checks (none is being computed).
+  bool planCurrent() const { return plan_applied_ == plan_generation_; }
   // The job's existing case (listed from the collector, or made here), if any.
   const std::optional<::ibcollect::v1::Case>& existingCase() const { return case_; }
   // Where the engineer's certificate and key are (the jobs page's fields).
@@ -111,6 +113,7 @@ class EscalatePage : public QWidget {
   QString case_id_;
   std::optional<::ibcollect::v1::Case> case_;
   int plan_generation_ = 0;  // the newest plan asked for; older answers are dropped
+  int plan_applied_ = 0;     // the plan shown
   int cases_generation_ = 0;
   bool sending_ = false;
   bool exporting_ = false;  // a bundle is being written: the button waits

@@ -185,7 +185,12 @@ std::string shellQuote(const std::string& s) {
 EscalationCommands escalationCommands(const JobData& job, const std::vector<int>& nodes,
                                       const v1::Case* the_case, bool redact) {
   EscalationCommands out;
-  const std::string job_id = jobIdOf(job, nodes);
+  std::string job_id = jobIdOf(job, nodes);
+  if (job_id.empty() && nodes.empty()) {
+    std::vector<int> all;
+    for (int i = 0; i < job.report.nodes_size(); ++i) all.push_back(i);
+    job_id = jobIdOf(job, all);
+  }
   out.bundle_file = the_case != nullptr && job_id.empty() ? the_case->case_id() + ".ibbundle"
                     : !job_id.empty()                     ? "job" + job_id + ".ibbundle"
                                                           : std::string("case.ibbundle");
