@@ -35,6 +35,12 @@ QString q(const std::string& s) { return QString::fromStdString(s); }
 
 constexpr int kIndexRole = Qt::UserRole + 1;
 
+std::string joinWords(const std::vector<std::string>& words) {
+  std::string out;
+  for (const auto& w : words) out += (out.empty() ? "" : ", ") + w;
+  return out;
+}
+
 QString joinCodes(const std::vector<std::string>& codes) {
   QStringList out;
   for (const auto& c : codes) out << q(c);
@@ -75,6 +81,7 @@ EscalatePage::EscalatePage(QWidget* parent) : QWidget(parent) {
   members_->setObjectName(QStringLiteral("bundle_members"));
   members_->setModel(members_model_);
   members_->verticalHeader()->hide();
+  members_->verticalHeader()->setDefaultSectionSize(members_->fontMetrics().height() + 6);
   members_->setSelectionBehavior(QAbstractItemView::SelectRows);
   members_->setWordWrap(false);
   members_->horizontalHeader()->setSectionResizeMode(BundleMembersModel::Member,
@@ -195,8 +202,9 @@ void EscalatePage::setJob(const JobData* job) {
       const auto it = suspect.find(i);
       if (it != suspect.end()) {
         for (const auto& line : it->second->lines) text += tr("\n    suspect: %1").arg(q(line));
-        for (const auto& vf : it->second->identity_missing) {
-          text += tr("\n    \u26a0 %1: %2").arg(q(vf), tr(kIdentityMissingWords));
+        if (!it->second->identity_missing.empty()) {
+          text += tr("\n    \u26a0 %1: %2")
+                      .arg(q(joinWords(it->second->identity_missing)), tr(kIdentityMissingWords));
         }
       }
       auto* item = new QListWidgetItem(text, nodes_);
