@@ -14,6 +14,7 @@
 #include <cstring>
 
 #include "main_window.h"
+#include "pages/escalate_page.h"
 #include "pages/jobs_page.h"
 
 int main(int argc, char** argv) {
@@ -173,6 +174,16 @@ int main(int argc, char** argv) {
   for (const QString& p : pages) {
     window.showPage(p);
     QApplication::processEvents();
+    // The escalate page works out what its bundle carries on a worker: shot once it is known.
+    if (auto* escalate = window.escalatePage();
+        p == QStringLiteral("escalate") && !escalate->planCurrent()) {
+      QEventLoop wait;
+      QObject::connect(escalate, &ibc::console::EscalatePage::planned, &wait, [&] {
+        if (escalate->planCurrent()) wait.quit();
+      });
+      wait.exec();
+      QApplication::processEvents();
+    }
     const QString out = dir.filePath(p + QStringLiteral(".png"));
     if (!window.grab().save(out)) {
       std::fprintf(stderr, "ibcollect-console: cannot write %s\n", qPrintable(out));

@@ -1,18 +1,25 @@
 #include "pages/escalate_page.h"
 
 #include <QApplication>
+#include <QCheckBox>
 #include <QClipboard>
+#include <QColor>
 #include <QFileDialog>
 #include <QFileInfo>
 #include <QHBoxLayout>
+#include <QHeaderView>
 #include <QLabel>
 #include <QListWidget>
 #include <QPointer>
 #include <QPushButton>
 #include <QSplitter>
+#include <QTableView>
 #include <QTextBrowser>
 #include <QThread>
 #include <QVBoxLayout>
+#include <algorithm>
+#include <map>
+#include <memory>
 #include <set>
 
 #include "ibc/console/bundle_export.h"
@@ -28,6 +35,18 @@ QString q(const std::string& s) { return QString::fromStdString(s); }
 
 constexpr int kIndexRole = Qt::UserRole + 1;
 
+std::string joinWords(const std::vector<std::string>& words) {
+  std::string out;
+  for (const auto& w : words) out += (out.empty() ? "" : ", ") + w;
+  return out;
+}
+
+QString joinCodes(const std::vector<std::string>& codes) {
+  QStringList out;
+  for (const auto& c : codes) out << q(c);
+  return out.join(QStringLiteral(", "));
+}
+
 QString shellQuote(const QString& s) {
   static const QRegularExpression plain(QStringLiteral("^[A-Za-z0-9_./:@%+=,-]+$"));
   if (plain.match(s).hasMatch()) return s;
@@ -36,39 +55,98 @@ QString shellQuote(const QString& s) {
   return QLatin1Char('\'') + out + QLatin1Char('\'');
 }
 
+// Where a worker's answer goes: queued to the application object (the GUI thread), then to
+// the page if it still exists. A QPointer<EscalatePage> would downcast on the worker, which
+// is undefined while the page is being destroyed on the GUI thread.
+struct PageRef {
+  QPointer<QObject> alive;
+  EscalatePage* page;
+  explicit operator bool() const { return !alive.isNull(); }
+  EscalatePage* operator->() const { return page; }
+};
+
 }  // namespace
 
 EscalatePage::EscalatePage(QWidget* parent) : QWidget(parent) {
   nodes_ = new QListWidget(this);
+  nodes_->setObjectName(QStringLiteral("escalate_nodes"));
+  nodes_->setWordWrap(true);
+  nodes_->setAlternatingRowColors(true);
   findings_ = new QListWidget(this);
+  findings_->setObjectName(QStringLiteral("escalate_findings"));
   runbook_ = new QTextBrowser(this);
   runbook_->setOpenExternalLinks(false);
+  members_model_ = new BundleMembersModel(this);
+  members_ = new QTableView(this);
+  members_->setObjectName(QStringLiteral("bundle_members"));
+  members_->setModel(members_model_);
+  members_->verticalHeader()->hide();
+  members_->verticalHeader()->setDefaultSectionSize(members_->fontMetrics().height() + 6);
+  members_->setSelectionBehavior(QAbstractItemView::SelectRows);
+  members_->setWordWrap(false);
+  members_->horizontalHeader()->setSectionResizeMode(BundleMembersModel::Member,
+                                                     QHeaderView::ResizeToContents);
+  members_->horizontalHeader()->setSectionResizeMode(BundleMembersModel::Size,
+                                                     QHeaderView::ResizeToContents);
+  members_->horizontalHeader()->setStretchLastSection(true);
+  redact_ = new QCheckBox(tr("Redact host names, IPs and user names"), this);
+  redact_->setObjectName(QStringLiteral("redact"));
+  redact_->setToolTip(
+      tr("As `ibcollect bundle export --redact`: findings, report and PF runbook carry "
+         "pseudonyms (node-001, ip-001, user-001); the signed snapshots are left out (their "
+         "bytes cannot be redacted without breaking the signature); the host pseudonym map is "
+         "written beside the bundle (BUNDLE.pseudonyms.txt), never inside. GUIDs and MACs stay: "
+         "the host needs them."));
+  carried_ = new QLabel(this);
+  carried_->setObjectName(QStringLiteral("bundle_carries"));
+  carried_->setWordWrap(true);
+  carried_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  case_label_ = new QLabel(this);
+  case_label_->setObjectName(QStringLiteral("existing_case"));
+  case_label_->setWordWrap(true);
   command_ = new QLabel(this);
+  command_->setObjectName(QStringLiteral("escalate_command"));
   command_->setWordWrap(true);
   command_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  status_ = new QLabel(this);
+  status_->setWordWrap(true);
   create_case_ = new QPushButton(tr("Create case in collector"), this);
   create_case_->setObjectName(QStringLiteral("create_case"));
   create_case_->setEnabled(false);
   write_bundle_ = new QPushButton(tr("Export bundle..."), this);
-  write_bundle_->setToolTip(
-      tr("Write the escalation bundle of the checked nodes (.ibbundle), signed with your "
-         "certificate (--cert/--key); `ibcollect bundle verify` checks it. The bundle holds "
-         "every finding of those nodes, judged again from their signed snapshots so the host "
-         "side can check them; the checked findings go to the case."));
+  write_bundle_->setObjectName(QStringLiteral("export_bundle"));
 
   auto* left = new QWidget(this);
   auto* left_layout = new QVBoxLayout(left);
   left_layout->setContentsMargins(0, 0, 0, 0);
-  left_layout->addWidget(new QLabel(tr("Nodes (suspects checked):"), left));
-  left_layout->addWidget(nodes_, 2);
-  left_layout->addWidget(new QLabel(tr("Findings to hand over:"), left));
-  left_layout->addWidget(findings_, 3);
-  auto* right = new QWidget(this);
-  auto* right_layout = new QVBoxLayout(right);
-  right_layout->setContentsMargins(0, 0, 0, 0);
-  right_layout->addWidget(
-      new QLabel(tr("PF runbook for the host side (pf-inspection.md):"), right));
-  right_layout->addWidget(runbook_, 1);
+  left_layout->addWidget(
+      new QLabel(tr("<b>Nodes</b> (suspects first, checked by core's rule, with why):"), left));
+  left_layout->addWidget(nodes_, 3);
+  auto* findings_label = new QLabel(
+      tr("<b>Finding codes for the case</b> (the bundle carries core's whole verdict of the "
+         "checked nodes, judged again from their snapshots):"),
+      left);
+  findings_label->setWordWrap(true);
+  left_layout->addWidget(findings_label);
+  left_layout->addWidget(findings_, 2);
+  auto* sent = new QWidget(this);
+  auto* sent_layout = new QVBoxLayout(sent);
+  sent_layout->setContentsMargins(0, 0, 0, 0);
+  sent_layout->addWidget(new QLabel(tr("<b>What will be sent</b> (the bundle's members):"), sent));
+  sent_layout->addWidget(members_, 1);
+  sent_layout->addWidget(redact_);
+  sent_layout->addWidget(carried_);
+  auto* book = new QWidget(this);
+  auto* book_layout = new QVBoxLayout(book);
+  book_layout->setContentsMargins(0, 0, 0, 0);
+  book_layout->addWidget(
+      new QLabel(tr("<b>PF runbook</b> for the host side (the bundle's pf-inspection.md):"), book));
+  book_layout->addWidget(runbook_, 1);
+  auto* right = new QSplitter(Qt::Vertical, this);
+  right->addWidget(sent);
+  right->addWidget(book);
+  right->setStretchFactor(0, 1);
+  right->setStretchFactor(1, 1);
   auto* split = new QSplitter(Qt::Horizontal, this);
   split->addWidget(left);
   split->addWidget(right);
@@ -77,44 +155,214 @@ EscalatePage::EscalatePage(QWidget* parent) : QWidget(parent) {
   auto* buttons = new QHBoxLayout;
   buttons->addWidget(create_case_);
   buttons->addWidget(write_bundle_);
-  buttons->addStretch(1);
+  buttons->addWidget(status_, 1);
   auto* layout = new QVBoxLayout(this);
   layout->addWidget(split, 1);
+  layout->addWidget(case_label_);
   layout->addWidget(command_);
   layout->addLayout(buttons);
 
   connect(nodes_, &QListWidget::itemChanged, this, [this] {
     fillFindings();
-    updateRunbook();
-    updateCaseButton();
+    checksChanged();
   });
-  connect(findings_, &QListWidget::itemChanged, this, [this] { updateRunbook(); });
+  connect(findings_, &QListWidget::itemChanged, this, [this] { updateCaseButton(); });
+  connect(redact_, &QCheckBox::toggled, this, [this] {
+    replan();
+    updateCommand();
+  });
   connect(create_case_, &QPushButton::clicked, this, [this] { createCase(); });
   connect(write_bundle_, &QPushButton::clicked, this, &EscalatePage::exportWithDialog);
+  updateExportButton();
 }
 
 void EscalatePage::setJob(const JobData* job) {
   job_ = job;
   case_id_.clear();
+  case_.reset();
+  ++cases_generation_;
   const QSignalBlocker block(nodes_);
   nodes_->clear();
   if (job_ != nullptr) {
-    const auto suspects = suspectNodes(*job_);
-    const std::set<int> suspect(suspects.begin(), suspects.end());
+    // Suspects first (core's escalations), checked, each with why; then the others.
+    const auto reasons = suspectReasons(*job_);
+    std::map<int, const SuspectReason*> suspect;
+    for (const auto& r : reasons) suspect[r.node] = &r;
+    std::vector<int> order;
+    for (const auto& r : reasons) order.push_back(r.node);
     for (int i = 0; i < job_->report.nodes_size(); ++i) {
+      if (suspect.count(i) == 0) order.push_back(i);
+    }
+    for (const int i : order) {
       const auto& n = job_->report.nodes(i);
-      auto* item = new QListWidgetItem(
+      QString text =
           tr("%1  —  %2%3")
               .arg(q(n.label()), q(n.worst_severity()).toUpper(),
-                   n.worst_code().empty() ? QString() : QStringLiteral(" ") + q(n.worst_code())),
-          nodes_);
+                   n.worst_code().empty() ? QString() : QStringLiteral(" ") + q(n.worst_code()));
+      const auto it = suspect.find(i);
+      if (it != suspect.end()) {
+        for (const auto& line : it->second->lines) text += tr("\n    suspect: %1").arg(q(line));
+        if (!it->second->identity_missing.empty()) {
+          text += tr("\n    \u26a0 %1: %2")
+                      .arg(q(joinWords(it->second->identity_missing)), tr(kIdentityMissingWords));
+        }
+      }
+      auto* item = new QListWidgetItem(text, nodes_);
       item->setData(kIndexRole, i);
       item->setFlags(item->flags() | Qt::ItemIsUserCheckable);
-      item->setCheckState(suspect.count(i) != 0 ? Qt::Checked : Qt::Unchecked);
+      item->setCheckState(it != suspect.end() ? Qt::Checked : Qt::Unchecked);
+      if (it != suspect.end()) {
+        item->setToolTip(tr("Core escalated this node for host inspection (reasons: %1). "
+                            "Its VFs are in pf-inspection.md.")
+                             .arg(joinCodes(it->second->codes)));
+        if (!it->second->identity_missing.empty()) item->setForeground(QColor(0xb0, 0x40, 0x00));
+      }
     }
   }
   fillFindings();
-  updateRunbook();
+  checksChanged();
+  listJobCases();
+}
+
+void EscalatePage::checksChanged() {
+  replan();
+  updateCommand();
+  updateCaseButton();
+  updateExportButton();
+}
+
+void EscalatePage::updateExportButton() {
+  const bool none = job_ == nullptr || checkedNodes().isEmpty();
+  write_bundle_->setEnabled(!none && !exporting_);
+  if (job_ == nullptr) {
+    write_bundle_->setToolTip(tr("Open a job first."));
+  } else if (none) {
+    write_bundle_->setToolTip(
+        tr("Nothing is checked: check the nodes whose snapshots the bundle should carry."));
+  } else if (exporting_) {
+    write_bundle_->setToolTip(tr("A bundle is being written."));
+  } else {
+    write_bundle_->setToolTip(
+        tr("Write the escalation bundle of exactly the %1 checked node(s) (.ibbundle), signed "
+           "with your certificate (--cert/--key); `ibcollect bundle verify` checks it. Its "
+           "members are listed above.")
+            .arg(checkedNodes().size()));
+  }
+}
+
+void EscalatePage::setRedact(bool redact) { redact_->setChecked(redact); }
+bool EscalatePage::redact() const { return redact_->isChecked(); }
+
+QString EscalatePage::nodeText(int node) const {
+  for (int r = 0; r < nodes_->count(); ++r) {
+    if (nodes_->item(r)->data(kIndexRole).toInt() == node) return nodes_->item(r)->text();
+  }
+  return {};
+}
+
+void EscalatePage::replan() {
+  const int generation = ++plan_generation_;
+  if (job_ == nullptr || checkedNodes().isEmpty()) {
+    members_model_->setPlan({});
+    carried_->setText(job_ == nullptr ? QString()
+                                      : tr("Nothing is checked: the bundle would be empty."));
+    markdown_.clear();
+    runbook_->setMarkdown(job_ == nullptr ? tr("Open a job to escalate it.")
+                                          : tr("No node checked: check the nodes whose VFs the "
+                                               "host side must inspect."));
+    plan_applied_ = generation;
+    emit planned();
+    return;
+  }
+  // The inputs are copied here (the GUI thread owns the job); judging and rendering are the
+  // worker's.
+  const QList<int> checked = checkedNodes();
+  auto inputs = bundlePlanInputs(*job_, std::vector<int>(checked.begin(), checked.end()),
+                                 case_id_.toStdString());
+  const bool redact = redact_->isChecked();
+  carried_->setText(tr("Working out what the bundle carries..."));
+  const PageRef self{this, this};
+  QThread* worker = QThread::create([inputs = std::move(inputs), redact, generation, self] {
+    auto plan = std::make_shared<BundlePlan>(planBundle(inputs, redact));
+    QMetaObject::invokeMethod(
+        qApp,
+        [self, plan, generation] {
+          if (!self || generation != self->plan_generation_) return;
+          self->markdown_ = q(plan->pf_inspection_md);
+          self->runbook_->setMarkdown(self->markdown_);
+          QString text = tr("<b>The bundle carries</b> %1 finding(s), %2 suspect VF(s), %3 "
+                            "member(s), %4:")
+                             .arg(plan->findings)
+                             .arg(plan->suspects)
+                             .arg(plan->members.size())
+                             .arg(q(sizeWords(plan->total_bytes, false)).toHtmlEscaped());
+          for (const auto& line : plan->carried)
+            text += QStringLiteral("<br>") + q(line).toHtmlEscaped();
+          if (!plan->differences.empty()) {
+            text +=
+                tr("<br><b>Judged without the unchecked nodes</b> (a finding known only "
+                   "from the peers is not carried; check them too to keep it):");
+            for (const auto& d : plan->differences)
+              text += QStringLiteral("<br>") + q(d).toHtmlEscaped();
+          }
+          self->carried_->setText(text);
+          self->members_model_->setPlan(std::move(*plan));
+          self->plan_applied_ = generation;
+          emit self->planned();
+        },
+        Qt::QueuedConnection);
+  });
+  connect(worker, &QThread::finished, worker, &QObject::deleteLater);
+  worker->start();
+}
+
+void EscalatePage::listJobCases() {
+  const int generation = cases_generation_;
+  case_label_->clear();
+  if (job_ == nullptr || job_->tenant.empty() || settings_.endpoint.empty()) return;
+  std::vector<int> all;
+  for (int i = 0; i < job_->report.nodes_size(); ++i) all.push_back(i);
+  const std::string job_id = jobIdOf(*job_, all);
+  if (job_id.empty()) return;
+  case_label_->setText(tr("Looking for a case of job %1 in %2...")
+                           .arg(q(job_id), q(settings_.endpoint))
+                           .toHtmlEscaped());
+  const PageRef self{this, this};
+  QThread* worker =
+      QThread::create([settings = settings_, tenant = job_->tenant, job_id, generation, self] {
+        auto cases = listCases(settings, tenant);
+        std::optional<::ibcollect::v1::Case> found;
+        std::string error;
+        if (cases.ok()) {
+          if (const auto* c = caseOfJob(*cases, tenant, job_id)) found = *c;
+        } else {
+          error = cases.error().message;
+        }
+        QMetaObject::invokeMethod(
+            qApp,
+            [self, found = std::move(found), error, job_id, generation] {
+              if (!self || generation != self->cases_generation_) return;
+              if (!error.empty()) {
+                self->case_label_->setText(
+                    tr("Cases of job %1 could not be listed (%2): a new one would be created.")
+                        .arg(q(job_id), q(error))
+                        .toHtmlEscaped());
+              } else if (found && self->case_id_.isEmpty()) {
+                self->case_ = found;
+                self->case_id_ = q(found->case_id());
+              } else if (!found) {
+                self->case_label_->setText(
+                    tr("Job %1 has no case yet.").arg(q(job_id)).toHtmlEscaped());
+              }
+              self->updateCaseButton();
+              self->updateCommand();
+              self->replan();
+              emit self->casesListed(found.has_value());
+            },
+            Qt::QueuedConnection);
+      });
+  connect(worker, &QThread::finished, worker, &QObject::deleteLater);
+  worker->start();
 }
 
 void EscalatePage::setCollector(const CollectorSettings& settings) {
@@ -128,7 +376,24 @@ void EscalatePage::updateCaseButton() {
       from_collector && !settings_.endpoint.empty() && !sending_ && !checkedNodes().isEmpty();
   create_case_->setEnabled(can);
   create_case_->setText(case_id_.isEmpty() ? tr("Create case in collector")
-                                           : tr("Add to case %1").arg(case_id_));
+                                           : tr("Update case %1").arg(case_id_));
+  if (case_) {
+    const auto& c = *case_;
+    static const char* const kStates[] = {"unspecified", "open", "escalated", "closed"};
+    const int state = std::clamp(static_cast<int>(c.state()), 0, 3);
+    QStringList nodes;
+    for (const auto& n : c.nodes()) nodes << q(n);
+    case_label_->setText(
+        tr("<b>Case %1</b> of job %2 (%3, revision %4, by %5): %6 snapshot(s), nodes %7. "
+           "It is this job's case: the button adds the checked nodes and codes to it instead "
+           "of creating another.")
+            .arg(q(c.case_id()).toHtmlEscaped(), q(c.job_id()).toHtmlEscaped(),
+                 QString::fromLatin1(kStates[state]))
+            .arg(c.revision())
+            .arg(q(c.created_by()).toHtmlEscaped())
+            .arg(c.snapshot_ids_size())
+            .arg(nodes.join(QStringLiteral(", ")).toHtmlEscaped()));
+  }
   if (!case_id_.isEmpty()) {
     create_case_->setToolTip(
         tr("Add the checked nodes' snapshots and findings to case %1.").arg(case_id_));
@@ -168,8 +433,8 @@ void EscalatePage::createCase() {
   sending_ = true;
   updateCaseButton();
   const bool update = !case_id_.isEmpty();
-  command_->setText(update ? tr("Updating case %1 in %2...").arg(case_id_, q(settings_.endpoint))
-                           : tr("Creating the case in %1...").arg(q(settings_.endpoint)));
+  status_->setText(update ? tr("Updating case %1 in %2...").arg(case_id_, q(settings_.endpoint))
+                          : tr("Creating the case in %1...").arg(q(settings_.endpoint)));
   // A case already made for this job: the checked nodes, snapshots and codes are added.
   ::ibcollect::v1::UpdateCaseRequest change;
   if (update) {
@@ -179,31 +444,32 @@ void EscalatePage::createCase() {
     *change.mutable_add_nodes() = request.nodes();
     *change.mutable_add_finding_codes() = request.finding_codes();
   }
-  QPointer<EscalatePage> self(this);
+  const PageRef self{this, this};
   QThread* worker = QThread::create([settings = settings_, request = std::move(request),
                                      change = std::move(change), update, self] {
     auto made = update ? ibc::console::updateCase(settings, change)
                        : ibc::console::createCase(settings, request);
     QMetaObject::invokeMethod(
-        self,
+        qApp,
         [self, update, ok = made.ok(), c = made.ok() ? *made : ::ibcollect::v1::Case(),
          message = made.ok() ? std::string() : made.error().message] {
           if (!self) return;
           self->sending_ = false;
           if (ok) {
             self->case_id_ = q(c.case_id());
-            const QString summary =
-                tr("Case %1 %2 in %3: %4 snapshot(s), %5 node(s), revision %6. Bundle: "
-                   "ibcollect bundle export --case %1 -o case.ibbundle")
-                    .arg(q(c.case_id()), update ? tr("updated") : tr("created"),
-                         q(self->settings_.endpoint))
-                    .arg(c.snapshot_ids_size())
-                    .arg(c.nodes_size())
-                    .arg(c.revision());
-            self->command_->setText(summary.toHtmlEscaped());
+            self->case_ = c;
+            const QString summary = tr("Case %1 %2 in %3: %4 snapshot(s), %5 node(s), revision %6.")
+                                        .arg(q(c.case_id()), update ? tr("updated") : tr("created"),
+                                             q(self->settings_.endpoint))
+                                        .arg(c.snapshot_ids_size())
+                                        .arg(c.nodes_size())
+                                        .arg(c.revision());
+            self->status_->setText(summary.toHtmlEscaped());
+            self->updateCommand();
+            self->replan();
             emit self->caseCreated(self->case_id_, summary);
           } else {
-            self->updateRunbook();
+            self->status_->clear();
             emit self->caseFailed(update ? tr("The case could not be updated: %1").arg(q(message))
                                          : tr("The case could not be created: %1").arg(q(message)));
           }
@@ -234,7 +500,7 @@ void EscalatePage::checkNodes(const QList<int>& nodes) {
     }
   }
   fillFindings();
-  updateRunbook();
+  checksChanged();
 }
 
 void EscalatePage::fillFindings() {
@@ -258,45 +524,35 @@ void EscalatePage::fillFindings() {
   }
 }
 
-void EscalatePage::updateRunbook() {
-  markdown_.clear();
+void EscalatePage::updateCommand() {
   if (job_ == nullptr) {
-    runbook_->setMarkdown(tr("Open a job to escalate it."));
     command_->clear();
     return;
   }
   const QList<int> nodes = checkedNodes();
-  std::set<int> findings;
-  for (int r = 0; r < findings_->count(); ++r) {
-    if (findings_->item(r)->checkState() == Qt::Checked)
-      findings.insert(findings_->item(r)->data(kIndexRole).toInt());
-  }
   if (nodes.isEmpty()) {
-    runbook_->setMarkdown(
-        tr("No node checked: check the nodes whose VFs the host side must "
-           "inspect."));
-  } else {
-    // A job id when the checked nodes share one.
-    std::string job_id;
-    for (const int n : nodes) {
-      const std::string& id = job_->report.nodes(n).job_id();
-      if (!id.empty()) job_id = job_id.empty() || job_id == id ? id : std::string("several");
-    }
-    const auto inspection = pfInspectionFor(*job_, std::vector<int>(nodes.begin(), nodes.end()),
-                                            findings.empty() ? std::set<int>{-1} : findings,
-                                            job_id == "several" ? std::string() : job_id);
-    markdown_ = q(core::renderPfInspectionMarkdown(inspection));
-    runbook_->setMarkdown(markdown_);
+    command_->setText(tr("Nothing is checked: there is no bundle to write."));
+    return;
   }
-  command_->setText(
-      tr("Bundle for these nodes: <code>%1</code>").arg(exportCommand().toHtmlEscaped()));
-  updateCaseButton();
+  const auto c = escalationCommands(*job_, std::vector<int>(nodes.begin(), nodes.end()),
+                                    case_ ? &*case_ : nullptr, redact_->isChecked());
+  QString text =
+      tr("Same bundle from the CLI: <code>%1</code>").arg(q(c.export_line).toHtmlEscaped());
+  if (!c.note.empty()) text += tr(" <i>(%1)</i>").arg(q(c.note).toHtmlEscaped());
+  text += tr("<br>On the host: <code>%1</code>").arg(q(c.host_line).toHtmlEscaped());
+  command_->setText(text);
 }
 
 void EscalatePage::exportWithDialog() {
   if (job_ == nullptr) return;
+  // Ctrl+E reaches here with the button disabled too.
+  if (checkedNodes().isEmpty())
+    return exportDone(false, tr("nothing is checked: check the nodes the bundle should carry"));
+  const QList<int> checked = checkedNodes();
+  const auto c = escalationCommands(*job_, std::vector<int>(checked.begin(), checked.end()),
+                                    case_ ? &*case_ : nullptr, redact_->isChecked());
   const QString path =
-      QFileDialog::getSaveFileName(this, tr("Export bundle"), QStringLiteral("case.ibbundle"),
+      QFileDialog::getSaveFileName(this, tr("Export bundle"), q(c.bundle_file),
                                    tr("Escalation bundles (*.ibbundle);;All files (*)"));
   if (!path.isEmpty()) exportBundle(path);
 }
@@ -311,28 +567,33 @@ void EscalatePage::exportBundle(const QString& path) {
       console::bundleExportInputs(*job_, std::vector<int>(checked.begin(), checked.end()));
   if (!inputs.ok()) return exportDone(false, q(inputs.error().message));
   const CollectorSettings c = credentials_ ? credentials_() : CollectorSettings{};
-  BundleExportSettings settings{c.cert_file, c.key_file, case_id_.toStdString(), IBC_VERSION};
+  BundleExportSettings settings{c.cert_file, c.key_file, case_id_.toStdString(), IBC_VERSION,
+                                redact_->isChecked()};
   exporting_ = true;
-  write_bundle_->setEnabled(false);
-  command_->setText(
+  updateExportButton();
+  status_->setText(
       tr("Writing %1 (%2 snapshot(s))...").arg(path.toHtmlEscaped()).arg(inputs->nodes.size()));
-  QPointer<EscalatePage> self(this);
+  const PageRef self{this, this};
   QThread* worker =
       QThread::create([inputs = std::move(*inputs), settings = std::move(settings), path, self] {
         auto written = console::writeBundleExport(inputs, settings, path.toStdString());
         const QString message =
-            written.ok() ? tr("Wrote %1: %2 snapshot(s), signed by %3. Check it with: ibcollect "
-                              "bundle verify %4 --ca CA.pem")
+            written.ok() ? tr("Wrote %1: %2 node(s)%3, signed by %4. Check it with: ibcollect "
+                              "bundle verify %5 --ca CA.pem")
                                .arg(path)
                                .arg(written->snapshots)
+                               .arg(written->pseudonym_map.empty()
+                                        ? QString()
+                                        : tr(", redacted (snapshots left out; pseudonym map %1)")
+                                              .arg(q(written->pseudonym_map)))
                                .arg(q(written->signer), shellQuote(path))
                          : q(written.error().message);
         QMetaObject::invokeMethod(
-            self,
+            qApp,
             [self, ok = written.ok(), message] {
               if (!self) return;
               self->exporting_ = false;
-              self->write_bundle_->setEnabled(true);
+              self->updateExportButton();
               self->exportDone(ok, message);
             },
             Qt::QueuedConnection);
@@ -342,30 +603,25 @@ void EscalatePage::exportBundle(const QString& path) {
 }
 
 void EscalatePage::exportDone(bool ok, const QString& message) {
-  command_->setText(ok ? message.toHtmlEscaped()
-                       : tr("<b>Bundle not written:</b> %1").arg(message.toHtmlEscaped()));
+  status_->setText(ok ? message.toHtmlEscaped()
+                      : tr("<b>Bundle not written:</b> %1").arg(message.toHtmlEscaped()));
   emit exported(ok, message);
 }
 
 QString EscalatePage::exportCommand() const {
-  QStringList args = {QStringLiteral("ibcollect"), QStringLiteral("bundle"),
-                      QStringLiteral("export")};
-  int files = 0;
-  if (!case_id_.isEmpty()) {
-    args << QStringLiteral("--case") << case_id_;
-  } else if (job_ != nullptr) {
-    for (const int n : checkedNodes()) {
-      const QString file = q(job_->report.nodes(n).snapshot_file());
-      // Only files on disk can be exported this way; fetched snapshots go by --job.
-      if (!file.isEmpty() && QFileInfo::exists(file)) {
-        args << shellQuote(file);
-        ++files;
-      }
-    }
-    if (files == 0) args << QStringLiteral("--job") << QStringLiteral("<JOB>");
-  }
-  args << QStringLiteral("-o") << QStringLiteral("case.ibbundle");
-  return args.join(QLatin1Char(' '));
+  if (job_ == nullptr) return {};
+  const QList<int> nodes = checkedNodes();
+  return q(escalationCommands(*job_, std::vector<int>(nodes.begin(), nodes.end()),
+                              case_ ? &*case_ : nullptr, redact_->isChecked())
+               .export_line);
+}
+
+QString EscalatePage::hostCommand() const {
+  if (job_ == nullptr) return {};
+  const QList<int> nodes = checkedNodes();
+  return q(escalationCommands(*job_, std::vector<int>(nodes.begin(), nodes.end()),
+                              case_ ? &*case_ : nullptr, redact_->isChecked())
+               .host_line);
 }
 
 }  // namespace ibc::console

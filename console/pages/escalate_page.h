@@ -1,21 +1,27 @@
 #pragma once
 
-// `escalate` page: pick the nodes and findings to hand to the host side, read the PF
-// runbook per suspect VF (core's pf-inspection, the same text `ibcollect bundle export`
-// writes), create the case in the collector (a job fetched from it, with a support
-// certificate; on a worker thread) and export the escalation bundle of the checked nodes,
-// signed with the engineer's certificate (the same library code as `ibcollect bundle
-// export`).
+// `escalate` page: pick the nodes and findings to hand to the host side, see what the
+// bundle will carry before it is written (every member with its size, the findings core
+// judges for exactly the checked nodes, the PF runbook; bundle_plan.h, computed on a worker),
+// choose redaction, create the case in the collector or update the job's existing one (a job
+// fetched from it, with a support certificate; on a worker thread) and export the escalation
+// bundle of exactly the checked nodes, signed with the engineer's certificate (the same
+// library code as `ibcollect bundle export`). Suspects (core's escalations) come first and
+// checked, each with its reason codes and kind in words.
 
 #include <QWidget>
 #include <functional>
+#include <optional>
 #include <set>
 
+#include "ibc/console/bundle_plan.h"
 #include "ibc/console/collector_source.h"
 
+class QCheckBox;
 class QLabel;
 class QListWidget;
 class QPushButton;
+class QTableView;
 class QTextBrowser;
 
 namespace ibc::console {
@@ -32,8 +38,24 @@ class EscalatePage : public QWidget {
   QList<int> checkedNodes() const;
   // Checks exactly these nodes (as the engineer's clicks do).
   void checkNodes(const QList<int>& nodes);
+  // The bundle's pf-inspection.md for the checked nodes (what the runbook pane shows).
   QString runbookMarkdown() const { return markdown_; }
+  // `ibcollect bundle export ...` for the checked nodes, with the job id (or case) filled in;
+  // hostCommand() the host-inspect line for the same bundle.
   QString exportCommand() const;
+  QString hostCommand() const;
+  // What the bundle will carry (the last plan computed; planned() says when it is current).
+  const BundlePlan& plan() const { return members_model_->plan(); }
+  BundleMembersModel* membersModel() const { return members_model_; }
+  // The redaction choice (bundle export --redact).
+  void setRedact(bool redact);
+  bool redact() const;
+  // The node list's text of node `node` (index into report.nodes()), "" when not listed.
+  QString nodeText(int node) const;
+  // True when the plan shown is the one for the current checks (none is being computed).
+  bool planCurrent() const { return plan_applied_ == plan_generation_; }
+  // The job's existing case (listed from the collector, or made here), if any.
+  const std::optional<::ibcollect::v1::Case>& existingCase() const { return case_; }
   // Where the engineer's certificate and key are (the jobs page's fields).
   void setCredentialSource(std::function<CollectorSettings()> source) {
     credentials_ = std::move(source);
@@ -56,25 +78,43 @@ class EscalatePage : public QWidget {
   void exported(bool ok, const QString& message);
   void caseCreated(const QString& case_id, const QString& summary);
   void caseFailed(const QString& message);
+  // The plan for the current checks is computed and shown.
+  void planned();
+  // The collector's cases were listed for the job (found: it has one).
+  void casesListed(bool found);
 
  private:
   // Shows the outcome of an export and emits exported().
   void exportDone(bool ok, const QString& message);
   void fillFindings();
-  void updateRunbook();
   void updateCaseButton();
+  void updateExportButton();
+  void updateCommand();
+  void replan();
+  void listJobCases();
+  void checksChanged();
   std::set<int> checkedFindings() const;
 
   const JobData* job_ = nullptr;
   QListWidget* nodes_;
   QListWidget* findings_;
   QTextBrowser* runbook_;
+  QTableView* members_;
+  BundleMembersModel* members_model_;
+  QCheckBox* redact_;
+  QLabel* carried_;
+  QLabel* case_label_;
   QLabel* command_;
+  QLabel* status_;
   QPushButton* create_case_;
   QPushButton* write_bundle_;
   QString markdown_;
   CollectorSettings settings_;
   QString case_id_;
+  std::optional<::ibcollect::v1::Case> case_;
+  int plan_generation_ = 0;  // the newest plan asked for; older answers are dropped
+  int plan_applied_ = 0;     // the plan shown
+  int cases_generation_ = 0;
   bool sending_ = false;
   bool exporting_ = false;  // a bundle is being written: the button waits
   std::function<CollectorSettings()> credentials_;

@@ -10,8 +10,11 @@
 #include <QAbstractItemModel>
 #include <QAction>
 #include <QApplication>
+#include <QCheckBox>
 #include <QElapsedTimer>
+#include <QLabel>
 #include <QLineEdit>
+#include <QListWidget>
 #include <QPushButton>
 #include <QSettings>
 #include <QSignalSpy>
@@ -27,12 +30,17 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <memory>
+#include <set>
 
 #include "collector_process.h"
+#include "ibc/bundle/bundle_archive.h"
+#include "ibc/console/bundle_plan.h"
 #include "ibc/console/diff_model.h"
 #include "ibc/console/findings_model.h"
 #include "ibc/console/node_grid_model.h"
+#include "ibc/core/signing.h"
 #include "ibc/core/snapshot_file.h"
 #include "main_window.h"
 #include "pages/diff_page.h"
@@ -463,7 +471,7 @@ TEST_F(ConsoleUi, TheEscalatePageCreatesACaseInTheCollectorForTheCheckedNodes) {
   EXPECT_TRUE(id.startsWith(QStringLiteral("case-"))) << id.toStdString();
   EXPECT_TRUE(window_->statusBar()->currentMessage().contains(id));
   // The button now adds to that case.
-  EXPECT_EQ(button->text(), QStringLiteral("Add to case ") + id);
+  EXPECT_EQ(button->text(), QStringLiteral("Update case ") + id);
   EXPECT_TRUE(page->exportCommand().contains(QStringLiteral("--case ") + id));
 
   // The collector holds it: the two checked nodes' snapshots, their names, tenant and job.
@@ -510,6 +518,228 @@ TEST_F(ConsoleUi, TheEscalatePageCreatesACaseInTheCollectorForTheCheckedNodes) {
   EXPECT_FALSE(button->isEnabled());
   EXPECT_TRUE(button->toolTip().contains(QStringLiteral("open the job from the collector")))
       << button->toolTip().toStdString();
+}
+
+// The job's nodes as cloud VMs see them: the same signed snapshots with the virtualization a
+// VM's snapshot carries (SYNTHETIC field), re-signed by each node's own certificate; with
+// `no_identity`, node1661's GUIDs, MACs and VM id unreadable too. Written once per variant.
+QStringList vmJobFiles(bool no_identity = false) {
+  const std::string dir = world->dir + (no_identity ? "/vm-noid" : "/vm");
+  QStringList out;
+  fs::create_directories(dir);
+  for (std::size_t i = 0; i < world->files.size(); ++i) {
+    const std::string path = dir + "/gpu0" + std::to_string(i + 1) + ".ibsnap";
+    out << QString::fromStdString(path);
+    if (fs::exists(path)) continue;
+    auto env = core::decodeSnapshotFile(test::readAll(world->files[i]));
+    EXPECT_TRUE(env.ok());
+    auto snap = core::openSnapshot(*env);
+    EXPECT_TRUE(snap.ok());
+    snap->mutable_node()->set_virtual_machine(true);
+    snap->mutable_node()->set_virtualization_evidence("CPU flag hypervisor");
+    const std::string node = core::snapshotNodeName(snap->node());
+    if (no_identity && node == "node1661") {
+      snap->mutable_node()->clear_vm_id();
+      for (auto& d : *snap->mutable_devices()) {
+        d.clear_node_guid();
+        d.clear_sys_image_guid();
+        for (auto& p : *d.mutable_ports()) p.clear_port_guid();
+      }
+      for (auto& n : *snap->mutable_netdevs()) n.clear_address();
+    }
+    auto signer = core::SnapshotSigner::fromPem(
+        test::readAll(world->pki() + "/agents/acme/" + node + ".pem"),
+        test::readAll(world->pki() + "/agents/acme/" + node + ".key"));
+    EXPECT_TRUE(signer.ok()) << node;
+    auto signed_env = signer->sign(*snap);
+    EXPECT_TRUE(signed_env.ok());
+    std::ofstream(path, std::ios::binary) << core::encodeSnapshotFile(*signed_env);
+  }
+  return out;
+}
+
+// The page computes what the bundle carries on a worker: waits until the plan shown is the
+// one for the current checks.
+bool waitPlanned(EscalatePage* page) {
+  QSignalSpy spy(page, &EscalatePage::planned);
+  while (!page->planCurrent()) {
+    if (!spy.wait(30000)) return false;
+  }
+  return true;
+}
+
+TEST_F(ConsoleUi, TheEscalatePageDisablesExportWhenNothingIsCheckedAndSaysWhy) {
+  openFiles(jobFiles(), world->ca());
+  window_->showPage(QStringLiteral("escalate"));
+  EscalatePage* page = window_->escalatePage();
+  auto* button = page->findChild<QPushButton*>(QStringLiteral("export_bundle"));
+  ASSERT_NE(button, nullptr);
+  page->checkNodes({});
+  EXPECT_FALSE(button->isEnabled());
+  EXPECT_TRUE(button->toolTip().contains(QStringLiteral("Nothing is checked")))
+      << button->toolTip().toStdString();
+  ASSERT_TRUE(waitPlanned(page));
+  EXPECT_EQ(page->membersModel()->rowCount(), 0);
+  // Ctrl+E with nothing checked writes nothing and says why.
+  QSignalSpy exported(page, &EscalatePage::exported);
+  page->exportWithDialog();
+  ASSERT_EQ(exported.size(), 1);
+  EXPECT_FALSE(exported.at(0).at(0).toBool());
+  EXPECT_TRUE(exported.at(0).at(1).toString().contains(QStringLiteral("nothing is checked")));
+  page->checkNodes({0});
+  EXPECT_TRUE(button->isEnabled());
+  EXPECT_TRUE(button->toolTip().contains(QStringLiteral("exactly the 1 checked node")))
+      << button->toolTip().toStdString();
+}
+
+TEST_F(ConsoleUi, TheEscalatePageListsEveryMemberWithItsSizeAndWritesExactlyThose) {
+  openFiles(jobFiles(), world->ca());
+  window_->showPage(QStringLiteral("escalate"));
+  EscalatePage* page = window_->escalatePage();
+  const int slow = nodeIndex(world->files[1]);
+  const int stuck = nodeIndex(world->files[3]);
+  page->checkNodes({slow, stuck});
+  ASSERT_TRUE(waitPlanned(page));
+  const QAbstractItemModel* m = page->membersModel();
+  std::map<QString, QString> sizes;
+  for (int r = 0; r < m->rowCount(); ++r)
+    sizes[m->index(r, BundleMembersModel::Member).data().toString()] =
+        m->index(r, BundleMembersModel::Size).data().toString();
+  for (const char* name : {"findings.json", "report.md", "pf-inspection.md", "pf-inspection.json",
+                           "manifest.json", "manifest.sig", "snapshots/node1661.ibsnap"}) {
+    ASSERT_TRUE(sizes.count(QLatin1String(name))) << name;
+    EXPECT_FALSE(sizes[QLatin1String(name)].isEmpty()) << name;
+  }
+  // A snapshot's size is its file's, and it says what logs travel inside it.
+  EXPECT_EQ(sizes[QStringLiteral("snapshots/node1661.ibsnap")].toStdString(),
+            sizeWords(fs::file_size(world->files[3])));
+  const auto contents = m->match(m->index(0, BundleMembersModel::Member), Qt::DisplayRole,
+                                 QStringLiteral("snapshots/node1661.ibsnap"));
+  ASSERT_EQ(contents.size(), 1);
+  const QString inside =
+      m->index(contents[0].row(), BundleMembersModel::Contents).data().toString();
+  EXPECT_TRUE(inside.contains(QStringLiteral("NCCL log"))) << inside.toStdString();
+  EXPECT_TRUE(inside.contains(QStringLiteral("kernel log line"))) << inside.toStdString();
+  EXPECT_TRUE(inside.contains(QStringLiteral("1 nccl-tests output"))) << inside.toStdString();
+  EXPECT_EQ(sizes.size(), 8u);  // two snapshots and six members: nothing else goes
+
+  // Redacted: the snapshots are left out, the pseudonym map goes beside the bundle.
+  auto* redact = page->findChild<QCheckBox*>(QStringLiteral("redact"));
+  ASSERT_NE(redact, nullptr);
+  redact->setChecked(true);
+  ASSERT_TRUE(waitPlanned(page));
+  EXPECT_EQ(page->plan().members.size(), 6u);
+  EXPECT_TRUE(page->exportCommand().contains(QStringLiteral(" --redact")));
+  int left_out = 0;
+  for (int r = 0; r < m->rowCount(); ++r)
+    left_out += m->index(r, 0).data(BundleMembersModel::LeftOutRole).toBool() ? 1 : 0;
+  EXPECT_EQ(left_out, 3);  // two snapshots and the map
+
+  const CollectorSettings alice = world->support("");
+  window_->setCollector({"", world->ca(), alice.cert_file, alice.key_file}, {});
+  const std::string path = world->dir + "/redacted.ibbundle";
+  const QString error = exportAndWait(page, path);
+  ASSERT_TRUE(error.isEmpty()) << error.toStdString();
+  EXPECT_EQ(verifyBundle(path), 0);
+  const std::string map = test::readAll(path + ".pseudonyms.txt");
+  EXPECT_NE(map.find("node1661"), std::string::npos) << map;
+  auto written = bundle::readBundleArchive(test::readAll(path));
+  ASSERT_TRUE(written.ok()) << written.error().message;
+  std::set<std::string> names, planned;
+  for (const auto& [name, bytes] : *written) names.insert(name);
+  for (const auto& p : page->plan().members) planned.insert(p.name);
+  EXPECT_EQ(names, planned);
+  for (const auto& [name, bytes] : *written)
+    EXPECT_EQ(bytes.find("node1661"), std::string::npos) << name;
+}
+
+TEST_F(ConsoleUi, SuspectsArePreselectedFirstWithTheirReasonAndAVfWithoutIdentityIsMarked) {
+  openFiles(vmJobFiles(/*no_identity=*/true), world->ca());
+  window_->showPage(QStringLiteral("escalate"));
+  EscalatePage* page = window_->escalatePage();
+  const auto& r = window_->job()->report;
+  int stuck = -1, slow = -1, healthy = -1;
+  for (int i = 0; i < r.nodes_size(); ++i) {
+    if (r.nodes(i).snapshot_file().find("gpu04") != std::string::npos) stuck = i;
+    if (r.nodes(i).snapshot_file().find("gpu02") != std::string::npos) slow = i;
+    if (r.nodes(i).snapshot_file().find("gpu01") != std::string::npos) healthy = i;
+  }
+  const QList<int> checked = page->checkedNodes();
+  EXPECT_TRUE(checked.contains(stuck));
+  EXPECT_TRUE(checked.contains(slow));
+  EXPECT_FALSE(checked.contains(healthy));
+  const QString stuck_text = page->nodeText(stuck);
+  EXPECT_TRUE(stuck_text.contains(QStringLiteral("suspect: subnet manager: PORT_NOT_ACTIVE_SM")))
+      << stuck_text.toStdString();
+  EXPECT_TRUE(stuck_text.contains(
+      QStringLiteral("the host cannot find this VF: ask the customer for its GUID/MAC/VM id")))
+      << stuck_text.toStdString();
+  const QString slow_text = page->nodeText(slow);
+  EXPECT_TRUE(slow_text.contains(QStringLiteral("suspect: physical link or device: ")))
+      << slow_text.toStdString();
+  // Suspects are listed first.
+  auto* list = page->findChild<QListWidget*>(QStringLiteral("escalate_nodes"));
+  ASSERT_NE(list, nullptr);
+  for (int row = 0; row < checked.size(); ++row)
+    EXPECT_EQ(list->item(row)->checkState(), Qt::Checked) << row;
+  // The runbook pane is the bundle's pf-inspection.md of the checked nodes.
+  ASSERT_TRUE(waitPlanned(page));
+  EXPECT_TRUE(page->runbookMarkdown().contains(QStringLiteral("node1661")));
+  EXPECT_GT(page->plan().suspects, 0);
+}
+
+TEST_F(ConsoleUi, TheCommandHasTheRealJobIdAndTheJobsExistingCaseIsShownNotDuplicated) {
+  openFiles(jobFiles(), world->ca());
+  window_->showPage(QStringLiteral("escalate"));
+  EscalatePage* page = window_->escalatePage();
+  page->checkNodes({0, 1});
+  EXPECT_TRUE(page->exportCommand().contains(QStringLiteral("-o job4242.ibbundle")))
+      << page->exportCommand().toStdString();
+  EXPECT_FALSE(page->exportCommand().contains(QStringLiteral("<JOB>")));
+  EXPECT_TRUE(page->hostCommand().contains(QStringLiteral("--bundle job4242.ibbundle")));
+
+  auto collector = startCollectorWithJob("existing-case");
+  window_->setCollector(world->support(collector->address()), QStringLiteral("acme"));
+  QSignalSpy done(window_.get(), &MainWindow::finished);
+  window_->openCollectorJob(QStringLiteral("acme"), QStringLiteral("4242"), false);
+  ASSERT_TRUE(waitFinished(done));
+  window_->showPage(QStringLiteral("escalate"));
+  page->checkNodes({0, 1});
+  EXPECT_TRUE(page->exportCommand().contains(QStringLiteral("--job 4242 --tenant acme")))
+      << page->exportCommand().toStdString();
+  // A case of the job made elsewhere (the CLI): the page shows it and updates it.
+  const std::string made = world->dir + "/case-create.txt";
+  ASSERT_EQ(run(std::string(IBC_BINARY) + " case create --tenant acme --job 4242 --title t " +
+                "--node node1661 --code PORT_NOT_ACTIVE_SM --collector " + collector->address() +
+                " --ca " + world->ca() + " --cert " + world->pki() + "/support/alice.pem --key " +
+                world->pki() + "/support/alice.key > " + made + " 2>&1"),
+            0)
+      << test::readAll(made);
+  QSignalSpy listed(page, &EscalatePage::casesListed);
+  QSignalSpy reopened(window_.get(), &MainWindow::finished);
+  window_->openCollectorJob(QStringLiteral("acme"), QStringLiteral("4242"), false);
+  ASSERT_TRUE(waitFinished(reopened));
+  window_->showPage(QStringLiteral("escalate"));
+  // (An answer for the first opening may still arrive: it is dropped.)
+  while (!page->existingCase().has_value() && listed.wait(30000)) {
+  }
+  ASSERT_TRUE(page->existingCase().has_value());
+  EXPECT_TRUE(listed.last().at(0).toBool());
+  page->checkNodes({0, 1});
+  const QString id = QString::fromStdString(page->existingCase()->case_id());
+  auto* button = page->findChild<QPushButton*>(QStringLiteral("create_case"));
+  EXPECT_EQ(button->text(), QStringLiteral("Update case ") + id);
+  EXPECT_TRUE(page->exportCommand().contains(QStringLiteral("--case ") + id));
+  auto* label = page->findChild<QLabel*>(QStringLiteral("existing_case"));
+  EXPECT_TRUE(label->text().contains(id)) << label->text().toStdString();
+  page->checkNodes({0, 1, 2});
+  QSignalSpy updated(page, &EscalatePage::caseCreated);
+  QTest::mouseClick(button, Qt::LeftButton);
+  ASSERT_TRUE(updated.count() > 0 || updated.wait(30000)) << errors_.size();
+  auto cases = listCases(world->support(collector->address()), "acme");
+  ASSERT_TRUE(cases.ok()) << cases.error().message;
+  EXPECT_EQ(cases->size(), 1u);  // updated, never a second case
+  EXPECT_EQ(cases->front().snapshot_ids_size(), 3);
 }
 
 QAction* action(QWidget* window, const char* name) {

@@ -49,6 +49,7 @@ Result<std::string> readBounded(const std::string& path,
 struct Opened {
   v1::Snapshot snapshot;
   std::string trust;
+  std::uint64_t bytes = 0;  // the signed file's size
 };
 
 Result<Opened> readSnapshot(const std::string& path, const core::SignatureVerifier* verifier) {
@@ -60,7 +61,7 @@ Result<Opened> readSnapshot(const std::string& path, const core::SignatureVerifi
   if (trust.refused) return Error{core::ErrorCode::PermissionDenied, path + ": " + trust.words};
   auto snap = core::openSnapshot(*env);
   if (!snap.ok()) return Error{snap.error().code, path + ": " + snap.error().message};
-  return Opened{std::move(*snap), std::move(trust.words)};
+  return Opened{std::move(*snap), std::move(trust.words), bytes->size()};
 }
 
 bool isBundlePath(const std::string& path) {
@@ -302,6 +303,7 @@ JobData loadSnapshotFiles(const std::vector<std::string>& paths,
   std::vector<std::string> files;
   std::vector<std::string> trust;
   std::vector<std::string> signed_files;
+  std::vector<std::uint64_t> sizes;
   std::vector<std::string> errors;
   bool cancelled = false;
   for (std::size_t i = 0; i < paths.size(); ++i) {
@@ -319,6 +321,7 @@ JobData loadSnapshotFiles(const std::vector<std::string>& paths,
           snapshots.push_back(std::move(b->opened[k].snapshot));
           trust.push_back(std::move(b->opened[k].trust));
           files.push_back(path + ":" + b->members[k]);
+          sizes.push_back(b->signed_bytes[k].size());
           signed_files.resize(snapshots.size());
           signed_files.back() = std::move(b->signed_bytes[k]);
         }
@@ -331,6 +334,7 @@ JobData loadSnapshotFiles(const std::vector<std::string>& paths,
       snapshots.push_back(std::move(snap->snapshot));
       trust.push_back(std::move(snap->trust));
       files.push_back(path);
+      sizes.push_back(snap->bytes);
     } else {
       errors.push_back(snap.error().message);
     }
@@ -341,6 +345,7 @@ JobData loadSnapshotFiles(const std::vector<std::string>& paths,
                                       [](const auto& b) { return !b.empty(); });
   JobData out = diagnoseSnapshots(std::move(snapshots), files, options);
   if (any_signed) out.signed_files = std::move(signed_files);
+  out.signed_sizes = std::move(sizes);
   out.trust = std::move(trust);
   out.errors = std::move(errors);
   out.cancelled = cancelled;

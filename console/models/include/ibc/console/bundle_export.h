@@ -24,12 +24,17 @@ struct BundleExportSettings {
   std::string key_file;   // its Ed25519 private key (PEM)
   std::string case_id;    // may be empty
   std::string ibcollect_version;
+  // `bundle export --redact`: pseudonyms in findings, report and PF runbook, the signed
+  // snapshots left out, and the host pseudonym map written beside the bundle
+  // (<out_path>.pseudonyms.txt, renderPseudonymMap), never inside.
+  bool redact = false;
 };
 
 struct BundleExportResult {
   std::string path;
   int snapshots = 0;
-  std::string signer;  // subject of the certificate that signed the manifest
+  std::string signer;         // subject of the certificate that signed the manifest
+  std::string pseudonym_map;  // redacted: the map file written beside the bundle
 };
 
 // What one node puts in the bundle, owned (no pointer into the job).

@@ -31,4 +31,46 @@ std::vector<int> suspectNodes(const JobData& job);
 ::ibcollect::v1::CreateCaseRequest caseRequestFor(const JobData& job, const std::vector<int>& nodes,
                                                   const std::set<int>& findings);
 
+// An escalation kind (SuspectVf.escalation, core::escalationKindName) in words for people:
+// "physical link or device", "subnet manager", "transport path"; the kind itself otherwise.
+std::string escalationWords(const std::string& kind);
+
+// Why core made a node a suspect, from the job verdict's escalations (pfInspectionFor over
+// every finding): its VFs grouped by kind and reason codes, and the ones nothing identifies.
+struct SuspectReason {
+  int node = -1;
+  // "subnet manager: PORT_NOT_ACTIVE_SM on mlx5_2/1, mlx5_5/1"; one line per group.
+  std::vector<std::string> lines;
+  std::vector<std::string> codes;  // every reason code, sorted
+  // VFs with VF_IDENTITY_MISSING ("mlx5_2/1"): the host cannot find them.
+  std::vector<std::string> identity_missing;
+};
+// Every suspect node of the job (suspectNodes' order).
+std::vector<SuspectReason> suspectReasons(const JobData& job);
+// What the page says of a VF nothing identifies.
+inline constexpr const char* kIdentityMissingWords =
+    "the host cannot find this VF: ask the customer for its GUID/MAC/VM id";
+
+// The job id the checked `nodes` share ("" when none has one or they differ).
+std::string jobIdOf(const JobData& job, const std::vector<int>& nodes);
+
+// The case of `job_id` of `tenant` to show instead of creating another: an open or escalated
+// one first, then the most recently updated; nullptr when none (or no job id).
+const ::ibcollect::v1::Case* caseOfJob(const std::vector<::ibcollect::v1::Case>& cases,
+                                       const std::string& tenant, const std::string& job_id);
+
+// The command lines the page shows for the checked `nodes`, with the real job id and case.
+struct EscalationCommands {
+  std::string bundle_file;  // "job4242.ibbundle", "case-....ibbundle", "case.ibbundle"
+  std::string export_line;  // `ibcollect bundle export ...`
+  std::string host_line;    // `sudo ibcollect host-inspect --bundle ... --attach-to ...`
+  // When the CLI line would not export exactly the checked nodes, what differs (e.g. the
+  // case covers nodes no longer checked, or --job takes every node of the job).
+  std::string note;
+};
+// `the_case` may be null. Opened files are named (shell-quoted); a job from the collector
+// goes by --case when it has one, else by --job ID --tenant T (every node of the job).
+EscalationCommands escalationCommands(const JobData& job, const std::vector<int>& nodes,
+                                      const ::ibcollect::v1::Case* the_case, bool redact);
+
 }  // namespace ibc::console

@@ -7,6 +7,7 @@
 
 #include <atomic>
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <string>
 #include <vector>
@@ -30,6 +31,10 @@ struct JobData {
   // Per snapshot: its original signed .ibsnap bytes when they are not in a file (fetched from
   // the collector); "" for opened files (read again when a bundle is exported).
   std::vector<std::string> signed_files;
+  // Per snapshot: the size in bytes of its signed .ibsnap (the opened file, or the envelope
+  // in signed_files); what the escalate page says each snapshot member weighs. May be empty
+  // (snapshots diagnosed in memory).
+  std::vector<std::uint64_t> signed_sizes;
   // Files that could not be read or decoded, and snapshots refused because their signature
   // does not hold (changed after signing, unknown CA, expired): each a sentence naming the
   // file and the reason.
