@@ -95,7 +95,7 @@ EscalatePage::EscalatePage(QWidget* parent) : QWidget(parent) {
       tr("As `ibcollect bundle export --redact`: findings, report and PF runbook carry "
          "pseudonyms (node-001, ip-001, user-001); the signed snapshots are left out (their "
          "bytes cannot be redacted without breaking the signature); the host pseudonym map is "
-         "written beside the bundle (BUNDLE.pseudonyms.txt), never inside. GUIDs and MACs stay: "
+         "written beside the bundle (BUNDLE.pseudonyms.tsv), never inside. GUIDs and MACs stay: "
          "the host needs them."));
   carried_ = new QLabel(this);
   carried_->setObjectName(QStringLiteral("bundle_carries"));

@@ -641,7 +641,7 @@ TEST_F(ConsoleUi, TheEscalatePageListsEveryMemberWithItsSizeAndWritesExactlyThos
   const QString error = exportAndWait(page, path);
   ASSERT_TRUE(error.isEmpty()) << error.toStdString();
   EXPECT_EQ(verifyBundle(path), 0);
-  const std::string map = test::readAll(path + ".pseudonyms.txt");
+  const std::string map = test::readAll(path + ".pseudonyms.tsv");
   EXPECT_NE(map.find("node1661"), std::string::npos) << map;
   auto written = bundle::readBundleArchive(test::readAll(path));
   ASSERT_TRUE(written.ok()) << written.error().message;

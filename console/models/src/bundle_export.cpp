@@ -94,6 +94,8 @@ Result<BundleExportResult> writeBundleExport(const BundleExportInputs& chosen,
   options.case_id = settings.case_id;
   options.ibcollect_version = settings.ibcollect_version;
   options.redact = settings.redact;
+  std::string pseudonyms;
+  if (settings.redact) options.pseudonym_map = &pseudonyms;
   options.created_unix_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
                                 std::chrono::system_clock::now().time_since_epoch())
                                 .count();
@@ -120,22 +122,11 @@ Result<BundleExportResult> writeBundleExport(const BundleExportInputs& chosen,
   BundleExportResult result{
       out_path, static_cast<int>(inputs.size()), signer->identity().subject, {}};
   if (settings.redact) {
-    // The map stays with the engineer: beside the bundle, never in it (DESIGN §8).
-    BundlePlanInputs plan_inputs;
-    for (const auto& in : inputs) {
-      auto envelope = core::decodeSnapshotFile(in.file_bytes);
-      auto snapshot = envelope.ok() ? core::openSnapshot(*envelope)
-                                    : Result<::ibcollect::v1::Snapshot>(envelope.error());
-      if (!snapshot.ok()) return snapshot.error();
-      plan_inputs.labels.push_back(core::snapshotNodeName(snapshot->node()));
-      plan_inputs.snapshots.push_back(std::move(*snapshot));
-      plan_inputs.signed_sizes.push_back(in.file_bytes.size());
-      plan_inputs.job_codes.emplace_back();
-    }
-    const auto plan = planBundle(plan_inputs, true);
-    const std::string map_path = out_path + ".pseudonyms.txt";
+    // The map stays with the engineer: beside the bundle, never in it (DESIGN §8). Core's
+    // Redactor wrote it: every host, address and user pseudonym, as `bundle export` writes it.
+    const std::string map_path = out_path + ".pseudonyms.tsv";
     std::ofstream map(map_path, std::ios::binary | std::ios::trunc);
-    map << renderPseudonymMap(plan, out_path.substr(out_path.find_last_of('/') + 1));
+    map << pseudonyms;
     map.flush();
     if (!map)
       return Error{ErrorCode::Io, out_path + " was written, but its pseudonym map " + map_path +

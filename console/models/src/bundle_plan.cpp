@@ -242,20 +242,11 @@ BundlePlan planBundle(const BundlePlanInputs& in, bool redact) {
     }
     std::sort(plan.host_pseudonyms.begin(), plan.host_pseudonyms.end());
     plan.left_out.push_back(
-        {"<bundle>.pseudonyms.txt", 0, false,
-         "which host pseudonym (node-001, ...) is which host: written beside the bundle for "
-         "you, never inside it"});
+        {"<bundle>.pseudonyms.tsv", 0, false,
+         "which pseudonym (node-001, ip-001, user-001) is which name: written beside the "
+         "bundle for you, never inside it"});
   }
   return plan;
-}
-
-std::string renderPseudonymMap(const BundlePlan& plan, const std::string& bundle_name) {
-  std::string out = "# Pseudonyms of " + bundle_name +
-                    " (ibcollect-console). Keep this file: it is never sent.\n"
-                    "# Host names only; IP addresses (ip-NNN) and user names (user-NNN) are not "
-                    "listed.\n";
-  for (const auto& [pseudonym, name] : plan.host_pseudonyms) out += pseudonym + "\t" + name + "\n";
-  return out;
 }
 
 std::string sizeWords(std::uint64_t bytes, bool exact) {

@@ -1001,7 +1001,7 @@ TEST(BundlePlan, RedactedLeavesTheSnapshotsOutAndItsPseudonymMapMatchesTheBundle
   std::size_t left_snapshots = 0;
   for (const auto& m : plan.left_out) left_snapshots += m.name.rfind("snapshots/", 0) == 0;
   EXPECT_EQ(left_snapshots, 4u);
-  EXPECT_EQ(plan.left_out.back().name, "<bundle>.pseudonyms.txt");
+  EXPECT_EQ(plan.left_out.back().name, "<bundle>.pseudonyms.tsv");
   // The map turns the bundle's pseudonyms back into the names the unredacted bundle has.
   const auto clear = core::parseManifest(exportedBundle(s, nodes, false).at("manifest.json"));
   const auto redacted = core::parseManifest(bundle.at("manifest.json"));
@@ -1016,9 +1016,6 @@ TEST(BundlePlan, RedactedLeavesTheSnapshotsOutAndItsPseudonymMapMatchesTheBundle
     ASSERT_TRUE(back.count(pseudonym.substr(0, pseudonym.find(' ')))) << pseudonym;
     EXPECT_EQ(back[pseudonym.substr(0, pseudonym.find(' '))], name);
   }
-  const std::string map = renderPseudonymMap(plan, "job4242.ibbundle");
-  EXPECT_NE(map.find("node-001\t"), std::string::npos) << map;
-  EXPECT_NE(map.find("never sent"), std::string::npos);
 }
 
 TEST(BundlePlan, ANodeCheckedWithoutItsPeersSaysWhichOfItsFindingsTheBundleWillNotCarry) {

@@ -26,7 +26,7 @@ struct BundleExportSettings {
   std::string ibcollect_version;
   // `bundle export --redact`: pseudonyms in findings, report and PF runbook, the signed
   // snapshots left out, and the host pseudonym map written beside the bundle
-  // (<out_path>.pseudonyms.txt, renderPseudonymMap), never inside.
+  // (<out_path>.pseudonyms.tsv, core's Redactor::mapText), never inside.
   bool redact = false;
 };
 

@@ -65,13 +65,10 @@ struct BundlePlan {
   int suspects = 0;              // suspect VFs in pf-inspection
   std::string pf_inspection_md;  // the member's text (the page's runbook pane)
   // Redacted: each host pseudonym and the name it replaces ("node-001", "node1661"), as
-  // buildBundle's Redactor assigns them (a test holds the two together). IP addresses and
-  // user names are not listed: core's Redactor does not tell them.
+  // buildBundle's Redactor assigns them (a test holds the two together), for the page; the
+  // map file beside the bundle is core's (Redactor::mapText: addresses and users too).
   std::vector<std::pair<std::string, std::string>> host_pseudonyms;
 };
-
-// The pseudonym map file written beside a redacted bundle (never inside it).
-std::string renderPseudonymMap(const BundlePlan& plan, const std::string& bundle_name);
 
 // Judges and renders; empty plan (no member) when `inputs` has no snapshot.
 BundlePlan planBundle(const BundlePlanInputs& inputs, bool redact);
