@@ -28,6 +28,7 @@
 #include "ibc/core/signing.h"
 #include "ibc/core/text.h"
 #include "ibcollect/v1/report.pb.h"
+#include "slurm_cluster.h"
 #include "sysfs_json.h"
 
 namespace {
@@ -79,17 +80,8 @@ void runOrFail(const std::vector<std::string>& argv) {
 class JobVerdictE2e : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
-    if (::geteuid() != 0) {
-      skip_ = "needs root (namespaces, mounts, slurmd)";
-      return;
-    }
-    ProcessRunner probe;
-    for (const char* tool : {"slurmctld", "slurmd", "munged", "srun", "unshare", "nsenter"}) {
-      if (!probe.available(tool)) {
-        skip_ = std::string(tool) + " is not installed (scripts/setup.sh installs it)";
-        return;
-      }
-    }
+    skip_ = ibc::test::slurmClusterUnavailable();
+    if (!skip_.empty()) return;
     dir_ = fs::temp_directory_path() / ("ibc-verdict-" + std::to_string(::getpid()));
     fs::remove_all(dir_);
     const std::map<std::string, std::string> captures = {

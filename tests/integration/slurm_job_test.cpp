@@ -22,6 +22,7 @@
 #include "ibc/agent/os.h"
 #include "ibc/core/snapshot_file.h"
 #include "ibc/core/text.h"
+#include "slurm_cluster.h"
 #include "sysfs_json.h"
 
 namespace {
@@ -90,17 +91,8 @@ bool has(const NodeVerdict& v, const std::string& code, const std::string& sev) 
 class SlurmJob : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
-    if (::geteuid() != 0) {
-      skip_ = "needs root (namespaces, mounts, slurmd)";
-      return;
-    }
-    ProcessRunner probe;
-    for (const char* tool : {"slurmctld", "slurmd", "munged", "srun", "unshare", "nsenter"}) {
-      if (!probe.available(tool)) {
-        skip_ = std::string(tool) + " is not installed (scripts/setup.sh installs it)";
-        return;
-      }
-    }
+    skip_ = ibc::test::slurmClusterUnavailable();
+    if (!skip_.empty()) return;
     dir_ = std::filesystem::temp_directory_path() / ("ibc-slurm-" + std::to_string(::getpid()));
     std::filesystem::remove_all(dir_);
     std::filesystem::create_directories(dir_ / "trees" / "stuck");

@@ -50,8 +50,9 @@ class FixedClock : public Clock {
   void sleepUntil(std::chrono::steady_clock::time_point) override {}
 };
 
-core::AnalyzedNode collected(const std::string& tree, const std::string& name) {
-  const std::string root = ibc::test::fixturePath("real/sysfs/" + tree);
+// A node collected through the probes from the tree at `root`, named `name`, at the fixed
+// time (the collection time is part of the report).
+core::AnalyzedNode collectedFrom(const std::string& root, const std::string& name) {
   RootedFilesystem host(root), files("");
   NoRunner runner;
   FixedClock clock;
@@ -66,6 +67,10 @@ core::AnalyzedNode collected(const std::string& tree, const std::string& name) {
   n.snapshot.mutable_node()->set_collected_at_unix_ms(1764000000000);
   n.snapshot_file = "/tmp/job/" + name + ".ibsnap";
   return n;
+}
+
+core::AnalyzedNode collected(const std::string& tree, const std::string& name) {
+  return collectedFrom(ibc::test::fixturePath("real/sysfs/" + tree), name);
 }
 
 v1::Report jobReport() {
@@ -131,19 +136,8 @@ std::vector<core::AnalyzedNode> issue21Job() {
     const std::string dir = ibc::test::makeTempDir("golden-" + name);
     ibc::test::materializeSysfsJson(
         ibc::test::readFixture("real/sysfs/sysfs-json_gcm-" + capture + ".json"), dir);
-    RootedFilesystem host(dir), files("");
-    NoRunner runner;
-    FixedClock clock;
-    NoEnv env;
-    CollectOptions o;
-    o.root = dir;
-    core::AnalyzedNode n;
-    n.snapshot = collectSnapshot(o, HostSeams{host, files, runner, clock, env, nullptr, nullptr});
-    n.snapshot.mutable_node()->set_slurm_node(name);
-    n.snapshot.mutable_node()->set_hostname(name);
-    n.snapshot.mutable_node()->set_source("/" + name);
+    core::AnalyzedNode n = collectedFrom(dir, name);
     n.snapshot.mutable_node()->set_job_id("4242");
-    n.snapshot.mutable_node()->set_collected_at_unix_ms(1764000000000);
     n.snapshot.mutable_node()->set_virtual_machine(true);
     n.snapshot.mutable_node()->set_virtualization_evidence("CPU flag hypervisor");
     n.snapshot_file = "snapshots/" + name + ".ibsnap";
