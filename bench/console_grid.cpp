@@ -21,6 +21,22 @@
 // which also has the old job to let go of.
 //
 // usage: ibc_bench_console_grid FIXTURES_DIR GCM_TREES_DIR [sizes...]   (default 500 2000 10000)
+//        ibc_bench_console_grid --fault-job FIXTURES_DIR GCM_TREES_DIR OUT_DIR N
+//
+// --fault-job writes a SYNTHETIC job-wide-fault job of N unsigned .ibsnap files into OUT_DIR
+// (nodeNNNN.ibsnap) for bench/console_grid.sh to open with `ibcollect-console --screenshot`:
+// the synthetic nodes above, every one of them carrying the same real NCCL log with a socket
+// fallback (nccl-logs/nccl-log_ib-no-device-socket-fallback-64rank-aws_nccl-issue-226.txt: `NET/IB
+// : No device found.`, `Using network Socket`: NCCL_IB_UNAVAILABLE, NCCL_SOCKET_FALLBACK on
+// every node, a job-wide misconfiguration), a real nccl-tests output (the 16-rank H100
+// all_reduce_perf) and a real kernel log (the healthy mlx5 probe). Each node's NCCL log is its
+// own, as NCCL_DEBUG_FILE=%h writes it: the capture's host names (ip-172-31-*) replaced by the
+// node's name, then read as `--nccl-log` reads it; so core judges 2 NCCL findings per node,
+// not one finding carried word for word by every node. The nodes are cloud VMs, as the
+// console's users see them: the good tree is read with a QEMU guest's DMI added
+// (GCM_TREES_DIR/vm, made by the script, as scripts/console-screenshots.sh does), so core
+// escalates their PFs and the escalate page has every node as a suspect. Job id
+// SYNTHETIC-jobwide-socket-fallback.
 
 #include <QApplication>
 #include <QDir>
@@ -34,6 +50,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <iterator>
+#include <regex>
 #include <string>
 #include <vector>
 
@@ -63,12 +81,12 @@ class NoEnv : public agent::Environment {
   std::string get(std::string_view) const override { return {}; }
 };
 
-v1::Snapshot collect(const std::string& root) {
+v1::Snapshot collect(const std::string& root, const agent::CollectOptions& extra = {}) {
   agent::RootedFilesystem host(root), files("");
   NoRunner runner;
   agent::SystemClock clock;
   NoEnv env;
-  agent::CollectOptions o;
+  agent::CollectOptions o = extra;
   o.root = root;
   return agent::collectSnapshot(
       o, agent::HostSeams{host, files, runner, clock, env, nullptr, nullptr});
@@ -126,7 +144,69 @@ double timed(F&& f) {
 
 }  // namespace
 
+// --fault-job: see the file comment.
+int writeFaultJob(const Templates& t, const std::string& fixtures, const std::string& gcm,
+                  const std::string& out, int n) {
+  agent::CollectOptions o;
+  o.nccl_logs = {
+      fixtures +
+      "/real/nccl-logs/nccl-log_ib-no-device-socket-fallback-64rank-aws_nccl-issue-226.txt"};
+  o.nccl_tests = {
+      fixtures +
+      "/real/nccl-tests/"
+      "nccl-tests_all_reduce_perf_16rank-2node-h100-gcp-a3mega_create-a3mega-ztan-fork.txt"};
+  o.dmesg_file =
+      fixtures + "/real/dmesg/dmesg_mlx5-healthy-probe-pcie-x8-cable-plugged_arm-nas-issue-16.txt";
+  const v1::Snapshot logs = collect(gcm + "/vm", o);
+  if (logs.nccl_logs_size() == 0 || logs.nccl_tests_size() == 0 ||
+      logs.kernel_log().lines_size() == 0 || !logs.node().virtual_machine()) {
+    std::fprintf(stderr,
+                 "the NCCL log, nccl-tests output, kernel log or the VM's DMI did not collect\n");
+    return 4;
+  }
+  std::ifstream in(o.nccl_logs[0], std::ios::binary);
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::regex aws_host("ip-172-31-[0-9]+-[0-9]+");
+  agent::RootedFilesystem files("");
+  for (int i = 0; i < n; ++i) {
+    v1::Snapshot s = syntheticNode(t, i);
+    s.mutable_node()->set_job_id("SYNTHETIC-jobwide-socket-fallback");
+    s.mutable_node()->set_virtual_machine(true);
+    s.mutable_node()->set_virtualization_evidence(logs.node().virtualization_evidence());
+    const std::string log_path = out + "/nccl-" + s.node().hostname() + ".log";
+    std::ofstream(log_path, std::ios::binary)
+        << std::regex_replace(text, aws_host, s.node().hostname());
+    std::vector<v1::ProbeError> errors;
+    *s.add_nccl_logs() = agent::readNcclLog(files, log_path, o.limits, s.node().hostname(), errors);
+    std::remove(log_path.c_str());
+    if (!errors.empty() || s.nccl_logs(0).parsed().hosts_size() == 0) {
+      std::fprintf(stderr, "the NCCL log of %s did not read\n", s.node().hostname().c_str());
+      return 4;
+    }
+    *s.mutable_nccl_tests() = logs.nccl_tests();
+    *s.mutable_kernel_log() = logs.kernel_log();
+    char name[48];
+    std::snprintf(name, sizeof name, "/node%04d.ibsnap", i + 1);
+    std::ofstream f(out + name, std::ios::binary);
+    f << core::encodeSnapshotFile(core::wrapUnsigned(s));
+    if (!f) {
+      std::fprintf(stderr, "cannot write %s%s\n", out.c_str(), name);
+      return 5;
+    }
+  }
+  return 0;
+}
+
 int main(int argc, char** argv) {
+  const bool fault_job = argc > 1 && std::string(argv[1]) == "--fault-job";
+  if (fault_job) {
+    if (argc != 6) {
+      std::fprintf(stderr, "usage: %s --fault-job FIXTURES_DIR GCM_TREES_DIR OUT_DIR N\n", argv[0]);
+      return 3;
+    }
+    ++argv;
+    --argc;
+  }
   if (argc < 3) {
     std::fprintf(stderr, "usage: %s FIXTURES_DIR GCM_TREES_DIR [sizes...]\n", argv[0]);
     return 3;
@@ -150,6 +230,7 @@ int main(int argc, char** argv) {
     return 4;
   }
   t.counters = qdr.devices(0).ports(0).counters();
+  if (fault_job) return writeFaultJob(t, argv[1], gcm, argv[3], std::atoi(argv[4]));
 
   std::printf("console grid on a SYNTHETIC job replicated from real captures (8 ports/node)\n");
   for (const int n : sizes) {

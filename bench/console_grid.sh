@@ -7,14 +7,21 @@
 # reload). Offscreen, Release build.
 # Targets (issue 12): 2,000 nodes load + first paint < 300 ms, sort and filter < 50 ms, no
 # GUI-thread stall over 50 ms.
-#   bench/console_grid.sh [SIZES...]
+# Then a job-wide fault (issue 22): IBC_FAULT_SIZES (default "1 200 2000") SYNTHETIC jobs whose
+# every node carries a real NCCL log with a socket fallback, a real nccl-tests output and a
+# real kernel log (bench/console_grid.cpp --fault-job), each opened by
+# `ibcollect-console FILES --screenshot DIR` (every page rendered, then exit; capped at 300 s):
+#   console fault job: N nodes (B MiB of files) all pages rendered in X s, peak RSS Y MiB
+# Target (issue 22): 2,000 nodes under 5 s and at most twice the files' bytes above one file's
+# RSS; 10,000 under 20 s (IBC_FAULT_SIZES="1 200 2000 10000").
+#   bench/console_grid.sh [SIZES...]      (SIZES=none skips the grid, e.g. for the fault job only)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD=${IBC_BENCH_BUILD:-build/bench}
 if [ ! -f "$BUILD/build.ninja" ]; then
   cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DIBC_BUILD_TESTS=OFF -DIBC_BUILD_BENCH=ON >/dev/null
 fi
-cmake --build "$BUILD" --target ibc_bench_console_grid -j2 >/dev/null
+cmake --build "$BUILD" --target ibc_bench_console_grid ibcollect-console -j2 >/dev/null
 T=$(mktemp -d /tmp/ibc-console-grid-XXXXXX)
 trap 'rm -rf "$T"' EXIT
 F=tests/fixtures/real/sysfs
@@ -23,4 +30,32 @@ for pair in good:good_8xhdr200-all-active slow:ib_intf_bad_rate_8x-rate-100edr-v
   down:ib_intf_operstate_down_ib4-ipoib-down-carrier-changes-98; do
   python3 "$F/json_sysfs_extract.py" "$F/sysfs-json_gcm-learn_${pair#*:}.json" "$T/${pair%%:*}"
 done
-QT_QPA_PLATFORM=offscreen "$BUILD/bench/ibc_bench_console_grid" tests/fixtures "$T" "$@"
+# The fault job's nodes are cloud VMs: the good tree with a QEMU guest's DMI (SYNTHETIC, as
+# scripts/console-screenshots.sh makes its escalate page's job).
+cp -r "$T/good" "$T/vm"
+mkdir -p "$T/vm/sys/class/dmi/id"
+echo QEMU >"$T/vm/sys/class/dmi/id/sys_vendor"
+echo "Standard PC (Q35 + ICH9, 2009)" >"$T/vm/sys/class/dmi/id/product_name"
+if [ "${1:-}" != none ]; then
+  QT_QPA_PLATFORM=offscreen "$BUILD/bench/ibc_bench_console_grid" tests/fixtures "$T" "$@"
+fi
+
+# IBC_FAULT_CONSOLE: another ibcollect-console to time on the same jobs (a build before a change).
+CONSOLE=${IBC_FAULT_CONSOLE:-$BUILD/console/ibcollect-console}
+for n in ${IBC_FAULT_SIZES:-1 200 2000}; do
+  J=$T/fault-$n
+  mkdir -p "$J" "$J.png"
+  QT_QPA_PLATFORM=offscreen "$BUILD/bench/ibc_bench_console_grid" --fault-job tests/fixtures "$T" "$J" "$n"
+  bytes=$(du -cb "$J"/*.ibsnap | tail -1 | cut -f1)
+  rc=0
+  QT_QPA_PLATFORM=offscreen /usr/bin/time -v -o "$J.time" timeout 300 "$CONSOLE" "$J"/*.ibsnap \
+    --screenshot "$J.png" >/dev/null 2>"$J.err" || rc=$?
+  wall=$(awk '/Elapsed \(wall clock\)/ {n = split($NF, p, ":"); s = 0
+    for (i = 1; i <= n; ++i) s = s * 60 + p[i]; printf "%.1f", s}' "$J.time")
+  rss=$(awk -F': ' '/Maximum resident set size/ {printf "%.0f", $2 / 1024}' "$J.time")
+  pages=$(ls "$J.png" | wc -l)
+  printf 'console fault job: %d nodes (%.1f MiB of files) all pages rendered in %s s, peak RSS %s MiB, %d page(s)%s\n' \
+    "$n" "$(echo "$bytes / 1048576" | bc -l)" "$wall" "$rss" "$pages" \
+    "$([ $rc -eq 0 ] || echo ", exit $rc (124: killed at 300 s)")"
+  rm -rf "$J" "$J.png"
+done

@@ -417,17 +417,27 @@ void MainWindow::setJob(std::unique_ptr<JobData> job, std::shared_ptr<void> grid
     const QString origin = QString::fromStdString(job_->origin);
     reportErrors(job_->errors, origin.isEmpty() ? tr("the source") : origin);
   }
-  // The worst node first: the engineer's first look lands on the outlier.
-  int worst = -1;
-  int worst_rank = -1;
-  for (int i = 0; i < job_->report.nodes_size(); ++i) {
-    const int r = severityRank(job_->report.nodes(i).worst_severity());
-    if (r > worst_rank) {
-      worst_rank = r;
-      worst = i;
+  // Worst first: the engineer's first look lands on the fault. The most severe group's first
+  // finding (the findings page opens on it, the grid and the node page on its node and port;
+  // a finding of the whole node opens the node page on its worst port); without findings,
+  // the worst node.
+  const QModelIndex first = findings_model_->worstFinding();
+  if (first.isValid()) {
+    select(first.data(FindingsModel::NodeIndexRole).toInt(),
+           first.data(FindingsModel::DeviceRole).toString(),
+           first.data(FindingsModel::PortRole).toInt());
+  } else {
+    int worst = -1;
+    int worst_rank = -1;
+    for (int i = 0; i < job_->report.nodes_size(); ++i) {
+      const int r = severityRank(job_->report.nodes(i).worst_severity());
+      if (r > worst_rank) {
+        worst_rank = r;
+        worst = i;
+      }
     }
+    if (worst >= 0) select(worst, {}, 0);
   }
-  if (worst >= 0) select(worst, {}, 0);
   emit finished();
 }
 

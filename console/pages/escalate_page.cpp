@@ -6,13 +6,16 @@
 #include <QColor>
 #include <QFileDialog>
 #include <QFileInfo>
+#include <QFontDatabase>
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QLabel>
 #include <QListWidget>
+#include <QPlainTextEdit>
 #include <QPointer>
 #include <QPushButton>
 #include <QSplitter>
+#include <QStyle>
 #include <QTableView>
 #include <QTextBrowser>
 #include <QThread>
@@ -97,17 +100,26 @@ EscalatePage::EscalatePage(QWidget* parent) : QWidget(parent) {
          "bytes cannot be redacted without breaking the signature); the host pseudonym map is "
          "written beside the bundle (BUNDLE.pseudonyms.tsv), never inside. GUIDs and MACs stay: "
          "the host needs them."));
-  carried_ = new QLabel(this);
-  carried_->setObjectName(QStringLiteral("bundle_carries"));
-  carried_->setWordWrap(true);
-  carried_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  // Plain text that scrolls, not a rich-text label: both grow with the checked nodes (a line
+  // and a file per node), and a word-wrapped label lays its whole document out again on every
+  // size question of the layout.
+  const auto text_pane = [this](const char* name, int lines, bool wrap) {
+    auto* pane = new QPlainTextEdit(this);
+    pane->setObjectName(QLatin1String(name));
+    pane->setReadOnly(true);
+    pane->setFrameShape(QFrame::NoFrame);
+    pane->viewport()->setAutoFillBackground(false);
+    pane->setLineWrapMode(wrap ? QPlainTextEdit::WidgetWidth : QPlainTextEdit::NoWrap);
+    pane->setFixedHeight(pane->fontMetrics().lineSpacing() * lines + 8 +
+                         (wrap ? 0 : pane->style()->pixelMetric(QStyle::PM_ScrollBarExtent)));
+    return pane;
+  };
+  carried_ = text_pane("bundle_carries", 8, true);
   case_label_ = new QLabel(this);
   case_label_->setObjectName(QStringLiteral("existing_case"));
   case_label_->setWordWrap(true);
-  command_ = new QLabel(this);
-  command_->setObjectName(QStringLiteral("escalate_command"));
-  command_->setWordWrap(true);
-  command_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  command_ = text_pane("escalate_command", 3, false);
+  command_->setFont(QFontDatabase::systemFont(QFontDatabase::FixedFont));
   status_ = new QLabel(this);
   status_->setWordWrap(true);
   create_case_ = new QPushButton(tr("Create case in collector"), this);
@@ -167,6 +179,8 @@ EscalatePage::EscalatePage(QWidget* parent) : QWidget(parent) {
     checksChanged();
   });
   connect(findings_, &QListWidget::itemChanged, this, [this] { updateCaseButton(); });
+  // The runbook pane renders the selected node's VF sections only.
+  connect(nodes_, &QListWidget::currentItemChanged, this, [this] { showRunbook(); });
   connect(redact_, &QCheckBox::toggled, this, [this] {
     replan();
     updateCommand();
@@ -218,6 +232,7 @@ void EscalatePage::setJob(const JobData* job) {
         if (!it->second->identity_missing.empty()) item->setForeground(QColor(0xb0, 0x40, 0x00));
       }
     }
+    if (nodes_->count() > 0) nodes_->setCurrentRow(0);  // the first suspect's runbook
   }
   fillFindings();
   checksChanged();
@@ -229,6 +244,25 @@ void EscalatePage::checksChanged() {
   updateCommand();
   updateCaseButton();
   updateExportButton();
+}
+
+void EscalatePage::showRunbook() {
+  if (markdown_.isEmpty()) return;
+  const QListWidgetItem* item = nodes_->currentItem();
+  const int node = item != nullptr ? item->data(kIndexRole).toInt() : -1;
+  const std::string name = job_ != nullptr && node >= 0 && node < job_->report.nodes_size()
+                               ? job_->report.nodes(node).node()
+                               : std::string();
+  const std::string md = markdown_.toStdString();
+  const RunbookPart part = runbookOfNode(md, name);
+  QString shown = q(part.markdown);
+  if (part.total > part.shown) {
+    shown += tr("\n\n---\n\n*%1 of the runbook's %2 VF sections shown (select a node on the left "
+                "for its own); the bundle's pf-inspection.md holds all of them.*\n")
+                 .arg(part.shown)
+                 .arg(part.total);
+  }
+  runbook_->setMarkdown(shown);
 }
 
 void EscalatePage::updateExportButton() {
@@ -264,8 +298,8 @@ void EscalatePage::replan() {
   const int generation = ++plan_generation_;
   if (job_ == nullptr || checkedNodes().isEmpty()) {
     members_model_->setPlan({});
-    carried_->setText(job_ == nullptr ? QString()
-                                      : tr("Nothing is checked: the bundle would be empty."));
+    carried_->setPlainText(job_ == nullptr ? QString()
+                                           : tr("Nothing is checked: the bundle would be empty."));
     markdown_.clear();
     runbook_->setMarkdown(job_ == nullptr ? tr("Open a job to escalate it.")
                                           : tr("No node checked: check the nodes whose VFs the "
@@ -280,7 +314,7 @@ void EscalatePage::replan() {
   auto inputs = bundlePlanInputs(*job_, std::vector<int>(checked.begin(), checked.end()),
                                  case_id_.toStdString());
   const bool redact = redact_->isChecked();
-  carried_->setText(tr("Working out what the bundle carries..."));
+  carried_->setPlainText(tr("Working out what the bundle carries..."));
   const PageRef self{this, this};
   QThread* worker = QThread::create([inputs = std::move(inputs), redact, generation, self] {
     auto plan = std::make_shared<BundlePlan>(planBundle(inputs, redact));
@@ -289,23 +323,21 @@ void EscalatePage::replan() {
         [self, plan, generation] {
           if (!self || generation != self->plan_generation_) return;
           self->markdown_ = q(plan->pf_inspection_md);
-          self->runbook_->setMarkdown(self->markdown_);
-          QString text = tr("<b>The bundle carries</b> %1 finding(s), %2 suspect VF(s), %3 "
+          self->showRunbook();
+          QString text = tr("The bundle carries %1 finding(s), %2 suspect VF(s), %3 "
                             "member(s), %4:")
                              .arg(plan->findings)
                              .arg(plan->suspects)
                              .arg(plan->members.size())
-                             .arg(q(sizeWords(plan->total_bytes, false)).toHtmlEscaped());
-          for (const auto& line : plan->carried)
-            text += QStringLiteral("<br>") + q(line).toHtmlEscaped();
+                             .arg(q(sizeWords(plan->total_bytes, false)));
+          for (const auto& line : plan->carried) text += QLatin1Char('\n') + q(line);
           if (!plan->differences.empty()) {
             text +=
-                tr("<br><b>Judged without the unchecked nodes</b> (a finding known only "
+                tr("\nJudged without the unchecked nodes (a finding known only "
                    "from the peers is not carried; check them too to keep it):");
-            for (const auto& d : plan->differences)
-              text += QStringLiteral("<br>") + q(d).toHtmlEscaped();
+            for (const auto& d : plan->differences) text += QLatin1Char('\n') + q(d);
           }
-          self->carried_->setText(text);
+          self->carried_->setPlainText(text);
           self->members_model_->setPlan(std::move(*plan));
           self->plan_applied_ = generation;
           emit self->planned();
@@ -531,16 +563,16 @@ void EscalatePage::updateCommand() {
   }
   const QList<int> nodes = checkedNodes();
   if (nodes.isEmpty()) {
-    command_->setText(tr("Nothing is checked: there is no bundle to write."));
+    command_->setPlainText(tr("Nothing is checked: there is no bundle to write."));
     return;
   }
   const auto c = escalationCommands(*job_, std::vector<int>(nodes.begin(), nodes.end()),
                                     case_ ? &*case_ : nullptr, redact_->isChecked());
-  QString text =
-      tr("Same bundle from the CLI: <code>%1</code>").arg(q(c.export_line).toHtmlEscaped());
-  if (!c.note.empty()) text += tr(" <i>(%1)</i>").arg(q(c.note).toHtmlEscaped());
-  text += tr("<br>On the host: <code>%1</code>").arg(q(c.host_line).toHtmlEscaped());
-  command_->setText(text);
+  QString text = tr("# Same bundle from the CLI");
+  if (!c.note.empty()) text += tr(" (%1)").arg(q(c.note));
+  text += QLatin1Char('\n') + q(c.export_line);
+  text += tr("\n# On the host:\n") + q(c.host_line);
+  command_->setPlainText(text);
 }
 
 void EscalatePage::exportWithDialog() {

@@ -20,6 +20,7 @@
 class QCheckBox;
 class QLabel;
 class QListWidget;
+class QPlainTextEdit;
 class QPushButton;
 class QTableView;
 class QTextBrowser;
@@ -89,6 +90,7 @@ class EscalatePage : public QWidget {
   void fillFindings();
   void updateCaseButton();
   void updateExportButton();
+  void showRunbook();
   void updateCommand();
   void replan();
   void listJobCases();
@@ -102,9 +104,9 @@ class EscalatePage : public QWidget {
   QTableView* members_;
   BundleMembersModel* members_model_;
   QCheckBox* redact_;
-  QLabel* carried_;
+  QPlainTextEdit* carried_;
   QLabel* case_label_;
-  QLabel* command_;
+  QPlainTextEdit* command_;
   QLabel* status_;
   QPushButton* create_case_;
   QPushButton* write_bundle_;

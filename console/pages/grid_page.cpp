@@ -38,7 +38,9 @@ GridPage::GridPage(NodeGridModel* model, QWidget* parent)
   view_ = new QTableView(this);
   view_->setModel(filter_);
   view_->setSortingEnabled(true);
-  view_->sortByColumn(NodeGridModel::Node, Qt::AscendingOrder);
+  // Worst first (issue 22): by verdict, critical ports on top; equal verdicts keep the
+  // model's order (the job's node order), as the proxy's sort is stable.
+  view_->sortByColumn(NodeGridModel::Verdict, Qt::DescendingOrder);
   view_->setSelectionBehavior(QAbstractItemView::SelectRows);
   view_->setSelectionMode(QAbstractItemView::ExtendedSelection);
   view_->setAlternatingRowColors(true);

@@ -1,5 +1,7 @@
 #include "pages/node_page.h"
 
+#include <algorithm>
+
 #include <QComboBox>
 #include <QFontDatabase>
 #include <QHBoxLayout>
@@ -116,7 +118,8 @@ void NodePage::showNode(int node_index, const QString& device, int port) {
   if (n.probe_errors() > 0) facts << tr("%1 probe(s) failed").arg(n.probe_errors());
   facts_->setText(facts.join(QStringLiteral(" &middot; ")));
 
-  int current = 0;
+  // The port asked for, else the node's worst (worst first, issue 22).
+  int current = std::max(0, worstPort(n));
   for (int p = 0; p < n.ports_size(); ++p) {
     const auto& ps = n.ports(p);
     ports_->addItem(QStringLiteral("%1 port %2  (%3, %4, %5)")

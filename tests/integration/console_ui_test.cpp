@@ -12,6 +12,7 @@
 #include <QApplication>
 #include <QCheckBox>
 #include <QElapsedTimer>
+#include <QHeaderView>
 #include <QLabel>
 #include <QLineEdit>
 #include <QListWidget>
@@ -241,6 +242,66 @@ TEST_F(ConsoleUi, SelectingAFindingSelectsItsNodeAndPortOnTheGridAndNodePages) {
   EXPECT_TRUE(grid->selectionModel()->isRowSelected(row.row(), {}));
   EXPECT_EQ(window_->nodePage()->currentNode(), node);
   EXPECT_EQ(window_->nodePage()->currentPort(), QStringLiteral("%1 port %2").arg(device).arg(port));
+}
+
+TEST_F(ConsoleUi, AJobOpensWorstFirstOnTheGridTheNodePageAndTheFindingsPage) {
+  openFiles(jobFiles(), world->ca());
+  const JobData* job = window_->job();
+  ASSERT_NE(job, nullptr);
+  int job_worst = 0;
+  for (const auto& n : job->report.nodes())
+    job_worst = std::max(job_worst, severityRank(n.worst_severity()));
+  ASSERT_GE(job_worst, 2) << "the real job has a fault to show first";
+
+  // The grid is sorted by verdict, worst first: its first row is a port of the worst verdict
+  // and no row below is worse than the one above.
+  QTableView* grid = window_->gridPage()->view();
+  EXPECT_EQ(grid->horizontalHeader()->sortIndicatorSection(), NodeGridModel::Verdict);
+  EXPECT_EQ(grid->horizontalHeader()->sortIndicatorOrder(), Qt::DescendingOrder);
+  const QAbstractItemModel* rows = grid->model();
+  ASSERT_GT(rows->rowCount(), 0);
+  EXPECT_EQ(rows->index(0, 0).data(NodeGridModel::SeverityRole).toInt(), job_worst);
+  for (int r = 1; r < rows->rowCount(); ++r) {
+    ASSERT_LE(rows->index(r, 0).data(NodeGridModel::SeverityRole).toInt(),
+              rows->index(r - 1, 0).data(NodeGridModel::SeverityRole).toInt())
+        << "row " << r;
+  }
+
+  // The findings page is on the most severe group's first finding.
+  QTreeView* findings = window_->findingsPage()->view();
+  const QModelIndex current = findings->currentIndex();
+  ASSERT_TRUE(current.isValid());
+  ASSERT_TRUE(current.parent().isValid());
+  EXPECT_EQ(current.parent().row(), 0);
+  EXPECT_EQ(current.row(), 0);
+  EXPECT_EQ(current.parent().data(FindingsModel::SeverityRole).toInt(), job_worst);
+
+  // The node page is on that finding's node, on its port, or (a finding of the whole node)
+  // on the node's worst port.
+  const int node = current.data(FindingsModel::NodeIndexRole).toInt();
+  EXPECT_EQ(window_->nodePage()->currentNode(), node);
+  const auto& n = job->report.nodes(node);
+  QString device = current.data(FindingsModel::DeviceRole).toString();
+  int port = current.data(FindingsModel::PortRole).toInt();
+  if (device.isEmpty()) {
+    const int p = worstPort(n);
+    ASSERT_GE(p, 0);
+    device = QString::fromStdString(n.ports(p).device());
+    port = static_cast<int>(n.ports(p).port());
+  }
+  EXPECT_EQ(window_->nodePage()->currentPort(), QStringLiteral("%1 port %2").arg(device).arg(port));
+  int port_rank = -1;
+  for (const auto& ps : n.ports()) {
+    if (QString::fromStdString(ps.device()) == device && static_cast<int>(ps.port()) == port)
+      port_rank = severityRank(ps.worst_severity());
+  }
+  EXPECT_EQ(port_rank, severityRank(n.worst_severity()));
+  // And the grid's selected row is that node.
+  EXPECT_EQ(grid->currentIndex()
+                .siblingAtColumn(NodeGridModel::Node)
+                .data(NodeGridModel::NodeIndexRole)
+                .toInt(),
+            node);
 }
 
 TEST_F(ConsoleUi, TwoSnapshotsDiffOnlyWhatDiffersWithTheStuckPortsWorse) {

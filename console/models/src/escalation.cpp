@@ -245,4 +245,42 @@ EscalationCommands escalationCommands(const JobData& job, const std::vector<int>
   return out;
 }
 
+RunbookPart runbookOfNode(std::string_view md, std::string_view node) {
+  RunbookPart out;
+  // Sections start at a line "## "; the code blocks inside are indented, never at column 0.
+  std::vector<std::size_t> starts;
+  for (std::size_t at = 0; at < md.size();) {
+    if (md.compare(at, 3, "## ") == 0) starts.push_back(at);
+    const std::size_t nl = md.find('\n', at);
+    if (nl == std::string_view::npos) break;
+    at = nl + 1;
+  }
+  out.total = static_cast<int>(starts.size());
+  if (starts.empty()) {
+    out.markdown = std::string(md);
+    return out;
+  }
+  out.markdown = std::string(md.substr(0, starts[0]));
+  const auto section = [&](std::size_t i) {
+    const std::size_t end = i + 1 < starts.size() ? starts[i + 1] : md.size();
+    return md.substr(starts[i], end - starts[i]);
+  };
+  const auto ofNode = [&](std::string_view s) {
+    return s.size() > 3 + node.size() && s.compare(3, node.size(), node) == 0 &&
+           s[3 + node.size()] == ' ';
+  };
+  for (std::size_t i = 0; i < starts.size(); ++i) {
+    const std::string_view s = section(i);
+    if (!node.empty() && ofNode(s)) {
+      out.markdown += s;
+      ++out.shown;
+    }
+  }
+  if (out.shown == 0) {
+    out.markdown += section(0);
+    out.shown = 1;
+  }
+  return out;
+}
+
 }  // namespace ibc::console

@@ -62,6 +62,18 @@ void FindingsModel::rebuild() {
 
 int FindingsModel::nodeOf(int finding) const { return nodeOfFinding(*job_, finding); }
 
+QModelIndex FindingsModel::worstFinding() const {
+  if (job_ == nullptr) return {};
+  for (std::size_t g = 0; g < groups_.size(); ++g) {
+    const auto& findings = groups_[g].findings;
+    for (std::size_t r = 0; r < findings.size(); ++r) {
+      if (nodeOf(findings[r]) >= 0)
+        return index(static_cast<int>(r), 0, index(static_cast<int>(g), 0));
+    }
+  }
+  return {};
+}
+
 QModelIndex FindingsModel::index(int row, int column, const QModelIndex& parent) const {
   if (!hasIndex(row, column, parent)) return {};
   if (!parent.isValid()) return createIndex(row, column, quintptr(0));

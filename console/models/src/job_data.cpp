@@ -275,6 +275,19 @@ int severityRank(const std::string& severity) {
   return 0;
 }
 
+int worstPort(const v1::NodeReport& node) {
+  int worst = -1;
+  int worst_rank = -1;
+  for (int p = 0; p < node.ports_size(); ++p) {
+    const int r = severityRank(node.ports(p).worst_severity());
+    if (r > worst_rank) {
+      worst_rank = r;
+      worst = p;
+    }
+  }
+  return worst;
+}
+
 JobData diagnoseSnapshots(std::vector<v1::Snapshot> snapshots,
                           const std::vector<std::string>& files,
                           const core::JobVerdictOptions& options) {

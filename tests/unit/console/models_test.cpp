@@ -563,6 +563,28 @@ TEST(FindingsModel, GroupsBySeverityAndCodeWorstFirstAndEveryFindingOnce) {
   EXPECT_EQ(children, job().report.findings_size());
 }
 
+TEST(FindingsModel, AJobOpensOnTheMostSevereGroupsFirstFindingAndItsNodesWorstPort) {
+  FindingsModel m;
+  QAbstractItemModelTester tester(&m, QAbstractItemModelTester::FailureReportingMode::Fatal);
+  EXPECT_FALSE(m.worstFinding().isValid());
+  m.setJob(&job());
+  const QModelIndex worst = m.worstFinding();
+  ASSERT_TRUE(worst.isValid());
+  EXPECT_EQ(worst.parent(), m.index(0, 0));
+  EXPECT_EQ(worst.row(), 0);
+  EXPECT_EQ(worst.data(FindingsModel::SeverityRole).toInt(), 3);
+  const int node = worst.data(FindingsModel::NodeIndexRole).toInt();
+  ASSERT_GE(node, 0);
+  // The node's worst port is the first of its most severe ports.
+  const auto& n = job().report.nodes(node);
+  const int p = worstPort(n);
+  ASSERT_GE(p, 0);
+  EXPECT_EQ(severityRank(n.ports(p).worst_severity()), severityRank(n.worst_severity()));
+  for (int i = 0; i < p; ++i)
+    EXPECT_LT(severityRank(n.ports(i).worst_severity()), severityRank(n.ports(p).worst_severity()));
+  EXPECT_EQ(worstPort(v1::NodeReport{}), -1);
+}
+
 TEST(CountersModel, ShowsEveryCounterOfAPortWithItsTotalAndNothingForAnotherPort) {
   // The real mlx5 capture with hw_counters errors (procfs fixture).
   const v1::Snapshot snap = collectTree(ibc::test::fixturePath(
@@ -935,6 +957,44 @@ core::BundleMembers exportedBundle(const SignedJob& s, const std::vector<int>& n
   auto members = core::buildBundle(inputs, o, *s.exporter);
   EXPECT_TRUE(members.ok()) << members.error().message;
   return members.ok() ? *members : core::BundleMembers{};
+}
+
+TEST(BundlePlan, TheRunbookPaneRendersOnlyTheSelectedNodesVfSections) {
+  // core's pf-inspection.md of two real VM nodes (SYNTHETIC DMI on real captures).
+  const SignedJob s = signedVmJob();
+  const int slow = nodeLabelled(s.job, "node1720 (gpu02.ibsnap)");
+  const int stuck = nodeLabelled(s.job, "node1661");
+  const BundlePlan plan = planBundle(bundlePlanInputs(s.job, {slow, stuck}, ""), false);
+  const std::string& md = plan.pf_inspection_md;
+  const auto count = [](const std::string& text, const std::string& what) {
+    int n = 0;
+    for (auto at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+    return n;
+  };
+  const int total = count(md, "\n## ");
+  ASSERT_GT(count(md, "\n## node1661 "), 0);
+  ASSERT_GT(count(md, "\n## node1720 "), 0);
+  ASSERT_EQ(total, count(md, "\n## node1661 ") + count(md, "\n## node1720 "));
+
+  const RunbookPart stuck_part = runbookOfNode(md, "node1661");
+  EXPECT_EQ(stuck_part.total, total);
+  EXPECT_EQ(stuck_part.shown, count(md, "\n## node1661 "));
+  EXPECT_EQ(count(stuck_part.markdown, "\n## node1720 "), 0);
+  EXPECT_EQ(stuck_part.markdown.rfind("# PF inspection\n", 0), 0u);  // the preamble stays
+  // Each section shown is the runbook's own, word for word.
+  const auto first = stuck_part.markdown.find("\n## ");
+  ASSERT_NE(first, std::string::npos);
+  EXPECT_NE(md.find(stuck_part.markdown.substr(first)), std::string::npos);
+
+  // A node without a section (or none selected): the first section, said to be one of many.
+  const RunbookPart none = runbookOfNode(md, "");
+  EXPECT_EQ(none.shown, 1);
+  EXPECT_EQ(count(none.markdown, "\n## "), 1);
+  EXPECT_EQ(runbookOfNode(md, "node17").shown, 1);  // a prefix is not the node
+  // A runbook without suspects is shown whole.
+  const RunbookPart empty = runbookOfNode("# PF inspection\n\nNothing to inspect.\n", "x");
+  EXPECT_EQ(empty.total, 0);
+  EXPECT_EQ(empty.markdown, "# PF inspection\n\nNothing to inspect.\n");
 }
 
 TEST(BundlePlan, EveryMemberCoreWritesIsListedWithTheSizeItWillHave) {

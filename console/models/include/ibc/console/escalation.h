@@ -6,6 +6,7 @@
 
 #include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "ibc/console/job_data.h"
@@ -72,5 +73,17 @@ struct EscalationCommands {
 // goes by --case when it has one, else by --job ID --tenant T (every node of the job).
 EscalationCommands escalationCommands(const JobData& job, const std::vector<int>& nodes,
                                       const ::ibcollect::v1::Case* the_case, bool redact);
+
+// The part of a PF runbook (core's pf-inspection.md) the escalate page renders: the
+// preamble and the VF sections ("## NODE DEVICE port N") of node `node`, or the first section
+// when `node` has none. A job-wide fault makes the whole runbook a section per suspect VF
+// (429 KB of markdown tables at 2,000 nodes, 2 s of rich-text layout): rich text is only for
+// the selected node; the bundle carries every section.
+struct RunbookPart {
+  std::string markdown;
+  int shown = 0;  // sections in `markdown`
+  int total = 0;  // sections in the whole runbook
+};
+RunbookPart runbookOfNode(std::string_view pf_inspection_md, std::string_view node);
 
 }  // namespace ibc::console

@@ -38,6 +38,9 @@ class FindingsModel : public QAbstractItemModel {
                       int role = Qt::DisplayRole) const override;
 
   int groupCount() const { return static_cast<int>(groups_.size()); }
+  // Where a job opens (worst first): the first finding of the most severe group (groups are
+  // worst and most specific first) that belongs to a node; invalid when there is none.
+  QModelIndex worstFinding() const;
 
  private:
   struct Group {

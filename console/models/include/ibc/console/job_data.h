@@ -92,5 +92,8 @@ void indexFindings(JobData& job);
 
 // Severity order used by every model: 0 ok, 1 info, 2 warning, 3 critical.
 int severityRank(const std::string& severity);
+// The node's worst port (index into node.ports(): the first of the highest worst_severity);
+// -1 when it has no port.
+int worstPort(const ::ibcollect::v1::NodeReport& node);
 
 }  // namespace ibc::console
