@@ -118,8 +118,11 @@ EscalatePage::EscalatePage(QWidget* parent) : QWidget(parent) {
   case_label_ = new QLabel(this);
   case_label_->setObjectName(QStringLiteral("existing_case"));
   case_label_->setWordWrap(true);
-  command_ = text_pane("escalate_command", 3, false);
+  command_ = text_pane("escalate_command", 4, false);
   command_->setFont(QFontDatabase::systemFont(QFontDatabase::FixedFont));
+  // Four lines (two comments, two commands) in the fixed font, above the scroll bar.
+  command_->setFixedHeight(command_->fontMetrics().lineSpacing() * 4 + 8 +
+                           command_->style()->pixelMetric(QStyle::PM_ScrollBarExtent));
   status_ = new QLabel(this);
   status_->setWordWrap(true);
   create_case_ = new QPushButton(tr("Create case in collector"), this);
