@@ -18,10 +18,23 @@
 #include "pages/jobs_page.h"
 
 int main(int argc, char** argv) {
+  // Screenshots, --help and --version never need a display: choose the offscreen platform
+  // before Qt starts (else Qt aborts without one). Anything else without a display is said
+  // in one line with what to do, not a Qt platform-plugin abort.
+  bool headless = false;
   for (int i = 1; i < argc; ++i) {
-    // Screenshots never need a display: choose the offscreen platform before Qt starts.
-    if (std::strcmp(argv[i], "--screenshot") == 0 && qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM"))
-      qputenv("QT_QPA_PLATFORM", "offscreen");
+    for (const char* flag : {"--screenshot", "--help", "-h", "--help-all", "--version", "-v"})
+      headless = headless || std::strcmp(argv[i], flag) == 0;
+  }
+  const bool platform_chosen = !qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM");
+  if (headless && !platform_chosen) qputenv("QT_QPA_PLATFORM", "offscreen");
+  if (!headless && !platform_chosen && qEnvironmentVariableIsEmpty("DISPLAY") &&
+      qEnvironmentVariableIsEmpty("WAYLAND_DISPLAY")) {
+    std::fprintf(stderr,
+                 "ibcollect-console: no display (DISPLAY and WAYLAND_DISPLAY are unset): run it "
+                 "in a desktop session or with `ssh -X`, or render the pages to PNG files with "
+                 "--screenshot DIR\n");
+    return 3;
   }
   QApplication app(argc, argv);
   QApplication::setApplicationName(QStringLiteral("ibcollect-console"));

@@ -10,6 +10,15 @@ BUILD=$(realpath "${1:?usage: console_screenshots_test.sh BUILD_DIR}")
 OUT=$(mktemp -d /tmp/ibc-console-test-XXXXXX)
 trap 'rm -rf "$OUT"' EXIT
 scripts/console-screenshots.sh "$OUT" "$BUILD"
+# Without a display, --help prints the usage (exit 0) and a plain start says what to do
+# (exit 3) instead of Qt's platform-plugin abort.
+help=$(env -u DISPLAY -u WAYLAND_DISPLAY -u QT_QPA_PLATFORM "$BUILD/console/ibcollect-console" --help)
+grep -q -- "--screenshot" <<<"$help" || { echo "--help without a display: $help" >&2; exit 1; }
+set +e
+err=$(env -u DISPLAY -u WAYLAND_DISPLAY -u QT_QPA_PLATFORM "$BUILD/console/ibcollect-console" 2>&1)
+rc=$?
+set -e
+[ "$rc" = 3 ] && grep -q "no display" <<<"$err" || { echo "no display: rc $rc: $err" >&2; exit 1; }
 python3 - "$OUT" <<'PY'
 import struct, sys, os
 for page in ("jobs", "grid", "node", "findings", "diff", "charts", "escalate"):

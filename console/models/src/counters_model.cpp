@@ -117,7 +117,7 @@ QVariant CountersModel::headerData(int section, Qt::Orientation orientation, int
   switch (section) {
     case Name: return tr("Counter");
     case Group: return tr("Group");
-    case Total: return tr("Total");
+    case Total: return tr("Total (latest)");
     case Delta: return tr("Window delta");
     case RatePerSecond: return tr("Rate");
     case Unavailable: return tr("Unavailable because");

@@ -209,6 +209,9 @@ PortCounterValue valueOf(const CounterWindowIndex& window, const CounterKey& key
   }
   v.total = c.value();
   if (const auto d = counterDelta(window, key, c)) {
+    // The total is the latest reading: a counter that read 12 and then 480 is "480, +468",
+    // never "12, +468" (the first sample is history the delta already accounts for).
+    v.total = d->after;
     if (d->after >= d->before) {
       v.delta = d->delta;
     } else {

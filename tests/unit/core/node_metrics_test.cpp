@@ -85,7 +85,7 @@ TEST(PortCounterValues, GiveTotalsDeltasAndReasonsThenTheDevicesOwnCounters) {
   const auto values = portCounterValues(s, "mlx4_0", 1);
   ASSERT_EQ(values.size(), 7u);
   EXPECT_EQ(values[0].name, "symbol_error");
-  EXPECT_EQ(values[0].total, 3u);
+  EXPECT_EQ(values[0].total, 8u);  // the latest reading: 3 before the window, +5 in it
   EXPECT_EQ(values[0].delta, 5);
   EXPECT_EQ(values[2].name, "VL15_dropped");
   EXPECT_FALSE(values[2].total);
@@ -98,7 +98,8 @@ TEST(PortCounterValues, GiveTotalsDeltasAndReasonsThenTheDevicesOwnCounters) {
   EXPECT_EQ(values[6].name, "out_of_buffer");
   EXPECT_FALSE(values[6].delta);
   EXPECT_TRUE(values[6].reset);
-  EXPECT_EQ(values[6].amount(), 1.0);
+  EXPECT_EQ(values[6].total, 0u);  // read 1, then 0 after the reset: the latest is 0
+  EXPECT_EQ(values[6].amount(), 0.0);
   EXPECT_TRUE(portCounterValues(s, "mlx4_0", 2).empty());
   EXPECT_TRUE(portCounterValues(s, "mlx5_0", 1).empty());
 }

@@ -114,7 +114,9 @@ struct PortCounterValue {
   CounterGroup group = CounterGroup::PortCounters;
   bool device_level = false;  // the device's own hw_counters, not the port's
   std::string name;
-  std::optional<uint64_t> total;  // unset when unavailable
+  // The latest reading (the window's second sample when there is one); unset when
+  // unavailable.
+  std::optional<uint64_t> total;
   // after - before over the window; unset without a readable second sample, or when the
   // counter went backwards (reset or wrapped: `reset` is set) rather than a wrong value.
   std::optional<int64_t> delta;
