@@ -162,6 +162,117 @@ struct DeviceReasons {
   bool symptoms = false;
 };
 
+// What a node's findings give escalation to work with.
+struct Reasons {
+  bool state_unknown = false;  // the VF side is not known to be clean
+  std::map<std::string, DeviceReasons> by_device;
+  std::vector<std::string> node_symptoms;  // symptoms pinned to no device (NCCL)
+  std::set<std::string> node_symptom_codes;
+  bool node_level_physical = false;
+};
+
+Reasons gatherReasons(const std::vector<v1::Finding>& findings) {
+  Reasons r;
+  for (const auto& f : findings) {
+    r.state_unknown = r.state_unknown || f.code() == "PORT_STATE_UNKNOWN";
+    if (!counts(f)) continue;
+    const FindingClass c = findingClassOf(f.code());
+    const bool escalating =
+        c == FindingClass::PhysicalLink || c == FindingClass::Device || c == FindingClass::FabricSm;
+    const bool symptom = c == FindingClass::TransportSymptom;
+    if (!escalating && !symptom) continue;
+    const std::string line = f.code() + " (" + f.severity() + "): " + f.summary();
+    if (f.device().empty()) {
+      r.node_level_physical = r.node_level_physical || escalating;
+      if (symptom) {
+        r.node_symptoms.push_back(line);
+        r.node_symptom_codes.insert(f.code());
+      }
+      continue;
+    }
+    auto& d = r.by_device[f.device()];
+    d.codes.insert(f.code());
+    d.lines.push_back(line);
+    if (f.port() != 0) d.ports.insert(f.port());
+    if (escalating) {
+      d.escalating = true;
+      d.worst = std::max(d.worst, severityOf(f));
+    } else {
+      d.symptoms = true;
+    }
+  }
+  return r;
+}
+
+v1::Finding identityMissing(const v1::Snapshot& snap, const v1::RdmaDevice& dev, uint32_t port) {
+  const auto shown = [](const std::string& v, const char* none, const char* what) {
+    return v.empty() ? std::string(none) : "\"" + v + "\" (" + what + ")";
+  };
+  std::vector<std::string> ev{"node_guid " + shown(dev.node_guid(), "empty", "not a GUID")};
+  for (const auto& p : dev.ports()) {
+    ev.push_back("port " + std::to_string(p.port()) + " port_guid " +
+                 shown(p.port_guid(), "empty", "not a GUID"));
+  }
+  ev.push_back("no netdev MAC address of this device");
+  ev.push_back("VM id " + shown(snap.node().vm_id(), "unknown", "not an id"));
+  return makeFinding(
+      {FindingCode::VfIdentityMissing, Severity::Warning, nodeName(snap), dev.name(), port,
+       dev.name() + " must be inspected on the host, but nothing the host can search for "
+                    "identifies it (no node/port GUID, MAC or VM id)",
+       std::move(ev),
+       "Ask the customer for one of: `cat /sys/class/infiniband/" + dev.name() +
+           "/node_guid` (as root if unreadable), `ibstat " + dev.name() +
+           "` (Port GUID), the MAC in `ip link`, or the VM's instance id (`cat "
+           "/sys/class/dmi/id/product_uuid` as root, or the cloud console)."});
+}
+
+// ESCALATE_HOST_INSPECTION for one device (and VF_IDENTITY_MISSING when nothing identifies
+// it); nothing when no reason is of an escalated class.
+void escalateDevice(const v1::Snapshot& snap, const v1::RdmaDevice& dev,
+                    const std::set<std::string>& codes, std::vector<std::string> lines,
+                    uint32_t port, Severity severity, std::vector<v1::Finding>& out) {
+  const std::vector<std::string> reasons(codes.begin(), codes.end());
+  const auto kind = escalationKindFor(reasons);
+  if (!kind) return;
+  for (auto& line : identity(snap, dev)) lines.push_back(std::move(line));
+  auto f = makeFinding({FindingCode::EscalateHostInspection, severity, nodeName(snap), dev.name(),
+                        port, summaryFor(*kind, dev), std::move(lines), runbook(*kind, dev, port)});
+  for (const auto& r : reasons) f.add_reasons(r);
+  out.push_back(std::move(f));
+  if (hostIdentities(snap, dev).empty()) out.push_back(identityMissing(snap, dev, port));
+}
+
+// Node-level symptoms (NCCL) without a device to pin them on, on a node whose RDMA devices
+// are remote-PF devices and look clean: one escalation for the node, naming them all
+// (device "" stands for every device).
+void escalateNode(const v1::Snapshot& snap, const Reasons& r, std::vector<v1::Finding>& out) {
+  std::vector<const v1::RdmaDevice*> devices;
+  for (const auto& dev : snap.devices()) {
+    if (physicalFunctionIsRemote(snap, dev) && dev.missing_reason().empty())
+      devices.push_back(&dev);
+  }
+  if (devices.empty()) return;
+  bool all_vfs = true;
+  for (const auto* dev : devices) all_vfs = all_vfs && dev->is_virtual_function();
+  std::vector<std::string> ev = r.node_symptoms;
+  for (const auto* dev : devices) {
+    for (auto& line : identity(snap, *dev)) ev.push_back(std::move(line));
+  }
+  auto f = makeFinding(
+      {FindingCode::EscalateHostInspection, Severity::Warning, nodeName(snap), "", 0,
+       all_vfs ? "Transport errors with clean VF-side evidence on every VF of this node: the "
+                 "PFs and the path beyond them must be inspected"
+               : "Transport errors with clean guest-side evidence on every RDMA device of this "
+                 "virtual machine: the physical devices and the path behind them must be "
+                 "inspected",
+       std::move(ev), runbook(EscalationKind::TransportPath, *devices.front(), 0)});
+  for (const auto& code : r.node_symptom_codes) f.add_reasons(code);
+  out.push_back(std::move(f));
+  for (const auto* dev : devices) {
+    if (hostIdentities(snap, *dev).empty()) out.push_back(identityMissing(snap, *dev, 0));
+  }
+}
+
 }  // namespace
 
 std::string_view escalationKindName(EscalationKind kind) {
@@ -193,120 +304,22 @@ std::optional<EscalationKind> escalationKindFor(const std::vector<std::string>& 
 std::vector<v1::Finding> escalationFindings(const v1::Snapshot& snap,
                                             const std::vector<v1::Finding>& findings) {
   std::vector<v1::Finding> out;
-  const std::string node = nodeName(snap);
-  // The VF side is known to be clean only when no port's state is unknown.
-  bool state_unknown = false;
-  for (const auto& f : findings) state_unknown = state_unknown || f.code() == "PORT_STATE_UNKNOWN";
-  std::map<std::string, DeviceReasons> by_device;
-  std::vector<std::string> node_symptoms;  // symptoms pinned to no device (NCCL)
-  std::set<std::string> node_symptom_codes;
-  bool node_level_physical = false;
-  for (const auto& f : findings) {
-    if (!counts(f)) continue;
-    const FindingClass c = findingClassOf(f.code());
-    const bool escalating =
-        c == FindingClass::PhysicalLink || c == FindingClass::Device || c == FindingClass::FabricSm;
-    const bool symptom = c == FindingClass::TransportSymptom;
-    if (!escalating && !symptom) continue;
-    const std::string line = f.code() + " (" + f.severity() + "): " + f.summary();
-    if (f.device().empty()) {
-      if (escalating) node_level_physical = true;
-      if (symptom) {
-        node_symptoms.push_back(line);
-        node_symptom_codes.insert(f.code());
-      }
-      continue;
-    }
-    auto& r = by_device[f.device()];
-    r.codes.insert(f.code());
-    r.lines.push_back(line);
-    if (f.port() != 0) r.ports.insert(f.port());
-    if (escalating) {
-      r.escalating = true;
-      r.worst = std::max(r.worst, severityOf(f));
-    } else {
-      r.symptoms = true;
-    }
-  }
-  const auto identityMissing = [&](const v1::RdmaDevice& dev, uint32_t port) {
-    std::vector<std::string> ev{"node_guid " + (dev.node_guid().empty()
-                                                    ? std::string("empty")
-                                                    : "\"" + dev.node_guid() + "\" (not a GUID)")};
-    for (const auto& p : dev.ports()) {
-      ev.push_back("port " + std::to_string(p.port()) + " port_guid " +
-                   (p.port_guid().empty() ? std::string("empty")
-                                          : "\"" + p.port_guid() + "\" (not a GUID)"));
-    }
-    ev.push_back("no netdev MAC address of this device");
-    ev.push_back("VM id " + (snap.node().vm_id().empty()
-                                 ? std::string("unknown")
-                                 : "\"" + snap.node().vm_id() + "\" (not an id)"));
-    out.push_back(makeFinding(
-        {FindingCode::VfIdentityMissing, Severity::Warning, node, dev.name(), port,
-         dev.name() + " must be inspected on the host, but nothing the host can search for "
-                      "identifies it (no node/port GUID, MAC or VM id)",
-         std::move(ev),
-         "Ask the customer for one of: `cat /sys/class/infiniband/" + dev.name() +
-             "/node_guid` (as root if unreadable), `ibstat " + dev.name() +
-             "` (Port GUID), the MAC in `ip link`, or the VM's instance id (`cat "
-             "/sys/class/dmi/id/product_uuid` as root, or the cloud console)."}));
-  };
-  const auto escalate = [&](const v1::RdmaDevice& dev, const std::set<std::string>& codes,
-                            std::vector<std::string> lines, uint32_t port, Severity severity) {
-    const std::vector<std::string> reasons(codes.begin(), codes.end());
-    const auto kind = escalationKindFor(reasons);
-    if (!kind) return;
-    for (auto& line : identity(snap, dev)) lines.push_back(std::move(line));
-    auto f = makeFinding({FindingCode::EscalateHostInspection, severity, node, dev.name(), port,
-                          summaryFor(*kind, dev), std::move(lines), runbook(*kind, dev, port)});
-    for (const auto& r : reasons) f.add_reasons(r);
-    out.push_back(std::move(f));
-    if (hostIdentities(snap, dev).empty()) identityMissing(dev, port);
-  };
+  const Reasons r = gatherReasons(findings);
   bool escalated_any = false;
   for (const auto& dev : snap.devices()) {
     if (!physicalFunctionIsRemote(snap, dev)) continue;
-    const auto it = by_device.find(dev.name());
-    if (it == by_device.end()) continue;
-    const DeviceReasons& r = it->second;
+    const auto it = r.by_device.find(dev.name());
+    if (it == r.by_device.end()) continue;
+    const DeviceReasons& d = it->second;
     // Symptoms alone escalate only when the VF side is known to be clean.
-    if (!r.escalating && (!r.symptoms || state_unknown)) continue;
-    const uint32_t port = r.ports.size() == 1 ? *r.ports.begin() : 0;
-    escalate(dev, r.codes, r.lines, port, r.escalating ? r.worst : Severity::Warning);
+    if (!d.escalating && (!d.symptoms || r.state_unknown)) continue;
+    const uint32_t port = d.ports.size() == 1 ? *d.ports.begin() : 0;
+    escalateDevice(snap, dev, d.codes, d.lines, port, d.escalating ? d.worst : Severity::Warning,
+                   out);
     escalated_any = true;
   }
-  if (escalated_any || node_level_physical || state_unknown || node_symptoms.empty()) {
-    sortFindings(out);
-    return out;
-  }
-  // Node-level symptoms (NCCL) without a device to pin them on, on a node whose RDMA
-  // devices are remote-PF devices and look clean: one escalation for the node, naming them
-  // all (device "" stands for every device).
-  std::vector<const v1::RdmaDevice*> devices;
-  for (const auto& dev : snap.devices()) {
-    if (physicalFunctionIsRemote(snap, dev) && dev.missing_reason().empty())
-      devices.push_back(&dev);
-  }
-  if (devices.empty()) return out;
-  bool all_vfs = true;
-  for (const auto* dev : devices) all_vfs = all_vfs && dev->is_virtual_function();
-  std::vector<std::string> ev = node_symptoms;
-  for (const auto* dev : devices) {
-    for (auto& line : identity(snap, *dev)) ev.push_back(std::move(line));
-  }
-  auto f = makeFinding(
-      {FindingCode::EscalateHostInspection, Severity::Warning, node, "", 0,
-       all_vfs ? "Transport errors with clean VF-side evidence on every VF of this node: the "
-                 "PFs and the path beyond them must be inspected"
-               : "Transport errors with clean guest-side evidence on every RDMA device of this "
-                 "virtual machine: the physical devices and the path behind them must be "
-                 "inspected",
-       std::move(ev), runbook(EscalationKind::TransportPath, *devices.front(), 0)});
-  for (const auto& code : node_symptom_codes) f.add_reasons(code);
-  out.push_back(std::move(f));
-  for (const auto* dev : devices) {
-    if (hostIdentities(snap, *dev).empty()) identityMissing(*dev, 0);
-  }
+  if (!escalated_any && !r.node_level_physical && !r.state_unknown && !r.node_symptoms.empty())
+    escalateNode(snap, r, out);
   sortFindings(out);
   return out;
 }
