@@ -361,8 +361,7 @@ void MainWindow::load(Loader loader, const QString& what, int total, bool show_p
             cancel.get()));
         // The grid's rows, majorities and outliers are computed here too: the GUI thread only
         // swaps them in (a 2,000-node job's grid takes ~90 ms to prepare).
-        std::shared_ptr<void> grid =
-            std::make_shared<NodeGridModel::Prepared>(NodeGridModel::prepare(job.get()));
+        auto grid = std::make_shared<NodeGridModel::Prepared>(NodeGridModel::prepare(job.get()));
         JobData* raw = job.release();
         if (!self) {
           delete raw;
@@ -381,7 +380,8 @@ void MainWindow::load(Loader loader, const QString& what, int total, bool show_p
   worker->start();
 }
 
-void MainWindow::setJob(std::unique_ptr<JobData> job, std::shared_ptr<void> grid) {
+void MainWindow::setJob(std::unique_ptr<JobData> job,
+                        std::shared_ptr<NodeGridModel::Prepared> grid) {
   // The models point into the job: reset them before the old job goes. The old job (a
   // 2,000-node job is ~100 MB of messages) and the grid's old rows are freed off the GUI
   // thread: freeing them here stalled a reload by ~35 ms.
@@ -400,8 +400,7 @@ void MainWindow::setJob(std::unique_ptr<JobData> job, std::shared_ptr<void> grid
   });
   job_ = std::move(job);
   if (grid) {
-    grid_model_->setJob(job_.get(),
-                        std::move(*std::static_pointer_cast<NodeGridModel::Prepared>(grid)));
+    grid_model_->setJob(job_.get(), std::move(*grid));
   } else {
     grid_model_->setJob(job_.get());
   }

@@ -14,6 +14,7 @@
 #include "ibc/console/collector_source.h"
 #include "ibc/console/error_advice.h"
 #include "ibc/console/job_data.h"
+#include "ibc/console/node_grid_model.h"
 
 class QLabel;
 class QTabWidget;
@@ -90,7 +91,8 @@ class MainWindow : public QMainWindow {
   using Loader = std::function<JobData(const std::function<void(std::size_t, std::size_t)>&,
                                        const std::atomic<bool>*)>;
   void load(Loader loader, const QString& what, int total, bool show_progress);
-  void setJob(std::unique_ptr<JobData> job, std::shared_ptr<void> grid = nullptr);
+  void setJob(std::unique_ptr<JobData> job,
+              std::shared_ptr<NodeGridModel::Prepared> grid = nullptr);
   // Pages whose work is heavy on a large job (diff against the majority, charts, escalation)
   // get the job and the selected node when they are shown, not on every load.
   void applyPending();

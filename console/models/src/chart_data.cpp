@@ -54,8 +54,8 @@ std::vector<NodeValue> busbwPerNode(const JobData& job) {
   }
   std::vector<double> values;
   for (const auto& v : out) values.push_back(v.value);
-  const double m = core::medianOf(values);
-  for (auto& v : out) v.outlier = out.size() >= 2 && core::isBusbwOutlier(v.value, m);
+  const auto marks = core::markBusbwOutliers(values);
+  for (std::size_t k = 0; k < out.size(); ++k) out[k].outlier = marks.outlier[k];
   return out;
 }
 
@@ -67,8 +67,8 @@ std::vector<NodeValue> counterPerNode(const JobData& job, const std::string& cou
   }
   std::vector<double> values;
   for (const auto& v : out) values.push_back(v.value);
-  const double m = core::medianOf(values);
-  for (auto& v : out) v.outlier = out.size() >= 2 && core::isCounterOutlier(v.value, m);
+  const auto marks = core::markCounterOutliers(values);
+  for (std::size_t k = 0; k < out.size(); ++k) out[k].outlier = marks.outlier[k];
   return out;
 }
 

@@ -281,41 +281,44 @@ NodeGridModel::Prepared NodeGridModel::prepare(const JobData* job) {
       if (r.port >= 0 && r.cells[c] != out.majority[c]) r.outlier[c] = true;
     }
   }
-  // Error counters and bus bandwidth: core's outlier rules over core's median (the ones
-  // NODE_OUTLIER judges; chart_data uses them too). Counters are judged on what they
-  // counted (the window's delta, else the total), whatever the cell shows (a rate).
+  // Error counters and bus bandwidth: marked by core (markCounterOutliers,
+  // markBusbwOutliers: the rules NODE_OUTLIER judges; chart_data uses them too). Counters
+  // are judged on what they counted (the window's delta, else the total), whatever the cell
+  // shows (a rate); the majority shown is the cells' median.
   for (std::size_t k = 0; k < std::size(key_columns); ++k) {
     const int c = key_columns[k];
-    const auto counted = [&](const Row& r) -> std::optional<double> {
+    std::vector<double> values;
+    std::vector<Row*> counted_rows;
+    std::vector<double> shown;
+    for (auto& r : out.rows) {
       const auto it = std::lower_bound(r.counters.begin(), r.counters.end(),
                                        std::make_pair(key_ids[k], -1e300));
-      if (it == r.counters.end() || it->first != key_ids[k]) return std::nullopt;
-      return it->second;
-    };
-    std::vector<double> values;
-    std::vector<double> shown;
-    for (const auto& r : out.rows) {
-      if (const auto v = counted(r)) values.push_back(*v);
+      if (it != r.counters.end() && it->first == key_ids[k]) {
+        values.push_back(it->second);
+        counted_rows.push_back(&r);
+      }
       if (!std::isnan(r.sort[c])) shown.push_back(r.sort[c]);
     }
     if (values.size() < 2) continue;
     out.majority[c] = formatAmount(core::medianOf(shown));
-    const double m = core::medianOf(values);
-    for (auto& r : out.rows) {
-      if (const auto v = counted(r); v && core::isCounterOutlier(*v, m)) r.outlier[c] = true;
+    const auto marks = core::markCounterOutliers(values);
+    for (std::size_t i = 0; i < counted_rows.size(); ++i) {
+      if (marks.outlier[i]) counted_rows[i]->outlier[c] = true;
     }
   }
   {
     std::vector<double> values;
-    for (const auto& r : out.rows) {
-      if (!std::isnan(r.sort[Busbw])) values.push_back(r.sort[Busbw]);
+    std::vector<Row*> rows;
+    for (auto& r : out.rows) {
+      if (std::isnan(r.sort[Busbw])) continue;
+      values.push_back(r.sort[Busbw]);
+      rows.push_back(&r);
     }
     if (values.size() >= 2) {
-      const double m = core::medianOf(values);
-      out.majority[Busbw] = QString::number(m, 'f', 1);
-      for (auto& r : out.rows) {
-        if (!std::isnan(r.sort[Busbw]) && core::isBusbwOutlier(r.sort[Busbw], m))
-          r.outlier[Busbw] = true;
+      const auto marks = core::markBusbwOutliers(values);
+      out.majority[Busbw] = QString::number(marks.median, 'f', 1);
+      for (std::size_t i = 0; i < rows.size(); ++i) {
+        if (marks.outlier[i]) rows[i]->outlier[Busbw] = true;
       }
     }
   }

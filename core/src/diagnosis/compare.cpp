@@ -330,9 +330,11 @@ void busbw(const std::vector<NodeView>& nodes, std::vector<v1::Finding>& out) {
   if (peaks.size() < 2) return;
   std::vector<double> v;
   for (const auto& [i, p] : peaks) v.push_back(p);
-  const double med = medianOf(v);
-  for (const auto& [i, p] : peaks) {
-    if (!isBusbwOutlier(p, med)) continue;
+  const auto marks = markBusbwOutliers(v);
+  const double med = marks.median;
+  for (std::size_t k = 0; k < peaks.size(); ++k) {
+    if (!marks.outlier[k]) continue;
+    const auto& [i, p] = peaks[k];
     out.push_back(makeFinding(
         {FindingCode::NodeOutlier,
          Severity::Warning,

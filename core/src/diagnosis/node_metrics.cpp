@@ -119,4 +119,26 @@ bool isBusbwOutlier(double busbw_gbs, double median_gbs) {
   return busbw_gbs < kBusbwOutlierFraction * median_gbs;
 }
 
+namespace {
+
+template <typename Rule>
+OutlierMarks mark(const std::vector<double>& values, Rule is_outlier) {
+  OutlierMarks m;
+  m.median = medianOf(values);
+  m.outlier.assign(values.size(), false);
+  if (values.size() < 2) return m;
+  for (std::size_t i = 0; i < values.size(); ++i) m.outlier[i] = is_outlier(values[i], m.median);
+  return m;
+}
+
+}  // namespace
+
+OutlierMarks markBusbwOutliers(const std::vector<double>& busbw_gbs) {
+  return mark(busbw_gbs, isBusbwOutlier);
+}
+
+OutlierMarks markCounterOutliers(const std::vector<double>& values, double factor) {
+  return mark(values, [factor](double v, double m) { return isCounterOutlier(v, m, factor); });
+}
+
 }  // namespace ibc::core

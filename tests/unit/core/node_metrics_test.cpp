@@ -176,3 +176,19 @@ TEST(CompareNodes, ANodeMovingLessDataInCountersExtIsAnOutlier) {
 
 }  // namespace
 }  // namespace ibc::core
+
+namespace ibc::core {
+namespace {
+
+TEST(OutlierMarks, OneRuleMarksBusbwAndCountersForEveryConsumer) {
+  const auto busbw = markBusbwOutliers({338.8, 235.3, 361.2, 97.5});
+  EXPECT_DOUBLE_EQ(busbw.median, 338.8);  // the upper one of an even count
+  EXPECT_EQ(busbw.outlier, (std::vector<bool>{false, true, false, true}));
+  const auto counters = markCounterOutliers({0, 0, 50, 3});
+  EXPECT_EQ(counters.outlier, (std::vector<bool>{false, false, true, false}));  // > 10 x max(m,1)
+  EXPECT_EQ(markBusbwOutliers({1.0}).outlier, std::vector<bool>{false});        // no peers
+  EXPECT_TRUE(markCounterOutliers({}).outlier.empty());
+}
+
+}  // namespace
+}  // namespace ibc::core

@@ -71,4 +71,15 @@ bool isCounterOutlier(double value, double median, double factor = kCounterOutli
 inline constexpr double kBusbwOutlierFraction = 0.8;
 bool isBusbwOutlier(double busbw_gbs, double median_gbs);
 
+// The rules applied to one value per node or port, as every consumer applies them: the
+// median of `values` and, for each value (same order), whether it is an outlier. Fewer than
+// two values: nothing is an outlier (no peers to differ from).
+struct OutlierMarks {
+  double median = 0;
+  std::vector<bool> outlier;
+};
+OutlierMarks markBusbwOutliers(const std::vector<double>& busbw_gbs);
+OutlierMarks markCounterOutliers(const std::vector<double>& values,
+                                 double factor = kCounterOutlierFactor);
+
 }  // namespace ibc::core
