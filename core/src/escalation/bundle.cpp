@@ -286,13 +286,11 @@ Result<v1::BundleAttachment> parseAttachmentRecord(std::string_view json) {
   return a;
 }
 
-Result<BundleMembers> buildBundle(const std::vector<BundleSnapshotInput>& snapshots,
-                                  const BundleExportOptions& options,
-                                  const SnapshotSigner& exporter) {
-  if (auto st = checkExporterRole(exporter.identity()); !st.ok()) return st.error();
-  if (snapshots.empty()) {
-    return Error{ErrorCode::InvalidArgument, "a bundle needs at least one snapshot"};
-  }
+namespace {
+
+// The inputs of a bundle, decoded: each snapshot's bytes, envelope and member name, the
+// nodes to judge, and what the manifest says of them all.
+struct BundleInputs {
   struct Input {
     std::string file_bytes;
     v1::SignedSnapshot envelope;
@@ -300,18 +298,24 @@ Result<BundleMembers> buildBundle(const std::vector<BundleSnapshotInput>& snapsh
   };
   std::vector<Input> inputs;
   std::vector<AnalyzedNode> nodes;
-  std::set<std::string> used;
-  std::map<std::string, int> next_suffix;  // per stem: the next "-N" to try (from 2)
   std::set<std::string> job_ids;
   std::set<std::string> tenants;
-  int64_t first = 0;
+  int64_t first = 0;  // oldest and newest collection time
   int64_t last = 0;
+};
+
+// Decodes every input (its origin names it in errors) and gives each a unique member name:
+// a second snapshot of one node (before/after) gets "-2". Snapshots of several tenants are
+// refused: a bundle covers one tenant's job.
+Result<BundleInputs> readBundleInputs(const std::vector<BundleSnapshotInput>& snapshots) {
+  BundleInputs out;
+  std::set<std::string> used;
+  std::map<std::string, int> next_suffix;  // per stem: the next "-N" to try (from 2)
   for (const auto& in : snapshots) {
     auto env = decodeSnapshotFile(in.file_bytes);
     if (!env.ok()) return Error{ErrorCode::Malformed, in.origin + ": " + env.error().message};
     auto snap = openSnapshot(*env);
     if (!snap.ok()) return Error{ErrorCode::Malformed, in.origin + ": " + snap.error().message};
-    // Member names are unique: a second snapshot of one node (before/after) gets "-2".
     const std::string stem = safeStem(snapshotNodeName(snap->node()));
     std::string member = std::string(kSnapshotsDir) + stem + ".ibsnap";
     int& n = next_suffix.try_emplace(stem, 2).first->second;
@@ -319,43 +323,46 @@ Result<BundleMembers> buildBundle(const std::vector<BundleSnapshotInput>& snapsh
       member = std::string(kSnapshotsDir) + stem + "-" + std::to_string(n) + ".ibsnap";
     }
     used.insert(member);
-    if (!snap->node().job_id().empty()) job_ids.insert(snap->node().job_id());
+    if (!snap->node().job_id().empty()) out.job_ids.insert(snap->node().job_id());
     const int64_t at = snap->node().collected_at_unix_ms();
     if (at > 0) {
-      first = first == 0 ? at : std::min(first, at);
-      last = std::max(last, at);
+      out.first = out.first == 0 ? at : std::min(out.first, at);
+      out.last = std::max(out.last, at);
     }
     if (env->certificate_chain_size() > 0) {
       if (auto id = certificateIdentity(env->certificate_chain(0)); id.ok()) {
-        tenants.insert(id->tenant);
+        out.tenants.insert(id->tenant);
       }
     }
     AnalyzedNode node;
     node.snapshot = std::move(*snap);
     node.snapshot_file = member;
-    nodes.push_back(std::move(node));
-    inputs.push_back({in.file_bytes, std::move(*env), member});
+    out.nodes.push_back(std::move(node));
+    out.inputs.push_back({in.file_bytes, std::move(*env), member});
   }
-  if (tenants.size() > 1) {
+  if (out.tenants.size() > 1) {
     std::string list;
-    for (const auto& t : tenants) list += (list.empty() ? "" : ", ") + printable(t, 60);
+    for (const auto& t : out.tenants) list += (list.empty() ? "" : ", ") + printable(t, 60);
     return Error{ErrorCode::InvalidArgument, "the snapshots are signed by agents of " +
-                                                 std::to_string(tenants.size()) + " tenants (" +
+                                                 std::to_string(out.tenants.size()) + " tenants (" +
                                                  list + "): a bundle covers one tenant's job"};
   }
-  // The job's verdict, as `--job`, `compare` and the console judge it (job_verdict.h).
-  judgeJob(nodes, {options.rules, {}});
+  return out;
+}
 
+// The manifest's head: format, case, job, tenant, window, exporter, options.
+v1::BundleManifest manifestHead(const BundleInputs& in, const BundleExportOptions& options,
+                                const SnapshotSigner& exporter) {
   v1::BundleManifest manifest;
   manifest.set_format(std::string(kBundleFormat));
   manifest.set_format_version(kBundleFormatVersion);
   manifest.set_case_id(options.case_id);
-  manifest.set_job_id(!options.job_id.empty() ? options.job_id
-                      : job_ids.size() == 1   ? *job_ids.begin()
-                                              : std::string());
-  manifest.set_tenant(tenants.size() == 1 ? *tenants.begin() : std::string());
-  manifest.set_window_start_unix_ms(first);
-  manifest.set_window_end_unix_ms(last);
+  manifest.set_job_id(!options.job_id.empty()  ? options.job_id
+                      : in.job_ids.size() == 1 ? *in.job_ids.begin()
+                                               : std::string());
+  manifest.set_tenant(in.tenants.size() == 1 ? *in.tenants.begin() : std::string());
+  manifest.set_window_start_unix_ms(in.first);
+  manifest.set_window_end_unix_ms(in.last);
   *manifest.mutable_exporter() = identityMessage(exporter.identity());
   manifest.set_ibcollect_version(options.ibcollect_version);
   manifest.set_redacted(options.redact);
@@ -364,6 +371,45 @@ Result<BundleMembers> buildBundle(const std::vector<BundleSnapshotInput>& snapsh
     manifest.set_expect_rate_gbps(*options.rules.expect_rate_gbps);
   if (options.rules.expect_busbw_gbs)
     manifest.set_expect_busbw_gbs(*options.rules.expect_busbw_gbs);
+  return manifest;
+}
+
+// The case's host results the exporter vouches for: host/<host>.json members, each listed
+// in manifest.attachments.
+Status addExportedHostResults(const BundleExportOptions& options, const SnapshotSigner& exporter,
+                              BundleMembers& members, v1::BundleManifest& manifest) {
+  for (const auto& h : options.host_results) {
+    if (h.bytes.size() > BundleLimits{}.max_member_bytes) {
+      return Error{ErrorCode::TooLarge, "the host result of " + printable(h.host, 120) +
+                                            " is larger than a member may be"};
+    }
+    const std::string name = hostMemberName(members, h.host);
+    members.emplace(name, h.bytes);
+    v1::BundleAttachment* a = manifest.add_attachments();
+    a->set_member(name);
+    a->set_host(h.host);
+    *a->mutable_attached_by() = identityMessage(exporter.identity());
+    a->set_attached_at_unix_ms(h.attached_at_unix_ms);
+  }
+  return Status();
+}
+
+}  // namespace
+
+Result<BundleMembers> buildBundle(const std::vector<BundleSnapshotInput>& snapshots,
+                                  const BundleExportOptions& options,
+                                  const SnapshotSigner& exporter) {
+  if (auto st = checkExporterRole(exporter.identity()); !st.ok()) return st.error();
+  if (snapshots.empty()) {
+    return Error{ErrorCode::InvalidArgument, "a bundle needs at least one snapshot"};
+  }
+  auto read = readBundleInputs(snapshots);
+  if (!read.ok()) return read.error();
+  BundleInputs& in = *read;
+  auto& nodes = in.nodes;
+  // The job's verdict, as `--job`, `compare` and the console judge it (job_verdict.h).
+  judgeJob(nodes, {options.rules, {}});
+  v1::BundleManifest manifest = manifestHead(in, options, exporter);
 
   Redactor redactor;
   if (options.redact) {
@@ -381,18 +427,17 @@ Result<BundleMembers> buildBundle(const std::vector<BundleSnapshotInput>& snapsh
   auto inspection = buildPfInspection(nodes, manifest.case_id(), manifest.job_id());
   std::set<std::string> suspects;
   for (const auto& s : inspection.suspects()) suspects.insert(s.node());
-
   for (std::size_t i = 0; i < nodes.size(); ++i) {
     const auto summary = summarizeNode(nodes[i]);
     v1::BundleNode* bn = manifest.add_nodes();
     bn->set_node(nodes[i].label);
-    bn->set_member(options.redact ? std::string() : inputs[i].member);
-    bn->set_snapshot_id(snapshotId(inputs[i].envelope));
+    bn->set_member(options.redact ? std::string() : in.inputs[i].member);
+    bn->set_snapshot_id(snapshotId(in.inputs[i].envelope));
     bn->set_worst_severity(summary.worst_severity());
     bn->set_worst_code(summary.worst_code());
     bn->set_suspect(suspects.count(nodes[i].label) != 0);
-    if (inputs[i].envelope.certificate_chain_size() > 0) {
-      if (auto id = certificateIdentity(inputs[i].envelope.certificate_chain(0)); id.ok()) {
+    if (in.inputs[i].envelope.certificate_chain_size() > 0) {
+      if (auto id = certificateIdentity(in.inputs[i].envelope.certificate_chain(0)); id.ok()) {
         bn->set_signer(id->subject);
       }
     }
@@ -400,7 +445,7 @@ Result<BundleMembers> buildBundle(const std::vector<BundleSnapshotInput>& snapsh
 
   BundleMembers members;
   if (!options.redact) {
-    for (auto& in : inputs) members.emplace(in.member, std::move(in.file_bytes));
+    for (auto& input : in.inputs) members.emplace(input.member, std::move(input.file_bytes));
   }
   const auto report = buildReport(std::move(nodes));
   auto findings_json = renderJson(report);
@@ -412,27 +457,15 @@ Result<BundleMembers> buildBundle(const std::vector<BundleSnapshotInput>& snapsh
                   scrub(renderPfInspectionMarkdown(inspection)));
   members.emplace(std::string(kPfInspectionJsonMember), scrub(messageToJson(inspection, 2) + "\n"));
   if (options.redact) {
-    // The manifest says which node is which only by pseudonym.
+    // The manifest says which node is which only by pseudonym; host results name hosts and
+    // stay out.
     for (auto& n : *manifest.mutable_nodes()) {
       n.set_node(redactor.redact(n.node()));
       n.set_signer(redactor.redact(n.signer()));
     }
     if (options.pseudonym_map != nullptr) *options.pseudonym_map = redactor.mapText();
-  }
-  if (!options.redact) {
-    for (const auto& h : options.host_results) {
-      if (h.bytes.size() > BundleLimits{}.max_member_bytes) {
-        return Error{ErrorCode::TooLarge, "the host result of " + printable(h.host, 120) +
-                                              " is larger than a member may be"};
-      }
-      const std::string name = hostMemberName(members, h.host);
-      members.emplace(name, h.bytes);
-      v1::BundleAttachment* a = manifest.add_attachments();
-      a->set_member(name);
-      a->set_host(h.host);
-      *a->mutable_attached_by() = identityMessage(exporter.identity());
-      a->set_attached_at_unix_ms(h.attached_at_unix_ms);
-    }
+  } else if (auto st = addExportedHostResults(options, exporter, members, manifest); !st.ok()) {
+    return st.error();
   }
   listMembers(members, manifest);
   if (auto st = writeSignedManifest(members, manifest, exporter); !st.ok()) return st.error();
