@@ -143,9 +143,17 @@ void NodePage::showNode(int node_index, const QString& device, int port) {
   if (snap.kernel_log().lines_size() > 0)
     lines << tr("== kernel log (%1)").arg(q(snap.kernel_log().source()));
   for (const auto& l : snap.kernel_log().lines()) lines << q(l.timestamp() + " " + l.text());
-  for (const auto& log : snap.nccl_logs()) {
-    lines << tr("== NCCL log %1").arg(q(log.source()));
-    lines << q(log.raw()).split(QLatin1Char('\n'));
+  if (snap.nccl_logs_size() > 0) {
+    // The job holds no raw text: the log is read from the snapshot's file when shown.
+    auto full = readFullSnapshot(*job_, node_);
+    if (!full.ok()) {
+      lines << tr("== NCCL log(s) not shown: %1").arg(q(full.error().message));
+    } else {
+      for (const auto& log : full->nccl_logs()) {
+        lines << tr("== NCCL log %1").arg(q(log.source()));
+        lines << q(log.raw()).split(QLatin1Char('\n'));
+      }
+    }
   }
   if (lines.isEmpty()) {
     lines << tr(

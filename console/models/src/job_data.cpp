@@ -268,6 +268,42 @@ void indexFindings(JobData& job) {
   }
 }
 
+void dropRawText(v1::Snapshot& snapshot) {
+  for (auto& log : *snapshot.mutable_nccl_logs()) log.clear_raw();
+  for (auto& t : *snapshot.mutable_nccl_tests()) t.clear_raw();
+  for (auto& t : *snapshot.mutable_tool_outputs()) t.clear_raw();
+}
+
+Result<v1::Snapshot> readFullSnapshot(const JobData& job, int node) {
+  if (node < 0 || node >= job.report.nodes_size() ||
+      node >= static_cast<int>(job.snapshots.size()))
+    return Error{core::ErrorCode::InvalidArgument, "no node " + std::to_string(node)};
+  const auto i = static_cast<std::size_t>(node);
+  const std::string& file = job.report.nodes(node).snapshot_file();
+  Result<v1::SignedSnapshot> envelope = Error{core::ErrorCode::NotFound, ""};
+  if (i < job.signed_files.size() && !job.signed_files[i].empty()) {
+    envelope = core::decodeSnapshotFile(job.signed_files[i]);
+  } else if (file.empty()) {
+    return Error{core::ErrorCode::NotFound,
+                 job.report.nodes(node).label() + ": it came from no file to read again"};
+  } else {
+    auto bytes = readBounded(file);
+    if (!bytes.ok()) return bytes.error();
+    envelope = core::decodeSnapshotFile(*bytes);
+  }
+  auto full = envelope.ok() ? core::openSnapshot(*envelope)
+                            : Result<v1::Snapshot>(envelope.error());
+  const std::string where = file.empty() ? job.report.nodes(node).label() : file;
+  if (!full.ok()) return Error{full.error().code, where + ": " + full.error().message};
+  v1::Snapshot light = *full;
+  dropRawText(light);
+  if (core::serializeSnapshot(light) != core::serializeSnapshot(job.snapshots[i])) {
+    return Error{core::ErrorCode::Malformed,
+                 where + " changed since it was opened: open it again (File > Reload)"};
+  }
+  return full;
+}
+
 int severityRank(const std::string& severity) {
   if (severity == "critical") return 3;
   if (severity == "warning") return 2;
@@ -294,15 +330,27 @@ JobData diagnoseSnapshots(std::vector<v1::Snapshot> snapshots,
   JobData out;
   std::vector<core::AnalyzedNode> nodes;
   nodes.reserve(snapshots.size());
+  // One parsed copy of each snapshot at any time (a 2,000-node job's parsed snapshots are
+  // ~200 MB): the nodes take them, the report hands them back.
   for (std::size_t i = 0; i < snapshots.size(); ++i) {
     core::AnalyzedNode n;
-    n.snapshot = snapshots[i];
+    n.snapshot = std::move(snapshots[i]);
+    n.include_snapshot = true;
     if (i < files.size()) n.snapshot_file = files[i];
     nodes.push_back(std::move(n));
   }
+  snapshots.clear();
+  snapshots.shrink_to_fit();
   core::judgeJob(nodes, options);
   out.report = core::buildReport(std::move(nodes));
-  out.snapshots = std::move(snapshots);
+  out.snapshots.resize(static_cast<std::size_t>(out.report.nodes_size()));
+  for (int i = 0; i < out.report.nodes_size(); ++i) {
+    auto* node = out.report.mutable_nodes(i);
+    auto& kept = out.snapshots[static_cast<std::size_t>(i)];
+    kept.Swap(node->mutable_snapshot());
+    node->clear_snapshot();
+    dropRawText(kept);
+  }
   indexFindings(out);
   return out;
 }

@@ -22,7 +22,9 @@ namespace ibc::console {
 
 struct JobData {
   // One per snapshot that could be read, in the order given; report.nodes() has the same
-  // order and each node's label (unique even when two snapshots share a host name).
+  // order and each node's label (unique even when two snapshots share a host name). Held
+  // without their raw text (dropRawText: NCCL logs, nccl-tests tables, pasted tool outputs);
+  // a page that shows it reads it again (readFullSnapshot). The parsed results stay.
   std::vector<::ibcollect::v1::Snapshot> snapshots;
   ::ibcollect::v1::Report report;
   // Per snapshot (same order): how far its signature was checked, in words ("signed by
@@ -89,6 +91,15 @@ int nodeOfFinding(const JobData& job, int finding);
 std::vector<int> findingsOfNode(const JobData& job, int node);
 // Fills finding_node and node_findings from the report (diagnoseSnapshots calls it).
 void indexFindings(JobData& job);
+
+// Clears the raw text a snapshot carries beside its parsed results (NCCL logs, nccl-tests
+// outputs, pasted tool outputs): what the console keeps of each node once it is judged.
+void dropRawText(::ibcollect::v1::Snapshot& snapshot);
+
+// Snapshot `node` with its raw text, read again from where it came from (its signed bytes
+// when at hand, else its file). An error names the file when it is gone, unreadable, or no
+// longer holds the snapshot that was judged (then File > Reload).
+core::Result<::ibcollect::v1::Snapshot> readFullSnapshot(const JobData& job, int node);
 
 // Severity order used by every model: 0 ok, 1 info, 2 warning, 3 critical.
 int severityRank(const std::string& severity);
