@@ -275,8 +275,7 @@ void dropRawText(v1::Snapshot& snapshot) {
 }
 
 Result<v1::Snapshot> readFullSnapshot(const JobData& job, int node) {
-  if (node < 0 || node >= job.report.nodes_size() ||
-      node >= static_cast<int>(job.snapshots.size()))
+  if (node < 0 || node >= job.report.nodes_size() || node >= static_cast<int>(job.snapshots.size()))
     return Error{core::ErrorCode::InvalidArgument, "no node " + std::to_string(node)};
   const auto i = static_cast<std::size_t>(node);
   const std::string& file = job.report.nodes(node).snapshot_file();
@@ -291,8 +290,8 @@ Result<v1::Snapshot> readFullSnapshot(const JobData& job, int node) {
     if (!bytes.ok()) return bytes.error();
     envelope = core::decodeSnapshotFile(*bytes);
   }
-  auto full = envelope.ok() ? core::openSnapshot(*envelope)
-                            : Result<v1::Snapshot>(envelope.error());
+  auto full =
+      envelope.ok() ? core::openSnapshot(*envelope) : Result<v1::Snapshot>(envelope.error());
   const std::string where = file.empty() ? job.report.nodes(node).label() : file;
   if (!full.ok()) return Error{full.error().code, where + ": " + full.error().message};
   v1::Snapshot light = *full;
