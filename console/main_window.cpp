@@ -3,12 +3,15 @@
 #include <QAction>
 #include <QApplication>
 #include <QCloseEvent>
+#include <QDragEnterEvent>
+#include <QDropEvent>
 #include <QFileDialog>
 #include <QFileInfo>
 #include <QLabel>
 #include <QLineEdit>
 #include <QMenuBar>
 #include <QMessageBox>
+#include <QMimeData>
 #include <QPointer>
 #include <QProgressDialog>
 #include <QSettings>
@@ -16,12 +19,12 @@
 #include <QTabWidget>
 #include <QThread>
 #include <QThreadPool>
+#include <QUrl>
 #include <chrono>
 #include <fstream>
 #include <sstream>
 
-#include "ibc/console/findings_model.h"
-#include "ibc/console/node_grid_model.h"
+#include "ibc/console/job_loader.h"
 #include "pages/charts_page.h"
 #include "pages/diff_page.h"
 #include "pages/escalate_page.h"
@@ -29,44 +32,33 @@
 #include "pages/grid_page.h"
 #include "pages/jobs_page.h"
 #include "pages/node_page.h"
+#include "pages/page_registry.h"
 
 namespace ibc::console {
 
 MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   setWindowTitle(tr("ibcollect console"));
-  grid_model_ = new NodeGridModel(this);
-  findings_model_ = new FindingsModel(this);
+  setAcceptDrops(true);
+  loader_ = new JobLoader(this);
   tabs_ = new QTabWidget(this);
-  jobs_page_ = new JobsPage(tabs_);
-  grid_page_ = new GridPage(grid_model_, tabs_);
-  findings_page_ = new FindingsPage(findings_model_, tabs_);
-  node_page_ = new NodePage(tabs_);
-  diff_page_ = new DiffPage(tabs_);
-  charts_page_ = new ChartsPage(tabs_);
-  escalate_page_ = new EscalatePage(tabs_);
-  connect(escalate_page_, &EscalatePage::caseCreated, this,
-          [this](const QString&, const QString& summary) { statusBar()->showMessage(summary); });
-  connect(escalate_page_, &EscalatePage::caseFailed, this, [this](const QString& message) {
-    statusBar()->showMessage(message);
-    if (!error_sink_) return;
-    ErrorAdvice advice;
-    advice.title = tr("Case not created");
-    advice.what = message;
-    advice.next =
-        tr("Cases need a support certificate and a job opened from the collector "
-           "(Jobs page); check the connection, then press Create case again.");
-    advice.kind = classifyError(message.toStdString());
-    error_sink_(advice);
-  });
-  tabs_->addTab(jobs_page_, tr("Jobs"));
-  tabs_->addTab(grid_page_, tr("Grid"));
-  tabs_->addTab(node_page_, tr("Node"));
-  tabs_->addTab(findings_page_, tr("Findings"));
-  tabs_->addTab(diff_page_, tr("Diff"));
-  tabs_->addTab(charts_page_, tr("Charts"));
-  tabs_->addTab(escalate_page_, tr("Escalate"));
+  for (Page* page : createPages(tabs_)) {
+    pages_.push_back({page, false, false});
+    tabs_->addTab(page, page->pageTitle());
+    connect(page, &Page::nodeSelected, this, &MainWindow::select);
+    connect(page, &Page::openNodeRequested, this,
+            [this](int node, const QString& device, int port) {
+              select(node, device, port);
+              showPage(QStringLiteral("node"));
+            });
+    connect(page, &Page::statusMessage, this,
+            [this](const QString& message) { statusBar()->showMessage(message); });
+    connect(page, &Page::failed, this, [this](const ErrorAdvice& advice) {
+      if (error_sink_) error_sink_(advice);
+    });
+  }
   setCentralWidget(tabs_);
   connect(tabs_, &QTabWidget::currentChanged, this, [this] { applyPending(); });
+  connect(loader_, &JobLoader::loaded, this, &MainWindow::setJob);
 
   createMenus();
   connection_ = new QLabel(this);
@@ -82,42 +74,44 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     box->setModal(false);
     box->show();
   };
-  connect(jobs_page_, &JobsPage::listFailed, this, [this](const QString& message) {
-    reportErrors(
-        {message.toStdString()},
-        tr("the collector at %1").arg(QString::fromStdString(jobs_page_->settings().endpoint)));
+  // The jobs page holds the collector connection; the escalate page creates cases over it.
+  JobsPage* jobs = jobsPage();
+  connect(jobs, &JobsPage::listFailed, this, [this, jobs](const QString& message) {
+    connection_tried_ = true;
+    connection_problem_ = message;
+    updateConnection();
+    reportErrors({message.toStdString()},
+                 tr("the collector at %1").arg(QString::fromStdString(jobs->settings().endpoint)));
   });
-  connect(jobs_page_, &JobsPage::listed, this, [this](bool ok) {
+  connect(jobs, &JobsPage::listed, this, [this](bool ok) {
+    connection_tried_ = true;
+    if (ok) connection_problem_.clear();
     updateConnection();
     // The connection that worked is the one to offer next time.
     if (ok && remember_) saveSettings();
   });
-  escalate_page_->setCredentialSource([this] { return jobs_page_->settings(); });
-  connect(escalate_page_, &EscalatePage::exported, this, [this](bool ok, const QString& message) {
-    if (ok) {
-      statusBar()->showMessage(message);
-    } else if (error_sink_) {
-      ErrorAdvice advice;
-      advice.title = tr("Bundle not written");
-      advice.what = message;
-      advice.next =
-          tr("A bundle is signed with your certificate: give --cert and --key (or the jobs "
-             "page's Certificate and Key), check the folder is writable, and if a snapshot file "
-             "changed, File > Reload first.");
-      advice.kind = classifyError(message.toStdString());
-      error_sink_(advice);
-    }
-  });
-  connect(jobs_page_, &JobsPage::openJob, this,
+  connect(jobs, &JobsPage::openJob, this,
           [this](const QString& tenant, const QString& job) { openCollectorJob(tenant, job); });
-  connect(grid_page_, &GridPage::nodeSelected, this, &MainWindow::select);
-  connect(findings_page_, &FindingsPage::nodeSelected, this, &MainWindow::select);
+  escalatePage()->setCredentialSource([jobs] { return jobs->settings(); });
   statusBar()->showMessage(
-      tr("Open .ibsnap files or .ibbundle bundles (File > Open) or pass them on the command line"));
+      tr("Open .ibsnap files or .ibbundle bundles (File > Open, or drop "
+         "them here) or pass them on the command line"));
 }
 
-MainWindow::~MainWindow() {
-  if (cancel_) cancel_->store(true);
+MainWindow::~MainWindow() = default;
+
+GridPage* MainWindow::gridPage() const { return page<GridPage>(); }
+DiffPage* MainWindow::diffPage() const { return page<DiffPage>(); }
+ChartsPage* MainWindow::chartsPage() const { return page<ChartsPage>(); }
+FindingsPage* MainWindow::findingsPage() const { return page<FindingsPage>(); }
+NodePage* MainWindow::nodePage() const { return page<NodePage>(); }
+EscalatePage* MainWindow::escalatePage() const { return page<EscalatePage>(); }
+JobsPage* MainWindow::jobsPage() const { return page<JobsPage>(); }
+
+const JobData* MainWindow::job() const { return job_ ? job_->data.get() : nullptr; }
+
+void MainWindow::setLoadObserver(LoadObserver observer) {
+  loader_->setObserver(std::move(observer));
 }
 
 void MainWindow::createMenus() {
@@ -137,18 +131,21 @@ void MainWindow::createMenus() {
         tr("Snapshots and bundles (*.ibsnap *.ibbundle);;All files (*)"));
     if (!files.isEmpty()) openFiles(files);
   });
+  recent_menu_ = file->addMenu(tr("Open &Recent"));
+  recent_menu_->setObjectName(QStringLiteral("recent"));
+  updateRecentMenu();
   add(file, "connect", tr("&Connect to collector..."), QKeySequence(tr("Ctrl+K")), [this] {
     // The jobs page holds the connection: address, CA, certificate, key, tenant.
     showPage(QStringLiteral("jobs"));
-    jobs_page_->collectorEdit()->setFocus();
-    if (!jobs_page_->settings().endpoint.empty() && !jobs_page_->tenant().isEmpty())
-      jobs_page_->refresh();
+    jobsPage()->collectorEdit()->setFocus();
+    if (!jobsPage()->settings().endpoint.empty() && !jobsPage()->tenant().isEmpty())
+      jobsPage()->refresh();
   });
   add(file, "reload", tr("&Reload"), QKeySequence(Qt::Key_F5), [this] { reload(); });
   file->addSeparator();
   add(file, "export", tr("&Export bundle..."), QKeySequence(tr("Ctrl+E")), [this] {
     showPage(QStringLiteral("escalate"));
-    escalate_page_->exportWithDialog();
+    escalatePage()->exportWithDialog();
   });
   file->addSeparator();
   add(file, "quit", tr("&Quit"), QKeySequence(tr("Ctrl+Q")), [this] { close(); });
@@ -156,14 +153,14 @@ void MainWindow::createMenus() {
   add(edit, "find", tr("&Find..."), QKeySequence::Find, [this] {
     // The grid's filter box (node glob, severity, code, counter > N); on the jobs page, its
     // search box.
-    if (tabs_->currentWidget() == jobs_page_) {
-      jobs_page_->searchEdit()->setFocus();
-      jobs_page_->searchEdit()->selectAll();
+    if (tabs_->currentWidget() == jobsPage()) {
+      jobsPage()->searchEdit()->setFocus();
+      jobsPage()->searchEdit()->selectAll();
       return;
     }
     showPage(QStringLiteral("grid"));
-    grid_page_->filterEdit()->setFocus();
-    grid_page_->filterEdit()->selectAll();
+    gridPage()->filterEdit()->setFocus();
+    gridPage()->filterEdit()->selectAll();
   });
   auto* view = menuBar()->addMenu(tr("&View"));
   const QStringList names = pageNames();
@@ -185,18 +182,25 @@ void MainWindow::reload() {
 }
 
 QString MainWindow::connectionText() const {
-  const CollectorSettings s = jobs_page_->settings();
+  const CollectorSettings s = jobsPage()->settings();
   if (s.endpoint.empty()) return tr("offline");
+  const QString endpoint = QString::fromStdString(s.endpoint);
+  // Only what is known: a listing that failed says so until one works.
+  if (!connection_problem_.isEmpty())
+    return tr("collector %1 NOT connected: %2").arg(endpoint, connection_problem_.left(80));
   QString who = QFileInfo(QString::fromStdString(s.cert_file)).completeBaseName();
-  return tr("collector %1 as %2, tenant %3")
-      .arg(QString::fromStdString(s.endpoint), who.isEmpty() ? tr("(no certificate)") : who,
-           jobs_page_->tenant().isEmpty() ? tr("(none)") : jobs_page_->tenant());
+  const QString text =
+      tr("collector %1 as %2, tenant %3")
+          .arg(endpoint, who.isEmpty() ? tr("(no certificate)") : who,
+               jobsPage()->tenant().isEmpty() ? tr("(none)") : jobsPage()->tenant());
+  return connection_tried_ ? text : text + tr(" (not contacted yet)");
 }
 
 void MainWindow::updateConnection() { connection_->setText(connectionText()); }
 
 void MainWindow::restoreSettings() {
   remember_ = true;
+  updateRecentMenu();
   QSettings settings;
   if (settings.contains(QStringLiteral("window/geometry")))
     restoreGeometry(settings.value(QStringLiteral("window/geometry")).toByteArray());
@@ -205,7 +209,7 @@ void MainWindow::restoreSettings() {
   const int tab = settings.value(QStringLiteral("window/page"), -1).toInt();
   if (tab >= 0 && tab < tabs_->count()) tabs_->setCurrentIndex(tab);
   // The last connection, unless the command line gave one.
-  if (jobs_page_->settings().endpoint.empty() &&
+  if (jobsPage()->settings().endpoint.empty() &&
       settings.contains(QStringLiteral("collector/endpoint"))) {
     auto v = [&settings](const char* key) {
       return settings.value(QLatin1String(key)).toString().toStdString();
@@ -221,13 +225,13 @@ void MainWindow::saveSettings() const {
   settings.setValue(QStringLiteral("window/geometry"), saveGeometry());
   settings.setValue(QStringLiteral("window/state"), saveState());
   settings.setValue(QStringLiteral("window/page"), tabs_->currentIndex());
-  const CollectorSettings s = jobs_page_->settings();
+  const CollectorSettings s = jobsPage()->settings();
   if (!s.endpoint.empty()) {
     settings.setValue(QStringLiteral("collector/endpoint"), QString::fromStdString(s.endpoint));
     settings.setValue(QStringLiteral("collector/ca"), QString::fromStdString(s.ca_file));
     settings.setValue(QStringLiteral("collector/cert"), QString::fromStdString(s.cert_file));
     settings.setValue(QStringLiteral("collector/key"), QString::fromStdString(s.key_file));
-    settings.setValue(QStringLiteral("collector/tenant"), jobs_page_->tenant());
+    settings.setValue(QStringLiteral("collector/tenant"), jobsPage()->tenant());
   }
 }
 
@@ -237,9 +241,9 @@ void MainWindow::closeEvent(QCloseEvent* event) {
 }
 
 QStringList MainWindow::pageNames() const {
-  return {QStringLiteral("jobs"),     QStringLiteral("grid"), QStringLiteral("node"),
-          QStringLiteral("findings"), QStringLiteral("diff"), QStringLiteral("charts"),
-          QStringLiteral("escalate")};
+  QStringList names;
+  for (const Slot& s : pages_) names << s.page->pageName();
+  return names;
 }
 
 bool MainWindow::showPage(const QString& name) {
@@ -251,6 +255,7 @@ bool MainWindow::showPage(const QString& name) {
 
 void MainWindow::openFiles(const QStringList& files, bool show_progress) {
   last_load_ = [this, files] { openFiles(files); };
+  rememberFiles(files);
   std::vector<std::string> paths;
   QStringList dirs;
   for (const QString& f : files) {
@@ -260,7 +265,7 @@ void MainWindow::openFiles(const QStringList& files, bool show_progress) {
   }
   const std::string origin =
       tr("%1 file(s) in %2").arg(files.size()).arg(dirs.join(QStringLiteral(", "))).toStdString();
-  const std::string ca_file = jobs_page_->settings().ca_file;
+  const std::string ca_file = jobsPage()->settings().ca_file;
   load(
       [paths, origin, ca_file](const std::function<void(std::size_t, std::size_t)>& progress,
                                const std::atomic<bool>* cancel) {
@@ -291,15 +296,17 @@ void MainWindow::openFiles(const QStringList& files, bool show_progress) {
 }
 
 void MainWindow::setCollector(const CollectorSettings& settings, const QString& tenant) {
-  jobs_page_->setSettings(settings, tenant);
+  jobsPage()->setSettings(settings, tenant);
+  connection_tried_ = false;
+  connection_problem_.clear();
   updateConnection();
 }
 
 void MainWindow::openCollectorJob(const QString& tenant, const QString& job_id,
                                   bool show_progress) {
   last_load_ = [this, tenant, job_id] { openCollectorJob(tenant, job_id); };
-  const CollectorSettings settings = jobs_page_->settings();
-  escalate_page_->setCollector(settings);
+  const CollectorSettings settings = jobsPage()->settings();
+  escalatePage()->setCollector(settings);
   load(
       [settings, tenant = tenant.toStdString(), job_id = job_id.toStdString()](
           const std::function<void(std::size_t, std::size_t)>& progress,
@@ -318,145 +325,75 @@ void MainWindow::openCollectorJob(const QString& tenant, const QString& job_id,
   connect(
       this, &MainWindow::finished, this,
       [this] {
-        if (job_ && job_->report.nodes_size() > 0) showPage(QStringLiteral("grid"));
+        if (job() != nullptr && job()->report.nodes_size() > 0) showPage(QStringLiteral("grid"));
       },
       Qt::SingleShotConnection);
 }
 
-void MainWindow::load(Loader loader, const QString& what, int total, bool show_progress) {
-  if (cancel_) cancel_->store(true);
-  cancel_ = std::make_shared<std::atomic<bool>>(false);
-  auto cancel = cancel_;
-  QPointer<QProgressDialog> progress;
+void MainWindow::load(std::function<JobData(const std::function<void(std::size_t, std::size_t)>&,
+                                            const std::atomic<bool>*)>
+                          work,
+                      const QString& what, int total, bool show_progress) {
   if (show_progress) {
-    progress = new QProgressDialog(what, tr("Cancel"), 0, total, this);
+    auto* progress = new QProgressDialog(what, tr("Cancel"), 0, total, this);
     progress->setWindowModality(Qt::WindowModal);
     progress->setMinimumDuration(500);
-    connect(progress, &QProgressDialog::canceled, this, [cancel] { cancel->store(true); });
+    progress->setAttribute(Qt::WA_DeleteOnClose);
+    connect(progress, &QProgressDialog::canceled, loader_, &JobLoader::cancel);
+    connect(loader_, &JobLoader::progress, progress, [progress](int done, int all) {
+      progress->setMaximum(all);
+      progress->setValue(done);
+    });
+    // Closed by the result.
+    connect(loader_, &JobLoader::loaded, progress, &QWidget::close);
   }
   statusBar()->showMessage(what);
-  QPointer<MainWindow> self(this);
-  // The worker owns its inputs; results come back to the GUI thread by a queued call.
-  QThread* worker = QThread::create(
-      [loader = std::move(loader), cancel, progress, self, observer = load_observer_] {
-        // At most one progress event per 40 ms: a flood of 2,000 queued updates kept the GUI
-        // thread from its timers for tens of milliseconds.
-        auto last_post = std::chrono::steady_clock::now() - std::chrono::seconds(1);
-        auto job = std::make_unique<JobData>(loader(
-            [progress, observer, &last_post](std::size_t done, std::size_t all) {
-              if (observer) observer(done, all);
-              const auto now = std::chrono::steady_clock::now();
-              if (done != all && now - last_post < std::chrono::milliseconds(40)) return;
-              last_post = now;
-              if (progress)
-                QMetaObject::invokeMethod(
-                    progress,
-                    [progress, done, all] {
-                      if (!progress) return;
-                      progress->setMaximum(static_cast<int>(all));
-                      progress->setValue(static_cast<int>(done));
-                    },
-                    Qt::QueuedConnection);
-            },
-            cancel.get()));
-        // The grid's rows, majorities and outliers are computed here too: the GUI thread only
-        // swaps them in (a 2,000-node job's grid takes ~90 ms to prepare).
-        auto grid = std::make_shared<NodeGridModel::Prepared>(NodeGridModel::prepare(job.get()));
-        JobData* raw = job.release();
-        if (!self) {
-          delete raw;
-          return;
-        }
-        QMetaObject::invokeMethod(
-            self,
-            [self, raw, progress, grid = std::move(grid)] {
-              std::unique_ptr<JobData> owned(raw);
-              if (progress) progress->deleteLater();
-              if (self) self->setJob(std::move(owned), grid);
-            },
-            Qt::QueuedConnection);
-      });
-  connect(worker, &QThread::finished, worker, &QObject::deleteLater);
-  worker->start();
+  loader_->start(std::move(work));
 }
 
-void MainWindow::setJob(std::unique_ptr<JobData> job,
-                        std::shared_ptr<NodeGridModel::Prepared> grid) {
-  // The models point into the job: reset them before the old job goes. The old job (a
-  // 2,000-node job is ~100 MB of messages) and the grid's old rows are freed off the GUI
-  // thread: freeing them here stalled a reload by ~35 ms.
-  auto old_grid = std::make_shared<NodeGridModel::Prepared>(grid_model_->setJob(nullptr, {}));
-  findings_model_->setJob(nullptr);
-  findings_page_->setJob(nullptr);
-  node_page_->setJob(nullptr);
-  diff_page_->setJob(nullptr);
-  charts_page_->setJob(nullptr);
-  jobs_page_->setJob(nullptr);
-  escalate_page_->setJob(nullptr);
-  QThreadPool::globalInstance()->start([old_job = std::shared_ptr<JobData>(std::move(job_)),
-                                        old_grid = std::move(old_grid)]() mutable {
-    old_grid.reset();
-    old_job.reset();
-  });
+void MainWindow::setJob(std::shared_ptr<LoadedJob> job) {
+  // The pages point into the job: they let go before the old job goes. The old job (a
+  // 2,000-node job is ~100 MB of messages) is freed off the GUI thread: freeing it here
+  // stalled a reload by ~35 ms.
+  for (Slot& s : pages_) s.page->loadJob(nullptr);
+  QThreadPool::globalInstance()->start([old = std::move(job_)]() mutable { old.reset(); });
   job_ = std::move(job);
-  if (grid) {
-    grid_model_->setJob(job_.get(), std::move(*grid));
-  } else {
-    grid_model_->setJob(job_.get());
+  for (Slot& s : pages_) {
+    s.job_pending = true;
+    s.node_pending = false;
   }
-  findings_model_->setJob(job_.get());
-  findings_page_->setJob(job_.get());
-  node_page_->setJob(job_.get());
-  jobs_page_->setJob(job_.get());
-  for (bool& p : pending_job_) p = true;
-  for (int& n : pending_node_) n = -1;
+  selected_node_ = -1;
   applyPending();
   statusBar()->showMessage(statusText());
-  if (!job_->errors.empty()) {
-    const QString origin = QString::fromStdString(job_->origin);
-    reportErrors(job_->errors, origin.isEmpty() ? tr("the source") : origin);
+  const JobData& data = *job_->data;
+  if (!data.errors.empty()) {
+    const QString origin = QString::fromStdString(data.origin);
+    reportErrors(data.errors, origin.isEmpty() ? tr("the source") : origin);
   }
-  // Worst first: the engineer's first look lands on the fault. The most severe group's first
-  // finding (the findings page opens on it, the grid and the node page on its node and port;
-  // a finding of the whole node opens the node page on its worst port); without findings,
-  // the worst node.
-  const QModelIndex first = findings_model_->worstFinding();
-  if (first.isValid()) {
-    select(first.data(FindingsModel::NodeIndexRole).toInt(),
-           first.data(FindingsModel::DeviceRole).toString(),
-           first.data(FindingsModel::PortRole).toInt());
-  } else {
-    int worst = -1;
-    int worst_rank = -1;
-    for (int i = 0; i < job_->report.nodes_size(); ++i) {
-      const int r = severityRank(job_->report.nodes(i).worst_severity());
-      if (r > worst_rank) {
-        worst_rank = r;
-        worst = i;
-      }
-    }
-    if (worst >= 0) select(worst, {}, 0);
-  }
+  // Worst first: the engineer's first look lands on the fault.
+  const NodeSelection first = firstLook(data);
+  if (first.node >= 0) select(first.node, QString::fromStdString(first.device), first.port);
   emit finished();
 }
 
 QString MainWindow::statusText() const {
   if (!job_)
     return tr("Nothing loaded: open .ibsnap files or a bundle (File > Open) or a collector's job");
+  const JobData& data = *job_->data;
   QString status = tr("%1 node(s), %2 finding(s) from %3")
-                       .arg(job_->report.nodes_size())
-                       .arg(job_->report.findings_size())
-                       .arg(QString::fromStdString(job_->origin));
+                       .arg(data.report.nodes_size())
+                       .arg(data.report.findings_size())
+                       .arg(QString::fromStdString(data.origin));
   int unsigned_count = 0;
   int unchecked = 0;
-  for (const auto& t : job_->trust) {
+  for (const auto& t : data.trust) {
     if (t.rfind("UNSIGNED", 0) == 0) ++unsigned_count;
     if (t.find("NOT checked") != std::string::npos) ++unchecked;
   }
   if (unsigned_count > 0) status += tr("; %1 UNSIGNED").arg(unsigned_count);
   if (unchecked > 0) status += tr("; %1 signature(s) not checked against a CA").arg(unchecked);
-  if (job_->cancelled) status += tr("; cancelled: only the snapshots read before are shown");
-  if (!job_->errors.empty()) status += tr("; %1 refused or unreadable").arg(job_->errors.size());
+  if (data.cancelled) status += tr("; cancelled: only the snapshots read before are shown");
+  if (!data.errors.empty()) status += tr("; %1 refused or unreadable").arg(data.errors.size());
   return status;
 }
 
@@ -467,8 +404,9 @@ void MainWindow::reportErrors(const std::vector<std::string>& errors, const QStr
 
 bool MainWindow::selectNode(const QString& label) {
   if (!job_) return false;
-  for (int i = 0; i < job_->report.nodes_size(); ++i) {
-    const auto& n = job_->report.nodes(i);
+  const auto& nodes = job_->data->report.nodes();
+  for (int i = 0; i < nodes.size(); ++i) {
+    const auto& n = nodes[i];
     if (QString::fromStdString(n.label()) == label || QString::fromStdString(n.node()) == label) {
       select(i, {}, 0);
       return true;
@@ -478,30 +416,81 @@ bool MainWindow::selectNode(const QString& label) {
 }
 
 void MainWindow::select(int node_index, const QString& device, int port) {
-  grid_page_->selectNode(node_index, device, port);
-  findings_page_->selectNode(node_index, device, port);
-  node_page_->showNode(node_index, device, port);
-  pending_node_[0] = node_index;
-  pending_node_[1] = node_index;
+  selected_node_ = node_index;
+  selected_device_ = device;
+  selected_port_ = port;
+  for (Slot& s : pages_) s.node_pending = true;
   applyPending();
 }
 
 void MainWindow::applyPending() {
+  // Eager pages follow at once; a lazy page when it is the one shown.
   QWidget* current = tabs_->currentWidget();
-  if (current == diff_page_) {
-    if (pending_job_[0]) diff_page_->setJob(job_.get());
-    if (pending_node_[0] >= 0) diff_page_->showNode(pending_node_[0]);
-    pending_job_[0] = false;
-    pending_node_[0] = -1;
-  } else if (current == charts_page_) {
-    if (pending_job_[1]) charts_page_->setJob(job_.get());
-    if (pending_node_[1] >= 0) charts_page_->showNode(pending_node_[1]);
-    pending_job_[1] = false;
-    pending_node_[1] = -1;
-  } else if (current == escalate_page_) {
-    if (pending_job_[2]) escalate_page_->setJob(job_.get());
-    pending_job_[2] = false;
+  for (Slot& s : pages_) {
+    if (s.page->lazy() && s.page != current) continue;
+    if (s.job_pending) {
+      s.page->loadJob(job_.get());
+      s.job_pending = false;
+    }
+    if (s.node_pending) {
+      if (selected_node_ >= 0) s.page->selectNode(selected_node_, selected_device_, selected_port_);
+      s.node_pending = false;
+    }
   }
+}
+
+void MainWindow::rememberFiles(const QStringList& files) {
+  if (!remember_) return;
+  QSettings settings;
+  QStringList recent = settings.value(QStringLiteral("recent/files")).toStringList();
+  // One entry per opening: the files' common folder when several, else the file.
+  QStringList absolute;
+  for (const QString& f : files) absolute << QFileInfo(f).absoluteFilePath();
+  const QString entry = absolute.join(QLatin1Char('\n'));
+  recent.removeAll(entry);
+  recent.prepend(entry);
+  while (recent.size() > 10) recent.removeLast();
+  settings.setValue(QStringLiteral("recent/files"), recent);
+  updateRecentMenu();
+}
+
+QStringList MainWindow::recentFiles() const {
+  return QSettings().value(QStringLiteral("recent/files")).toStringList();
+}
+
+void MainWindow::updateRecentMenu() {
+  if (recent_menu_ == nullptr) return;
+  recent_menu_->clear();
+  const QStringList recent = remember_ ? recentFiles() : QStringList();
+  for (const QString& entry : recent) {
+    const QStringList files = entry.split(QLatin1Char('\n'));
+    const QString text =
+        files.size() == 1
+            ? files.front()
+            : tr("%1 files in %2").arg(files.size()).arg(QFileInfo(files.front()).absolutePath());
+    auto* a = recent_menu_->addAction(text);
+    connect(a, &QAction::triggered, this, [this, files] { openFiles(files); });
+  }
+  recent_menu_->setEnabled(!recent.isEmpty());
+}
+
+void MainWindow::dragEnterEvent(QDragEnterEvent* event) {
+  // Snapshot files and bundles dropped from a file manager.
+  if (!event->mimeData()->hasUrls()) return;
+  for (const QUrl& url : event->mimeData()->urls()) {
+    if (!url.isLocalFile()) return;
+  }
+  event->acceptProposedAction();
+}
+
+void MainWindow::dropEvent(QDropEvent* event) {
+  QStringList files;
+  for (const QUrl& url : event->mimeData()->urls()) {
+    if (url.isLocalFile()) files << url.toLocalFile();
+  }
+  if (files.isEmpty()) return;
+  event->acceptProposedAction();
+  openFiles(files);
 }
 
 }  // namespace ibc::console

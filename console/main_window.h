@@ -14,9 +14,11 @@
 #include "ibc/console/collector_source.h"
 #include "ibc/console/error_advice.h"
 #include "ibc/console/job_data.h"
-#include "ibc/console/node_grid_model.h"
 
+class QDragEnterEvent;
+class QDropEvent;
 class QLabel;
+class QMenu;
 class QTabWidget;
 
 namespace ibc::console {
@@ -24,12 +26,13 @@ namespace ibc::console {
 class ChartsPage;
 class DiffPage;
 class EscalatePage;
-class FindingsModel;
 class FindingsPage;
-class JobsPage;
 class GridPage;
-class NodeGridModel;
+class JobLoader;
+class JobsPage;
 class NodePage;
+class Page;
+struct LoadedJob;
 
 class MainWindow : public QMainWindow {
   Q_OBJECT
@@ -44,7 +47,7 @@ class MainWindow : public QMainWindow {
   void setErrorSink(ErrorSink sink) { error_sink_ = std::move(sink); }
   // For tests and benchmarks: called on the loader's worker thread after each snapshot.
   using LoadObserver = std::function<void(std::size_t done, std::size_t total)>;
-  void setLoadObserver(LoadObserver observer) { load_observer_ = std::move(observer); }
+  void setLoadObserver(LoadObserver observer);
 
   // Reads and diagnoses `files` on a worker thread; returns at once. `finished` follows.
   // Signatures are checked against the CA of the jobs page when one is given.
@@ -53,19 +56,27 @@ class MainWindow : public QMainWindow {
   // (with an empty job and the reason in job()->errors when the fetch failed).
   void openCollectorJob(const QString& tenant, const QString& job_id, bool show_progress = true);
   void setCollector(const CollectorSettings& settings, const QString& tenant);
-  JobsPage* jobsPage() const { return jobs_page_; }
-  const JobData* job() const { return job_.get(); }
+  JobsPage* jobsPage() const;
+  const JobData* job() const;
   // Page names as --page takes them, in tab order.
   QStringList pageNames() const;
   bool showPage(const QString& name);
   // Selects the node with this label (or node name) on every page; false when none has it.
   bool selectNode(const QString& label);
-  GridPage* gridPage() const { return grid_page_; }
-  DiffPage* diffPage() const { return diff_page_; }
-  ChartsPage* chartsPage() const { return charts_page_; }
-  FindingsPage* findingsPage() const { return findings_page_; }
-  NodePage* nodePage() const { return node_page_; }
-  EscalatePage* escalatePage() const { return escalate_page_; }
+  // The page of type P (tests, and the connection wiring of the jobs and escalate pages).
+  template <class P>
+  P* page() const {
+    for (const Slot& s : pages_) {
+      if (auto* p = qobject_cast<P*>(s.page)) return p;
+    }
+    return nullptr;
+  }
+  GridPage* gridPage() const;
+  DiffPage* diffPage() const;
+  ChartsPage* chartsPage() const;
+  FindingsPage* findingsPage() const;
+  NodePage* nodePage() const;
+  EscalatePage* escalatePage() const;
   QString statusText() const;
   // Where the window is connected, as the status bar's right side says it.
   QString connectionText() const;
@@ -80,46 +91,52 @@ class MainWindow : public QMainWindow {
 
   // File > Reload: the last load again (the same files, or the same collector job).
   void reload();
+  // File > Open Recent: the last files opened (QSettings "recent/files"), newest first.
+  QStringList recentFiles() const;
 
  signals:
   void finished();
 
  protected:
   void closeEvent(QCloseEvent* event) override;
+  void dragEnterEvent(QDragEnterEvent* event) override;
+  void dropEvent(QDropEvent* event) override;
 
  private:
-  using Loader = std::function<JobData(const std::function<void(std::size_t, std::size_t)>&,
-                                       const std::atomic<bool>*)>;
-  void load(Loader loader, const QString& what, int total, bool show_progress);
-  void setJob(std::unique_ptr<JobData> job,
-              std::shared_ptr<NodeGridModel::Prepared> grid = nullptr);
-  // Pages whose work is heavy on a large job (diff against the majority, charts, escalation)
-  // get the job and the selected node when they are shown, not on every load.
+  // A page and what it has not been given yet (lazy pages get the job and the selection
+  // when shown).
+  struct Slot {
+    Page* page = nullptr;
+    bool job_pending = false;
+    bool node_pending = false;
+  };
+  void load(std::function<JobData(const std::function<void(std::size_t, std::size_t)>&,
+                                  const std::atomic<bool>*)>
+                work,
+            const QString& what, int total, bool show_progress);
+  void setJob(std::shared_ptr<LoadedJob> job);
   void applyPending();
   void select(int node_index, const QString& device, int port);
   void reportErrors(const std::vector<std::string>& errors, const QString& where);
   void createMenus();
   void updateConnection();
+  void rememberFiles(const QStringList& files);
+  void updateRecentMenu();
 
-  std::unique_ptr<JobData> job_;
-  std::shared_ptr<std::atomic<bool>> cancel_;
-  NodeGridModel* grid_model_;
-  FindingsModel* findings_model_;
+  std::shared_ptr<LoadedJob> job_;
+  std::vector<Slot> pages_;
+  JobLoader* loader_;
   QTabWidget* tabs_;
-  JobsPage* jobs_page_;
-  GridPage* grid_page_;
-  FindingsPage* findings_page_;
-  NodePage* node_page_;
-  DiffPage* diff_page_;
-  ChartsPage* charts_page_;
-  EscalatePage* escalate_page_;
+  QMenu* recent_menu_ = nullptr;
   ErrorSink error_sink_;
-  LoadObserver load_observer_;
   std::function<void()> last_load_;  // what Reload repeats
   bool remember_ = false;
-  bool pending_job_[3] = {};        // diff, charts, escalate
-  int pending_node_[2] = {-1, -1};  // diff, charts
+  int selected_node_ = -1;
+  QString selected_device_;
+  int selected_port_ = 0;
   QLabel* connection_;
+  QString connection_problem_;  // the last listing's failure; "" once one worked
+  bool connection_tried_ = false;
 };
 
 }  // namespace ibc::console

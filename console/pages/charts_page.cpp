@@ -1,5 +1,7 @@
 #include "pages/charts_page.h"
 
+#include "ibc/console/job_loader.h"
+
 #include <QBarCategoryAxis>
 #include <QBarSeries>
 #include <QBarSet>
@@ -32,7 +34,7 @@ const QColor kOutlier(0xc6, 0x28, 0x28);
 
 }  // namespace
 
-ChartsPage::ChartsPage(QWidget* parent) : QWidget(parent) {
+ChartsPage::ChartsPage(QWidget* parent) : Page(parent) {
   mode_ = new QComboBox(this);
   mode_->addItem(tr("nccl-tests busbw per node"), BusbwPerNode);
   mode_->addItem(tr("Counter per node (window delta, else total)"), CounterPerNode);
@@ -210,5 +212,7 @@ void ChartsPage::redraw() {
   view_->setChart(chart);
   delete old;
 }
+
+void ChartsPage::loadJob(LoadedJob* job) { setJob(job != nullptr ? job->data.get() : nullptr); }
 
 }  // namespace ibc::console

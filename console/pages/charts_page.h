@@ -4,7 +4,7 @@
 // delta (total without a window), outliers in red; or one counter across the snapshots of
 // the selected node's host over time.
 
-#include <QWidget>
+#include "pages/page.h"
 
 class QChartView;
 class QComboBox;
@@ -14,13 +14,18 @@ namespace ibc::console {
 
 struct JobData;
 
-class ChartsPage : public QWidget {
+class ChartsPage : public Page {
   Q_OBJECT
 
  public:
   enum Mode { BusbwPerNode, CounterPerNode, CounterOverTime };
 
   explicit ChartsPage(QWidget* parent = nullptr);
+  QString pageName() const override { return QStringLiteral("charts"); }
+  QString pageTitle() const override { return tr("Charts"); }
+  bool lazy() const override { return true; }
+  void loadJob(LoadedJob* job) override;
+  void selectNode(int node_index, const QString&, int) override { showNode(node_index); }
   void setJob(const JobData* job);
   void showNode(int node_index);
   void setMode(Mode mode);

@@ -1,5 +1,7 @@
 #include "pages/diff_page.h"
 
+#include "ibc/console/job_loader.h"
+
 #include <QComboBox>
 #include <QHBoxLayout>
 #include <QHeaderView>
@@ -13,7 +15,7 @@
 
 namespace ibc::console {
 
-DiffPage::DiffPage(QWidget* parent) : QWidget(parent) {
+DiffPage::DiffPage(QWidget* parent) : Page(parent) {
   left_ = new QComboBox(this);
   right_ = new QComboBox(this);
   left_->setMinimumContentsLength(24);
@@ -103,5 +105,7 @@ void DiffPage::recompute() {
                           .arg(model_->worseCount()));
   }
 }
+
+void DiffPage::loadJob(LoadedJob* job) { setJob(job != nullptr ? job->data.get() : nullptr); }
 
 }  // namespace ibc::console

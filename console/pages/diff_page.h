@@ -3,7 +3,7 @@
 // `diff` page: the selected node against the job's majority (default) or against another
 // node, only what differs, worse in red and better in green.
 
-#include <QWidget>
+#include "pages/page.h"
 
 class QComboBox;
 class QLabel;
@@ -14,11 +14,16 @@ namespace ibc::console {
 class DiffModel;
 struct JobData;
 
-class DiffPage : public QWidget {
+class DiffPage : public Page {
   Q_OBJECT
 
  public:
   explicit DiffPage(QWidget* parent = nullptr);
+  QString pageName() const override { return QStringLiteral("diff"); }
+  QString pageTitle() const override { return tr("Diff"); }
+  bool lazy() const override { return true; }
+  void loadJob(LoadedJob* job) override;
+  void selectNode(int node_index, const QString&, int) override { showNode(node_index); }
   void setJob(const JobData* job);
   void showNode(int node_index);
   // -1: the job's majority; else a node index.

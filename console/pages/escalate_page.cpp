@@ -1,5 +1,7 @@
 #include "pages/escalate_page.h"
 
+#include "ibc/console/job_loader.h"
+
 #include <QApplication>
 #include <QCheckBox>
 #include <QClipboard>
@@ -70,7 +72,7 @@ struct PageRef {
 
 }  // namespace
 
-EscalatePage::EscalatePage(QWidget* parent) : QWidget(parent) {
+EscalatePage::EscalatePage(QWidget* parent) : Page(parent) {
   nodes_ = new QListWidget(this);
   nodes_->setObjectName(QStringLiteral("escalate_nodes"));
   nodes_->setWordWrap(true);
@@ -190,6 +192,35 @@ EscalatePage::EscalatePage(QWidget* parent) : QWidget(parent) {
   });
   connect(create_case_, &QPushButton::clicked, this, [this] { createCase(); });
   connect(write_bundle_, &QPushButton::clicked, this, &EscalatePage::exportWithDialog);
+  // What the window shows of this page's outcomes (the status bar, or an error with advice).
+  connect(this, &EscalatePage::caseCreated, this,
+          [this](const QString&, const QString& summary) { emit statusMessage(summary); });
+  connect(this, &EscalatePage::caseFailed, this, [this](const QString& message) {
+    emit statusMessage(message);
+    ErrorAdvice advice;
+    advice.title = tr("Case not created");
+    advice.what = message;
+    advice.next =
+        tr("Cases need a support certificate and a job opened from the collector "
+           "(Jobs page); check the connection, then press Create case again.");
+    advice.kind = classifyError(message.toStdString());
+    emit failed(advice);
+  });
+  connect(this, &EscalatePage::exported, this, [this](bool ok, const QString& message) {
+    if (ok) {
+      emit statusMessage(message);
+      return;
+    }
+    ErrorAdvice advice;
+    advice.title = tr("Bundle not written");
+    advice.what = message;
+    advice.next =
+        tr("A bundle is signed with your certificate: give --cert and --key (or the jobs "
+           "page's Certificate and Key), check the folder is writable, and if a snapshot file "
+           "changed, File > Reload first.");
+    advice.kind = classifyError(message.toStdString());
+    emit failed(advice);
+  });
   updateExportButton();
 }
 
@@ -658,5 +689,7 @@ QString EscalatePage::hostCommand() const {
                               case_ ? &*case_ : nullptr, redact_->isChecked())
                .host_line);
 }
+
+void EscalatePage::loadJob(LoadedJob* job) { setJob(job != nullptr ? job->data.get() : nullptr); }
 
 }  // namespace ibc::console

@@ -9,10 +9,10 @@
 // library code as `ibcollect bundle export`). Suspects (core's escalations) come first and
 // checked, each with its reason codes and kind in words.
 
-#include <QWidget>
 #include <functional>
 #include <optional>
 #include <set>
+#include "pages/page.h"
 
 #include "ibc/console/bundle_plan.h"
 #include "ibc/console/collector_source.h"
@@ -29,11 +29,16 @@ namespace ibc::console {
 
 struct JobData;
 
-class EscalatePage : public QWidget {
+class EscalatePage : public Page {
   Q_OBJECT
 
  public:
   explicit EscalatePage(QWidget* parent = nullptr);
+  QString pageName() const override { return QStringLiteral("escalate"); }
+  QString pageTitle() const override { return tr("Escalate"); }
+  bool lazy() const override { return true; }
+  void loadJob(LoadedJob* job) override;
+  void selectNode(int, const QString&, int) override {}
   void setJob(const JobData* job);
   // Suspects checked: (node indexes); the runbook follows the checks.
   QList<int> checkedNodes() const;

@@ -1,5 +1,7 @@
 #include "pages/findings_page.h"
 
+#include "ibc/console/job_loader.h"
+
 #include <QHeaderView>
 #include <QSplitter>
 #include <QTextBrowser>
@@ -11,7 +13,7 @@
 
 namespace ibc::console {
 
-FindingsPage::FindingsPage(FindingsModel* model, QWidget* parent) : QWidget(parent), model_(model) {
+FindingsPage::FindingsPage(FindingsModel* model, QWidget* parent) : Page(parent), model_(model) {
   view_ = new QTreeView(this);
   view_->setModel(model_);
   view_->setUniformRowHeights(true);
@@ -105,6 +107,12 @@ void FindingsPage::selectNode(int node_index, const QString& device, int port) {
       fallback, QItemSelectionModel::ClearAndSelect | QItemSelectionModel::Rows);
   view_->scrollTo(fallback);
   showFinding(fallback);
+}
+
+void FindingsPage::loadJob(LoadedJob* job) {
+  const JobData* data = job != nullptr ? job->data.get() : nullptr;
+  model_->setJob(data);
+  setJob(data);
 }
 
 }  // namespace ibc::console

@@ -4,7 +4,7 @@
 // the selected finding's evidence and next step below; selecting one selects its node and
 // port on every page.
 
-#include <QWidget>
+#include "pages/page.h"
 
 class QTextBrowser;
 class QTreeView;
@@ -14,18 +14,20 @@ namespace ibc::console {
 class FindingsModel;
 struct JobData;
 
-class FindingsPage : public QWidget {
+class FindingsPage : public Page {
   Q_OBJECT
 
  public:
   FindingsPage(FindingsModel* model, QWidget* parent = nullptr);
+  QString pageName() const override { return QStringLiteral("findings"); }
+  QString pageTitle() const override { return tr("Findings"); }
+  void loadJob(LoadedJob* job) override;
   void setJob(const JobData* job) { job_ = job; }
   // Selects the first finding of that node and port (the first of the node when none).
-  void selectNode(int node_index, const QString& device, int port);
+  void selectNode(int node_index, const QString& device, int port) override;
   QTreeView* view() const { return view_; }
 
  signals:
-  void nodeSelected(int node_index, const QString& device, int port);
 
  protected:
   void showEvent(QShowEvent* event) override;

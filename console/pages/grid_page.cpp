@@ -7,20 +7,23 @@
 #include <QKeyEvent>
 #include <QLabel>
 #include <QLineEdit>
+#include <QMenu>
 #include <QSpinBox>
 #include <QTableView>
+#include <QThreadPool>
 #include <QVBoxLayout>
 #include <algorithm>
 #include <iterator>
 #include <set>
 
 #include "ibc/console/grid_filter.h"
+#include "ibc/console/job_loader.h"
 #include "ibc/console/node_grid_model.h"
 
 namespace ibc::console {
 
 GridPage::GridPage(NodeGridModel* model, QWidget* parent)
-    : QWidget(parent), model_(model), filter_(new GridFilter(this)) {
+    : Page(parent), model_(model), filter_(new GridFilter(this)) {
   filter_->setGridModel(model);
 
   filter_edit_ = new QLineEdit(this);
@@ -94,12 +97,18 @@ GridPage::GridPage(NodeGridModel* model, QWidget* parent)
   connect(view_->selectionModel(), &QItemSelectionModel::currentRowChanged, this,
           [this](const QModelIndex& current) {
             if (!current.isValid()) return;
-            const QModelIndex src = filter_->mapToSource(current);
-            const int node = src.data(NodeGridModel::NodeIndexRole).toInt();
-            emit nodeSelected(node,
-                              model_->index(src.row(), NodeGridModel::Device).data().toString(),
-                              model_->index(src.row(), NodeGridModel::Port).data().toInt());
+            const Target t = targetOf(current);
+            emit nodeSelected(t.node, t.device, t.port);
           });
+  // Enter or a double-click opens the row's node on the node page.
+  connect(view_, &QAbstractItemView::activated, this, [this](const QModelIndex& index) {
+    if (!index.isValid()) return;
+    const Target t = targetOf(index);
+    emit openNodeRequested(t.node, t.device, t.port);
+  });
+  view_->setContextMenuPolicy(Qt::CustomContextMenu);
+  connect(view_, &QWidget::customContextMenuRequested, this,
+          [this](const QPoint& at) { showContextMenu(at); });
   updateSummary();
 }
 
@@ -123,6 +132,60 @@ void GridPage::fitColumns() {
 }
 
 void GridPage::setFilterText(const QString& text) { filter_edit_->setText(text); }
+
+void GridPage::loadJob(LoadedJob* job) {
+  if (job == nullptr) {
+    // The old rows are freed off the GUI thread (freeing them here stalled a reload).
+    auto old = std::make_shared<NodeGridModel::Prepared>(model_->setJob(nullptr, {}));
+    QThreadPool::globalInstance()->start([old = std::move(old)]() mutable { old.reset(); });
+    return;
+  }
+  model_->setJob(job->data.get(), std::move(job->grid));
+}
+
+GridPage::Target GridPage::targetOf(const QModelIndex& shown) const {
+  const QModelIndex src = filter_->mapToSource(shown);
+  return {src.data(NodeGridModel::NodeIndexRole).toInt(),
+          model_->index(src.row(), NodeGridModel::Device).data().toString(),
+          model_->index(src.row(), NodeGridModel::Port).data().toInt()};
+}
+
+QMenu* GridPage::contextMenuFor(const QModelIndex& index) {
+  auto* menu = new QMenu(this);
+  menu->setAttribute(Qt::WA_DeleteOnClose);
+  if (!index.isValid()) return menu;
+  const Target t = targetOf(index);
+  const QString name = model_->nodeName(filter_->mapToSource(index).row());
+  auto* open = menu->addAction(tr("Open node %1").arg(name));
+  open->setObjectName(QStringLiteral("open-node"));
+  connect(open, &QAction::triggered, this,
+          [this, t] { emit openNodeRequested(t.node, t.device, t.port); });
+  auto* copy = menu->addAction(tr("Copy selected rows"));
+  copy->setObjectName(QStringLiteral("copy-rows"));
+  copy->setShortcut(QKeySequence::Copy);
+  connect(copy, &QAction::triggered, this, [this] { copySelection(); });
+  const QString value = index.data().toString();
+  const QString clause = GridFilter::clauseFor(index.column(), value);
+  if (!clause.isEmpty()) {
+    auto* only = menu->addAction(tr("Filter: %1").arg(clause));
+    only->setObjectName(QStringLiteral("filter-value"));
+    connect(only, &QAction::triggered, this, [this, clause] { addFilterClause(clause); });
+    const QString except = GridFilter::clauseFor(index.column(), value, true);
+    auto* hide = menu->addAction(tr("Filter: %1").arg(except));
+    hide->setObjectName(QStringLiteral("filter-not-value"));
+    connect(hide, &QAction::triggered, this, [this, except] { addFilterClause(except); });
+  }
+  return menu;
+}
+
+void GridPage::showContextMenu(const QPoint& at) {
+  contextMenuFor(view_->indexAt(at))->popup(view_->viewport()->mapToGlobal(at));
+}
+
+void GridPage::addFilterClause(const QString& clause) {
+  const QString now = filter_edit_->text().trimmed();
+  filter_edit_->setText(now.isEmpty() ? clause : now + QLatin1Char(' ') + clause);
+}
 
 void GridPage::selectNode(int node_index, const QString& device, int port) {
   const int row = model_->rowOf(node_index, device, port);

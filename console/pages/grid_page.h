@@ -3,9 +3,10 @@
 // `grid` page: every node and port side by side, outliers against the job's majority
 // coloured, sort by any column, filter box, top-X by a counter, copy rows as text.
 
-#include <QWidget>
+#include "pages/page.h"
 
 class QLabel;
+class QMenu;
 class QLineEdit;
 class QSpinBox;
 class QTableView;
@@ -15,23 +16,36 @@ namespace ibc::console {
 class GridFilter;
 class NodeGridModel;
 
-class GridPage : public QWidget {
+class GridPage : public Page {
   Q_OBJECT
 
  public:
   GridPage(NodeGridModel* model, QWidget* parent = nullptr);
-  void selectNode(int node_index, const QString& device, int port);
+  QString pageName() const override { return QStringLiteral("grid"); }
+  QString pageTitle() const override { return tr("Grid"); }
+  void loadJob(LoadedJob* job) override;
+  void selectNode(int node_index, const QString& device, int port) override;
+  NodeGridModel* model() const { return model_; }
   void setFilterText(const QString& text);
   QTableView* view() const { return view_; }
   QLineEdit* filterEdit() const { return filter_edit_; }
 
- signals:
-  void nodeSelected(int node_index, const QString& device, int port);
+  // The menu a right-click on `index` (a view index) shows: open the node, copy, filter by
+  // this value or hide it. Tests trigger its actions.
+  QMenu* contextMenuFor(const QModelIndex& index);
 
  protected:
   bool eventFilter(QObject* watched, QEvent* event) override;
 
  private:
+  struct Target {
+    int node = -1;
+    QString device;
+    int port = 0;
+  };
+  Target targetOf(const QModelIndex& shown) const;
+  void showContextMenu(const QPoint& at);
+  void addFilterClause(const QString& clause);
   void updateSummary();
   void fitColumns();
   void copySelection() const;

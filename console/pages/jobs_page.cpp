@@ -1,5 +1,7 @@
 #include "pages/jobs_page.h"
 
+#include "ibc/console/job_loader.h"
+
 #include <algorithm>
 
 #include <QDateTime>
@@ -35,7 +37,7 @@ QString when(int64_t unix_ms) {
 
 }  // namespace
 
-JobsPage::JobsPage(QWidget* parent) : QWidget(parent) {
+JobsPage::JobsPage(QWidget* parent) : Page(parent) {
   collector_ = new QLineEdit(this);
   collector_->setPlaceholderText(tr("host:port"));
   ca_ = new QLineEdit(this);
@@ -259,5 +261,7 @@ void JobsPage::showOpened() {
   view_->expandAll();
   for (int c = 0; c < 3; ++c) view_->resizeColumnToContents(c);
 }
+
+void JobsPage::loadJob(LoadedJob* job) { setJob(job != nullptr ? job->data.get() : nullptr); }
 
 }  // namespace ibc::console

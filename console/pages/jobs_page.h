@@ -5,7 +5,7 @@
 // opening a job fetches its snapshots into every other page. Offline, it lists what was
 // opened, by job. A search box filters the tree.
 
-#include <QWidget>
+#include "pages/page.h"
 
 #include "ibc/console/collector_source.h"
 
@@ -18,11 +18,15 @@ class QTreeView;
 
 namespace ibc::console {
 
-class JobsPage : public QWidget {
+class JobsPage : public Page {
   Q_OBJECT
 
  public:
   explicit JobsPage(QWidget* parent = nullptr);
+  QString pageName() const override { return QStringLiteral("jobs"); }
+  QString pageTitle() const override { return tr("Jobs"); }
+  void loadJob(LoadedJob* job) override;
+  void selectNode(int, const QString&, int) override {}
   void setSettings(const CollectorSettings& settings, const QString& tenant);
   CollectorSettings settings() const;
   QString tenant() const;

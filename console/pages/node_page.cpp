@@ -1,5 +1,7 @@
 #include "pages/node_page.h"
 
+#include "ibc/console/job_loader.h"
+
 #include <algorithm>
 
 #include <QComboBox>
@@ -27,7 +29,7 @@ QString mib(uint64_t bytes) { return QString::number(bytes >> 20) + QStringLiter
 
 }  // namespace
 
-NodePage::NodePage(QWidget* parent) : QWidget(parent) {
+NodePage::NodePage(QWidget* parent) : Page(parent) {
   facts_ = new QLabel(this);
   facts_->setWordWrap(true);
   facts_->setTextInteractionFlags(Qt::TextSelectableByMouse);
@@ -212,5 +214,7 @@ void NodePage::showPort() {
   counters_view_->resizeColumnsToContents();
   empty_->setVisible(counters_->rowCount() == 0);
 }
+
+void NodePage::loadJob(LoadedJob* job) { setJob(job != nullptr ? job->data.get() : nullptr); }
 
 }  // namespace ibc::console

@@ -4,7 +4,7 @@
 // window deltas, rates, unavailable ones with their reason), and its kernel log and NCCL
 // log lines with the lines behind findings highlighted.
 
-#include <QWidget>
+#include "pages/page.h"
 
 class QComboBox;
 class QLabel;
@@ -16,11 +16,17 @@ namespace ibc::console {
 class CountersModel;
 struct JobData;
 
-class NodePage : public QWidget {
+class NodePage : public Page {
   Q_OBJECT
 
  public:
   explicit NodePage(QWidget* parent = nullptr);
+  QString pageName() const override { return QStringLiteral("node"); }
+  QString pageTitle() const override { return tr("Node"); }
+  void loadJob(LoadedJob* job) override;
+  void selectNode(int node_index, const QString& device, int port) override {
+    showNode(node_index, device, port);
+  }
   void setJob(const JobData* job);
   void showNode(int node_index, const QString& device, int port);
   int currentNode() const { return node_; }

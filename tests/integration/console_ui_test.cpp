@@ -11,11 +11,14 @@
 #include <QAction>
 #include <QApplication>
 #include <QCheckBox>
+#include <QDropEvent>
 #include <QElapsedTimer>
 #include <QHeaderView>
 #include <QLabel>
 #include <QLineEdit>
 #include <QListWidget>
+#include <QMenu>
+#include <QMimeData>
 #include <QPushButton>
 #include <QSettings>
 #include <QSignalSpy>
@@ -26,6 +29,7 @@
 #include <QThread>
 #include <QTimer>
 #include <QTreeView>
+#include <QUrl>
 #include <algorithm>
 #include <atomic>
 #include <cstdlib>
@@ -847,7 +851,15 @@ TEST_F(ConsoleUi, NothingToReloadIsSaidAndTheConnectionIsOnTheStatusBar) {
   EXPECT_EQ(window_->connectionText(), QStringLiteral("offline"));
   window_->setCollector(world->support("127.0.0.1:7070"), QStringLiteral("acme"));
   EXPECT_EQ(window_->connectionText(),
-            QStringLiteral("collector 127.0.0.1:7070 as alice, tenant acme"));
+            QStringLiteral("collector 127.0.0.1:7070 as alice, tenant acme (not contacted yet)"));
+  // Nothing listens there: the status bar says so until a listing works (issue 22).
+  QSignalSpy failed(window_->jobsPage(), &JobsPage::listFailed);
+  window_->jobsPage()->refresh();
+  ASSERT_TRUE(failed.wait(20000));
+  EXPECT_TRUE(window_->connectionText().startsWith(
+      QStringLiteral("collector 127.0.0.1:7070 NOT connected: ")))
+      << window_->connectionText().toStdString();
+  EXPECT_EQ(errors_.size(), 1u);
 }
 
 TEST_F(ConsoleUi, GeometryAndTheLastConnectionSurviveARestartAndTheCommandLineWins) {
@@ -888,6 +900,76 @@ TEST_F(ConsoleUi, GeometryAndTheLastConnectionSurviveARestartAndTheCommandLineWi
   const std::string text = test::readAll(file.toStdString());
   EXPECT_NE(text.find("alice.key"), std::string::npos) << file.toStdString();
   EXPECT_EQ(text.find("PRIVATE KEY"), std::string::npos);
+}
+
+// Issue 22: desktop habits. Enter on a grid row opens its node on the node page; the row's
+// context menu opens the node and filters by the value under the cursor.
+TEST_F(ConsoleUi, EnterOnAGridRowAndTheContextMenuOpenTheNodeAndFilterByTheValue) {
+  openFiles(jobFiles(), world->ca());
+  window_->showPage(QStringLiteral("grid"));
+  QTableView* grid = window_->gridPage()->view();
+  const int stuck = nodeIndex(world->files[3]);
+  int row = -1;
+  for (int r = 0; r < grid->model()->rowCount(); ++r) {
+    if (grid->model()->index(r, NodeGridModel::Node).data(NodeGridModel::NodeIndexRole).toInt() ==
+        stuck)
+      row = r;
+  }
+  ASSERT_GE(row, 0);
+  grid->setFocus();
+  grid->setCurrentIndex(grid->model()->index(row, NodeGridModel::State));
+  window_->showPage(QStringLiteral("grid"));
+  QTest::keyClick(grid, Qt::Key_Return);
+  auto* tabs = window_->findChild<QTabWidget*>(QString(), Qt::FindDirectChildrenOnly);
+  EXPECT_EQ(tabs->currentWidget(), window_->nodePage());
+  EXPECT_EQ(window_->nodePage()->currentNode(), stuck);
+
+  window_->showPage(QStringLiteral("grid"));
+  const QModelIndex state = grid->model()->index(row, NodeGridModel::State);
+  QMenu* menu = window_->gridPage()->contextMenuFor(state);
+  auto* filter = menu->findChild<QAction*>(QStringLiteral("filter-value"));
+  ASSERT_NE(filter, nullptr);
+  const QString value = state.data().toString();
+  filter->trigger();
+  EXPECT_TRUE(window_->gridPage()->filterEdit()->text().startsWith(QStringLiteral("state=")));
+  ASSERT_GT(grid->model()->rowCount(), 0);
+  for (int r = 0; r < grid->model()->rowCount(); ++r)
+    EXPECT_EQ(grid->model()->index(r, NodeGridModel::State).data().toString(), value);
+  auto* open = menu->findChild<QAction*>(QStringLiteral("open-node"));
+  ASSERT_NE(open, nullptr);
+  window_->showPage(QStringLiteral("findings"));
+  open->trigger();
+  EXPECT_EQ(tabs->currentWidget(), window_->nodePage());
+  delete menu;
+}
+
+// Files dropped on the window open like File > Open; what was opened is offered again under
+// File > Open Recent once the window remembers (restoreSettings).
+TEST_F(ConsoleUi, DroppedFilesOpenAndAreOfferedAgainUnderOpenRecent) {
+  QSettings().clear();
+  window_->restoreSettings();
+  QMimeData mime;
+  QList<QUrl> urls;
+  for (const QString& f : jobFiles()) urls << QUrl::fromLocalFile(f);
+  mime.setUrls(urls);
+  QDragEnterEvent enter(QPoint(10, 10), Qt::CopyAction, &mime, Qt::LeftButton, Qt::NoModifier);
+  QApplication::sendEvent(window_.get(), &enter);
+  EXPECT_TRUE(enter.isAccepted());
+  QSignalSpy done(window_.get(), &MainWindow::finished);
+  QDropEvent drop(QPointF(10, 10), Qt::CopyAction, &mime, Qt::LeftButton, Qt::NoModifier);
+  QApplication::sendEvent(window_.get(), &drop);
+  ASSERT_TRUE(waitFinished(done));
+  EXPECT_EQ(window_->job()->report.nodes_size(), static_cast<int>(world->files.size()));
+  ASSERT_EQ(window_->recentFiles().size(), 1);
+  EXPECT_EQ(window_->recentFiles().front().split(QLatin1Char('\n')).size(), jobFiles().size());
+  auto* recent = window_->findChild<QMenu*>(QStringLiteral("recent"));
+  ASSERT_NE(recent, nullptr);
+  ASSERT_EQ(recent->actions().size(), 1);
+  QSignalSpy again(window_.get(), &MainWindow::finished);
+  recent->actions().front()->trigger();
+  ASSERT_TRUE(waitFinished(again));
+  EXPECT_EQ(window_->job()->report.nodes_size(), static_cast<int>(world->files.size()));
+  QSettings().clear();
 }
 
 }  // namespace

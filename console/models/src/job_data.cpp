@@ -11,10 +11,12 @@
 #include <cstring>
 #include <fstream>
 #include <memory>
+#include <tuple>
 #include <unordered_map>
 
 #include "ibc/bundle/bundle_archive.h"
 #include "ibc/core/bundle.h"
+#include "ibc/core/findings.h"
 #include "ibc/core/snapshot_file.h"
 
 namespace ibc::console {
@@ -301,6 +303,33 @@ Result<v1::Snapshot> readFullSnapshot(const JobData& job, int node) {
                  where + " changed since it was opened: open it again (File > Reload)"};
   }
   return full;
+}
+
+NodeSelection firstLook(const JobData& job) {
+  int best = -1;
+  auto key = [&job](int k) {
+    const auto& f = job.report.findings(k);
+    return std::make_tuple(-severityRank(f.severity()), core::findingSpecificity(f.code()),
+                           f.code(), k);
+  };
+  for (int k = 0; k < job.report.findings_size(); ++k) {
+    if (nodeOfFinding(job, k) < 0) continue;
+    if (best < 0 || key(k) < key(best)) best = k;
+  }
+  if (best >= 0) {
+    const auto& f = job.report.findings(best);
+    return {nodeOfFinding(job, best), f.device(), static_cast<int>(f.port())};
+  }
+  NodeSelection out;
+  int worst_rank = -1;
+  for (int i = 0; i < job.report.nodes_size(); ++i) {
+    const int r = severityRank(job.report.nodes(i).worst_severity());
+    if (r > worst_rank) {
+      worst_rank = r;
+      out.node = i;
+    }
+  }
+  return out;
 }
 
 int severityRank(const std::string& severity) {

@@ -305,6 +305,63 @@ TEST(GridFilter, TermsNarrowTheRowsAndATypoShowsNothingWithAReason) {
   EXPECT_EQ(f.rowCount(), 32);
 }
 
+TEST(GridFilter, AnyColumnByItsKeyWithComparisonsAndTheContextMenusClauseRoundTrips) {
+  NodeGridModel m;
+  m.setJob(&job());
+  GridFilter f;
+  QAbstractItemModelTester tester(&f, QAbstractItemModelTester::FailureReportingMode::Fatal);
+  f.setGridModel(&m);
+  auto shownColumn = [&f](int column) {
+    QStringList out;
+    for (int r = 0; r < f.rowCount(); ++r) out << f.index(r, column).data().toString();
+    return out;
+  };
+  // The slow copy's eight ports are below 200 Gb/s; numbers compare as numbers.
+  f.setFilterText("rate<200");
+  EXPECT_TRUE(f.filterError().isEmpty()) << f.filterError().toStdString();
+  EXPECT_EQ(f.rowCount(), 8);
+  f.setFilterText("rate>=200");
+  EXPECT_EQ(f.rowCount(), 24);
+  // Words: the stuck node's INIT ports are the ones not ACTIVE.
+  f.setFilterText("state!=ACTIVE");
+  ASSERT_GE(f.rowCount(), 2);
+  for (const QString& state : shownColumn(NodeGridModel::State))
+    EXPECT_FALSE(state.contains(QStringLiteral("ACTIVE"))) << state.toStdString();
+  const int not_active = f.rowCount();
+  f.setFilterText("state=active");  // case-insensitive, one word of the cell
+  EXPECT_EQ(f.rowCount(), 32 - not_active);
+  // What the context menu adds keeps exactly the rows with that value, or hides them.
+  const QString clause = GridFilter::clauseFor(NodeGridModel::State, QStringLiteral("INIT"));
+  EXPECT_EQ(clause, QStringLiteral("state=INIT"));
+  f.setFilterText(clause);
+  EXPECT_EQ(f.rowCount(), not_active);
+  EXPECT_EQ(GridFilter::clauseFor(NodeGridModel::Rate, QStringLiteral("100 Gb/sec (4X EDR)")),
+            QStringLiteral("rate=100"));
+  EXPECT_EQ(GridFilter::clauseFor(NodeGridModel::WorstFinding, QStringLiteral("LINK RATE"), true),
+            QStringLiteral("worst!=\"LINK RATE\""));
+  // Terms combine; a counter goes by its own name.
+  f.setFilterText("rate<200");
+  const QString slow = shownColumn(NodeGridModel::Node).value(0);
+  f.setFilterText(QStringLiteral("rate<200 node=\"%1\"").arg(slow));
+  EXPECT_EQ(f.rowCount(), 8) << slow.toStdString();
+  int with_counter = 0;
+  for (int r = 0; r < m.rowCount(); ++r)
+    with_counter += m.index(r, NodeGridModel::SymbolErrors).data().toString().isEmpty() ? 0 : 1;
+  f.setFilterText("symbol_error>=0");
+  EXPECT_EQ(f.rowCount(), with_counter);
+  // What cannot be read shows nothing and says why.
+  f.setFilterText("state<ACTIVE");
+  EXPECT_EQ(f.rowCount(), 0);
+  EXPECT_TRUE(f.filterError().contains(QStringLiteral("numbers only")))
+      << f.filterError().toStdString();
+  f.setFilterText("rate>fast");
+  EXPECT_EQ(f.rowCount(), 0);
+  EXPECT_FALSE(f.filterError().isEmpty());
+  f.setFilterText("colour=red");
+  EXPECT_EQ(f.rowCount(), 0);
+  EXPECT_TRUE(f.filterError().contains(QStringLiteral("no column")));
+}
+
 TEST(GridFilter, SortingByRateIsNumericAndByNodeIsNatural) {
   NodeGridModel m;
   m.setJob(&job());

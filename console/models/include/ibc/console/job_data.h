@@ -101,6 +101,17 @@ void dropRawText(::ibcollect::v1::Snapshot& snapshot);
 // longer holds the snapshot that was judged (then File > Reload).
 core::Result<::ibcollect::v1::Snapshot> readFullSnapshot(const JobData& job, int node);
 
+// Where opening a job lands (worst first, DESIGN §7): the first finding, with a node, of the
+// most severe group (severity, then the more specific code, as the findings page orders its
+// groups), as its node, device and port; without one, the worst node's first port. Node -1
+// for an empty job.
+struct NodeSelection {
+  int node = -1;
+  std::string device;
+  int port = 0;
+};
+NodeSelection firstLook(const JobData& job);
+
 // Severity order used by every model: 0 ok, 1 info, 2 warning, 3 critical.
 int severityRank(const std::string& severity);
 // The node's worst port (index into node.ports(): the first of the highest worst_severity);

@@ -1,0 +1,59 @@
+#include "ibc/console/job_loader.h"
+
+#include <QMetaObject>
+#include <QPointer>
+#include <QThread>
+#include <chrono>
+
+namespace ibc::console {
+
+JobLoader::JobLoader(QObject* parent) : QObject(parent) {}
+
+JobLoader::~JobLoader() { cancel(); }
+
+void JobLoader::cancel() {
+  if (cancel_) cancel_->store(true);
+}
+
+void JobLoader::start(Work work) {
+  cancel();
+  cancel_ = std::make_shared<std::atomic<bool>>(false);
+  done_ = false;
+  auto cancel = cancel_;
+  QPointer<JobLoader> self(this);
+  // The worker owns its inputs; results come back to this thread by a queued call.
+  QThread* worker = QThread::create([work = std::move(work), cancel, self, observer = observer_] {
+    auto last_post = std::chrono::steady_clock::now() - std::chrono::seconds(1);
+    auto job = std::make_shared<LoadedJob>();
+    job->data = std::make_unique<JobData>(work(
+        [self, cancel, observer, &last_post](std::size_t done, std::size_t all) {
+          if (observer) observer(done, all);
+          const auto now = std::chrono::steady_clock::now();
+          if (done != all && now - last_post < std::chrono::milliseconds(40)) return;
+          last_post = now;
+          QMetaObject::invokeMethod(
+              self,
+              [self, cancel, done, all] {
+                if (self && !cancel->load())
+                  emit self->progress(static_cast<int>(done), static_cast<int>(all));
+              },
+              Qt::QueuedConnection);
+        },
+        cancel.get()));
+    job->grid = NodeGridModel::prepare(job->data.get());
+    if (!self) return;
+    QMetaObject::invokeMethod(
+        self,
+        [self, cancel, job = std::move(job)]() mutable {
+          // A newer load replaced this one: its result is dropped.
+          if (!self || self->cancel_ != cancel) return;
+          self->done_ = true;
+          emit self->loaded(std::move(job));
+        },
+        Qt::QueuedConnection);
+  });
+  connect(worker, &QThread::finished, worker, &QObject::deleteLater);
+  worker->start();
+}
+
+}  // namespace ibc::console
