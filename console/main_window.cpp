@@ -20,6 +20,7 @@
 #include <QThread>
 #include <QThreadPool>
 #include <QUrl>
+#include <algorithm>
 #include <chrono>
 #include <fstream>
 #include <sstream>
@@ -90,6 +91,8 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     // The connection that worked is the one to offer next time.
     if (ok && remember_) saveSettings();
   });
+  connect(jobs, &JobsPage::openFilesRequested, this,
+          [this](const QStringList& files) { openFiles(files); });
   connect(jobs, &JobsPage::openJob, this,
           [this](const QString& tenant, const QString& job) { openCollectorJob(tenant, job); });
   escalatePage()->setCredentialSource([jobs] { return jobs->settings(); });
@@ -392,6 +395,14 @@ QString MainWindow::statusText() const {
   }
   if (unsigned_count > 0) status += tr("; %1 UNSIGNED").arg(unsigned_count);
   if (unchecked > 0) status += tr("; %1 signature(s) not checked against a CA").arg(unchecked);
+  const auto others = std::count_if(data.groups.begin(), data.groups.end(),
+                                    [](const OpenedGroup& g) { return !g.shown; });
+  if (others > 0)
+    status +=
+        tr("; these files hold %1 other job(s) or tenant(s), NOT shown (Jobs page)").arg(others);
+  int not_node = 0;
+  for (const auto& s : data.signers) not_node += s.is_signed && !s.is_node ? 1 : 0;
+  if (not_node > 0) status += tr("; %1 NOT signed by their node").arg(not_node);
   if (data.cancelled) status += tr("; cancelled: only the snapshots read before are shown");
   if (!data.errors.empty()) status += tr("; %1 refused or unreadable").arg(data.errors.size());
   return status;

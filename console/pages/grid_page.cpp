@@ -60,7 +60,7 @@ GridPage::GridPage(NodeGridModel* model, QWidget* parent)
       NodeGridModel::LinkLayer,    NodeGridModel::Mtu,          NodeGridModel::Busbw,
       NodeGridModel::SymbolErrors, NodeGridModel::LinkDowned,   NodeGridModel::RcvErrors,
       NodeGridModel::XmitDiscards, NodeGridModel::XmitWait,     NodeGridModel::Firmware,
-      NodeGridModel::Function};
+      NodeGridModel::Function,     NodeGridModel::Signer};
   for (int i = 0; i < static_cast<int>(std::size(order)); ++i) {
     auto* header = view_->horizontalHeader();
     header->moveSection(header->visualIndex(order[i]), i);

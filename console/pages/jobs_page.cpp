@@ -26,6 +26,7 @@ namespace {
 
 constexpr int kJobRole = Qt::UserRole + 1;
 constexpr int kTenantRole = Qt::UserRole + 2;
+constexpr int kFilesRole = Qt::UserRole + 3;  // an opened group not shown: its files
 
 QString q(const std::string& s) { return QString::fromStdString(s); }
 
@@ -100,7 +101,12 @@ JobsPage::JobsPage(QWidget* parent) : Page(parent) {
     const QModelIndex source = filter_->mapToSource(index.siblingAtColumn(0));
     const QString job = source.data(kJobRole).toString();
     const QString tenant = source.data(kTenantRole).toString();
-    if (!job.isEmpty() && !tenant.isEmpty()) emit openJob(tenant, job);
+    const QStringList files = source.data(kFilesRole).toStringList();
+    if (!files.isEmpty()) {
+      emit openFilesRequested(files);
+    } else if (!job.isEmpty() && !tenant.isEmpty()) {
+      emit openJob(tenant, job);
+    }
   });
 }
 
@@ -243,18 +249,35 @@ void JobsPage::showOpened() {
   const auto found = model_->findItems(tr("opened"));
   for (auto* item : found) model_->removeRow(item->row());
   if (job == nullptr || job->report.nodes_size() == 0) return;
+  // One row per job the opened files held (tenant and job): the shown one, and the others to
+  // open apart (double-click); files of several jobs are never judged as one. Nodes are the
+  // grid's (no row per node here: a 2,000-node job would be 2,000 items).
   auto* top = new QStandardItem(tr("opened"));
-  std::map<std::string, QStandardItem*> by_job;
-  for (const auto& n : job->report.nodes()) {
-    const std::string id = n.job_id().empty() ? std::string() : n.job_id();
-    auto& item = by_job[id];
-    if (item == nullptr) {
-      item = new QStandardItem(id.empty() ? tr("no job id") : tr("job %1").arg(q(id)));
-      top->appendRow({item, new QStandardItem(), new QStandardItem(), new QStandardItem()});
+  auto name = [](const OpenedGroup& g) {
+    QString text = g.job_id.empty() ? tr("no job id") : tr("job %1").arg(q(g.job_id));
+    text += g.tenant.empty() ? tr(", unsigned") : tr(", tenant %1").arg(q(g.tenant));
+    return text;
+  };
+  if (job->groups.empty()) {
+    top->appendRow({new QStandardItem(tr("%1 snapshot(s)").arg(job->report.nodes_size())),
+                    new QStandardItem(), new QStandardItem(), new QStandardItem()});
+  }
+  for (const OpenedGroup& g : job->groups) {
+    auto* item = new QStandardItem(name(g));
+    QStringList files;
+    for (const auto& f : g.files) files << q(f);
+    auto* count = new QStandardItem(QString::number(files.size()));
+    auto* what =
+        new QStandardItem(g.shown ? tr("shown: %1 node(s)").arg(job->report.nodes_size())
+                                  : tr("NOT shown (another job): double-click to open it apart"));
+    if (!g.shown) {
+      item->setData(files, kFilesRole);
+      QFont bold = item->font();
+      bold.setBold(true);
+      what->setFont(bold);
     }
-    item->appendRow({new QStandardItem(q(n.label())), new QStandardItem(QStringLiteral("1")),
-                     new QStandardItem(when(n.collected_at_unix_ms())),
-                     new QStandardItem(q(n.source()))});
+    item->setToolTip(files.join(QLatin1Char('\n')).left(4000));
+    top->appendRow({item, count, new QStandardItem(), what});
   }
   model_->appendRow({top, new QStandardItem(), new QStandardItem(),
                      new QStandardItem(tr("%1 node(s)").arg(job->report.nodes_size()))});

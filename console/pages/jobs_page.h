@@ -42,6 +42,8 @@ class JobsPage : public Page {
 
  signals:
   void openJob(const QString& tenant, const QString& job_id);
+  // An opened group of files that was not shown (another job or tenant): open it apart.
+  void openFilesRequested(const QStringList& files);
   void listed(bool ok);
   // Listing failed: the reason (the main window turns it into advice).
   void listFailed(const QString& message);

@@ -148,6 +148,7 @@ Result<JobData> fetchJob(const CollectorSettings& settings, const std::string& t
   std::vector<std::string> sources;
   std::vector<std::string> ids;
   std::vector<std::string> trust;
+  std::vector<SignerInfo> signers;
   std::vector<std::string> signed_files;
   std::vector<std::string> errors;
   bool cancelled = false;
@@ -190,7 +191,9 @@ Result<JobData> fetchJob(const CollectorSettings& settings, const std::string& t
         snapshots.push_back(std::move(*snap));
         sources.push_back(name);
         ids.push_back(infos[k].snapshot_id());
-        trust.push_back(checked.words);
+        SignerInfo signer = describeSigner(*envelope, snapshots.back(), verifier->get() != nullptr);
+        trust.push_back(withSigner(checked.words, signer));
+        signers.push_back(std::move(signer));
         signed_files.push_back(core::encodeSnapshotFile(*envelope));
       }
     }
@@ -198,6 +201,7 @@ Result<JobData> fetchJob(const CollectorSettings& settings, const std::string& t
   }
   JobData job = diagnoseSnapshots(std::move(snapshots), sources);
   job.trust = std::move(trust);
+  job.signers = std::move(signers);
   job.signed_files = std::move(signed_files);
   job.errors.insert(job.errors.begin(), errors.begin(), errors.end());
   job.origin = "collector " + settings.endpoint + ", tenant " + tenant + ", job " + job_id;

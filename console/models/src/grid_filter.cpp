@@ -54,6 +54,7 @@ constexpr ColumnKey kColumnKeys[] = {
     {NodeGridModel::Firmware, "fw", false},     {NodeGridModel::Function, "vf", false},
     {NodeGridModel::Busbw, "busbw", true},      {NodeGridModel::Findings, "findings", true},
     {NodeGridModel::Verdict, "verdict", false}, {NodeGridModel::WorstFinding, "worst", false},
+    {NodeGridModel::Signer, "signer", false},
 };
 
 const ColumnKey* columnKey(const QString& key) {
@@ -174,10 +175,11 @@ void GridFilter::setFilterText(const QString& text) {
         t.text = g.captured(1);
         t.column = -1;
       } else {
-        error_ = tr("cannot read \"%1\": %2 is no column (node, device, port, state, phys, "
-                    "rate, link, mtu, fw, vf, busbw, findings, verdict, worst) and no counter "
-                    "compared with a number")
-                     .arg(word, g.captured(1));
+        error_ =
+            tr("cannot read \"%1\": %2 is no column (node, device, port, state, phys, "
+               "rate, link, mtu, fw, vf, busbw, findings, verdict, worst, signer) and no counter "
+               "compared with a number")
+                .arg(word, g.captured(1));
         continue;
       }
       terms_.push_back(t);

@@ -52,6 +52,7 @@ struct Opened {
   v1::Snapshot snapshot;
   std::string trust;
   std::uint64_t bytes = 0;  // the signed file's size
+  SignerInfo signer;
 };
 
 Result<Opened> readSnapshot(const std::string& path, const core::SignatureVerifier* verifier) {
@@ -63,7 +64,9 @@ Result<Opened> readSnapshot(const std::string& path, const core::SignatureVerifi
   if (trust.refused) return Error{core::ErrorCode::PermissionDenied, path + ": " + trust.words};
   auto snap = core::openSnapshot(*env);
   if (!snap.ok()) return Error{snap.error().code, path + ": " + snap.error().message};
-  return Opened{std::move(*snap), std::move(trust.words), bytes->size()};
+  SignerInfo signer = describeSigner(*env, *snap, verifier != nullptr);
+  std::string words = withSigner(std::move(trust.words), signer);
+  return Opened{std::move(*snap), std::move(words), bytes->size(), std::move(signer)};
 }
 
 bool isBundlePath(const std::string& path) {
@@ -123,8 +126,10 @@ Result<BundleSnapshots> readBundle(const std::string& path,
     if (!snap.ok())
       return Error{snap.error().code, path + ":" + name + ": " + snap.error().message};
     out.members.push_back(name);
-    out.opened.push_back({std::move(*snap), trust.words + "; in bundle " + path +
-                                                ", which verified (" + signers + ")"});
+    SignerInfo signer = describeSigner(*env, *snap, true);
+    std::string words = withSigner(trust.words, signer) + "; in bundle " + path +
+                        ", which verified (" + signers + ")";
+    out.opened.push_back({std::move(*snap), std::move(words), 0, std::move(signer)});
     out.signed_bytes.push_back(std::move(data));
   }
   if (out.members.empty()) {
@@ -176,6 +181,37 @@ std::string signerOf(const v1::SignedSnapshot& env) {
 }
 
 }  // namespace
+
+std::string withSigner(std::string words, const SignerInfo& signer) {
+  if (signer.is_signed && !signer.is_node)
+    words += "; NOT the node's own certificate (" + signer.problem +
+             "): the collector refuses such a snapshot";
+  return words;
+}
+
+SignerInfo describeSigner(const v1::SignedSnapshot& envelope, const v1::Snapshot& snapshot,
+                          bool checked) {
+  SignerInfo out;
+  if (envelope.certificate_chain_size() == 0) return out;
+  out.is_signed = true;
+  out.checked = checked;
+  auto id = core::certificateIdentity(envelope.certificate_chain(0));
+  if (!id.ok()) {
+    out.problem = "its certificate cannot be read: " + id.error().message;
+    return out;
+  }
+  out.name = id->name;
+  out.tenant = id->tenant;
+  if (id->role != core::CertificateRole::Agent) {
+    out.problem = "signed by " + id->subject + ", which is not an agent certificate";
+  } else if (auto st = core::checkSignerNode(core::snapshotNodeName(snapshot.node()), *id);
+             !st.ok()) {
+    out.problem = st.error().message;
+  } else {
+    out.is_node = true;
+  }
+  return out;
+}
 
 SignatureTrust checkSnapshotSignature(const v1::SignedSnapshot& env,
                                       const core::SignatureVerifier* verifier) {
@@ -390,7 +426,9 @@ JobData loadSnapshotFiles(const std::vector<std::string>& paths,
                           const core::SignatureVerifier* verifier) {
   std::vector<v1::Snapshot> snapshots;
   std::vector<std::string> files;
+  std::vector<std::string> opened_as;  // the path given (a bundle's, for its members)
   std::vector<std::string> trust;
+  std::vector<SignerInfo> signers;
   std::vector<std::string> signed_files;
   std::vector<std::uint64_t> sizes;
   std::vector<std::string> errors;
@@ -409,7 +447,9 @@ JobData loadSnapshotFiles(const std::vector<std::string>& paths,
         for (std::size_t k = 0; k < b->members.size(); ++k) {
           snapshots.push_back(std::move(b->opened[k].snapshot));
           trust.push_back(std::move(b->opened[k].trust));
+          signers.push_back(std::move(b->opened[k].signer));
           files.push_back(path + ":" + b->members[k]);
+          opened_as.push_back(path);
           sizes.push_back(b->signed_bytes[k].size());
           signed_files.resize(snapshots.size());
           signed_files.back() = std::move(b->signed_bytes[k]);
@@ -422,7 +462,9 @@ JobData loadSnapshotFiles(const std::vector<std::string>& paths,
     if (snap.ok()) {
       snapshots.push_back(std::move(snap->snapshot));
       trust.push_back(std::move(snap->trust));
+      signers.push_back(std::move(snap->signer));
       files.push_back(path);
+      opened_as.push_back(path);
       sizes.push_back(snap->bytes);
     } else {
       errors.push_back(snap.error().message);
@@ -430,12 +472,58 @@ JobData loadSnapshotFiles(const std::vector<std::string>& paths,
     if (progress) progress(i + 1, paths.size());
   }
   signed_files.resize(snapshots.size());
+
+  // Files of several jobs or tenants are never one job: the largest group is judged (the
+  // first of equal ones), the others are listed for the jobs page to open.
+  std::vector<OpenedGroup> groups;
+  std::vector<std::size_t> group_of(snapshots.size());
+  for (std::size_t i = 0; i < snapshots.size(); ++i) {
+    const std::string& tenant = signers[i].tenant;
+    const std::string& job_id = snapshots[i].node().job_id();
+    std::size_t g = 0;
+    while (g < groups.size() && (groups[g].tenant != tenant || groups[g].job_id != job_id)) ++g;
+    if (g == groups.size()) groups.push_back({tenant, job_id, {}, false});
+    auto& list = groups[g].files;
+    if (list.empty() || list.back() != opened_as[i]) list.push_back(opened_as[i]);
+    group_of[i] = g;
+  }
+  std::size_t shown = 0;
+  std::vector<std::size_t> counts(groups.size(), 0);
+  for (const std::size_t g : group_of) ++counts[g];
+  for (std::size_t g = 1; g < groups.size(); ++g) {
+    if (counts[g] > counts[shown]) shown = g;
+  }
+  if (!groups.empty()) groups[shown].shown = true;
+  if (groups.size() > 1) {
+    std::size_t kept = 0;
+    for (std::size_t i = 0; i < snapshots.size(); ++i) {
+      if (group_of[i] != shown) continue;
+      if (kept != i) {
+        snapshots[kept] = std::move(snapshots[i]);
+        files[kept] = std::move(files[i]);
+        trust[kept] = std::move(trust[i]);
+        signers[kept] = std::move(signers[i]);
+        signed_files[kept] = std::move(signed_files[i]);
+        sizes[kept] = sizes[i];
+      }
+      ++kept;
+    }
+    snapshots.resize(kept);
+    files.resize(kept);
+    trust.resize(kept);
+    signers.resize(kept);
+    signed_files.resize(kept);
+    sizes.resize(kept);
+  }
+
   const bool any_signed = std::any_of(signed_files.begin(), signed_files.end(),
                                       [](const auto& b) { return !b.empty(); });
   JobData out = diagnoseSnapshots(std::move(snapshots), files, options);
   if (any_signed) out.signed_files = std::move(signed_files);
   out.signed_sizes = std::move(sizes);
   out.trust = std::move(trust);
+  out.signers = std::move(signers);
+  out.groups = std::move(groups);
   out.errors = std::move(errors);
   out.cancelled = cancelled;
   return out;

@@ -162,6 +162,13 @@ NodeGridModel::Prepared NodeGridModel::prepare(const JobData* job) {
                              : QStringLiteral("UNREACHABLE");
       r.sort[Verdict] = n.unreachable_reason().empty() ? r.severity : 4;
       r.cells[WorstFinding] = worst != nullptr && r.severity >= 1 ? q(worst->code()) : QString();
+      if (static_cast<std::size_t>(i) < job->signers.size()) {
+        const SignerInfo& s = job->signers[static_cast<std::size_t>(i)];
+        r.trusted = s.is_signed && s.is_node;
+        r.cells[Signer] = !s.is_signed ? tr("UNSIGNED")
+                          : s.is_node  ? q(s.name) + (s.checked ? QString() : tr(" (no CA)"))
+                                       : tr("%1: NOT the node").arg(q(s.name));
+      }
       if (busbw) {
         r.cells[Busbw] = QString::number(*busbw, 'f', 1);
         r.sort[Busbw] = *busbw;
@@ -330,7 +337,8 @@ NodeGridModel::Prepared NodeGridModel::prepare(const JobData* job) {
     c.setCaseSensitivity(Qt::CaseInsensitive);
     return c;
   }();
-  for (int c : {Node, Device, State, PhysState, LinkLayer, Firmware, Function, WorstFinding}) {
+  for (int c :
+       {Node, Device, State, PhysState, LinkLayer, Firmware, Function, WorstFinding, Signer}) {
     std::vector<QString> values;
     values.reserve(out.rows.size());
     for (const auto& r : out.rows) values.push_back(r.cells[c]);
@@ -387,6 +395,8 @@ QVariant NodeGridModel::data(const QModelIndex& index, int role) const {
       if (c == Verdict && r.cells[Verdict] == QLatin1String("UNREACHABLE"))
         return QBrush(severityColor(3));
       if (r.outlier[c]) return QBrush(QColor(0xff, 0xe0, 0x8a));
+      if (c == Signer && !r.trusted && !r.cells[Signer].isEmpty())
+        return QBrush(severityColor(r.cells[Signer].startsWith(QLatin1String("UNSIGNED")) ? 2 : 3));
       return {};
     case Qt::FontRole:
       if (r.outlier[c] || (c == Verdict && r.severity >= 2)) {
@@ -427,6 +437,10 @@ QVariant NodeGridModel::headerData(int section, Qt::Orientation orientation, int
     }
     if (section == Busbw) return tr("Peak nccl-tests bus bandwidth of the node, GB/s");
     if (section == Mtu) return tr("MTU of the port's netdev (else the port's active MTU)");
+    if (section == Signer)
+      return tr(
+          "Who signed the node's snapshot: its own agent certificate (the only signer "
+          "the collector accepts), UNSIGNED, or another certificate (NOT the node)");
     return {};
   }
   if (role != Qt::DisplayRole) return {};
@@ -450,6 +464,7 @@ QVariant NodeGridModel::headerData(int section, Qt::Orientation orientation, int
     case Findings: return tr("Findings");
     case Verdict: return tr("Verdict");
     case WorstFinding: return tr("Worst finding");
+    case Signer: return tr("Signed by");
     default: return {};
   }
 }

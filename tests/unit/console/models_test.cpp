@@ -190,6 +190,84 @@ TEST(ConsoleJob, ABundleOpensVerifiedWithTheCaAndIsRefusedWithoutItOrTampered) {
   EXPECT_NE(refused.errors[0].find("report.md"), std::string::npos) << refused.errors[0];
 }
 
+// Issue 22: every row says who signed its snapshot and whether that is the node (the
+// collector's rule), and files of several jobs or tenants are never judged as one job.
+TEST(ConsoleJob, EachSnapshotSaysWhetherItsSignerIsTheNodeAndMixedJobsOpenApart) {
+  const auto ca = ibc::test::TestCa::create("console trust CA");
+  const std::string dir = ibc::test::makeTempDir("console-trust");
+  auto write = [&](v1::Snapshot s, const std::string& tenant, const std::string& signer_node,
+                   const std::string& job_id, const std::string& name) {
+    s.mutable_node()->set_job_id(job_id);
+    std::string bytes;
+    if (signer_node.empty()) {
+      v1::SignedSnapshot unsigned_env;
+      unsigned_env.set_snapshot(core::serializeSnapshot(s));
+      bytes = core::encodeSnapshotFile(unsigned_env);
+    } else {
+      const auto cred = ca.issue(ibc::test::agentSpec(tenant, signer_node));
+      auto signer = core::SnapshotSigner::fromPem(cred.certificate_pem, cred.key_pem);
+      EXPECT_TRUE(signer.ok());
+      auto env = signer->sign(s);
+      EXPECT_TRUE(env.ok());
+      bytes = core::encodeSnapshotFile(*env);
+    }
+    std::ofstream(dir + "/" + name, std::ios::binary) << bytes;
+    return dir + "/" + name;
+  };
+  const v1::Snapshot a = job().snapshots[0];
+  const v1::Snapshot b = job().snapshots[2];
+  const std::string node_a = core::snapshotNodeName(a.node());
+  const std::string node_b = core::snapshotNodeName(b.node());
+  ASSERT_NE(node_a, node_b);
+  auto verifier = core::SignatureVerifier::fromPem(ca.certificatePem());
+  ASSERT_TRUE(verifier.ok());
+
+  // One job of tenant acme: a's own certificate, and b signed by a's certificate.
+  const std::vector<std::string> one_job = {write(a, "acme", node_a, "77", "a.ibsnap"),
+                                            write(b, "acme", node_a, "77", "b.ibsnap")};
+  const JobData j = loadSnapshotFiles(one_job, {}, {}, nullptr, verifier->get());
+  ASSERT_EQ(j.report.nodes_size(), 2);
+  ASSERT_EQ(j.signers.size(), 2u);
+  EXPECT_TRUE(j.signers[0].is_node);
+  EXPECT_TRUE(j.signers[0].checked);
+  EXPECT_FALSE(j.signers[1].is_node);
+  EXPECT_EQ(j.signers[1].name, node_a);
+  EXPECT_NE(j.trust[1].find("NOT the node's own certificate"), std::string::npos) << j.trust[1];
+  EXPECT_EQ(j.trust[0].find("NOT"), std::string::npos) << j.trust[0];
+  ASSERT_EQ(j.groups.size(), 1u);
+  NodeGridModel m;
+  m.setJob(&j);
+  for (int r = 0; r < m.rowCount(); ++r) {
+    const int node = m.index(r, 0).data(NodeGridModel::NodeIndexRole).toInt();
+    const QString cell = m.index(r, NodeGridModel::Signer).data().toString();
+    if (node == 0) {
+      EXPECT_EQ(cell, QString::fromStdString(node_a));
+    } else {
+      EXPECT_EQ(cell, QString::fromStdString(node_a) + QStringLiteral(": NOT the node"));
+      EXPECT_TRUE(m.index(r, NodeGridModel::Signer).data(Qt::BackgroundRole).isValid());
+    }
+  }
+
+  // Two jobs, another tenant and an unsigned file: four groups, the largest judged alone.
+  const std::vector<std::string> mixed = {
+      write(a, "acme", node_a, "77", "m1.ibsnap"), write(b, "acme", node_b, "77", "m2.ibsnap"),
+      write(b, "acme", node_b, "88", "m3.ibsnap"), write(b, "beta", node_b, "77", "m4.ibsnap"),
+      write(a, "", "", "", "m5.ibsnap")};
+  const JobData mj = loadSnapshotFiles(mixed, {}, {}, nullptr, verifier->get());
+  EXPECT_EQ(mj.report.nodes_size(), 2);
+  ASSERT_EQ(mj.groups.size(), 4u);
+  EXPECT_TRUE(mj.groups[0].shown);
+  EXPECT_EQ(mj.groups[0].tenant, "acme");
+  EXPECT_EQ(mj.groups[0].job_id, "77");
+  EXPECT_EQ(mj.groups[0].files, (std::vector<std::string>{mixed[0], mixed[1]}));
+  EXPECT_EQ(mj.groups[1].job_id, "88");
+  EXPECT_EQ(mj.groups[2].tenant, "beta");
+  EXPECT_EQ(mj.groups[3].tenant, "");
+  EXPECT_EQ(mj.groups[3].files, (std::vector<std::string>{mixed[4]}));
+  for (std::size_t g = 1; g < mj.groups.size(); ++g) EXPECT_FALSE(mj.groups[g].shown);
+  for (const auto& n : mj.report.nodes()) EXPECT_EQ(n.job_id(), "77");
+}
+
 TEST(ConsoleJob, UnreadableFilesAreNamedAndTheRestIsShown) {
   const std::string dir = ibc::test::makeTempDir("console-bad");
   std::ofstream(dir + "/garbage.ibsnap") << "not a snapshot";

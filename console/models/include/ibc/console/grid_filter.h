@@ -7,7 +7,8 @@
 //   code=NODE_OUTLIER       the row's node/port has this finding code
 //   symbol_error>10         a counter (window delta when there is a window, else total) above N
 //   state!=ACTIVE rate<200  any column by its key (node, device, port, state, phys, rate, link,
-//   mtu>=4096 fw=20.31.1014 mtu, fw, vf, busbw, findings, verdict, worst) or any counter, with
+//   mtu>=4096 fw=20.31.1014 mtu, fw, vf, busbw, findings, verdict, worst, signer) or any counter,
+//                           with
 //   worst="NODE OUTLIER"    = != < <= > >=; numbers compare as numbers (rate in Gb/s, busbw in
 //                           GB/s), words case-insensitively (state=active matches "4: ACTIVE");
 //                           a value with spaces goes in double quotes

@@ -20,6 +20,31 @@
 
 namespace ibc::console {
 
+// Who signed a snapshot, as the collector judges it (DESIGN §6): only the certificate of the
+// agent of the node a snapshot describes may sign it.
+struct SignerInfo {
+  bool is_signed = false;
+  bool checked = false;  // the chain was checked against the CA (else only the bytes)
+  std::string name;      // the signer's CN ("" unsigned)
+  std::string tenant;    // the signer's O
+  bool is_node = false;  // an agent certificate of the node the snapshot describes
+  std::string problem;   // why the signer is not the node; "" otherwise
+};
+// The signer of `envelope` (whose signature already holds) for `snapshot`.
+SignerInfo describeSigner(const ::ibcollect::v1::SignedSnapshot& envelope,
+                          const ::ibcollect::v1::Snapshot& snapshot, bool checked);
+// Trust words (checkSnapshotSignature's) with what the collector would say of the signer.
+std::string withSigner(std::string words, const SignerInfo& signer);
+
+// A group of opened files that belong together: one tenant (the signer's) and one job. Files
+// of several jobs or tenants are never judged as one job (issue 22).
+struct OpenedGroup {
+  std::string tenant;  // "" when unsigned
+  std::string job_id;  // "" when the snapshots name none
+  std::vector<std::string> files;
+  bool shown = false;  // the group this JobData judged
+};
+
 struct JobData {
   // One per snapshot that could be read, in the order given; report.nodes() has the same
   // order and each node's label (unique even when two snapshots share a host name). Held
@@ -30,6 +55,11 @@ struct JobData {
   // Per snapshot (same order): how far its signature was checked, in words ("signed by
   // CN=node01 ..., checked against the CA", "UNSIGNED: ..."). Never "valid" unless it is.
   std::vector<std::string> trust;
+  // Per snapshot (same order): who signed it and whether that is the node.
+  std::vector<SignerInfo> signers;
+  // What the opened files held, by tenant and job; one group when they were one job. Only
+  // the shown group is judged here; the jobs page offers the others.
+  std::vector<OpenedGroup> groups;
   // Per snapshot: its original signed .ibsnap bytes when they are not in a file (fetched from
   // the collector); "" for opened files (read again when a bundle is exported).
   std::vector<std::string> signed_files;

@@ -49,6 +49,9 @@ class NodeGridModel : public QAbstractTableModel {
     Findings,
     Verdict,
     WorstFinding,
+    // Who signed the node's snapshot and whether that is the node (the collector's rule):
+    // "node07", "UNSIGNED", "alice: NOT the node".
+    Signer,
     ColumnCount
   };
   enum Role {
@@ -139,6 +142,7 @@ class NodeGridModel : public QAbstractTableModel {
     QString cells[ColumnCount];
     double sort[ColumnCount];
     int severity = 0;
+    bool trusted = false;  // signed by the node's own certificate
     QStringList codes;
     bool outlier[ColumnCount] = {};
     // (counter id, amount) sorted by id: window delta when there is one, else the total.
