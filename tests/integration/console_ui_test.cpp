@@ -10,8 +10,13 @@
 #include <QAbstractItemModel>
 #include <QAction>
 #include <QApplication>
+#include <QBarCategoryAxis>
+#include <QBarSet>
+#include <QChart>
+#include <QChartView>
 #include <QCheckBox>
 #include <QElapsedTimer>
+#include <QGraphicsSimpleTextItem>
 #include <QHeaderView>
 #include <QLabel>
 #include <QLineEdit>
@@ -26,8 +31,10 @@
 #include <QThread>
 #include <QTimer>
 #include <QTreeView>
+#include <QValueAxis>
 #include <algorithm>
 #include <atomic>
+#include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -44,6 +51,7 @@
 #include "ibc/core/signing.h"
 #include "ibc/core/snapshot_file.h"
 #include "main_window.h"
+#include "pages/charts_page.h"
 #include "pages/diff_page.h"
 #include "pages/escalate_page.h"
 #include "pages/findings_page.h"
@@ -888,6 +896,166 @@ TEST_F(ConsoleUi, GeometryAndTheLastConnectionSurviveARestartAndTheCommandLineWi
   const std::string text = test::readAll(file.toStdString());
   EXPECT_NE(text.find("alice.key"), std::string::npos) << file.toStdString();
   EXPECT_EQ(text.find("PRIVATE KEY"), std::string::npos);
+}
+
+// A SYNTHETIC job of `n` nodes made from the real healthy capture (gpu01.ibsnap) and its real
+// all_reduce_perf output: node i is gpu-h100-r07-nNNNN, each busbw row scaled so that its peak
+// is 330 + i % 25 GB/s, or `slow[i]` GB/s for the slow nodes. Diagnosed as the console does.
+JobData busbwJob(int n, const std::map<int, double>& slow) {
+  const JobData real = loadSnapshotFiles({world->files[0]});
+  EXPECT_EQ(real.snapshots.size(), 1u);
+  const auto& base = real.snapshots.front();
+  double peak = 0;
+  for (const auto& t : base.nccl_tests())
+    for (const auto& r : t.parsed().rows())
+      peak = std::max({peak, r.oop_busbw_gbs(), r.ip_busbw_gbs()});
+  EXPECT_GT(peak, 0);
+  std::vector<::ibcollect::v1::Snapshot> snaps;
+  std::vector<std::string> files;
+  for (int i = 0; i < n; ++i) {
+    ::ibcollect::v1::Snapshot s = base;
+    char name[32];
+    std::snprintf(name, sizeof name, "gpu-h100-r07-n%04d", i);
+    s.mutable_node()->set_hostname(name);
+    s.mutable_node()->set_slurm_node(name);
+    s.mutable_node()->set_source(std::string("synthetic:") + name);
+    const auto it = slow.find(i);
+    const double want = it != slow.end() ? it->second : 330 + i % 25;
+    for (auto& t : *s.mutable_nccl_tests()) {
+      for (auto& r : *t.mutable_parsed()->mutable_rows()) {
+        r.set_oop_busbw_gbs(r.oop_busbw_gbs() * want / peak);
+        r.set_ip_busbw_gbs(r.ip_busbw_gbs() * want / peak);
+      }
+    }
+    snaps.push_back(std::move(s));
+    files.push_back(std::string(name) + ".ibsnap");
+  }
+  return diagnoseSnapshots(std::move(snaps), files);
+}
+
+// Where bar `index` of the page's bar chart is, in its view's viewport (half its height up).
+QPoint barPoint(ChartsPage& page, int index) {
+  QChart* chart = page.chartView()->chart();
+  const double value = page.barSet()->at(index);
+  const QPointF at = chart->mapToPosition(QPointF(index, value / 2), chart->series().front());
+  return page.chartView()->mapFromScene(chart->mapToScene(at));
+}
+
+int nodeNamed(const JobData& job, const std::string& name) {
+  for (int i = 0; i < job.report.nodes_size(); ++i)
+    if (job.report.nodes(i).node() == name) return i;
+  return -1;
+}
+
+TEST(ChartsPageUi, SixteenNodesAreBarsLabelledByWhatTellsThemApartWithNiceTicksAndAClickSelects) {
+  const JobData job = busbwJob(16, {{11, 97.5}});
+  const int slow = nodeNamed(job, "gpu-h100-r07-n0011");
+  ASSERT_GE(slow, 0);
+  ChartsPage page;
+  page.resize(1200, 800);
+  page.show();
+  page.setJob(&job);
+  page.setMode(ChartsPage::BusbwPerNode);
+  ASSERT_TRUE(QTest::qWaitForWindowExposed(&page));
+  EXPECT_FALSE(page.showsDistribution());
+  ASSERT_NE(page.barSet(), nullptr);
+  ASSERT_EQ(page.barSet()->count(), 16);
+  QChart* chart = page.chartView()->chart();
+  // The x labels are what differs (n0000 ... n0015); the shared prefix is said once.
+  auto* x = qobject_cast<QBarCategoryAxis*>(chart->axes(Qt::Horizontal).front());
+  ASSERT_NE(x, nullptr);
+  EXPECT_EQ(x->at(11), QStringLiteral("n0011"));
+  EXPECT_TRUE(x->titleText().contains(QStringLiteral("gpu-h100-r07-")))
+      << x->titleText().toStdString();
+  // Nice ticks: from 0 by 1, 2 or 5 × 10^k.
+  auto* y = qobject_cast<QValueAxis*>(chart->axes(Qt::Vertical).front());
+  ASSERT_NE(y, nullptr);
+  EXPECT_EQ(y->min(), 0);
+  const double step = (y->max() - y->min()) / (y->tickCount() - 1);
+  const double mantissa = step / std::pow(10.0, std::floor(std::log10(step)));
+  EXPECT_TRUE(std::fabs(mantissa - 1) < 1e-9 || std::fabs(mantissa - 2) < 1e-9 ||
+              std::fabs(mantissa - 5) < 1e-9)
+      << step;
+  EXPECT_GE(y->max(), 354);
+  EXPECT_TRUE(y->titleText().contains(QStringLiteral("GB/s")));
+  // The slow node is red, named in the caption, the list and on the chart.
+  EXPECT_TRUE(page.barSet()->isBarSelected(11));
+  EXPECT_EQ(page.barSet()->selectedBars(), QList<int>{11});
+  EXPECT_TRUE(page.caption().contains(QStringLiteral("1 outlier(s)")));
+  EXPECT_TRUE(page.caption().contains(QStringLiteral("gpu-h100-r07-n0011 (97.5 GB/s)")))
+      << page.caption().toStdString();
+  ASSERT_EQ(page.outlierList()->count(), 1);
+  EXPECT_EQ(page.outlierList()->item(0)->data(Qt::UserRole).toInt(), slow);
+  // Its tooltip says the value, that it is an outlier, and why.
+  const QString tip = page.barToolTip(11);
+  EXPECT_TRUE(tip.contains(QStringLiteral("gpu-h100-r07-n0011: 97.5 GB/s"))) << tip.toStdString();
+  EXPECT_TRUE(tip.contains(QStringLiteral("outlier: below 80% of the job's median")));
+  EXPECT_TRUE(page.barToolTip(3).contains(QStringLiteral("not an outlier")));
+
+  // A click on a bar (the mouse, on the view) selects its node; so does the list.
+  QSignalSpy selected(&page, &ChartsPage::nodeSelected);
+  QTest::mouseClick(page.chartView()->viewport(), Qt::LeftButton, {}, barPoint(page, 11));
+  ASSERT_GE(selected.count(), 1);
+  EXPECT_EQ(selected.last().at(0).toInt(), slow);
+  EXPECT_EQ(selected.last().at(1).toString(), QString());
+  EXPECT_EQ(selected.last().at(2).toInt(), 0);
+  QTest::mouseClick(page.chartView()->viewport(), Qt::LeftButton, {}, barPoint(page, 4));
+  EXPECT_EQ(selected.last().at(0).toInt(), nodeNamed(job, "gpu-h100-r07-n0004"));
+  selected.clear();
+  const QRect item = page.outlierList()->visualItemRect(page.outlierList()->item(0));
+  QTest::mouseClick(page.outlierList()->viewport(), Qt::LeftButton, {}, item.center());
+  ASSERT_EQ(selected.count(), 1);
+  EXPECT_EQ(selected.last().at(0).toInt(), slow);
+}
+
+TEST(ChartsPageUi, TwoThousandNodesAreADistributionWithTheOutliersNamedAndTheirBinSelectsThem) {
+  const JobData job = busbwJob(2000, {{42, 97.5}, {1234, 121.0}, {1999, 250.0}});
+  const int worst = nodeNamed(job, "gpu-h100-r07-n0042");
+  ChartsPage page;
+  page.resize(1400, 800);
+  page.show();
+  page.setJob(&job);
+  page.setMode(ChartsPage::BusbwPerNode);
+  ASSERT_TRUE(QTest::qWaitForWindowExposed(&page));
+  ASSERT_TRUE(page.showsDistribution());
+  ASSERT_NE(page.barSet(), nullptr);
+  EXPECT_LE(page.barSet()->count(), 20);  // bins, not 2,000 bars
+  double total = 0;
+  for (int b = 0; b < page.barSet()->count(); ++b) total += page.barSet()->at(b);
+  EXPECT_EQ(total, 2000);
+  // Outliers named worst first, with their values, in the caption and the list.
+  const QString caption = page.caption();
+  EXPECT_TRUE(caption.contains(QStringLiteral("2,000 of 2,000 node(s)"))) << caption.toStdString();
+  EXPECT_TRUE(caption.contains(QStringLiteral("3 outlier(s)")));
+  EXPECT_TRUE(caption.contains(QStringLiteral(
+      "gpu-h100-r07-n0042 (97.5 GB/s), gpu-h100-r07-n1234 (121.0 GB/s), gpu-h100-r07-n1999 "
+      "(250.0 GB/s)")))
+      << caption.toStdString();
+  ASSERT_EQ(page.outlierList()->count(), 3);
+  EXPECT_EQ(page.outlierList()->item(0)->data(Qt::UserRole).toInt(), worst);
+  // The bins of the outliers are red, and a click on one selects its outlier.
+  QList<int> red = page.barSet()->selectedBars();
+  std::sort(red.begin(), red.end());  // the lowest bin holds the slowest node
+  ASSERT_EQ(red.size(), 3);
+  QSignalSpy selected(&page, &ChartsPage::nodeSelected);
+  emit page.barSet()->clicked(red.front());
+  ASSERT_EQ(selected.count(), 1);
+  EXPECT_EQ(selected.last().at(0).toInt(), worst);
+  EXPECT_TRUE(
+      page.barToolTip(red.front()).contains(QStringLiteral("gpu-h100-r07-n0042 (97.5 GB/s)")));
+  // The name on the chart is clickable too (a bin of one node among 2,000 is a sliver).
+  QGraphicsSimpleTextItem* name = nullptr;
+  for (QGraphicsItem* item : page.chartView()->chart()->childItems()) {
+    auto* text = dynamic_cast<QGraphicsSimpleTextItem*>(item);
+    if (text != nullptr && text->text().contains(QStringLiteral("n0042"))) name = text;
+  }
+  ASSERT_NE(name, nullptr);
+  selected.clear();
+  const QPointF center = name->mapToScene(name->boundingRect().center());
+  QTest::mouseClick(page.chartView()->viewport(), Qt::LeftButton, {},
+                    page.chartView()->mapFromScene(center));
+  ASSERT_EQ(selected.count(), 1);
+  EXPECT_EQ(selected.last().at(0).toInt(), worst);
 }
 
 }  // namespace

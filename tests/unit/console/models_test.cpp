@@ -782,7 +782,8 @@ TEST(ChartData, BusbwOutliersAreTheNodesTheJobVerdictCallsBusbwOutliers) {
     *t->mutable_parsed() = core::parseNcclTests(ibc::test::readFixture(outputs[i]));
   }
   const JobData j = diagnoseSnapshots(snaps, files);
-  const auto bars = busbwPerNode(j);
+  const auto series = busbwPerNode(j);
+  const auto& bars = series.values;
   ASSERT_EQ(bars.size(), 4u);
   EXPECT_NEAR(bars[0].value, 338.82, 0.01);
   EXPECT_NEAR(bars[1].value, 235.26, 0.01);
@@ -802,14 +803,18 @@ TEST(ChartData, BusbwOutliersAreTheNodesTheJobVerdictCallsBusbwOutliers) {
   }
   EXPECT_GE(outliers, 1);
   EXPECT_TRUE(bars[3].outlier);
-  EXPECT_TRUE(busbwPerNode(job()).empty());  // no nccl-tests: no bars, never zeros
+  EXPECT_EQ(series.outliers, outliers);
+  EXPECT_EQ(series.nodes, 4);
+  EXPECT_TRUE(busbwPerNode(job()).values.empty());  // no nccl-tests: no bars, never zeros
 }
 
 TEST(ChartData, ACounterPerNodeLeavesOutNodesWithoutItAndOverTimeIsOldestFirst) {
   const v1::Snapshot mlx5 = mlx5Snapshot();
   std::vector<v1::Snapshot> snaps = {job().snapshots[0], mlx5};
   const JobData j = diagnoseSnapshots(snaps, {jobFiles()[0], "mlx5.ibsnap"});
-  const auto bars = counterPerNode(j, "resp_cqe_error");
+  const auto series = counterPerNode(j, "resp_cqe_error");
+  const auto& bars = series.values;
+  EXPECT_EQ(series.unit, CounterUnit::Count);
   ASSERT_EQ(bars.size(), 1u);  // the gcm capture has no hw_counters: left out, not 0
   EXPECT_EQ(bars[0].node, 1);
   EXPECT_EQ(bars[0].value, 8109);
@@ -833,6 +838,25 @@ TEST(ChartData, ACounterPerNodeLeavesOutNodesWithoutItAndOverTimeIsOldestFirst) 
   EXPECT_EQ(points[1].value, 8119);
   EXPECT_EQ(points[2].value, 8129);
   EXPECT_LT(points[0].unix_ms, points[2].unix_ms);
+}
+
+TEST(ChartData, DataCountersAreChartedInBytesFourPerWordAndJudgedOnTheirCounts) {
+  // The real mlx5 capture: port_xmit_data in sysfs counts 4-byte words (STYLE, core's
+  // nodeCounterMetrics multiplies by 4).
+  const v1::Snapshot mlx5 = mlx5Snapshot();
+  uint64_t words = 0;
+  for (const auto& c : mlx5.devices(0).ports(0).counters())
+    if (c.name() == "port_xmit_data") words = c.value();
+  ASSERT_GT(words, 0u);
+  const JobData j = diagnoseSnapshots({mlx5}, {"mlx5.ibsnap"});
+  const auto series = counterPerNode(j, "port_xmit_data");
+  ASSERT_EQ(series.values.size(), 1u);
+  EXPECT_EQ(series.unit, CounterUnit::Bytes);
+  EXPECT_EQ(series.values[0].value, 4.0 * static_cast<double>(words));
+  EXPECT_EQ(formatValue(series, 4096), "4.00 KiB");
+  const auto points = counterOverTime(j, 0, "port_xmit_data");
+  ASSERT_EQ(points.size(), 1u);
+  EXPECT_EQ(points[0].value, 4.0 * static_cast<double>(words));
 }
 
 TEST(Escalation, ACaseRequestCoversTheCheckedNodesSnapshotIdsAndCodes) {
