@@ -1,11 +1,14 @@
 #pragma once
 
-// `findings` page: findings grouped by severity and code (Wireshark's expert information);
-// the selected finding's evidence and next step below; selecting one selects its node and
-// port on every page.
+// `findings` page: findings grouped by severity and code, then node, then port (Wireshark's
+// expert information); the selected row's evidence and next step below, laid out for that
+// row only; selecting a node or port row selects its node and port on every page. Ctrl+C
+// copies the selected finding(s) with their evidence; the context menu copies, copies the
+// node's name, or opens the node.
 
 #include <QWidget>
 
+class QAction;
 class QTextBrowser;
 class QTreeView;
 
@@ -20,12 +23,22 @@ class FindingsPage : public QWidget {
  public:
   FindingsPage(FindingsModel* model, QWidget* parent = nullptr);
   void setJob(const JobData* job) { job_ = job; }
-  // Selects the first finding of that node and port (the first of the node when none).
+  // Selects the node's row in the first group that has it (FindingsModel::indexOfNode: the
+  // row of another of its ports there when asked for one), unless the selected row is already
+  // that node's (and port's, when one is given); emits nothing.
   void selectNode(int node_index, const QString& device, int port);
   QTreeView* view() const { return view_; }
+  QTextBrowser* detail() const { return detail_; }
+  // The row actions (also the context menu): copy with evidence (Ctrl+C), copy the node's
+  // name, open the node.
+  QAction* copyFindingAction() const { return copy_finding_; }
+  QAction* copyNodeAction() const { return copy_node_; }
+  QAction* openNodeAction() const { return open_node_; }
 
  signals:
   void nodeSelected(int node_index, const QString& device, int port);
+  // "Open node" (or Enter / a double click on a finding): the window shows the node page.
+  void openNodeRequested(int node_index);
 
  protected:
   void showEvent(QShowEvent* event) override;
@@ -33,11 +46,17 @@ class FindingsPage : public QWidget {
  private:
   void showFinding(const QModelIndex& index);
   void layoutTree();
+  void setCurrentSilently(const QModelIndex& index);
+  void updateActions();
+  void openNode(const QModelIndex& index);
 
   FindingsModel* model_;
   const JobData* job_ = nullptr;
   QTreeView* view_;
   QTextBrowser* detail_;
+  QAction* copy_finding_;
+  QAction* copy_node_;
+  QAction* open_node_;
   bool tree_stale_ = false;  // a new job arrived while the page was hidden
 };
 

@@ -15,6 +15,7 @@
 #include <QChart>
 #include <QChartView>
 #include <QCheckBox>
+#include <QClipboard>
 #include <QElapsedTimer>
 #include <QGraphicsSimpleTextItem>
 #include <QHeaderView>
@@ -28,6 +29,7 @@
 #include <QTabWidget>
 #include <QTableView>
 #include <QTest>
+#include <QTextBrowser>
 #include <QThread>
 #include <QTimer>
 #include <QTreeView>
@@ -1056,6 +1058,122 @@ TEST(ChartsPageUi, TwoThousandNodesAreADistributionWithTheOutliersNamedAndTheirB
                     page.chartView()->mapFromScene(center));
   ASSERT_EQ(selected.count(), 1);
   EXPECT_EQ(selected.last().at(0).toInt(), worst);
+}
+
+// The stuck node's PORT_NOT_ACTIVE_SM group on the findings page: its node row and the row of
+// its second port (mlx5_8 port 1, not the one the window opens on).
+struct StuckRows {
+  QModelIndex node;
+  QModelIndex second_port;
+};
+StuckRows stuckRows(const QAbstractItemModel* m) {
+  for (int g = 0; g < m->rowCount(); ++g) {
+    const QModelIndex group = m->index(g, 0);
+    if (group.data(FindingsModel::CodeRole).toString() != QStringLiteral("PORT_NOT_ACTIVE_SM"))
+      continue;
+    const QModelIndex node = m->index(0, 0, group);
+    return {node, m->index(1, 0, node)};
+  }
+  return {};
+}
+
+TEST_F(ConsoleUi, FindingsOpenOnTheWorstGroupAndAPortRowSelectsItsPortAndStaysSelected) {
+  openFiles(jobFiles(), world->ca());
+  window_->showPage(QStringLiteral("findings"));
+  FindingsPage* page = window_->findingsPage();
+  QTreeView* view = page->view();
+  const StuckRows rows = stuckRows(view->model());
+  ASSERT_TRUE(rows.second_port.isValid());
+  // Opened on the most severe group, expanded, its first node selected.
+  EXPECT_EQ(view->currentIndex().siblingAtColumn(0), rows.node);
+  EXPECT_TRUE(view->isExpanded(rows.node.parent()));
+  EXPECT_TRUE(page->detail()->toPlainText().contains(QStringLiteral("Also on this node")));
+  const int node = rows.second_port.data(FindingsModel::NodeIndexRole).toInt();
+  ASSERT_EQ(node, nodeIndex(world->files[3]));
+  ASSERT_EQ(rows.second_port.siblingAtColumn(FindingsModel::Where).data().toString(),
+            QStringLiteral("mlx5_8 port 1"));
+
+  view->setFocus();
+  view->expand(rows.node);
+  view->setCurrentIndex(rows.second_port);  // as a click does
+  EXPECT_EQ(window_->nodePage()->currentNode(), node);
+  EXPECT_EQ(window_->nodePage()->currentPort(), QStringLiteral("mlx5_8 port 1"));
+  QTableView* grid = window_->gridPage()->view();
+  EXPECT_EQ(grid->currentIndex().siblingAtColumn(NodeGridModel::Device).data().toString(),
+            QStringLiteral("mlx5_8"));
+  // The window's selection came back to the page: the engineer's row stays selected.
+  EXPECT_EQ(view->currentIndex().siblingAtColumn(0), rows.second_port);
+  // The detail pane is that port's finding only.
+  const QString detail = page->detail()->toPlainText();
+  EXPECT_TRUE(detail.contains(QStringLiteral("mlx5_8 port 1"))) << detail.toStdString();
+  EXPECT_FALSE(detail.contains(QStringLiteral("LINK_RATE_BELOW_EXPECTED")));
+}
+
+TEST_F(ConsoleUi, CtrlCOnAFindingCopiesItWithItsEvidenceAndNextStep) {
+  openFiles(jobFiles(), world->ca());
+  window_->showPage(QStringLiteral("findings"));
+  QTreeView* view = window_->findingsPage()->view();
+  const StuckRows rows = stuckRows(view->model());
+  ASSERT_TRUE(rows.second_port.isValid());
+  view->expand(rows.node);
+  view->setCurrentIndex(rows.second_port);
+  view->setFocus();
+  QApplication::clipboard()->clear();
+  QTest::keySequence(view, QKeySequence::Copy);
+  const QString text = QApplication::clipboard()->text();
+  const int fi = rows.second_port.data(FindingsModel::FindingIndexRole).toInt();
+  const auto& f = window_->job()->report.findings(fi);
+  EXPECT_TRUE(
+      text.startsWith(QStringLiteral("CRITICAL PORT_NOT_ACTIVE_SM on node1661 mlx5_8 port 1")))
+      << text.toStdString();
+  EXPECT_TRUE(text.contains(QString::fromStdString(f.summary())));
+  ASSERT_GT(f.evidence_size(), 0);
+  for (const auto& e : f.evidence())
+    EXPECT_TRUE(text.contains(QStringLiteral("  ") + QString::fromStdString(e))) << e;
+  EXPECT_TRUE(text.contains(QStringLiteral("Next step: ") + QString::fromStdString(f.action())));
+  // Only that finding: not its sibling port's.
+  EXPECT_EQ(text.count(QStringLiteral("PORT_NOT_ACTIVE_SM")), 1);
+}
+
+TEST_F(ConsoleUi, TheFindingsContextMenuCopiesTheNodeNameAndOpensTheNode) {
+  openFiles(jobFiles(), world->ca());
+  window_->showPage(QStringLiteral("findings"));
+  FindingsPage* page = window_->findingsPage();
+  QTreeView* view = page->view();
+  EXPECT_EQ(view->contextMenuPolicy(), Qt::ActionsContextMenu);
+  QStringList texts;
+  for (QAction* a : view->actions()) texts << a->text();
+  EXPECT_EQ(texts, (QStringList{QStringLiteral("Copy finding with evidence"),
+                                QStringLiteral("Copy node name"), QStringLiteral("Open node")}));
+  EXPECT_EQ(page->copyFindingAction()->shortcut(), QKeySequence(QKeySequence::Copy));
+
+  const StuckRows rows = stuckRows(view->model());
+  ASSERT_TRUE(rows.second_port.isValid());
+  view->expand(rows.node);
+  view->setCurrentIndex(rows.second_port);
+  QApplication::clipboard()->clear();
+  page->copyNodeAction()->trigger();
+  EXPECT_EQ(QApplication::clipboard()->text(), QStringLiteral("node1661"));
+
+  const int node = nodeIndex(world->files[3]);
+  QSignalSpy open(page, &FindingsPage::openNodeRequested);
+  QSignalSpy selected(page, &FindingsPage::nodeSelected);
+  page->openNodeAction()->trigger();
+  ASSERT_EQ(open.count(), 1);
+  EXPECT_EQ(open.front().at(0).toInt(), node);
+  ASSERT_EQ(selected.count(), 1);
+  EXPECT_EQ(selected.front().at(0).toInt(), node);
+  EXPECT_EQ(selected.front().at(1).toString(), QStringLiteral("mlx5_8"));
+  EXPECT_EQ(selected.front().at(2).toInt(), 1);
+  // Enter on a finding opens its node too; on a group it does not.
+  view->setFocus();
+  QTest::keyClick(view, Qt::Key_Return);
+  EXPECT_EQ(open.count(), 2);
+  view->setCurrentIndex(rows.node.parent());
+  EXPECT_FALSE(page->copyNodeAction()->isEnabled());
+  EXPECT_FALSE(page->openNodeAction()->isEnabled());
+  page->openNodeAction()->trigger();
+  EXPECT_EQ(open.count(), 2);
 }
 
 }  // namespace
