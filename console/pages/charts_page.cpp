@@ -314,8 +314,18 @@ QString ChartsPage::drawPerNode(QChart* chart) {
                                    : tr(" %1 outlier(s) in red, %2: %3.")
                                          .arg(series_.outliers)
                                          .arg(rule, q(outlierNames(series_, kMaxNamedInCaption)));
-  caption += distribution_ ? tr(" Click a bin or a name in the list to select its node.")
-                           : tr(" Hover a bar for its value; click it to select its node.");
+  const auto [lowest, highest] =
+      std::minmax_element(series_.values.begin(), series_.values.end(),
+                          [](const NodeValue& a, const NodeValue& b) { return a.value < b.value; });
+  if (have > 1 && lowest->value == highest->value)
+    caption += tr(" Every node has %1.").arg(q(formatValue(series_, lowest->value)));
+  if (!distribution_) {
+    caption += tr(" Hover a bar for its value; click it to select its node.");
+  } else if (series_.outliers > 0) {
+    caption += tr(" Click a red bin, a name on the chart or in the list to select the node.");
+  } else {
+    caption += tr(" Click a bin to select its first node.");
+  }
   return caption;
 }
 
@@ -387,18 +397,17 @@ QString ChartsPage::drawBars(QChart* chart) {
 }
 
 QString ChartsPage::drawHistogram(QChart* chart) {
-  histogram_ = histogramOf(series_, kMaxBins);
   const bool busbw = series_.quantity == NodeQuantity::Busbw;
   double largest = 0;
   for (const auto& v : series_.values) largest = std::max(largest, std::abs(v.value));
   const UnitScale scale = busbw ? UnitScale{1, "GB/s"} : unitScale(series_.unit, largest);
-  // Bin edges in the axis's unit (GiB...), with the decimals that tell them apart.
+  histogram_ = histogramOf(series_, kMaxBins, scale.divisor);
+  // Bin edges in the axis's unit (GiB...).
   Histogram shown = histogram_;
   for (auto& b : shown.bins) {
     b.lo /= scale.divisor;
     b.hi /= scale.divisor;
   }
-  shown.decimals = niceAxis(0, histogram_.step / scale.divisor, 2).decimals;
 
   bars_ = new QBarSet(tr("nodes"));
   bars_->setColor(kBar);
@@ -467,7 +476,11 @@ QString ChartsPage::drawHistogram(QChart* chart) {
 QString ChartsPage::stepWords() const {
   if (series_.quantity == NodeQuantity::Busbw)
     return QStringLiteral("%1 GB/s").arg(histogram_.step, 0, 'f', histogram_.decimals);
-  return q(formatValue(series_, histogram_.step));
+  double largest = 0;
+  for (const auto& v : series_.values) largest = std::max(largest, std::abs(v.value));
+  const UnitScale scale = unitScale(series_.unit, largest);
+  const QString step = QString::number(histogram_.step / scale.divisor, 'f', histogram_.decimals);
+  return scale.suffix.empty() ? step : step + QLatin1Char(' ') + q(scale.suffix);
 }
 
 void ChartsPage::fillOutlierList() {

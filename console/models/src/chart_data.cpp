@@ -264,20 +264,22 @@ NiceAxis niceAxis(double lo, double hi, int max_ticks) {
   return {lo, hi, hi - lo, 2, decimalsFor(hi - lo)};
 }
 
-Histogram histogramOf(const NodeSeries& series, int max_bins) {
+Histogram histogramOf(const NodeSeries& series, int max_bins, double divisor) {
   Histogram h;
   if (series.values.empty()) return h;
+  if (!(divisor > 0)) divisor = 1;
   const auto [lo, hi] =
       std::minmax_element(series.values.begin(), series.values.end(),
                           [](const NodeValue& a, const NodeValue& b) { return a.value < b.value; });
-  const NiceAxis axis = niceAxis(lo->value, hi->value, std::max(max_bins, 1) + 1);
-  h.step = axis.step;
+  const NiceAxis axis =
+      niceAxis(lo->value / divisor, hi->value / divisor, std::max(max_bins, 1) + 1);
+  h.step = axis.step * divisor;
   h.decimals = axis.decimals;
   const int bins = std::max(axis.tick_count - 1, 1);
   h.bins.resize(static_cast<std::size_t>(bins));
   for (int b = 0; b < bins; ++b) {
-    h.bins[static_cast<std::size_t>(b)].lo = axis.lo + b * axis.step;
-    h.bins[static_cast<std::size_t>(b)].hi = axis.lo + (b + 1) * axis.step;
+    h.bins[static_cast<std::size_t>(b)].lo = (axis.lo + b * axis.step) * divisor;
+    h.bins[static_cast<std::size_t>(b)].hi = (axis.lo + (b + 1) * axis.step) * divisor;
   }
   for (std::size_t k = 0; k < series.values.size(); ++k) {
     const int b = binOf(h, series.values[k].value);

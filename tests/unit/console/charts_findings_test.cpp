@@ -142,6 +142,24 @@ TEST(Histogram, EqualValuesMakeOneBinHoldingThemAll) {
   EXPECT_EQ(s.outliers, 0);
 }
 
+TEST(Histogram, BytesAreBinnedInTheUnitShownSoEdgesAreRoundGiB) {
+  constexpr double kGiB = 1024.0 * 1024 * 1024;
+  NodeSeries s;
+  s.quantity = NodeQuantity::Counter;
+  s.counter = "port_xmit_data";
+  s.unit = CounterUnit::Bytes;
+  for (int i = 0; i < 1000; ++i) s.values.push_back({i, "n", (i % 7 + 1) * 4 * kGiB, false});
+  s.values[77].value = 520 * kGiB;
+  const UnitScale scale = unitScale(s.unit, 520 * kGiB);
+  ASSERT_EQ(scale.suffix, "GiB");
+  const Histogram h = histogramOf(s, 20, scale.divisor);
+  EXPECT_EQ(h.step, 50 * kGiB);  // not 46.6 GiB (5e10 bytes)
+  EXPECT_EQ(h.bins.front().lo, 0);
+  EXPECT_EQ(h.bins.back().hi, 550 * kGiB);
+  EXPECT_EQ(binOf(h, 520 * kGiB), 10);
+  EXPECT_EQ(h.bins[0].count, 999);
+}
+
 TEST(OutlierWords, OutliersAreNamedWorstFirstWithTheirValueAndTheRuleIsCores) {
   const NodeSeries s = busbwSeries({338.8, 235.26, 361.2, 97.54});
   ASSERT_EQ(s.outliers, 2);

@@ -99,7 +99,9 @@ struct NiceAxis {
 NiceAxis niceAxis(double lo, double hi, int max_ticks);
 
 // A distribution of a series for jobs too large for one bar per node: at most `max_bins`
-// bins of one nice width (niceAxis), each [lo, hi) except the last, which holds its hi.
+// bins of one nice width (niceAxis) in the unit shown (values / `divisor`: bins of 50 GiB,
+// not of 5e10 bytes), each [lo, hi) except the last, which holds its hi. Edges and step are in
+// the series' unit; `decimals` is for the shown unit.
 struct HistogramBin {
   double lo = 0;
   double hi = 0;
@@ -112,7 +114,7 @@ struct Histogram {
   int decimals = 0;  // for the bin edges' labels
   std::vector<HistogramBin> bins;
 };
-Histogram histogramOf(const NodeSeries& series, int max_bins);
+Histogram histogramOf(const NodeSeries& series, int max_bins, double divisor = 1);
 // The bin `value` falls in; -1 outside the histogram (or none).
 int binOf(const Histogram& histogram, double value);
 
