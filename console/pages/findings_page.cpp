@@ -1,17 +1,31 @@
 #include "pages/findings_page.h"
 
-#include "ibc/console/job_loader.h"
+#include <QAction>
+#include <QApplication>
+#include <QClipboard>
 
 #include <QHeaderView>
+#include <QKeySequence>
 #include <QSplitter>
 #include <QTextBrowser>
 #include <QTreeView>
 #include <QVBoxLayout>
+#include "ibc/console/job_loader.h"
 
 #include "ibc/console/findings_model.h"
 #include "ibc/console/job_data.h"
 
 namespace ibc::console {
+
+namespace {
+
+// Groups opened at once when the job is small; a large one opens its most severe group only
+// (a code on 2,000 nodes is one line until the engineer opens it).
+constexpr int kExpandAllBelowRows = 200;
+// A job whose every row fits on a screen opens with its ports shown too.
+constexpr int kExpandEverythingBelowRows = 40;
+
+}  // namespace
 
 FindingsPage::FindingsPage(FindingsModel* model, QWidget* parent) : Page(parent), model_(model) {
   view_ = new QTreeView(this);
@@ -33,27 +47,86 @@ FindingsPage::FindingsPage(FindingsModel* model, QWidget* parent) : Page(parent)
   auto* layout = new QVBoxLayout(this);
   layout->addWidget(split);
 
-  // Expanding and measuring a 2,000-node job's findings costs the GUI thread ~7 ms: done when
-  // the page is seen, not on every load.
+  copy_finding_ = new QAction(tr("Copy finding with evidence"), view_);
+  copy_finding_->setShortcut(QKeySequence::Copy);
+  copy_finding_->setShortcutContext(Qt::WidgetWithChildrenShortcut);
+  copy_node_ = new QAction(tr("Copy node name"), view_);
+  open_node_ = new QAction(tr("Open node"), view_);
+  view_->addActions({copy_finding_, copy_node_, open_node_});
+  view_->setContextMenuPolicy(Qt::ActionsContextMenu);
+  connect(copy_finding_, &QAction::triggered, this, [this] {
+    const QString text = model_->copyText(view_->currentIndex().siblingAtColumn(0));
+    if (!text.isEmpty()) QApplication::clipboard()->setText(text);
+  });
+  connect(copy_node_, &QAction::triggered, this, [this] {
+    const QString name = model_->nodeName(view_->currentIndex().siblingAtColumn(0));
+    if (!name.isEmpty()) QApplication::clipboard()->setText(name);
+  });
+  connect(open_node_, &QAction::triggered, this, [this] { openNode(view_->currentIndex()); });
+  // Enter or a double click on a finding (a row without children) opens its node.
+  connect(view_, &QAbstractItemView::activated, this, [this](const QModelIndex& index) {
+    if (model_->rowCount(index.siblingAtColumn(0)) == 0) openNode(index);
+  });
+
+  // Expanding and measuring a 2,000-node job's findings costs the GUI thread: done when the
+  // page is seen, not on every load.
   connect(model_, &QAbstractItemModel::modelReset, this, [this] {
     tree_stale_ = true;
+    detail_->clear();
+    updateActions();
     if (isVisible()) layoutTree();
   });
   connect(view_->selectionModel(), &QItemSelectionModel::currentRowChanged, this,
           [this](const QModelIndex& current) {
             showFinding(current);
+            updateActions();
             if (!current.isValid() || !current.parent().isValid()) return;
-            emit nodeSelected(current.data(FindingsModel::NodeIndexRole).toInt(),
-                              current.data(FindingsModel::DeviceRole).toString(),
+            const int node = current.data(FindingsModel::NodeIndexRole).toInt();
+            if (node < 0) return;
+            emit nodeSelected(node, current.data(FindingsModel::DeviceRole).toString(),
                               current.data(FindingsModel::PortRole).toInt());
           });
+  updateActions();
+}
+
+void FindingsPage::openNode(const QModelIndex& index) {
+  if (!index.isValid()) return;
+  const int node = index.data(FindingsModel::NodeIndexRole).toInt();
+  if (node < 0) return;
+  emit openNodeRequested(node, index.data(FindingsModel::DeviceRole).toString(),
+                         index.data(FindingsModel::PortRole).toInt());
+}
+
+void FindingsPage::updateActions() {
+  const QModelIndex current = view_->currentIndex();
+  const bool of_node = current.isValid() && current.data(FindingsModel::NodeIndexRole).toInt() >= 0;
+  copy_finding_->setEnabled(current.isValid());
+  copy_node_->setEnabled(of_node);
+  open_node_->setEnabled(of_node);
 }
 
 void FindingsPage::layoutTree() {
   tree_stale_ = false;
-  view_->expandAll();
+  int node_rows = 0;
+  int port_rows = 0;
+  for (int g = 0; g < model_->rowCount(); ++g) {
+    const QModelIndex group = model_->index(g, 0);
+    node_rows += model_->rowCount(group);
+    for (int r = 0; r < model_->rowCount(group) && node_rows <= kExpandAllBelowRows; ++r)
+      port_rows += model_->rowCount(model_->index(r, 0, group));
+  }
+  if (model_->rowCount() + node_rows + port_rows <= kExpandEverythingBelowRows) {
+    view_->expandAll();
+  } else if (node_rows <= kExpandAllBelowRows) {
+    view_->expandToDepth(0);
+  } else if (model_->rowCount() > 0) {
+    view_->expand(model_->index(0, 0));
+  }
+  // Worst first: the most severe group's first node, unless a node was selected already.
+  if (!view_->currentIndex().isValid()) setCurrentSilently(model_->worstFinding());
   for (int c = FindingsModel::Node; c < FindingsModel::ColumnCount; ++c)
     view_->resizeColumnToContents(c);
+  if (view_->currentIndex().isValid()) view_->scrollTo(view_->currentIndex());
 }
 
 void FindingsPage::showEvent(QShowEvent* event) {
@@ -66,47 +139,72 @@ void FindingsPage::showFinding(const QModelIndex& index) {
     detail_->clear();
     return;
   }
-  const QModelIndex first = index.parent().isValid() ? index : model_->index(0, 0, index);
-  if (!first.isValid()) return;
-  const int fi = first.siblingAtColumn(0).data(FindingsModel::FindingIndexRole).toInt();
-  const auto& f = job_->report.findings(fi);
+  const QModelIndex row = index.siblingAtColumn(0);
+  const std::vector<int> findings = model_->findingsOf(row);
+  if (findings.empty()) {
+    detail_->clear();
+    return;
+  }
+  const auto level = row.data(FindingsModel::LevelRole).toInt();
   auto h = [](const std::string& s) { return QString::fromStdString(s).toHtmlEscaped(); };
-  QString html =
-      QStringLiteral("<p><b>%1 %2</b> on %3 %4</p><p>%5</p><p><b>Evidence</b></p><ul>")
-          .arg(h(f.severity()).toUpper(), h(f.code()), h(f.node()),
-               f.device().empty()
-                   ? QString()
-                   : h(f.device()) +
-                         (f.port() > 0 ? QStringLiteral(" port %1").arg(f.port()) : QString()),
-               h(f.summary()));
+  auto where = [&](int fi) {
+    const auto& f = job_->report.findings(fi);
+    if (f.device().empty()) return tr("the whole node");
+    return h(f.device()) + (f.port() > 0 ? QStringLiteral(" port %1").arg(f.port()) : QString());
+  };
+  QString html;
+  if (level == FindingsModel::GroupLevel) {
+    html += tr("<p><b>%1</b>: %2 finding(s) on %3 node(s). The first is below; open the group "
+               "to see every node.</p><hr>")
+                .arg(row.data().toString().toHtmlEscaped())
+                .arg(findings.size())
+                .arg(model_->rowCount(row));
+  }
+  const auto& f = job_->report.findings(findings.front());
+  html += QStringLiteral("<p><b>%1 %2</b> on %3 %4</p><p>%5</p><p><b>Evidence</b></p><ul>")
+              .arg(h(f.severity()).toUpper(), h(f.code()),
+                   row.siblingAtColumn(FindingsModel::Node).data().toString().toHtmlEscaped(),
+                   f.device().empty() ? QString() : where(findings.front()), h(f.summary()));
   for (const auto& e : f.evidence()) html += QStringLiteral("<li><tt>%1</tt></li>").arg(h(e));
-  html += QStringLiteral("</ul><p><b>Next step</b></p><p>%1</p><p><i>from %2</i></p>")
-              .arg(h(f.action()), h(f.source()));
+  html += QStringLiteral("</ul><p><b>Next step</b></p><p>%1</p>").arg(h(f.action()));
+  if (level == FindingsModel::NodeLevel && findings.size() > 1) {
+    QStringList also;
+    for (std::size_t k = 1; k < findings.size(); ++k) also << where(findings[k]);
+    html += tr("<p><b>Also on this node</b> (open the row for each): %1</p>")
+                .arg(also.join(QStringLiteral(", ")));
+  }
+  html += QStringLiteral("<p><i>from %1</i></p>").arg(h(f.source()));
   detail_->setHtml(html);
 }
 
-void FindingsPage::selectNode(int node_index, const QString& device, int port) {
-  QModelIndex fallback;
-  for (int g = 0; g < model_->rowCount(); ++g) {
-    const QModelIndex group = model_->index(g, 0);
-    for (int r = 0; r < model_->rowCount(group); ++r) {
-      const QModelIndex i = model_->index(r, 0, group);
-      if (i.data(FindingsModel::NodeIndexRole).toInt() != node_index) continue;
-      if (!fallback.isValid()) fallback = i;
-      if (i.data(FindingsModel::DeviceRole).toString() == device &&
-          i.data(FindingsModel::PortRole).toInt() == port) {
-        fallback = i;
-        g = model_->rowCount();
-        break;
-      }
-    }
+void FindingsPage::setCurrentSilently(const QModelIndex& index) {
+  if (!index.isValid()) return;
+  for (QModelIndex p = index.parent(); p.isValid(); p = p.parent()) view_->expand(p);
+  {
+    const QSignalBlocker block(view_->selectionModel());
+    view_->selectionModel()->setCurrentIndex(
+        index, QItemSelectionModel::ClearAndSelect | QItemSelectionModel::Rows);
   }
-  if (!fallback.isValid()) return;
-  QSignalBlocker block(view_->selectionModel());
-  view_->selectionModel()->setCurrentIndex(
-      fallback, QItemSelectionModel::ClearAndSelect | QItemSelectionModel::Rows);
-  view_->scrollTo(fallback);
-  showFinding(fallback);
+  // The view repaints the new current row on its own signal, blocked above.
+  view_->viewport()->update();
+  showFinding(index);
+  updateActions();
+}
+
+void FindingsPage::selectNode(int node_index, const QString& device, int port) {
+  // The engineer's own choice stays: a row of that node (in a later group, say) is kept.
+  const QModelIndex current = view_->currentIndex();
+  if (current.isValid() && current.parent().isValid() &&
+      current.data(FindingsModel::NodeIndexRole).toInt() == node_index &&
+      (device.isEmpty() || (current.data(FindingsModel::DeviceRole).toString() == device &&
+                            current.data(FindingsModel::PortRole).toInt() == port))) {
+    view_->scrollTo(current);
+    return;
+  }
+  const QModelIndex at = model_->indexOfNode(node_index, device, port);
+  if (!at.isValid()) return;
+  setCurrentSilently(at);
+  view_->scrollTo(at);
 }
 
 void FindingsPage::loadJob(LoadedJob* job) {

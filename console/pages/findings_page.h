@@ -1,11 +1,14 @@
 #pragma once
 
-// `findings` page: findings grouped by severity and code (Wireshark's expert information);
-// the selected finding's evidence and next step below; selecting one selects its node and
-// port on every page.
+// `findings` page: findings grouped by severity and code, then node, then port (Wireshark's
+// expert information); the selected row's evidence and next step below, laid out for that
+// row only; selecting a node or port row selects its node and port on every page. Ctrl+C
+// copies the selected finding(s) with their evidence; the context menu copies, copies the
+// node's name, or opens the node.
 
 #include "pages/page.h"
 
+class QAction;
 class QTextBrowser;
 class QTreeView;
 
@@ -23,11 +26,17 @@ class FindingsPage : public Page {
   QString pageTitle() const override { return tr("Findings"); }
   void loadJob(LoadedJob* job) override;
   void setJob(const JobData* job) { job_ = job; }
-  // Selects the first finding of that node and port (the first of the node when none).
+  // Selects the node's row in the first group that has it (FindingsModel::indexOfNode: the
+  // row of another of its ports there when asked for one), unless the selected row is already
+  // that node's (and port's, when one is given); emits nothing.
   void selectNode(int node_index, const QString& device, int port) override;
   QTreeView* view() const { return view_; }
-
- signals:
+  QTextBrowser* detail() const { return detail_; }
+  // The row actions (also the context menu): copy with evidence (Ctrl+C), copy the node's
+  // name, open the node.
+  QAction* copyFindingAction() const { return copy_finding_; }
+  QAction* copyNodeAction() const { return copy_node_; }
+  QAction* openNodeAction() const { return open_node_; }
 
  protected:
   void showEvent(QShowEvent* event) override;
@@ -35,11 +44,17 @@ class FindingsPage : public Page {
  private:
   void showFinding(const QModelIndex& index);
   void layoutTree();
+  void setCurrentSilently(const QModelIndex& index);
+  void updateActions();
+  void openNode(const QModelIndex& index);
 
   FindingsModel* model_;
   const JobData* job_ = nullptr;
   QTreeView* view_;
   QTextBrowser* detail_;
+  QAction* copy_finding_;
+  QAction* copy_node_;
+  QAction* open_node_;
   bool tree_stale_ = false;  // a new job arrived while the page was hidden
 };
 

@@ -10,9 +10,15 @@
 #include <QAbstractItemModel>
 #include <QAction>
 #include <QApplication>
+#include <QBarCategoryAxis>
+#include <QBarSet>
+#include <QChart>
+#include <QChartView>
 #include <QCheckBox>
+#include <QClipboard>
 #include <QDropEvent>
 #include <QElapsedTimer>
+#include <QGraphicsSimpleTextItem>
 #include <QHeaderView>
 #include <QLabel>
 #include <QLineEdit>
@@ -26,12 +32,15 @@
 #include <QTabWidget>
 #include <QTableView>
 #include <QTest>
+#include <QTextBrowser>
 #include <QThread>
 #include <QTimer>
 #include <QTreeView>
 #include <QUrl>
+#include <QValueAxis>
 #include <algorithm>
 #include <atomic>
+#include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -48,6 +57,7 @@
 #include "ibc/core/signing.h"
 #include "ibc/core/snapshot_file.h"
 #include "main_window.h"
+#include "pages/charts_page.h"
 #include "pages/diff_page.h"
 #include "pages/escalate_page.h"
 #include "pages/findings_page.h"
@@ -970,6 +980,287 @@ TEST_F(ConsoleUi, DroppedFilesOpenAndAreOfferedAgainUnderOpenRecent) {
   ASSERT_TRUE(waitFinished(again));
   EXPECT_EQ(window_->job()->report.nodes_size(), static_cast<int>(world->files.size()));
   QSettings().clear();
+}
+
+// A SYNTHETIC job of `n` nodes made from the real healthy capture (gpu01.ibsnap) and its real
+// all_reduce_perf output: node i is gpu-h100-r07-nNNNN, each busbw row scaled so that its peak
+// is 330 + i % 25 GB/s, or `slow[i]` GB/s for the slow nodes. Diagnosed as the console does.
+JobData busbwJob(int n, const std::map<int, double>& slow) {
+  const JobData real = loadSnapshotFiles({world->files[0]});
+  EXPECT_EQ(real.snapshots.size(), 1u);
+  const auto& base = real.snapshots.front();
+  double peak = 0;
+  for (const auto& t : base.nccl_tests())
+    for (const auto& r : t.parsed().rows())
+      peak = std::max({peak, r.oop_busbw_gbs(), r.ip_busbw_gbs()});
+  EXPECT_GT(peak, 0);
+  std::vector<::ibcollect::v1::Snapshot> snaps;
+  std::vector<std::string> files;
+  for (int i = 0; i < n; ++i) {
+    ::ibcollect::v1::Snapshot s = base;
+    char name[32];
+    std::snprintf(name, sizeof name, "gpu-h100-r07-n%04d", i);
+    s.mutable_node()->set_hostname(name);
+    s.mutable_node()->set_slurm_node(name);
+    s.mutable_node()->set_source(std::string("synthetic:") + name);
+    const auto it = slow.find(i);
+    const double want = it != slow.end() ? it->second : 330 + i % 25;
+    for (auto& t : *s.mutable_nccl_tests()) {
+      for (auto& r : *t.mutable_parsed()->mutable_rows()) {
+        r.set_oop_busbw_gbs(r.oop_busbw_gbs() * want / peak);
+        r.set_ip_busbw_gbs(r.ip_busbw_gbs() * want / peak);
+      }
+    }
+    snaps.push_back(std::move(s));
+    files.push_back(std::string(name) + ".ibsnap");
+  }
+  return diagnoseSnapshots(std::move(snaps), files);
+}
+
+// Where bar `index` of the page's bar chart is, in its view's viewport (half its height up).
+QPoint barPoint(ChartsPage& page, int index) {
+  QChart* chart = page.chartView()->chart();
+  const double value = page.barSet()->at(index);
+  const QPointF at = chart->mapToPosition(QPointF(index, value / 2), chart->series().front());
+  return page.chartView()->mapFromScene(chart->mapToScene(at));
+}
+
+int nodeNamed(const JobData& job, const std::string& name) {
+  for (int i = 0; i < job.report.nodes_size(); ++i)
+    if (job.report.nodes(i).node() == name) return i;
+  return -1;
+}
+
+TEST(ChartsPageUi, SixteenNodesAreBarsLabelledByWhatTellsThemApartWithNiceTicksAndAClickSelects) {
+  const JobData job = busbwJob(16, {{11, 97.5}});
+  const int slow = nodeNamed(job, "gpu-h100-r07-n0011");
+  ASSERT_GE(slow, 0);
+  ChartsPage page;
+  page.resize(1200, 800);
+  page.show();
+  page.setJob(&job);
+  page.setMode(ChartsPage::BusbwPerNode);
+  ASSERT_TRUE(QTest::qWaitForWindowExposed(&page));
+  EXPECT_FALSE(page.showsDistribution());
+  ASSERT_NE(page.barSet(), nullptr);
+  ASSERT_EQ(page.barSet()->count(), 16);
+  QChart* chart = page.chartView()->chart();
+  // The x labels are what differs (n0000 ... n0015); the shared prefix is said once.
+  auto* x = qobject_cast<QBarCategoryAxis*>(chart->axes(Qt::Horizontal).front());
+  ASSERT_NE(x, nullptr);
+  EXPECT_EQ(x->at(11), QStringLiteral("n0011"));
+  EXPECT_TRUE(x->titleText().contains(QStringLiteral("gpu-h100-r07-")))
+      << x->titleText().toStdString();
+  // Nice ticks: from 0 by 1, 2 or 5 × 10^k.
+  auto* y = qobject_cast<QValueAxis*>(chart->axes(Qt::Vertical).front());
+  ASSERT_NE(y, nullptr);
+  EXPECT_EQ(y->min(), 0);
+  const double step = (y->max() - y->min()) / (y->tickCount() - 1);
+  const double mantissa = step / std::pow(10.0, std::floor(std::log10(step)));
+  EXPECT_TRUE(std::fabs(mantissa - 1) < 1e-9 || std::fabs(mantissa - 2) < 1e-9 ||
+              std::fabs(mantissa - 5) < 1e-9)
+      << step;
+  EXPECT_GE(y->max(), 354);
+  EXPECT_TRUE(y->titleText().contains(QStringLiteral("GB/s")));
+  // The slow node is red, named in the caption, the list and on the chart.
+  EXPECT_TRUE(page.barSet()->isBarSelected(11));
+  EXPECT_EQ(page.barSet()->selectedBars(), QList<int>{11});
+  EXPECT_TRUE(page.caption().contains(QStringLiteral("1 outlier(s)")));
+  EXPECT_TRUE(page.caption().contains(QStringLiteral("gpu-h100-r07-n0011 (97.5 GB/s)")))
+      << page.caption().toStdString();
+  ASSERT_EQ(page.outlierList()->count(), 1);
+  EXPECT_EQ(page.outlierList()->item(0)->data(Qt::UserRole).toInt(), slow);
+  // Its tooltip says the value, that it is an outlier, and why.
+  const QString tip = page.barToolTip(11);
+  EXPECT_TRUE(tip.contains(QStringLiteral("gpu-h100-r07-n0011: 97.5 GB/s"))) << tip.toStdString();
+  EXPECT_TRUE(tip.contains(QStringLiteral("outlier: below 80% of the job's median")));
+  EXPECT_TRUE(page.barToolTip(3).contains(QStringLiteral("not an outlier")));
+
+  // A click on a bar (the mouse, on the view) selects its node; so does the list.
+  QSignalSpy selected(&page, &ChartsPage::nodeSelected);
+  QTest::mouseClick(page.chartView()->viewport(), Qt::LeftButton, {}, barPoint(page, 11));
+  ASSERT_GE(selected.count(), 1);
+  EXPECT_EQ(selected.last().at(0).toInt(), slow);
+  EXPECT_EQ(selected.last().at(1).toString(), QString());
+  EXPECT_EQ(selected.last().at(2).toInt(), 0);
+  QTest::mouseClick(page.chartView()->viewport(), Qt::LeftButton, {}, barPoint(page, 4));
+  EXPECT_EQ(selected.last().at(0).toInt(), nodeNamed(job, "gpu-h100-r07-n0004"));
+  selected.clear();
+  const QRect item = page.outlierList()->visualItemRect(page.outlierList()->item(0));
+  QTest::mouseClick(page.outlierList()->viewport(), Qt::LeftButton, {}, item.center());
+  ASSERT_EQ(selected.count(), 1);
+  EXPECT_EQ(selected.last().at(0).toInt(), slow);
+}
+
+TEST(ChartsPageUi, TwoThousandNodesAreADistributionWithTheOutliersNamedAndTheirBinSelectsThem) {
+  const JobData job = busbwJob(2000, {{42, 97.5}, {1234, 121.0}, {1999, 250.0}});
+  const int worst = nodeNamed(job, "gpu-h100-r07-n0042");
+  ChartsPage page;
+  page.resize(1400, 800);
+  page.show();
+  page.setJob(&job);
+  page.setMode(ChartsPage::BusbwPerNode);
+  ASSERT_TRUE(QTest::qWaitForWindowExposed(&page));
+  ASSERT_TRUE(page.showsDistribution());
+  ASSERT_NE(page.barSet(), nullptr);
+  EXPECT_LE(page.barSet()->count(), 20);  // bins, not 2,000 bars
+  // Nothing on the chart per node: what a 10,000-node job costs to draw is what this one does.
+  EXPECT_LT(page.chartView()->scene()->items().size(), 300);
+  double total = 0;
+  for (int b = 0; b < page.barSet()->count(); ++b) total += page.barSet()->at(b);
+  EXPECT_EQ(total, 2000);
+  // Outliers named worst first, with their values, in the caption and the list.
+  const QString caption = page.caption();
+  EXPECT_TRUE(caption.contains(QStringLiteral("2,000 of 2,000 node(s)"))) << caption.toStdString();
+  EXPECT_TRUE(caption.contains(QStringLiteral("3 outlier(s)")));
+  EXPECT_TRUE(caption.contains(QStringLiteral(
+      "gpu-h100-r07-n0042 (97.5 GB/s), gpu-h100-r07-n1234 (121.0 GB/s), gpu-h100-r07-n1999 "
+      "(250.0 GB/s)")))
+      << caption.toStdString();
+  ASSERT_EQ(page.outlierList()->count(), 3);
+  EXPECT_EQ(page.outlierList()->item(0)->data(Qt::UserRole).toInt(), worst);
+  // The bins of the outliers are red, and a click on one selects its outlier.
+  QList<int> red = page.barSet()->selectedBars();
+  std::sort(red.begin(), red.end());  // the lowest bin holds the slowest node
+  ASSERT_EQ(red.size(), 3);
+  QSignalSpy selected(&page, &ChartsPage::nodeSelected);
+  emit page.barSet()->clicked(red.front());
+  ASSERT_EQ(selected.count(), 1);
+  EXPECT_EQ(selected.last().at(0).toInt(), worst);
+  EXPECT_TRUE(
+      page.barToolTip(red.front()).contains(QStringLiteral("gpu-h100-r07-n0042 (97.5 GB/s)")));
+  // The name on the chart is clickable too (a bin of one node among 2,000 is a sliver).
+  QGraphicsSimpleTextItem* name = nullptr;
+  for (QGraphicsItem* item : page.chartView()->chart()->childItems()) {
+    auto* text = dynamic_cast<QGraphicsSimpleTextItem*>(item);
+    if (text != nullptr && text->text().contains(QStringLiteral("n0042"))) name = text;
+  }
+  ASSERT_NE(name, nullptr);
+  selected.clear();
+  const QPointF center = name->mapToScene(name->boundingRect().center());
+  QTest::mouseClick(page.chartView()->viewport(), Qt::LeftButton, {},
+                    page.chartView()->mapFromScene(center));
+  ASSERT_EQ(selected.count(), 1);
+  EXPECT_EQ(selected.last().at(0).toInt(), worst);
+}
+
+// The stuck node's PORT_NOT_ACTIVE_SM group on the findings page: its node row and the row of
+// its second port (mlx5_8 port 1, not the one the window opens on).
+struct StuckRows {
+  QModelIndex node;
+  QModelIndex second_port;
+};
+StuckRows stuckRows(const QAbstractItemModel* m) {
+  for (int g = 0; g < m->rowCount(); ++g) {
+    const QModelIndex group = m->index(g, 0);
+    if (group.data(FindingsModel::CodeRole).toString() != QStringLiteral("PORT_NOT_ACTIVE_SM"))
+      continue;
+    const QModelIndex node = m->index(0, 0, group);
+    return {node, m->index(1, 0, node)};
+  }
+  return {};
+}
+
+TEST_F(ConsoleUi, FindingsOpenOnTheWorstGroupAndAPortRowSelectsItsPortAndStaysSelected) {
+  openFiles(jobFiles(), world->ca());
+  window_->showPage(QStringLiteral("findings"));
+  FindingsPage* page = window_->findingsPage();
+  QTreeView* view = page->view();
+  const StuckRows rows = stuckRows(view->model());
+  ASSERT_TRUE(rows.second_port.isValid());
+  // Opened on the most severe group, expanded, its first node selected.
+  EXPECT_EQ(view->currentIndex().siblingAtColumn(0), rows.node);
+  EXPECT_TRUE(view->isExpanded(rows.node.parent()));
+  EXPECT_TRUE(page->detail()->toPlainText().contains(QStringLiteral("Also on this node")));
+  const int node = rows.second_port.data(FindingsModel::NodeIndexRole).toInt();
+  ASSERT_EQ(node, nodeIndex(world->files[3]));
+  ASSERT_EQ(rows.second_port.siblingAtColumn(FindingsModel::Where).data().toString(),
+            QStringLiteral("mlx5_8 port 1"));
+
+  view->setFocus();
+  view->expand(rows.node);
+  view->setCurrentIndex(rows.second_port);  // as a click does
+  EXPECT_EQ(window_->nodePage()->currentNode(), node);
+  EXPECT_EQ(window_->nodePage()->currentPort(), QStringLiteral("mlx5_8 port 1"));
+  QTableView* grid = window_->gridPage()->view();
+  EXPECT_EQ(grid->currentIndex().siblingAtColumn(NodeGridModel::Device).data().toString(),
+            QStringLiteral("mlx5_8"));
+  // The window's selection came back to the page: the engineer's row stays selected.
+  EXPECT_EQ(view->currentIndex().siblingAtColumn(0), rows.second_port);
+  // The detail pane is that port's finding only.
+  const QString detail = page->detail()->toPlainText();
+  EXPECT_TRUE(detail.contains(QStringLiteral("mlx5_8 port 1"))) << detail.toStdString();
+  EXPECT_FALSE(detail.contains(QStringLiteral("LINK_RATE_BELOW_EXPECTED")));
+}
+
+TEST_F(ConsoleUi, CtrlCOnAFindingCopiesItWithItsEvidenceAndNextStep) {
+  openFiles(jobFiles(), world->ca());
+  window_->showPage(QStringLiteral("findings"));
+  QTreeView* view = window_->findingsPage()->view();
+  const StuckRows rows = stuckRows(view->model());
+  ASSERT_TRUE(rows.second_port.isValid());
+  view->expand(rows.node);
+  view->setCurrentIndex(rows.second_port);
+  view->setFocus();
+  QApplication::clipboard()->clear();
+  QTest::keySequence(view, QKeySequence::Copy);
+  const QString text = QApplication::clipboard()->text();
+  const int fi = rows.second_port.data(FindingsModel::FindingIndexRole).toInt();
+  const auto& f = window_->job()->report.findings(fi);
+  EXPECT_TRUE(
+      text.startsWith(QStringLiteral("CRITICAL PORT_NOT_ACTIVE_SM on node1661 mlx5_8 port 1")))
+      << text.toStdString();
+  EXPECT_TRUE(text.contains(QString::fromStdString(f.summary())));
+  ASSERT_GT(f.evidence_size(), 0);
+  for (const auto& e : f.evidence())
+    EXPECT_TRUE(text.contains(QStringLiteral("  ") + QString::fromStdString(e))) << e;
+  EXPECT_TRUE(text.contains(QStringLiteral("Next step: ") + QString::fromStdString(f.action())));
+  // Only that finding: not its sibling port's.
+  EXPECT_EQ(text.count(QStringLiteral("PORT_NOT_ACTIVE_SM")), 1);
+}
+
+TEST_F(ConsoleUi, TheFindingsContextMenuCopiesTheNodeNameAndOpensTheNode) {
+  openFiles(jobFiles(), world->ca());
+  window_->showPage(QStringLiteral("findings"));
+  FindingsPage* page = window_->findingsPage();
+  QTreeView* view = page->view();
+  EXPECT_EQ(view->contextMenuPolicy(), Qt::ActionsContextMenu);
+  QStringList texts;
+  for (QAction* a : view->actions()) texts << a->text();
+  EXPECT_EQ(texts, (QStringList{QStringLiteral("Copy finding with evidence"),
+                                QStringLiteral("Copy node name"), QStringLiteral("Open node")}));
+  EXPECT_EQ(page->copyFindingAction()->shortcut(), QKeySequence(QKeySequence::Copy));
+
+  const StuckRows rows = stuckRows(view->model());
+  ASSERT_TRUE(rows.second_port.isValid());
+  view->expand(rows.node);
+  view->setCurrentIndex(rows.second_port);
+  QApplication::clipboard()->clear();
+  page->copyNodeAction()->trigger();
+  EXPECT_EQ(QApplication::clipboard()->text(), QStringLiteral("node1661"));
+
+  const int node = nodeIndex(world->files[3]);
+  QSignalSpy open(page, &FindingsPage::openNodeRequested);
+  page->openNodeAction()->trigger();
+  ASSERT_EQ(open.count(), 1);
+  EXPECT_EQ(open.front().at(0).toInt(), node);
+  EXPECT_EQ(open.front().at(1).toString(), QStringLiteral("mlx5_8"));
+  EXPECT_EQ(open.front().at(2).toInt(), 1);
+  // The window shows it on the node page, on that port.
+  auto* tabs = window_->findChild<QTabWidget*>(QString(), Qt::FindDirectChildrenOnly);
+  EXPECT_EQ(tabs->currentWidget(), window_->nodePage());
+  EXPECT_EQ(window_->nodePage()->currentNode(), node);
+  EXPECT_EQ(window_->nodePage()->currentPort(), QStringLiteral("mlx5_8 port 1"));
+  window_->showPage(QStringLiteral("findings"));
+  // Enter on a finding opens its node too; on a group it does not.
+  view->setFocus();
+  QTest::keyClick(view, Qt::Key_Return);
+  EXPECT_EQ(open.count(), 2);
+  view->setCurrentIndex(rows.node.parent());
+  EXPECT_FALSE(page->copyNodeAction()->isEnabled());
+  EXPECT_FALSE(page->openNodeAction()->isEnabled());
+  page->openNodeAction()->trigger();
+  EXPECT_EQ(open.count(), 2);
 }
 
 }  // namespace

@@ -4,6 +4,10 @@
 #include "ibc/core/node_metrics.h"
 
 #include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <cstdio>
+#include <iterator>
 #include <set>
 
 #include "ibc/console/port_counters.h"
@@ -14,9 +18,85 @@ namespace v1 = ::ibcollect::v1;
 
 namespace {
 
+bool endsWith(std::string_view s, std::string_view suffix) {
+  return s.size() >= suffix.size() &&
+         s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+// "1234567" -> "1,234,567"; keeps a leading minus.
+std::string groupThousands(double value) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.0f", value);
+  std::string digits = buf;
+  std::string sign;
+  if (!digits.empty() && digits[0] == '-') {
+    sign = "-";
+    digits.erase(0, 1);
+  }
+  std::string out;
+  for (std::size_t i = 0; i < digits.size(); ++i) {
+    if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
+    out += digits[i];
+  }
+  return sign + out;
+}
+
+// Three significant digits for a scaled number: "1.50", "12.5", "512".
+std::string threeDigits(double value) {
+  char buf[64];
+  const double a = std::fabs(value);
+  std::snprintf(buf, sizeof buf, a < 10 ? "%.2f" : a < 100 ? "%.1f" : "%.0f", value);
+  return buf;
+}
+
+constexpr const char* kBinaryPrefixes[] = {"bytes", "KiB", "MiB", "GiB", "TiB", "PiB"};
+
+}  // namespace
+
+CounterUnit counterUnit(std::string_view name) {
+  if (endsWith(name, "_64")) name.remove_suffix(3);
+  if (name == "port_xmit_data" || name == "port_rcv_data" || endsWith(name, "bytes"))
+    return CounterUnit::Bytes;
+  if (endsWith(name, "packets") || endsWith(name, "pkts")) return CounterUnit::Packets;
+  return CounterUnit::Count;
+}
+
+double counterScale(std::string_view name) {
+  if (endsWith(name, "_64")) name.remove_suffix(3);
+  return name == "port_xmit_data" || name == "port_rcv_data" ? 4.0 : 1.0;
+}
+
+UnitScale unitScale(CounterUnit unit, double largest) {
+  switch (unit) {
+    case CounterUnit::Packets: return {1, "packets"};
+    case CounterUnit::Count: return {1, ""};
+    case CounterUnit::Bytes: break;
+  }
+  double divisor = 1;
+  std::size_t k = 0;
+  while (std::fabs(largest) >= divisor * 1024 && k + 1 < std::size(kBinaryPrefixes)) {
+    divisor *= 1024;
+    ++k;
+  }
+  return {divisor, kBinaryPrefixes[k]};
+}
+
+std::string formatAmount(double value, CounterUnit unit) {
+  switch (unit) {
+    case CounterUnit::Packets: return groupThousands(value) + " packets";
+    case CounterUnit::Count: return groupThousands(value);
+    case CounterUnit::Bytes: break;
+  }
+  const UnitScale s = unitScale(unit, value);
+  if (s.divisor == 1) return groupThousands(value) + " bytes";
+  return threeDigits(value / s.divisor) + " " + s.suffix;
+}
+
+namespace {
+
 // `counter` over every port of `snap` (a device-level counter once per device); with a
-// window, the sum of the deltas of the ports sampled twice. nullopt when no port has it
-// readable.
+// window, the sum of the deltas of the ports sampled twice. In the counter's own counts (4-byte
+// words for the data counters). nullopt when no port has it readable.
 std::optional<double> counterSum(const v1::Snapshot& snap, const std::string& counter,
                                  bool use_window) {
   std::optional<double> total;
@@ -40,36 +120,217 @@ std::optional<double> counterSum(const v1::Snapshot& snap, const std::string& co
   return total;
 }
 
+void applyMarks(NodeSeries& series, const core::OutlierMarks& marks, double scale) {
+  series.median = marks.median * scale;
+  series.outliers = 0;
+  for (std::size_t k = 0; k < series.values.size(); ++k) {
+    series.values[k].outlier = marks.outlier[k];
+    series.values[k].value *= scale;
+    series.outliers += marks.outlier[k] ? 1 : 0;
+  }
+}
+
+std::vector<double> valuesOf(const NodeSeries& series) {
+  std::vector<double> values;
+  values.reserve(series.values.size());
+  for (const auto& v : series.values) values.push_back(v.value);
+  return values;
+}
+
+int decimalsFor(double step) {
+  return step >= 1 ? 0 : static_cast<int>(std::ceil(-std::log10(step) - 1e-9));
+}
+
+bool isSeparator(char c) {
+  return c == '-' || c == '_' || c == '.' || c == '/' || c == ':' || c == ' ';
+}
+
 }  // namespace
 
-std::vector<NodeValue> busbwPerNode(const JobData& job) {
-  std::vector<NodeValue> out;
+NodeSeries busbwPerNode(const JobData& job) {
+  NodeSeries series;
+  series.quantity = NodeQuantity::Busbw;
+  series.nodes = job.report.nodes_size();
   for (int i = 0; i < job.report.nodes_size() && i < static_cast<int>(job.snapshots.size()); ++i) {
     std::optional<double> peak;
     for (const auto& t : job.snapshots[static_cast<std::size_t>(i)].nccl_tests()) {
       for (const auto& r : t.parsed().rows())
         peak = std::max(peak.value_or(0), std::max(r.oop_busbw_gbs(), r.ip_busbw_gbs()));
     }
-    if (peak) out.push_back({i, job.report.nodes(i).label(), *peak, false});
+    if (peak) series.values.push_back({i, job.report.nodes(i).label(), *peak, false});
   }
-  std::vector<double> values;
-  for (const auto& v : out) values.push_back(v.value);
-  const auto marks = core::markBusbwOutliers(values);
-  for (std::size_t k = 0; k < out.size(); ++k) out[k].outlier = marks.outlier[k];
+  applyMarks(series, core::markBusbwOutliers(valuesOf(series)), 1.0);
+  return series;
+}
+
+NodeSeries counterPerNode(const JobData& job, const std::string& counter) {
+  NodeSeries series;
+  series.quantity = NodeQuantity::Counter;
+  series.counter = counter;
+  series.unit = counterUnit(counter);
+  series.nodes = job.report.nodes_size();
+  for (int i = 0; i < job.report.nodes_size() && i < static_cast<int>(job.snapshots.size()); ++i) {
+    if (auto v = counterSum(job.snapshots[static_cast<std::size_t>(i)], counter, true))
+      series.values.push_back({i, job.report.nodes(i).label(), *v, false});
+  }
+  // Judged on the counts, as NODE_OUTLIER judges them; shown in the counter's unit.
+  applyMarks(series, core::markCounterOutliers(valuesOf(series)), counterScale(counter));
+  return series;
+}
+
+std::string formatValue(const NodeSeries& series, double value) {
+  if (series.quantity == NodeQuantity::Busbw) {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%.1f GB/s", value);
+    return buf;
+  }
+  return formatAmount(value, series.unit);
+}
+
+std::string outlierRule(const NodeSeries& series) {
+  char buf[64];
+  if (series.quantity == NodeQuantity::Busbw) {
+    std::snprintf(buf, sizeof buf, "%.0f%%", core::kBusbwOutlierFraction * 100);
+    return std::string("below ") + buf + " of the job's median (" +
+           formatValue(series, series.median) + ")";
+  }
+  const double scale = counterScale(series.counter);
+  const double threshold = core::kCounterOutlierFactor * std::max(series.median / scale, 1.0);
+  std::snprintf(buf, sizeof buf, "%g", core::kCounterOutlierFactor);
+  return std::string("above ") + buf +
+         " x max(median, 1) = " + formatValue(series, threshold * scale) + " (median " +
+         formatValue(series, series.median) + ")";
+}
+
+std::string describeValue(const NodeSeries& series, const NodeValue& value) {
+  std::string out = value.label + ": " + formatValue(series, value.value) + "\n";
+  if (value.outlier) return out + "outlier: " + outlierRule(series);
+  return out + "not an outlier (an outlier is " + outlierRule(series) + ")";
+}
+
+std::vector<int> outliersWorstFirst(const NodeSeries& series) {
+  std::vector<int> out;
+  for (std::size_t k = 0; k < series.values.size(); ++k)
+    if (series.values[k].outlier) out.push_back(static_cast<int>(k));
+  const bool low_is_worse = series.quantity == NodeQuantity::Busbw;
+  std::stable_sort(out.begin(), out.end(), [&](int a, int b) {
+    const double va = series.values[static_cast<std::size_t>(a)].value;
+    const double vb = series.values[static_cast<std::size_t>(b)].value;
+    return low_is_worse ? va < vb : va > vb;
+  });
   return out;
 }
 
-std::vector<NodeValue> counterPerNode(const JobData& job, const std::string& counter) {
-  std::vector<NodeValue> out;
-  for (int i = 0; i < job.report.nodes_size() && i < static_cast<int>(job.snapshots.size()); ++i) {
-    if (auto v = counterSum(job.snapshots[static_cast<std::size_t>(i)], counter, true))
-      out.push_back({i, job.report.nodes(i).label(), *v, false});
+std::string outlierNames(const NodeSeries& series, int max_named) {
+  const auto worst = outliersWorstFirst(series);
+  std::string out;
+  const int named = std::min(static_cast<int>(worst.size()), std::max(max_named, 0));
+  for (int k = 0; k < named; ++k) {
+    const NodeValue& v =
+        series.values[static_cast<std::size_t>(worst[static_cast<std::size_t>(k)])];
+    if (k > 0) out += ", ";
+    out += v.label + " (" + formatValue(series, v.value) + ")";
   }
-  std::vector<double> values;
-  for (const auto& v : out) values.push_back(v.value);
-  const auto marks = core::markCounterOutliers(values);
-  for (std::size_t k = 0; k < out.size(); ++k) out[k].outlier = marks.outlier[k];
+  const int rest = static_cast<int>(worst.size()) - named;
+  if (rest > 0) out += (named > 0 ? " and " : "") + groupThousands(rest) + " more";
   return out;
+}
+
+NiceAxis niceAxis(double lo, double hi, int max_ticks) {
+  max_ticks = std::max(max_ticks, 2);
+  if (!std::isfinite(lo) || !std::isfinite(hi)) return {};
+  if (hi < lo) std::swap(lo, hi);
+  if (hi == lo) {
+    if (lo == 0) return {0, 1, 1, 2, 0};
+    const double d = std::fabs(lo) * 0.1;
+    lo -= d;
+    hi += d;
+  }
+  const double raw = (hi - lo) / (max_ticks - 1);
+  double step = std::pow(10.0, std::floor(std::log10(raw)));
+  // 1, 2, 5 × 10^k from below the raw step upwards: the first that covers [lo, hi] in at most
+  // max_ticks ticks.
+  static constexpr double kMultiples[] = {1, 2, 5};
+  for (int k = 0; k < 60; ++k) {
+    const double candidate = step * kMultiples[k % 3] * std::pow(10.0, k / 3);
+    if (candidate < raw * (1 - 1e-9)) continue;
+    const double n_lo = std::floor(lo / candidate + 1e-9);
+    const double n_hi = std::ceil(hi / candidate - 1e-9);
+    const int ticks = static_cast<int>(n_hi - n_lo) + 1;
+    if (ticks > max_ticks) continue;
+    return {n_lo * candidate, n_hi * candidate, candidate, ticks, decimalsFor(candidate)};
+  }
+  // Two ticks around zero (lo < 0 < hi) have no nice step: the range as it is.
+  return {lo, hi, hi - lo, 2, decimalsFor(hi - lo)};
+}
+
+Histogram histogramOf(const NodeSeries& series, int max_bins, double divisor) {
+  Histogram h;
+  if (series.values.empty()) return h;
+  if (!(divisor > 0)) divisor = 1;
+  const auto [lo, hi] =
+      std::minmax_element(series.values.begin(), series.values.end(),
+                          [](const NodeValue& a, const NodeValue& b) { return a.value < b.value; });
+  const NiceAxis axis =
+      niceAxis(lo->value / divisor, hi->value / divisor, std::max(max_bins, 1) + 1);
+  h.step = axis.step * divisor;
+  h.decimals = axis.decimals;
+  const int bins = std::max(axis.tick_count - 1, 1);
+  h.bins.resize(static_cast<std::size_t>(bins));
+  for (int b = 0; b < bins; ++b) {
+    h.bins[static_cast<std::size_t>(b)].lo = (axis.lo + b * axis.step) * divisor;
+    h.bins[static_cast<std::size_t>(b)].hi = (axis.lo + (b + 1) * axis.step) * divisor;
+  }
+  for (std::size_t k = 0; k < series.values.size(); ++k) {
+    const int b = binOf(h, series.values[k].value);
+    if (b < 0) continue;  // not reached: the axis covers every value
+    HistogramBin& bin = h.bins[static_cast<std::size_t>(b)];
+    ++bin.count;
+    if (bin.first < 0) bin.first = static_cast<int>(k);
+  }
+  for (const int k : outliersWorstFirst(series)) {
+    const int b = binOf(h, series.values[static_cast<std::size_t>(k)].value);
+    if (b >= 0) h.bins[static_cast<std::size_t>(b)].outliers.push_back(k);
+  }
+  return h;
+}
+
+int binOf(const Histogram& histogram, double value) {
+  if (histogram.bins.empty()) return -1;
+  const double lo = histogram.bins.front().lo;
+  const double hi = histogram.bins.back().hi;
+  const double tolerance = histogram.step * 1e-9;
+  if (value < lo - tolerance || value > hi + tolerance) return -1;
+  const int b = static_cast<int>(std::floor((value - lo) / histogram.step + 1e-9));
+  return std::clamp(b, 0, static_cast<int>(histogram.bins.size()) - 1);
+}
+
+std::string commonLabelPrefix(const std::vector<std::string>& labels, std::size_t min_length) {
+  if (labels.size() < 2) return {};
+  std::size_t shortest = labels.front().size();
+  std::size_t common = labels.front().size();
+  for (const auto& l : labels) {
+    shortest = std::min(shortest, l.size());
+    std::size_t i = 0;
+    while (i < common && i < l.size() && l[i] == labels.front()[i]) ++i;
+    common = i;
+  }
+  // Every label keeps at least one character.
+  common = std::min(common, shortest == 0 ? 0 : shortest - 1);
+  const std::string& first = labels.front();
+  auto cutAt = [&](auto&& good) -> std::size_t {
+    for (std::size_t p = common; p >= min_length && p > 0; --p)
+      if (good(p)) return p;
+    return 0;
+  };
+  const auto u = [](char c) { return static_cast<unsigned char>(c); };
+  std::size_t p = cutAt([&](std::size_t at) { return isSeparator(first[at - 1]); });
+  if (p == 0) {
+    p = cutAt([&](std::size_t at) {
+      return std::isalpha(u(first[at - 1])) && std::isdigit(u(first[at]));
+    });
+  }
+  return first.substr(0, p);
 }
 
 std::vector<TimeValue> counterOverTime(const JobData& job, int node_index,
@@ -77,11 +338,12 @@ std::vector<TimeValue> counterOverTime(const JobData& job, int node_index,
   std::vector<TimeValue> out;
   if (node_index < 0 || node_index >= static_cast<int>(job.snapshots.size())) return out;
   const std::string host = job.snapshots[static_cast<std::size_t>(node_index)].node().hostname();
+  const double scale = counterScale(counter);
   for (std::size_t i = 0; i < job.snapshots.size(); ++i) {
     const auto& s = job.snapshots[i];
     if (s.node().hostname() != host) continue;
     if (auto v = counterSum(s, counter, false))
-      out.push_back({static_cast<int>(i), s.node().collected_at_unix_ms(), *v});
+      out.push_back({static_cast<int>(i), s.node().collected_at_unix_ms(), *v * scale});
   }
   std::stable_sort(out.begin(), out.end(),
                    [](const TimeValue& a, const TimeValue& b) { return a.unix_ms < b.unix_ms; });

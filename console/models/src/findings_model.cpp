@@ -5,6 +5,7 @@
 #include <QFont>
 #include <algorithm>
 #include <map>
+#include <utility>
 
 #include "ibc/core/report.h"
 
@@ -38,6 +39,7 @@ void FindingsModel::setJob(const JobData* job) {
 
 void FindingsModel::rebuild() {
   groups_.clear();
+  node_rows_.clear();
   if (job_ == nullptr) return;
   std::map<std::pair<int, std::string>, std::size_t> by_key;
   const auto& findings = job_->report.findings();
@@ -47,7 +49,7 @@ void FindingsModel::rebuild() {
     auto it = by_key.find(key);
     if (it == by_key.end()) {
       it = by_key.emplace(key, groups_.size()).first;
-      groups_.push_back({key.first, q(f.code()), {}});
+      groups_.push_back({key.first, q(f.code()), {}, 0, 0});
     }
     groups_[it->second].findings.push_back(i);
   }
@@ -58,54 +60,190 @@ void FindingsModel::rebuild() {
     if (sa != sb) return sa < sb;  // lower is more specific
     return a.code < b.code;
   });
+  // A group's node rows in the order their nodes first appear in the report; findings of no
+  // known node are told apart by the node name they carry.
+  for (std::size_t g = 0; g < groups_.size(); ++g) {
+    Group& group = groups_[g];
+    group.first_row = static_cast<int>(node_rows_.size());
+    std::map<std::pair<int, std::string>, std::size_t> rows;
+    for (const int fi : group.findings) {
+      const int node = nodeOfFinding(*job_, fi);
+      const auto key =
+          std::make_pair(node, node >= 0 ? std::string() : job_->report.findings(fi).node());
+      auto it = rows.find(key);
+      if (it == rows.end()) {
+        it = rows.emplace(key, node_rows_.size()).first;
+        node_rows_.push_back({static_cast<int>(g), node, {}});
+      }
+      node_rows_[it->second].findings.push_back(fi);
+    }
+    group.rows = static_cast<int>(node_rows_.size()) - group.first_row;
+  }
 }
 
-int FindingsModel::nodeOf(int finding) const { return nodeOfFinding(*job_, finding); }
+FindingsModel::RowPlace FindingsModel::locate(const QModelIndex& index) const {
+  RowPlace w;
+  const auto id = static_cast<std::size_t>(index.internalId());
+  const std::size_t groups = groups_.size();
+  if (id == 0) {
+    w.level = GroupLevel;
+    w.group = index.row();
+    w.finding = groups_[static_cast<std::size_t>(w.group)].findings.front();
+  } else if (id <= groups) {
+    w.level = NodeLevel;
+    w.group = static_cast<int>(id - 1);
+    w.node_row = groups_[id - 1].first_row + index.row();
+    w.finding = node_rows_[static_cast<std::size_t>(w.node_row)].findings.front();
+  } else {
+    w.level = PortLevel;
+    w.node_row = static_cast<int>(id - groups - 1);
+    const NodeRow& row = node_rows_[static_cast<std::size_t>(w.node_row)];
+    w.group = row.group;
+    w.finding = row.findings[static_cast<std::size_t>(index.row())];
+  }
+  return w;
+}
 
 QModelIndex FindingsModel::worstFinding() const {
   if (job_ == nullptr) return {};
   for (std::size_t g = 0; g < groups_.size(); ++g) {
-    const auto& findings = groups_[g].findings;
-    for (std::size_t r = 0; r < findings.size(); ++r) {
-      if (nodeOf(findings[r]) >= 0)
-        return index(static_cast<int>(r), 0, index(static_cast<int>(g), 0));
+    for (int r = 0; r < groups_[g].rows; ++r) {
+      if (node_rows_[static_cast<std::size_t>(groups_[g].first_row + r)].node >= 0)
+        return index(r, 0, index(static_cast<int>(g), 0));
     }
   }
   return {};
 }
 
+QModelIndex FindingsModel::indexOfNode(int node, const QString& device, int port) const {
+  if (job_ == nullptr || node < 0) return {};
+  for (std::size_t g = 0; g < groups_.size(); ++g) {
+    for (int r = 0; r < groups_[g].rows; ++r) {
+      const NodeRow& row = node_rows_[static_cast<std::size_t>(groups_[g].first_row + r)];
+      if (row.node != node) continue;
+      const QModelIndex at = index(r, 0, index(static_cast<int>(g), 0));
+      if (row.findings.size() < 2 || device.isEmpty()) return at;
+      // The node row stands for its first finding; another port has its own row.
+      for (std::size_t k = 1; k < row.findings.size(); ++k) {
+        const auto& f = job_->report.findings(row.findings[k]);
+        if (q(f.device()) == device && static_cast<int>(f.port()) == port)
+          return index(static_cast<int>(k), 0, at);
+      }
+      return at;
+    }
+  }
+  return {};
+}
+
+std::vector<int> FindingsModel::findingsOf(const QModelIndex& index) const {
+  if (!index.isValid() || index.model() != this) return {};
+  const RowPlace w = locate(index);
+  switch (w.level) {
+    case GroupLevel: return groups_[static_cast<std::size_t>(w.group)].findings;
+    case NodeLevel: return node_rows_[static_cast<std::size_t>(w.node_row)].findings;
+    case PortLevel: return {w.finding};
+  }
+  return {};
+}
+
+QString FindingsModel::nodeLabel(int finding) const {
+  const int n = nodeOfFinding(*job_, finding);
+  return n >= 0 ? q(job_->report.nodes(n).label()) : q(job_->report.findings(finding).node());
+}
+
+QString FindingsModel::whereOf(int finding) const {
+  const auto& f = job_->report.findings(finding);
+  if (f.device().empty()) return QString();
+  return f.port() > 0 ? q(f.device()) + QStringLiteral(" port ") + QString::number(f.port())
+                      : q(f.device());
+}
+
+QString FindingsModel::copyText(const QModelIndex& index) const {
+  QString out;
+  for (const int fi : findingsOf(index)) {
+    const auto& f = job_->report.findings(fi);
+    if (!out.isEmpty()) out += QLatin1Char('\n');
+    const QString where = whereOf(fi);
+    out += QStringLiteral("%1 %2 on %3%4\n")
+               .arg(severityWord(severityRank(f.severity())), q(f.code()), nodeLabel(fi),
+                    where.isEmpty() ? QString() : QStringLiteral(" ") + where);
+    out += q(f.summary()) + QLatin1Char('\n');
+    if (f.evidence_size() > 0) {
+      out += QStringLiteral("Evidence:\n");
+      for (const auto& e : f.evidence()) out += QStringLiteral("  ") + q(e) + QLatin1Char('\n');
+    }
+    out += QStringLiteral("Next step: ") + q(f.action()) + QLatin1Char('\n');
+    if (!f.source().empty()) out += QStringLiteral("From: ") + q(f.source()) + QLatin1Char('\n');
+  }
+  return out;
+}
+
+QString FindingsModel::nodeName(const QModelIndex& index) const {
+  if (!index.isValid() || index.model() != this) return {};
+  const RowPlace w = locate(index);
+  if (w.level == GroupLevel) return {};
+  const int n = node_rows_[static_cast<std::size_t>(w.node_row)].node;
+  return n >= 0 ? q(job_->report.nodes(n).node()) : QString();
+}
+
 QModelIndex FindingsModel::index(int row, int column, const QModelIndex& parent) const {
   if (!hasIndex(row, column, parent)) return {};
   if (!parent.isValid()) return createIndex(row, column, quintptr(0));
-  return createIndex(row, column, quintptr(parent.row() + 1));
+  const auto id = static_cast<std::size_t>(parent.internalId());
+  if (id == 0) return createIndex(row, column, quintptr(parent.row() + 1));
+  // A port row: its parent node row's place in node_rows_, after the group ids.
+  const std::size_t node_row = static_cast<std::size_t>(groups_[id - 1].first_row + parent.row());
+  return createIndex(row, column, quintptr(groups_.size() + 1 + node_row));
 }
 
 QModelIndex FindingsModel::parent(const QModelIndex& child) const {
   if (!child.isValid() || child.internalId() == 0) return {};
-  return createIndex(static_cast<int>(child.internalId() - 1), 0, quintptr(0));
+  const auto id = static_cast<std::size_t>(child.internalId());
+  if (id <= groups_.size()) return createIndex(static_cast<int>(id - 1), 0, quintptr(0));
+  const std::size_t node_row = id - groups_.size() - 1;
+  const int group = node_rows_[node_row].group;
+  return createIndex(
+      static_cast<int>(node_row) - groups_[static_cast<std::size_t>(group)].first_row, 0,
+      quintptr(group + 1));
 }
 
 int FindingsModel::rowCount(const QModelIndex& parent) const {
   if (!parent.isValid()) return static_cast<int>(groups_.size());
-  if (parent.internalId() != 0 || parent.column() != 0) return 0;
-  return static_cast<int>(groups_[static_cast<std::size_t>(parent.row())].findings.size());
+  if (parent.column() != 0) return 0;
+  const RowPlace w = locate(parent);
+  switch (w.level) {
+    case GroupLevel: return groups_[static_cast<std::size_t>(w.group)].rows;
+    case NodeLevel: {
+      const auto n = node_rows_[static_cast<std::size_t>(w.node_row)].findings.size();
+      return n > 1 ? static_cast<int>(n) : 0;  // one finding: the node row is the leaf
+    }
+    case PortLevel: return 0;
+  }
+  return 0;
 }
 
 int FindingsModel::columnCount(const QModelIndex&) const { return ColumnCount; }
 
 QVariant FindingsModel::data(const QModelIndex& index, int role) const {
   if (!checkIndex(index, CheckIndexOption::IndexIsValid)) return {};
-  const bool child = index.internalId() != 0;
-  const Group& g = groups_[child ? index.internalId() - 1 : static_cast<std::size_t>(index.row())];
+  const RowPlace w = locate(index);
+  const Group& g = groups_[static_cast<std::size_t>(w.group)];
   if (role == SeverityRole) return g.severity;
   if (role == CodeRole) return g.code;
-  if (!child) {
+  if (role == LevelRole) return static_cast<int>(w.level);
+  if (w.level == GroupLevel) {
     switch (role) {
       case Qt::DisplayRole:
         if (index.column() == Summary)
           return severityWord(g.severity) + QStringLiteral("  ") + g.code;
+        if (index.column() == Node) return tr("%n node(s)", nullptr, g.rows);
         if (index.column() == Count) return static_cast<int>(g.findings.size());
         return {};
+      case Qt::ToolTipRole:
+        return tr("%1 finding(s) of %2 on %3 node(s)")
+            .arg(g.findings.size())
+            .arg(g.code)
+            .arg(g.rows);
       case Qt::FontRole: {
         QFont f;
         f.setBold(true);
@@ -115,35 +253,57 @@ QVariant FindingsModel::data(const QModelIndex& index, int role) const {
         if (g.severity == 3) return QBrush(QColor(0xb0, 0x20, 0x20));
         if (g.severity == 2) return QBrush(QColor(0x9a, 0x5b, 0x00));
         return {};
+      case NodeIndexRole: return -1;
+      case DeviceRole: return QString();
+      case PortRole: return 0;
+      case FindingIndexRole: return w.finding;
       default: return {};
     }
   }
-  const int fi = g.findings[static_cast<std::size_t>(index.row())];
-  const auto& f = job_->report.findings(fi);
+  const NodeRow& row = node_rows_[static_cast<std::size_t>(w.node_row)];
+  const auto& f = job_->report.findings(w.finding);
+  const bool many = w.level == NodeLevel && row.findings.size() > 1;
   switch (role) {
     case Qt::DisplayRole:
       switch (index.column()) {
-        case Summary: return q(f.summary());
-        case Node: {
-          const int n = nodeOf(fi);
-          return n >= 0 ? q(job_->report.nodes(n).label()) : q(f.node());
-        }
+        case Summary:
+          return many ? tr("%1  (+%2 more)").arg(q(f.summary())).arg(row.findings.size() - 1)
+                      : q(f.summary());
+        case Node: return nodeLabel(w.finding);
         case Where:
-          if (f.device().empty()) return QString();
-          return f.port() > 0 ? q(f.device()) + QStringLiteral(" port ") + QString::number(f.port())
-                              : q(f.device());
+          if (many) {
+            const bool all_ports =
+                std::all_of(row.findings.begin(), row.findings.end(),
+                            [&](int fi) { return job_->report.findings(fi).port() > 0; });
+            return all_ports ? tr("%1 ports").arg(row.findings.size())
+                             : tr("%1 places").arg(row.findings.size());
+          }
+          return w.level == PortLevel && f.device().empty() ? tr("(whole node)")
+                                                            : whereOf(w.finding);
+        case Count:
+          if (w.level == NodeLevel) return static_cast<int>(row.findings.size());
+          return {};
         default: return {};
       }
     case Qt::ToolTipRole: {
+      if (many) {
+        QString tip =
+            tr("%1 on %2 in %3 places:").arg(g.code, nodeLabel(w.finding)).arg(row.findings.size());
+        for (const int fi : row.findings) {
+          const QString where = whereOf(fi);
+          tip += QStringLiteral("\n  ") + (where.isEmpty() ? tr("(whole node)") : where);
+        }
+        return tip;
+      }
       QString tip = q(f.summary());
       for (const auto& e : f.evidence()) tip += QStringLiteral("\n  - ") + q(e);
       tip += QStringLiteral("\nnext step: ") + q(f.action());
       return tip;
     }
-    case NodeIndexRole: return nodeOf(fi);
+    case NodeIndexRole: return row.node;
     case DeviceRole: return q(f.device());
     case PortRole: return static_cast<int>(f.port());
-    case FindingIndexRole: return fi;
+    case FindingIndexRole: return w.finding;
     default: return {};
   }
 }

@@ -673,29 +673,174 @@ TEST(GridFilter, SortsEveryColumnByItsNumberEmptyCellsLastAndFiltersAndTopXByCou
   EXPECT_EQ(f.rowCount(), rows);
 }
 
-TEST(FindingsModel, GroupsBySeverityAndCodeWorstFirstAndEveryFindingOnce) {
+TEST(FindingsModel, GroupsBySeverityAndCodeThenNodeThenPortWorstFirstAndEveryFindingOnce) {
   FindingsModel m;
   QAbstractItemModelTester tester(&m, QAbstractItemModelTester::FailureReportingMode::Fatal);
   m.setJob(&job());
   ASSERT_GT(m.groupCount(), 0);
   EXPECT_EQ(m.index(0, 0).data(FindingsModel::CodeRole).toString(), "PORT_NOT_ACTIVE_SM");
   EXPECT_EQ(m.index(0, 0).data(FindingsModel::SeverityRole).toInt(), 3);
-  int children = 0;
+  std::set<int> seen;
   int last_severity = 3;
   for (int g = 0; g < m.rowCount(); ++g) {
     const QModelIndex group = m.index(g, 0);
+    EXPECT_EQ(group.data(FindingsModel::LevelRole).toInt(), FindingsModel::GroupLevel);
+    EXPECT_EQ(group.data(FindingsModel::NodeIndexRole).toInt(), -1);
     EXPECT_LE(group.data(FindingsModel::SeverityRole).toInt(), last_severity);
     last_severity = group.data(FindingsModel::SeverityRole).toInt();
+    int group_findings = 0;
+    std::set<int> nodes;
     for (int r = 0; r < m.rowCount(group); ++r) {
-      const QModelIndex f = m.index(r, 0, group);
-      const int node = f.data(FindingsModel::NodeIndexRole).toInt();
+      const QModelIndex n = m.index(r, 0, group);
+      EXPECT_EQ(n.data(FindingsModel::LevelRole).toInt(), FindingsModel::NodeLevel);
+      const int node = n.data(FindingsModel::NodeIndexRole).toInt();
       ASSERT_GE(node, 0);
+      EXPECT_TRUE(nodes.insert(node).second) << "one row per node in a group";
       EXPECT_EQ(m.index(r, FindingsModel::Node, group).data().toString().toStdString(),
                 job().report.nodes(node).label());
-      ++children;
+      const int count = m.index(r, FindingsModel::Count, group).data().toInt();
+      group_findings += count;
+      const auto findings = m.findingsOf(n);
+      ASSERT_EQ(static_cast<int>(findings.size()), count);
+      // A node row stands for its first finding; its ports are its children when it has
+      // more than one, else it is the leaf.
+      EXPECT_EQ(n.data(FindingsModel::FindingIndexRole).toInt(), findings.front());
+      EXPECT_EQ(m.rowCount(n), count > 1 ? count : 0);
+      if (count == 1) seen.insert(findings.front());
+      for (int p = 0; p < m.rowCount(n); ++p) {
+        const QModelIndex port = m.index(p, 0, n);
+        EXPECT_EQ(port.data(FindingsModel::LevelRole).toInt(), FindingsModel::PortLevel);
+        EXPECT_EQ(port.data(FindingsModel::NodeIndexRole).toInt(), node);
+        const int fi = port.data(FindingsModel::FindingIndexRole).toInt();
+        EXPECT_EQ(fi, findings[static_cast<std::size_t>(p)]);
+        EXPECT_EQ(port.data(FindingsModel::DeviceRole).toString().toStdString(),
+                  job().report.findings(fi).device());
+        EXPECT_EQ(port.data(FindingsModel::PortRole).toInt(),
+                  static_cast<int>(job().report.findings(fi).port()));
+        EXPECT_EQ(job().report.findings(fi).code(),
+                  group.data(FindingsModel::CodeRole).toString().toStdString());
+        seen.insert(fi);
+      }
     }
+    EXPECT_EQ(m.index(g, FindingsModel::Count).data().toInt(), group_findings);
+    EXPECT_EQ(m.index(g, FindingsModel::Node).data().toString(),
+              QStringLiteral("%1 node(s)").arg(nodes.size()));
   }
-  EXPECT_EQ(children, job().report.findings_size());
+  EXPECT_EQ(static_cast<int>(seen.size()), job().report.findings_size());
+}
+
+TEST(FindingsModel, ACodeOnEveryPortOfANodeIsOneNodeRowWithItsPortsBelow) {
+  FindingsModel m;
+  QAbstractItemModelTester tester(&m, QAbstractItemModelTester::FailureReportingMode::Fatal);
+  m.setJob(&job());
+  // The node whose 8 ports trained at 100 Gb/s: 8 findings, one node row.
+  QModelIndex group;
+  for (int g = 0; g < m.rowCount(); ++g) {
+    if (m.index(g, 0).data(FindingsModel::CodeRole).toString() == "LINK_RATE_BELOW_EXPECTED")
+      group = m.index(g, 0);
+  }
+  ASSERT_TRUE(group.isValid());
+  ASSERT_EQ(m.rowCount(group), 1);
+  EXPECT_EQ(m.index(0, FindingsModel::Node, group).data().toString(), "node1720 (gpu02.ibsnap)");
+  EXPECT_EQ(m.index(0, FindingsModel::Where, group).data().toString(), "8 ports");
+  EXPECT_EQ(m.index(0, FindingsModel::Count, group).data().toInt(), 8);
+  const QModelIndex node = m.index(0, 0, group);
+  ASSERT_EQ(m.rowCount(node), 8);
+  std::set<QString> ports;
+  for (int p = 0; p < 8; ++p)
+    ports.insert(m.index(p, FindingsModel::Where, node).data().toString());
+  EXPECT_EQ(ports.size(), 8u);
+  EXPECT_TRUE(ports.count("mlx5_0 port 1"));
+  // The node row carries its first port, so selecting it selects a real port.
+  EXPECT_EQ(node.data(FindingsModel::DeviceRole).toString(), "mlx5_0");
+  EXPECT_EQ(node.data(FindingsModel::PortRole).toInt(), 1);
+
+  // A node found by port: the node's row in the first group that has it, and there its port.
+  const int slow = node.data(FindingsModel::NodeIndexRole).toInt();
+  const QModelIndex at = m.indexOfNode(slow, "mlx5_3", 1);
+  ASSERT_TRUE(at.isValid());
+  EXPECT_EQ(at.parent(), node);
+  EXPECT_EQ(at.siblingAtColumn(FindingsModel::Where).data().toString(), "mlx5_3 port 1");
+  const QModelIndex whole = m.indexOfNode(slow, "", 0);
+  EXPECT_EQ(whole.data(FindingsModel::LevelRole).toInt(), FindingsModel::NodeLevel);
+  EXPECT_EQ(whole, node);  // its first group (the most severe it has) is this one
+  EXPECT_FALSE(m.indexOfNode(job().report.nodes_size() + 5, "", 0).isValid());
+}
+
+TEST(FindingsModel, ARowCopiesAsPlainTextWithItsEvidenceAndNextStep) {
+  FindingsModel m;
+  m.setJob(&job());
+  const QModelIndex worst = m.worstFinding();
+  ASSERT_TRUE(worst.isValid());
+  const int fi = worst.data(FindingsModel::FindingIndexRole).toInt();
+  const auto& f = job().report.findings(fi);
+  ASSERT_GT(f.evidence_size(), 0);
+  // The stuck node's two INIT ports: the node row copies both, a port row its own.
+  const QString text = m.copyText(worst);
+  EXPECT_TRUE(
+      text.startsWith(QStringLiteral("CRITICAL PORT_NOT_ACTIVE_SM on node1661 mlx5_6 port 1\n")))
+      << text.toStdString();
+  EXPECT_TRUE(text.contains(QString::fromStdString(f.summary())));
+  EXPECT_TRUE(
+      text.contains(QStringLiteral("Evidence:\n  ") + QString::fromStdString(f.evidence(0))));
+  EXPECT_TRUE(text.contains(QStringLiteral("Next step: ") + QString::fromStdString(f.action())));
+  EXPECT_TRUE(text.contains(QStringLiteral("From: ") + QString::fromStdString(f.source())));
+  ASSERT_EQ(m.rowCount(worst), 2);
+  EXPECT_EQ(text.count(QStringLiteral("CRITICAL PORT_NOT_ACTIVE_SM on ")), 2);
+  const QString second = m.copyText(m.index(1, 0, worst));
+  EXPECT_EQ(second.count(QStringLiteral("CRITICAL PORT_NOT_ACTIVE_SM on ")), 1);
+  EXPECT_TRUE(second.contains(QStringLiteral("mlx5_8 port 1"))) << second.toStdString();
+  EXPECT_EQ(m.nodeName(worst), "node1661");
+  EXPECT_EQ(m.nodeName(m.index(0, 0)), "");  // a group is no node
+  EXPECT_EQ(m.copyText({}), "");
+}
+
+// A SYNTHETIC 2,000-node job: the four real captures 500 times over, each copy its own host
+// (node0001...) and source, diagnosed as the console does.
+const JobData& bigJob() {
+  static const JobData data = [] {
+    std::vector<v1::Snapshot> snaps;
+    std::vector<std::string> files;
+    for (int i = 0; i < 2000; ++i) {
+      v1::Snapshot s = job().snapshots[static_cast<std::size_t>(i % 4)];
+      char name[32];
+      std::snprintf(name, sizeof name, "node%04d", i + 1);
+      s.mutable_node()->set_hostname(name);
+      s.mutable_node()->set_slurm_node(name);
+      s.mutable_node()->set_source(std::string("synthetic:") + name);
+      snaps.push_back(std::move(s));
+      files.push_back(std::string(name) + ".ibsnap");
+    }
+    return diagnoseSnapshots(std::move(snaps), files);
+  }();
+  return data;
+}
+
+TEST(FindingsModel, TwoThousandNodesAreAFewGroupsOfOneRowPerNodeAndHoldUnderTheTester) {
+  const JobData& j = bigJob();
+  ASSERT_EQ(j.report.nodes_size(), 2000);
+  FindingsModel m;
+  QAbstractItemModelTester tester(&m, QAbstractItemModelTester::FailureReportingMode::Fatal);
+  m.setJob(&j);
+  EXPECT_LE(m.groupCount(), 12);
+  // The stuck capture is every fourth node: 500 node rows of 2 ports each, not 1,000 rows.
+  const QModelIndex stuck = m.index(0, 0);
+  EXPECT_EQ(stuck.data(FindingsModel::CodeRole).toString(), "PORT_NOT_ACTIVE_SM");
+  EXPECT_EQ(m.rowCount(stuck), 500);
+  EXPECT_EQ(m.index(0, FindingsModel::Count).data().toInt(), 1000);
+  EXPECT_EQ(m.rowCount(m.index(499, 0, stuck)), 2);
+  int findings = 0;
+  for (int g = 0; g < m.rowCount(); ++g)
+    findings += m.index(g, FindingsModel::Count).data().toInt();
+  EXPECT_EQ(findings, j.report.findings_size());
+  const QModelIndex worst = m.worstFinding();
+  EXPECT_EQ(worst.parent(), stuck);
+  EXPECT_EQ(worst.row(), 0);
+  // Found again where the model put it: the last stuck node.
+  const int last = m.index(499, 0, stuck).data(FindingsModel::NodeIndexRole).toInt();
+  EXPECT_EQ(m.indexOfNode(last, "", 0), m.index(499, 0, stuck));
+  m.setJob(nullptr);
+  EXPECT_EQ(m.rowCount(), 0);
 }
 
 TEST(FindingsModel, AJobOpensOnTheMostSevereGroupsFirstFindingAndItsNodesWorstPort) {
@@ -917,7 +1062,8 @@ TEST(ChartData, BusbwOutliersAreTheNodesTheJobVerdictCallsBusbwOutliers) {
     *t->mutable_parsed() = core::parseNcclTests(ibc::test::readFixture(outputs[i]));
   }
   const JobData j = diagnoseSnapshots(snaps, files);
-  const auto bars = busbwPerNode(j);
+  const auto series = busbwPerNode(j);
+  const auto& bars = series.values;
   ASSERT_EQ(bars.size(), 4u);
   EXPECT_NEAR(bars[0].value, 338.82, 0.01);
   EXPECT_NEAR(bars[1].value, 235.26, 0.01);
@@ -937,14 +1083,18 @@ TEST(ChartData, BusbwOutliersAreTheNodesTheJobVerdictCallsBusbwOutliers) {
   }
   EXPECT_GE(outliers, 1);
   EXPECT_TRUE(bars[3].outlier);
-  EXPECT_TRUE(busbwPerNode(job()).empty());  // no nccl-tests: no bars, never zeros
+  EXPECT_EQ(series.outliers, outliers);
+  EXPECT_EQ(series.nodes, 4);
+  EXPECT_TRUE(busbwPerNode(job()).values.empty());  // no nccl-tests: no bars, never zeros
 }
 
 TEST(ChartData, ACounterPerNodeLeavesOutNodesWithoutItAndOverTimeIsOldestFirst) {
   const v1::Snapshot mlx5 = mlx5Snapshot();
   std::vector<v1::Snapshot> snaps = {job().snapshots[0], mlx5};
   const JobData j = diagnoseSnapshots(snaps, {jobFiles()[0], "mlx5.ibsnap"});
-  const auto bars = counterPerNode(j, "resp_cqe_error");
+  const auto series = counterPerNode(j, "resp_cqe_error");
+  const auto& bars = series.values;
+  EXPECT_EQ(series.unit, CounterUnit::Count);
   ASSERT_EQ(bars.size(), 1u);  // the gcm capture has no hw_counters: left out, not 0
   EXPECT_EQ(bars[0].node, 1);
   EXPECT_EQ(bars[0].value, 8109);
@@ -968,6 +1118,25 @@ TEST(ChartData, ACounterPerNodeLeavesOutNodesWithoutItAndOverTimeIsOldestFirst) 
   EXPECT_EQ(points[1].value, 8119);
   EXPECT_EQ(points[2].value, 8129);
   EXPECT_LT(points[0].unix_ms, points[2].unix_ms);
+}
+
+TEST(ChartData, DataCountersAreChartedInBytesFourPerWordAndJudgedOnTheirCounts) {
+  // The real mlx5 capture: port_xmit_data in sysfs counts 4-byte words (STYLE, core's
+  // nodeCounterMetrics multiplies by 4).
+  const v1::Snapshot mlx5 = mlx5Snapshot();
+  uint64_t words = 0;
+  for (const auto& c : mlx5.devices(0).ports(0).counters())
+    if (c.name() == "port_xmit_data") words = c.value();
+  ASSERT_GT(words, 0u);
+  const JobData j = diagnoseSnapshots({mlx5}, {"mlx5.ibsnap"});
+  const auto series = counterPerNode(j, "port_xmit_data");
+  ASSERT_EQ(series.values.size(), 1u);
+  EXPECT_EQ(series.unit, CounterUnit::Bytes);
+  EXPECT_EQ(series.values[0].value, 4.0 * static_cast<double>(words));
+  EXPECT_EQ(formatValue(series, 4096), "4.00 KiB");
+  const auto points = counterOverTime(j, 0, "port_xmit_data");
+  ASSERT_EQ(points.size(), 1u);
+  EXPECT_EQ(points[0].value, 4.0 * static_cast<double>(words));
 }
 
 TEST(Escalation, ACaseRequestCoversTheCheckedNodesSnapshotIdsAndCodes) {

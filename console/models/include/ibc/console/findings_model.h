@@ -2,10 +2,14 @@
 
 // The findings page (DESIGN §7 `findings`), like Wireshark's expert information: findings
 // grouped by severity and code, worst first (at equal severity the more specific code
-// first, as the CLI's WORST FINDING), each group's children the findings with their node
-// and port. Selecting a child tells the other pages which node and port to show.
+// first, as the CLI's WORST FINDING); under each group one row per node that has the code
+// (in report order), and under a node one row per finding when it has the code in more
+// than one place (ports). A node with one finding of the code is a leaf. Groups say how many
+// nodes and findings they hold, so a code on 2,000 nodes is one line until opened.
+// Selecting a node or port row tells the other pages which node and port to show.
 
 #include <QAbstractItemModel>
+#include <QString>
 #include <vector>
 
 #include "ibc/console/job_data.h"
@@ -18,13 +22,16 @@ class FindingsModel : public QAbstractItemModel {
  public:
   enum Column { Summary, Node, Where, Count, ColumnCount };
   enum Role {
-    SeverityRole = Qt::UserRole + 1,  // 1 info, 2 warning, 3 critical
-    CodeRole,
-    NodeIndexRole,     // children: index into report.nodes(), -1 when unknown
-    DeviceRole,        // children
-    PortRole,          // children
-    FindingIndexRole,  // children: index into report.findings()
+    SeverityRole = Qt::UserRole + 1,  // 1 info, 2 warning, 3 critical (every row)
+    CodeRole,                         // every row
+    // Node and port rows (a node row: its first finding of the group); group rows -1, "", 0.
+    NodeIndexRole,  // index into report.nodes(), -1 when unknown
+    DeviceRole,
+    PortRole,
+    FindingIndexRole,  // index into report.findings() (a group row: its first finding)
+    LevelRole,         // a Level
   };
+  enum Level { GroupLevel, NodeLevel, PortLevel };
 
   explicit FindingsModel(QObject* parent = nullptr);
   void setJob(const JobData* job);
@@ -38,21 +45,52 @@ class FindingsModel : public QAbstractItemModel {
                       int role = Qt::DisplayRole) const override;
 
   int groupCount() const { return static_cast<int>(groups_.size()); }
-  // Where a job opens (worst first): the first finding of the most severe group (groups are
+  // Where a job opens (worst first): the first node row of the most severe group (groups are
   // worst and most specific first) that belongs to a node; invalid when there is none.
   QModelIndex worstFinding() const;
+  // Node `node`'s row in the first group that has it; there, the port row of `device` and
+  // `port` when that port is not the node row's own (first) finding. Invalid when the node
+  // has no finding.
+  QModelIndex indexOfNode(int node, const QString& device, int port) const;
+  // The findings a row stands for (indexes into report.findings()): a group's, a node row's
+  // in its group, a port row's one.
+  std::vector<int> findingsOf(const QModelIndex& index) const;
+  // A row's findings as plain text for the clipboard, each with its severity, code, node,
+  // where, message, evidence lines, next step and source; "" for an invalid index.
+  QString copyText(const QModelIndex& index) const;
+  // The node's name (as its snapshot names it, for a shell or a ticket) of a node or port
+  // row; "" for a group row or a finding of no node.
+  QString nodeName(const QModelIndex& index) const;
 
  private:
+  struct NodeRow {
+    int group = 0;
+    int node = -1;              // index into report.nodes(), -1 when unknown
+    std::vector<int> findings;  // indexes into report.findings(), report order
+  };
   struct Group {
     int severity = 0;
     QString code;
-    std::vector<int> findings;  // indexes into report.findings()
+    std::vector<int> findings;  // indexes into report.findings(), report order
+    int first_row = 0;          // its first NodeRow in node_rows_
+    int rows = 0;               // how many NodeRows, in node_rows_ order
   };
+  // Which row an index is; its internalId says: 0 a group, 1..groups a node row of group
+  // id - 1, above that a port row of node_rows_[id - groups - 1].
+  struct RowPlace {
+    Level level = GroupLevel;
+    int group = -1;
+    int node_row = -1;  // index into node_rows_ (node and port rows)
+    int finding = -1;   // index into report.findings()
+  };
+  RowPlace locate(const QModelIndex& index) const;
   void rebuild();
-  int nodeOf(int finding) const;
+  QString nodeLabel(int finding) const;
+  QString whereOf(int finding) const;
 
   const JobData* job_ = nullptr;
   std::vector<Group> groups_;
+  std::vector<NodeRow> node_rows_;
 };
 
 }  // namespace ibc::console

@@ -1,0 +1,235 @@
+// The charts' arithmetic (chart_data.h), pure: nice axis ticks, the histogram a large job is
+// drawn as, the units of counters, the words that name outliers, and the label prefix the
+// bars leave out. No widgets, no files: numbers in, numbers and words out.
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "ibc/console/chart_data.h"
+#include "ibc/core/node_metrics.h"
+
+namespace ibc::console {
+namespace {
+
+NodeSeries busbwSeries(const std::vector<double>& gbs) {
+  NodeSeries s;
+  s.quantity = NodeQuantity::Busbw;
+  s.nodes = static_cast<int>(gbs.size());
+  std::vector<double> values;
+  for (std::size_t i = 0; i < gbs.size(); ++i) {
+    char name[32];
+    std::snprintf(name, sizeof name, "gpu-%04zu", i);
+    s.values.push_back({static_cast<int>(i), name, gbs[i], false});
+  }
+  const auto marks = core::markBusbwOutliers(gbs);
+  s.median = marks.median;
+  for (std::size_t i = 0; i < gbs.size(); ++i) {
+    s.values[i].outlier = marks.outlier[i];
+    s.outliers += marks.outlier[i] ? 1 : 0;
+  }
+  return s;
+}
+
+TEST(NiceAxis, TicksAreOneTwoOrFiveTimesAPowerOfTenAndCoverTheRange) {
+  // The old y axis of a 390 GB/s job ticked at 97/195/292/390.
+  const NiceAxis a = niceAxis(0, 390, 6);
+  EXPECT_EQ(a.lo, 0);
+  EXPECT_EQ(a.hi, 400);
+  EXPECT_EQ(a.step, 100);
+  EXPECT_EQ(a.tick_count, 5);
+  EXPECT_EQ(a.decimals, 0);
+
+  const NiceAxis b = niceAxis(0, 390, 9);
+  EXPECT_EQ(b.step, 50);
+  EXPECT_EQ(b.hi, 400);
+  EXPECT_EQ(b.tick_count, 9);
+
+  const NiceAxis c = niceAxis(97.54, 361.2, 21);
+  EXPECT_EQ(c.step, 20);
+  EXPECT_EQ(c.lo, 80);
+  EXPECT_EQ(c.hi, 380);
+  EXPECT_EQ(c.tick_count, 16);
+
+  const NiceAxis d = niceAxis(0.013, 0.087, 5);
+  // 0.02 would take 6 ticks (0 to 0.1): the next nice step.
+  EXPECT_DOUBLE_EQ(d.step, 0.05);
+  EXPECT_NEAR(d.lo, 0, 1e-12);
+  EXPECT_NEAR(d.hi, 0.1, 1e-12);
+  EXPECT_EQ(d.decimals, 2);
+
+  const NiceAxis e = niceAxis(-35, 120, 8);
+  EXPECT_EQ(e.step, 50);
+  EXPECT_EQ(e.lo, -50);
+  EXPECT_EQ(e.hi, 150);
+  EXPECT_EQ(e.tick_count, 5);
+}
+
+TEST(NiceAxis, NeverMoreTicksThanAskedAndAnEmptyRangeIsWidened) {
+  for (int max_ticks = 2; max_ticks <= 25; ++max_ticks) {
+    for (const double hi : {1.0, 7.0, 99.0, 101.0, 415.3, 1e6 + 3, 8109.0}) {
+      const NiceAxis a = niceAxis(0, hi, max_ticks);
+      EXPECT_LE(a.tick_count, max_ticks) << hi << " " << max_ticks;
+      EXPECT_GE(a.tick_count, 2);
+      EXPECT_LE(a.lo, 0);
+      EXPECT_GE(a.hi, hi);
+      EXPECT_NEAR(a.lo + (a.tick_count - 1) * a.step, a.hi, a.step * 1e-9);
+    }
+  }
+  const NiceAxis zero = niceAxis(0, 0, 5);
+  EXPECT_EQ(zero.lo, 0);
+  EXPECT_EQ(zero.hi, 1);
+  const NiceAxis same = niceAxis(340, 340, 5);
+  EXPECT_LT(same.lo, 340);
+  EXPECT_GT(same.hi, 340);
+  EXPECT_EQ(niceAxis(390, 0, 6).hi, 400);  // given backwards
+}
+
+TEST(Histogram, BinEdgesAreNiceCountsAddUpAndEachOutlierIsInTheBinOfItsValue) {
+  // 2,000 nodes between 330 and 360 GB/s, three slow ones.
+  std::vector<double> gbs;
+  for (int i = 0; i < 2000; ++i) gbs.push_back(330 + (i % 31));
+  gbs[42] = 97.5;
+  gbs[1234] = 121.0;
+  gbs[1999] = 250.0;
+  const NodeSeries s = busbwSeries(gbs);
+  ASSERT_EQ(s.outliers, 3);
+  const Histogram h = histogramOf(s, 20);
+  ASSERT_FALSE(h.bins.empty());
+  EXPECT_LE(h.bins.size(), 20u);
+  EXPECT_EQ(h.step, 20);
+  EXPECT_EQ(h.bins.front().lo, 80);
+  EXPECT_EQ(h.bins.back().hi, 360);
+  int total = 0;
+  for (std::size_t b = 0; b < h.bins.size(); ++b) {
+    total += h.bins[b].count;
+    EXPECT_DOUBLE_EQ(h.bins[b].hi - h.bins[b].lo, h.step);
+    if (b > 0) EXPECT_EQ(h.bins[b].lo, h.bins[b - 1].hi);
+  }
+  EXPECT_EQ(total, 2000);
+  // 97.5 in [80, 100), 121 in [120, 140), 250 in [240, 260); those bins hold one node each.
+  EXPECT_EQ(binOf(h, 97.5), 0);
+  EXPECT_EQ(binOf(h, 121), 2);
+  EXPECT_EQ(binOf(h, 250), 8);
+  EXPECT_EQ(h.bins[0].outliers, std::vector<int>{42});
+  EXPECT_EQ(h.bins[0].first, 42);
+  EXPECT_EQ(h.bins[2].outliers, std::vector<int>{1234});
+  EXPECT_EQ(h.bins[8].outliers, std::vector<int>{1999});
+  EXPECT_EQ(h.bins[8].count, 1);
+  for (std::size_t b = 0; b < h.bins.size(); ++b) {
+    if (b != 0 && b != 2 && b != 8) EXPECT_TRUE(h.bins[b].outliers.empty()) << b;
+  }
+  // The largest value is in the last bin (closed on the right); outside: none.
+  EXPECT_EQ(binOf(h, 360), static_cast<int>(h.bins.size()) - 1);
+  EXPECT_EQ(binOf(h, 79), -1);
+  EXPECT_EQ(binOf(h, 361), -1);
+  EXPECT_TRUE(histogramOf(NodeSeries{}, 20).bins.empty());
+}
+
+TEST(Histogram, EqualValuesMakeOneBinHoldingThemAll) {
+  const NodeSeries s = busbwSeries(std::vector<double>(500, 338.8));
+  const Histogram h = histogramOf(s, 20);
+  int total = 0;
+  int nonempty = 0;
+  for (const auto& b : h.bins) {
+    total += b.count;
+    nonempty += b.count > 0 ? 1 : 0;
+    EXPECT_TRUE(b.outliers.empty());
+  }
+  EXPECT_EQ(total, 500);
+  EXPECT_EQ(nonempty, 1);
+  EXPECT_EQ(s.outliers, 0);
+}
+
+TEST(Histogram, BytesAreBinnedInTheUnitShownSoEdgesAreRoundGiB) {
+  constexpr double kGiB = 1024.0 * 1024 * 1024;
+  NodeSeries s;
+  s.quantity = NodeQuantity::Counter;
+  s.counter = "port_xmit_data";
+  s.unit = CounterUnit::Bytes;
+  for (int i = 0; i < 1000; ++i) s.values.push_back({i, "n", (i % 7 + 1) * 4 * kGiB, false});
+  s.values[77].value = 520 * kGiB;
+  const UnitScale scale = unitScale(s.unit, 520 * kGiB);
+  ASSERT_EQ(scale.suffix, "GiB");
+  const Histogram h = histogramOf(s, 20, scale.divisor);
+  EXPECT_EQ(h.step, 50 * kGiB);  // not 46.6 GiB (5e10 bytes)
+  EXPECT_EQ(h.bins.front().lo, 0);
+  EXPECT_EQ(h.bins.back().hi, 550 * kGiB);
+  EXPECT_EQ(binOf(h, 520 * kGiB), 10);
+  EXPECT_EQ(h.bins[0].count, 999);
+}
+
+TEST(OutlierWords, OutliersAreNamedWorstFirstWithTheirValueAndTheRuleIsCores) {
+  const NodeSeries s = busbwSeries({338.8, 235.26, 361.2, 97.54});
+  ASSERT_EQ(s.outliers, 2);
+  EXPECT_EQ(outliersWorstFirst(s), (std::vector<int>{3, 1}));
+  EXPECT_EQ(outlierNames(s, 5), "gpu-0003 (97.5 GB/s), gpu-0001 (235.3 GB/s)");
+  EXPECT_EQ(outlierNames(s, 1), "gpu-0003 (97.5 GB/s) and 1 more");
+  EXPECT_EQ(outlierNames(busbwSeries({300, 301, 302}), 5), "");
+  // The rule's numbers are core's: 80% (kBusbwOutlierFraction) of the median, 338.8.
+  EXPECT_EQ(core::kBusbwOutlierFraction, 0.8);
+  EXPECT_EQ(outlierRule(s), "below 80% of the job's median (338.8 GB/s)");
+  EXPECT_EQ(describeValue(s, s.values[3]),
+            "gpu-0003: 97.5 GB/s\noutlier: below 80% of the job's median (338.8 GB/s)");
+  EXPECT_EQ(describeValue(s, s.values[0]),
+            "gpu-0000: 338.8 GB/s\nnot an outlier (an outlier is below 80% of the job's median "
+            "(338.8 GB/s))");
+
+  NodeSeries c;
+  c.quantity = NodeQuantity::Counter;
+  c.counter = "symbol_error";
+  c.unit = counterUnit(c.counter);
+  c.values = {{0, "a", 0, false}, {1, "b", 120, true}, {2, "c", 0, false}, {3, "d", 40, true}};
+  c.outliers = 2;
+  EXPECT_EQ(outliersWorstFirst(c), (std::vector<int>{1, 3}));  // the highest first
+  EXPECT_EQ(outlierRule(c), "above 10 x max(median, 1) = 10 (median 0)");
+  EXPECT_EQ(outlierNames(c, 5), "b (120), d (40)");
+}
+
+TEST(CounterUnits, DataCountersAreFourByteWordsShownAsBytesWithBinaryPrefixes) {
+  EXPECT_EQ(counterUnit("port_xmit_data"), CounterUnit::Bytes);
+  EXPECT_EQ(counterUnit("port_rcv_data_64"), CounterUnit::Bytes);
+  EXPECT_EQ(counterScale("port_xmit_data"), 4.0);
+  EXPECT_EQ(counterScale("port_rcv_data_64"), 4.0);
+  EXPECT_EQ(counterUnit("rx_vport_rdma_unicast_bytes"), CounterUnit::Bytes);
+  EXPECT_EQ(counterScale("rx_vport_rdma_unicast_bytes"), 1.0);
+  EXPECT_EQ(counterUnit("port_xmit_packets"), CounterUnit::Packets);
+  EXPECT_EQ(counterUnit("unicast_rcv_packets"), CounterUnit::Packets);
+  EXPECT_EQ(counterUnit("rx_pkts"), CounterUnit::Packets);
+  EXPECT_EQ(counterUnit("symbol_error"), CounterUnit::Count);
+  EXPECT_EQ(counterUnit("port_xmit_wait"), CounterUnit::Count);
+  EXPECT_EQ(counterScale("symbol_error"), 1.0);
+
+  EXPECT_EQ(formatAmount(812, CounterUnit::Bytes), "812 bytes");
+  EXPECT_EQ(formatAmount(1536, CounterUnit::Bytes), "1.50 KiB");
+  EXPECT_EQ(formatAmount(3.0 * 1024 * 1024 * 1024, CounterUnit::Bytes), "3.00 GiB");
+  EXPECT_EQ(formatAmount(123.0 * 1024 * 1024, CounterUnit::Bytes), "123 MiB");
+  EXPECT_EQ(formatAmount(1234567, CounterUnit::Packets), "1,234,567 packets");
+  EXPECT_EQ(formatAmount(8109, CounterUnit::Count), "8,109");
+  EXPECT_EQ(formatAmount(-468, CounterUnit::Count), "-468");
+  EXPECT_EQ(unitScale(CounterUnit::Bytes, 5.0 * 1024 * 1024 * 1024).suffix, "GiB");
+  EXPECT_EQ(unitScale(CounterUnit::Bytes, 5.0 * 1024 * 1024 * 1024).divisor, 1024.0 * 1024 * 1024);
+  EXPECT_EQ(unitScale(CounterUnit::Bytes, 100).suffix, "bytes");
+  EXPECT_EQ(unitScale(CounterUnit::Packets, 1e9).divisor, 1);
+}
+
+TEST(LabelPrefix, TheSharedPrefixEndsAtASeparatorAndEveryLabelKeepsWhatTellsItApart) {
+  EXPECT_EQ(commonLabelPrefix({"gpu-h100-r07-n01", "gpu-h100-r07-n02", "gpu-h100-r07-n16"}, 5),
+            "gpu-h100-r07-");
+  // Where no separator is shared, letters turning into digits: node0042 keeps 0042.
+  EXPECT_EQ(commonLabelPrefix({"computenode0042", "computenode0107"}, 5), "computenode");
+  // Shorter than asked: left on the labels.
+  EXPECT_EQ(commonLabelPrefix({"node0042", "node0107"}, 5), "");
+  // The colliding host told apart by file: the prefix stops before what differs.
+  EXPECT_EQ(commonLabelPrefix({"node1720 (gpu01.ibsnap)", "node1720 (gpu02.ibsnap)"}, 5),
+            "node1720 ");
+  // A label that is the prefix of another keeps a character of its own.
+  EXPECT_EQ(commonLabelPrefix({"gpu-h100-r07", "gpu-h100-r07-n02"}, 5), "gpu-h100-");
+  EXPECT_EQ(commonLabelPrefix({"gpu-h100-r07-n01"}, 5), "");
+  EXPECT_EQ(commonLabelPrefix({}, 5), "");
+  EXPECT_EQ(commonLabelPrefix({"alpha", "beta"}, 1), "");
+}
+
+}  // namespace
+}  // namespace ibc::console
