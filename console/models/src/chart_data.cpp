@@ -18,82 +18,6 @@ namespace v1 = ::ibcollect::v1;
 
 namespace {
 
-bool endsWith(std::string_view s, std::string_view suffix) {
-  return s.size() >= suffix.size() &&
-         s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
-
-// "1234567" -> "1,234,567"; keeps a leading minus.
-std::string groupThousands(double value) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.0f", value);
-  std::string digits = buf;
-  std::string sign;
-  if (!digits.empty() && digits[0] == '-') {
-    sign = "-";
-    digits.erase(0, 1);
-  }
-  std::string out;
-  for (std::size_t i = 0; i < digits.size(); ++i) {
-    if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
-    out += digits[i];
-  }
-  return sign + out;
-}
-
-// Three significant digits for a scaled number: "1.50", "12.5", "512".
-std::string threeDigits(double value) {
-  char buf[64];
-  const double a = std::fabs(value);
-  std::snprintf(buf, sizeof buf, a < 10 ? "%.2f" : a < 100 ? "%.1f" : "%.0f", value);
-  return buf;
-}
-
-constexpr const char* kBinaryPrefixes[] = {"bytes", "KiB", "MiB", "GiB", "TiB", "PiB"};
-
-}  // namespace
-
-CounterUnit counterUnit(std::string_view name) {
-  if (endsWith(name, "_64")) name.remove_suffix(3);
-  if (name == "port_xmit_data" || name == "port_rcv_data" || endsWith(name, "bytes"))
-    return CounterUnit::Bytes;
-  if (endsWith(name, "packets") || endsWith(name, "pkts")) return CounterUnit::Packets;
-  return CounterUnit::Count;
-}
-
-double counterScale(std::string_view name) {
-  if (endsWith(name, "_64")) name.remove_suffix(3);
-  return name == "port_xmit_data" || name == "port_rcv_data" ? 4.0 : 1.0;
-}
-
-UnitScale unitScale(CounterUnit unit, double largest) {
-  switch (unit) {
-    case CounterUnit::Packets: return {1, "packets"};
-    case CounterUnit::Count: return {1, ""};
-    case CounterUnit::Bytes: break;
-  }
-  double divisor = 1;
-  std::size_t k = 0;
-  while (std::fabs(largest) >= divisor * 1024 && k + 1 < std::size(kBinaryPrefixes)) {
-    divisor *= 1024;
-    ++k;
-  }
-  return {divisor, kBinaryPrefixes[k]};
-}
-
-std::string formatAmount(double value, CounterUnit unit) {
-  switch (unit) {
-    case CounterUnit::Packets: return groupThousands(value) + " packets";
-    case CounterUnit::Count: return groupThousands(value);
-    case CounterUnit::Bytes: break;
-  }
-  const UnitScale s = unitScale(unit, value);
-  if (s.divisor == 1) return groupThousands(value) + " bytes";
-  return threeDigits(value / s.divisor) + " " + s.suffix;
-}
-
-namespace {
-
 // `counter` over every port of `snap` (a device-level counter once per device); with a
 // window, the sum of the deltas of the ports sampled twice. In the counter's own counts (4-byte
 // words for the data counters). nullopt when no port has it readable.
@@ -232,7 +156,8 @@ std::string outlierNames(const NodeSeries& series, int max_named) {
     out += v.label + " (" + formatValue(series, v.value) + ")";
   }
   const int rest = static_cast<int>(worst.size()) - named;
-  if (rest > 0) out += (named > 0 ? " and " : "") + groupThousands(rest) + " more";
+  if (rest > 0)
+    out += (named > 0 ? " and " : "") + formatAmount(rest, CounterUnit::Count) + " more";
   return out;
 }
 

@@ -1,5 +1,7 @@
 #include "ibc/console/counters_model.h"
 
+#include "ibc/console/units.h"
+
 #include <QBrush>
 #include <QColor>
 #include <QLocale>
@@ -9,6 +11,10 @@
 #include "ibc/core/counters.h"
 
 namespace ibc::console {
+
+namespace {
+QString q(const std::string& s) { return QString::fromStdString(s); }
+}  // namespace
 
 namespace v1 = ::ibcollect::v1;
 
@@ -63,18 +69,21 @@ QVariant CountersModel::data(const QModelIndex& index, int role) const {
   if (!checkIndex(index, CheckIndexOption::IndexIsValid | CheckIndexOption::ParentIsInvalid))
     return {};
   const Row& r = rows_[static_cast<std::size_t>(index.row())];
-  const QLocale c = QLocale::c();
   switch (role) {
     case Qt::DisplayRole:
       switch (index.column()) {
         case Name: return r.name;
         case Group: return r.group;
-        case Total: return r.total ? c.toString(*r.total) : tr("unavailable");
+        // In the counter's unit (units.h): packets, bytes with binary prefixes, events.
+        case Total:
+          return r.total ? q(formatCounter(r.name.toStdString(), static_cast<double>(*r.total)))
+                         : tr("unavailable");
         case Delta:
-          return r.delta ? (*r.delta > 0 ? QStringLiteral("+") : QString()) + c.toString(*r.delta)
+          return r.delta ? (*r.delta > 0 ? QStringLiteral("+") : QString()) +
+                               q(formatCounter(r.name.toStdString(), static_cast<double>(*r.delta)))
                          : QString();
         case RatePerSecond:
-          return r.rate ? c.toString(*r.rate, 'f', 1) + QStringLiteral("/s") : QString();
+          return r.rate ? q(formatCounterRate(r.name.toStdString(), *r.rate)) : QString();
         case Unavailable: return r.unavailable;
         default: return {};
       }

@@ -6,6 +6,7 @@
 #include <map>
 
 #include "ibc/console/port_counters.h"
+#include "ibc/console/units.h"
 #include "ibc/core/node_metrics.h"
 
 namespace ibc::console {
@@ -104,8 +105,8 @@ std::vector<Fact> factsOf(const JobData& job, int node_index) {
                                 ? QStringLiteral("device ") + q(c.name)
                                 : q(c.name);
       if (const auto amount = c.amount()) {
-        out.push_back({where, field, number(*amount), amount, std::nullopt,
-                       isTrafficCounter(c.name) ? 0 : -1});
+        out.push_back({where, field, q(formatCounter(c.name, *amount)), amount, std::nullopt,
+                       isTrafficCounter(c.name) ? 0 : -1, c.name});
       } else {
         out.push_back({where, field, QStringLiteral("unavailable: ") + q(c.unavailable),
                        std::nullopt, std::nullopt, 0});
@@ -162,11 +163,13 @@ std::vector<DiffModel::Row> DiffModel::diff(const std::vector<Fact>& left,
       continue;
     }
     const Fact& r = *it->second;
-    if (l.value == r.value) continue;
+    // Numbers by their value: a shown "3.91 GiB" hides a change of a few bytes.
+    if (l.number && r.number ? *l.number == *r.number : l.value == r.value) continue;
     Row row{l.section, l.field, l.value, r.value, QString(), Direction::Changed};
     if (l.number && r.number) {
       const double d = *l.number - *r.number;
-      row.change = (d > 0 ? QStringLiteral("+") : QString()) + number(d);
+      row.change = (d > 0 ? QStringLiteral("+") : QString()) +
+                   (l.counter.empty() ? number(d) : q(formatCounter(l.counter, d)));
       if (l.more_is != 0)
         row.direction = (d > 0) == (l.more_is > 0) ? Direction::Better : Direction::Worse;
     } else if (l.rank && r.rank && *l.rank != *r.rank) {
@@ -263,7 +266,7 @@ void DiffModel::compareWithMajority(const JobData* job, int node) {
     if (v.numbers.size() == static_cast<std::size_t>(v.nodes) && !v.numbers.empty()) {
       const double m = core::medianOf(std::move(v.numbers));
       f.number = m;
-      f.value = number(m);
+      f.value = f.counter.empty() ? number(m) : q(formatCounter(f.counter, m));
       if (f.field == QStringLiteral("rate")) f.value += QStringLiteral(" Gb/s");
       if (f.field == QStringLiteral("peak busbw")) f.value += QStringLiteral(" GB/s");
     } else {

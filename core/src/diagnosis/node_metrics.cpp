@@ -59,7 +59,7 @@ NodeCounterMetrics nodeCounterMetrics(const v1::Snapshot& s) {
         const auto delta = static_cast<double>(*v.delta);
         if ((v.group == CounterGroup::PortCounters || v.group == CounterGroup::PortCountersExt) &&
             (name == "port_xmit_data" || name == "port_rcv_data")) {
-          m.bytes_per_second += 4.0 * delta / m.interval_seconds;
+          m.bytes_per_second += counterScale(name) * delta / m.interval_seconds;
           continue;
         }
         const CounterClass cls = classifyCounter(v.name, v.group);
@@ -140,5 +140,27 @@ OutlierMarks markBusbwOutliers(const std::vector<double>& busbw_gbs) {
 OutlierMarks markCounterOutliers(const std::vector<double>& values, double factor) {
   return mark(values, [factor](double v, double m) { return isCounterOutlier(v, m, factor); });
 }
+
+namespace {
+
+bool endsWith(std::string_view s, std::string_view suffix) {
+  return s.size() >= suffix.size() &&
+         s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+bool isDataWords(std::string_view name) {
+  if (endsWith(name, "_64")) name.remove_suffix(3);
+  return name == "port_xmit_data" || name == "port_rcv_data";
+}
+
+}  // namespace
+
+CounterUnit counterUnit(std::string_view name) {
+  if (isDataWords(name) || endsWith(name, "bytes")) return CounterUnit::Bytes;
+  if (endsWith(name, "packets") || endsWith(name, "pkts")) return CounterUnit::Packets;
+  return CounterUnit::Count;
+}
+
+double counterScale(std::string_view name) { return isDataWords(name) ? 4.0 : 1.0; }
 
 }  // namespace ibc::core

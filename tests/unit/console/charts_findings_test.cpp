@@ -212,6 +212,13 @@ TEST(CounterUnits, DataCountersAreFourByteWordsShownAsBytesWithBinaryPrefixes) {
   EXPECT_EQ(unitScale(CounterUnit::Bytes, 5.0 * 1024 * 1024 * 1024).divisor, 1024.0 * 1024 * 1024);
   EXPECT_EQ(unitScale(CounterUnit::Bytes, 100).suffix, "bytes");
   EXPECT_EQ(unitScale(CounterUnit::Packets, 1e9).divisor, 1);
+  // A counter's raw counts and rates in its unit (node page, diff).
+  EXPECT_EQ(formatCounter("port_xmit_data", 1000), "3.91 KiB");
+  EXPECT_EQ(formatCounter("port_rcv_packets", 87169372), "87,169,372 packets");
+  EXPECT_EQ(formatCounter("symbol_error", 12), "12");
+  EXPECT_EQ(formatCounterRate("port_xmit_data", 3.0 * 1024 * 1024), "12.0 MiB/s");
+  EXPECT_EQ(formatCounterRate("port_xmit_packets", 3), "3.0 packets/s");
+  EXPECT_EQ(formatCounterRate("symbol_error", 0.4), "0.4/s");
 }
 
 TEST(LabelPrefix, TheSharedPrefixEndsAtASeparatorAndEveryLabelKeepsWhatTellsItApart) {

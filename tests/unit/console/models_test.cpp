@@ -947,6 +947,7 @@ int nodeLabelled(const JobData& j, const std::string& label) {
 struct DiffRow {
   QString section, field, left, right;
   DiffModel::Direction direction;
+  QString change;
 };
 
 std::vector<DiffRow> rowsOf(const DiffModel& m) {
@@ -957,7 +958,8 @@ std::vector<DiffRow> rowsOf(const DiffModel& m) {
          m.index(r, DiffModel::Field).data().toString(),
          m.index(r, DiffModel::Left).data().toString(),
          m.index(r, DiffModel::Right).data().toString(),
-         static_cast<DiffModel::Direction>(m.index(r, 0).data(DiffModel::DirectionRole).toInt())});
+         static_cast<DiffModel::Direction>(m.index(r, 0).data(DiffModel::DirectionRole).toInt()),
+         m.index(r, DiffModel::Change).data().toString()});
   }
   return out;
 }
@@ -1035,11 +1037,16 @@ TEST(DiffModel, AnErrorCounterThatGrewIsWorseAndTrafficOnlyChanged) {
   std::map<QString, DiffRow> by_field;
   for (const auto& r : rowsOf(m)) by_field.emplace(r.field, r);
   ASSERT_TRUE(by_field.count("resp_cqe_error"));
-  EXPECT_EQ(by_field.at("resp_cqe_error").left, "8114");
-  EXPECT_EQ(by_field.at("resp_cqe_error").right, "8109");
+  EXPECT_EQ(by_field.at("resp_cqe_error").left, "8,114");
+  EXPECT_EQ(by_field.at("resp_cqe_error").right, "8,109");
+  EXPECT_EQ(by_field.at("resp_cqe_error").change, "+5");
   EXPECT_EQ(by_field.at("resp_cqe_error").direction, DiffModel::Direction::Worse);
   ASSERT_TRUE(by_field.count("port_xmit_data"));
   EXPECT_EQ(by_field.at("port_xmit_data").direction, DiffModel::Direction::Changed);
+  // 4-byte words shown as bytes: 1,000 more words are 3.91 KiB more.
+  EXPECT_EQ(by_field.at("port_xmit_data").change, "+3.91 KiB");
+  EXPECT_TRUE(by_field.at("port_xmit_data").left.endsWith("iB"))
+      << by_field.at("port_xmit_data").left.toStdString();
   EXPECT_FALSE(by_field.count("symbol_error"));  // did not move
 }
 

@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <map>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "ibc/core/counters.h"
@@ -78,6 +79,15 @@ struct OutlierMarks {
   double median = 0;
   std::vector<bool> outlier;
 };
+// What one count of a counter is (every surface shows counters in these units). IB's
+// port_xmit_data/port_rcv_data (and their counters_ext `_64` forms) count 4-byte words:
+// bytes, 4 per count; `*bytes` counters are bytes; `*packets`/`*pkts` packets; anything else
+// a count of events.
+enum class CounterUnit { Count, Packets, Bytes };
+CounterUnit counterUnit(std::string_view name);
+// How many of its unit one count is: 4 for the 4-byte-word data counters, else 1.
+double counterScale(std::string_view name);
+
 OutlierMarks markBusbwOutliers(const std::vector<double>& busbw_gbs);
 OutlierMarks markCounterOutliers(const std::vector<double>& values,
                                  double factor = kCounterOutlierFactor);

@@ -14,29 +14,9 @@
 #include <vector>
 
 #include "ibc/console/job_data.h"
+#include "ibc/console/units.h"
 
 namespace ibc::console {
-
-// The unit a counter's value is shown in. IB's port_xmit_data/port_rcv_data (and their
-// counters_ext `_64` forms) count 4-byte words: shown as bytes (× 4, as core's
-// nodeCounterMetrics counts them); `*bytes` counters are bytes; `*_packets`/`*pkts` packets;
-// anything else a count of events.
-enum class CounterUnit { Count, Packets, Bytes };
-CounterUnit counterUnit(std::string_view name);
-// How many of its unit one count of the counter is: 4 for the 4-byte-word data counters,
-// else 1.
-double counterScale(std::string_view name);
-
-// "12,345 packets", "1.50 GiB" (binary prefixes), "812 bytes", "42".
-std::string formatAmount(double value, CounterUnit unit);
-
-// Where an axis of `unit` puts its numbers for values up to `largest`: bytes in the binary
-// prefix that keeps them below 1024 ({1024^3, "GiB"}); other units as they are.
-struct UnitScale {
-  double divisor = 1;
-  std::string suffix;  // "GiB", "packets", "" for a plain count
-};
-UnitScale unitScale(CounterUnit unit, double largest);
 
 struct NodeValue {
   int node = 0;          // index into report.nodes()

@@ -28,6 +28,8 @@ struct Fact {
   // For numbers: -1 when more is worse (error counters), +1 when more is better (rate,
   // busbw), 0 when neither (traffic).
   int more_is = 0;
+  // For a counter: its name, so that values and changes are shown in its unit (units.h).
+  std::string counter;
 };
 
 // Every fact of node `node_index` of `job`, in a stable order.
