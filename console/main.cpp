@@ -7,6 +7,7 @@
 #include <QApplication>
 #include <QCommandLineParser>
 #include <QDir>
+#include <QElapsedTimer>
 #include <QEventLoop>
 #include <QScreen>
 #include <QTimer>
@@ -14,6 +15,7 @@
 #include <cstring>
 
 #include "main_window.h"
+#include "pages/diff_page.h"
 #include "pages/escalate_page.h"
 #include "pages/jobs_page.h"
 
@@ -61,6 +63,10 @@ int main(int argc, char** argv) {
   QCommandLineOption size(QStringLiteral("size"),
                           QStringLiteral("Window size for --screenshot (default 1400x860)"),
                           QStringLiteral("WxH"), QStringLiteral("1400x860"));
+  QCommandLineOption timings(
+      QStringLiteral("timings"),
+      QStringLiteral("With --screenshot: print to stderr how long the load and each page took "
+                     "(benchmarks)"));
   QCommandLineOption node(QStringLiteral("node"),
                           QStringLiteral("Node to select first (its label or name; default: the "
                                          "worst node)"),
@@ -83,7 +89,7 @@ int main(int argc, char** argv) {
                          QStringLiteral("Job to fetch from the collector and open (needs "
                                         "--collector, --tenant and the certificate flags)"),
                          QStringLiteral("ID"));
-  cli.addOptions({page, node, screenshot, size, collector, ca, cert, key, tenant, job});
+  cli.addOptions({page, node, screenshot, size, timings, collector, ca, cert, key, tenant, job});
   cli.process(app);
 
   ibc::console::MainWindow window;
@@ -162,6 +168,8 @@ int main(int argc, char** argv) {
       if (cli.isSet(job)) return 4;
     }
   }
+  QElapsedTimer clock;
+  clock.start();
   if (!files.isEmpty() || cli.isSet(job)) {
     QEventLoop wait;
     QObject::connect(&window, &ibc::console::MainWindow::finished, &wait, &QEventLoop::quit);
@@ -183,6 +191,8 @@ int main(int argc, char** argv) {
       return 3;
     }
   }
+  if (cli.isSet(timings))
+    std::fprintf(stderr, "timing: load %lld ms\n", static_cast<long long>(clock.restart()));
   const QStringList pages = page_name.isEmpty() ? window.pageNames() : QStringList{page_name};
   for (const QString& p : pages) {
     window.showPage(p);
@@ -197,8 +207,19 @@ int main(int argc, char** argv) {
       wait.exec();
       QApplication::processEvents();
     }
+    // The diff against the majority is worked out on a worker too.
+    if (auto* diff = window.diffPage(); p == QStringLiteral("diff") && diff->majorityPending()) {
+      QEventLoop wait;
+      QObject::connect(diff, &ibc::console::DiffPage::majorityReady, &wait, &QEventLoop::quit);
+      wait.exec();
+      QApplication::processEvents();
+    }
+    const QPixmap shot = window.grab();
+    if (cli.isSet(timings))
+      std::fprintf(stderr, "timing: %s %lld ms\n", qPrintable(p),
+                   static_cast<long long>(clock.restart()));
     const QString out = dir.filePath(p + QStringLiteral(".png"));
-    if (!window.grab().save(out)) {
+    if (!shot.save(out)) {
       std::fprintf(stderr, "ibcollect-console: cannot write %s\n", qPrintable(out));
       return 4;
     }

@@ -6,8 +6,10 @@
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QLabel>
+#include <QPointer>
 #include <QSortFilterProxyModel>
 #include <QTableView>
+#include <QThread>
 #include <QVBoxLayout>
 
 #include "ibc/console/diff_model.h"
@@ -52,6 +54,7 @@ DiffPage::DiffPage(QWidget* parent) : Page(parent) {
 }
 
 void DiffPage::setJob(const JobData* job) {
+  if (job != job_ && !majority_pending_) majority_.reset();
   job_ = job;
   {
     const QSignalBlocker a(left_);
@@ -89,7 +92,14 @@ void DiffPage::recompute() {
     return;
   }
   if (right < 0) {
-    model_->compareWithMajority(job_, left);
+    if (!majority_ && majority_pending_) {
+      model_->clear();
+      summary_->setText(
+          tr("Working out the job's majority over %1 nodes...").arg(job_->report.nodes_size()));
+      return;
+    }
+    if (!majority_) majority_ = std::make_shared<const std::vector<Fact>>(majorityFacts(*job_));
+    model_->compareWithMajority(job_, left, *majority_);
   } else {
     model_->compareNodes(job_, left, right);
   }
@@ -106,6 +116,37 @@ void DiffPage::recompute() {
   }
 }
 
-void DiffPage::loadJob(LoadedJob* job) { setJob(job != nullptr ? job->data.get() : nullptr); }
+void DiffPage::loadJob(LoadedJob* job) {
+  ++generation_;
+  majority_.reset();
+  majority_pending_ = false;
+  if (job == nullptr) {
+    setJob(nullptr);
+    return;
+  }
+  // The majority of a large job takes a while: a worker works it out, holding the job so
+  // that it outlives a reload; the page says so meanwhile.
+  majority_pending_ = true;
+  QPointer<DiffPage> self(this);
+  QThread* worker =
+      QThread::create([hold = job->shared_from_this(), self, generation = generation_]() mutable {
+        auto facts = std::make_shared<const std::vector<Fact>>(majorityFacts(*hold->data));
+        hold.reset();  // a replaced job is freed here, not on the GUI thread
+        if (!self) return;
+        QMetaObject::invokeMethod(
+            self,
+            [self, generation, facts = std::move(facts)] {
+              if (!self || self->generation_ != generation) return;
+              self->majority_ = facts;
+              self->majority_pending_ = false;
+              self->recompute();
+              emit self->majorityReady();
+            },
+            Qt::QueuedConnection);
+      });
+  connect(worker, &QThread::finished, worker, &QObject::deleteLater);
+  worker->start();
+  setJob(job->data.get());
+}
 
 }  // namespace ibc::console

@@ -3,6 +3,9 @@
 // `diff` page: the selected node against the job's majority (default) or against another
 // node, only what differs, worse in red and better in green.
 
+#include <memory>
+#include <vector>
+
 #include "pages/page.h"
 
 class QComboBox;
@@ -12,6 +15,7 @@ class QTableView;
 namespace ibc::console {
 
 class DiffModel;
+struct Fact;
 struct JobData;
 
 class DiffPage : public Page {
@@ -29,11 +33,21 @@ class DiffPage : public Page {
   // -1: the job's majority; else a node index.
   void setRight(int node_index);
   DiffModel* model() const { return model_; }
+  // True while the job's majority is worked out on a worker (loadJob of a job).
+  bool majorityPending() const { return majority_pending_; }
+
+ signals:
+  void majorityReady();
 
  private:
   void recompute();
 
   const JobData* job_ = nullptr;
+  // The job's majority (majorityFacts), computed once per job: on a worker for a loaded job
+  // (~1 s at 2,000 nodes), at once for one given by setJob.
+  std::shared_ptr<const std::vector<Fact>> majority_;
+  bool majority_pending_ = false;
+  int generation_ = 0;
   QComboBox* left_;
   QComboBox* right_;
   QLabel* summary_;

@@ -341,6 +341,18 @@ TEST_F(ConsoleUi, TwoSnapshotsDiffOnlyWhatDiffersWithTheStuckPortsWorse) {
   // A node against itself differs in nothing.
   window_->diffPage()->setRight(stuck);
   EXPECT_EQ(diff->rowCount(), 0);
+  // Against the job's majority: worked out on a worker (the page says so meanwhile), then
+  // the stuck node's INIT ports are worse than the majority's ACTIVE.
+  window_->diffPage()->setRight(-1);
+  if (window_->diffPage()->majorityPending()) {
+    QSignalSpy ready(window_->diffPage(), &DiffPage::majorityReady);
+    ASSERT_TRUE(ready.wait(30000));
+  }
+  EXPECT_FALSE(window_->diffPage()->majorityPending());
+  ASSERT_GT(diff->rowCount(), 0);
+  EXPECT_GT(diff->worseCount(), 0);
+  EXPECT_TRUE(diff->rightName().startsWith(QStringLiteral("majority of 4 nodes")))
+      << diff->rightName().toStdString();
 }
 
 TEST_F(ConsoleUi, ACollectorKilledMidLoadGivesAnErrorWhileTheWindowKeepsRunning) {

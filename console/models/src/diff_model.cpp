@@ -4,6 +4,7 @@
 #include <QColor>
 #include <algorithm>
 #include <map>
+#include <unordered_map>
 
 #include "ibc/console/port_counters.h"
 #include "ibc/console/units.h"
@@ -232,30 +233,31 @@ void DiffModel::compareNodes(const JobData* job, int left, int right) {
           q(job->report.nodes(left).label()), q(job->report.nodes(right).label()));
 }
 
-void DiffModel::compareWithMajority(const JobData* job, int node) {
-  if (job == nullptr || node < 0 || node >= job->report.nodes_size()) {
-    clear();
-    return;
-  }
+std::vector<Fact> majorityFacts(const JobData& job) {
   // Per key: how many nodes have each value, and the numbers for a median.
   struct Votes {
     Fact first;
-    std::map<QString, int> values;
-    std::map<QString, std::optional<int>> ranks;
+    std::unordered_map<QString, int> values;
+    std::unordered_map<QString, std::optional<int>> ranks;
     std::vector<double> numbers;
     int nodes = 0;
   };
-  std::map<QString, Votes> votes;
+  std::unordered_map<QString, Votes> votes;
   std::vector<QString> order;
-  const int n = job->report.nodes_size();
+  const int n = job.report.nodes_size();
   for (int i = 0; i < n; ++i) {
-    for (const auto& f : factsOf(*job, i)) {
-      auto [it, fresh] = votes.try_emplace(key(f), Votes{f, {}, {}, {}, 0});
-      if (fresh) order.push_back(key(f));
-      ++it->second.values[f.value];
-      it->second.ranks[f.value] = f.rank;
-      if (f.number) it->second.numbers.push_back(*f.number);
-      ++it->second.nodes;
+    for (auto& f : factsOf(job, i)) {
+      QString k = key(f);
+      auto it = votes.find(k);
+      if (it == votes.end()) {
+        order.push_back(k);
+        it = votes.emplace(std::move(k), Votes{f, {}, {}, {}, 0}).first;
+      }
+      Votes& v = it->second;
+      if (f.number) v.numbers.push_back(*f.number);
+      ++v.values[f.value];
+      v.ranks[f.value] = f.rank;
+      ++v.nodes;
     }
   }
   std::vector<Fact> majority;
@@ -269,19 +271,39 @@ void DiffModel::compareWithMajority(const JobData* job, int node) {
       f.value = f.counter.empty() ? number(m) : q(formatCounter(f.counter, m));
       if (f.field == QStringLiteral("rate")) f.value += QStringLiteral(" Gb/s");
       if (f.field == QStringLiteral("peak busbw")) f.value += QStringLiteral(" GB/s");
-    } else {
+    } else if (!v.values.empty()) {
       const auto best =
-          std::max_element(v.values.begin(), v.values.end(),
-                           [](const auto& a, const auto& b) { return a.second < b.second; });
+          std::max_element(v.values.begin(), v.values.end(), [](const auto& a, const auto& b) {
+            return a.second != b.second ? a.second < b.second : a.first > b.first;
+          });
       f.value = best->first;
       f.number.reset();
       f.rank = v.ranks[f.value];
+    } else {
+      continue;
     }
     majority.push_back(std::move(f));
   }
+  return majority;
+}
+
+void DiffModel::compareWithMajority(const JobData* job, int node) {
+  if (job == nullptr) {
+    clear();
+    return;
+  }
+  compareWithMajority(job, node, majorityFacts(*job));
+}
+
+void DiffModel::compareWithMajority(const JobData* job, int node,
+                                    const std::vector<Fact>& majority) {
+  if (job == nullptr || node < 0 || node >= job->report.nodes_size()) {
+    clear();
+    return;
+  }
   // The node's own facts that only a minority share stay "only left" rows.
   setRows(diff(factsOf(*job, node), majority, true), q(job->report.nodes(node).label()),
-          tr("majority of %1 nodes").arg(n));
+          tr("majority of %1 nodes").arg(job->report.nodes_size()));
 }
 
 int DiffModel::worseCount() const {

@@ -35,6 +35,11 @@ struct Fact {
 // Every fact of node `node_index` of `job`, in a stable order.
 std::vector<Fact> factsOf(const JobData& job, int node_index);
 
+// The job's majority per fact: the value most nodes have (the median for numbers), for facts
+// more than half the nodes have. Pure (a worker computes it for a large job: ~1 s at 2,000
+// nodes).
+std::vector<Fact> majorityFacts(const JobData& job);
+
 class DiffModel : public QAbstractTableModel {
   Q_OBJECT
 
@@ -53,6 +58,8 @@ class DiffModel : public QAbstractTableModel {
   // Node against the job's majority: per fact, the value most nodes have (the median for
   // numbers); facts most nodes have and this one lacks are listed too.
   void compareWithMajority(const JobData* job, int node);
+  // The same against a majority computed before (majorityFacts).
+  void compareWithMajority(const JobData* job, int node, const std::vector<Fact>& majority);
   void clear();
 
   QString leftName() const { return left_name_; }

@@ -19,7 +19,7 @@ namespace ibc::console {
 // A job as the pages receive it: the judged data, and what the grid shows of it (computed on
 // the worker; a 2,000-node job's rows take ~90 ms). A page may take its part (the grid takes
 // `grid`).
-struct LoadedJob {
+struct LoadedJob : std::enable_shared_from_this<LoadedJob> {
   std::unique_ptr<JobData> data;
   NodeGridModel::Prepared grid;
 };
