@@ -1,5 +1,6 @@
 #include "pages/escalate_page.h"
 
+#include "ibc/console/check_list_model.h"
 #include "ibc/console/job_loader.h"
 
 #include <QApplication>
@@ -12,7 +13,7 @@
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QLabel>
-#include <QListWidget>
+#include <QListView>
 #include <QPlainTextEdit>
 #include <QPointer>
 #include <QPushButton>
@@ -37,8 +38,6 @@ namespace ibc::console {
 namespace {
 
 QString q(const std::string& s) { return QString::fromStdString(s); }
-
-constexpr int kIndexRole = Qt::UserRole + 1;
 
 std::string joinWords(const std::vector<std::string>& words) {
   std::string out;
@@ -73,12 +72,18 @@ struct PageRef {
 }  // namespace
 
 EscalatePage::EscalatePage(QWidget* parent) : Page(parent) {
-  nodes_ = new QListWidget(this);
+  // Models with views: a row per node or finding is a small struct, not an item object.
+  nodes_model_ = new CheckListModel(this);
+  findings_model_ = new CheckListModel(this);
+  nodes_ = new QListView(this);
   nodes_->setObjectName(QStringLiteral("escalate_nodes"));
+  nodes_->setModel(nodes_model_);
   nodes_->setWordWrap(true);
   nodes_->setAlternatingRowColors(true);
-  findings_ = new QListWidget(this);
+  findings_ = new QListView(this);
   findings_->setObjectName(QStringLiteral("escalate_findings"));
+  findings_->setModel(findings_model_);
+  findings_->setUniformItemSizes(true);
   runbook_ = new QTextBrowser(this);
   runbook_->setOpenExternalLinks(false);
   members_model_ = new BundleMembersModel(this);
@@ -120,11 +125,12 @@ EscalatePage::EscalatePage(QWidget* parent) : Page(parent) {
   case_label_ = new QLabel(this);
   case_label_->setObjectName(QStringLiteral("existing_case"));
   case_label_->setWordWrap(true);
-  command_ = text_pane("escalate_command", 4, false);
+  command_ = text_pane("escalate_command", 6, true);
   command_->setFont(QFontDatabase::systemFont(QFontDatabase::FixedFont));
-  // Four lines (two comments, two commands) in the fixed font, above the scroll bar.
-  command_->setFixedHeight(command_->fontMetrics().lineSpacing() * 4 + 8 +
-                           command_->style()->pixelMetric(QStyle::PM_ScrollBarExtent));
+  // Long commands wrap (a copy keeps each command one line) instead of being clipped on the
+  // right: six lines of the fixed font, scrolling when a command list is longer.
+  command_->setWordWrapMode(QTextOption::WrapAtWordBoundaryOrAnywhere);
+  command_->setFixedHeight(command_->fontMetrics().lineSpacing() * 6 + 8);
   status_ = new QLabel(this);
   status_->setWordWrap(true);
   create_case_ = new QPushButton(tr("Create case in collector"), this);
@@ -179,13 +185,14 @@ EscalatePage::EscalatePage(QWidget* parent) : Page(parent) {
   layout->addWidget(command_);
   layout->addLayout(buttons);
 
-  connect(nodes_, &QListWidget::itemChanged, this, [this] {
+  connect(nodes_model_, &CheckListModel::checkToggled, this, [this] {
     fillFindings();
     checksChanged();
   });
-  connect(findings_, &QListWidget::itemChanged, this, [this] { updateCaseButton(); });
+  connect(findings_model_, &CheckListModel::checkToggled, this, [this] { updateCaseButton(); });
   // The runbook pane renders the selected node's VF sections only.
-  connect(nodes_, &QListWidget::currentItemChanged, this, [this] { showRunbook(); });
+  connect(nodes_->selectionModel(), &QItemSelectionModel::currentChanged, this,
+          [this] { showRunbook(); });
   connect(redact_, &QCheckBox::toggled, this, [this] {
     replan();
     updateCommand();
@@ -229,8 +236,7 @@ void EscalatePage::setJob(const JobData* job) {
   case_id_.clear();
   case_.reset();
   ++cases_generation_;
-  const QSignalBlocker block(nodes_);
-  nodes_->clear();
+  std::vector<CheckListModel::Item> items;
   if (job_ != nullptr) {
     // Suspects first (core's escalations), checked, each with why; then the others.
     const auto reasons = suspectReasons(*job_);
@@ -255,18 +261,21 @@ void EscalatePage::setJob(const JobData* job) {
                       .arg(q(joinWords(it->second->identity_missing)), tr(kIdentityMissingWords));
         }
       }
-      auto* item = new QListWidgetItem(text, nodes_);
-      item->setData(kIndexRole, i);
-      item->setFlags(item->flags() | Qt::ItemIsUserCheckable);
-      item->setCheckState(it != suspect.end() ? Qt::Checked : Qt::Unchecked);
+      CheckListModel::Item item{text, {}, i, it != suspect.end(), false};
       if (it != suspect.end()) {
-        item->setToolTip(tr("Core escalated this node for host inspection (reasons: %1). "
-                            "Its VFs are in pf-inspection.md.")
-                             .arg(joinCodes(it->second->codes)));
-        if (!it->second->identity_missing.empty()) item->setForeground(QColor(0xb0, 0x40, 0x00));
+        item.tooltip = tr("Core escalated this node for host inspection (reasons: %1). "
+                          "Its VFs are in pf-inspection.md.")
+                           .arg(joinCodes(it->second->codes));
+        item.marked = !it->second->identity_missing.empty();
       }
+      items.push_back(std::move(item));
     }
-    if (nodes_->count() > 0) nodes_->setCurrentRow(0);  // the first suspect's runbook
+  }
+  {
+    const QSignalBlocker block(nodes_->selectionModel());
+    nodes_model_->setItems(std::move(items));
+    // The first suspect's runbook.
+    if (nodes_model_->rowCount() > 0) nodes_->setCurrentIndex(nodes_model_->index(0));
   }
   fillFindings();
   checksChanged();
@@ -282,8 +291,8 @@ void EscalatePage::checksChanged() {
 
 void EscalatePage::showRunbook() {
   if (markdown_.isEmpty()) return;
-  const QListWidgetItem* item = nodes_->currentItem();
-  const int node = item != nullptr ? item->data(kIndexRole).toInt() : -1;
+  const QModelIndex current = nodes_->currentIndex();
+  const int node = current.isValid() ? current.data(CheckListModel::IndexRole).toInt() : -1;
   const std::string name = job_ != nullptr && node >= 0 && node < job_->report.nodes_size()
                                ? job_->report.nodes(node).node()
                                : std::string();
@@ -322,10 +331,8 @@ void EscalatePage::setRedact(bool redact) { redact_->setChecked(redact); }
 bool EscalatePage::redact() const { return redact_->isChecked(); }
 
 QString EscalatePage::nodeText(int node) const {
-  for (int r = 0; r < nodes_->count(); ++r) {
-    if (nodes_->item(r)->data(kIndexRole).toInt() == node) return nodes_->item(r)->text();
-  }
-  return {};
+  const int row = nodes_model_->rowOf(node);
+  return row < 0 ? QString() : nodes_model_->items()[static_cast<std::size_t>(row)].text;
 }
 
 void EscalatePage::replan() {
@@ -476,12 +483,8 @@ void EscalatePage::updateCaseButton() {
 }
 
 std::set<int> EscalatePage::checkedFindings() const {
-  std::set<int> out;
-  for (int r = 0; r < findings_->count(); ++r) {
-    if (findings_->item(r)->checkState() == Qt::Checked)
-      out.insert(findings_->item(r)->data(kIndexRole).toInt());
-  }
-  return out;
+  const QList<int> checked = findings_model_->checkedIndexes();
+  return {checked.begin(), checked.end()};
 }
 
 void EscalatePage::createCase() {
@@ -547,32 +550,20 @@ void EscalatePage::createCase() {
   worker->start();
 }
 
-QList<int> EscalatePage::checkedNodes() const {
-  QList<int> out;
-  for (int r = 0; r < nodes_->count(); ++r) {
-    if (nodes_->item(r)->checkState() == Qt::Checked)
-      out << nodes_->item(r)->data(kIndexRole).toInt();
-  }
-  return out;
-}
+QList<int> EscalatePage::checkedNodes() const { return nodes_model_->checkedIndexes(); }
 
 void EscalatePage::checkNodes(const QList<int>& nodes) {
-  {
-    const QSignalBlocker block(nodes_);
-    for (int r = 0; r < nodes_->count(); ++r) {
-      auto* item = nodes_->item(r);
-      item->setCheckState(nodes.contains(item->data(kIndexRole).toInt()) ? Qt::Checked
-                                                                         : Qt::Unchecked);
-    }
-  }
+  nodes_model_->setCheckedIndexes({nodes.begin(), nodes.end()});
   fillFindings();
   checksChanged();
 }
 
 void EscalatePage::fillFindings() {
-  const QSignalBlocker block(findings_);
-  findings_->clear();
-  if (job_ == nullptr) return;
+  std::vector<CheckListModel::Item> items;
+  if (job_ == nullptr) {
+    findings_model_->setItems({});
+    return;
+  }
   const QList<int> checked = checkedNodes();
   const std::set<int> nodes(checked.begin(), checked.end());
   for (int i = 0; i < job_->report.findings_size(); ++i) {
@@ -580,14 +571,11 @@ void EscalatePage::fillFindings() {
     const auto& f = job_->report.findings(i);
     QString where = q(f.device());
     if (f.port() != 0) where += QLatin1Char('/') + QString::number(f.port());
-    auto* item = new QListWidgetItem(
-        tr("%1 %2 on %3 %4").arg(q(f.severity()).toUpper(), q(f.code()), q(f.node()), where),
-        findings_);
-    item->setToolTip(q(f.summary()));
-    item->setData(kIndexRole, i);
-    item->setFlags(item->flags() | Qt::ItemIsUserCheckable);
-    item->setCheckState(severityRank(f.severity()) >= 2 ? Qt::Checked : Qt::Unchecked);
+    items.push_back(
+        {tr("%1 %2 on %3 %4").arg(q(f.severity()).toUpper(), q(f.code()), q(f.node()), where),
+         q(f.summary()), i, severityRank(f.severity()) >= 2, false});
   }
+  findings_model_->setItems(std::move(items));
 }
 
 void EscalatePage::updateCommand() {

@@ -19,13 +19,15 @@
 
 class QCheckBox;
 class QLabel;
-class QListWidget;
+class QListView;
 class QPlainTextEdit;
 class QPushButton;
 class QTableView;
 class QTextBrowser;
 
 namespace ibc::console {
+
+class CheckListModel;
 
 struct JobData;
 
@@ -103,8 +105,10 @@ class EscalatePage : public Page {
   std::set<int> checkedFindings() const;
 
   const JobData* job_ = nullptr;
-  QListWidget* nodes_;
-  QListWidget* findings_;
+  CheckListModel* nodes_model_;
+  CheckListModel* findings_model_;
+  QListView* nodes_;
+  QListView* findings_;
   QTextBrowser* runbook_;
   QTableView* members_;
   BundleMembersModel* members_model_;

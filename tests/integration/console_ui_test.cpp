@@ -8,6 +8,7 @@
 #include <signal.h>
 
 #include <QAbstractItemModel>
+#include <QAbstractItemModelTester>
 #include <QAction>
 #include <QApplication>
 #include <QBarCategoryAxis>
@@ -22,6 +23,7 @@
 #include <QHeaderView>
 #include <QLabel>
 #include <QLineEdit>
+#include <QListView>
 #include <QListWidget>
 #include <QMenu>
 #include <QMimeData>
@@ -765,10 +767,12 @@ TEST_F(ConsoleUi, SuspectsArePreselectedFirstWithTheirReasonAndAVfWithoutIdentit
   EXPECT_TRUE(slow_text.contains(QStringLiteral("suspect: physical link or device: ")))
       << slow_text.toStdString();
   // Suspects are listed first.
-  auto* list = page->findChild<QListWidget*>(QStringLiteral("escalate_nodes"));
+  auto* list = page->findChild<QListView*>(QStringLiteral("escalate_nodes"));
   ASSERT_NE(list, nullptr);
+  QAbstractItemModelTester tester(list->model(),
+                                  QAbstractItemModelTester::FailureReportingMode::Fatal);
   for (int row = 0; row < checked.size(); ++row)
-    EXPECT_EQ(list->item(row)->checkState(), Qt::Checked) << row;
+    EXPECT_EQ(list->model()->index(row, 0).data(Qt::CheckStateRole).toInt(), Qt::Checked) << row;
   // The runbook pane is the bundle's pf-inspection.md of the checked nodes.
   ASSERT_TRUE(waitPlanned(page));
   EXPECT_TRUE(page->runbookMarkdown().contains(QStringLiteral("node1661")));
