@@ -34,6 +34,7 @@
 #include "pages/jobs_page.h"
 #include "pages/node_page.h"
 #include "pages/page_registry.h"
+#include "widgets/filter_edit.h"
 
 namespace ibc::console {
 

@@ -10,7 +10,9 @@
 #include <QTextBrowser>
 #include <QTreeView>
 #include <QVBoxLayout>
+#include "ibc/console/filter_terms.h"
 #include "ibc/console/job_loader.h"
+#include "widgets/filter_edit.h"
 
 #include "ibc/console/findings_model.h"
 #include "ibc/console/job_data.h"
@@ -44,8 +46,12 @@ FindingsPage::FindingsPage(FindingsModel* model, QWidget* parent) : Page(parent)
   split->addWidget(detail_);
   split->setStretchFactor(0, 3);
   split->setStretchFactor(1, 2);
+  filter_ = new FilterEdit(
+      tr("Filter: node glob (gpu1*), code=NCCL_*, severity>=warning, device=mlx5_3"), this);
   auto* layout = new QVBoxLayout(this);
+  layout->addWidget(filter_);
   layout->addWidget(split);
+  connect(filter_, &QLineEdit::textChanged, this, [this] { applyFilter(); });
 
   copy_finding_ = new QAction(tr("Copy finding with evidence"), view_);
   copy_finding_->setShortcut(QKeySequence::Copy);
@@ -73,7 +79,9 @@ FindingsPage::FindingsPage(FindingsModel* model, QWidget* parent) : Page(parent)
   connect(model_, &QAbstractItemModel::modelReset, this, [this] {
     tree_stale_ = true;
     detail_->clear();
+    showAllOk();
     updateActions();
+    if (!filter_->text().isEmpty()) applyFilter();
     if (isVisible()) layoutTree();
   });
   connect(view_->selectionModel(), &QItemSelectionModel::currentRowChanged, this,
@@ -127,6 +135,61 @@ void FindingsPage::layoutTree() {
   for (int c = FindingsModel::Node; c < FindingsModel::ColumnCount; ++c)
     view_->resizeColumnToContents(c);
   if (view_->currentIndex().isValid()) view_->scrollTo(view_->currentIndex());
+}
+
+void FindingsPage::setFilterText(const QString& text) { filter_->setText(text); }
+
+void FindingsPage::showAllOk() {
+  // No finding is a result, not a blank page.
+  if (job_ == nullptr || model_->rowCount() > 0 || job_->report.nodes_size() == 0) return;
+  detail_->setHtml(tr("<h3>All %1 node(s) OK</h3><p>No finding: every port the snapshots hold "
+                      "is up at its rate, no error counter moved, and no log says otherwise. "
+                      "If the job is still slow, compare busbw on the Charts page and the "
+                      "nodes on the Diff page.</p>")
+                       .arg(job_->report.nodes_size()));
+}
+
+void FindingsPage::applyFilter() {
+  FilterKeys keys;
+  keys.text = {QStringLiteral("code"), QStringLiteral("node"), QStringLiteral("device")};
+  keys.severity = true;
+  const ParsedFilter parsed = parseFilter(filter_->text(), keys);
+  filter_->setError(parsed.error);
+  const bool none = !parsed.error.isEmpty();
+  // Rows are hidden in the view (no proxy between the model and the pages' selection).
+  for (int g = 0; g < model_->rowCount(); ++g) {
+    const QModelIndex group = model_->index(g, 0);
+    bool group_ok = !none;
+    for (const FilterTerm& t : parsed.terms) {
+      if (t.key == QLatin1String("code"))
+        group_ok = group_ok && termHoldsText(t, group.data(FindingsModel::CodeRole).toString());
+      if (t.key == QLatin1String("severity"))
+        group_ok =
+            group_ok && termHoldsNumber(t, group.data(FindingsModel::SeverityRole).toDouble());
+    }
+    int shown = 0;
+    const int rows = model_->rowCount(group);
+    for (int r = 0; r < rows; ++r) {
+      const QModelIndex node = model_->index(r, 0, group);
+      bool ok = group_ok;
+      for (const FilterTerm& t : parsed.terms) {
+        if (!ok) break;
+        if (t.key.isEmpty() || t.key == QLatin1String("node")) {
+          ok = termHoldsText(t, model_->nodeName(node)) ||
+               termHoldsText(t, model_->index(r, FindingsModel::Node, group).data().toString());
+        } else if (t.key == QLatin1String("device")) {
+          bool any = termHoldsText(t, node.data(FindingsModel::DeviceRole).toString());
+          for (int p = 0; p < model_->rowCount(node) && !any; ++p)
+            any = termHoldsText(
+                t, model_->index(p, 0, node).data(FindingsModel::DeviceRole).toString());
+          ok = any;
+        }
+      }
+      view_->setRowHidden(r, group, !ok);
+      shown += ok ? 1 : 0;
+    }
+    view_->setRowHidden(g, {}, shown == 0);
+  }
 }
 
 void FindingsPage::showEvent(QShowEvent* event) {
@@ -209,8 +272,8 @@ void FindingsPage::selectNode(int node_index, const QString& device, int port) {
 
 void FindingsPage::loadJob(LoadedJob* job) {
   const JobData* data = job != nullptr ? job->data.get() : nullptr;
+  setJob(data);  // before the model's reset, which looks at the job
   model_->setJob(data);
-  setJob(data);
 }
 
 }  // namespace ibc::console

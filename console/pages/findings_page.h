@@ -14,6 +14,8 @@ class QTreeView;
 
 namespace ibc::console {
 
+class FilterEdit;
+
 class FindingsModel;
 struct JobData;
 
@@ -31,6 +33,10 @@ class FindingsPage : public Page {
   // that node's (and port's, when one is given); emits nothing.
   void selectNode(int node_index, const QString& device, int port) override;
   QTreeView* view() const { return view_; }
+  // The filter box (filter_terms.h): node glob, code=, severity>=, device=; rows that do not
+  // hold are hidden, and a group with none.
+  void setFilterText(const QString& text);
+  FilterEdit* filterEdit() const { return filter_; }
   QTextBrowser* detail() const { return detail_; }
   // The row actions (also the context menu): copy with evidence (Ctrl+C), copy the node's
   // name, open the node.
@@ -44,6 +50,8 @@ class FindingsPage : public Page {
  private:
   void showFinding(const QModelIndex& index);
   void layoutTree();
+  void applyFilter();
+  void showAllOk();
   void setCurrentSilently(const QModelIndex& index);
   void updateActions();
   void openNode(const QModelIndex& index);
@@ -51,6 +59,7 @@ class FindingsPage : public Page {
   FindingsModel* model_;
   const JobData* job_ = nullptr;
   QTreeView* view_;
+  FilterEdit* filter_;
   QTextBrowser* detail_;
   QAction* copy_finding_;
   QAction* copy_node_;

@@ -17,8 +17,10 @@
 #include <set>
 
 #include "ibc/console/grid_filter.h"
+#include "ibc/console/job_data.h"
 #include "ibc/console/job_loader.h"
 #include "ibc/console/node_grid_model.h"
+#include "widgets/filter_edit.h"
 
 namespace ibc::console {
 
@@ -26,10 +28,10 @@ GridPage::GridPage(NodeGridModel* model, QWidget* parent)
     : Page(parent), model_(model), filter_(new GridFilter(this)) {
   filter_->setGridModel(model);
 
-  filter_edit_ = new QLineEdit(this);
-  filter_edit_->setPlaceholderText(
-      tr("Filter: node glob (gpu1*), severity>=warning, code=NODE_OUTLIER, symbol_error>0"));
-  filter_edit_->setClearButtonEnabled(true);
+  filter_edit_ =
+      new FilterEdit(tr("Filter: node glob (gpu1*), state!=ACTIVE, rate<200, severity>=warning, "
+                        "code=NODE_OUTLIER, symbol_error>0, signer!=UNSIGNED"),
+                     this);
   top_counter_ = new QLineEdit(this);
   top_counter_->setPlaceholderText(tr("counter for top-X"));
   top_count_ = new QSpinBox(this);
@@ -77,6 +79,7 @@ GridPage::GridPage(NodeGridModel* model, QWidget* parent)
 
   connect(filter_edit_, &QLineEdit::textChanged, this, [this](const QString& text) {
     filter_->setFilterText(text);
+    filter_edit_->setError(filter_->filterError());
     updateSummary();
   });
   auto top = [this] {
@@ -217,6 +220,11 @@ void GridPage::updateSummary() {
                   : tr("; counters are totals since reset (no window: snapshot --window for "
                        "rates)");
     }
+  }
+  if (const JobData* job = model_->job();
+      job != nullptr && job->report.findings_size() == 0 && job->report.nodes_size() > 0) {
+    // No finding is a result: said first, not left to an empty column.
+    text = tr("<b>All %1 node(s) OK</b>: no finding. ").arg(job->report.nodes_size()) + text;
   }
   if (!filter_->filterError().isEmpty())
     text = QStringLiteral("<b>%1</b>").arg(filter_->filterError().toHtmlEscaped());

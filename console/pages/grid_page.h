@@ -13,6 +13,8 @@ class QTableView;
 
 namespace ibc::console {
 
+class FilterEdit;
+
 class GridFilter;
 class NodeGridModel;
 
@@ -28,7 +30,7 @@ class GridPage : public Page {
   NodeGridModel* model() const { return model_; }
   void setFilterText(const QString& text);
   QTableView* view() const { return view_; }
-  QLineEdit* filterEdit() const { return filter_edit_; }
+  FilterEdit* filterEdit() const { return filter_edit_; }
 
   // The menu a right-click on `index` (a view index) shows: open the node, copy, filter by
   // this value or hide it. Tests trigger its actions.
@@ -52,7 +54,7 @@ class GridPage : public Page {
 
   NodeGridModel* model_;
   GridFilter* filter_;
-  QLineEdit* filter_edit_;
+  FilterEdit* filter_edit_;
   QLineEdit* top_counter_;
   QSpinBox* top_count_;
   QLabel* summary_;

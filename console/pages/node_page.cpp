@@ -18,6 +18,7 @@
 
 #include "ibc/console/counters_model.h"
 #include "ibc/console/job_data.h"
+#include "widgets/filter_edit.h"
 
 namespace ibc::console {
 
@@ -35,9 +36,16 @@ NodePage::NodePage(QWidget* parent) : Page(parent) {
   facts_->setTextInteractionFlags(Qt::TextSelectableByMouse);
   ports_ = new QComboBox(this);
   counters_ = new CountersModel(this);
-  auto* sorted = new QSortFilterProxyModel(this);
+  auto* sorted = new CountersFilter(this);
   sorted->setSourceModel(counters_);
-  sorted->setSortRole(CountersModel::SortRole);
+  counters_filter_ = sorted;
+  filter_ = new FilterEdit(tr("Filter counters: name glob (*err*), group=hw_counters, total>0, "
+                              "delta>0, rate>=1"),
+                           this);
+  connect(filter_, &QLineEdit::textChanged, this, [this](const QString& text) {
+    counters_filter_->setFilterText(text);
+    filter_->setError(counters_filter_->filterError());
+  });
   empty_ =
       new QLabel(tr("This port has no counters in the snapshot (the capture held none)."), this);
   empty_->setVisible(false);
@@ -59,6 +67,7 @@ NodePage::NodePage(QWidget* parent) : Page(parent) {
   auto* port_bar = new QHBoxLayout;
   port_bar->addWidget(new QLabel(tr("Port:"), this));
   port_bar->addWidget(ports_, 1);
+  port_bar->addWidget(filter_, 1);
   auto* top = new QWidget(this);
   auto* top_layout = new QVBoxLayout(top);
   top_layout->setContentsMargins(0, 0, 0, 0);

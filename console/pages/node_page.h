@@ -13,7 +13,9 @@ class QTableView;
 
 namespace ibc::console {
 
+class CountersFilter;
 class CountersModel;
+class FilterEdit;
 struct JobData;
 
 class NodePage : public Page {
@@ -33,6 +35,9 @@ class NodePage : public Page {
   // The port shown: "mlx5_0 port 1"; "" when none.
   QString currentPort() const;
   QString factsText() const;
+  // The counters' filter box (filter_terms.h).
+  FilterEdit* filterEdit() const { return filter_; }
+  QTableView* countersView() const { return counters_view_; }
 
  private:
   void showPort();
@@ -43,6 +48,8 @@ class NodePage : public Page {
   QComboBox* ports_;
   QLabel* empty_;
   CountersModel* counters_;
+  CountersFilter* counters_filter_;
+  FilterEdit* filter_;
   QTableView* counters_view_;
   QPlainTextEdit* logs_;
 };

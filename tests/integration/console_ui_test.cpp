@@ -53,6 +53,7 @@
 #include "collector_process.h"
 #include "ibc/bundle/bundle_archive.h"
 #include "ibc/console/bundle_plan.h"
+#include "ibc/console/counters_model.h"
 #include "ibc/console/diff_model.h"
 #include "ibc/console/findings_model.h"
 #include "ibc/console/node_grid_model.h"
@@ -66,6 +67,7 @@
 #include "pages/grid_page.h"
 #include "pages/jobs_page.h"
 #include "pages/node_page.h"
+#include "widgets/filter_edit.h"
 
 namespace ibc::console {
 namespace {
@@ -1277,6 +1279,89 @@ TEST_F(ConsoleUi, TheFindingsContextMenuCopiesTheNodeNameAndOpensTheNode) {
   EXPECT_FALSE(page->openNodeAction()->isEnabled());
   page->openNodeAction()->trigger();
   EXPECT_EQ(open.count(), 2);
+}
+
+// Issue 22: the findings page's filter box speaks the grid's language; a typo marks the
+// box and shows nothing.
+TEST_F(ConsoleUi, TheFindingsFilterHidesWhatDoesNotHoldAndATypoShowsNothing) {
+  openFiles(jobFiles(), world->ca());
+  window_->showPage(QStringLiteral("findings"));
+  FindingsPage* page = window_->findingsPage();
+  QTreeView* view = page->view();
+  const QAbstractItemModel* m = view->model();
+  auto shownGroups = [&] {
+    QStringList out;
+    for (int g = 0; g < m->rowCount(); ++g) {
+      if (!view->isRowHidden(g, {})) out << m->index(g, 0).data(FindingsModel::CodeRole).toString();
+    }
+    return out;
+  };
+  const int groups = m->rowCount();
+  ASSERT_GT(groups, 1);
+  page->setFilterText(QStringLiteral("code=PORT_NOT_ACTIVE_SM"));
+  EXPECT_EQ(shownGroups(), QStringList{QStringLiteral("PORT_NOT_ACTIVE_SM")});
+  page->setFilterText(QStringLiteral("severity>=critical"));
+  for (int g = 0; g < m->rowCount(); ++g) {
+    if (!view->isRowHidden(g, {}))
+      EXPECT_EQ(m->index(g, 0).data(FindingsModel::SeverityRole).toInt(), 3);
+  }
+  // A node glob keeps only that node's rows, in every group it is in.
+  page->setFilterText(QStringLiteral("node1661"));
+  ASSERT_FALSE(shownGroups().isEmpty());
+  for (int g = 0; g < m->rowCount(); ++g) {
+    if (view->isRowHidden(g, {})) continue;
+    const QModelIndex group = m->index(g, 0);
+    for (int r = 0; r < m->rowCount(group); ++r) {
+      if (!view->isRowHidden(r, group))
+        EXPECT_EQ(m->index(r, FindingsModel::Node, group).data().toString().left(8),
+                  QStringLiteral("node1661"));
+    }
+  }
+  page->setFilterText(QStringLiteral("severity>=urgent"));
+  EXPECT_TRUE(shownGroups().isEmpty());
+  EXPECT_FALSE(page->filterEdit()->error().isEmpty());
+  page->setFilterText(QString());
+  EXPECT_EQ(shownGroups().size(), groups);
+  EXPECT_TRUE(page->filterEdit()->error().isEmpty());
+}
+
+// The node page's counters filter.
+TEST_F(ConsoleUi, TheNodePageFiltersItsCountersByNameAndNumber) {
+  // The real mlx5 capture: its port has counters and hw_counters.
+  openFiles({QString::fromStdString(world->dir + "/mlx5.ibsnap")}, world->ca());
+  window_->showPage(QStringLiteral("node"));
+  NodePage* page = window_->nodePage();
+  QAbstractItemModel* m = page->countersView()->model();
+  ASSERT_GT(m->rowCount(), 0);
+  const QString first = m->index(0, CountersModel::Name).data().toString();
+  page->filterEdit()->setText(first.left(4) + QLatin1Char('*'));
+  ASSERT_GT(m->rowCount(), 0) << first.toStdString() << " / "
+                              << page->filterEdit()->error().toStdString();
+  for (int r = 0; r < m->rowCount(); ++r)
+    EXPECT_TRUE(m->index(r, CountersModel::Name).data().toString().startsWith(first.left(4)));
+  page->filterEdit()->setText(first + QStringLiteral(" total>=0"));
+  EXPECT_GE(m->rowCount(), 1);
+  page->filterEdit()->setText(QStringLiteral("total<"));
+  EXPECT_EQ(m->rowCount(), 0);
+  EXPECT_FALSE(page->filterEdit()->error().isEmpty());
+}
+
+// A job without a finding says so instead of leaving the pages blank.
+TEST_F(ConsoleUi, AJobWithoutAFindingSaysAllItsNodesAreOk) {
+  // The healthy capture alone, with nothing else to compare it with.
+  const JobData one = loadSnapshotFiles({world->files[0]});
+  if (one.report.findings_size() > 0) GTEST_SKIP() << "the healthy capture has findings";
+  openFiles({QString::fromStdString(world->files[0])}, world->ca());
+  window_->showPage(QStringLiteral("grid"));
+  const auto* summary = window_->gridPage()->findChild<QLabel*>();
+  ASSERT_NE(summary, nullptr);
+  bool said = false;
+  for (auto* l : window_->gridPage()->findChildren<QLabel*>())
+    said = said || l->text().contains(QStringLiteral("All 1 node(s) OK"));
+  EXPECT_TRUE(said);
+  window_->showPage(QStringLiteral("findings"));
+  EXPECT_TRUE(window_->findingsPage()->detail()->toPlainText().contains(
+      QStringLiteral("All 1 node(s) OK")));
 }
 
 }  // namespace

@@ -134,4 +134,46 @@ QVariant CountersModel::headerData(int section, Qt::Orientation orientation, int
   }
 }
 
+CountersFilter::CountersFilter(QObject* parent) : QSortFilterProxyModel(parent) {
+  setSortRole(CountersModel::SortRole);
+}
+
+void CountersFilter::setFilterText(const QString& text) {
+  FilterKeys keys;
+  keys.text = {QStringLiteral("group"), QStringLiteral("counter")};
+  keys.numeric = {QStringLiteral("total"), QStringLiteral("delta"), QStringLiteral("rate")};
+  ParsedFilter parsed = parseFilter(text, keys);
+  terms_ = std::move(parsed.terms);
+  error_ = parsed.error;
+  invalidateFilter();
+}
+
+bool CountersFilter::filterAcceptsRow(int source_row, const QModelIndex& source_parent) const {
+  if (!error_.isEmpty()) return false;
+  const QAbstractItemModel* m = sourceModel();
+  auto cell = [&](int column) { return m->index(source_row, column, source_parent); };
+  // The model's sort keys: numbers, -1 when the counter has none.
+  auto number = [&](int column) -> std::optional<double> {
+    const QVariant v = cell(column).data(CountersModel::SortRole);
+    if (!v.isValid() || v.toDouble() < 0) return std::nullopt;
+    return v.toDouble();
+  };
+  for (const FilterTerm& t : terms_) {
+    bool ok = true;
+    if (t.key.isEmpty() || t.key == QLatin1String("counter")) {
+      ok = termHoldsText(t, cell(CountersModel::Name).data().toString());
+    } else if (t.key == QLatin1String("group")) {
+      ok = termHoldsText(t, cell(CountersModel::Group).data().toString());
+    } else if (t.key == QLatin1String("total")) {
+      ok = termHoldsNumber(t, number(CountersModel::Total));
+    } else if (t.key == QLatin1String("delta")) {
+      ok = termHoldsNumber(t, number(CountersModel::Delta));
+    } else if (t.key == QLatin1String("rate")) {
+      ok = termHoldsNumber(t, number(CountersModel::RatePerSecond));
+    }
+    if (!ok) return false;
+  }
+  return true;
+}
+
 }  // namespace ibc::console

@@ -5,23 +5,13 @@
 #include <cmath>
 #include <optional>
 
+#include "ibc/console/filter_terms.h"
 #include "ibc/console/job_data.h"
 #include "ibc/console/node_grid_model.h"
 
 namespace ibc::console {
 
-namespace {
-
-int severityFromWord(const QString& w) {
-  const QString s = w.toLower();
-  if (s == QLatin1String("critical")) return 3;
-  if (s == QLatin1String("warning")) return 2;
-  if (s == QLatin1String("info")) return 1;
-  if (s == QLatin1String("ok")) return 0;
-  return -1;
-}
-
-}  // namespace
+namespace {}  // namespace
 
 GridFilter::GridFilter(QObject* parent) : QSortFilterProxyModel(parent) {
   setSortRole(NodeGridModel::SortRole);
@@ -66,40 +56,6 @@ const ColumnKey* columnKey(const QString& key) {
   return nullptr;
 }
 
-// Words split on spaces, except inside double quotes (worst="NODE OUTLIER").
-QStringList splitTerms(const QString& text) {
-  QStringList out;
-  QString word;
-  bool quoted = false;
-  for (const QChar c : text) {
-    if (c == QLatin1Char('"')) quoted = !quoted;
-    if (c == QLatin1Char(' ') && !quoted) {
-      if (!word.isEmpty()) out << word;
-      word.clear();
-    } else {
-      word += c;
-    }
-  }
-  if (!word.isEmpty()) out << word;
-  return out;
-}
-
-std::optional<double> numberIn(const QString& text) {
-  static const QRegularExpression kLeading(QStringLiteral("^\\s*(-?\\d+(?:\\.\\d+)?)"));
-  const auto m = kLeading.match(text);
-  if (!m.hasMatch()) return std::nullopt;
-  return m.captured(1).toDouble();
-}
-
-bool compareNumbers(double v, const QString& op, double n) {
-  if (op == QLatin1String("=")) return v == n;
-  if (op == QLatin1String("!=")) return v != n;
-  if (op == QLatin1String("<")) return v < n;
-  if (op == QLatin1String("<=")) return v <= n;
-  if (op == QLatin1String(">")) return v > n;
-  return v >= n;
-}
-
 }  // namespace
 
 QString GridFilter::keyOf(int column) {
@@ -115,7 +71,7 @@ QString GridFilter::clauseFor(int column, const QString& value, bool negate) {
   const QString op = negate ? QStringLiteral("!=") : QStringLiteral("=");
   const ColumnKey* c = columnKey(key);
   if (c->numeric) {
-    const auto n = numberIn(value);
+    const auto n = leadingNumber(value);
     if (!n) return key + op + QStringLiteral("\"\"");
     return key + op + QString::number(*n);
   }
@@ -128,72 +84,35 @@ QString GridFilter::clauseFor(int column, const QString& value, bool negate) {
 void GridFilter::setFilterText(const QString& text) {
   terms_.clear();
   error_.clear();
-  static const QRegularExpression kSeverity(
-      QStringLiteral("^(?:severity|sev)(>=|=)(critical|warning|info|ok)$"),
-      QRegularExpression::CaseInsensitiveOption);
-  static const QRegularExpression kCode(QStringLiteral("^code=([A-Za-z0-9_]+)$"));
-  static const QRegularExpression kTerm(
-      QStringLiteral("^([A-Za-z][A-Za-z0-9_]*)(!=|<=|>=|=|<|>)(.*)$"));
-  static const QRegularExpression kNumber(QStringLiteral("^-?\\d+(?:\\.\\d+)?$"));
-  for (const QString& word : splitTerms(text)) {
-    if (auto m = kSeverity.match(word); m.hasMatch()) {
-      Term t{Term::Kind::MinSeverity, m.captured(1), 0, {}, -1};
-      t.number = severityFromWord(m.captured(2));
-      terms_.push_back(t);
-    } else if (auto c = kCode.match(word); c.hasMatch()) {
-      terms_.push_back({Term::Kind::Code, c.captured(1).toUpper(), 0, {}, -1});
-    } else if (auto g = kTerm.match(word); g.hasMatch()) {
-      Term t{Term::Kind::Column, {}, 0, {}, -1};
-      t.op = g.captured(2);
-      QString value = g.captured(3);
-      if (value.size() >= 2 && value.startsWith(QLatin1Char('"')) &&
-          value.endsWith(QLatin1Char('"')))
-        value = value.mid(1, value.size() - 2);
-      t.text = value;
-      t.numeric = kNumber.match(value).hasMatch();
-      if (t.numeric) t.number = value.toDouble();
-      const bool ordered = t.op != QLatin1String("=") && t.op != QLatin1String("!=");
-      const ColumnKey* key = columnKey(g.captured(1));
-      if (key != nullptr) {
-        t.column = key->column;
-        if (ordered && !(key->numeric && t.numeric)) {
-          error_ = tr("cannot read \"%1\": %2 compares numbers only with < <= > >= (use = or "
-                      "!= for words)")
-                       .arg(word, g.captured(1));
-          continue;
-        }
-        if (key->numeric && !t.numeric && !value.isEmpty()) {
-          error_ = tr("cannot read \"%1\": %2 is a number (%2>=%3)")
-                       .arg(word, g.captured(1), QStringLiteral("200"));
-          continue;
-        }
-        t.glob = QRegularExpression(QRegularExpression::wildcardToRegularExpression(value),
-                                    QRegularExpression::CaseInsensitiveOption);
-      } else if (t.numeric && g.captured(1) == g.captured(1).toLower()) {
-        // A counter by its name: symbol_error>10.
-        if (t.op == QLatin1String(">")) t.kind = Term::Kind::CounterAbove;
-        t.text = g.captured(1);
-        t.column = -1;
-      } else {
-        error_ =
-            tr("cannot read \"%1\": %2 is no column (node, device, port, state, phys, "
-               "rate, link, mtu, fw, vf, busbw, findings, verdict, worst, signer) and no counter "
-               "compared with a number")
-                .arg(word, g.captured(1));
-        continue;
-      }
-      terms_.push_back(t);
-    } else if (word.contains(QLatin1Char('=')) || word.contains(QLatin1Char('>')) ||
-               word.contains(QLatin1Char('<'))) {
-      error_ = tr("cannot read \"%1\": use state!=ACTIVE, rate<200, severity>=warning, "
-                  "code=CODE, counter>N or a node glob")
-                   .arg(word);
+  FilterKeys keys;
+  for (const auto& c : kColumnKeys) (c.numeric ? keys.numeric : keys.text) << QLatin1String(c.key);
+  keys.text << QStringLiteral("code") << QStringLiteral("phys_state") << QStringLiteral("firmware");
+  keys.any_numeric_key = true;  // a counter by its name: symbol_error>10
+  keys.severity = true;
+  ParsedFilter parsed = parseFilter(text, keys);
+  error_ = parsed.error;
+  for (FilterTerm& f : parsed.terms) {
+    Term t{Term::Kind::Column, {}, 0, {}, -1};
+    t.filter = f;
+    if (f.key == QLatin1String("severity")) {
+      t.kind = Term::Kind::MinSeverity;
+    } else if (f.key.isEmpty()) {
+      t.kind = Term::Kind::NodeGlob;
+      t.glob = f.glob;
+    } else if (f.key == QLatin1String("code")) {
+      t.kind = Term::Kind::Code;
+      t.text = f.value.toUpper();
+    } else if (const ColumnKey* c = columnKey(f.key)) {
+      t.column = c->column;
     } else {
-      Term t{Term::Kind::NodeGlob, word, 0, {}, -1};
-      t.glob = QRegularExpression(QRegularExpression::wildcardToRegularExpression(word),
-                                  QRegularExpression::CaseInsensitiveOption);
-      terms_.push_back(t);
+      t.column = -1;  // a counter by its name
+      t.text = f.key;
+      if (f.op == QLatin1String(">")) {
+        t.kind = Term::Kind::CounterAbove;
+        t.number = *f.number;
+      }
     }
+    terms_.push_back(std::move(t));
   }
   resolveCounters();
   invalidateFilter();
@@ -241,16 +160,17 @@ bool GridFilter::filterAcceptsRow(int source_row, const QModelIndex& source_pare
       case Term::Kind::NodeGlob:
         if (!t.glob.match(grid_->nodeName(source_row)).hasMatch()) return false;
         break;
-      case Term::Kind::MinSeverity: {
-        const int s = grid_->severity(source_row);
-        if (t.text == QLatin1String("=") ? s != static_cast<int>(t.number)
-                                         : s < static_cast<int>(t.number))
-          return false;
+      case Term::Kind::MinSeverity:
+        if (!termHoldsNumber(t.filter, grid_->severity(source_row))) return false;
+        break;
+      case Term::Kind::Code: {
+        // A code or a glob of codes (code=NCCL_*); code!=X hides the rows that have it.
+        bool any = false;
+        for (const QString& c : grid_->codes(source_row))
+          any = any || c == t.text || t.filter.glob.match(c).hasMatch();
+        if (any == (t.filter.op == QLatin1String("!="))) return false;
         break;
       }
-      case Term::Kind::Code:
-        if (!grid_->codes(source_row).contains(t.text)) return false;
-        break;
       case Term::Kind::CounterAbove: {
         const auto v = grid_->counter(source_row, t.counter_id);
         if (!v || *v <= t.number) return false;
@@ -265,31 +185,12 @@ bool GridFilter::filterAcceptsRow(int source_row, const QModelIndex& source_pare
 }
 
 bool GridFilter::holds(const Term& t, int row) const {
-  const bool negate = t.op == QLatin1String("!=");
-  if (t.column < 0) {  // a counter by name; a row without it holds only "!="
-    const auto v = grid_->counter(row, t.counter_id);
-    return v ? compareNumbers(*v, t.op, t.number) : negate;
-  }
-  if (t.numeric) {
+  if (t.column < 0) return termHoldsNumber(t.filter, grid_->counter(row, t.counter_id));
+  if (t.filter.number && columnKey(keyOf(t.column))->numeric) {
     const double v = grid_->sortKey(row, t.column);
-    if (std::isnan(v)) return negate;
-    return compareNumbers(v, t.op, t.number);
+    return termHoldsNumber(t.filter, std::isnan(v) ? std::nullopt : std::optional<double>(v));
   }
-  // Words: the whole cell, a glob over it, or one of its words ("4: ACTIVE" is ACTIVE).
-  const QString cell = grid_->index(row, t.column).data().toString();
-  bool match = t.text.isEmpty() ? cell.trimmed().isEmpty()
-                                : cell.compare(t.text, Qt::CaseInsensitive) == 0 ||
-                                      t.glob.match(cell).hasMatch();
-  if (!match && !t.text.isEmpty()) {
-    static const QRegularExpression kWordBreak(QStringLiteral("[^A-Za-z0-9_.]+"));
-    for (const QString& w : cell.split(kWordBreak, Qt::SkipEmptyParts)) {
-      if (w.compare(t.text, Qt::CaseInsensitive) == 0) {
-        match = true;
-        break;
-      }
-    }
-  }
-  return negate ? !match : match;
+  return termHoldsText(t.filter, grid_->index(row, t.column).data().toString());
 }
 
 bool GridFilter::lessThan(const QModelIndex& left, const QModelIndex& right) const {

@@ -889,6 +889,45 @@ TEST(CountersModel, ShowsEveryCounterOfAPortWithItsTotalAndNothingForAnotherPort
   EXPECT_EQ(m.rowCount(), 0);
 }
 
+TEST(CountersFilter, NameGlobsGroupsAndNumbersNarrowTheCountersAndATypoShowsNone) {
+  const v1::Snapshot snap = collectTree(ibc::test::fixturePath(
+      "real/sysfs/sysfs_procfs-fixture_mlx5_0_hw-counters-errors.tree/fixtures"));
+  const JobData j = diagnoseSnapshots({snap}, {"mlx5.ibsnap"});
+  CountersModel m;
+  m.setPort(&j, 0, "mlx5_0", 1);
+  CountersFilter f;
+  QAbstractItemModelTester tester(&f, QAbstractItemModelTester::FailureReportingMode::Fatal);
+  f.setSourceModel(&m);
+  const int all = f.rowCount();
+  ASSERT_GT(all, 10);
+  auto names = [&f] {
+    QStringList out;
+    for (int r = 0; r < f.rowCount(); ++r) out << f.index(r, CountersModel::Name).data().toString();
+    return out;
+  };
+  f.setFilterText("req_cqe*");
+  EXPECT_TRUE(names().contains(QStringLiteral("req_cqe_error"))) << names().join(' ').toStdString();
+  for (const QString& n : names()) EXPECT_TRUE(n.startsWith(QStringLiteral("req_cqe")));
+  // The capture's req_cqe_error total is 3,481: a number compares as a number.
+  f.setFilterText("req_cqe_error total>3000");
+  EXPECT_EQ(f.rowCount(), 1);
+  f.setFilterText("req_cqe_error total>4000");
+  EXPECT_EQ(f.rowCount(), 0);
+  f.setFilterText("total>0");
+  const int nonzero = f.rowCount();
+  EXPECT_GT(nonzero, 0);
+  EXPECT_LT(nonzero, all);
+  f.setFilterText("group=hw_counters");
+  EXPECT_GT(f.rowCount(), 0);
+  for (int r = 0; r < f.rowCount(); ++r)
+    EXPECT_TRUE(f.index(r, CountersModel::Group).data().toString().contains("hw_counters"));
+  f.setFilterText("total>lots");
+  EXPECT_EQ(f.rowCount(), 0);
+  EXPECT_FALSE(f.filterError().isEmpty());
+  f.setFilterText("");
+  EXPECT_EQ(f.rowCount(), all);
+}
+
 TEST(CountersModel, TroubleComesFirstMovedThenNonZeroErrorsThenTheRestThenUnreadable) {
   const JobData j = windowedJob();
   CountersModel m;

@@ -10,10 +10,12 @@
 // then the rest, then the unavailable ones; by name within each.
 
 #include <QAbstractTableModel>
+#include <QSortFilterProxyModel>
 #include <QString>
 #include <optional>
 #include <vector>
 
+#include "ibc/console/filter_terms.h"
 #include "ibc/console/job_data.h"
 
 namespace ibc::console {
@@ -49,6 +51,25 @@ class CountersModel : public QAbstractTableModel {
     QString meaning;  // core's class of the counter ("" for traffic and configuration)
   };
   std::vector<Row> rows_;
+};
+
+// The node page's counters, sorted and filtered (filter_terms.h): a counter-name glob
+// (symbol*), group=hw_counters, total>0, delta>0, rate>=1. A term that cannot be read shows
+// nothing (filterError says why).
+class CountersFilter : public QSortFilterProxyModel {
+  Q_OBJECT
+
+ public:
+  explicit CountersFilter(QObject* parent = nullptr);
+  void setFilterText(const QString& text);
+  QString filterError() const { return error_; }
+
+ protected:
+  bool filterAcceptsRow(int source_row, const QModelIndex& source_parent) const override;
+
+ private:
+  std::vector<FilterTerm> terms_;
+  QString error_;
 };
 
 }  // namespace ibc::console

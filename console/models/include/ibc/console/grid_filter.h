@@ -21,6 +21,8 @@
 #include <optional>
 #include <vector>
 
+#include "ibc/console/filter_terms.h"
+
 namespace ibc::console {
 
 class NodeGridModel;
@@ -55,8 +57,7 @@ class GridFilter : public QSortFilterProxyModel {
     QRegularExpression glob;  // NodeGlob, compiled once
     int counter_id = -1;      // CounterAbove/Column on a counter: NodeGridModel::counterId
     int column = -1;          // Column: NodeGridModel::Column, or -1 for a counter by name
-    QString op;               // Column: = != < <= > >=
-    bool numeric = false;     // Column: the value is a number
+    FilterTerm filter;        // the term as read (filter_terms.h)
   };
   bool holds(const Term& t, int row) const;
   void recomputeTop();
