@@ -32,7 +32,8 @@
 // all_reduce_perf) and a real kernel log (the healthy mlx5 probe). Each node's NCCL log is its
 // own, as NCCL_DEBUG_FILE=%h writes it: the capture's host names (ip-172-31-*) replaced by the
 // node's name, then read as `--nccl-log` reads it; so core judges 2 NCCL findings per node,
-// not one finding carried word for word by every node. The nodes are cloud VMs, as the
+// not one finding carried word for word by every node. Its busbw is scaled per node
+// (SYNTHETIC: see writeFaultJob) so that the charts have outliers to name. The nodes are cloud VMs, as the
 // console's users see them: the good tree is read with a QEMU guest's DMI added
 // (GCM_TREES_DIR/vm, made by the script, as scripts/console-screenshots.sh does), so core
 // escalates their PFs and the escalate page has every node as a suspect. Job id
@@ -184,6 +185,21 @@ int writeFaultJob(const Templates& t, const std::string& fixtures, const std::st
       return 4;
     }
     *s.mutable_nccl_tests() = logs.nccl_tests();
+    // SYNTHETIC busbw per node: the real output's rows scaled, a little less on every node
+    // (up to 2%), half on the nodes of 100 Gb/s links (the slow template) and 60% on the node
+    // whose symbol errors grow (i % 50 == 7), so that the charts have outliers to name.
+    const bool slow_links = i % 100 == 42 && i % 250 != 124 && i % 500 != 499;
+    const double factor = slow_links ? 0.5 : i % 50 == 7 ? 0.6 : 1.0 - 0.002 * (i % 11);
+    for (auto& out_t : *s.mutable_nccl_tests()) {
+      for (auto& r : *out_t.mutable_parsed()->mutable_rows()) {
+        r.set_oop_busbw_gbs(r.oop_busbw_gbs() * factor);
+        r.set_ip_busbw_gbs(r.ip_busbw_gbs() * factor);
+        r.set_oop_algbw_gbs(r.oop_algbw_gbs() * factor);
+        r.set_ip_algbw_gbs(r.ip_algbw_gbs() * factor);
+      }
+      auto* parsed = out_t.mutable_parsed();
+      if (parsed->has_avg_busbw()) parsed->set_avg_busbw_gbs(parsed->avg_busbw_gbs() * factor);
+    }
     *s.mutable_kernel_log() = logs.kernel_log();
     char name[48];
     std::snprintf(name, sizeof name, "/node%04d.ibsnap", i + 1);

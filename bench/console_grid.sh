@@ -11,10 +11,12 @@
 # every node carries a real NCCL log with a socket fallback, a real nccl-tests output and a
 # real kernel log (bench/console_grid.cpp --fault-job), each opened by
 # `ibcollect-console FILES --screenshot DIR` (every page rendered, then exit; capped at 300 s):
-#   console fault job: N nodes (B MiB of files) all pages rendered in X s, peak RSS Y MiB
+#   console fault job: N nodes (B MiB of files) all pages rendered in X s, peak RSS Y MiB (Z MiB
+#     above one file's: K x the files), then the load's and each page's time (--timings)
 # Target (issue 22): 2,000 nodes under 5 s and at most twice the files' bytes above one file's
 # RSS; 10,000 under 20 s (IBC_FAULT_SIZES="1 200 2000 10000").
 #   bench/console_grid.sh [SIZES...]      (SIZES=none skips the grid, e.g. for the fault job only)
+#   IBC_FAULT_SHOTS=DIR keeps the fault jobs' screenshots in DIR/N/
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD=${IBC_BENCH_BUILD:-build/bench}
@@ -48,14 +50,32 @@ for n in ${IBC_FAULT_SIZES:-1 200 2000}; do
   QT_QPA_PLATFORM=offscreen "$BUILD/bench/ibc_bench_console_grid" --fault-job tests/fixtures "$T" "$J" "$n"
   bytes=$(du -cb "$J"/*.ibsnap | tail -1 | cut -f1)
   rc=0
+  # Per-page times when the console can say them (--timings; a build before it cannot).
+  timings=
+  if "$CONSOLE" --help 2>/dev/null | grep -q -- --timings; then timings=--timings; fi
   QT_QPA_PLATFORM=offscreen /usr/bin/time -v -o "$J.time" timeout 300 "$CONSOLE" "$J"/*.ibsnap \
-    --screenshot "$J.png" >/dev/null 2>"$J.err" || rc=$?
+    --screenshot "$J.png" $timings >/dev/null 2>"$J.err" || rc=$?
   wall=$(awk '/Elapsed \(wall clock\)/ {n = split($NF, p, ":"); s = 0
     for (i = 1; i <= n; ++i) s = s * 60 + p[i]; printf "%.1f", s}' "$J.time")
   rss=$(awk -F': ' '/Maximum resident set size/ {printf "%.0f", $2 / 1024}' "$J.time")
   pages=$(ls "$J.png" | wc -l)
-  printf 'console fault job: %d nodes (%.1f MiB of files) all pages rendered in %s s, peak RSS %s MiB, %d page(s)%s\n' \
-    "$n" "$(echo "$bytes / 1048576" | bc -l)" "$wall" "$rss" "$pages" \
+  # One file's RSS is the console's own (Qt, fonts): the first size of the list is 1.
+  [ "$n" -ne 1 ] || rss1=$rss
+  rss1=${rss1:-0}
+  above=$((rss - rss1))
+  printf 'console fault job: %d nodes (%.1f MiB of files) all pages rendered in %s s, peak RSS %s MiB (%s MiB above one file'"'"'s: %.1fx the files), %d page(s)%s\n' \
+    "$n" "$(echo "$bytes / 1048576" | bc -l)" "$wall" "$rss" "$above" \
+    "$(echo "$above * 1048576 / $bytes" | bc -l)" "$pages" \
     "$([ $rc -eq 0 ] || echo ", exit $rc (124: killed at 300 s)")"
+  if [ -n "$timings" ]; then
+    printf '  ms to each page (load and diff include their workers):'
+    awk '/^timing: / {printf " %s %s", $2, $3} END {print ""}' "$J.err"
+  fi
+  # IBC_FAULT_SHOTS=DIR keeps each size's screenshots (DIR/N/<page>.png): the README's fleet
+  # screenshots are these (IBC_FAULT_SIZES="16 2000").
+  if [ -n "${IBC_FAULT_SHOTS:-}" ]; then
+    mkdir -p "$IBC_FAULT_SHOTS/$n"
+    cp "$J.png"/*.png "$IBC_FAULT_SHOTS/$n/"
+  fi
   rm -rf "$J" "$J.png"
 done

@@ -420,7 +420,11 @@ QString ChartsPage::drawHistogram(QChart* chart) {
   for (int b = 0; b < static_cast<int>(histogram_.bins.size()); ++b) {
     const HistogramBin& bin = histogram_.bins[static_cast<std::size_t>(b)];
     bars_->append(bin.count);
-    categories << binLabel(shown, shown.bins[static_cast<std::size_t>(b)]);
+    // Many bins: each labelled by its lower edge (the axis title gives the width; a range
+    // "160–170" was cut to "160–…" at 18 bins).
+    const HistogramBin& edges = shown.bins[static_cast<std::size_t>(b)];
+    categories << (histogram_.bins.size() > 10 ? QString::number(edges.lo, 'f', shown.decimals)
+                                               : binLabel(shown, edges));
     tallest = std::max(tallest, bin.count);
     if (bin.outliers.empty()) continue;
     bars_->selectBar(b);
@@ -444,12 +448,14 @@ QString ChartsPage::drawHistogram(QChart* chart) {
   chart->addSeries(series);
   auto* x = new QBarCategoryAxis;
   x->append(categories);
-  if (categories.size() > 10) x->setLabelsAngle(-45);
   const QString unit_words =
       busbw                  ? tr("peak busbw (GB/s)")
       : scale.suffix.empty() ? tr("%1 (count)").arg(q(series_.counter))
                              : QStringLiteral("%1 (%2)").arg(q(series_.counter), q(scale.suffix));
-  x->setTitleText(tr("%1, bins of %2").arg(unit_words, stepWords()));
+  x->setTitleText(
+      histogram_.bins.size() > 10
+          ? tr("%1, bins of %2 (each labelled by its lower edge)").arg(unit_words, stepWords())
+          : tr("%1, bins of %2").arg(unit_words, stepWords()));
   auto* y = niceValueAxis(0, tallest * 1.15, 9);
   y->setLabelFormat(QStringLiteral("%.0f"));
   y->setTitleText(tr("nodes"));

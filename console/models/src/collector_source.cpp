@@ -207,6 +207,7 @@ Result<JobData> fetchJob(const CollectorSettings& settings, const std::string& t
   job.origin = "collector " + settings.endpoint + ", tenant " + tenant + ", job " + job_id;
   job.cancelled = cancelled;
   job.tenant = tenant;
+  job.groups = {{tenant, job_id, {}, true}};  // one job of one tenant, as asked
   job.snapshot_ids = std::move(ids);
   return job;
 }

@@ -3,6 +3,7 @@
 #include <QBrush>
 #include <QColor>
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <unordered_map>
 
@@ -39,6 +40,14 @@ QString number(double v) {
   return QString::number(v, 'g', 6);
 }
 
+// A rate or bandwidth with its unit: a whole number as it is (200 Gb/s), else one decimal
+// (335.4 GB/s).
+QString withUnit(double v, const QString& unit) {
+  return (v == std::floor(v) ? QString::number(static_cast<int64_t>(v))
+                             : QString::number(v, 'f', 1)) +
+         unit;
+}
+
 QString key(const Fact& f) { return f.section + QChar(0x1f) + f.field; }
 
 }  // namespace
@@ -73,8 +82,14 @@ std::vector<Fact> factsOf(const JobData& job, int node_index) {
       busbw = std::max(busbw.value_or(0), std::max(r.oop_busbw_gbs(), r.ip_busbw_gbs()));
   }
   if (busbw) {
-    out.push_back({QStringLiteral("nccl-tests"), QStringLiteral("peak busbw"),
-                   number(*busbw) + " GB/s", busbw, std::nullopt, 1});
+    out.push_back({QStringLiteral("nccl-tests"),
+                   QStringLiteral("peak busbw"),
+                   withUnit(*busbw, QStringLiteral(" GB/s")),
+                   busbw,
+                   std::nullopt,
+                   1,
+                   {},
+                   QStringLiteral(" GB/s")});
   }
 
   for (const auto& port : node.ports()) {
@@ -84,8 +99,14 @@ std::vector<Fact> factsOf(const JobData& job, int node_index) {
     out.push_back({where, QStringLiteral("phys state"), q(port.phys_state()), std::nullopt,
                    physRank(port.phys_state()), 0});
     if (port.rate_gbps() > 0) {
-      out.push_back({where, QStringLiteral("rate"), number(port.rate_gbps()) + " Gb/s",
-                     port.rate_gbps(), std::nullopt, 1});
+      out.push_back({where,
+                     QStringLiteral("rate"),
+                     withUnit(port.rate_gbps(), QStringLiteral(" Gb/s")),
+                     port.rate_gbps(),
+                     std::nullopt,
+                     1,
+                     {},
+                     QStringLiteral(" Gb/s")});
     } else {
       text(where, QStringLiteral("rate"), port.rate());
     }
@@ -170,7 +191,9 @@ std::vector<DiffModel::Row> DiffModel::diff(const std::vector<Fact>& left,
     if (l.number && r.number) {
       const double d = *l.number - *r.number;
       row.change = (d > 0 ? QStringLiteral("+") : QString()) +
-                   (l.counter.empty() ? number(d) : q(formatCounter(l.counter, d)));
+                   (!l.counter.empty()  ? q(formatCounter(l.counter, d))
+                    : !l.unit.isEmpty() ? withUnit(d, l.unit)
+                                        : number(d));
       if (l.more_is != 0)
         row.direction = (d > 0) == (l.more_is > 0) ? Direction::Better : Direction::Worse;
     } else if (l.rank && r.rank && *l.rank != *r.rank) {
@@ -269,8 +292,7 @@ std::vector<Fact> majorityFacts(const JobData& job) {
       const double m = core::medianOf(std::move(v.numbers));
       f.number = m;
       f.value = f.counter.empty() ? number(m) : q(formatCounter(f.counter, m));
-      if (f.field == QStringLiteral("rate")) f.value += QStringLiteral(" Gb/s");
-      if (f.field == QStringLiteral("peak busbw")) f.value += QStringLiteral(" GB/s");
+      if (!f.unit.isEmpty()) f.value = withUnit(m, f.unit);
     } else if (!v.values.empty()) {
       const auto best =
           std::max_element(v.values.begin(), v.values.end(), [](const auto& a, const auto& b) {

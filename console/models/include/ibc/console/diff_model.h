@@ -30,6 +30,9 @@ struct Fact {
   int more_is = 0;
   // For a counter: its name, so that values and changes are shown in its unit (units.h).
   std::string counter;
+  // For other numbers: their unit (" GB/s", " Gb/s"), shown after the value and the change,
+  // which have one decimal.
+  QString unit;
 };
 
 // Every fact of node `node_index` of `job`, in a stable order.
