@@ -33,8 +33,8 @@
 // own, as NCCL_DEBUG_FILE=%h writes it: the capture's host names (ip-172-31-*) replaced by the
 // node's name, then read as `--nccl-log` reads it; so core judges 2 NCCL findings per node,
 // not one finding carried word for word by every node. Its busbw is scaled per node
-// (SYNTHETIC: see writeFaultJob) so that the charts have outliers to name. The nodes are cloud VMs, as the
-// console's users see them: the good tree is read with a QEMU guest's DMI added
+// (SYNTHETIC: see writeFaultJob) so that the charts have outliers to name. The nodes are cloud VMs,
+// as the console's users see them: the good tree is read with a QEMU guest's DMI added
 // (GCM_TREES_DIR/vm, made by the script, as scripts/console-screenshots.sh does), so core
 // escalates their PFs and the escalate page has every node as a suspect. Job id
 // SYNTHETIC-jobwide-socket-fallback.

@@ -266,8 +266,7 @@ void JobsPage::showOpened() {
     auto* item = new QStandardItem(name(g));
     QStringList files;
     for (const auto& f : g.files) files << q(f);
-    auto* count =
-        new QStandardItem(files.isEmpty() ? QString() : QString::number(files.size()));
+    auto* count = new QStandardItem(files.isEmpty() ? QString() : QString::number(files.size()));
     auto* what =
         new QStandardItem(g.shown ? tr("shown: %1 node(s)").arg(job->report.nodes_size())
                                   : tr("NOT shown (another job): double-click to open it apart"));
