@@ -217,6 +217,18 @@ int ChartsPage::nodeOfBar(int index) const {
   return k < 0 ? -1 : series_.values[static_cast<std::size_t>(k)].node;
 }
 
+void ChartsPage::connectBars() {
+  // Hovering a bar tells its value and why it is (not) an outlier; a click selects its node.
+  connect(bars_, &QBarSet::hovered, this, [this](bool status, int index) {
+    if (status) {
+      QToolTip::showText(QCursor::pos(), barToolTip(index), view_);
+    } else {
+      QToolTip::hideText();
+    }
+  });
+  connect(bars_, &QBarSet::clicked, this, &ChartsPage::emitNodeOfBar);
+}
+
 void ChartsPage::emitNodeOfBar(int index) {
   const int node = nodeOfBar(index);
   if (node >= 0) emit nodeSelected(node, QString(), 0);
@@ -385,14 +397,7 @@ QString ChartsPage::drawBars(QChart* chart) {
   chart->addAxis(y, Qt::AlignLeft);
   series->attachAxis(x);
   series->attachAxis(y);
-  connect(bars_, &QBarSet::hovered, this, [this](bool status, int index) {
-    if (status) {
-      QToolTip::showText(QCursor::pos(), barToolTip(index), view_);
-    } else {
-      QToolTip::hideText();
-    }
-  });
-  connect(bars_, &QBarSet::clicked, this, &ChartsPage::emitNodeOfBar);
+  connectBars();
   return tr("%1 of %2 node(s) have it.")
       .arg(q(formatAmount(static_cast<double>(series_.values.size()), CounterUnit::Count)),
            q(formatAmount(series_.nodes, CounterUnit::Count)));
@@ -467,14 +472,7 @@ QString ChartsPage::drawHistogram(QChart* chart) {
       chart->title() +
       tr(": distribution over %1 nodes")
           .arg(q(formatAmount(static_cast<double>(series_.values.size()), CounterUnit::Count))));
-  connect(bars_, &QBarSet::hovered, this, [this](bool status, int index) {
-    if (status) {
-      QToolTip::showText(QCursor::pos(), barToolTip(index), view_);
-    } else {
-      QToolTip::hideText();
-    }
-  });
-  connect(bars_, &QBarSet::clicked, this, &ChartsPage::emitNodeOfBar);
+  connectBars();
   return tr("%1 of %2 node(s) have it: too many for a bar each, so the chart shows how many "
             "nodes fall in each range of %3.")
       .arg(q(formatAmount(static_cast<double>(series_.values.size()), CounterUnit::Count)),

@@ -64,6 +64,7 @@ class ChartsPage : public Page {
 
  private:
   void redraw();
+  void connectBars();
   void emitNodeOfBar(int index);
   QString drawOverTime(QChart* chart);
   QString drawPerNode(QChart* chart);
