@@ -70,6 +70,8 @@ for n in ${IBC_FAULT_SIZES:-1 200 2000}; do
   if [ -n "$timings" ]; then
     printf '  ms to each page (load and diff include their workers):'
     awk '/^timing: / {printf " %s %s", $2, $3} END {print ""}' "$J.err"
+    printf '  peak RSS (MiB) after each:'
+    awk '/^timing: / {printf " %s %s", $2, $(NF-1)} END {print ""}' "$J.err"
   fi
   # IBC_FAULT_SHOTS=DIR keeps each size's screenshots (DIR/N/<page>.png): the README's fleet
   # screenshots are these (IBC_FAULT_SIZES="16 2000").

@@ -19,6 +19,23 @@
 #include "pages/escalate_page.h"
 #include "pages/jobs_page.h"
 
+namespace {
+
+// The process's peak resident set so far (VmHWM), for --timings; -1 when unknown.
+long peakRssMib() {
+  std::FILE* f = std::fopen("/proc/self/status", "r");
+  if (f == nullptr) return -1;
+  char line[256];
+  long kib = -1;
+  while (std::fgets(line, sizeof line, f) != nullptr) {
+    if (std::sscanf(line, "VmHWM: %ld kB", &kib) == 1) break;
+  }
+  std::fclose(f);
+  return kib < 0 ? -1 : kib / 1024;
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
   // Screenshots, --help and --version never need a display: choose the offscreen platform
   // before Qt starts (else Qt aborts without one). Anything else without a display is said
@@ -192,7 +209,8 @@ int main(int argc, char** argv) {
     }
   }
   if (cli.isSet(timings))
-    std::fprintf(stderr, "timing: load %lld ms\n", static_cast<long long>(clock.restart()));
+    std::fprintf(stderr, "timing: load %lld ms (peak RSS so far %ld MiB)\n",
+                 static_cast<long long>(clock.restart()), peakRssMib());
   const QStringList pages = page_name.isEmpty() ? window.pageNames() : QStringList{page_name};
   for (const QString& p : pages) {
     window.showPage(p);
@@ -216,8 +234,8 @@ int main(int argc, char** argv) {
     }
     const QPixmap shot = window.grab();
     if (cli.isSet(timings))
-      std::fprintf(stderr, "timing: %s %lld ms\n", qPrintable(p),
-                   static_cast<long long>(clock.restart()));
+      std::fprintf(stderr, "timing: %s %lld ms (peak RSS so far %ld MiB)\n", qPrintable(p),
+                   static_cast<long long>(clock.restart()), peakRssMib());
     const QString out = dir.filePath(p + QStringLiteral(".png"));
     if (!shot.save(out)) {
       std::fprintf(stderr, "ibcollect-console: cannot write %s\n", qPrintable(out));

@@ -10,7 +10,6 @@
 #include <QTextBrowser>
 #include <QTreeView>
 #include <QVBoxLayout>
-#include "ibc/console/filter_terms.h"
 #include "ibc/console/job_loader.h"
 #include "widgets/filter_edit.h"
 
@@ -150,45 +149,16 @@ void FindingsPage::showAllOk() {
 }
 
 void FindingsPage::applyFilter() {
-  FilterKeys keys;
-  keys.text = {QStringLiteral("code"), QStringLiteral("node"), QStringLiteral("device")};
-  keys.severity = true;
-  const ParsedFilter parsed = parseFilter(filter_->text(), keys);
-  filter_->setError(parsed.error);
-  const bool none = !parsed.error.isEmpty();
-  // Rows are hidden in the view (no proxy between the model and the pages' selection).
-  for (int g = 0; g < model_->rowCount(); ++g) {
+  // The model decides which rows hold; the view hides the others (no proxy between the
+  // model and the pages' selection).
+  const FindingsModel::RowFilter keep = model_->filterRows(filter_->text());
+  filter_->setError(keep.error);
+  for (int g = 0; g < static_cast<int>(keep.groups.size()); ++g) {
     const QModelIndex group = model_->index(g, 0);
-    bool group_ok = !none;
-    for (const FilterTerm& t : parsed.terms) {
-      if (t.key == QLatin1String("code"))
-        group_ok = group_ok && termHoldsText(t, group.data(FindingsModel::CodeRole).toString());
-      if (t.key == QLatin1String("severity"))
-        group_ok =
-            group_ok && termHoldsNumber(t, group.data(FindingsModel::SeverityRole).toDouble());
-    }
-    int shown = 0;
-    const int rows = model_->rowCount(group);
-    for (int r = 0; r < rows; ++r) {
-      const QModelIndex node = model_->index(r, 0, group);
-      bool ok = group_ok;
-      for (const FilterTerm& t : parsed.terms) {
-        if (!ok) break;
-        if (t.key.isEmpty() || t.key == QLatin1String("node")) {
-          ok = termHoldsText(t, model_->nodeName(node)) ||
-               termHoldsText(t, model_->index(r, FindingsModel::Node, group).data().toString());
-        } else if (t.key == QLatin1String("device")) {
-          bool any = termHoldsText(t, node.data(FindingsModel::DeviceRole).toString());
-          for (int p = 0; p < model_->rowCount(node) && !any; ++p)
-            any = termHoldsText(
-                t, model_->index(p, 0, node).data(FindingsModel::DeviceRole).toString());
-          ok = any;
-        }
-      }
-      view_->setRowHidden(r, group, !ok);
-      shown += ok ? 1 : 0;
-    }
-    view_->setRowHidden(g, {}, shown == 0);
+    const auto& nodes = keep.nodes[static_cast<std::size_t>(g)];
+    for (int r = 0; r < static_cast<int>(nodes.size()); ++r)
+      view_->setRowHidden(r, group, !nodes[static_cast<std::size_t>(r)]);
+    view_->setRowHidden(g, {}, !keep.groups[static_cast<std::size_t>(g)]);
   }
 }
 

@@ -1364,6 +1364,26 @@ TEST_F(ConsoleUi, AJobWithoutAFindingSaysAllItsNodesAreOk) {
       QStringLiteral("All 1 node(s) OK")));
 }
 
+// A click on a chart's outlier selects that node on every page (the window wires every
+// page's nodeSelected).
+TEST_F(ConsoleUi, AClickOnAChartsOutlierSelectsItsNodeOnEveryPage) {
+  openFiles(jobFiles(), world->ca());
+  window_->showPage(QStringLiteral("charts"));
+  ChartsPage* page = window_->chartsPage();
+  page->setMode(ChartsPage::BusbwPerNode);
+  if (page->outlierList()->count() == 0) GTEST_SKIP() << "no busbw outlier in this job";
+  const int node = page->outlierList()->item(0)->data(Qt::UserRole).toInt();
+  const QRect item = page->outlierList()->visualItemRect(page->outlierList()->item(0));
+  QTest::mouseClick(page->outlierList()->viewport(), Qt::LeftButton, {}, item.center());
+  EXPECT_EQ(window_->nodePage()->currentNode(), node);
+  QTableView* grid = window_->gridPage()->view();
+  EXPECT_EQ(grid->currentIndex()
+                .siblingAtColumn(NodeGridModel::Node)
+                .data(NodeGridModel::NodeIndexRole)
+                .toInt(),
+            node);
+}
+
 }  // namespace
 }  // namespace ibc::console
 

@@ -7,6 +7,7 @@
 #include <map>
 #include <utility>
 
+#include "ibc/console/filter_terms.h"
 #include "ibc/core/report.h"
 
 namespace ibc::console {
@@ -184,6 +185,48 @@ QString FindingsModel::nodeName(const QModelIndex& index) const {
   if (w.level == GroupLevel) return {};
   const int n = node_rows_[static_cast<std::size_t>(w.node_row)].node;
   return n >= 0 ? q(job_->report.nodes(n).node()) : QString();
+}
+
+FindingsModel::RowFilter FindingsModel::filterRows(const QString& text) const {
+  FilterKeys keys;
+  keys.text = {QStringLiteral("code"), QStringLiteral("node"), QStringLiteral("device")};
+  keys.severity = true;
+  const ParsedFilter parsed = parseFilter(text, keys);
+  RowFilter out;
+  out.error = parsed.error;
+  for (int g = 0; g < rowCount(); ++g) {
+    const QModelIndex group = index(g, 0);
+    bool group_ok = parsed.error.isEmpty();
+    for (const FilterTerm& t : parsed.terms) {
+      if (t.key == QLatin1String("code"))
+        group_ok = group_ok && termHoldsText(t, group.data(CodeRole).toString());
+      if (t.key == QLatin1String("severity"))
+        group_ok = group_ok && termHoldsNumber(t, group.data(SeverityRole).toDouble());
+    }
+    std::vector<bool> nodes;
+    bool any = false;
+    for (int r = 0; r < rowCount(group); ++r) {
+      const QModelIndex node = index(r, 0, group);
+      bool ok = group_ok;
+      for (const FilterTerm& t : parsed.terms) {
+        if (!ok) break;
+        if (t.key.isEmpty() || t.key == QLatin1String("node")) {
+          ok = termHoldsText(t, nodeName(node)) ||
+               termHoldsText(t, index(r, Node, group).data().toString());
+        } else if (t.key == QLatin1String("device")) {
+          bool device = termHoldsText(t, node.data(DeviceRole).toString());
+          for (int p = 0; p < rowCount(node) && !device; ++p)
+            device = termHoldsText(t, index(p, 0, node).data(DeviceRole).toString());
+          ok = device;
+        }
+      }
+      nodes.push_back(ok);
+      any = any || ok;
+    }
+    out.groups.push_back(any);
+    out.nodes.push_back(std::move(nodes));
+  }
+  return out;
 }
 
 QModelIndex FindingsModel::index(int row, int column, const QModelIndex& parent) const {

@@ -867,6 +867,46 @@ TEST(FindingsModel, AJobOpensOnTheMostSevereGroupsFirstFindingAndItsNodesWorstPo
   EXPECT_EQ(worstPort(v1::NodeReport{}), -1);
 }
 
+TEST(FindingsModel, AFilterKeepsTheGroupsAndNodesThatHoldAndATypoKeepsNothing) {
+  FindingsModel m;
+  m.setJob(&job());
+  const int groups = m.rowCount();
+  ASSERT_GT(groups, 1);
+  auto shown = [&m](const FindingsModel::RowFilter& f) {
+    QStringList out;
+    for (int g = 0; g < m.rowCount(); ++g)
+      if (f.groups[static_cast<std::size_t>(g)])
+        out << m.index(g, 0).data(FindingsModel::CodeRole).toString();
+    return out;
+  };
+  const auto all = m.filterRows(QString());
+  EXPECT_TRUE(all.error.isEmpty());
+  EXPECT_EQ(shown(all).size(), groups);
+  EXPECT_EQ(shown(m.filterRows("code=PORT_NOT_ACTIVE_SM")),
+            QStringList{QStringLiteral("PORT_NOT_ACTIVE_SM")});
+  for (const QString& code : shown(m.filterRows("severity>=critical"))) {
+    const int g = [&] {
+      for (int k = 0; k < m.rowCount(); ++k)
+        if (m.index(k, 0).data(FindingsModel::CodeRole).toString() == code) return k;
+      return -1;
+    }();
+    EXPECT_EQ(m.index(g, 0).data(FindingsModel::SeverityRole).toInt(), 3) << code.toStdString();
+  }
+  // A node name keeps that node's rows in every group it is in, and no other node's.
+  const auto one = m.filterRows("node=node2183");
+  ASSERT_FALSE(shown(one).isEmpty());
+  for (int g = 0; g < m.rowCount(); ++g) {
+    const QModelIndex group = m.index(g, 0);
+    for (int r = 0; r < m.rowCount(group); ++r) {
+      EXPECT_EQ(one.nodes[static_cast<std::size_t>(g)][static_cast<std::size_t>(r)],
+                m.nodeName(m.index(r, 0, group)) == QStringLiteral("node2183"));
+    }
+  }
+  const auto typo = m.filterRows("severity>=urgent");
+  EXPECT_FALSE(typo.error.isEmpty());
+  EXPECT_TRUE(shown(typo).isEmpty());
+}
+
 TEST(CountersModel, ShowsEveryCounterOfAPortWithItsTotalAndNothingForAnotherPort) {
   // The real mlx5 capture with hw_counters errors (procfs fixture).
   const v1::Snapshot snap = collectTree(ibc::test::fixturePath(

@@ -62,6 +62,17 @@ class FindingsModel : public QAbstractItemModel {
   // row; "" for a group row or a finding of no node.
   QString nodeName(const QModelIndex& index) const;
 
+  // Which rows a filter keeps (filter_terms.h): a word or node= over the node's name and
+  // label, code=, severity>= (by rank), device= (the node row's or any of its ports'). A
+  // group shows when it holds and one of its nodes does. A term that cannot be read keeps
+  // nothing and is the error.
+  struct RowFilter {
+    QString error;
+    std::vector<bool> groups;              // per group row
+    std::vector<std::vector<bool>> nodes;  // per group, per node row
+  };
+  RowFilter filterRows(const QString& text) const;
+
  private:
   struct NodeRow {
     int group = 0;
