@@ -83,7 +83,7 @@ int main(int argc, char** argv) {
   QCommandLineOption timings(
       QStringLiteral("timings"),
       QStringLiteral("With --screenshot: print to stderr how long the load and each page took "
-                     "(benchmarks)"));
+                     "and the peak memory so far (benchmarks)"));
   QCommandLineOption node(QStringLiteral("node"),
                           QStringLiteral("Node to select first (its label or name; default: the "
                                          "worst node)"),
