@@ -14,6 +14,7 @@
 
 #include "ibc/console/diff_model.h"
 #include "ibc/console/job_data.h"
+#include "widgets/table_copy.h"
 
 namespace ibc::console {
 
@@ -37,6 +38,7 @@ DiffPage::DiffPage(QWidget* parent) : Page(parent) {
   view_->horizontalHeader()->setStretchLastSection(true);
   view_->setSelectionBehavior(QAbstractItemView::SelectRows);
   view_->setWordWrap(false);
+  addCopyAction(view_);
 
   auto* bar = new QHBoxLayout;
   bar->addWidget(new QLabel(tr("Compare"), this));

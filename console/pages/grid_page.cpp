@@ -1,7 +1,5 @@
 #include "pages/grid_page.h"
 
-#include <QApplication>
-#include <QClipboard>
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QKeyEvent>
@@ -14,13 +12,13 @@
 #include <QVBoxLayout>
 #include <algorithm>
 #include <iterator>
-#include <set>
 
 #include "ibc/console/grid_filter.h"
 #include "ibc/console/job_data.h"
 #include "ibc/console/job_loader.h"
 #include "ibc/console/node_grid_model.h"
 #include "widgets/filter_edit.h"
+#include "widgets/table_copy.h"
 
 namespace ibc::console {
 
@@ -240,23 +238,6 @@ bool GridPage::eventFilter(QObject* watched, QEvent* event) {
   return QWidget::eventFilter(watched, event);
 }
 
-void GridPage::copySelection() const {
-  // Selected rows as tab-separated text with the header, in the view's order: pastes into a
-  // ticket or a spreadsheet as it looks.
-  std::set<int> rows;
-  for (const QModelIndex& i : view_->selectionModel()->selectedIndexes()) rows.insert(i.row());
-  QStringList lines;
-  QStringList header;
-  for (int c = 0; c < filter_->columnCount(); ++c)
-    header << filter_->headerData(c, Qt::Horizontal).toString();
-  lines << header.join(QLatin1Char('\t'));
-  for (const int row : rows) {
-    QStringList cells;
-    for (int c = 0; c < filter_->columnCount(); ++c)
-      cells << filter_->index(row, c).data().toString();
-    lines << cells.join(QLatin1Char('\t'));
-  }
-  QApplication::clipboard()->setText(lines.join(QLatin1Char('\n')) + QLatin1Char('\n'));
-}
+void GridPage::copySelection() const { copySelectedRows(view_); }
 
 }  // namespace ibc::console

@@ -19,6 +19,7 @@
 #include "ibc/console/counters_model.h"
 #include "ibc/console/job_data.h"
 #include "widgets/filter_edit.h"
+#include "widgets/table_copy.h"
 
 namespace ibc::console {
 
@@ -59,6 +60,8 @@ NodePage::NodePage(QWidget* parent) : Page(parent) {
                                                           6);
   counters_view_->horizontalHeader()->setStretchLastSection(true);
   counters_view_->setAlternatingRowColors(true);
+  counters_view_->setSelectionBehavior(QAbstractItemView::SelectRows);
+  addCopyAction(counters_view_);
   logs_ = new QPlainTextEdit(this);
   logs_->setReadOnly(true);
   logs_->setLineWrapMode(QPlainTextEdit::NoWrap);

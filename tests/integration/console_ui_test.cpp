@@ -1384,6 +1384,28 @@ TEST_F(ConsoleUi, AClickOnAChartsOutlierSelectsItsNodeOnEveryPage) {
             node);
 }
 
+// Ctrl+C on the node page's counters and on the diff copies the selected rows with the
+// header, as they are shown (units included).
+TEST_F(ConsoleUi, CtrlCCopiesTheSelectedCountersAndDiffRowsWithTheirHeader) {
+  openFiles({QString::fromStdString(world->dir + "/mlx5.ibsnap")}, world->ca());
+  window_->showPage(QStringLiteral("node"));
+  QTableView* counters = window_->nodePage()->countersView();
+  ASSERT_GT(counters->model()->rowCount(), 1);
+  counters->setFocus();
+  counters->selectRow(0);
+  QApplication::clipboard()->clear();
+  QTest::keyClick(counters, Qt::Key_C, Qt::ControlModifier);
+  const QStringList lines = QApplication::clipboard()->text().split(QLatin1Char('\n'));
+  ASSERT_GE(lines.size(), 2);
+  EXPECT_TRUE(lines[0].startsWith(QStringLiteral("Counter\tGroup\tTotal (latest)")))
+      << lines[0].toStdString();
+  EXPECT_TRUE(lines[1].startsWith(counters->model()->index(0, 0).data().toString() + '\t'))
+      << lines[1].toStdString();
+  auto* copy = counters->findChild<QAction*>(QStringLiteral("copy-rows"));
+  ASSERT_NE(copy, nullptr);
+  EXPECT_EQ(counters->contextMenuPolicy(), Qt::ActionsContextMenu);
+}
+
 }  // namespace
 }  // namespace ibc::console
 
