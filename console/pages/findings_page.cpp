@@ -29,8 +29,10 @@ constexpr int kExpandEverythingBelowRows = 40;
 }  // namespace
 
 FindingsPage::FindingsPage(FindingsModel* model, QWidget* parent) : Page(parent), model_(model) {
+  proxy_ = new FindingsFilter(this);
+  proxy_->setFindingsModel(model_);
   view_ = new QTreeView(this);
-  view_->setModel(model_);
+  view_->setModel(proxy_);
   view_->setUniformRowHeights(true);
   view_->setAlternatingRowColors(true);
   view_->setSelectionBehavior(QAbstractItemView::SelectRows);
@@ -60,17 +62,17 @@ FindingsPage::FindingsPage(FindingsModel* model, QWidget* parent) : Page(parent)
   view_->addActions({copy_finding_, copy_node_, open_node_});
   view_->setContextMenuPolicy(Qt::ActionsContextMenu);
   connect(copy_finding_, &QAction::triggered, this, [this] {
-    const QString text = model_->copyText(view_->currentIndex().siblingAtColumn(0));
+    const QString text = model_->copyText(source(view_->currentIndex().siblingAtColumn(0)));
     if (!text.isEmpty()) QApplication::clipboard()->setText(text);
   });
   connect(copy_node_, &QAction::triggered, this, [this] {
-    const QString name = model_->nodeName(view_->currentIndex().siblingAtColumn(0));
+    const QString name = model_->nodeName(source(view_->currentIndex().siblingAtColumn(0)));
     if (!name.isEmpty()) QApplication::clipboard()->setText(name);
   });
   connect(open_node_, &QAction::triggered, this, [this] { openNode(view_->currentIndex()); });
   // Enter or a double click on a finding (a row without children) opens its node.
   connect(view_, &QAbstractItemView::activated, this, [this](const QModelIndex& index) {
-    if (model_->rowCount(index.siblingAtColumn(0)) == 0) openNode(index);
+    if (proxy_->rowCount(index.siblingAtColumn(0)) == 0) openNode(index);
   });
 
   // Expanding and measuring a 2,000-node job's findings costs the GUI thread: done when the
@@ -80,7 +82,6 @@ FindingsPage::FindingsPage(FindingsModel* model, QWidget* parent) : Page(parent)
     detail_->clear();
     showAllOk();
     updateActions();
-    if (!filter_->text().isEmpty()) applyFilter();
     if (isVisible()) layoutTree();
   });
   connect(view_->selectionModel(), &QItemSelectionModel::currentRowChanged, this,
@@ -116,21 +117,22 @@ void FindingsPage::layoutTree() {
   tree_stale_ = false;
   int node_rows = 0;
   int port_rows = 0;
-  for (int g = 0; g < model_->rowCount(); ++g) {
-    const QModelIndex group = model_->index(g, 0);
-    node_rows += model_->rowCount(group);
-    for (int r = 0; r < model_->rowCount(group) && node_rows <= kExpandAllBelowRows; ++r)
-      port_rows += model_->rowCount(model_->index(r, 0, group));
+  for (int g = 0; g < proxy_->rowCount(); ++g) {
+    const QModelIndex group = proxy_->index(g, 0);
+    node_rows += proxy_->rowCount(group);
+    for (int r = 0; r < proxy_->rowCount(group) && node_rows <= kExpandAllBelowRows; ++r)
+      port_rows += proxy_->rowCount(proxy_->index(r, 0, group));
   }
-  if (model_->rowCount() + node_rows + port_rows <= kExpandEverythingBelowRows) {
+  if (proxy_->rowCount() + node_rows + port_rows <= kExpandEverythingBelowRows) {
     view_->expandAll();
   } else if (node_rows <= kExpandAllBelowRows) {
     view_->expandToDepth(0);
-  } else if (model_->rowCount() > 0) {
-    view_->expand(model_->index(0, 0));
+  } else if (proxy_->rowCount() > 0) {
+    view_->expand(proxy_->index(0, 0));
   }
   // Worst first: the most severe group's first node, unless a node was selected already.
-  if (!view_->currentIndex().isValid()) setCurrentSilently(model_->worstFinding());
+  if (!view_->currentIndex().isValid())
+    setCurrentSilently(proxy_->mapFromSource(model_->worstFinding()));
   for (int c = FindingsModel::Node; c < FindingsModel::ColumnCount; ++c)
     view_->resizeColumnToContents(c);
   if (view_->currentIndex().isValid()) view_->scrollTo(view_->currentIndex());
@@ -149,17 +151,13 @@ void FindingsPage::showAllOk() {
 }
 
 void FindingsPage::applyFilter() {
-  // The model decides which rows hold; the view hides the others (no proxy between the
-  // model and the pages' selection).
-  const FindingsModel::RowFilter keep = model_->filterRows(filter_->text());
-  filter_->setError(keep.error);
-  for (int g = 0; g < static_cast<int>(keep.groups.size()); ++g) {
-    const QModelIndex group = model_->index(g, 0);
-    const auto& nodes = keep.nodes[static_cast<std::size_t>(g)];
-    for (int r = 0; r < static_cast<int>(nodes.size()); ++r)
-      view_->setRowHidden(r, group, !nodes[static_cast<std::size_t>(r)]);
-    view_->setRowHidden(g, {}, !keep.groups[static_cast<std::size_t>(g)]);
-  }
+  proxy_->setFilterText(filter_->text());
+  filter_->setError(proxy_->filterError());
+  if (!filter_->text().trimmed().isEmpty()) view_->expandToDepth(0);
+}
+
+QModelIndex FindingsPage::source(const QModelIndex& shown) const {
+  return proxy_->mapToSource(shown);
 }
 
 void FindingsPage::showEvent(QShowEvent* event) {
@@ -173,7 +171,7 @@ void FindingsPage::showFinding(const QModelIndex& index) {
     return;
   }
   const QModelIndex row = index.siblingAtColumn(0);
-  const std::vector<int> findings = model_->findingsOf(row);
+  const std::vector<int> findings = model_->findingsOf(source(row));
   if (findings.empty()) {
     detail_->clear();
     return;
@@ -191,7 +189,7 @@ void FindingsPage::showFinding(const QModelIndex& index) {
                "to see every node.</p><hr>")
                 .arg(row.data().toString().toHtmlEscaped())
                 .arg(findings.size())
-                .arg(model_->rowCount(row));
+                .arg(proxy_->rowCount(row));
   }
   const auto& f = job_->report.findings(findings.front());
   html += QStringLiteral("<p><b>%1 %2</b> on %3 %4</p><p>%5</p><p><b>Evidence</b></p><ul>")
@@ -234,7 +232,7 @@ void FindingsPage::selectNode(int node_index, const QString& device, int port) {
     view_->scrollTo(current);
     return;
   }
-  const QModelIndex at = model_->indexOfNode(node_index, device, port);
+  const QModelIndex at = proxy_->mapFromSource(model_->indexOfNode(node_index, device, port));
   if (!at.isValid()) return;
   setCurrentSilently(at);
   view_->scrollTo(at);

@@ -16,6 +16,7 @@ namespace ibc::console {
 
 class FilterEdit;
 
+class FindingsFilter;
 class FindingsModel;
 struct JobData;
 
@@ -51,6 +52,8 @@ class FindingsPage : public Page {
   void showFinding(const QModelIndex& index);
   void layoutTree();
   void applyFilter();
+  // The model's index of a row the view shows.
+  QModelIndex source(const QModelIndex& shown) const;
   void showAllOk();
   void setCurrentSilently(const QModelIndex& index);
   void updateActions();
@@ -60,6 +63,7 @@ class FindingsPage : public Page {
   const JobData* job_ = nullptr;
   QTreeView* view_;
   FilterEdit* filter_;
+  FindingsFilter* proxy_;
   QTextBrowser* detail_;
   QAction* copy_finding_;
   QAction* copy_node_;

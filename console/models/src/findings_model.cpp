@@ -362,4 +362,38 @@ QVariant FindingsModel::headerData(int section, Qt::Orientation orientation, int
   }
 }
 
+FindingsFilter::FindingsFilter(QObject* parent) : QSortFilterProxyModel(parent) {
+  // A kept node row brings its port rows; a group shows when one of its nodes is kept.
+  setRecursiveFilteringEnabled(true);
+  setAutoAcceptChildRows(true);
+}
+
+void FindingsFilter::setFindingsModel(FindingsModel* model) {
+  findings_ = model;
+  setSourceModel(model);
+  connect(model, &QAbstractItemModel::modelReset, this, [this] { recompute(); });
+  recompute();
+}
+
+void FindingsFilter::setFilterText(const QString& text) {
+  text_ = text;
+  recompute();
+}
+
+void FindingsFilter::recompute() {
+  keep_ = findings_ != nullptr && !text_.trimmed().isEmpty() ? findings_->filterRows(text_)
+                                                             : FindingsModel::RowFilter{};
+  invalidateFilter();
+}
+
+bool FindingsFilter::filterAcceptsRow(int source_row, const QModelIndex& source_parent) const {
+  if (text_.trimmed().isEmpty()) return true;
+  if (!keep_.error.isEmpty()) return false;
+  // Node rows decide (a group is shown through them, ports come with them).
+  if (!source_parent.isValid() || source_parent.parent().isValid()) return false;
+  const auto g = static_cast<std::size_t>(source_parent.row());
+  const auto r = static_cast<std::size_t>(source_row);
+  return g < keep_.nodes.size() && r < keep_.nodes[g].size() && keep_.nodes[g][r];
+}
+
 }  // namespace ibc::console

@@ -907,6 +907,38 @@ TEST(FindingsModel, AFilterKeepsTheGroupsAndNodesThatHoldAndATypoKeepsNothing) {
   EXPECT_TRUE(shown(typo).isEmpty());
 }
 
+TEST(FindingsFilter, KeepsTheNodesThatHoldWithTheirPortsAndGroupsUnderTheModelTester) {
+  FindingsModel m;
+  m.setJob(&job());
+  FindingsFilter f;
+  QAbstractItemModelTester tester(&f, QAbstractItemModelTester::FailureReportingMode::Fatal);
+  f.setFindingsModel(&m);
+  EXPECT_EQ(f.rowCount(), m.rowCount());
+  f.setFilterText("node=node1661");
+  ASSERT_GT(f.rowCount(), 0);
+  int ports = 0;
+  for (int g = 0; g < f.rowCount(); ++g) {
+    const QModelIndex group = f.index(g, 0);
+    ASSERT_GT(f.rowCount(group), 0);
+    for (int r = 0; r < f.rowCount(group); ++r) {
+      const QModelIndex node = f.index(r, 0, group);
+      EXPECT_EQ(m.nodeName(f.mapToSource(node)), QStringLiteral("node1661"));
+      ports += f.rowCount(node);
+    }
+  }
+  EXPECT_GT(ports, 0);  // its two INIT ports come with it
+  f.setFilterText("code=NO_SUCH_CODE");
+  EXPECT_EQ(f.rowCount(), 0);
+  EXPECT_TRUE(f.filterError().isEmpty());
+  f.setFilterText("severity>=urgent");
+  EXPECT_EQ(f.rowCount(), 0);
+  EXPECT_FALSE(f.filterError().isEmpty());
+  f.setFilterText("");
+  EXPECT_EQ(f.rowCount(), m.rowCount());
+  m.setJob(nullptr);  // a reset of the model resets the filter
+  EXPECT_EQ(f.rowCount(), 0);
+}
+
 TEST(CountersModel, ShowsEveryCounterOfAPortWithItsTotalAndNothingForAnotherPort) {
   // The real mlx5 capture with hw_counters errors (procfs fixture).
   const v1::Snapshot snap = collectTree(ibc::test::fixturePath(

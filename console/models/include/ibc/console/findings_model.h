@@ -9,6 +9,7 @@
 // Selecting a node or port row tells the other pages which node and port to show.
 
 #include <QAbstractItemModel>
+#include <QSortFilterProxyModel>
 #include <QString>
 #include <vector>
 
@@ -102,6 +103,28 @@ class FindingsModel : public QAbstractItemModel {
   const JobData* job_ = nullptr;
   std::vector<Group> groups_;
   std::vector<NodeRow> node_rows_;
+};
+
+// The findings page's filter (filter_terms.h), as FindingsModel::filterRows decides: node
+// rows that hold are kept with their ports, and their groups; nothing else.
+class FindingsFilter : public QSortFilterProxyModel {
+  Q_OBJECT
+
+ public:
+  explicit FindingsFilter(QObject* parent = nullptr);
+  void setFindingsModel(FindingsModel* model);
+  void setFilterText(const QString& text);
+  QString filterError() const { return keep_.error; }
+
+ protected:
+  bool filterAcceptsRow(int source_row, const QModelIndex& source_parent) const override;
+
+ private:
+  void recompute();
+
+  FindingsModel* findings_ = nullptr;
+  QString text_;
+  FindingsModel::RowFilter keep_;
 };
 
 }  // namespace ibc::console
