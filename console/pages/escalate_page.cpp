@@ -232,6 +232,44 @@ EscalatePage::EscalatePage(QWidget* parent) : Page(parent) {
 }
 
 void EscalatePage::setJob(const JobData* job) {
+  ++suspects_generation_;
+  suspects_pending_ = false;
+  showJob(job, job != nullptr ? suspectReasons(*job) : std::vector<SuspectReason>());
+}
+
+void EscalatePage::loadJob(LoadedJob* job) {
+  // Core's escalation of every node (a copy of each snapshot judged again) takes ~70 ms per
+  // 1,000 nodes: a large job's is a worker's, holding the job, and the page says so meanwhile.
+  if (job == nullptr || job->data->report.nodes_size() < kSuspectsOnAWorkerFrom) {
+    setJob(job != nullptr ? job->data.get() : nullptr);
+    return;
+  }
+  const int generation = ++suspects_generation_;
+  suspects_pending_ = true;
+  showJob(nullptr, {});
+  carried_->setPlainText(tr("Working out which nodes core escalates..."));
+  const PageRef self{this, this};
+  QThread* worker = QThread::create([hold = job->shared_from_this(), generation, self]() mutable {
+    auto reasons = std::make_shared<std::vector<SuspectReason>>(suspectReasons(*hold->data));
+    const JobData* data = hold->data.get();
+    // The page's job stays alive while the window holds it; a replaced one is dropped.
+    std::weak_ptr<LoadedJob> weak = hold;
+    hold.reset();
+    QMetaObject::invokeMethod(
+        qApp,
+        [self, generation, reasons, data, weak] {
+          if (!self || generation != self->suspects_generation_ || weak.expired()) return;
+          self->suspects_pending_ = false;
+          self->showJob(data, std::move(*reasons));
+          emit self->suspectsReady();
+        },
+        Qt::QueuedConnection);
+  });
+  connect(worker, &QThread::finished, worker, &QObject::deleteLater);
+  worker->start();
+}
+
+void EscalatePage::showJob(const JobData* job, std::vector<SuspectReason> reasons) {
   job_ = job;
   case_id_.clear();
   case_.reset();
@@ -239,7 +277,6 @@ void EscalatePage::setJob(const JobData* job) {
   std::vector<CheckListModel::Item> items;
   if (job_ != nullptr) {
     // Suspects first (core's escalations), checked, each with why; then the others.
-    const auto reasons = suspectReasons(*job_);
     std::map<int, const SuspectReason*> suspect;
     for (const auto& r : reasons) suspect[r.node] = &r;
     std::vector<int> order;
@@ -677,7 +714,5 @@ QString EscalatePage::hostCommand() const {
                               case_ ? &*case_ : nullptr, redact_->isChecked())
                .host_line);
 }
-
-void EscalatePage::loadJob(LoadedJob* job) { setJob(job != nullptr ? job->data.get() : nullptr); }
 
 }  // namespace ibc::console

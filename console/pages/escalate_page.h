@@ -16,6 +16,7 @@
 
 #include "ibc/console/bundle_plan.h"
 #include "ibc/console/collector_source.h"
+#include "ibc/console/escalation.h"
 
 class QCheckBox;
 class QLabel;
@@ -61,7 +62,11 @@ class EscalatePage : public Page {
   // The node list's text of node `node` (index into report.nodes()), "" when not listed.
   QString nodeText(int node) const;
   // True when the plan shown is the one for the current checks (none is being computed).
-  bool planCurrent() const { return plan_applied_ == plan_generation_; }
+  bool planCurrent() const { return plan_applied_ == plan_generation_ && !suspects_pending_; }
+  // Jobs of this many nodes and more have their suspects worked out on a worker (loadJob);
+  // suspectsReady follows.
+  static constexpr int kSuspectsOnAWorkerFrom = 1000;
+  bool suspectsPending() const { return suspects_pending_; }
   // The job's existing case (listed from the collector, or made here), if any.
   const std::optional<::ibcollect::v1::Case>& existingCase() const { return case_; }
   // Where the engineer's certificate and key are (the jobs page's fields).
@@ -88,12 +93,15 @@ class EscalatePage : public Page {
   void caseFailed(const QString& message);
   // The plan for the current checks is computed and shown.
   void planned();
+  void suspectsReady();
   // The collector's cases were listed for the job (found: it has one).
   void casesListed(bool found);
 
  private:
   // Shows the outcome of an export and emits exported().
   void exportDone(bool ok, const QString& message);
+  // The job with its suspects (core's escalations, worst first), shown.
+  void showJob(const JobData* job, std::vector<SuspectReason> reasons);
   void fillFindings();
   void updateCaseButton();
   void updateExportButton();
@@ -123,8 +131,10 @@ class EscalatePage : public Page {
   CollectorSettings settings_;
   QString case_id_;
   std::optional<::ibcollect::v1::Case> case_;
-  int plan_generation_ = 0;  // the newest plan asked for; older answers are dropped
-  int plan_applied_ = 0;     // the plan shown
+  int plan_generation_ = 0;      // the newest plan asked for; older answers are dropped
+  int suspects_generation_ = 0;  // the newest job's suspects asked for (loadJob's worker)
+  bool suspects_pending_ = false;
+  int plan_applied_ = 0;  // the plan shown
   int cases_generation_ = 0;
   bool sending_ = false;
   bool exporting_ = false;  // a bundle is being written: the button waits
