@@ -186,7 +186,7 @@ QString ChartsPage::barToolTip(int index) const {
   if (bars_ == nullptr || index < 0) return {};
   if (!distribution_) {
     if (index >= static_cast<int>(series_.values.size())) return {};
-    return q(describeValue(series_, series_.values[static_cast<std::size_t>(index)]));
+    return q(describeValue(series_, static_cast<std::size_t>(index)));
   }
   if (index >= static_cast<int>(histogram_.bins.size())) return {};
   const HistogramBin& b = histogram_.bins[static_cast<std::size_t>(index)];
@@ -324,10 +324,10 @@ QString ChartsPage::drawPerNode(QChart* chart) {
   distribution_ = have > kMaxBars;
   QString caption = distribution_ ? drawHistogram(chart) : drawBars(chart);
   const QString rule = q(outlierRule(series_));
-  caption += series_.outliers == 0 ? tr(" No outlier (an outlier is %1).").arg(rule)
-                                   : tr(" %1 outlier(s) in red, %2: %3.")
-                                         .arg(series_.outliers)
-                                         .arg(rule, q(outlierNames(series_, kMaxNamedInCaption)));
+  caption += series_.outliers() == 0 ? tr(" No outlier (an outlier is %1).").arg(rule)
+                                     : tr(" %1 outlier(s) in red, %2: %3.")
+                                           .arg(series_.outliers())
+                                           .arg(rule, q(outlierNames(series_, kMaxNamedInCaption)));
   const auto [lowest, highest] =
       std::minmax_element(series_.values.begin(), series_.values.end(),
                           [](const NodeValue& a, const NodeValue& b) { return a.value < b.value; });
@@ -335,7 +335,7 @@ QString ChartsPage::drawPerNode(QChart* chart) {
     caption += tr(" Every node has %1.").arg(q(formatValue(series_, lowest->value)));
   if (!distribution_) {
     caption += tr(" Hover a bar for its value; click it to select its node.");
-  } else if (series_.outliers > 0) {
+  } else if (series_.outliers() > 0) {
     caption += tr(" Click a red bin, a name on the chart or in the list to select the node.");
   } else {
     caption += tr(" Click a bin to select its first node.");
@@ -361,7 +361,7 @@ QString ChartsPage::drawBars(QChart* chart) {
     const NodeValue& v = series_.values[static_cast<std::size_t>(i)];
     bars_->append(v.value / scale.divisor);
     categories << q(v.label.substr(prefix.size()));
-    if (v.outlier) bars_->selectBar(i);
+    if (series_.isOutlier(static_cast<std::size_t>(i))) bars_->selectBar(i);
   }
   int annotated = 0;
   for (const int k : outliersWorstFirst(series_)) {
@@ -497,7 +497,7 @@ void ChartsPage::fillOutlierList() {
     auto* item = new QListWidgetItem(
         QStringLiteral("%1  %2").arg(q(v.label), q(formatValue(series_, v.value))));
     item->setData(Qt::UserRole, v.node);
-    item->setToolTip(q(describeValue(series_, v)));
+    item->setToolTip(q(describeValue(series_, static_cast<std::size_t>(worst[k]))));
     item->setForeground(kOutlier);
     outlier_list_->addItem(item);
   }

@@ -44,14 +44,11 @@ std::optional<double> counterSum(const v1::Snapshot& snap, const std::string& co
   return total;
 }
 
-void applyMarks(NodeSeries& series, const core::OutlierMarks& marks, double scale) {
-  series.median = marks.median * scale;
-  series.outliers = 0;
-  for (std::size_t k = 0; k < series.values.size(); ++k) {
-    series.values[k].outlier = marks.outlier[k];
-    series.values[k].value *= scale;
-    series.outliers += marks.outlier[k] ? 1 : 0;
-  }
+// Core judged the counts; the values are shown in their unit.
+void keepMarks(NodeSeries& series, core::OutlierMarks marks, double scale) {
+  series.marks = std::move(marks);
+  series.scale = scale;
+  for (auto& v : series.values) v.value *= scale;
 }
 
 std::vector<double> valuesOf(const NodeSeries& series) {
@@ -81,9 +78,9 @@ NodeSeries busbwPerNode(const JobData& job) {
       for (const auto& r : t.parsed().rows())
         peak = std::max(peak.value_or(0), std::max(r.oop_busbw_gbs(), r.ip_busbw_gbs()));
     }
-    if (peak) series.values.push_back({i, job.report.nodes(i).label(), *peak, false});
+    if (peak) series.values.push_back({i, job.report.nodes(i).label(), *peak});
   }
-  applyMarks(series, core::markBusbwOutliers(valuesOf(series)), 1.0);
+  keepMarks(series, core::markBusbwOutliers(valuesOf(series)), 1.0);
   return series;
 }
 
@@ -95,10 +92,10 @@ NodeSeries counterPerNode(const JobData& job, const std::string& counter) {
   series.nodes = job.report.nodes_size();
   for (int i = 0; i < job.report.nodes_size() && i < static_cast<int>(job.snapshots.size()); ++i) {
     if (auto v = counterSum(job.snapshots[static_cast<std::size_t>(i)], counter, true))
-      series.values.push_back({i, job.report.nodes(i).label(), *v, false});
+      series.values.push_back({i, job.report.nodes(i).label(), *v});
   }
   // Judged on the counts, as NODE_OUTLIER judges them; shown in the counter's unit.
-  applyMarks(series, core::markCounterOutliers(valuesOf(series)), counterScale(counter));
+  keepMarks(series, core::markCounterOutliers(valuesOf(series)), counterScale(counter));
   return series;
 }
 
@@ -112,30 +109,24 @@ std::string formatValue(const NodeSeries& series, double value) {
 }
 
 std::string outlierRule(const NodeSeries& series) {
-  char buf[64];
-  if (series.quantity == NodeQuantity::Busbw) {
-    std::snprintf(buf, sizeof buf, "%.0f%%", core::kBusbwOutlierFraction * 100);
-    return std::string("below ") + buf + " of the job's median (" +
-           formatValue(series, series.median) + ")";
-  }
-  const double scale = counterScale(series.counter);
-  const double threshold = core::kCounterOutlierFactor * std::max(series.median / scale, 1.0);
-  std::snprintf(buf, sizeof buf, "%g", core::kCounterOutlierFactor);
-  return std::string("above ") + buf +
-         " x max(median, 1) = " + formatValue(series, threshold * scale) + " (median " +
-         formatValue(series, series.median) + ")";
+  // Core's rule in its words, with this job's numbers in their unit.
+  if (series.quantity == NodeQuantity::Busbw)
+    return series.marks.rule + " (" + formatValue(series, series.median()) + ")";
+  return series.marks.rule + " = " + formatValue(series, series.threshold()) + " (median " +
+         formatValue(series, series.median()) + ")";
 }
 
-std::string describeValue(const NodeSeries& series, const NodeValue& value) {
+std::string describeValue(const NodeSeries& series, std::size_t k) {
+  const NodeValue& value = series.values[k];
   std::string out = value.label + ": " + formatValue(series, value.value) + "\n";
-  if (value.outlier) return out + "outlier: " + outlierRule(series);
+  if (series.isOutlier(k)) return out + "outlier: " + outlierRule(series);
   return out + "not an outlier (an outlier is " + outlierRule(series) + ")";
 }
 
 std::vector<int> outliersWorstFirst(const NodeSeries& series) {
   std::vector<int> out;
   for (std::size_t k = 0; k < series.values.size(); ++k)
-    if (series.values[k].outlier) out.push_back(static_cast<int>(k));
+    if (series.isOutlier(k)) out.push_back(static_cast<int>(k));
   const bool low_is_worse = series.quantity == NodeQuantity::Busbw;
   std::stable_sort(out.begin(), out.end(), [&](int a, int b) {
     const double va = series.values[static_cast<std::size_t>(a)].value;

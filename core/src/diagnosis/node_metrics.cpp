@@ -134,11 +134,22 @@ OutlierMarks mark(const std::vector<double>& values, Rule is_outlier) {
 }  // namespace
 
 OutlierMarks markBusbwOutliers(const std::vector<double>& busbw_gbs) {
-  return mark(busbw_gbs, isBusbwOutlier);
+  OutlierMarks m = mark(busbw_gbs, isBusbwOutlier);
+  m.threshold = kBusbwOutlierFraction * m.median;
+  m.below = true;
+  m.rule = "below " + std::to_string(static_cast<int>(std::lround(kBusbwOutlierFraction * 100))) +
+           "% of the job's median";
+  return m;
 }
 
 OutlierMarks markCounterOutliers(const std::vector<double>& values, double factor) {
-  return mark(values, [factor](double v, double m) { return isCounterOutlier(v, m, factor); });
+  OutlierMarks m =
+      mark(values, [factor](double v, double med) { return isCounterOutlier(v, med, factor); });
+  m.threshold = factor * std::max(m.median, 1.0);
+  char f[32];
+  std::snprintf(f, sizeof f, "%g", factor);
+  m.rule = std::string("above ") + f + " x max(median, 1)";
+  return m;
 }
 
 namespace {

@@ -21,14 +21,9 @@ NodeSeries busbwSeries(const std::vector<double>& gbs) {
   for (std::size_t i = 0; i < gbs.size(); ++i) {
     char name[32];
     std::snprintf(name, sizeof name, "gpu-%04zu", i);
-    s.values.push_back({static_cast<int>(i), name, gbs[i], false});
+    s.values.push_back({static_cast<int>(i), name, gbs[i]});
   }
-  const auto marks = core::markBusbwOutliers(gbs);
-  s.median = marks.median;
-  for (std::size_t i = 0; i < gbs.size(); ++i) {
-    s.values[i].outlier = marks.outlier[i];
-    s.outliers += marks.outlier[i] ? 1 : 0;
-  }
+  s.marks = core::markBusbwOutliers(gbs);
   return s;
 }
 
@@ -94,7 +89,7 @@ TEST(Histogram, BinEdgesAreNiceCountsAddUpAndEachOutlierIsInTheBinOfItsValue) {
   gbs[1234] = 121.0;
   gbs[1999] = 250.0;
   const NodeSeries s = busbwSeries(gbs);
-  ASSERT_EQ(s.outliers, 3);
+  ASSERT_EQ(s.outliers(), 3);
   const Histogram h = histogramOf(s, 20);
   ASSERT_FALSE(h.bins.empty());
   EXPECT_LE(h.bins.size(), 20u);
@@ -139,7 +134,7 @@ TEST(Histogram, EqualValuesMakeOneBinHoldingThemAll) {
   }
   EXPECT_EQ(total, 500);
   EXPECT_EQ(nonempty, 1);
-  EXPECT_EQ(s.outliers, 0);
+  EXPECT_EQ(s.outliers(), 0);
 }
 
 TEST(Histogram, BytesAreBinnedInTheUnitShownSoEdgesAreRoundGiB) {
@@ -148,7 +143,7 @@ TEST(Histogram, BytesAreBinnedInTheUnitShownSoEdgesAreRoundGiB) {
   s.quantity = NodeQuantity::Counter;
   s.counter = "port_xmit_data";
   s.unit = CounterUnit::Bytes;
-  for (int i = 0; i < 1000; ++i) s.values.push_back({i, "n", (i % 7 + 1) * 4 * kGiB, false});
+  for (int i = 0; i < 1000; ++i) s.values.push_back({i, "n", (i % 7 + 1) * 4 * kGiB});
   s.values[77].value = 520 * kGiB;
   const UnitScale scale = unitScale(s.unit, 520 * kGiB);
   ASSERT_EQ(scale.suffix, "GiB");
@@ -162,7 +157,7 @@ TEST(Histogram, BytesAreBinnedInTheUnitShownSoEdgesAreRoundGiB) {
 
 TEST(OutlierWords, OutliersAreNamedWorstFirstWithTheirValueAndTheRuleIsCores) {
   const NodeSeries s = busbwSeries({338.8, 235.26, 361.2, 97.54});
-  ASSERT_EQ(s.outliers, 2);
+  ASSERT_EQ(s.outliers(), 2);
   EXPECT_EQ(outliersWorstFirst(s), (std::vector<int>{3, 1}));
   EXPECT_EQ(outlierNames(s, 5), "gpu-0003 (97.5 GB/s), gpu-0001 (235.3 GB/s)");
   EXPECT_EQ(outlierNames(s, 1), "gpu-0003 (97.5 GB/s) and 1 more");
@@ -170,9 +165,9 @@ TEST(OutlierWords, OutliersAreNamedWorstFirstWithTheirValueAndTheRuleIsCores) {
   // The rule's numbers are core's: 80% (kBusbwOutlierFraction) of the median, 338.8.
   EXPECT_EQ(core::kBusbwOutlierFraction, 0.8);
   EXPECT_EQ(outlierRule(s), "below 80% of the job's median (338.8 GB/s)");
-  EXPECT_EQ(describeValue(s, s.values[3]),
+  EXPECT_EQ(describeValue(s, 3),
             "gpu-0003: 97.5 GB/s\noutlier: below 80% of the job's median (338.8 GB/s)");
-  EXPECT_EQ(describeValue(s, s.values[0]),
+  EXPECT_EQ(describeValue(s, 0),
             "gpu-0000: 338.8 GB/s\nnot an outlier (an outlier is below 80% of the job's median "
             "(338.8 GB/s))");
 
@@ -180,8 +175,9 @@ TEST(OutlierWords, OutliersAreNamedWorstFirstWithTheirValueAndTheRuleIsCores) {
   c.quantity = NodeQuantity::Counter;
   c.counter = "symbol_error";
   c.unit = counterUnit(c.counter);
-  c.values = {{0, "a", 0, false}, {1, "b", 120, true}, {2, "c", 0, false}, {3, "d", 40, true}};
-  c.outliers = 2;
+  c.values = {{0, "a", 0}, {1, "b", 120}, {2, "c", 0}, {3, "d", 40}, {4, "e", 0}};
+  c.marks = core::markCounterOutliers({0, 120, 0, 40, 0});  // core marks b and d
+  ASSERT_EQ(c.outliers(), 2);
   EXPECT_EQ(outliersWorstFirst(c), (std::vector<int>{1, 3}));  // the highest first
   EXPECT_EQ(outlierRule(c), "above 10 x max(median, 1) = 10 (median 0)");
   EXPECT_EQ(outlierNames(c, 5), "b (120), d (40)");

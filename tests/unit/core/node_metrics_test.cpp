@@ -188,6 +188,15 @@ TEST(OutlierMarks, OneRuleMarksBusbwAndCountersForEveryConsumer) {
   EXPECT_EQ(counters.outlier, (std::vector<bool>{false, false, true, false}));  // > 10 x max(m,1)
   EXPECT_EQ(markBusbwOutliers({1.0}).outlier, std::vector<bool>{false});        // no peers
   EXPECT_TRUE(markCounterOutliers({}).outlier.empty());
+  // The marks say their rule, so no surface words it again.
+  EXPECT_EQ(busbw.rule, "below 80% of the job's median");
+  EXPECT_TRUE(busbw.below);
+  EXPECT_DOUBLE_EQ(busbw.threshold, kBusbwOutlierFraction * 338.8);
+  EXPECT_EQ(busbw.count(), 2);
+  EXPECT_EQ(counters.rule, "above 10 x max(median, 1)");
+  EXPECT_FALSE(counters.below);
+  EXPECT_DOUBLE_EQ(counters.threshold, 30);  // median 3
+  EXPECT_EQ(counters.count(), 1);
 }
 
 }  // namespace

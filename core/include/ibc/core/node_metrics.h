@@ -78,6 +78,17 @@ bool isBusbwOutlier(double busbw_gbs, double median_gbs);
 struct OutlierMarks {
   double median = 0;
   std::vector<bool> outlier;
+  // The rule in numbers and words, for every surface that explains a mark: a value is an
+  // outlier below (busbw) or above (counters) `threshold`; `rule` says so without units
+  // ("below 80% of the job's median", "above 10 x max(median, 1)").
+  double threshold = 0;
+  bool below = false;
+  std::string rule;
+  int count() const {
+    int n = 0;
+    for (const bool o : outlier) n += o ? 1 : 0;
+    return n;
+  }
 };
 // What one count of a counter is (every surface shows counters in these units). IB's
 // port_xmit_data/port_rcv_data (and their counters_ext `_64` forms) count 4-byte words:

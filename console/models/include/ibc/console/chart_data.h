@@ -19,10 +19,9 @@
 namespace ibc::console {
 
 struct NodeValue {
-  int node = 0;          // index into report.nodes()
-  std::string label;     // the node's label
-  double value = 0;      // GB/s for busbw; the counter's unit (counterUnit) for counters
-  bool outlier = false;  // core's outlier rules (node_metrics.h) against core's median
+  int node = 0;       // index into report.nodes()
+  std::string label;  // the node's label
+  double value = 0;   // GB/s for busbw; the counter's unit (counterUnit) for counters
 };
 
 enum class NodeQuantity { Busbw, Counter };
@@ -34,8 +33,14 @@ struct NodeSeries {
   CounterUnit unit = CounterUnit::Count;  // for Counter
   std::vector<NodeValue> values;          // nodes that have the value, in node order
   int nodes = 0;                          // nodes in the job
-  double median = 0;                      // core's median of the values (the rule's base)
-  int outliers = 0;                       // values with outlier set
+  // Core's judgement of the values (node_metrics.h): median, threshold, rule and which are
+  // outliers, in the values' own counts; `scale` turns a count into the unit shown.
+  core::OutlierMarks marks;
+  double scale = 1;
+  double median() const { return marks.median * scale; }
+  double threshold() const { return marks.threshold * scale; }
+  int outliers() const { return marks.count(); }
+  bool isOutlier(std::size_t k) const { return k < marks.outlier.size() && marks.outlier[k]; }
 };
 
 // The peak bus bandwidth (GB/s) of each node's nccl-tests output (the larger of out-of-place
@@ -56,7 +61,8 @@ std::string outlierRule(const NodeSeries& series);
 
 // A bar's tooltip: "node1661: 97.5 GB/s\noutlier: below 80% of ..." or "...\nnot an outlier
 // (...)".
-std::string describeValue(const NodeSeries& series, const NodeValue& value);
+// `k` indexes series.values.
+std::string describeValue(const NodeSeries& series, std::size_t k);
 
 // Indexes into series.values of the outliers, most extreme first (busbw: lowest first;
 // counters: highest first; ties by node order).
