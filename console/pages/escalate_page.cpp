@@ -72,6 +72,13 @@ struct PageRef {
 }  // namespace
 
 EscalatePage::EscalatePage(QWidget* parent) : Page(parent) {
+  createWidgets();
+  layOut();
+  connectWidgets();
+  updateExportButton();
+}
+
+void EscalatePage::createWidgets() {
   // Models with views: a row per node or finding is a small struct, not an item object.
   nodes_model_ = new CheckListModel(this);
   findings_model_ = new CheckListModel(this);
@@ -138,7 +145,9 @@ EscalatePage::EscalatePage(QWidget* parent) : Page(parent) {
   create_case_->setEnabled(false);
   write_bundle_ = new QPushButton(tr("Export bundle..."), this);
   write_bundle_->setObjectName(QStringLiteral("export_bundle"));
+}
 
+void EscalatePage::layOut() {
   auto* left = new QWidget(this);
   auto* left_layout = new QVBoxLayout(left);
   left_layout->setContentsMargins(0, 0, 0, 0);
@@ -184,7 +193,9 @@ EscalatePage::EscalatePage(QWidget* parent) : Page(parent) {
   layout->addWidget(case_label_);
   layout->addWidget(command_);
   layout->addLayout(buttons);
+}
 
+void EscalatePage::connectWidgets() {
   connect(nodes_model_, &CheckListModel::checkToggled, this, [this] {
     fillFindings();
     checksChanged();
@@ -228,7 +239,6 @@ EscalatePage::EscalatePage(QWidget* parent) : Page(parent) {
     advice.kind = classifyError(message.toStdString());
     emit failed(advice);
   });
-  updateExportButton();
 }
 
 void EscalatePage::setJob(const JobData* job) {

@@ -100,6 +100,10 @@ class EscalatePage : public Page {
  private:
   // Shows the outcome of an export and emits exported().
   void exportDone(bool ok, const QString& message);
+  // The constructor's steps: the widgets, where they go, what they do.
+  void createWidgets();
+  void layOut();
+  void connectWidgets();
   // The job with its suspects (core's escalations, worst first), shown.
   void showJob(const JobData* job, std::vector<SuspectReason> reasons);
   void fillFindings();

@@ -56,6 +56,44 @@ Result<Connected> connect(const CollectorSettings& settings) {
   return Connected{std::move(*connection)};
 }
 
+// Every snapshot the collector holds of the job, page by page.
+Result<std::vector<v1::SnapshotInfo>> listJobSnapshots(Connected& session,
+                                                       const std::string& tenant,
+                                                       const std::string& job_id) {
+  std::vector<v1::SnapshotInfo> infos;
+  std::string token;
+  do {
+    v1::CollectorRequest r;
+    r.mutable_list_snapshots()->set_tenant(tenant);
+    r.mutable_list_snapshots()->set_job_id(job_id);
+    r.mutable_list_snapshots()->set_page_token(token);
+    auto answer = session.call(std::move(r));
+    if (!answer.ok()) return answer.error();
+    if (!answer->has_snapshots())
+      return Error{ErrorCode::Malformed, "the collector answered no snapshot list"};
+    infos.insert(infos.end(), answer->snapshots().snapshots().begin(),
+                 answer->snapshots().snapshots().end());
+    token = answer->snapshots().next_page_token();
+  } while (!token.empty());
+  if (infos.empty())
+    return Error{ErrorCode::NotFound,
+                 "the collector has no snapshot of job " + job_id + " for tenant " + tenant};
+  return infos;
+}
+
+// The newest snapshot of each node: what the node looks like now.
+std::vector<v1::SnapshotInfo> newestPerNode(const std::vector<v1::SnapshotInfo>& infos) {
+  std::map<std::string, v1::SnapshotInfo> newest;
+  for (const auto& i : infos) {
+    auto it = newest.find(i.node());
+    if (it == newest.end() || i.collected_at_unix_ms() > it->second.collected_at_unix_ms())
+      newest[i.node()] = i;
+  }
+  std::vector<v1::SnapshotInfo> out;
+  for (auto& [node, i] : newest) out.push_back(std::move(i));
+  return out;
+}
+
 }  // namespace
 
 Result<client::TlsCredentials> readCredentials(const CollectorSettings& settings) {
@@ -109,35 +147,9 @@ Result<JobData> fetchJob(const CollectorSettings& settings, const std::string& t
                          const std::atomic<bool>* cancel) {
   auto session = connect(settings);
   if (!session.ok()) return session.error();
-  std::vector<v1::SnapshotInfo> infos;
-  std::string token;
-  do {
-    v1::CollectorRequest r;
-    r.mutable_list_snapshots()->set_tenant(tenant);
-    r.mutable_list_snapshots()->set_job_id(job_id);
-    r.mutable_list_snapshots()->set_page_token(token);
-    auto answer = session->call(std::move(r));
-    if (!answer.ok()) return answer.error();
-    if (!answer->has_snapshots())
-      return Error{ErrorCode::Malformed, "the collector answered no snapshot list"};
-    infos.insert(infos.end(), answer->snapshots().snapshots().begin(),
-                 answer->snapshots().snapshots().end());
-    token = answer->snapshots().next_page_token();
-  } while (!token.empty());
-  if (infos.empty())
-    return Error{ErrorCode::NotFound,
-                 "the collector has no snapshot of job " + job_id + " for tenant " + tenant};
-  if (!all) {
-    // The newest of each node: what the node looks like now.
-    std::map<std::string, v1::SnapshotInfo> newest;
-    for (auto& i : infos) {
-      auto it = newest.find(i.node());
-      if (it == newest.end() || i.collected_at_unix_ms() > it->second.collected_at_unix_ms())
-        newest[i.node()] = i;
-    }
-    infos.clear();
-    for (auto& [node, i] : newest) infos.push_back(std::move(i));
-  }
+  auto listed = listJobSnapshots(*session, tenant, job_id);
+  if (!listed.ok()) return listed.error();
+  std::vector<v1::SnapshotInfo> infos = all ? std::move(*listed) : newestPerNode(*listed);
   // The collector checked each signature on upload; the console checks again with the same
   // CA, so a snapshot is never shown on the collector's word alone.
   auto credentials = readCredentials(settings);

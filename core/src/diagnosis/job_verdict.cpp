@@ -34,6 +34,49 @@ std::string wordsOf(const v1::Finding& f) {
   return key;
 }
 
+// A notice on each node whose evidence names other hosts (a log line of another host): whose
+// it is counted as, and which of those hosts are nodes of this job.
+void noticeForeignHosts(std::vector<AnalyzedNode>& nodes,
+                        const std::map<std::size_t, std::vector<std::string>>& foreign,
+                        const JobNodeIndex& index) {
+  for (const auto& [owner, hosts] : foreign) {
+    const std::string name = nodeName(nodes[owner].snapshot);
+    std::string list;
+    std::vector<std::string> of_job;
+    for (const auto& h : hosts) {
+      list += (list.empty() ? "'" : ", '") + h + "'";
+      if (const auto j = index.find(h); j && *j != owner) of_job.push_back(h);
+    }
+    std::string note = "evidence of " + nodes[owner].label + " names host" +
+                       (hosts.size() > 1 ? "s " : " ") + list + ", not " + name +
+                       ": it is counted as " + name + "'s";
+    if (!of_job.empty()) {
+      note += " (";
+      for (std::size_t k = 0; k < of_job.size(); ++k) note += (k ? ", " : "") + of_job[k];
+      note += of_job.size() > 1 ? " are other nodes" : " is another node";
+      note += " of this job; their own inputs carry their evidence)";
+    }
+    nodes[owner].notices.push_back(std::move(note));
+  }
+}
+
+// Phase 3: escalation by class over each judged node's whole findings.
+void escalateJudged(std::vector<AnalyzedNode>& nodes, const std::vector<std::size_t>& judged) {
+  for (std::size_t i : judged) {
+    auto& n = nodes[i];
+    // Escalations a caller's findings brought are judged again over the whole node.
+    n.findings.erase(std::remove_if(n.findings.begin(), n.findings.end(),
+                                    [](const v1::Finding& f) {
+                                      return findingClassOf(f.code()) == FindingClass::Escalation;
+                                    }),
+                     n.findings.end());
+    for (auto& f : escalationFindings(n.snapshot, n.findings)) {
+      f.set_source(nodeSource(n));
+      n.findings.push_back(std::move(f));
+    }
+  }
+}
+
 }  // namespace
 
 void judgeJob(std::vector<AnalyzedNode>& nodes, const JobVerdictOptions& options) {
@@ -107,25 +150,7 @@ void judgeJob(std::vector<AnalyzedNode>& nodes, const JobVerdictOptions& options
     give(owner, std::move(c.finding));
   }
 
-  for (const auto& [owner, hosts] : foreign) {
-    const std::string name = nodeName(nodes[owner].snapshot);
-    std::string list;
-    std::vector<std::string> of_job;
-    for (const auto& h : hosts) {
-      list += (list.empty() ? "'" : ", '") + h + "'";
-      if (const auto j = index.find(h); j && *j != owner) of_job.push_back(h);
-    }
-    std::string note = "evidence of " + nodes[owner].label + " names host" +
-                       (hosts.size() > 1 ? "s " : " ") + list + ", not " + name +
-                       ": it is counted as " + name + "'s";
-    if (!of_job.empty()) {
-      note += " (";
-      for (std::size_t k = 0; k < of_job.size(); ++k) note += (k ? ", " : "") + of_job[k];
-      note += of_job.size() > 1 ? " are other nodes" : " is another node";
-      note += " of this job; their own inputs carry their evidence)";
-    }
-    nodes[owner].notices.push_back(std::move(note));
-  }
+  noticeForeignHosts(nodes, foreign, index);
 
   // 2. Findings only the job's peers show; one a node's own rules already made (a port below
   // both --expect-rate and its peers) is told once. Cross-node findings never hide each
@@ -144,19 +169,7 @@ void judgeJob(std::vector<AnalyzedNode>& nodes, const JobVerdictOptions& options
   }
 
   // 3. Escalation by class over each node's whole findings.
-  for (std::size_t i : judged) {
-    auto& n = nodes[i];
-    // Escalations a caller's findings brought are judged again over the whole node.
-    n.findings.erase(std::remove_if(n.findings.begin(), n.findings.end(),
-                                    [](const v1::Finding& f) {
-                                      return findingClassOf(f.code()) == FindingClass::Escalation;
-                                    }),
-                     n.findings.end());
-    for (auto& f : escalationFindings(n.snapshot, n.findings)) {
-      f.set_source(nodeSource(n));
-      n.findings.push_back(std::move(f));
-    }
-  }
+  escalateJudged(nodes, judged);
   for (auto& n : nodes) sortFindings(n.findings);
 }
 
