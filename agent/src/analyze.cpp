@@ -36,6 +36,109 @@ std::string hostFromLogs(const v1::Snapshot& snap) {
   return "pasted-evidence";
 }
 
+// The node --root (or the running host) gives, with what the user's own files said: a file
+// that could not be read, or in which nothing was recognised, never passes as part of "OK".
+core::AnalyzedNode collectRootNode(
+    const AnalyzeInputs& in, const HostSeams& seams,
+    const std::function<std::unique_ptr<Filesystem>(const std::string&)>& open_root,
+    const std::string& agent_version, AnalyzeOutcome& out) {
+  const std::string root = in.root.value_or("/");
+  auto fs = open_root(root);
+  CollectOptions co;
+  co.root = root;
+  co.agent_version = agent_version;
+  co.dmesg_file = in.dmesg_file;
+  co.nccl_logs = in.nccl_logs;
+  co.nccl_tests = in.nccl_tests;
+  HostSeams s{*fs,       seams.files,         seams.runner,  seams.clock,
+              seams.env, seams.process_facts, seams.progress};
+  core::AnalyzedNode n;
+  n.snapshot = collectSnapshot(co, s);
+  for (const auto& e : n.snapshot.probe_errors()) {
+    if (!isUserFileError(e, in.dmesg_file)) continue;
+    if (e.error() == core::errorCodeName(core::ErrorCode::TooLarge)) {
+      out.notices.push_back(namingThePath(e.path(), e.message()));
+    } else {
+      out.input_errors.push_back(namingThePath(e.path(), e.message()));
+    }
+  }
+  return n;
+}
+
+// One --tool-output file merged into `target`; false when it could not be read or nothing in
+// it was recognised (said in out.input_errors). Values that contradict what `target` already
+// held (`kept` names where from) are said, and the paste's own findings are kept aside.
+bool mergeToolOutputFile(
+    const std::string& p, const HostSeams& seams, const CollectLimits& limits,
+    const core::RuleOptions& rules, v1::Snapshot& target, const std::string& kept,
+    AnalyzeOutcome& out,
+    std::vector<std::pair<std::string, std::vector<v1::Finding>>>& own_findings) {
+  bool truncated = false;
+  auto text = seams.files.readFile(p, limits.artifact_read_bytes, &truncated);
+  if (!text.ok()) {
+    out.input_errors.push_back(namingThePath(p, text.error().message));
+    return false;
+  }
+  if (truncated) {
+    out.notices.push_back(p + ": larger than the " +
+                          std::to_string(limits.artifact_read_bytes >> 20) +
+                          " MiB read bound: only its beginning was analysed");
+  }
+  const auto evidence = core::parseToolOutput(*text);
+  if (evidence.kinds.empty()) {
+    out.input_errors.push_back(p +
+                               ": no known tool output recognised (expected ibstat, ibstatus, "
+                               "ibv_devinfo, perfquery, ethtool -S, ip -s link or a "
+                               "`grep . /sys/...` listing)");
+    return false;
+  }
+  std::vector<core::EvidenceConflict> conflicts;
+  mergeToolEvidence(evidence, p, *text, limits, target, &conflicts);
+  if (!conflicts.empty()) {
+    // Said, never dropped: both values in a note, and below, the paste's own findings
+    // beside the merged node's.
+    const std::size_t shown = std::min<std::size_t>(conflicts.size(), 10);
+    for (std::size_t i = 0; i < shown; ++i)
+      out.notices.push_back("conflicting evidence: " +
+                            core::describeConflict(conflicts[i], kept, p));
+    if (conflicts.size() > shown) {
+      out.notices.push_back(std::to_string(conflicts.size() - shown) +
+                            " more conflicting values between " + kept + " and " + p);
+    }
+    v1::Snapshot alone;
+    alone.set_schema_version(core::kSnapshotSchemaVersion);
+    *alone.mutable_node() = target.node();
+    mergeToolEvidence(evidence, p, *text, limits, alone);
+    own_findings.push_back({p, core::diagnoseNode(alone, rules)});
+  }
+  return true;
+}
+
+// A paste that contradicts the snapshot keeps its own findings (PORT_DOWN from a paste taken
+// after the snapshot), marked with where they came from.
+void keepPasteFindings(
+    std::vector<core::AnalyzedNode>& nodes, const v1::Snapshot* target,
+    std::vector<std::pair<std::string, std::vector<v1::Finding>>>& own_findings) {
+  if (own_findings.empty() || nodes.empty()) return;
+  // The node the pastes were merged into (the pasted node was moved to the back).
+  auto owner = std::find_if(nodes.begin(), nodes.end(),
+                            [&](const core::AnalyzedNode& n) { return &n.snapshot == target; });
+  auto& node = owner != nodes.end() ? *owner : nodes.back();
+  for (auto& [source, findings] : own_findings) {
+    for (auto& f : findings) {
+      const bool have =
+          std::any_of(node.findings.begin(), node.findings.end(), [&](const v1::Finding& g) {
+            return g.code() == f.code() && g.device() == f.device() && g.port() == f.port();
+          });
+      if (have) continue;
+      f.set_node(core::nodeName(node.snapshot));
+      f.set_source(source);
+      f.set_summary(f.summary() + " (per " + source + "; the other input says otherwise)");
+      node.findings.push_back(std::move(f));
+    }
+  }
+}
+
 }  // namespace
 
 Result<v1::Snapshot> readSnapshotFile(const Filesystem& files, const std::string& path) {
@@ -66,29 +169,7 @@ AnalyzeOutcome analyzeInputs(
   const bool have_evidence = !in.nccl_logs.empty() || !in.nccl_tests.empty() ||
                              !in.tool_outputs.empty() || !in.dmesg_file.empty();
   if (in.root || (in.snapshot_files.empty() && !have_evidence)) {
-    const std::string root = in.root.value_or("/");
-    auto fs = open_root(root);
-    CollectOptions co;
-    co.root = root;
-    co.agent_version = agent_version;
-    co.dmesg_file = in.dmesg_file;
-    co.nccl_logs = in.nccl_logs;
-    co.nccl_tests = in.nccl_tests;
-    HostSeams s{*fs,       seams.files,         seams.runner,  seams.clock,
-                seams.env, seams.process_facts, seams.progress};
-    core::AnalyzedNode n;
-    n.snapshot = collectSnapshot(co, s);
-    // The files the user named are inputs like the others: one that could not be read, or
-    // in which nothing was recognised, is said and never passes as a clean part of "OK".
-    for (const auto& e : n.snapshot.probe_errors()) {
-      if (!isUserFileError(e, in.dmesg_file)) continue;
-      if (e.error() == core::errorCodeName(core::ErrorCode::TooLarge)) {
-        out.notices.push_back(namingThePath(e.path(), e.message()));
-      } else {
-        out.input_errors.push_back(namingThePath(e.path(), e.message()));
-      }
-    }
-    nodes.push_back(std::move(n));
+    nodes.push_back(collectRootNode(in, seams, open_root, agent_version, out));
   }
   // Evidence files attach to the one node there is, or form a node of their own.
   const bool attach = nodes.size() == 1 && !in.root.has_value() ? have_evidence : false;
@@ -108,6 +189,12 @@ AnalyzeOutcome analyzeInputs(
       target = &pasted;
     }
     const CollectLimits limits;
+    // What a paste's conflicting values are set against, for the notices.
+    const auto conflictKeeper = [&] {
+      return target == &pasted                      ? std::string("an earlier --tool-output")
+             : !nodes.front().snapshot_file.empty() ? nodes.front().snapshot_file
+                                                    : std::string("the collected snapshot");
+    };
     std::vector<v1::ProbeError> errors;
     std::size_t failed = 0;  // evidence inputs that could not be read or recognised
     if (!collected_with_root) {
@@ -121,50 +208,9 @@ AnalyzeOutcome analyzeInputs(
                           errors);
     }
     for (const auto& p : in.tool_outputs) {
-      bool truncated = false;
-      auto text = seams.files.readFile(p, limits.artifact_read_bytes, &truncated);
-      if (!text.ok()) {
-        out.input_errors.push_back(namingThePath(p, text.error().message));
+      if (!mergeToolOutputFile(p, seams, limits, rules, *target, conflictKeeper(), out,
+                               own_findings))
         ++failed;
-        continue;
-      }
-      if (truncated) {
-        out.notices.push_back(p + ": larger than the " +
-                              std::to_string(limits.artifact_read_bytes >> 20) +
-                              " MiB read bound: only its beginning was analysed");
-      }
-      const auto evidence = core::parseToolOutput(*text);
-      if (evidence.kinds.empty()) {
-        out.input_errors.push_back(p +
-                                   ": no known tool output recognised (expected ibstat, ibstatus, "
-                                   "ibv_devinfo, perfquery, ethtool -S, ip -s link or a "
-                                   "`grep . /sys/...` listing)");
-        ++failed;
-        continue;
-      }
-      std::vector<core::EvidenceConflict> conflicts;
-      mergeToolEvidence(evidence, p, *text, limits, *target, &conflicts);
-      if (!conflicts.empty()) {
-        // Said, never dropped: both values in a note, and below, the paste's own findings
-        // beside the merged node's.
-        const std::string kept = target == &pasted ? std::string("an earlier --tool-output")
-                                 : !nodes.empty() && !nodes.front().snapshot_file.empty()
-                                     ? nodes.front().snapshot_file
-                                     : std::string("the collected snapshot");
-        const std::size_t shown = std::min<std::size_t>(conflicts.size(), 10);
-        for (std::size_t i = 0; i < shown; ++i)
-          out.notices.push_back("conflicting evidence: " +
-                                core::describeConflict(conflicts[i], kept, p));
-        if (conflicts.size() > shown) {
-          out.notices.push_back(std::to_string(conflicts.size() - shown) +
-                                " more conflicting values between " + kept + " and " + p);
-        }
-        v1::Snapshot alone;
-        alone.set_schema_version(core::kSnapshotSchemaVersion);
-        *alone.mutable_node() = target->node();
-        mergeToolEvidence(evidence, p, *text, limits, alone);
-        own_findings.push_back({p, core::diagnoseNode(alone, rules)});
-      }
     }
     for (const auto& e : errors) {
       if (e.error() == core::errorCodeName(core::ErrorCode::TooLarge)) {
@@ -189,27 +235,7 @@ AnalyzeOutcome analyzeInputs(
   }
   // One verdict over every input, as `compare` and a bundle judge them (job_verdict.h).
   core::judgeJob(nodes, {rules, {}});
-  // A paste that contradicts the snapshot keeps its own findings (PORT_DOWN from a paste
-  // taken after the snapshot), marked with where they came from.
-  if (!own_findings.empty() && !nodes.empty()) {
-    // The node the pastes were merged into (the pasted node was moved to the back).
-    auto owner = std::find_if(nodes.begin(), nodes.end(),
-                              [&](const core::AnalyzedNode& n) { return &n.snapshot == target; });
-    auto& node = owner != nodes.end() ? *owner : nodes.back();
-    for (auto& [source, findings] : own_findings) {
-      for (auto& f : findings) {
-        const bool have =
-            std::any_of(node.findings.begin(), node.findings.end(), [&](const v1::Finding& g) {
-              return g.code() == f.code() && g.device() == f.device() && g.port() == f.port();
-            });
-        if (have) continue;
-        f.set_node(core::nodeName(node.snapshot));
-        f.set_source(source);
-        f.set_summary(f.summary() + " (per " + source + "; the other input says otherwise)");
-        node.findings.push_back(std::move(f));
-      }
-    }
-  }
+  keepPasteFindings(nodes, target, own_findings);
   out.nodes = std::move(nodes);
   return out;
 }
