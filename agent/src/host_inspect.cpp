@@ -448,6 +448,116 @@ void addEvidence(const core::PfToolEvidence& ev, std::vector<v1::PfEvidence*>& p
   }
 }
 
+// One PfEvidence per PF that hosts a VF of the case (its netdevs and SR-IOV numbers from the
+// inventory); `vfs_of` gets each PF's VFs, `vf_pcis` every VF PCI address of each PF.
+std::vector<v1::PfEvidence> pfsOfVfs(const std::vector<v1::VfMapping>& mapping,
+                                     const SriovInventory& inv,
+                                     std::map<std::string, std::vector<v1::VfMapping>>& vfs_of,
+                                     std::map<std::string, std::set<std::string>>& vf_pcis) {
+  std::vector<v1::PfEvidence> pfs;
+  for (const auto& m : mapping) {
+    if (m.vf_index() < 0) continue;
+    vfs_of[m.pf_device()].push_back(m);
+    if (std::any_of(pfs.begin(), pfs.end(),
+                    [&](const v1::PfEvidence& e) { return e.pf_device() == m.pf_device(); }))
+      continue;
+    v1::PfEvidence e;
+    e.set_pf_pci(m.pf_pci());
+    e.set_pf_device(m.pf_device());
+    for (const auto& pf : inv.pfs) {
+      if (pf.pci != m.pf_pci()) continue;
+      for (const auto& n : pf.netdevs) e.add_pf_netdevs(n);
+      e.set_sriov_numvfs(pf.numvfs);
+      e.set_sriov_totalvfs(pf.totalvfs);
+      for (const auto& vf : pf.vfs) {
+        if (!vf.pci.empty()) vf_pcis[pf.pci].insert(vf.pci);
+      }
+    }
+    if (e.pf_netdevs_size() == 0 && !m.pf_netdev().empty()) e.add_pf_netdevs(m.pf_netdev());
+    pfs.push_back(std::move(e));
+  }
+  return pfs;
+}
+
+// sysfs: each PF's RDMA device (ports, counters, PCI link), netdevs and AER counters.
+void readPfSysfs(const HostSeams& seams, const CollectLimits& limits,
+                 std::vector<v1::PfEvidence>& pfs) {
+  v1::Snapshot snap;
+  SysfsLayout layout;
+  collectRdmaDevices(seams.host, limits, snap, layout);
+  collectNetdevs(seams.host, limits, snap, layout);
+  for (auto& e : pfs) {
+    for (const auto& d : snap.devices()) {
+      if ((!e.pf_pci().empty() && d.pci().address() == e.pf_pci()) || d.name() == e.pf_device()) {
+        *e.mutable_rdma() = d;
+        e.add_sources("sysfs " + d.name());
+        break;
+      }
+    }
+    for (const auto& n : snap.netdevs()) {
+      if (netdevOfPf(n.name(), e)) *e.add_netdevs() = n;
+    }
+    if (!e.pf_pci().empty()) {
+      const std::string dir = "/sys/bus/pci/devices/" + e.pf_pci();
+      for (const char* kind : {"correctable", "fatal", "nonfatal"}) {
+        const std::string path = dir + "/aer_dev_" + kind;
+        auto r = seams.host.readFile(path, 16 * 1024);
+        if (!r.ok()) {
+          if (r.error().code != ErrorCode::NotFound) e.add_notes(path + ": " + r.error().message);
+          continue;
+        }
+        for (auto& a : core::parseAerCounters(*r, kind)) *e.add_aer() = std::move(a);
+      }
+      if (e.aer_size() == 0) e.add_notes("no AER counters (aer_dev_*) under " + dir);
+    }
+  }
+}
+
+// On the live host: mlxlink, mlxconfig, flint and ethtool -m per PF (their output names no
+// device: it is that PF's), then dmesg for every PF.
+void runPfTools(const HostSeams& seams, const CollectLimits& limits,
+                std::vector<v1::PfEvidence>& pfs,
+                const std::map<std::string, std::set<std::string>>& vf_pcis,
+                std::vector<std::string>& notices) {
+  std::vector<v1::PfEvidence*> ptrs;
+  for (auto& e : pfs) ptrs.push_back(&e);
+  for (auto& e : pfs) {
+    if (e.pf_pci().empty()) continue;
+    std::vector<v1::PfEvidence*> one{&e};
+    std::string text;
+    runTool(seams, limits, {"mlxlink", "-d", e.pf_pci(), "-m", "-c", "-e"}, e, &text);
+    std::string all = text;
+    text.clear();
+    runTool(seams, limits, {"mlxconfig", "-d", e.pf_pci(), "q"}, e, &text);
+    all += "\n" + text;
+    text.clear();
+    runTool(seams, limits, {"flint", "-d", e.pf_pci(), "q"}, e, &text);
+    all += "\n" + text;
+    for (const auto& nd : e.pf_netdevs()) {
+      text.clear();
+      runTool(seams, limits, {"ethtool", "-m", nd}, e, &text);
+      if (!text.empty()) all += "\nethtool -m " + nd + "\n" + text;
+    }
+    // Run output names no device: it is this PF's.
+    auto ev = core::parsePfToolOutput(all);
+    ev.links.clear();
+    ev.kernel_log.clear();
+    addEvidence(ev, one, vf_pcis, "run", notices);
+  }
+  std::string text;
+  v1::PfEvidence scratch;
+  runTool(seams, limits, {"dmesg"}, scratch, &text);
+  if (!text.empty()) {
+    core::PfToolEvidence ev;
+    ev.kernel_log = core::parsePfKernelLog(text);
+    addEvidence(ev, ptrs, vf_pcis, "dmesg", notices);
+  } else {
+    for (auto& e : pfs) {
+      for (const auto& n : scratch.notes()) e.add_notes(n);
+    }
+  }
+}
+
 }  // namespace
 
 HostInspectOutcome inspectHost(const HostInspectOptions& o, const HostSeams& seams) {
@@ -492,103 +602,19 @@ HostInspectOutcome inspectHost(const HostInspectOptions& o, const HostSeams& sea
   for (const auto& m : mapping) *in.add_vf_map() = m;
 
   // One PfEvidence per PF that hosts a VF of the case.
-  std::vector<v1::PfEvidence> pfs;
   std::map<std::string, std::vector<v1::VfMapping>> vfs_of;  // pf_device → its VFs
   std::map<std::string, std::set<std::string>> vf_pcis;      // pf_pci → every VF PCI
-  for (const auto& m : mapping) {
-    if (m.vf_index() < 0) continue;
-    vfs_of[m.pf_device()].push_back(m);
-    if (std::any_of(pfs.begin(), pfs.end(),
-                    [&](const v1::PfEvidence& e) { return e.pf_device() == m.pf_device(); }))
-      continue;
-    v1::PfEvidence e;
-    e.set_pf_pci(m.pf_pci());
-    e.set_pf_device(m.pf_device());
-    for (const auto& pf : inv.pfs) {
-      if (pf.pci != m.pf_pci()) continue;
-      for (const auto& n : pf.netdevs) e.add_pf_netdevs(n);
-      e.set_sriov_numvfs(pf.numvfs);
-      e.set_sriov_totalvfs(pf.totalvfs);
-      for (const auto& vf : pf.vfs) {
-        if (!vf.pci.empty()) vf_pcis[pf.pci].insert(vf.pci);
-      }
-    }
-    if (e.pf_netdevs_size() == 0 && !m.pf_netdev().empty()) e.add_pf_netdevs(m.pf_netdev());
-    pfs.push_back(std::move(e));
-  }
+  std::vector<v1::PfEvidence> pfs = pfsOfVfs(mapping, inv, vfs_of, vf_pcis);
 
   if (!pfs.empty()) {
-    // sysfs: the PF's RDMA device (ports, counters, PCI link), netdevs, AER counters.
-    v1::Snapshot snap;
-    SysfsLayout layout;
-    collectRdmaDevices(seams.host, o.limits, snap, layout);
-    collectNetdevs(seams.host, o.limits, snap, layout);
-    for (auto& e : pfs) {
-      for (const auto& d : snap.devices()) {
-        if ((!e.pf_pci().empty() && d.pci().address() == e.pf_pci()) || d.name() == e.pf_device()) {
-          *e.mutable_rdma() = d;
-          e.add_sources("sysfs " + d.name());
-          break;
-        }
-      }
-      for (const auto& n : snap.netdevs()) {
-        if (netdevOfPf(n.name(), e)) *e.add_netdevs() = n;
-      }
-      if (!e.pf_pci().empty()) {
-        const std::string dir = "/sys/bus/pci/devices/" + e.pf_pci();
-        for (const char* kind : {"correctable", "fatal", "nonfatal"}) {
-          const std::string path = dir + "/aer_dev_" + kind;
-          auto r = seams.host.readFile(path, 16 * 1024);
-          if (!r.ok()) {
-            if (r.error().code != ErrorCode::NotFound) e.add_notes(path + ": " + r.error().message);
-            continue;
-          }
-          for (auto& a : core::parseAerCounters(*r, kind)) *e.add_aer() = std::move(a);
-        }
-        if (e.aer_size() == 0) e.add_notes("no AER counters (aer_dev_*) under " + dir);
-      }
-    }
+    readPfSysfs(seams, o.limits, pfs);
     std::vector<v1::PfEvidence*> ptrs;
     for (auto& e : pfs) ptrs.push_back(&e);
     std::vector<std::string> notices;
     for (const auto& [src, ev] : pasted) addEvidence(ev, ptrs, vf_pcis, src, notices);
     if (!live_ip.links.empty()) addEvidence(live_ip, ptrs, vf_pcis, "ip -d link show", notices);
     if (live) {
-      for (auto& e : pfs) {
-        if (e.pf_pci().empty()) continue;
-        std::vector<v1::PfEvidence*> one{&e};
-        std::string text;
-        runTool(seams, o.limits, {"mlxlink", "-d", e.pf_pci(), "-m", "-c", "-e"}, e, &text);
-        std::string all = text;
-        text.clear();
-        runTool(seams, o.limits, {"mlxconfig", "-d", e.pf_pci(), "q"}, e, &text);
-        all += "\n" + text;
-        text.clear();
-        runTool(seams, o.limits, {"flint", "-d", e.pf_pci(), "q"}, e, &text);
-        all += "\n" + text;
-        for (const auto& nd : e.pf_netdevs()) {
-          text.clear();
-          runTool(seams, o.limits, {"ethtool", "-m", nd}, e, &text);
-          if (!text.empty()) all += "\nethtool -m " + nd + "\n" + text;
-        }
-        // Run output names no device: it is this PF's.
-        auto ev = core::parsePfToolOutput(all);
-        ev.links.clear();
-        ev.kernel_log.clear();
-        addEvidence(ev, one, vf_pcis, "run", notices);
-      }
-      std::string text;
-      v1::PfEvidence scratch;
-      runTool(seams, o.limits, {"dmesg"}, scratch, &text);
-      if (!text.empty()) {
-        core::PfToolEvidence ev;
-        ev.kernel_log = core::parsePfKernelLog(text);
-        addEvidence(ev, ptrs, vf_pcis, "dmesg", notices);
-      } else {
-        for (auto& e : pfs) {
-          for (const auto& n : scratch.notes()) e.add_notes(n);
-        }
-      }
+      runPfTools(seams, o.limits, pfs, vf_pcis, notices);
     } else {
       for (auto& e : pfs) {
         e.add_notes(
