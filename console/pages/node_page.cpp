@@ -106,7 +106,28 @@ void NodePage::showNode(int node_index, const QString& device, int port) {
     return;
   }
   const auto& n = job_->report.nodes(node_);
-  const auto& snap = job_->snapshots[static_cast<std::size_t>(node_)];
+  facts_->setText(factsOf(node_));
+
+  // The port asked for, else the node's worst (worst first, issue 22).
+  int current = std::max(0, worstPort(n));
+  for (int p = 0; p < n.ports_size(); ++p) {
+    const auto& ps = n.ports(p);
+    ports_->addItem(QStringLiteral("%1 port %2  (%3, %4, %5)")
+                        .arg(q(ps.device()))
+                        .arg(ps.port())
+                        .arg(q(ps.state()), q(ps.rate()), q(ps.link_layer())),
+                    QVariant::fromValue(p));
+    if (q(ps.device()) == device && static_cast<int>(ps.port()) == port) current = p;
+  }
+  ports_->setCurrentIndex(current);
+  showPort();
+
+  showLogs();
+}
+
+QString NodePage::factsOf(int node) const {
+  const auto& n = job_->report.nodes(node);
+  const auto& snap = job_->snapshots[static_cast<std::size_t>(node)];
   const auto& id = snap.node();
   QStringList facts;
   facts << QStringLiteral("<b>%1</b>").arg(q(n.label()).toHtmlEscaped());
@@ -123,35 +144,23 @@ void NodePage::showNode(int node_index, const QString& device, int port) {
   else if (snap.host().has_memlock_soft_bytes())
     facts << tr("memlock %1").arg(mib(snap.host().memlock_soft_bytes()));
   if (!n.snapshot_file().empty()) facts << tr("from %1").arg(q(n.snapshot_file()).toHtmlEscaped());
-  if (node_ < static_cast<int>(job_->trust.size())) {
-    const QString trust = q(job_->trust[static_cast<std::size_t>(node_)]).toHtmlEscaped();
+  if (node < static_cast<int>(job_->trust.size())) {
+    const QString trust = q(job_->trust[static_cast<std::size_t>(node)]).toHtmlEscaped();
     facts << (trust.startsWith(QLatin1String("UNSIGNED")) || trust.contains(QLatin1String("NOT"))
                   ? QStringLiteral("<b>%1</b>").arg(trust)
                   : trust);
   }
   if (n.probe_errors() > 0) facts << tr("%1 probe(s) failed").arg(n.probe_errors());
-  facts_->setText(facts.join(QStringLiteral(" &middot; ")));
+  return facts.join(QStringLiteral(" &middot; "));
+}
 
-  // The port asked for, else the node's worst (worst first, issue 22).
-  int current = std::max(0, worstPort(n));
-  for (int p = 0; p < n.ports_size(); ++p) {
-    const auto& ps = n.ports(p);
-    ports_->addItem(QStringLiteral("%1 port %2  (%3, %4, %5)")
-                        .arg(q(ps.device()))
-                        .arg(ps.port())
-                        .arg(q(ps.state()), q(ps.rate()), q(ps.link_layer())),
-                    QVariant::fromValue(p));
-    if (q(ps.device()) == device && static_cast<int>(ps.port()) == port) current = p;
-  }
-  ports_->setCurrentIndex(current);
-  showPort();
-
+void NodePage::showLogs() {
+  const auto& snap = job_->snapshots[static_cast<std::size_t>(node_)];
   // Kernel log and NCCL log lines; those a finding of this node quotes are highlighted and
   // the first of them is scrolled to.
   QStringList evidence;
-  for (const auto& f : job_->report.findings()) {
-    if (f.source() != n.source() && f.node() != n.node()) continue;
-    for (const auto& e : f.evidence()) evidence << q(e);
+  for (const int k : findingsOfNode(*job_, node_)) {  // the job's index, not every finding
+    for (const auto& e : job_->report.findings(k).evidence()) evidence << q(e);
   }
   QStringList lines;
   if (snap.kernel_log().lines_size() > 0)

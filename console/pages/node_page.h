@@ -41,6 +41,11 @@ class NodePage : public Page {
 
  private:
   void showPort();
+  // The facts line of a node (name, verdict, kernel, VM, memlock, file, trust).
+  QString factsOf(int node) const;
+  // The node's kernel log and NCCL log lines, those a finding quotes highlighted (NCCL logs read
+  // from the file).
+  void showLogs();
 
   const JobData* job_ = nullptr;
   int node_ = -1;
