@@ -8,6 +8,7 @@
 #include <QColor>
 #include <QFont>
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <iterator>
 #include <limits>
@@ -105,6 +106,15 @@ QString formatAmount(double v) {
 
 }  // namespace
 
+namespace {
+
+// The key counters' columns, in the order of NodeGridModel::KeyIds.
+constexpr std::array<int, 5> kKeyColumns = {NodeGridModel::SymbolErrors, NodeGridModel::LinkDowned,
+                                            NodeGridModel::RcvErrors, NodeGridModel::XmitDiscards,
+                                            NodeGridModel::XmitWait};
+
+}  // namespace
+
 NodeGridModel::Prepared NodeGridModel::prepare(const JobData* job) {
   Prepared out;
   out.rows.clear();
@@ -113,163 +123,181 @@ NodeGridModel::Prepared NodeGridModel::prepare(const JobData* job) {
   out.has_window = false;
   for (auto& m : out.majority) m.clear();
   if (job == nullptr) return out;
-  const auto& report = job->report;
-  const int key_columns[] = {SymbolErrors, LinkDowned, RcvErrors, XmitDiscards, XmitWait};
-  int key_ids[std::size(key_columns)];
-  for (std::size_t k = 0; k < std::size(key_columns); ++k)
-    key_ids[k] = intern(out.counter_ids, counterOfColumn(key_columns[k]));
-  out.rows.reserve(static_cast<std::size_t>(report.nodes_size()) * 8);
-  for (int i = 0; i < report.nodes_size(); ++i) {
-    const auto& n = report.nodes(i);
-    // The node's findings as every page attributes them (JobData's index, one pass).
-    std::vector<const v1::Finding*> mine;
-    for (const int k : findingsOfNode(*job, i)) mine.push_back(&report.findings(k));
-    const v1::Snapshot* snap =
-        i < static_cast<int>(job->snapshots.size()) ? &job->snapshots[std::size_t(i)] : nullptr;
-    const v1::CounterWindow* window = snap != nullptr ? core::latestWindow(*snap) : nullptr;
-    const double interval = window != nullptr ? window->interval_seconds() : 0;
-    if (interval > 0) out.has_window = true;
-    std::optional<double> busbw;
-    if (snap != nullptr) {
-      for (const auto& t : snap->nccl_tests()) {
-        for (const auto& r : t.parsed().rows())
-          busbw = std::max(busbw.value_or(0), std::max(r.oop_busbw_gbs(), r.ip_busbw_gbs()));
-      }
+  KeyIds key_ids;
+  for (std::size_t k = 0; k < kKeyColumns.size(); ++k)
+    key_ids[k] = intern(out.counter_ids, counterOfColumn(kKeyColumns[k]));
+  out.rows.reserve(static_cast<std::size_t>(job->report.nodes_size()) * 8);
+  for (int i = 0; i < job->report.nodes_size(); ++i) addNodeRows(out, *job, i, key_ids);
+  judgeColumns(out, key_ids);
+  indexColumns(out);
+  return out;
+}
+
+// One row per port of node `i` (a node-only row when it has none), with its cells, sort keys
+// and counters.
+void NodeGridModel::addNodeRows(Prepared& out, const JobData& job, int i, const KeyIds& key_ids) {
+  const auto& report = job.report;
+  const auto& n = report.nodes(i);
+  // The node's findings as every page attributes them (JobData's index, one pass).
+  std::vector<const v1::Finding*> mine;
+  for (const int k : findingsOfNode(job, i)) mine.push_back(&report.findings(k));
+  const v1::Snapshot* snap =
+      i < static_cast<int>(job.snapshots.size()) ? &job.snapshots[std::size_t(i)] : nullptr;
+  const v1::CounterWindow* window = snap != nullptr ? core::latestWindow(*snap) : nullptr;
+  const double interval = window != nullptr ? window->interval_seconds() : 0;
+  if (interval > 0) out.has_window = true;
+  std::optional<double> busbw;
+  if (snap != nullptr) {
+    for (const auto& t : snap->nccl_tests()) {
+      for (const auto& r : t.parsed().rows())
+        busbw = std::max(busbw.value_or(0), std::max(r.oop_busbw_gbs(), r.ip_busbw_gbs()));
     }
-    auto fill = [&](Row& r, const std::string& device, uint32_t port) {
-      for (double& k : r.sort) k = kEmpty;
-      r.node = i;
-      r.cells[Node] = q(n.label().empty() ? n.node() : n.label());
-      const v1::Finding* worst = nullptr;
-      int count = 0;
-      for (const auto* f : mine) {
-        if (!device.empty() && !findingOnPort(*f, device, port)) continue;
-        ++count;
-        r.codes << q(f->code());
-        const int rank = severityRank(f->severity());
-        if (worst == nullptr || rank > severityRank(worst->severity()) ||
-            (rank == severityRank(worst->severity()) &&
-             core::findingSpecificity(f->code()) < core::findingSpecificity(worst->code())))
-          worst = f;
-      }
-      r.codes.removeDuplicates();
-      r.severity = worst != nullptr ? severityRank(worst->severity()) : 0;
-      r.cells[Findings] = QString::number(count);
-      r.sort[Findings] = count;
-      r.cells[Verdict] = n.unreachable_reason().empty()
-                             ? (worst != nullptr && r.severity >= 2 ? q(worst->severity()).toUpper()
-                                                                    : QStringLiteral("OK"))
-                             : QStringLiteral("UNREACHABLE");
-      r.sort[Verdict] = n.unreachable_reason().empty() ? r.severity : 4;
-      r.cells[WorstFinding] = worst != nullptr && r.severity >= 1 ? q(worst->code()) : QString();
-      if (static_cast<std::size_t>(i) < job->signers.size()) {
-        const SignerInfo& s = job->signers[static_cast<std::size_t>(i)];
-        r.trusted = s.is_signed && s.is_node;
-        r.cells[Signer] = !s.is_signed ? tr("UNSIGNED")
-                          : s.is_node  ? q(s.name) + (s.checked ? QString() : tr(" (no CA)"))
-                                       : tr("%1: NOT the node").arg(q(s.name));
-      }
-      if (busbw) {
-        r.cells[Busbw] = QString::number(*busbw, 'f', 1);
-        r.sort[Busbw] = *busbw;
-      }
-    };
-    if (n.ports_size() == 0) {
-      Row r;
-      fill(r, "", 0);
-      r.cells[State] = n.unreachable_reason().empty() ? QStringLiteral("no RDMA port")
-                                                      : QStringLiteral("did not answer");
+  }
+  auto fill = [&](Row& r, const std::string& device, uint32_t port) {
+    for (double& k : r.sort) k = kEmpty;
+    r.node = i;
+    r.cells[Node] = q(n.label().empty() ? n.node() : n.label());
+    const v1::Finding* worst = nullptr;
+    int count = 0;
+    for (const auto* f : mine) {
+      if (!device.empty() && !findingOnPort(*f, device, port)) continue;
+      ++count;
+      r.codes << q(f->code());
+      const int rank = severityRank(f->severity());
+      if (worst == nullptr || rank > severityRank(worst->severity()) ||
+          (rank == severityRank(worst->severity()) &&
+           core::findingSpecificity(f->code()) < core::findingSpecificity(worst->code())))
+        worst = f;
+    }
+    r.codes.removeDuplicates();
+    r.severity = worst != nullptr ? severityRank(worst->severity()) : 0;
+    r.cells[Findings] = QString::number(count);
+    r.sort[Findings] = count;
+    r.cells[Verdict] = n.unreachable_reason().empty()
+                           ? (worst != nullptr && r.severity >= 2 ? q(worst->severity()).toUpper()
+                                                                  : QStringLiteral("OK"))
+                           : QStringLiteral("UNREACHABLE");
+    r.sort[Verdict] = n.unreachable_reason().empty() ? r.severity : 4;
+    r.cells[WorstFinding] = worst != nullptr && r.severity >= 1 ? q(worst->code()) : QString();
+    if (static_cast<std::size_t>(i) < job.signers.size()) {
+      const SignerInfo& s = job.signers[static_cast<std::size_t>(i)];
+      r.trusted = s.is_signed && s.is_node;
+      r.cells[Signer] = !s.is_signed ? tr("UNSIGNED")
+                        : s.is_node  ? q(s.name) + (s.checked ? QString() : tr(" (no CA)"))
+                                     : tr("%1: NOT the node").arg(q(s.name));
+    }
+    if (busbw) {
+      r.cells[Busbw] = QString::number(*busbw, 'f', 1);
+      r.sort[Busbw] = *busbw;
+    }
+  };
+  if (n.ports_size() == 0) {
+    Row r;
+    fill(r, "", 0);
+    r.cells[State] = n.unreachable_reason().empty() ? QStringLiteral("no RDMA port")
+                                                    : QStringLiteral("did not answer");
+    out.rows.push_back(std::move(r));
+    return;
+  }
+  for (int p = 0; p < n.ports_size(); ++p) {
+    const auto& port = n.ports(p);
+    Row r;
+    fill(r, port.device(), port.port());
+    r.port = p;
+    r.cells[Device] = q(port.device());
+    r.cells[Port] = QString::number(port.port());
+    r.sort[Port] = port.port();
+    r.cells[State] = q(port.state());
+    r.cells[PhysState] = q(port.phys_state());
+    r.cells[Rate] =
+        port.rate_gbps() > 0 ? QString::number(port.rate_gbps()) + " Gb/s" : q(port.rate());
+    r.sort[Rate] = port.rate_gbps();
+    r.cells[LinkLayer] = q(port.link_layer());
+    r.cells[Firmware] = q(port.fw_ver());
+    r.cells[Function] = port.virtual_function() ? QStringLiteral("VF") : QString();
+    if (snap == nullptr) {
       out.rows.push_back(std::move(r));
       continue;
     }
-    for (int p = 0; p < n.ports_size(); ++p) {
-      const auto& port = n.ports(p);
-      Row r;
-      fill(r, port.device(), port.port());
-      r.port = p;
-      r.cells[Device] = q(port.device());
-      r.cells[Port] = QString::number(port.port());
-      r.sort[Port] = port.port();
-      r.cells[State] = q(port.state());
-      r.cells[PhysState] = q(port.phys_state());
-      r.cells[Rate] =
-          port.rate_gbps() > 0 ? QString::number(port.rate_gbps()) + " Gb/s" : q(port.rate());
-      r.sort[Rate] = port.rate_gbps();
-      r.cells[LinkLayer] = q(port.link_layer());
-      r.cells[Firmware] = q(port.fw_ver());
-      r.cells[Function] = port.virtual_function() ? QStringLiteral("VF") : QString();
-      if (snap == nullptr) {
-        out.rows.push_back(std::move(r));
-        continue;
-      }
-      // The port's counters, once: amounts for filters and top-X, rates for the columns.
-      const v1::RdmaPort* raw = nullptr;
-      const v1::RdmaDevice* raw_device = nullptr;
-      for (const auto& d : snap->devices()) {
-        if (d.name() != port.device()) continue;
-        raw_device = &d;
-        for (const auto& pp : d.ports()) {
-          if (pp.port() == port.port()) raw = &pp;
-        }
-      }
-      const v1::PortCounterSample* second = nullptr;
-      if (const v1::CounterWindow* latest = core::latestWindow(*snap); latest != nullptr) {
-        for (const auto& w : latest->ports()) {
-          if (w.device() == port.device() && w.port() == port.port()) second = &w;
-        }
-      }
-      std::optional<uint32_t> mtu;
-      for (const auto& nd : snap->netdevs()) {
-        if (nd.rdma_device() == port.device() && nd.rdma_port() == port.port() && nd.has_mtu()) {
-          mtu = nd.mtu();
-          break;
-        }
-      }
-      if (!mtu && raw != nullptr && raw->has_active_mtu()) mtu = raw->active_mtu();
-      if (mtu) {
-        r.cells[Mtu] = QString::number(*mtu);
-        r.sort[Mtu] = *mtu;
-      }
-      auto add = [&](const google::protobuf::RepeatedPtrField<v1::Counter>& list,
-                     const google::protobuf::RepeatedPtrField<v1::Counter>* later) {
-        for (const auto& c : list) {
-          if (!c.unavailable_reason().empty()) continue;
-          double amount = static_cast<double>(c.value());
-          if (interval > 0) {
-            // A counter that went backwards was reset or wrapped: no delta rather than a
-            // wrong one (nor a total posing as a delta).
-            const auto* s = findCounter(later, c.name());
-            if (s == nullptr || !s->unavailable_reason().empty() || s->value() < c.value())
-              continue;
-            amount = static_cast<double>(s->value() - c.value());
-          }
-          r.counters.emplace_back(intern(out.counter_ids, c.name()), amount);
-        }
-      };
-      if (raw != nullptr) {
-        add(raw->counters(), second != nullptr ? &second->counters() : nullptr);
-        add(raw->counters_ext(), second != nullptr ? &second->counters_ext() : nullptr);
-        add(raw->hw_counters(), second != nullptr ? &second->hw_counters() : nullptr);
-      }
-      if (raw_device != nullptr && interval <= 0) add(raw_device->hw_counters(), nullptr);
-      // First of a name wins (counters before counters_ext before hw_counters).
-      std::stable_sort(r.counters.begin(), r.counters.end(),
-                       [](const auto& a, const auto& b) { return a.first < b.first; });
-      r.counters.erase(std::unique(r.counters.begin(), r.counters.end(),
-                                   [](const auto& a, const auto& b) { return a.first == b.first; }),
-                       r.counters.end());
-      for (std::size_t k = 0; k < std::size(key_columns); ++k) {
-        const auto it = std::lower_bound(r.counters.begin(), r.counters.end(),
-                                         std::make_pair(key_ids[k], -1e300));
-        if (it == r.counters.end() || it->first != key_ids[k]) continue;
-        const double v = interval > 0 ? it->second / interval : it->second;
-        r.sort[key_columns[k]] = v;
-        r.cells[key_columns[k]] =
-            interval > 0 ? formatAmount(v) + QStringLiteral("/s") : formatAmount(v);
-      }
-      out.rows.push_back(std::move(r));
+    addPortCounters(out, r, *snap, port, interval, key_ids);
+    out.rows.push_back(std::move(r));
+  }
+}
+
+// A port row's MTU and counters, read once from the snapshot: amounts (window deltas, else
+// totals) for filters and top-X, the key counters' cells (per second over a window).
+void NodeGridModel::addPortCounters(Prepared& out, Row& r, const v1::Snapshot& snapshot,
+                                    const v1::PortSummary& port, double interval,
+                                    const KeyIds& key_ids) {
+  const v1::Snapshot* snap = &snapshot;
+  const v1::RdmaPort* raw = nullptr;
+  const v1::RdmaDevice* raw_device = nullptr;
+  for (const auto& d : snap->devices()) {
+    if (d.name() != port.device()) continue;
+    raw_device = &d;
+    for (const auto& pp : d.ports()) {
+      if (pp.port() == port.port()) raw = &pp;
     }
   }
+  const v1::PortCounterSample* second = nullptr;
+  if (const v1::CounterWindow* latest = core::latestWindow(*snap); latest != nullptr) {
+    for (const auto& w : latest->ports()) {
+      if (w.device() == port.device() && w.port() == port.port()) second = &w;
+    }
+  }
+  std::optional<uint32_t> mtu;
+  for (const auto& nd : snap->netdevs()) {
+    if (nd.rdma_device() == port.device() && nd.rdma_port() == port.port() && nd.has_mtu()) {
+      mtu = nd.mtu();
+      break;
+    }
+  }
+  if (!mtu && raw != nullptr && raw->has_active_mtu()) mtu = raw->active_mtu();
+  if (mtu) {
+    r.cells[Mtu] = QString::number(*mtu);
+    r.sort[Mtu] = *mtu;
+  }
+  auto add = [&](const google::protobuf::RepeatedPtrField<v1::Counter>& list,
+                 const google::protobuf::RepeatedPtrField<v1::Counter>* later) {
+    for (const auto& c : list) {
+      if (!c.unavailable_reason().empty()) continue;
+      double amount = static_cast<double>(c.value());
+      if (interval > 0) {
+        // A counter that went backwards was reset or wrapped: no delta rather than a
+        // wrong one (nor a total posing as a delta).
+        const auto* s = findCounter(later, c.name());
+        if (s == nullptr || !s->unavailable_reason().empty() || s->value() < c.value()) continue;
+        amount = static_cast<double>(s->value() - c.value());
+      }
+      r.counters.emplace_back(intern(out.counter_ids, c.name()), amount);
+    }
+  };
+  if (raw != nullptr) {
+    add(raw->counters(), second != nullptr ? &second->counters() : nullptr);
+    add(raw->counters_ext(), second != nullptr ? &second->counters_ext() : nullptr);
+    add(raw->hw_counters(), second != nullptr ? &second->hw_counters() : nullptr);
+  }
+  if (raw_device != nullptr && interval <= 0) add(raw_device->hw_counters(), nullptr);
+  // First of a name wins (counters before counters_ext before hw_counters).
+  std::stable_sort(r.counters.begin(), r.counters.end(),
+                   [](const auto& a, const auto& b) { return a.first < b.first; });
+  r.counters.erase(std::unique(r.counters.begin(), r.counters.end(),
+                               [](const auto& a, const auto& b) { return a.first == b.first; }),
+                   r.counters.end());
+  for (std::size_t k = 0; k < kKeyColumns.size(); ++k) {
+    const auto it =
+        std::lower_bound(r.counters.begin(), r.counters.end(), std::make_pair(key_ids[k], -1e300));
+    if (it == r.counters.end() || it->first != key_ids[k]) continue;
+    const double v = interval > 0 ? it->second / interval : it->second;
+    r.sort[kKeyColumns[k]] = v;
+    r.cells[kKeyColumns[k]] =
+        interval > 0 ? formatAmount(v) + QStringLiteral("/s") : formatAmount(v);
+  }
+}
+
+// The job's majorities and the cells that differ from them (core's rules for counters and
+// busbw).
+void NodeGridModel::judgeColumns(Prepared& out, const KeyIds& key_ids) {
   // The job's majority per judged column: a value more than half of the port rows share.
   // Cells that differ are the outliers an engineer looks for first.
   for (int c : {State, PhysState, Rate, LinkLayer, Mtu, Firmware, Function}) {
@@ -292,8 +320,8 @@ NodeGridModel::Prepared NodeGridModel::prepare(const JobData* job) {
   // markBusbwOutliers: the rules NODE_OUTLIER judges; chart_data uses them too). Counters
   // are judged on what they counted (the window's delta, else the total), whatever the cell
   // shows (a rate); the majority shown is the cells' median.
-  for (std::size_t k = 0; k < std::size(key_columns); ++k) {
-    const int c = key_columns[k];
+  for (std::size_t k = 0; k < kKeyColumns.size(); ++k) {
+    const int c = kKeyColumns[k];
     std::vector<double> values;
     std::vector<Row*> counted_rows;
     std::vector<double> shown;
@@ -329,6 +357,10 @@ NodeGridModel::Prepared NodeGridModel::prepare(const JobData* job) {
       }
     }
   }
+}
+
+// What sorting, the summary and column sizing ask for, computed once.
+void NodeGridModel::indexColumns(Prepared& out) {
   // Text columns sort by their rank in natural order (node2 before node10), computed here
   // once: sorting compares numbers only.
   static const QCollator collator = [] {
@@ -366,7 +398,6 @@ NodeGridModel::Prepared NodeGridModel::prepare(const JobData* job) {
         widest = i;
     }
   }
-  return out;
 }
 
 int NodeGridModel::rowCount(const QModelIndex& parent) const {

@@ -149,6 +149,14 @@ class NodeGridModel : public QAbstractTableModel {
     std::vector<std::pair<int, double>> counters;
   };
   static int intern(CounterIds& ids, const std::string& name);
+  // prepare()'s steps. KeyIds: the counter id of each key counter column.
+  using KeyIds = std::array<int, 5>;
+  static void addNodeRows(Prepared& out, const JobData& job, int i, const KeyIds& key_ids);
+  static void addPortCounters(Prepared& out, Row& r, const ::ibcollect::v1::Snapshot& snapshot,
+                              const ::ibcollect::v1::PortSummary& port, double interval,
+                              const KeyIds& key_ids);
+  static void judgeColumns(Prepared& out, const KeyIds& key_ids);
+  static void indexColumns(Prepared& out);
 
   const JobData* job_ = nullptr;
   std::vector<Row> rows_;
