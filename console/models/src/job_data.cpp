@@ -64,6 +64,8 @@ Result<Opened> readSnapshot(const std::string& path, const core::SignatureVerifi
   if (trust.refused) return Error{core::ErrorCode::PermissionDenied, path + ": " + trust.words};
   auto snap = core::openSnapshot(*env);
   if (!snap.ok()) return Error{snap.error().code, path + ": " + snap.error().message};
+  // Judged on its parsed results only: the raw text is read again when a page shows it.
+  dropRawText(*snap);
   SignerInfo signer = describeSigner(*env, *snap, verifier != nullptr);
   std::string words = withSigner(std::move(trust.words), signer);
   return Opened{std::move(*snap), std::move(words), bytes->size(), std::move(signer)};
@@ -307,9 +309,10 @@ void indexFindings(JobData& job) {
 }
 
 void dropRawText(v1::Snapshot& snapshot) {
-  for (auto& log : *snapshot.mutable_nccl_logs()) log.clear_raw();
-  for (auto& t : *snapshot.mutable_nccl_tests()) t.clear_raw();
-  for (auto& t : *snapshot.mutable_tool_outputs()) t.clear_raw();
+  // set_allocated_raw(nullptr) frees the text; clear_raw() would keep its capacity.
+  for (auto& log : *snapshot.mutable_nccl_logs()) log.set_allocated_raw(nullptr);
+  for (auto& t : *snapshot.mutable_nccl_tests()) t.set_allocated_raw(nullptr);
+  for (auto& t : *snapshot.mutable_tool_outputs()) t.set_allocated_raw(nullptr);
 }
 
 Result<v1::Snapshot> readFullSnapshot(const JobData& job, int node) {
@@ -399,6 +402,7 @@ JobData diagnoseSnapshots(std::vector<v1::Snapshot> snapshots,
   for (std::size_t i = 0; i < snapshots.size(); ++i) {
     core::AnalyzedNode n;
     n.snapshot = std::move(snapshots[i]);
+    dropRawText(n.snapshot);  // judged on the parsed results (core never reads the raw text)
     n.include_snapshot = true;
     if (i < files.size()) n.snapshot_file = files[i];
     nodes.push_back(std::move(n));
@@ -413,7 +417,10 @@ JobData diagnoseSnapshots(std::vector<v1::Snapshot> snapshots,
     auto& kept = out.snapshots[static_cast<std::size_t>(i)];
     kept.Swap(node->mutable_snapshot());
     node->clear_snapshot();
-    dropRawText(kept);
+    // The pages read nccl-tests results from the snapshot: the report's copy is freed (a
+    // RepeatedPtrField's Clear() would keep its elements).
+    google::protobuf::RepeatedPtrField<v1::NcclTestsOutput> copy;
+    node->mutable_nccl_tests()->Swap(&copy);
   }
   indexFindings(out);
   return out;
