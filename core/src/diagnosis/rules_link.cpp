@@ -128,9 +128,59 @@ void noRdmaDevices(RuleContext& ctx) {
            "sockets."});
 }
 
+// What a physical state other than LinkUp means, in words.
+std::string physMeaning(PhysState p) {
+  switch (p) {
+    case PhysState::Polling:
+      return "no link partner answers (Polling): cable unplugged or faulty, or the switch port "
+             "is down";
+    case PhysState::Disabled:
+      return "the port is disabled (administratively, by ibportstate/mlxlink, or by the peer)";
+    case PhysState::Sleep: return "the port is asleep (powered down)";
+    case PhysState::PortConfigurationTraining:
+      return "link training does not complete: cable/transceiver or speed mismatch";
+    case PhysState::LinkErrorRecovery:
+      return "the link is recovering from errors: marginal cable or transceiver";
+    default: return "the physical link is not up";
+  }
+}
+
+// The next step for a port whose link is down: enable a disabled port, else inspect the link.
+std::string downAction(const RuleContext& ctx, const v1::RdmaDevice& dev, const v1::RdmaPort& port,
+                       PhysState p) {
+  const std::string n = std::to_string(port.port());
+  if (p == PhysState::Disabled) {
+    return "Enable the port (`ibportstate <lid> " + n + " enable`, or `mlxlink -d <pci> -p " + n +
+           " -a UP`) and check that the switch port is not disabled; only if it stays down, "
+           "inspect the cable (`mlxlink -d <pci> -p " +
+           n + " -m -c`)." + whereToAct(ctx, dev);
+  }
+  return "Check cable, transceiver and the switch port: `mlxlink -d <pci> -p " + n +
+         " -m -c -e` shows the module, the errors and why the link is down; reseat or replace the "
+         "cable." +
+         whereToAct(ctx, dev);
+}
+
 void portStates(RuleContext& ctx) {
   for (const auto& dev : ctx.snap.devices()) {
     if (!dev.missing_reason().empty()) continue;
+    // A device listed with no port (a paste that ends before its port section, `ibv_devices`
+    // alone): whether its link is up was never seen, which is not OK.
+    if (dev.ports_size() == 0) {
+      ctx.add({FindingCode::PortStateUnknown,
+               Severity::Warning,
+               "",
+               dev.name(),
+               0,
+               dev.name() + ": no port of it was read" +
+                   (dev.seen_in().empty() ? std::string() : " (" + dev.seen_in() + ")") +
+                   ": whether its link is usable is unknown",
+               {"device " + dev.name() + " listed without a port section"},
+               "Read the ports on the node (`ibstat " + dev.name() +
+                   "`, `cat /sys/class/infiniband/" + dev.name() +
+                   "/ports/*/state`); for a paste, ask for the complete output."});
+      continue;
+    }
     for (const auto& port : dev.ports()) {
       const PortState s = portStateOf(port.state());
       const PhysState p = physStateOf(port.phys_state());
@@ -157,51 +207,21 @@ void portStates(RuleContext& ctx) {
                      "`) and check the kernel log for driver errors; for a copied tree or a "
                      "paste, ask for the complete output."});
       }
+      // A port that is down is one fault: one critical whose cause and next step follow its
+      // physical state (a Disabled port is enabled, not recabled). PHYS_LINK_NOT_UP is for a
+      // link known down whose logical state could not be read.
+      const bool phys_down = p != PhysState::Unknown && p != PhysState::LinkUp;
       if (s == PortState::Down) {
-        std::string why = "no physical link";
-        if (p == PhysState::Disabled) why = "the port is disabled";
-        if (p == PhysState::Polling) why = "no link partner answers (Polling)";
-        ctx.add({FindingCode::PortDown, Severity::Critical, "", dev.name(), port.port(),
-                 where + " is DOWN: " + why, ev,
-                 "Check cable, transceiver and the switch port: `mlxlink -d <pci> -p " +
-                     std::to_string(port.port()) +
-                     " -m -c` shows the module and why the link is down; reseat or replace "
-                     "the cable." +
-                     whereToAct(ctx, dev)});
+        ctx.add(
+            {FindingCode::PortDown, Severity::Critical, "", dev.name(), port.port(),
+             where + " is DOWN: " + (phys_down ? physMeaning(p) : std::string("no physical link")),
+             ev, downAction(ctx, dev, port, p)});
       }
-      if (p != PhysState::Unknown && p != PhysState::LinkUp &&
-          (s == PortState::Down || s == PortState::Unknown)) {
-        std::string meaning;
-        switch (p) {
-          case PhysState::Polling:
-            meaning = "no link partner: cable unplugged or faulty, or the switch port is down";
-            break;
-          case PhysState::Disabled:
-            meaning = "disabled administratively (ibportstate/mlxlink) or by the peer";
-            break;
-          case PhysState::Sleep: meaning = "the port is asleep (powered down)"; break;
-          case PhysState::PortConfigurationTraining:
-            meaning = "link training does not complete: cable/transceiver or speed mismatch";
-            break;
-          case PhysState::LinkErrorRecovery:
-            meaning = "the link is recovering from errors: marginal cable or transceiver";
-            break;
-          default: meaning = "the physical link is not up"; break;
-        }
+      if (phys_down && s == PortState::Unknown) {
         ctx.add(
             {FindingCode::PhysLinkNotUp, Severity::Critical, "", dev.name(), port.port(),
-             where + " physical state is " + std::string(physStateName(p)) + ": " + meaning, ev,
-             p == PhysState::Disabled
-                 ? "Enable the port on this side (`ibportstate <lid> " +
-                       std::to_string(port.port()) +
-                       " enable`, or `mlxlink -d <pci> -a UP`) and check the switch port is not "
-                       "disabled." +
-                       whereToAct(ctx, dev)
-                 : "Inspect the physical link: `mlxlink -d <pci> -p " +
-                       std::to_string(port.port()) +
-                       " -m -c -e` (module, BER, peer), reseat or replace the cable, check the "
-                       "switch port." +
-                       whereToAct(ctx, dev)});
+             where + " physical state is " + std::string(physStateName(p)) + ": " + physMeaning(p),
+             ev, downAction(ctx, dev, port, p)});
       }
       if ((s == PortState::Init || s == PortState::Armed) &&
           (p == PhysState::LinkUp || p == PhysState::Unknown)) {

@@ -147,6 +147,28 @@ void ncclLogRules(RuleContext& ctx, const v1::NcclLog& log) {
              "(`ibv_devices` must list it). Run `ibcollect snapshot` on the node for the device "
              "side."});
   }
+  if (const auto& open = events(v1::NcclEvent::IB_OPEN_FAILED); !open.empty()) {
+    std::set<std::string> devices;
+    for (const auto* e : open) {
+      if (!e->rdma_device().empty()) devices.insert(e->rdma_device());
+    }
+    std::string named;
+    for (const auto& d : devices) named += (named.empty() ? "" : ", ") + d;
+    std::string used;
+    for (const auto& d : s.ib_devices()) used += (used.empty() ? "" : ", ") + d;
+    auto ev = evidence(open);
+    if (!used.empty()) ev.insert(ev.begin(), "NCCL uses the others: " + used);
+    ctx.add({FindingCode::NcclIbUnavailable, Severity::Warning, firstHost(open), "", 0,
+             "NCCL could not open RDMA device" + std::string(devices.size() > 1 ? "s " : " ") +
+                 (named.empty() ? std::string("(ibv_open_device failed)")
+                                : named + " (ibv_open_device failed)") +
+                 (used.empty() ? "" : ": it runs on fewer HCAs"),
+             std::move(ev),
+             "The device's /dev/infiniband/uverbsN could not be opened: compare `ls -l "
+             "/dev/infiniband` with `ibv_devices` in the job's container (device list, cgroup, "
+             "permissions: see UVERBS_ACCESS in the node snapshot), or leave the device out "
+             "with NCCL_IB_HCA if it is not meant for the job."});
+  }
   std::vector<std::string> sock_ev;
   if (socketTransport(s, sock_ev)) {
     for (const auto* e : disabled) sock_ev.push_back("forced: " + eventLine(*e, src));

@@ -423,7 +423,10 @@ KernelEvent classifyKernelMessage(std::string_view message) {
   if (has("timeout. will cause a leak") || has("no done completion") || has("cmd exec timeout") ||
       has("completion arrived after timeout") || has("go bit not cleared") ||
       has("out of queue timeout") || (has("command 0x") && has("timed out")) ||
-      (has("wait_func") && has("timeout"))) {
+      (has("wait_func") && has("timeout")) ||
+      // The command EQ's recovery after a lost completion: "cmd[0]: CREATE_MKEY(0x200)
+      // recovered after timeout", "mlx5_cmd_eq_recover:...: Recovered 1 EQEs on cmd_eq".
+      has("recovered after timeout") || (has("recovered") && has("eqes on cmd_eq"))) {
     return KernelEvent::FwCommandTimeout;
   }
   // mlx4 cmd.c: "command 0x5a failed: fw status = 0x2"; mlx5 cmd.c: "CREATE_QP(0x500)

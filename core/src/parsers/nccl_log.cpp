@@ -703,6 +703,17 @@ void NcclLogParser::warnLine(std::string_view msg, std::string_view file, const 
     configEvent(v1::NcclEvent::IB_NO_DEVICE, ctx);
     return;
   }
+  // net_ib.cc "NET/IB : Unable to open device mlx5_59", ibvwrap.cc "Call to ibv_open_device
+  // failed" (the device's /dev/infiniband/uverbsN cannot be opened): once per host and device.
+  if (has(msg, "ibv_open_device") || has(msg, "Unable to open device")) {
+    const std::string device = printable(tokenAfter(msg, "open device ", " ,:"), 64);
+    if (!config_seen_.insert("open|" + ctx.host + "|" + device).second) return;
+    if (v1::NcclEvent* e = addEvent(v1::NcclEvent::IB_OPEN_FAILED, ctx)) {
+      e->set_rdma_device(device);
+      e->set_status(errnoFromText(msg));
+    }
+    return;
+  }
   if (has(msg, "libibverbs")) {
     configEvent(v1::NcclEvent::IBVERBS_MISSING, ctx);
     return;
@@ -794,7 +805,9 @@ void NcclLogParser::errorEvent(std::string_view msg, const LineContext& ctx) {
       has(msg, "Failed to execute operation Connect") || has(msg, "Connection refused") ||
       has(msg, "Connection reset") || has(msg, "Broken pipe") ||
       (has(msg, "onnect") &&
-       (has(msg, "fail") || has(msg, "timed out") || has(msg, "timeout") || has(msg, "exceeded")));
+       (has(msg, "fail") || has(msg, "timed out") || has(msg, "timeout") || has(msg, "exceeded") ||
+        // socketPollConnect: "Connect to 10.0.0.4<56849> returned 113(No route to host)"
+        errnoFromText(msg) > 0));
   if (connect_failure) {
     v1::NcclEvent* e = addEvent(v1::NcclEvent::CONNECT_FAILED, ctx);
     if (e == nullptr) return;
@@ -1173,6 +1186,7 @@ std::string_view ncclEventKindName(v1::NcclEvent::Kind kind) {
     case v1::NcclEvent::COLLECTIVE_TIMEOUT: return "COLLECTIVE_TIMEOUT";
     case v1::NcclEvent::SOCKET_TRANSPORT: return "SOCKET_TRANSPORT";
     case v1::NcclEvent::NCCL_ERROR: return "NCCL_ERROR";
+    case v1::NcclEvent::IB_OPEN_FAILED: return "IB_OPEN_FAILED";
     default: return "KIND_UNSPECIFIED";
   }
 }

@@ -235,6 +235,15 @@ INSTANTIATE_TEST_SUITE_P(
         ClassifyCase{"RxeAck", "rdma_rxe: Failed sending ack", KernelEvent::RdmaSendFailure},
         ClassifyCase{"AddrconfNotReady", "IPv6: ADDRCONF(NETDEV_UP): ens1f0: link is not ready",
                      KernelEvent::LinkNotReady},
+        // synthetic, mlx5 cmd.c wait_func_handle_exec_timeout / mlx5_cmd_eq_recover formats
+        ClassifyCase{"CmdRecoveredAfterTimeout",
+                     "mlx5_core 0000:3b:00.0: wait_func_handle_exec_timeout:1062:(pid 8): cmd[0]: "
+                     "CREATE_MKEY(0x200) recovered after timeout",
+                     KernelEvent::FwCommandTimeout},
+        ClassifyCase{"CmdEqRecovered",
+                     "mlx5_core 0000:3b:00.0: mlx5_cmd_eq_recover:245:(pid 8): Recovered 1 EQEs "
+                     "on cmd_eq",
+                     KernelEvent::FwCommandTimeout},
         ClassifyCase{"CablePluggedIsHealthy",
                      "mlx5_core 0004:01:00.0: Port module event: module 0, Cable plugged",
                      KernelEvent::None},

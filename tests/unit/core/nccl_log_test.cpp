@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <random>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -528,9 +529,34 @@ TEST(NcclLogParser, MergeKeepsAnOpCountAndASeqNumOfOneRankApart) {
 
 // ---- real captures (tests/fixtures/real/nccl-logs/PROVENANCE.md) ------------------------
 
+TEST(NcclLogRealCaptures, DevicesThatCannotBeOpenedAreNamedOncePerHost) {
+  const auto s = parseFixture(
+      "nccl-log_ibv-open-device-failed-unable-to-open-mlx5_58-59-roce_imagereward-"
+      "issue-65.txt");
+  std::set<std::string> devices;
+  for (const auto& e : s.events()) {
+    if (e.kind() == v1::NcclEvent::IB_OPEN_FAILED) devices.insert(e.rdma_device());
+  }
+  // "Call to ibv_open_device failed" names no device; the net_ib.cc lines do (mlx5_59 twice).
+  EXPECT_EQ(devices, (std::set<std::string>{"", "mlx5_58", "mlx5_59"}));
+  EXPECT_EQ(countKind(s, v1::NcclEvent::IB_OPEN_FAILED), 3);
+  ASSERT_EQ(s.ib_devices_size(), 2);
+}
+
+TEST(NcclLogRealCaptures, SocketPollConnectWithAnErrnoIsAFailedConnection) {
+  const auto s = parseFixture(
+      "nccl-log_socketpollconnect-no-route-to-host-bootstrap-python-traceback_sglang-issue-"
+      "3820.txt");
+  ASSERT_EQ(countKind(s, v1::NcclEvent::CONNECT_FAILED), 1);
+  EXPECT_EQ(s.events(0).kind(), v1::NcclEvent::CONNECT_FAILED);
+  EXPECT_EQ(s.events(0).status(), 113);  // EHOSTUNREACH
+  EXPECT_EQ(s.events(0).peer(), "10.0.0.4<56849>");
+  EXPECT_EQ(s.events(0).host(), "node5");
+}
+
 TEST(NcclLogRealCaptures, EveryCaptureIsCountedAndNamed) {
   const auto files = ibc::test::fixtureFiles(kLogDir, ".txt");
-  ASSERT_EQ(files.size(), 59u);
+  ASSERT_EQ(files.size(), 61u);
   for (const auto& f : files) {
     const std::string text = ibc::test::readFixture(f);
     const auto s = parseNcclLog(text);

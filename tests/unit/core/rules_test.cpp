@@ -384,6 +384,50 @@ TEST(Rules, APortStateThatMeansNothingIsAWarningNotASilentOk) {
   EXPECT_NE(find(findings, "PHYS_LINK_NOT_UP"), nullptr) << describe(findings);
 }
 
+TEST(Rules, ADisabledPortIsOneCriticalWhoseNextStepIsToEnableIt) {
+  auto s = snapshot("");
+  auto* port = s.mutable_devices(0)->mutable_ports(0);
+  *port->mutable_state() = v1::EnumValue();
+  port->mutable_state()->set_code(1);
+  port->mutable_state()->set_name("DOWN");
+  port->mutable_state()->set_raw("1: DOWN");
+  *port->mutable_phys_state() = v1::EnumValue();
+  port->mutable_phys_state()->set_code(3);
+  port->mutable_phys_state()->set_name("Disabled");
+  port->mutable_phys_state()->set_raw("3: Disabled");
+  const auto findings = diagnoseNode(s, {});
+  int criticals = 0;
+  for (const auto& f : findings) criticals += f.severity() == "critical" ? 1 : 0;
+  EXPECT_EQ(criticals, 1) << describe(findings);
+  const auto* f = find(findings, "PORT_DOWN");
+  ASSERT_NE(f, nullptr) << describe(findings);
+  EXPECT_NE(f->summary().find("disabled"), std::string::npos) << f->summary();
+  EXPECT_NE(f->action().find("Enable the port"), std::string::npos) << f->action();
+  EXPECT_EQ(f->action().find("reseat"), std::string::npos) << f->action();
+  EXPECT_EQ(find(findings, "PHYS_LINK_NOT_UP"), nullptr) << describe(findings);
+
+  // Polling: still one critical, and the next step is the cable.
+  port->mutable_phys_state()->set_code(2);
+  port->mutable_phys_state()->set_name("Polling");
+  port->mutable_phys_state()->set_raw("2: Polling");
+  const auto polling = diagnoseNode(s, {});
+  f = find(polling, "PORT_DOWN");
+  ASSERT_NE(f, nullptr) << describe(polling);
+  EXPECT_NE(f->action().find("cable"), std::string::npos) << f->action();
+  EXPECT_EQ(find(polling, "PHYS_LINK_NOT_UP"), nullptr) << describe(polling);
+}
+
+TEST(Rules, ADeviceListedWithoutItsPortsIsNeverOk) {
+  auto s = snapshot("");
+  s.mutable_devices(0)->clear_ports();
+  s.mutable_devices(0)->set_seen_in("ibstat paste");
+  const auto findings = diagnoseNode(s, {});
+  const auto* f = find(findings, "PORT_STATE_UNKNOWN");
+  ASSERT_NE(f, nullptr) << describe(findings);
+  EXPECT_EQ(f->severity(), "warning");
+  EXPECT_EQ(f->device(), s.devices(0).name());
+}
+
 TEST(Rules, TransportErrorsOnAVfWhoseStateIsUnknownDoNotClaimItIsClean) {
   auto s = snapshot("");
   s.mutable_node()->set_virtual_machine(true);
