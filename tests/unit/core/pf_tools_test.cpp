@@ -188,20 +188,20 @@ TEST(AerParser, SysfsFilesAndGrepListings) {
 
 TEST(EthtoolModuleParser, MailWrappedAndQuotedPrintableDumpsKeepEveryFlag) {
   // Thunderbird wrapped values after a space; the module must not end at the wrap.
-  const auto wrapped = parseEthtoolModule(pf("ethtool-m_sfp28-dell-m14mk"));
+  const auto wrapped = parseEthtoolModule(pf("ethtool-m_dell-m14mk-sfp28"));
   ASSERT_EQ(wrapped.size(), 1u);
   EXPECT_EQ(wrapped[0].vendor_pn(), "M14MK");
   EXPECT_EQ(wrapped[0].flags_reported(), 20u);
   EXPECT_EQ(wrapped[0].alarms_on_size(), 3);
   EXPECT_EQ(wrapped[0].warnings_on_size(), 3);
   // Quoted-printable soft breaks ("125.8=" / "3 degrees F") are joined back.
-  const auto qp = parseEthtoolModule(pf("ethtool-m_sfp-10g-sr-oem-all-flags-off"));
+  const auto qp = parseEthtoolModule(pf("ethtool-m_oem-sfp-10g-sr-all-flags-off"));
   ASSERT_EQ(qp.size(), 1u);
   EXPECT_DOUBLE_EQ(qp[0].temperature_c(), 52.13);
   EXPECT_EQ(qp[0].flags_reported(), 20u);
   EXPECT_EQ(qp[0].alarms_on_size(), 0);
   // A poster's "(...)" elision inside a quoted dump.
-  const auto elided = parseEthtoolModule(pf("ethtool-m_sfp-on-cx3pro-mlx4"));
+  const auto elided = parseEthtoolModule(pf("ethtool-m_cx3pro-mlx4-sfp"));
   ASSERT_EQ(elided.size(), 1u);
   EXPECT_EQ(elided[0].netdev(), "eth2");
   ASSERT_EQ(elided[0].alarms_on_size(), 1);
