@@ -48,6 +48,15 @@ bool isNa(std::string_view v) {
   return v.empty() || startsWithIgnoreCase(v, "N/A") || v == "NA" || v == "-";
 }
 
+// A value with the paster's annotation after it ("12  <-- rising", "On <== here"): the value
+// alone. ("# comment" tails are already gone: unwrapPasteMarkup.)
+std::string_view withoutAnnotation(std::string_view v) {
+  for (std::string_view arrow : {"<--", "<==", "<-", "\xe2\x86\x90" /* ← */}) {
+    if (const auto at = v.find(arrow); at != std::string_view::npos) v = v.substr(0, at);
+  }
+  return trim(v);
+}
+
 // The argument after `flag` in a command line ("-d /dev/mst/mt4115_pciconf0").
 std::string argAfter(const std::vector<std::string_view>& words, std::string_view flag) {
   for (std::size_t i = 0; i + 1 < words.size(); ++i) {
@@ -148,7 +157,7 @@ void applyMlxlinkField(v1::MlxlinkReport& r, std::string_view section, const Fie
     field->set_value(cap(f.value));
   }
   const std::string_view k = f.key;
-  const std::string_view v = f.value;
+  const std::string_view v = withoutAnnotation(f.value);
   const bool module = startsWithIgnoreCase(section, "Module");
   if (k == "State") {
     r.set_state(cap(v));
@@ -502,16 +511,37 @@ std::optional<double> dbmOf(std::string_view v) {
   return parseLeadingDouble(part);
 }
 
+// A mail stored quoted-printable breaks long lines with a trailing '=' ("185.0=" + "0 degrees
+// F"): the logical line is the two joined without it. ethtool never ends a value with '='.
+std::string joinSoftLineBreaks(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  forEachLine(text, [&](std::string_view line, uint32_t) {
+    const std::string_view t = trimRight(line);
+    if (t.size() > 1 && t.back() == '=' && t[t.size() - 2] != '=') {
+      out.append(t.substr(0, t.size() - 1));
+      return;
+    }
+    out.append(line);
+    out.push_back('\n');
+  });
+  return out;
+}
+
 }  // namespace
 
 std::vector<v1::ModuleDiagnostics> parseEthtoolModule(std::string_view text) {
-  const std::string unwrapped = unwrapPasteMarkup(text);
+  const std::string unwrapped = joinSoftLineBreaks(unwrapPasteMarkup(text));
   std::vector<v1::ModuleDiagnostics> out;
   std::optional<v1::ModuleDiagnostics> cur;
   std::string pending_netdev;
+  // Lines of a module that are not "Key : value": a value the mail client or terminal wrapped
+  // ("85.82" / "degrees F"), an elision the poster wrote ("(...)"). Two in a row end it.
+  int stray = 0;
   auto flush = [&] {
     if (cur && out.size() < kMaxPfReports) out.push_back(std::move(*cur));
     cur.reset();
+    stray = 0;
   };
   forEachLine(unwrapped, [&](std::string_view line, uint32_t) {
     const std::string_view t = trim(line);
@@ -527,11 +557,12 @@ std::vector<v1::ModuleDiagnostics> parseEthtoolModule(std::string_view text) {
     }
     const auto f = splitField(t);
     if (!f) {
-      if (cur && !t.empty()) flush();
+      if (cur && !t.empty() && ++stray >= 2) flush();
       return;
     }
+    stray = 0;
     const std::string_view k = f->key;
-    const std::string_view v = f->value;
+    const std::string_view v = withoutAnnotation(f->value);
     if (k == "Identifier" && startsWith(v, "0x")) {
       flush();
       cur.emplace();
@@ -760,20 +791,79 @@ std::vector<v1::AerCount> parseAerCounters(std::string_view text, std::string_vi
 
 // ---- kernel log ----------------------------------------------------------------------------
 
+namespace {
+
+constexpr std::size_t kMaxJoinedRecord = 1024;
+
+bool stamped(std::string_view line) {
+  const auto parsed = parseKernelLogText(line.substr(0, 4 * kMaxJoinedRecord));
+  return !parsed.empty() && !parsed.front().timestamp().empty();
+}
+
+// A record a mail client or terminal broke cut mid-message: the piece ends in a space (a
+// flowed mail keeps it), ',', ':', '(' or '-'.
+bool endsMidMessage(std::string_view raw) {
+  if (raw.empty()) return false;
+  const char c = raw.back();
+  return c == ' ' || c == '\t' || c == ',' || c == ':' || c == '(' || c == '-';
+}
+
+// Joins the pieces of a wrapped record back onto the stamped line they continue, so the
+// message is whole before it is classified ("... PCIe bandwidth, " + "limited by 8.0 GT/s
+// PCIe x8 link at ... (capable of 252.048 " + "Gb/s with 16.0 GT/s PCIe x16 link)").
+std::string joinWrappedRecords(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  bool open = false;  // the last line written is a stamped record that may continue
+  std::size_t record_start = 0;
+  std::string prev_raw;
+  forEachLine(text, [&](std::string_view line, uint32_t) {
+    const bool blank = trim(line).empty();
+    const bool is_record = !blank && stamped(line);
+    if (!blank && !is_record && open && endsMidMessage(prev_raw) &&
+        out.size() - record_start < kMaxJoinedRecord) {
+      out.pop_back();  // the '\n' of the record
+      if (!out.empty() && out.back() != ' ' && out.back() != '\t') out.push_back(' ');
+      out.append(trim(line));
+      out.push_back('\n');
+      prev_raw = std::string(line);
+      return;
+    }
+    if (is_record) record_start = out.size();
+    out.append(line);
+    out.push_back('\n');
+    open = is_record;
+    prev_raw = std::string(line);
+  });
+  return out;
+}
+
+// The PCI core's downtraining report (drivers/pci/pci.c __pcie_print_link_status): "63.008
+// Gb/s available PCIe bandwidth, limited by 8.0 GT/s PCIe x8 link at 0000:00:01.1 (capable of
+// ...)". Pasted on its own it often has no timestamp; it still says what it says.
+bool isPcieBandwidthLimited(std::string_view message) {
+  return containsIgnoreCase(message, "available PCIe bandwidth, limited by");
+}
+
+}  // namespace
+
 std::vector<v1::KernelLogLine> parsePfKernelLog(std::string_view text) {
-  auto lines = parseKernelLogText(text);
+  const std::string whole = joinWrappedRecords(unwrapPasteMarkup(text));
+  auto lines = parseKernelLogText(whole);
   std::vector<v1::KernelLogLine> joined;
   for (auto& l : lines) {
     if (l.timestamp().empty() && !joined.empty() &&
         endsWith(trimRight(joined.back().text()), ":") && !joined.back().timestamp().empty()) {
-      joined.back().set_text(printable(joined.back().text() + " " + l.text(), 1024));
+      joined.back().set_text(printable(joined.back().text() + " " + l.text(), kMaxJoinedRecord));
       continue;
     }
     joined.push_back(std::move(l));
   }
   std::vector<v1::KernelLogLine> out;
   for (auto& l : joined) {
-    if (l.timestamp().empty() || !isRdmaRelevant(l.text())) continue;
+    const bool keep =
+        (!l.timestamp().empty() && isRdmaRelevant(l.text())) || isPcieBandwidthLimited(l.text());
+    if (!keep) continue;
     out.push_back(std::move(l));
   }
   if (out.size() > kMaxPfKernelLines) {

@@ -91,7 +91,7 @@ TEST(MlxlinkParser, EmptyGarbageAndOtherToolsGiveNothing) {
   EXPECT_TRUE(parseMlxlink("").empty());
   EXPECT_TRUE(parseMlxlink("\x01\x02 garbage : : :\n\n---\n").empty());
   EXPECT_TRUE(parseMlxlink(pf("flint-q_cx4lx-ibm")).empty());
-  EXPECT_TRUE(parseMlxlink(pf("ethtool-m_sfp")).empty());
+  EXPECT_TRUE(parseMlxlink(pf("ethtool-m_sfp-10gbase-sr-finisar")).empty());
 }
 
 TEST(MlxlinkParser, TruncatedCaptureKeepsWholeFieldsAndHugeInputIsBounded) {
@@ -132,7 +132,7 @@ TEST(FlintParser, QueriesGiveVersionAndPsidWithoutAnnotations) {
 }
 
 TEST(EthtoolModuleParser, SfpWithRxPowerLowAlarmOn) {
-  const auto r = parseEthtoolModule(pf("ethtool-m_sfp"));
+  const auto r = parseEthtoolModule(pf("ethtool-m_sfp-10gbase-sr-finisar"));
   ASSERT_EQ(r.size(), 1u);
   EXPECT_EQ(r[0].netdev(), "ens22f0");
   EXPECT_EQ(r[0].vendor_pn(), "FTLX8571D3BCL-HD");
@@ -186,6 +186,70 @@ TEST(AerParser, SysfsFilesAndGrepListings) {
   EXPECT_TRUE(parseAerCounters("RxErr -1\nnot a line at all\n", "x").empty());
 }
 
+TEST(EthtoolModuleParser, MailWrappedAndQuotedPrintableDumpsKeepEveryFlag) {
+  // Thunderbird wrapped values after a space; the module must not end at the wrap.
+  const auto wrapped = parseEthtoolModule(pf("ethtool-m_dell-m14mk-sfp28"));
+  ASSERT_EQ(wrapped.size(), 1u);
+  EXPECT_EQ(wrapped[0].vendor_pn(), "M14MK");
+  EXPECT_EQ(wrapped[0].flags_reported(), 20u);
+  EXPECT_EQ(wrapped[0].alarms_on_size(), 3);
+  EXPECT_EQ(wrapped[0].warnings_on_size(), 3);
+  // Quoted-printable soft breaks ("125.8=" / "3 degrees F") are joined back.
+  const auto qp = parseEthtoolModule(pf("ethtool-m_oem-sfp-10g-sr-all-flags-off"));
+  ASSERT_EQ(qp.size(), 1u);
+  EXPECT_DOUBLE_EQ(qp[0].temperature_c(), 52.13);
+  EXPECT_EQ(qp[0].flags_reported(), 20u);
+  EXPECT_EQ(qp[0].alarms_on_size(), 0);
+  // A poster's "(...)" elision inside a quoted dump.
+  const auto elided = parseEthtoolModule(pf("ethtool-m_cx3pro-mlx4-sfp"));
+  ASSERT_EQ(elided.size(), 1u);
+  EXPECT_EQ(elided[0].netdev(), "eth2");
+  ASSERT_EQ(elided[0].alarms_on_size(), 1);
+  EXPECT_EQ(elided[0].alarms_on(0), "Laser rx power low alarm");
+}
+
+TEST(EthtoolModuleParser, AnnotatedFlagIsStillOnAndOtherTextEndsTheModule) {
+  const auto r = parseEthtoolModule(
+      "Identifier : 0x03 (SFP)\nVendor PN : X\nLaser rx power low alarm : On   <-- no light\n"
+      "Laser rx power low warning : Off\nsome prose after the paste\nmore prose here\n"
+      "Laser bias current high alarm : On\n");
+  ASSERT_EQ(r.size(), 1u);
+  EXPECT_EQ(r[0].alarms_on_size(), 1);
+  EXPECT_EQ(r[0].flags_reported(), 2u);
+}
+
+TEST(PfKernelLog, PcieBandwidthLimitedLineIsKeptWrappedOrUnstamped) {
+  const auto wrapped = parsePfKernelLog(pf("dmesg-pf_pci-gpu-pcie-limited"));
+  const bool whole = std::any_of(wrapped.begin(), wrapped.end(), [](const v1::KernelLogLine& l) {
+    return l.text().find(
+               "bandwidth, limited by 8.0 GT/s PCIe x8 link at 0000:00:01.1 (capable "
+               "of 252.048 Gb/s with 16.0 GT/s PCIe x16 link)") != std::string::npos;
+  });
+  EXPECT_TRUE(whole);
+  const auto bare = parsePfKernelLog(
+      "mlx5_core 0000:17:00.0: 31.504 Gb/s available PCIe bandwidth, limited by 8.0 GT/s PCIe "
+      "x4 link at 0000:16:02.0 (capable of 126.016 Gb/s with 8.0 GT/s PCIe x16 link)\n");
+  ASSERT_EQ(bare.size(), 1u);
+  v1::PfEvidence e;
+  e.set_pf_device("mlx5_0");
+  *e.add_kernel_log() = bare[0];
+  EXPECT_EQ(codes(judgePf(e, {}, "h", "t")), std::vector<std::string>{"PF_PCIE_ERRORS:warning"});
+  // At capability the kernel prints no "limited by": nothing to say.
+  const auto at_cap =
+      judgePf(evidenceFrom(parsePfToolOutput(pf("dmesg-pf_cx5-mlx5-pcie-8gts-x8-at-capability"))),
+              {}, "h", "t");
+  EXPECT_EQ(codes(at_cap), std::vector<std::string>{"PF_CLEAN:info"});
+}
+
+TEST(MlxlinkParser, AnnotatedCounterKeepsItsNumber) {
+  const auto r = parseMlxlink(
+      "mlxlink -d mlx5_3 -c\nEffective Physical Errors : 1234 <-- rising\n"
+      "Effective Physical BER : 2E-9   <-- bad\nLink Down Counter : 7\n");
+  ASSERT_EQ(r.size(), 1u);
+  EXPECT_EQ(r[0].effective_errors(), 1234u);
+  EXPECT_DOUBLE_EQ(r[0].effective_ber_value(), 2e-9);
+}
+
 TEST(PfKernelLog, MailWrappedHealthDumpIsJoinedBackToItsRecords) {
   const auto lines = parsePfKernelLog(pf("dmesg-pf_mlx5-health-synd"));
   ASSERT_EQ(lines.size(), 13u);
@@ -226,7 +290,8 @@ TEST(PfJudge, RealPositivesGiveTheirLabels) {
   EXPECT_EQ(
       codes(judgePf(evidenceFrom(parsePfToolOutput(pf("dmesg-pf_cx4lx-vf-enable"))), {}, "h", "t")),
       std::vector<std::string>{"PF_FW:critical"});
-  EXPECT_EQ(codes(judgePf(evidenceFrom(parsePfToolOutput(pf("ethtool-m_sfp"))), {}, "h", "t")),
+  EXPECT_EQ(codes(judgePf(evidenceFrom(parsePfToolOutput(pf("ethtool-m_sfp-10gbase-sr-finisar"))),
+                          {}, "h", "t")),
             std::vector<std::string>{"PF_MODULE:critical"});
   EXPECT_EQ(
       codes(judgePf(evidenceFrom(parsePfToolOutput(pf("iplink-pf_cx5-eth-p4p1"))), {}, "h", "t")),

@@ -59,8 +59,11 @@ std::vector<v1::MlxconfigReport> parseMlxconfig(std::string_view text);
 std::vector<v1::FlintQuery> parseFlintQuery(std::string_view text);
 
 // `ethtool -m NETDEV` decoded module EEPROM (SFF-8472, SFF-8636, CMIS): a report starts at
-// "Identifier : 0x..". DDM values in their units (°C, V, mA, dBm); flags whose line ends
-// "On" are listed as alarms or warnings by their name.
+// "Identifier : 0x..". DDM values in their units (°C, V, mA, dBm); flags whose value is
+// "On" are listed as alarms or warnings by their name, whatever the module's vendor or
+// layout. Quoted-printable soft breaks ("185.0=" + "0 degrees F") are joined; one stray
+// line (a wrapped value, a "(...)" elision) stays inside the module, two end it; "<--"
+// annotations after a value are dropped.
 std::vector<v1::ModuleDiagnostics> parseEthtoolModule(std::string_view text);
 
 // `ip [-d] link show [DEV]` of PFs: "[N: ]name: <FLAGS> ... state S", "link/TYPE ADDR" and
@@ -77,7 +80,9 @@ std::vector<v1::AerCount> parseAerCounters(std::string_view text, std::string_vi
 
 // Kernel log lines (dmesg, journalctl -k, ...: kernel_log.h) that are RDMA/PCIe relevant,
 // with a line the mail client or terminal wrapped joined back to the record it belongs to
-// (a line without a timestamp after a record whose message ends with ':').
+// (a line without a timestamp after a record that ends in a space, ',', ':', '(' or '-').
+// The PCI core's "available PCIe bandwidth, limited by ..." line is kept without a
+// timestamp too (it is often pasted alone).
 std::vector<v1::KernelLogLine> parsePfKernelLog(std::string_view text);
 
 // What a paste held: every kind found, merged. `kinds` in first-seen order.

@@ -1,0 +1,154 @@
+// Every real host-side capture of tests/fixtures/real/pf through the PF parsers and the PF
+// judge, checked against the labels of its PROVENANCE.md entry:
+//   * Expected codes: PF_MODULE, PF_PCIE_ERRORS     (exactly these codes, any severity)
+//   * Forbidden codes: PF_FW                          (optional)
+//   * Known miss: <why>                               (optional: reported, not failed)
+// The VFs a paste lists (`vf N` records of `ip link`) are taken as the case's VFs, so a VF
+// the host forces down is judged as it would be for a suspect VF.
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <iostream>
+#include <map>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "fixtures.h"
+#include "ibc/core/pf_judge.h"
+#include "ibc/core/pf_tools.h"
+
+namespace ibc::core {
+namespace {
+
+struct Label {
+  std::set<std::string> expected;
+  std::set<std::string> forbidden;
+  std::string known_miss;
+  bool has_expected = false;
+};
+
+std::set<std::string> codeList(const std::string& text) {
+  std::set<std::string> out;
+  std::string word;
+  for (char c : text + ",") {
+    if (std::isalnum(static_cast<unsigned char>(c)) || c == '_') {
+      word.push_back(c);
+    } else if (!word.empty()) {
+      out.insert(word);
+      word.clear();
+    }
+  }
+  return out;
+}
+
+// "## <file>" starts an entry; its "* Expected codes:" / "* Forbidden codes:" / "* Known
+// miss:" lines label it.
+std::map<std::string, Label> labels(const std::string& provenance) {
+  std::map<std::string, Label> out;
+  std::istringstream in(provenance);
+  std::string line;
+  Label* cur = nullptr;
+  auto after = [&](const std::string& prefix) -> std::string {
+    return line.rfind(prefix, 0) == 0 ? line.substr(prefix.size()) : std::string();
+  };
+  while (std::getline(in, line)) {
+    if (line.rfind("## ", 0) == 0) {
+      const std::string name = line.substr(3);
+      cur = name.size() > 4 && name.substr(name.size() - 4) == ".txt" ? &out[name] : nullptr;
+      continue;
+    }
+    if (!cur) continue;
+    if (const auto e = after("* Expected codes:"); !e.empty()) {
+      cur->expected = codeList(e);
+      cur->has_expected = true;
+    }
+    if (const auto f = after("* Forbidden codes:"); !f.empty()) cur->forbidden = codeList(f);
+    if (const auto k = after("* Known miss:"); !k.empty()) cur->known_miss = k;
+  }
+  return out;
+}
+
+std::set<std::string> judged(const std::string& text) {
+  const PfToolEvidence ev = parsePfToolOutput(text);
+  v1::PfEvidence e;
+  e.set_pf_device("pf");
+  for (const auto& m : ev.mlxlink) *e.add_mlxlink() = m;
+  for (const auto& m : ev.modules) *e.add_modules() = m;
+  for (const auto& l : ev.links) *e.add_links() = l;
+  for (const auto& l : ev.kernel_log) *e.add_kernel_log() = l;
+  for (const auto& a : ev.aer) *e.add_aer() = a;
+  for (const auto& f : ev.flint) *e.add_flint() = f;
+  for (const auto& c : ev.mlxconfig) *e.add_mlxconfig() = c;
+  std::vector<v1::VfMapping> vfs;
+  for (const auto& l : ev.links) {
+    for (const auto& vf : l.vfs()) {
+      v1::VfMapping m;
+      m.set_vf_index(static_cast<int32_t>(vf.index()));
+      vfs.push_back(m);
+    }
+  }
+  std::set<std::string> out;
+  for (const auto& f : judgePf(e, vfs, "host", "capture")) out.insert(f.code());
+  return out;
+}
+
+std::string joined(const std::set<std::string>& s) {
+  std::string out;
+  for (const auto& c : s) out += (out.empty() ? "" : ", ") + c;
+  return out.empty() ? "(none)" : out;
+}
+
+TEST(PfCaptureDiagnosis, EveryRealCaptureGivesItsLabelledCodesAndNoForbiddenOne) {
+  const auto label = labels(ibc::test::readFixture("real/pf/PROVENANCE.md"));
+  const auto files = ibc::test::fixtureFiles("real/pf", ".txt");
+  ASSERT_FALSE(files.empty());
+  int right = 0;
+  int known = 0;
+  for (const auto& path : files) {
+    const std::string name = path.substr(path.rfind('/') + 1);
+    const auto it = label.find(name);
+    if (it == label.end() || !it->second.has_expected) {
+      ADD_FAILURE() << name << ": no \"* Expected codes:\" line in PROVENANCE.md";
+      continue;
+    }
+    const Label& l = it->second;
+    const auto got = judged(ibc::test::readFixture("real/pf/" + name));
+    std::set<std::string> bad;
+    std::set_intersection(got.begin(), got.end(), l.forbidden.begin(), l.forbidden.end(),
+                          std::inserter(bad, bad.begin()));
+    const bool ok = got == l.expected && bad.empty();
+    if (ok) {
+      ++right;
+    } else if (!l.known_miss.empty()) {
+      ++known;
+      std::cout << "[ known miss ] " << name << ": got " << joined(got) << ", labelled "
+                << joined(l.expected) << " (" << l.known_miss << ")\n";
+    } else {
+      ADD_FAILURE() << name << ": got " << joined(got) << ", labelled " << joined(l.expected)
+                    << (bad.empty() ? "" : "; forbidden " + joined(bad));
+    }
+    if (ok && !l.known_miss.empty()) {
+      ADD_FAILURE() << name << " now gives its label: drop its \"Known miss\" line";
+    }
+  }
+  std::cout << "[ pf captures ] " << right << " of " << files.size() << " right"
+            << (known ? ", " + std::to_string(known) + " known miss(es)" : "") << "\n";
+  EXPECT_EQ(right + known, static_cast<int>(files.size()));
+}
+
+TEST(PfCaptureDiagnosis, LabelsAreReadFromProvenanceEntries) {
+  const auto l = labels(
+      "## a.txt\n* Expected codes: PF_MODULE, PF_PCIE_ERRORS\n* Forbidden codes: PF_FW\n"
+      "## b.txt\n* Expected codes: PF_CLEAN\n* Known miss: no parser\n## Coverage\n"
+      "* Expected codes: PF_FW\n");
+  ASSERT_EQ(l.size(), 2u);
+  EXPECT_EQ(l.at("a.txt").expected, (std::set<std::string>{"PF_MODULE", "PF_PCIE_ERRORS"}));
+  EXPECT_EQ(l.at("a.txt").forbidden, std::set<std::string>{"PF_FW"});
+  EXPECT_EQ(l.at("b.txt").known_miss, " no parser");
+}
+
+}  // namespace
+}  // namespace ibc::core
