@@ -98,6 +98,8 @@ v1::NodeReport summarizeNode(const AnalyzedNode& node) {
     r.set_collected_at_unix_ms(s.node().collected_at_unix_ms());
   }
   r.set_probe_errors(static_cast<uint32_t>(s.probe_errors_size()));
+  for (int i = 0; i < s.probe_errors_size() && i < kMaxNamedProbeFailures; ++i)
+    *r.add_failed_probes() = s.probe_errors(i);
   r.set_snapshot_file(node.snapshot_file);
   std::map<std::pair<std::string, uint32_t>, Severity> port_worst;
   std::map<std::string, Severity> device_worst;

@@ -522,10 +522,19 @@ void reportBody(std::string& out, const v1::Report& report, const TextOptions& o
           std::to_string(n.critical()) + " critical, " + std::to_string(n.warning()) +
           " warning, " + std::to_string(n.info()) + " info)";
       if (n.probe_errors() > 0) {
-        line +=
-            ", " + std::to_string(n.probe_errors()) + " probe(s) failed (details: --format json)";
+        line += ", " + std::to_string(n.probe_errors()) + " probe(s) failed" +
+                (options.verbose ? ":" : " (-v names them)");
       }
       out += wrap(line, w, "", "  ");
+      if (options.verbose) {
+        for (const auto& p : n.failed_probes()) {
+          out += wrap(p.probe() + (p.path().empty() ? "" : " " + p.path()) + ": " +
+                          (p.error().empty() ? "" : p.error() + ": ") + p.message(),
+                      w, "  - ", "    ");
+        }
+        if (n.probe_errors() > static_cast<uint32_t>(n.failed_probes_size()))
+          out += "  - ... " + std::to_string(n.probe_errors() - n.failed_probes_size()) + " more\n";
+      }
     }
   }
   std::string counts;

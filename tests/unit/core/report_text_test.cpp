@@ -154,6 +154,32 @@ TEST(ReportText, WorstFindingIsTheMostSpecificAtEqualSeverity) {
   EXPECT_LT(findingSpecificity("MEMLOCK_LIMIT"), findingSpecificity("ESCALATE_HOST_INSPECTION"));
 }
 
+TEST(ReportText, FailedProbesAreNamedWithPathAndErrorInVerboseAndJson) {
+  AnalyzedNode n = node("gpu01", {});
+  auto* pe = n.snapshot.add_probe_errors();
+  pe->set_probe("hw_counters");
+  pe->set_path("/sys/class/infiniband/mlx5_0/ports/1/hw_counters");
+  pe->set_error("EACCES");
+  pe->set_message("Permission denied");
+  std::vector<AnalyzedNode> nodes;
+  nodes.push_back(std::move(n));
+  const auto report = buildReport(std::move(nodes));
+  ASSERT_EQ(report.nodes(0).failed_probes_size(), 1);
+  const std::string plain = renderText(report);
+  EXPECT_NE(plain.find("1 probe(s) failed (-v names them)"), std::string::npos) << plain;
+  TextOptions verbose;
+  verbose.verbose = true;
+  const std::string text = renderText(report, verbose);
+  EXPECT_NE(text.find("hw_counters /sys/class/infiniband/mlx5_0/ports/1/hw_counters: EACCES: "
+                      "Permission denied"),
+            std::string::npos)
+      << text;
+  const auto json = renderJson(report);
+  ASSERT_TRUE(json.ok());
+  EXPECT_NE(json->find("\"failed_probes\""), std::string::npos) << *json;
+  EXPECT_NE(json->find("EACCES"), std::string::npos) << *json;
+}
+
 TEST(ReportText, QuietShowsTheVerdictTableAndCountsOnly) {
   const auto report = buildReport(
       {node("node1",

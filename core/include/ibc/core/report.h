@@ -22,6 +22,10 @@ namespace ibc::core {
 // that go into the report are moved, not copied (they can be large).
 ::ibcollect::v1::Report buildReport(std::vector<AnalyzedNode> nodes);
 
+// A node row names at most this many failed probes (NodeReport.failed_probes); all are
+// counted (probe_errors) and all stay in the snapshot.
+inline constexpr int kMaxNamedProbeFailures = 50;
+
 struct TextOptions {
   bool show_info = true;          // info findings (unavailable counters, ...)
   std::size_t max_evidence = 12;  // evidence lines per finding before "... N more"
