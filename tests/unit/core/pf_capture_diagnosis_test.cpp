@@ -19,6 +19,7 @@
 #include "fixtures.h"
 #include "ibc/core/pf_judge.h"
 #include "ibc/core/pf_tools.h"
+#include "pf_evidence.h"
 
 namespace ibc::core {
 namespace {
@@ -73,15 +74,7 @@ std::map<std::string, Label> labels(const std::string& provenance) {
 
 std::set<std::string> judged(const std::string& text) {
   const PfToolEvidence ev = parsePfToolOutput(text);
-  v1::PfEvidence e;
-  e.set_pf_device("pf");
-  for (const auto& m : ev.mlxlink) *e.add_mlxlink() = m;
-  for (const auto& m : ev.modules) *e.add_modules() = m;
-  for (const auto& l : ev.links) *e.add_links() = l;
-  for (const auto& l : ev.kernel_log) *e.add_kernel_log() = l;
-  for (const auto& a : ev.aer) *e.add_aer() = a;
-  for (const auto& f : ev.flint) *e.add_flint() = f;
-  for (const auto& c : ev.mlxconfig) *e.add_mlxconfig() = c;
+  const v1::PfEvidence e = ibc::test::onePf(ev, "pf", "");
   std::vector<v1::VfMapping> vfs;
   for (const auto& l : ev.links) {
     for (const auto& vf : l.vfs()) {

@@ -9,6 +9,7 @@
 #include "fixtures.h"
 #include "ibc/core/pf_judge.h"
 #include "ibc/core/pf_tools.h"
+#include "pf_evidence.h"
 
 namespace ibc::core {
 namespace {
@@ -31,19 +32,7 @@ std::vector<std::string> codes(const std::vector<v1::Finding>& findings) {
   return out;
 }
 
-v1::PfEvidence evidenceFrom(const PfToolEvidence& ev) {
-  v1::PfEvidence e;
-  e.set_pf_device("mlx5_0");
-  e.set_pf_pci("0000:42:00.0");
-  for (const auto& m : ev.mlxlink) *e.add_mlxlink() = m;
-  for (const auto& m : ev.modules) *e.add_modules() = m;
-  for (const auto& l : ev.links) *e.add_links() = l;
-  for (const auto& l : ev.kernel_log) *e.add_kernel_log() = l;
-  for (const auto& a : ev.aer) *e.add_aer() = a;
-  for (const auto& f : ev.flint) *e.add_flint() = f;
-  for (const auto& c : ev.mlxconfig) *e.add_mlxconfig() = c;
-  return e;
-}
+v1::PfEvidence evidenceFrom(const PfToolEvidence& ev) { return ibc::test::onePf(ev); }
 
 TEST(MlxlinkParser, ForumCaptureWithBlankLinesAndCollapsedColumnsGivesCounters) {
   const auto r = parseMlxlink(pf("mlxlink-c_cx4"));
