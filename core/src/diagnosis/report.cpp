@@ -176,6 +176,7 @@ v1::NodeReport summarizeNode(const AnalyzedNode& node) {
     }
   }
   *r.mutable_nccl_tests() = s.nccl_tests();
+  for (const auto& t : s.nccl_tests()) *r.add_busbw() = busbwAgainstLinks(s, t);
   if (node.include_snapshot) *r.mutable_snapshot() = s;
   return r;
 }

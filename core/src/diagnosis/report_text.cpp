@@ -14,6 +14,7 @@
 #include "ibc/core/findings.h"
 #include "ibc/core/pf_judge.h"
 #include "ibc/core/report.h"
+#include "ibc/core/rules.h"
 #include "ibc/core/slurm.h"
 #include "ibc/core/text.h"
 
@@ -464,35 +465,96 @@ void findingText(std::string& out, const FindingGroup& g, const TextOptions& opt
   if (!f.action().empty()) out += wrap(f.action(), w, "  next step: ", "    ");
 }
 
-// nccl-tests results as measured: bandwidth per size (out-of-place, as nccl-tests' own
-// average uses), the average bus bandwidth, and what the user expects (--expect-busbw).
+// What makes two nodes' nccl-tests outputs one output (a launcher's table read for every
+// node): the test, its rows as printed and its average.
+std::string ncclTestsKey(const v1::NcclTestsResult& r) {
+  std::string key = r.test_name() + '\n';
+  char buf[96];
+  for (const auto& row : r.rows()) {
+    std::snprintf(buf, sizeof buf, "%llu %.4f %.4f\n",
+                  static_cast<unsigned long long>(row.size_bytes()), row.oop_algbw_gbs(),
+                  row.oop_busbw_gbs());
+    key += buf;
+  }
+  if (r.has_avg_busbw()) key += "avg " + std::to_string(r.avg_busbw_gbs());
+  return key;
+}
+
+std::string gbs(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.2f", v);
+  return buf;
+}
+
+// One output's table: bandwidth per size (out-of-place, as nccl-tests' own average uses), the
+// average bus bandwidth, and what the user expects (--expect-busbw).
+void ncclTestsTable(std::string& out, const v1::NcclTestsOutput& t,
+                    const std::vector<std::string>& labels, const TextOptions& options) {
+  const auto& r = t.parsed();
+  std::string on = labels.size() == 1
+                       ? labels.front() + " (" + t.source() + ")"
+                       : compressHostlist(labels) + " (" + std::to_string(labels.size()) +
+                             " nodes carry this same output)";
+  out +=
+      "\n" + wrap("nccl-tests " + (r.test_name().empty() ? std::string("result") : r.test_name()) +
+                      " on " + on + ":",
+                  options.width, "", "  ");
+  std::vector<std::vector<std::string>> rows{{"SIZE (B)", "ALGBW GB/s", "BUSBW GB/s"}};
+  for (const auto& row : r.rows()) {
+    rows.push_back(
+        {std::to_string(row.size_bytes()), gbs(row.oop_algbw_gbs()), gbs(row.oop_busbw_gbs())});
+  }
+  if (r.rows_size() > 0) {
+    std::istringstream lines(table(rows, options.width > 2 ? options.width - 2 : 0));
+    for (std::string l; std::getline(lines, l);) out += "  " + l + "\n";
+  }
+  if (r.has_avg_busbw()) out += "  average busbw " + gbs(r.avg_busbw_gbs()) + " GB/s\n";
+  if (options.expect_busbw_gbs > 0)
+    out += "  expected busbw " + gbs(options.expect_busbw_gbs) + " GB/s (--expect-busbw)\n";
+}
+
+// nccl-tests results: each distinct output's table once (with the nodes that carry it), then
+// every node's peak busbw against its own links and the verdict (NCCL_TEST_LOW_BUSBW).
 void ncclTestsText(std::string& out, const v1::Report& report, const TextOptions& options) {
-  const auto gbs = [](double v) {
-    char buf[32];
-    std::snprintf(buf, sizeof buf, "%.2f", v);
-    return std::string(buf);
+  struct Output {
+    const v1::NcclTestsOutput* output;
+    std::vector<std::string> labels;
   };
+  std::vector<Output> outputs;
+  std::map<std::string, std::size_t> by_key;
+  std::set<std::pair<std::string, std::string>> low;  // node, source with the finding
+  for (const auto& f : report.findings()) {
+    if (f.code() == "NCCL_TEST_LOW_BUSBW") low.emplace(f.node(), f.source());
+  }
+  std::vector<std::vector<std::string>> busbw{
+      {"NODE", "TEST", "PEAK BUSBW GB/s", "LINK BUDGET GB/s", "OF LINKS", "VERDICT"}};
   for (const auto& n : report.nodes()) {
-    for (const auto& t : n.nccl_tests()) {
+    for (int i = 0; i < n.nccl_tests_size(); ++i) {
+      const auto& t = n.nccl_tests(i);
       const auto& r = t.parsed();
       if (r.rows_size() == 0 && !r.has_avg_busbw()) continue;
-      out += "\n" +
-             wrap("nccl-tests " + (r.test_name().empty() ? std::string("result") : r.test_name()) +
-                      " on " + n.label() + " (" + t.source() + "):",
-                  options.width, "", "  ");
-      std::vector<std::vector<std::string>> rows{{"SIZE (B)", "ALGBW GB/s", "BUSBW GB/s"}};
-      for (const auto& row : r.rows()) {
-        rows.push_back(
-            {std::to_string(row.size_bytes()), gbs(row.oop_algbw_gbs()), gbs(row.oop_busbw_gbs())});
-      }
-      if (r.rows_size() > 0) {
-        std::istringstream lines(table(rows, options.width > 2 ? options.width - 2 : 0));
-        for (std::string l; std::getline(lines, l);) out += "  " + l + "\n";
-      }
-      if (r.has_avg_busbw()) out += "  average busbw " + gbs(r.avg_busbw_gbs()) + " GB/s\n";
-      if (options.expect_busbw_gbs > 0)
-        out += "  expected busbw " + gbs(options.expect_busbw_gbs) + " GB/s (--expect-busbw)\n";
+      const auto [it, fresh] = by_key.emplace(ncclTestsKey(r), outputs.size());
+      if (fresh) outputs.push_back({&t, {}});
+      outputs[it->second].labels.push_back(n.label());
+      if (i >= n.busbw_size() || n.busbw(i).peak_busbw_gbs() <= 0) continue;
+      const auto& b = n.busbw(i);
+      const bool budget = b.link_budget_gbs() > 0;
+      busbw.push_back(
+          {n.label(), r.test_name().empty() ? "nccl-tests" : r.test_name(), gbs(b.peak_busbw_gbs()),
+           budget ? gbs(b.link_budget_gbs()) : "-",
+           budget ? std::to_string(static_cast<int>(100 * b.fraction() + 0.5)) + "%" : "-",
+           low.count({n.node(), n.source()}) ? "LOW" : "ok"});
     }
+  }
+  for (const auto& o : outputs) ncclTestsTable(out, *o.output, o.labels, options);
+  if (busbw.size() > 1 && (report.nodes_size() > 1 || busbw[1][3] != "-")) {
+    out +=
+        "\n" + wrap("nccl-tests busbw per node, against the node's active RDMA links (low under " +
+                        std::to_string(static_cast<int>(100 * kLowBusbwFraction)) +
+                        "% of them, or under --expect-busbw):",
+                    options.width, "", "  ");
+    std::istringstream lines(table(busbw, options.width > 2 ? options.width - 2 : 0));
+    for (std::string l; std::getline(lines, l);) out += "  " + l + "\n";
   }
 }
 

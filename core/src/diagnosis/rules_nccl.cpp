@@ -384,74 +384,53 @@ void ncclTestsRules(RuleContext& ctx, const v1::NcclTestsOutput& out) {
          "path, check GPU memory errors (nvidia-smi -q -d ECC) and the links' PHY_ERRORS; take "
          "the node out of service until explained."});
   }
+  const v1::NcclTestsBusbw b = busbwAgainstLinks(ctx.snap, out);
+  if (b.peak_busbw_gbs() <= 0) return;
+  const std::string peak_words = "peak busbw " + num(b.peak_busbw_gbs()) + " GB/s at " +
+                                 std::to_string(b.peak_size_bytes()) + " B";
+  const std::string next =
+      "Check the transport in the NCCL log (NCCL_SOCKET_FALLBACK, GDR disabled), link rates "
+      "(LINK_RATE_BELOW_EXPECTED), PCIe (PCIE_LINK_DEGRADED) and congestion; compare nodes "
+      "with `ibcollect --job` to find a slow one.";
   if (ctx.opts.expect_busbw_gbs) {
     // The user said what a healthy run reaches: any run is judged against that.
-    double peak = 0;
-    uint64_t peak_size = 0;
-    for (const auto& row : r.rows()) {
-      const double b = std::max(row.oop_busbw_gbs(), row.ip_busbw_gbs());
-      if (b > peak) {
-        peak = b;
-        peak_size = row.size_bytes();
-      }
-    }
     const double expected = *ctx.opts.expect_busbw_gbs;
-    if (peak <= 0 || peak >= expected) return;
-    ctx.add({FindingCode::NcclTestLowBusbw,
-             Severity::Warning,
-             ctx.node,
-             "",
-             0,
-             name + " peaks at " + num(peak) + " GB/s bus bandwidth, below the expected " +
-                 num(expected) + " GB/s (--expect-busbw)",
-             {"peak busbw " + num(peak) + " GB/s at " + std::to_string(peak_size) + " B",
-              "expected " + num(expected) + " GB/s (--expect-busbw)",
-              "hosts " + std::to_string(r.hosts_size()), "source " + out.source()},
-             "Check the transport in the NCCL log (NCCL_SOCKET_FALLBACK, GDR disabled), link "
-             "rates (LINK_RATE_BELOW_EXPECTED), PCIe (PCIE_LINK_DEGRADED) and congestion; compare "
-             "nodes with `ibcollect --job` to find a slow one."});
+    if (b.peak_busbw_gbs() >= expected) return;
+    std::vector<std::string> ev{peak_words, "expected " + num(expected) + " GB/s (--expect-busbw)",
+                                "hosts " + std::to_string(r.hosts_size()),
+                                "source " + out.source()};
+    if (b.link_budget_gbs() > 0)
+      ev.insert(ev.begin() + 2, "link budget " + num(b.link_budget_gbs()) + " GB/s (" +
+                                    std::to_string(b.active_ports()) + " active port(s), " +
+                                    num(b.link_rate_gbps()) + " Gb/s): " + num(100 * b.fraction()) +
+                                    "% of it");
+    ctx.add({FindingCode::NcclTestLowBusbw, Severity::Warning, ctx.node, "", 0,
+             name + " peaks at " + num(b.peak_busbw_gbs()) +
+                 " GB/s bus bandwidth, below the expected " + num(expected) +
+                 " GB/s (--expect-busbw)",
+             std::move(ev), next});
     return;
   }
-  // Low bus bandwidth: only judged for multi-node runs, against this node's RDMA ports.
-  if (r.nranks() == 1 || r.hosts_size() < 2) return;
-  double port_gbps = 0;
-  int ports = 0;
-  for (const auto& d : ctx.snap.devices()) {
-    for (const auto& p : d.ports()) {
-      if (portStateOf(p.state()) == PortState::Active && p.rate_gbps() > 0) {
-        port_gbps += p.rate_gbps();
-        ++ports;
-      }
-    }
-  }
-  if (ports == 0) return;
-  double peak = 0;
-  uint64_t peak_size = 0;
-  for (const auto& row : r.rows()) {
-    const double b = std::max(row.oop_busbw_gbs(), row.ip_busbw_gbs());
-    if (b > peak) {
-      peak = b;
-      peak_size = row.size_bytes();
-    }
-  }
-  // NCCL reports GB/s; the node's NICs carry at most sum(rate)/8 GB/s. Half of that is a
-  // floor any healthy RDMA path clears at large sizes.
-  const double ceiling = port_gbps / 8.0;
-  if (peak <= 0 || peak >= 0.5 * ceiling) return;
+  // Against this node's links: only for multi-node runs (a single node's busbw is NVLink's).
+  if (r.nranks() == 1 || r.hosts_size() < 2 || b.link_budget_gbs() <= 0) return;
+  if (b.fraction() >= kLowBusbwFraction) return;
   ctx.add({FindingCode::NcclTestLowBusbw,
            Severity::Warning,
            ctx.node,
            "",
            0,
-           name + " peaks at " + num(peak) +
-               " GB/s bus bandwidth, under half of what this node's " + std::to_string(ports) +
-               " active RDMA port(s) carry (" + num(ceiling) + " GB/s)",
-           {"peak busbw " + num(peak) + " GB/s at " + std::to_string(peak_size) + " B",
-            "active ports total " + num(port_gbps) + " Gb/s",
+           name + " peaks at " + num(b.peak_busbw_gbs()) + " GB/s bus bandwidth, " +
+               num(100 * b.fraction()) + "% of what this node's " +
+               std::to_string(b.active_ports()) + " active RDMA port(s) carry (" +
+               num(b.link_budget_gbs()) + " GB/s; under " + num(100 * kLowBusbwFraction) +
+               "% is low)",
+           {peak_words,
+            "link budget " + num(b.link_budget_gbs()) + " GB/s = active ports total " +
+                num(b.link_rate_gbps()) + " Gb/s / 8",
+            "fraction " + num(100 * b.fraction()) + "% (low under " + num(100 * kLowBusbwFraction) +
+                "%)",
             "hosts " + std::to_string(r.hosts_size()), "source " + out.source()},
-           "Check the transport in the NCCL log (NCCL_SOCKET_FALLBACK, GDR disabled), link rates "
-           "(LINK_RATE_BELOW_EXPECTED), PCIe (PCIE_LINK_DEGRADED) and congestion; compare nodes "
-           "with `ibcollect --job` to find a slow one."});
+           next});
 }
 
 }  // namespace
@@ -465,3 +444,33 @@ void runNcclTestsRules(RuleContext& ctx) {
 }
 
 }  // namespace ibc::core::rules
+
+namespace ibc::core {
+
+v1::NcclTestsBusbw busbwAgainstLinks(const v1::Snapshot& snapshot,
+                                     const v1::NcclTestsOutput& output) {
+  v1::NcclTestsBusbw b;
+  const auto& r = output.parsed();
+  b.set_source(output.source());
+  b.set_test_name(r.test_name());
+  for (const auto& row : r.rows()) {
+    const double v = std::max(row.oop_busbw_gbs(), row.ip_busbw_gbs());
+    if (v > b.peak_busbw_gbs()) {
+      b.set_peak_busbw_gbs(v);
+      b.set_peak_size_bytes(row.size_bytes());
+    }
+  }
+  for (const auto& d : snapshot.devices()) {
+    for (const auto& p : d.ports()) {
+      if (portStateOf(p.state()) == PortState::Active && p.rate_gbps() > 0) {
+        b.set_link_rate_gbps(b.link_rate_gbps() + p.rate_gbps());
+        b.set_active_ports(b.active_ports() + 1);
+      }
+    }
+  }
+  b.set_link_budget_gbs(b.link_rate_gbps() / 8.0);
+  if (b.link_budget_gbs() > 0) b.set_fraction(b.peak_busbw_gbs() / b.link_budget_gbs());
+  return b;
+}
+
+}  // namespace ibc::core

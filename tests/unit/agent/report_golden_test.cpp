@@ -18,6 +18,7 @@
 #include "ibc/core/bundle_report.h"
 #include "ibc/core/job_verdict.h"
 #include "ibc/core/nccl_log.h"
+#include "ibc/core/nccl_tests.h"
 #include "ibc/core/report.h"
 #include "sysfs_json.h"
 
@@ -190,6 +191,35 @@ TEST(ReportGolden, Issue21JobVerdictEscalatesNode3ToTheSmAndNode4AsPhysical) {
   for (const auto& vf : inspection.suspects()) kinds[vf.node()].insert(vf.escalation());
   EXPECT_EQ(kinds["node4"], (std::set<std::string>{"physical"}));
   EXPECT_TRUE(kinds["node3"].count("subnet_manager"));
+}
+
+// Issue 23: a job whose launcher's nccl-tests output (a real 2-node H100 run) is read for
+// every node of issue 21's job: the table is printed once, with each node's peak busbw against
+// its own links (node3 has two ports in INIT, node4 trains at 100 of 200 Gb/s).
+TEST(ReportGolden, JobWithTheSameNcclTestsOnEveryNodeText) {
+  auto nodes = issue21Job();
+  const std::string table = ibc::test::readFixture(
+      "real/nccl-tests/nccl-tests_all_reduce_perf_16rank-2node-h100-gcp-a3mega_create-a3mega-"
+      "ztan-fork.txt");
+  for (auto& n : nodes) {
+    auto* t = n.snapshot.add_nccl_tests();
+    t->set_source("/scratch/logs/all_reduce_perf.out");
+    *t->mutable_parsed() = core::parseNcclTests(table);
+    n.findings.clear();  // judged again below, with the nccl-tests output
+    n.notices.clear();
+  }
+  core::judgeJob(nodes, {});
+  core::TextOptions o;
+  o.node_table = true;
+  o.width = 100;
+  const std::string text = core::renderText(core::buildReport(std::move(nodes)), o);
+  std::size_t tables = 0;
+  for (std::size_t at = text.find("SIZE (B)"); at != std::string::npos;
+       at = text.find("SIZE (B)", at + 1))
+    ++tables;
+  EXPECT_EQ(tables, 1u) << text;
+  EXPECT_NE(text.find("node[1-4] (4 nodes carry this same output)"), std::string::npos) << text;
+  compareWithGolden("job_nccl_tests_text_100.txt", text);
 }
 
 TEST(ReportGolden, Issue21BundleReportMarkdown) {

@@ -290,6 +290,27 @@ TEST(Rules, NcclTestLowBusbwIsJudgedAgainstTheNodesActivePorts) {
   auto single = snapshot(twoNodeRun("10.0", "0"));
   single.mutable_nccl_tests(0)->mutable_parsed()->mutable_hosts()->RemoveLast();
   EXPECT_EQ(find(diagnoseNode(single, {}), "NCCL_TEST_LOW_BUSBW"), nullptr);
+  // The budget and the fraction are in the finding, and in the report for every run.
+  bool budget = false;
+  for (const auto& e : f->evidence()) budget = budget || e.find("link budget 25 GB/s") == 0;
+  EXPECT_TRUE(budget) << describe(findings);
+  EXPECT_NE(f->summary().find("40%"), std::string::npos) << f->summary();
+  const auto b = busbwAgainstLinks(snapshot(twoNodeRun("10.0", "0")),
+                                   snapshot(twoNodeRun("10.0", "0")).nccl_tests(0));
+  EXPECT_DOUBLE_EQ(b.link_budget_gbs(), 25.0);
+  EXPECT_DOUBLE_EQ(b.fraction(), 0.4);
+  EXPECT_EQ(b.active_ports(), 1u);
+  EXPECT_EQ(b.peak_size_bytes(), 8589934592u);
+  // --expect-busbw overrides the links: 24.5 GB/s is low against 40, 10 is fine against 8.
+  RuleOptions o;
+  o.expect_busbw_gbs = 40;
+  const auto expected = diagnoseNode(snapshot(twoNodeRun("24.5", "0")), o);
+  f = find(expected, "NCCL_TEST_LOW_BUSBW");
+  ASSERT_NE(f, nullptr) << describe(expected);
+  EXPECT_NE(f->summary().find("--expect-busbw"), std::string::npos) << f->summary();
+  o.expect_busbw_gbs = 8;
+  EXPECT_EQ(find(diagnoseNode(snapshot(twoNodeRun("10.0", "0")), o), "NCCL_TEST_LOW_BUSBW"),
+            nullptr);
 }
 
 TEST(Rules, MemlockLimitIsCriticalOnceRegistrationsFailUnderIt) {

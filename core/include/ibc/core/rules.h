@@ -52,6 +52,15 @@ std::vector<::ibcollect::v1::Finding> escalationFindings(
     const ::ibcollect::v1::Snapshot& snapshot,
     const std::vector<::ibcollect::v1::Finding>& findings);
 
+// nccl-tests busbw against the node's own links (DESIGN §5, NCCL_TEST_LOW_BUSBW): a
+// multi-node run whose peak busbw is under kLowBusbwFraction of what the node's active RDMA
+// ports carry (their rates summed / 8, GB/s) is low; `--expect-busbw` overrides the budget.
+// A healthy RDMA path clears half its links at large sizes whatever the algorithm (a tree or
+// NVLS allreduce may even exceed 1).
+inline constexpr double kLowBusbwFraction = 0.5;
+::ibcollect::v1::NcclTestsBusbw busbwAgainstLinks(const ::ibcollect::v1::Snapshot& snapshot,
+                                                  const ::ibcollect::v1::NcclTestsOutput& output);
+
 // The name findings use for a snapshot's node: Slurm node name, else hostname, else
 // "unknown-node".
 std::string nodeName(const ::ibcollect::v1::Snapshot& snapshot);
