@@ -1,5 +1,6 @@
 #include "ibc/core/kernel_log.h"
 
+#include <algorithm>
 #include <array>
 #include <cctype>
 #include <cstdio>
@@ -14,6 +15,11 @@ namespace ibc::core {
 namespace {
 
 constexpr std::size_t kMaxTextBytes = 1024;
+// Mail clients and commit messages wrap near 72-78 columns; a stamped line this long that is
+// followed by an unstamped one was most likely cut there.
+constexpr std::size_t kWrapColumn = 64;
+// A wrapped kernel line seldom spans more than three physical lines.
+constexpr int kMaxContinuations = 3;
 // Classification only needs the start of a message; this bounds the lower-casing work on
 // pathological lines.
 constexpr std::size_t kMaxClassifyBytes = 4096;
@@ -318,12 +324,80 @@ bool mentionsRdmaDriver(std::string_view m) {
   return containsWord(m, "efa", true) || containsWord(m, "rxe", true);
 }
 
+// ---- pasted logs: quotes and wrapped lines --------------------------------------------------
+
+// A markdown or mail quote ("> ", "> > ", ">>") is the paste's, never the kernel's.
+std::string_view withoutQuote(std::string_view line) {
+  std::string_view t = trimLeft(line);
+  bool quoted = false;
+  while (!t.empty() && t.front() == '>') {
+    t.remove_prefix(1);
+    if (!t.empty() && t.front() == ' ') t.remove_prefix(1);
+    quoted = true;
+  }
+  return quoted ? t : line;
+}
+
+// The physical line was cut by whoever pasted it, so the next unstamped line holds its rest:
+// a quoted-printable soft break (a trailing '='), a line cut at a mail or terminal column, or
+// a message that stops where no kernel message ends (after ':', ',' or an open parenthesis).
+bool looksCut(std::string_view line) {
+  const std::string_view t = trimRight(line);
+  if (t.empty()) return false;
+  if (t.size() >= kWrapColumn) return true;
+  const char last = t.back();
+  if (last == '=' || last == ':' || last == ',') return true;
+  return std::count(t.begin(), t.end(), '(') > std::count(t.begin(), t.end(), ')');
+}
+
+// Calls fn(line, first_line_number) once per logical kernel line: quotes stripped, blank lines
+// skipped, and the unstamped lines that continue a cut stamped line joined to it (at most
+// kMaxContinuations of them, without the soft break's '=', with one space otherwise). A log
+// without any timestamps is left line by line: there is nothing to tell a wrap from a message.
+template <typename Fn>
+void forEachLogicalLine(std::string_view text, Fn&& fn) {
+  std::string pending;
+  uint32_t pending_number = 0;
+  int continuations = 0;
+  bool pending_cut = false;
+  auto flush = [&] {
+    if (!pending.empty()) fn(std::string_view(pending), pending_number);
+    pending.clear();
+    continuations = 0;
+    pending_cut = false;
+  };
+  forEachLine(text, [&](std::string_view raw, uint32_t n) {
+    const std::string_view line = withoutQuote(raw);
+    if (isBlank(line)) {
+      flush();
+      return;
+    }
+    const std::string_view body = trimRight(line);
+    if (!pending.empty() && pending_cut && continuations < kMaxContinuations &&
+        !startsWithKernelTimestamp(trimLeft(line)) && pending.size() < kMaxTextBytes) {
+      if (pending.back() == '=') {
+        pending.pop_back();
+      } else {
+        pending.push_back(' ');
+      }
+      pending.append(trim(body));
+      ++continuations;
+      pending_cut = looksCut(body);
+      return;
+    }
+    flush();
+    pending.assign(body);
+    pending_number = n;
+    pending_cut = startsWithKernelTimestamp(trimLeft(line)) && looksCut(body);
+  });
+  flush();
+}
+
 }  // namespace
 
 std::vector<v1::KernelLogLine> parseKernelLogText(std::string_view text) {
   std::vector<v1::KernelLogLine> out;
-  forEachLine(text, [&](std::string_view line, uint32_t n) {
-    if (isBlank(line)) return;
+  forEachLogicalLine(text, [&](std::string_view line, uint32_t n) {
     fillLine(&out.emplace_back(), splitKernelLine(line), n);
   });
   return out;
@@ -581,16 +655,16 @@ std::string kernelMessageSubject(std::string_view message) {
 }
 
 v1::KernelLog filterKernelLog(std::string_view text, const KernelLogOptions& options) {
+  // A kept line owns its text: a line joined from a wrapped paste exists only here.
   struct Kept {
-    LineParts parts;
+    std::string line;
     uint32_t line_number;
   };
   std::deque<Kept> kept;
   uint64_t scanned = 0;
   uint64_t matched = 0;
   uint64_t stamped = 0;
-  forEachLine(text, [&](std::string_view line, uint32_t n) {
-    if (isBlank(line)) return;
+  forEachLogicalLine(text, [&](std::string_view line, uint32_t n) {
     ++scanned;
     LineParts parts = splitKernelLine(line);
     if (!parts.timestamp.empty()) ++stamped;
@@ -598,7 +672,7 @@ v1::KernelLog filterKernelLog(std::string_view text, const KernelLogOptions& opt
     ++matched;
     if (options.max_lines == 0) return;
     if (kept.size() == options.max_lines) kept.pop_front();
-    kept.push_back({parts, n});
+    kept.push_back({std::string(line), n});
   });
   v1::KernelLog log;
   log.set_source(options.source);
@@ -606,7 +680,7 @@ v1::KernelLog filterKernelLog(std::string_view text, const KernelLogOptions& opt
   log.set_lines_matched(matched);
   log.set_lines_stamped(stamped);
   log.set_truncated(matched > kept.size());
-  for (const auto& k : kept) fillLine(log.add_lines(), k.parts, k.line_number);
+  for (const auto& k : kept) fillLine(log.add_lines(), splitKernelLine(k.line), k.line_number);
   return log;
 }
 

@@ -156,6 +156,30 @@ v1::EnumValue namedEnum(std::string_view text) {
   return e;
 }
 
+std::string_view withoutAnnotation(std::string_view line) {
+  // Annotations start after whitespace: an arrow ("<--", "<==", "<-", "\u2190"), a "//"
+  // comment, or a note in another script (the first non-ASCII byte). Tool output is ASCII.
+  for (std::size_t i = 1; i < line.size(); ++i) {
+    if (line[i - 1] != ' ' && line[i - 1] != '\t') continue;
+    const std::string_view rest = line.substr(i);
+    const bool arrow = startsWith(rest, "<-") || startsWith(rest, "<=") ||
+                       startsWith(rest, "\xe2\x86\x90") || startsWith(rest, "//");
+    const bool foreign = static_cast<unsigned char>(line[i]) >= 0x80;
+    if ((arrow || foreign) && !trim(line.substr(0, i)).empty()) {
+      return trimRight(line.substr(0, i));
+    }
+  }
+  return line;
+}
+
+bool isElision(std::string_view line) {
+  std::string_view t = trim(line);
+  if (startsWith(t, "[") && endsWith(t, "]")) t = t.substr(1, t.size() - 2);
+  if (startsWith(t, "(") && endsWith(t, ")")) t = t.substr(1, t.size() - 2);
+  if (t == "\xe2\x80\xa6") return true;  // U+2026 HORIZONTAL ELLIPSIS
+  return t.size() >= 3 && std::all_of(t.begin(), t.end(), [](char c) { return c == '.'; });
+}
+
 // ---- EvidenceBuilder ---------------------------------------------------------------------
 
 namespace {
@@ -521,7 +545,7 @@ bool looksLikeFailure(std::string_view line) {
 // the line is not noise.
 bool handleNoise(std::string_view line, EvidenceBuilder& out) {
   const std::string_view t = trim(line);
-  if (t.empty() || startsWith(t, "```")) return true;
+  if (t.empty() || startsWith(t, "```") || isElision(t)) return true;
   if (startsWith(t, "ibwarn:")) {
     if (looksLikeFailure(t)) out.addError(t);
     return true;
@@ -626,10 +650,12 @@ ToolEvidence runOne(std::string_view text, std::string_view kind, tool_output::B
 
 namespace {
 
+constexpr std::size_t kMaxTagBytes = 160;
+
 bool isTagName(std::string_view name) {
-  static constexpr std::string_view kTags[] = {"pre",  "code",    "br",      "p",    "div",
-                                               "span", "tt",      "b",       "i",    "strong",
-                                               "em",   "details", "summary", "samp", "kbd"};
+  static constexpr std::string_view kTags[] = {
+      "pre",    "code", "br",      "p",       "div",  "span", "tt",   "b", "i",
+      "strong", "em",   "details", "summary", "samp", "kbd",  "font", "u", "blockquote"};
   for (std::string_view t : kTags) {
     if (name == t) return true;
   }
@@ -662,12 +688,15 @@ std::string unwrapPasteMarkup(std::string_view text) {
     clean.reserve(line.size());
     for (std::size_t i = 0; i < line.size();) {
       if (line[i] == '<') {
+        // A tag may carry attributes (<font color="red">, <span style="...">): its name
+        // is the first word.
         const std::size_t close = line.find('>', i);
-        if (close != std::string_view::npos && close - i <= 12) {
+        if (close != std::string_view::npos && close - i <= kMaxTagBytes) {
           std::string_view name = line.substr(i + 1, close - i - 1);
           if (!name.empty() && name[0] == '/') name.remove_prefix(1);
           if (!name.empty() && name.back() == '/') name.remove_suffix(1);
           name = trim(name);
+          name = name.substr(0, name.find_first_of(" \t"));
           if (isTagName(name)) {
             i = close + 1;
             continue;
@@ -702,6 +731,7 @@ std::string unwrapPasteMarkup(std::string_view text) {
         }
       }
     }
+    clean.resize(tool_output::withoutAnnotation(clean).size());
     out += clean;
     if (has_nl) out.push_back('\n');
   }

@@ -499,19 +499,35 @@ void emitPortInfo(const PortInfoFields& f, LidPort header, EvidenceBuilder& out)
   out.addDevice(std::move(dev), kKindIbportstate);
 }
 
-}  // namespace
-
 // ---- block parsers -----------------------------------------------------------------------
+
+// An excerpt that starts at "Port N:" (its "CA '...'" header left out) when the next line is
+// one of ibstat's port fields.
+bool startsHeaderlessPort(const LineCursor& cursor) {
+  if (!ibstatPortHeader(trim(cursor.line()))) return false;
+  LineCursor look = cursor;
+  look.next();
+  if (look.atEnd()) return false;
+  const auto kv = splitKeyValue(trim(look.line()));
+  return kv && contains(kIbstatPortKeys, kv->key);
+}
+
+}  // namespace
 
 bool parseIbstatBlock(LineCursor& cursor, EvidenceBuilder& out) {
   if (parseIbstatPanic(cursor, out)) return true;
   const auto header = ibstatHeader(cursor.line());
-  if (!header) return false;
   v1::RdmaDevice dev;
-  dev.set_name(std::string(header->name));
-  dev.set_node_type(std::string(header->node_type));
   v1::RdmaPort* port = nullptr;
-  cursor.next();
+  if (header) {
+    dev.set_name(std::string(header->name));
+    dev.set_node_type(std::string(header->node_type));
+    cursor.next();
+  } else if (startsHeaderlessPort(cursor)) {
+    dev.set_name(std::string(kUnnamedIbstatDevice));
+  } else {
+    return false;
+  }
   while (!cursor.atEnd()) {
     const std::string_view line = cursor.line();
     if (isBlank(line)) break;

@@ -134,6 +134,12 @@ std::optional<uint32_t> parseU32(std::string_view text);
 bool isDecimal(std::string_view text);
 // "0000:05:00.0".
 bool looksLikePciAddress(std::string_view s);
+// The line without an annotation its paster added after the data: an arrow ("State: Down
+// <----"), a "// note", or a note in another script ("rx_discards_phy: 12  \u4e22\u5305"). The "#
+// comment" form is handled by unwrapPasteMarkup. Tool output itself is ASCII.
+std::string_view withoutAnnotation(std::string_view line);
+// "...", "[...]", "(...)", "\u2026": a paster's mark for lines left out. Noise, never data.
+bool isElision(std::string_view line);
 // Keeps at most kMaxToolLineBytes bytes.
 std::string boundedLine(std::string_view line);
 // The Gb/s the kernel reports for one lane of a link whose lane signals at `lane_gbps`

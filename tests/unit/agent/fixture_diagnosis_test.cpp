@@ -261,6 +261,39 @@ INSTANTIATE_TEST_SUITE_P(
              Input::ToolOutput,
              "real/ethtool/ethtool-i_mlx5_core-cx4lx-fw14.23.1020_ethq-issue-8.txt",
              {}},
+        Case{"ibdev2netdev_hash_comments_after_each_line",
+             Input::ToolOutput,
+             kIb + "ibdev2netdev_column-t-hash-comments-cx7-ib-cx6-eth_imbue-cluster-health-issue-"
+                   "4.txt",
+             // The poster's own note: the (Down) is the IPoIB netdev, unused on a pure IB
+             // fabric; ibdev2netdev says nothing about the RDMA ports themselves.
+             {}},
+        Case{"ibstat_truncated_after_phys_state_disabled",
+             Input::ToolOutput,
+             kIb + "ibstat_truncated-after-phys-state-mlx5_8-down-disabled_gpud-pr-99.txt",
+             {{"PORT_DOWN", "critical", "mlx5_8", 1}}},
+        Case{"ibstat_four_space_indent_polling",
+             Input::ToolOutput,
+             kIb + "ibstat_4space-indent-redacted-guids-mlx5_10-down-polling_gpud-pr-482.txt",
+             {{"PORT_DOWN", "critical", "mlx5_10", 1}}},
+        Case{"ibstat_excerpt_without_ca_header",
+             Input::ToolOutput,
+             kIb + "ibstat_excerpt-no-ca-header-port1-down-polling_azhpc-diagnostics-issue-76.txt",
+             {{"PORT_DOWN", "critical", "", 1}}},
+        Case{"ibstat_mail_mlx4_polling_and_eth_disabled",
+             Input::ToolOutput,
+             kIb + "ibstat_mail-root-prompt-mlx4-port1-down-polling-port2-eth-disabled_linux-rdma-"
+                   "2020-02-21.txt",
+             {{"PORT_DOWN", "critical", "mlx4_0", 1}, {"PORT_DOWN", "critical", "mlx4_0", 2}}},
+        Case{"ibstat_vf_down_while_link_up",
+             Input::ToolOutput,
+             kIb + "ibstat_pod-prompt-vf-state-down-phys-linkup-lid65535_network-operator-issue-"
+                   "249.txt",
+             {{"PORT_DOWN", "critical", "mlx5_7", 1}}},
+        Case{"ibstat_excerpt_ends_in_disabled_port",
+             Input::ToolOutput,
+             kIb + "ibstat_excerpt-roce-active-mlx5_10-down-disabled_mooncake-issue-1999.txt",
+             {{"PORT_DOWN", "critical", "mlx5_10", 1}}},
         Case{"ip_link_ipoib_admin_down",
              Input::ToolOutput,
              "real/iplink/ip-link-show_ipoib-4x-admin-down-noop_mochi-margo-issue-235.txt",
@@ -299,6 +332,21 @@ INSTANTIATE_TEST_SUITE_P(
              kDmesg + "dmesg_mlx5-log-max-qp-handle-hca-cap-failed-probe-einval_tinycore-redpill-"
                       "issue-9.txt",
              {{"DRIVER_LOAD_FAILED", "critical"}}},
+        Case{"mlx5_vf_cmd_eq_recovered_quoted_printable_wrapped",
+             Input::KernelLog,
+             kDmesg + "dmesg-T_mail-quoted-printable-wrapped-mlx5-vf-cmd-eq-recovered-after-"
+                      "timeout_lkml-20201112.txt",
+             {{"FW_COMMAND_TIMEOUT", "critical"}, {"KERNEL_LINK_FLAP", "warning"}}},
+        Case{"mlx5_vf_cmd_eq_recovered_mail_wrapped",
+             Input::KernelLog,
+             kDmesg + "dmesg_mail-wrapped-mlx5-vf-cmd-eq-recovered-after-timeout-create-cq_kvm-"
+                      "20230208.txt",
+             {{"FW_COMMAND_TIMEOUT", "critical"}}},
+        Case{"mlx5_cmd_eq_recovered_reply_quoted",
+             Input::KernelLog,
+             kDmesg + "dmesg_mail-reply-quoted-wrapped-mlx5-cmd-eq-recovered-after-timeout_kvm-"
+                      "20230316.txt",
+             {{"FW_COMMAND_TIMEOUT", "critical"}}},
         Case{"rxe_ack_failure_links_not_ready",
              Input::KernelLog,
              kDmesg +
@@ -439,12 +487,12 @@ INSTANTIATE_TEST_SUITE_P(
 TEST(RealCaptureDiagnosis, EveryCaptureFileIsCoveredByACase) {
   // A capture added to a folder without a case above would go unchecked: the counts
   // below are the number of cases per folder.
-  const auto cases = {std::make_pair(std::string("real/dmesg"), 7),
+  const auto cases = {std::make_pair(std::string("real/dmesg"), 10),
                       // 19 cases here; every one of the 61 is also checked against its
                       // PROVENANCE.md label by core's NcclCaptureDiagnosis table test.
                       std::make_pair(std::string("real/nccl-logs"), 61),
                       std::make_pair(std::string("real/nccl-tests"), 8),
-                      std::make_pair(std::string("real/ibtools"), 9),
+                      std::make_pair(std::string("real/ibtools"), 16),
                       std::make_pair(std::string("real/ethtool"), 3),
                       std::make_pair(std::string("real/iplink"), 1)};
   for (const auto& [dir, n] : cases) {

@@ -434,8 +434,10 @@ std::vector<KernelEvent> eventsOf(const std::vector<v1::KernelLogLine>& lines) {
 
 TEST(KernelLogRealCaptures, EveryCaptureParsesOneTimestampedEntryPerLine) {
   const auto files = ibc::test::fixtureFiles(kDmesgDir, ".txt");
-  ASSERT_EQ(files.size(), 7u);
+  ASSERT_EQ(files.size(), 10u);
   for (const auto& f : files) {
+    // The captures pasted through mail are wrapped: they have their own test below.
+    if (f.find("_mail-") != std::string::npos) continue;
     const std::string text = ibc::test::readFixture(f);
     const auto lines = parseKernelLogText(text);
     EXPECT_EQ(lines.size(), nonBlankLines(text)) << f;
@@ -445,6 +447,76 @@ TEST(KernelLogRealCaptures, EveryCaptureParsesOneTimestampedEntryPerLine) {
       EXPECT_NE(l.text()[0], '[') << f << ":" << l.line_number();
     }
   }
+}
+
+// Each wrapped capture: {file, entries after joining, the entries that are command timeouts}.
+struct WrappedCapture {
+  std::string file;
+  std::size_t entries;
+  std::vector<std::size_t> timeouts;
+};
+
+TEST(KernelLogRealCaptures, MailWrappedAndQuotedLinesAreJoinedBeforeTheyAreClassified) {
+  const std::vector<WrappedCapture> captures{
+      {"dmesg-T_mail-quoted-printable-wrapped-mlx5-vf-cmd-eq-recovered-after-timeout_lkml-"
+       "20201112.txt",
+       8,
+       {4, 5}},
+      {"dmesg_mail-wrapped-mlx5-vf-cmd-eq-recovered-after-timeout-create-cq_kvm-20230208.txt",
+       4,
+       {1, 2}},
+      {"dmesg_mail-reply-quoted-wrapped-mlx5-cmd-eq-recovered-after-timeout_kvm-20230316.txt",
+       4,
+       {1, 2}},
+  };
+  for (const auto& c : captures) {
+    const auto lines = parseKernelLogText(dmesgFixture(c.file));
+    ASSERT_EQ(lines.size(), c.entries) << c.file;
+    for (const auto& l : lines) EXPECT_FALSE(l.timestamp().empty()) << c.file << ": " << l.text();
+    const auto events = eventsOf(lines);
+    for (std::size_t i : c.timeouts) {
+      EXPECT_EQ(events[i], KernelEvent::FwCommandTimeout) << c.file << ": " << lines[i].text();
+      EXPECT_TRUE(isRdmaRelevant(lines[i].text())) << lines[i].text();
+    }
+  }
+  // The soft break's '=' goes, the two halves join without a space.
+  const auto qp = parseKernelLogText(dmesgFixture(captures[0].file));
+  EXPECT_EQ(qp[4].text(),
+            "mlx5_core 0000:42:00.2: mlx5_cmd_eq_recover:264:(pid 3390): Recovered 1 EQEs on "
+            "cmd_eq");
+  EXPECT_EQ(qp[4].line_number(), 7u);
+  // A plain wrap joins with one space; the "> " quote is gone.
+  const auto quoted = parseKernelLogText(dmesgFixture(captures[2].file));
+  EXPECT_EQ(quoted[2].text(),
+            "mlx5_core 0000:00:02.0: wait_func_handle_exec_timeout:1113:(pid 3122): cmd[0]: "
+            "CREATE_CQ(0x400) recovered after timeout");
+  EXPECT_EQ(quoted[2].timestamp(), "[  230.681799]");
+}
+
+TEST(KernelLogParser, UnstampedLinesOfAnUnstampedLogStayApart) {
+  const auto lines = parseKernelLogText(
+      "mlx5_core 0000:01:00.0: handle_hca_cap failed with a rather long message that wraps\n"
+      "mlx5_core 0000:01:00.0: mlx5_load_one failed with error code -22\n");
+  ASSERT_EQ(lines.size(), 2u);
+}
+
+TEST(KernelLogParser, AStampedLineThatIsNotCutKeepsTheNextLineApart) {
+  const auto lines = parseKernelLogText(
+      "[    5.1] mlx5_core 0000:01:00.0: short line\n"
+      "some prose after the log\n");
+  ASSERT_EQ(lines.size(), 2u);
+  EXPECT_EQ(lines[1].text(), "some prose after the log");
+}
+
+TEST(KernelLogParser, ContinuationsAreBoundedAndABlankLineEndsAWrap) {
+  std::string text = "[    5.1] mlx5_core 0000:01:00.0: cut here (pid\n";
+  for (int i = 0; i < 6; ++i) text += "more (\n";
+  text += "\n(tail\n";
+  const auto lines = parseKernelLogText(text);
+  // One entry with 3 continuations, the 3 continuations beyond the bound, then "(tail".
+  ASSERT_EQ(lines.size(), 5u);
+  EXPECT_EQ(lines[0].text(), "mlx5_core 0000:01:00.0: cut here (pid more ( more ( more (");
+  EXPECT_EQ(lines[4].text(), "(tail");
 }
 
 TEST(KernelLogRealCaptures, HealthyMlx5ProbeClassifiesNothingAsAFault) {

@@ -81,6 +81,25 @@ const std::vector<CaptureCase>& realCaptures() {
        "ethtool-S"},
       {"real/ethtool/ethtool-i_mlx5_core-cx4lx-fw14.23.1020_ethq-issue-8.txt", "ethtool-i"},
       {"real/iplink/ip-link-show_ipoib-4x-admin-down-noop_mochi-margo-issue-235.txt", "ip-link"},
+      // Pasted the way people paste: comments after values, prompts, excerpts, cut pastes.
+      {"real/ibtools/"
+       "ibdev2netdev_column-t-hash-comments-cx7-ib-cx6-eth_imbue-cluster-health-issue-4.txt",
+       "ibdev2netdev"},
+      {"real/ibtools/ibstat_truncated-after-phys-state-mlx5_8-down-disabled_gpud-pr-99.txt",
+       "ibstat"},
+      {"real/ibtools/ibstat_4space-indent-redacted-guids-mlx5_10-down-polling_gpud-pr-482.txt",
+       "ibstat"},
+      {"real/ibtools/ibstat_excerpt-no-ca-header-port1-down-polling_azhpc-diagnostics-issue-76.txt",
+       "ibstat"},
+      {"real/ibtools/"
+       "ibstat_mail-root-prompt-mlx4-port1-down-polling-port2-eth-disabled_linux-rdma-2020-02-"
+       "21.txt",
+       "ibstat"},
+      {"real/ibtools/"
+       "ibstat_pod-prompt-vf-state-down-phys-linkup-lid65535_network-operator-issue-249.txt",
+       "ibstat"},
+      {"real/ibtools/ibstat_excerpt-roce-active-mlx5_10-down-disabled_mooncake-issue-1999.txt",
+       "ibstat"},
       {"real/sysfs/sysfs-grep_i40iw0-counters-no-pma_node_exporter-issue-966.txt", "sysfs-listing"},
   };
   return kCases;
@@ -98,8 +117,72 @@ TEST(ToolOutputRecogniser, EveryRealCaptureInTheToolFixtureFoldersHasACase) {
   for (const auto& f : test::fixtureFiles("real/sysfs", ".txt")) {
     if (f.find("/sysfs-grep_") != std::string::npos) files.push_back(f);
   }
-  EXPECT_EQ(files.size(), 14u);
+  EXPECT_EQ(files.size(), 21u);
   for (const auto& f : files) EXPECT_EQ(listed.count(f), 1u) << f << " has no case";
+}
+
+TEST(ToolOutputRecogniser, IbstatExcerptWithoutItsCaHeaderFilesThePortUnderAnUnnamedDevice) {
+  const ToolEvidence ev = parseToolOutput(test::readFixture(
+      "real/ibtools/"
+      "ibstat_excerpt-no-ca-header-port1-down-polling_azhpc-diagnostics-issue-76.txt"));
+  ASSERT_EQ(ev.devices.size(), 1u);
+  EXPECT_EQ(ev.devices[0].name(), kUnnamedIbstatDevice);
+  const v1::RdmaPort* p = findPort(&ev.devices[0], 1);
+  ASSERT_NE(p, nullptr);
+  EXPECT_EQ(portStateOf(p->state()), PortState::Down);
+  EXPECT_EQ(p->phys_state().name(), "Polling");
+}
+
+TEST(ToolOutputRecogniser, CommentsAfterIbdev2netdevLinesAreNotPartOfTheState) {
+  const ToolEvidence ev = parseToolOutput(test::readFixture(
+      "real/ibtools/"
+      "ibdev2netdev_column-t-hash-comments-cx7-ib-cx6-eth_imbue-cluster-health-issue-4.txt"));
+  EXPECT_EQ(ev.devices.size(), 12u);
+  ASSERT_EQ(ev.netdevs.size(), 12u);
+  EXPECT_EQ(ev.netdevs[0].name(), "ibp26s0");
+  EXPECT_EQ(ev.netdevs[0].operstate(), "down");
+  EXPECT_EQ(ev.netdevs[1].operstate(), "up");
+}
+
+TEST(ToolOutputRecogniser, ArrowsAndNotesInAnotherScriptAfterAValueAreAnnotations) {
+  const ToolEvidence ev = parseToolOutput(
+      "CA 'mlx5_0'\n"
+      "\tPort 1:\n"
+      "\t\tState: Down  <----------------\n"
+      "\t\tPhysical state: Disabled <== why?\n"
+      "\t\tRate: 10   // lowest rate\n"
+      "ethtool -S eth2\n"
+      "     rx_prio3_pause: 0   \xe6\x9a\x82\xe5\x81\x9c\xe5\xb8\xa7\n"
+      "     np_cnp_sent: 12 \xef\xbc\x88"
+      "CNP\xef\xbc\x89\n");
+  EXPECT_EQ(ev.lines_unrecognised, 0u);
+  ASSERT_EQ(ev.devices.size(), 1u);
+  const v1::RdmaPort* p = findPort(&ev.devices[0], 1);
+  ASSERT_NE(p, nullptr);
+  EXPECT_EQ(p->state().name(), "Down");
+  EXPECT_EQ(p->phys_state().name(), "Disabled");
+  EXPECT_DOUBLE_EQ(p->rate_gbps(), 10);
+  ASSERT_EQ(ev.netdevs.size(), 1u);
+  ASSERT_EQ(ev.netdevs[0].ethtool_size(), 2);
+  EXPECT_EQ(ev.netdevs[0].ethtool(0).value(), 0u);
+  EXPECT_EQ(ev.netdevs[0].ethtool(1).value(), 12u);
+}
+
+TEST(ToolOutputRecogniser, FontTagsWithAttributesAroundIbstatusAreMarkup) {
+  EXPECT_EQ(unwrapPasteMarkup("> <font color=\"red\">state: 1: DOWN</font>\n"), "state: 1: DOWN\n");
+  EXPECT_EQ(unwrapPasteMarkup("<b><font face=\"Courier New\" size=\"2\">rate: 40 Gb/sec "
+                              "(4X QDR)</font></b>"),
+            "rate: 40 Gb/sec (4X QDR)");
+  // Data in angle brackets stays.
+  EXPECT_EQ(unwrapPasteMarkup("2: ib0: <BROADCAST,MULTICAST> mtu 4092"),
+            "2: ib0: <BROADCAST,MULTICAST> mtu 4092");
+}
+
+TEST(ToolOutputRecogniser, ElisionLinesAreNoise) {
+  const ToolEvidence ev = parseToolOutput("...\n[...]\n\xe2\x80\xa6\n");
+  EXPECT_EQ(ev.lines_total, 3u);
+  EXPECT_EQ(ev.lines_unrecognised, 0u);
+  EXPECT_TRUE(ev.kinds.empty());
 }
 
 TEST(ToolOutputRecogniser, UcxPasteMergesIbdev2netdevBindingsIntoIbvDevinfoDevices) {

@@ -7,6 +7,9 @@
 //
 // Every parser is pure: it takes the pasted text, never a path, and never fails. Pastes are
 // messy, so each parser skips what it does not understand and says what it consumed:
+//   * what the paste picked up around the data is removed first (unwrapPasteMarkup): quotes,
+//     HTML tags, `# comments`, `<--` arrows and notes in another script after a value;
+//     elision lines (`...`, `[...]`) are noise.
 //   * shell prompts (`[root@n1 ~]# ibstat`, `user@host:~$ ...`, `$ ...`), bare command lines
 //     (`ethtool -S eth0`), `+ cmd` shell traces, ``` fences, blank lines and infiniband-diags
 //     `ibwarn:` debug lines are noise: recognised, never counted as unrecognised. A command
@@ -29,6 +32,8 @@
 //     FDR 4 × 14.0625 Gb/s is 56, EDR 4 × 25.78125 Gb/s is 100); `rate_raw` keeps the text.
 //   * GUIDs, firmware versions, addresses are kept as printed (ibstat "0xf452...",
 //     ibv_devinfo "f452:1403:..."); LIDs are numbers with the printed text in *_raw.
+//   * An ibstat excerpt that starts at "Port N:" without its "CA '...'" header gives its
+//     ports to a device called kUnnamedIbstatDevice ("ca:unknown").
 //   * Devices that only perfquery or ibportstate name are called "lid:N" (the LID queried);
 //     their port number is the one in the header, else PortInfo's LocalPort, else 0.
 //   * Counter names are the kernel's sysfs/statistics names (perfquery PortXmitData →
@@ -69,6 +74,9 @@ inline constexpr std::string_view kKindEthtoolStats = "ethtool-S";
 inline constexpr std::string_view kKindEthtoolInfo = "ethtool-i";
 inline constexpr std::string_view kKindIpLink = "ip-link";
 inline constexpr std::string_view kKindSysfsListing = "sysfs-listing";
+
+// The device an ibstat excerpt without its CA header is filed under.
+inline constexpr std::string_view kUnnamedIbstatDevice = "ca:unknown";
 
 inline constexpr std::size_t kMaxToolDevices = 4096;
 inline constexpr std::size_t kMaxToolPortsPerDevice = 256;
@@ -141,8 +149,10 @@ ToolEvidence parseToolOutput(std::string_view text);
 // The text of a paste without the markup it picked up on its way (parseToolOutput applies
 // it first): markdown block quotes ("> ", nested) and code fences, HTML formatting tags
 // (<pre>, <code>, <br>, ...; data in brackets such as "<BROADCAST,UP>" stays) and the
-// entities &lt; &gt; &amp; &quot;, and "# comments" after a value (a line starting with '#'
-// is kept). One output line per input line.
+// entities &lt; &gt; &amp; &quot;, HTML tags with attributes (<font color="red">), "# comments"
+// after a value (a line starting with '#' is kept), and annotations after the data: arrows
+// ("<----", "<=="), "// notes" and notes in another script (from the first non-ASCII byte that
+// follows whitespace). One output line per input line.
 std::string unwrapPasteMarkup(std::string_view text);
 
 // One parser per tool. Each takes the whole paste, picks out its own blocks, treats the
