@@ -1,5 +1,7 @@
 #include "ibc/core/job_verdict.h"
 
+#include <arpa/inet.h>
+
 #include <algorithm>
 #include <map>
 #include <set>
@@ -8,6 +10,7 @@
 
 #include "ibc/core/findings.h"
 #include "ibc/core/slurm.h"
+#include "ibc/core/sysfs_values.h"
 
 namespace ibc::core {
 
@@ -57,6 +60,101 @@ void noticeForeignHosts(std::vector<AnalyzedNode>& nodes,
       note += " of this job; their own inputs carry their evidence)";
     }
     nodes[owner].notices.push_back(std::move(note));
+  }
+}
+
+// A peer as NCCL prints it ("10.2.0.7<43211>", "[fe80::1%ib0]<5>", a GID
+// "fd00:1148:9000:5000:4:200:3:ff1f"), as the 16 bytes of an IPv6 address (IPv4 mapped to
+// ::ffff:a.b.c.d, as a RoCE v2 GID of that address is); "" when it is no address.
+std::string addressKey(std::string_view text) {
+  text = text.substr(0, text.find('<'));
+  if (!text.empty() && text.front() == '[') text = text.substr(1, text.find(']') - 1);
+  text = text.substr(0, text.find('%'));
+  if (text.empty() || text.size() > 45) return {};
+  const std::string z(text);
+  unsigned char bytes[16] = {};
+  if (inet_pton(AF_INET6, z.c_str(), bytes) == 1)
+    return std::string(reinterpret_cast<const char*>(bytes), 16);
+  unsigned char v4[4];
+  if (inet_pton(AF_INET, z.c_str(), v4) != 1) return {};
+  bytes[10] = bytes[11] = 0xff;
+  std::copy(v4, v4 + 4, bytes + 12);
+  return std::string(reinterpret_cast<const char*>(bytes), 16);
+}
+
+// The peers an NCCL failure event names: its peer address and the remote GIDs of the line.
+std::vector<std::string> peersOf(const v1::NcclEvent& e) {
+  std::vector<std::string> out;
+  if (!e.peer().empty()) out.push_back(e.peer().substr(0, e.peer().find('<')));
+  for (const std::string_view key : {"remoteGids", "remoteGid "}) {
+    const std::size_t at = e.text().find(key);
+    if (at == std::string::npos) continue;
+    std::string_view rest = std::string_view(e.text()).substr(at + key.size());
+    while (!rest.empty() && (rest.front() == ' ' || rest.front() == ':')) rest.remove_prefix(1);
+    out.emplace_back(rest.substr(0, rest.find_first_of(" ,;)")));
+  }
+  return out;
+}
+
+// NCCL failures joined to the job's fabric evidence: a completion error, connect or QP failure
+// that names a peer address or GID which a port of another node of the job holds gets that
+// peer's node, port and port findings beside it.
+void joinPeers(std::vector<AnalyzedNode>& nodes, const std::vector<std::size_t>& answered) {
+  struct Place {
+    std::size_t node;
+    std::string device;
+    uint32_t port;
+  };
+  std::unordered_map<std::string, Place> by_address;
+  for (std::size_t i : answered) {
+    for (const auto& d : nodes[i].snapshot.devices()) {
+      for (const auto& p : d.ports()) {
+        for (const auto& gid : p.gids()) {
+          if (auto key = addressKey(gid); !key.empty() && !isZeroGid(gid))
+            by_address.emplace(std::move(key), Place{i, d.name(), p.port()});
+        }
+      }
+    }
+  }
+  if (by_address.empty()) return;
+  static const std::map<v1::NcclEvent::Kind, std::string> kCodeOf = {
+      {v1::NcclEvent::IB_COMPLETION_ERROR, "NCCL_IB_COMPLETION_ERROR"},
+      {v1::NcclEvent::CONNECT_FAILED, "NCCL_CONNECT_FAILED"},
+      {v1::NcclEvent::QP_SETUP_FAILED, "NCCL_QP_SETUP_FAILED"}};
+  for (auto& n : nodes) {
+    std::map<std::string, std::vector<std::string>> lines;  // code -> evidence to add
+    std::set<std::pair<std::string, std::string>> told;     // code, peer node/port
+    for (const auto& log : n.snapshot.nccl_logs()) {
+      for (const auto& e : log.parsed().events()) {
+        const auto code = kCodeOf.find(e.kind());
+        if (code == kCodeOf.end()) continue;
+        for (const auto& peer : peersOf(e)) {
+          const auto at = by_address.find(addressKey(peer));
+          if (at == by_address.end() || &nodes[at->second.node] == &n) continue;
+          const Place& pl = at->second;
+          const AnalyzedNode& other = nodes[pl.node];
+          const std::string where =
+              other.label + " " + pl.device + " port " + std::to_string(pl.port);
+          if (!told.emplace(code->second, where).second || told.size() > 16) continue;
+          std::string said;
+          for (const auto& f : other.findings) {
+            if (f.device() != pl.device || f.port() != pl.port || f.severity() == "info" ||
+                findingClassOf(f.code()) == FindingClass::Escalation)
+              continue;
+            said += (said.empty() ? "" : "; ") + f.code() + ": " + f.summary();
+          }
+          lines[code->second].push_back(
+              "peer " + peer + " is " + where +
+              (said.empty() ? ", with no finding on that port" : ", which shows " + said));
+        }
+      }
+    }
+    for (auto& f : n.findings) {
+      const auto it = lines.find(f.code());
+      if (it == lines.end()) continue;
+      for (const auto& l : it->second) f.add_evidence(l);
+      lines.erase(it);  // once per code, on the node's first finding of it
+    }
   }
 }
 
@@ -167,6 +265,9 @@ void judgeJob(std::vector<AnalyzedNode>& nodes, const JobVerdictOptions& options
     if (seen.count({f.code(), owner, f.device(), f.port()}) != 0) continue;
     give(owner, std::move(f));
   }
+
+  // The peers NCCL failures name, joined to their node's port and its findings.
+  joinPeers(nodes, answered);
 
   // 3. Escalation by class over each node's whole findings.
   escalateJudged(nodes, judged);

@@ -222,6 +222,43 @@ TEST(ReportGolden, JobWithTheSameNcclTestsOnEveryNodeText) {
   compareWithGolden("job_nccl_tests_text_100.txt", text);
 }
 
+// Issue 23: node3's real NCCL log names its peers by address (10.216.210.236) and remote GID
+// (fd00:1148:9000:5000:4:200:3:ff1f). Given those as port GIDs of node2 and node4 (SYNTHETIC:
+// the gcm captures carry no GID of that fabric), the completion error names the peer's node
+// and port, and what node4's findings say of that port.
+TEST(ReportGolden, NcclFailuresNameThePeerNodeAndItsPortEvidence) {
+  auto nodes = issue21Job();
+  auto gid = [&](std::size_t node, int device, const std::string& value) {
+    nodes[node].snapshot.mutable_devices(device)->mutable_ports(0)->add_gids(value);
+  };
+  gid(1, 1, "0000:0000:0000:0000:0000:ffff:0ad8:d2ec");  // ::ffff:10.216.210.236
+  gid(3, 0, "fd00:1148:9000:5000:0004:0200:0003:ff1f");
+  for (auto& n : nodes) {
+    n.findings.clear();  // judged again with the GIDs
+    n.notices.clear();
+  }
+  core::judgeJob(nodes, {});
+  const v1::Finding* completion = nullptr;
+  for (const auto& f : nodes[2].findings) {
+    if (f.code() == "NCCL_IB_COMPLETION_ERROR") completion = &f;
+  }
+  ASSERT_NE(completion, nullptr);
+  std::string evidence;
+  for (const auto& e : completion->evidence()) evidence += e + "\n";
+  const std::string dev2 = nodes[1].snapshot.devices(1).name();
+  const std::string dev4 = nodes[3].snapshot.devices(0).name();
+  EXPECT_NE(evidence.find("peer 10.216.210.236 is node2 " + dev2 +
+                          " port 1, with no finding on that port"),
+            std::string::npos)
+      << evidence;
+  EXPECT_NE(evidence.find("peer fd00:1148:9000:5000:4:200:3:ff1f is node4 " + dev4 +
+                          " port 1, which shows LINK_RATE_BELOW_EXPECTED: "),
+            std::string::npos)
+      << evidence;
+  // An address no node of the job holds (ff20, ff21, ff22) names nobody.
+  EXPECT_EQ(evidence.find("ff20 is"), std::string::npos) << evidence;
+}
+
 TEST(ReportGolden, Issue21BundleReportMarkdown) {
   const auto nodes = issue21Job();
   const auto inspection = core::buildPfInspection(nodes, "CASE-21", "4242");

@@ -5,9 +5,12 @@
 // console's pages, the bundle (findings.json, report.md, pf-inspection.*), `bundle show`,
 // `bundle verify` (which judges again and names a difference) and `host-inspect`.
 //
-// Order: every node's evidence rules (rules.h), the cross-node findings (compare.h), then
-// escalation by class over each node's whole findings, so that a port known to be slow
-// only from its peers is escalated like one below `--expect-rate`.
+// Order: every node's evidence rules (rules.h), the cross-node findings (compare.h), NCCL
+// failures joined to the peer they name (a completion error, connect or QP failure whose peer
+// address or remote GID is a port GID of another node of the job gets an evidence line naming
+// that node, device and port and what its findings say of it), then escalation by class over
+// each node's whole findings, so that a port known to be slow only from its peers is escalated
+// like one below `--expect-rate`.
 
 #include <string>
 #include <vector>
