@@ -351,6 +351,26 @@ void ncclLogRules(RuleContext& ctx, const v1::NcclLog& log) {
   }
 }
 
+// The fastest other run in the snapshot of the same test on the same hosts (named by its
+// rank lines; at least two), as busbwAgainstLinks reads it; an empty one when none.
+v1::NcclTestsBusbw bestOtherRun(const v1::Snapshot& snap, const v1::NcclTestsOutput& out) {
+  const auto hostsOf = [](const v1::NcclTestsResult& r) {
+    return std::set<std::string>(r.hosts().begin(), r.hosts().end());
+  };
+  const auto& r = out.parsed();
+  const auto hosts = hostsOf(r);
+  v1::NcclTestsBusbw best;
+  if (hosts.size() < 2) return best;
+  for (const auto& other : snap.nccl_tests()) {
+    if (&other == &out || other.parsed().test_name() != r.test_name() ||
+        hostsOf(other.parsed()) != hosts)
+      continue;
+    auto b = busbwAgainstLinks(snap, other);
+    if (b.peak_busbw_gbs() > best.peak_busbw_gbs()) best = std::move(b);
+  }
+  return best;
+}
+
 void ncclTestsRules(RuleContext& ctx, const v1::NcclTestsOutput& out) {
   const auto& r = out.parsed();
   const std::string name = r.test_name().empty() ? "nccl-tests" : r.test_name();
@@ -409,6 +429,25 @@ void ncclTestsRules(RuleContext& ctx, const v1::NcclTestsOutput& out) {
                  " GB/s bus bandwidth, below the expected " + num(expected) +
                  " GB/s (--expect-busbw)",
              std::move(ev), next});
+    return;
+  }
+  // Against another run of the same test on the same hosts (the links are not in the evidence,
+  // but what these nodes reached once they can reach again).
+  if (const auto best = bestOtherRun(ctx.snap, out);
+      best.peak_busbw_gbs() > 0 && b.peak_busbw_gbs() < kLowBusbwFraction * best.peak_busbw_gbs()) {
+    ctx.add({FindingCode::NcclTestLowBusbw,
+             Severity::Warning,
+             ctx.node,
+             "",
+             0,
+             name + " peaks at " + num(b.peak_busbw_gbs()) + " GB/s bus bandwidth, " +
+                 num(100 * b.peak_busbw_gbs() / best.peak_busbw_gbs()) + "% of the " +
+                 num(best.peak_busbw_gbs()) + " GB/s another run on the same hosts reached",
+             {peak_words,
+              "another run: peak busbw " + num(best.peak_busbw_gbs()) + " GB/s at " +
+                  std::to_string(best.peak_size_bytes()) + " B (" + best.source() + ")",
+              "hosts " + std::to_string(r.hosts_size()), "source " + out.source()},
+             next});
     return;
   }
   // Against this node's links: only for multi-node runs (a single node's busbw is NVLink's).

@@ -313,6 +313,32 @@ TEST(Rules, NcclTestLowBusbwIsJudgedAgainstTheNodesActivePorts) {
             nullptr);
 }
 
+TEST(Rules, NcclTestLowBusbwAgainstAnotherRunOfTheSameHosts) {
+  // Two runs of one test on the same two hosts, no port evidence: 5 GB/s beside 122 GB/s is
+  // low; the 122 GB/s run is not.
+  auto s = snapshot(twoNodeRun("122.0", "0"));
+  s.clear_devices();
+  auto* slow = s.add_nccl_tests();
+  *slow = s.nccl_tests(0);
+  slow->set_source("slow.out");
+  slow->mutable_parsed()->mutable_rows(1)->set_oop_busbw_gbs(5.0);
+  slow->mutable_parsed()->mutable_rows(1)->set_ip_busbw_gbs(5.0);
+  const auto findings = diagnoseNode(s, {});
+  int low = 0;
+  for (const auto& f : findings) {
+    if (f.code() != "NCCL_TEST_LOW_BUSBW") continue;
+    ++low;
+    EXPECT_NE(f.summary().find("of the 122 GB/s another run on the same hosts reached"),
+              std::string::npos)
+        << f.summary();
+    EXPECT_NE(f.evidence(f.evidence_size() - 1).find("slow.out"), std::string::npos);
+  }
+  EXPECT_EQ(low, 1) << describe(findings);
+  // Other hosts are another fabric path: no comparison.
+  slow->mutable_parsed()->set_hosts(1, "node9");
+  EXPECT_EQ(find(diagnoseNode(s, {}), "NCCL_TEST_LOW_BUSBW"), nullptr);
+}
+
 TEST(Rules, MemlockLimitIsCriticalOnceRegistrationsFailUnderIt) {
   auto s = snapshot("");
   s.mutable_host()->set_memlock_unlimited(false);
