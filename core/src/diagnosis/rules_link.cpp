@@ -161,24 +161,27 @@ std::string downAction(const RuleContext& ctx, const v1::RdmaDevice& dev, const 
          whereToAct(ctx, dev);
 }
 
+// A device listed with no port (a paste that ends before its port section, `ibv_devices`
+// alone): whether its link is up was never seen, which is not OK.
+void portlessDevice(RuleContext& ctx, const v1::RdmaDevice& dev) {
+  ctx.add({FindingCode::PortStateUnknown,
+           Severity::Warning,
+           "",
+           dev.name(),
+           0,
+           dev.name() + ": no port of it was read" +
+               (dev.seen_in().empty() ? std::string() : " (" + dev.seen_in() + ")") +
+               ": whether its link is usable is unknown",
+           {"device " + dev.name() + " listed without a port section"},
+           "Read the ports on the node (`ibstat " + dev.name() + "`, `cat /sys/class/infiniband/" +
+               dev.name() + "/ports/*/state`); for a paste, ask for the complete output."});
+}
+
 void portStates(RuleContext& ctx) {
   for (const auto& dev : ctx.snap.devices()) {
     if (!dev.missing_reason().empty()) continue;
-    // A device listed with no port (a paste that ends before its port section, `ibv_devices`
-    // alone): whether its link is up was never seen, which is not OK.
     if (dev.ports_size() == 0) {
-      ctx.add({FindingCode::PortStateUnknown,
-               Severity::Warning,
-               "",
-               dev.name(),
-               0,
-               dev.name() + ": no port of it was read" +
-                   (dev.seen_in().empty() ? std::string() : " (" + dev.seen_in() + ")") +
-                   ": whether its link is usable is unknown",
-               {"device " + dev.name() + " listed without a port section"},
-               "Read the ports on the node (`ibstat " + dev.name() +
-                   "`, `cat /sys/class/infiniband/" + dev.name() +
-                   "/ports/*/state`); for a paste, ask for the complete output."});
+      portlessDevice(ctx, dev);
       continue;
     }
     for (const auto& port : dev.ports()) {

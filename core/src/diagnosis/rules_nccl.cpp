@@ -104,50 +104,66 @@ bool socketTransport(const v1::NcclLogSummary& s, std::vector<std::string>& ev) 
   return socket;
 }
 
-void ncclLogRules(RuleContext& ctx, const v1::NcclLog& log) {
-  const auto& s = log.parsed();
-  const std::string& src = log.source();
-  std::map<Kind, std::vector<const v1::NcclEvent*>> by_kind;
-  for (const auto& e : s.events()) by_kind[e.kind()].push_back(&e);
-  auto events = [&](Kind k) -> const std::vector<const v1::NcclEvent*>& {
+// One NCCL log's events by kind, and how its findings quote them: what every NCCL log rule
+// reads.
+class LogEvents {
+ public:
+  LogEvents(RuleContext& ctx, const v1::NcclLog& log)
+      : ctx(ctx), summary(log.parsed()), source_(log.source()) {
+    for (const auto& e : summary.events()) by_kind_[e.kind()].push_back(&e);
+  }
+  const std::vector<const v1::NcclEvent*>& events(Kind k) const {
     static const std::vector<const v1::NcclEvent*> none;
-    auto it = by_kind.find(k);
-    return it == by_kind.end() ? none : it->second;
-  };
-  auto evidence = [&](const std::vector<const v1::NcclEvent*>& list) {
+    const auto it = by_kind_.find(k);
+    return it == by_kind_.end() ? none : it->second;
+  }
+  std::vector<std::string> evidence(const std::vector<const v1::NcclEvent*>& list) const {
     std::vector<std::string> ev;
     for (std::size_t i = 0; i < list.size() && i < kEvidenceLines; ++i)
-      ev.push_back(eventLine(*list[i], src));
+      ev.push_back(eventLine(*list[i], source_));
     if (list.size() > kEvidenceLines)
       ev.push_back("... " + std::to_string(list.size() - kEvidenceLines) + " more");
     return ev;
-  };
-  auto firstHost = [&](const std::vector<const v1::NcclEvent*>& list) {
+  }
+  std::string firstHost(const std::vector<const v1::NcclEvent*>& list) const {
     return list.empty() ? ctx.node : hostOf(ctx, *list.front());
-  };
+  }
+  std::string line(const v1::NcclEvent& e) const { return eventLine(e, source_); }
 
-  // Transport: NCCL_IB_UNAVAILABLE and NCCL_SOCKET_FALLBACK.
-  const auto& no_dev = events(v1::NcclEvent::IB_NO_DEVICE);
-  const auto& no_verbs = events(v1::NcclEvent::IBVERBS_MISSING);
-  const auto& disabled = events(v1::NcclEvent::IB_DISABLED_BY_ENV);
+  RuleContext& ctx;
+  const v1::NcclLogSummary& summary;
+
+ private:
+  const std::string& source_;
+  std::map<Kind, std::vector<const v1::NcclEvent*>> by_kind_;
+};
+
+// NCCL_IB_UNAVAILABLE: no device found, libibverbs missing.
+void ibUnavailable(const LogEvents& in) {
+  const auto& no_dev = in.events(v1::NcclEvent::IB_NO_DEVICE);
+  const auto& no_verbs = in.events(v1::NcclEvent::IBVERBS_MISSING);
   if (!no_dev.empty() || !no_verbs.empty()) {
     std::vector<const v1::NcclEvent*> all = no_dev;
     all.insert(all.end(), no_verbs.begin(), no_verbs.end());
     std::set<std::string> hosts;
-    for (const auto* e : all) hosts.insert(hostOf(ctx, *e));
-    auto ev = evidence(all);
+    for (const auto* e : all) hosts.insert(hostOf(in.ctx, *e));
+    auto ev = in.evidence(all);
     ev.insert(ev.begin(), std::to_string(hosts.size()) + " host(s) affected");
-    ctx.add({FindingCode::NcclIbUnavailable, Severity::Warning, firstHost(all), "", 0,
-             !no_verbs.empty()
-                 ? "NCCL could not load libibverbs: no IB/RoCE transport"
-                 : "NCCL found no usable IB/RoCE device (\"NET/IB : No device found\")",
-             std::move(ev),
-             "Make the RDMA devices visible to the job: rdma-core/libibverbs installed in the "
-             "image, /dev/infiniband passed into the container, ib_uverbs loaded, the VF attached "
-             "(`ibv_devices` must list it). Run `ibcollect snapshot` on the node for the device "
-             "side."});
+    in.ctx.add(
+        {FindingCode::NcclIbUnavailable, Severity::Warning, in.firstHost(all), "", 0,
+         !no_verbs.empty() ? "NCCL could not load libibverbs: no IB/RoCE transport"
+                           : "NCCL found no usable IB/RoCE device (\"NET/IB : No device found\")",
+         std::move(ev),
+         "Make the RDMA devices visible to the job: rdma-core/libibverbs installed in the "
+         "image, /dev/infiniband passed into the container, ib_uverbs loaded, the VF attached "
+         "(`ibv_devices` must list it). Run `ibcollect snapshot` on the node for the device "
+         "side."});
   }
-  if (const auto& open = events(v1::NcclEvent::IB_OPEN_FAILED); !open.empty()) {
+}
+
+// NCCL_IB_UNAVAILABLE: devices NCCL could not open.
+void ibOpenFailed(const LogEvents& in) {
+  if (const auto& open = in.events(v1::NcclEvent::IB_OPEN_FAILED); !open.empty()) {
     std::set<std::string> devices;
     for (const auto* e : open) {
       if (!e->rdma_device().empty()) devices.insert(e->rdma_device());
@@ -155,54 +171,66 @@ void ncclLogRules(RuleContext& ctx, const v1::NcclLog& log) {
     std::string named;
     for (const auto& d : devices) named += (named.empty() ? "" : ", ") + d;
     std::string used;
-    for (const auto& d : s.ib_devices()) used += (used.empty() ? "" : ", ") + d;
-    auto ev = evidence(open);
+    for (const auto& d : in.summary.ib_devices()) used += (used.empty() ? "" : ", ") + d;
+    auto ev = in.evidence(open);
     if (!used.empty()) ev.insert(ev.begin(), "NCCL uses the others: " + used);
-    ctx.add({FindingCode::NcclIbUnavailable, Severity::Warning, firstHost(open), "", 0,
-             "NCCL could not open RDMA device" + std::string(devices.size() > 1 ? "s " : " ") +
-                 (named.empty() ? std::string("(ibv_open_device failed)")
-                                : named + " (ibv_open_device failed)") +
-                 (used.empty() ? "" : ": it runs on fewer HCAs"),
-             std::move(ev),
-             "The device's /dev/infiniband/uverbsN could not be opened: compare `ls -l "
-             "/dev/infiniband` with `ibv_devices` in the job's container (device list, cgroup, "
-             "permissions: see UVERBS_ACCESS in the node snapshot), or leave the device out "
-             "with NCCL_IB_HCA if it is not meant for the job."});
+    in.ctx.add({FindingCode::NcclIbUnavailable, Severity::Warning, in.firstHost(open), "", 0,
+                "NCCL could not open RDMA device" + std::string(devices.size() > 1 ? "s " : " ") +
+                    (named.empty() ? std::string("(ibv_open_device failed)")
+                                   : named + " (ibv_open_device failed)") +
+                    (used.empty() ? "" : ": it runs on fewer HCAs"),
+                std::move(ev),
+                "The device's /dev/infiniband/uverbsN could not be opened: compare `ls -l "
+                "/dev/infiniband` with `ibv_devices` in the job's container (device list, cgroup, "
+                "permissions: see UVERBS_ACCESS in the node snapshot), or leave the device out "
+                "with NCCL_IB_HCA if it is not meant for the job."});
   }
+}
+
+// NCCL_SOCKET_FALLBACK: inter-node traffic over NET/Socket.
+void socketFallback(const LogEvents& in) {
+  const auto& disabled = in.events(v1::NcclEvent::IB_DISABLED_BY_ENV);
   std::vector<std::string> sock_ev;
-  if (socketTransport(s, sock_ev)) {
-    for (const auto* e : disabled) sock_ev.push_back("forced: " + eventLine(*e, src));
-    for (const auto& env : s.env_settings()) sock_ev.push_back("environment " + env);
-    if (!s.socket_interfaces().empty()) {
+  if (socketTransport(in.summary, sock_ev)) {
+    for (const auto* e : disabled) sock_ev.push_back("forced: " + in.line(*e));
+    for (const auto& env : in.summary.env_settings()) sock_ev.push_back("environment " + env);
+    if (!in.summary.socket_interfaces().empty()) {
       std::string ifs;
-      for (const auto& i : s.socket_interfaces()) ifs += (ifs.empty() ? "" : " ") + i;
+      for (const auto& i : in.summary.socket_interfaces()) ifs += (ifs.empty() ? "" : " ") + i;
       sock_ev.push_back("socket interfaces " + ifs);
     }
-    const bool single_rank = s.nranks() == 1;
+    const bool single_rank = in.summary.nranks() == 1;
     if (single_rank) sock_ev.push_back("nranks 1: no inter-node traffic in this communicator");
-    ctx.add({FindingCode::NcclSocketFallback, single_rank ? Severity::Info : Severity::Warning,
-             s.hosts_size() > 0 ? s.hosts(0) : ctx.node, "", 0,
-             single_rank ? "NCCL selected the socket network, but this run has a single rank"
-                         : "Inter-node NCCL traffic runs over TCP sockets (NET/Socket), not RDMA",
-             std::move(sock_ev),
-             !disabled.empty()
-                 ? "NCCL_IB_DISABLE=1 forces sockets: unset it so NCCL uses the HCAs."
-                 : "Socket transport is several times slower than RDMA: make NCCL find the HCAs "
-                   "(see NCCL_IB_UNAVAILABLE; check NCCL_IB_HCA, the net plugin and "
-                   "/dev/infiniband in the container)."});
+    in.ctx.add({FindingCode::NcclSocketFallback, single_rank ? Severity::Info : Severity::Warning,
+                in.summary.hosts_size() > 0 ? in.summary.hosts(0) : in.ctx.node, "", 0,
+                single_rank
+                    ? "NCCL selected the socket network, but this run has a single rank"
+                    : "Inter-node NCCL traffic runs over TCP sockets (NET/Socket), not RDMA",
+                std::move(sock_ev),
+                !disabled.empty()
+                    ? "NCCL_IB_DISABLE=1 forces sockets: unset it so NCCL uses the HCAs."
+                    : "Socket transport is several times slower than RDMA: make NCCL find the HCAs "
+                      "(see NCCL_IB_UNAVAILABLE; check NCCL_IB_HCA, the net plugin and "
+                      "/dev/infiniband in the container)."});
   }
-  if (const auto& gdr = events(v1::NcclEvent::GDR_DISABLED); !gdr.empty()) {
-    ctx.add({FindingCode::NcclGdrDisabled, Severity::Warning, firstHost(gdr), "", 0,
-             "GPUDirect RDMA is disabled: NCCL stages network traffic through host memory",
-             evidence(gdr),
-             "Load nvidia_peermem (or use a driver/kernel with dma-buf support) and check "
-             "NCCL_NET_GDR_LEVEL; see PEERMEM_MISSING in the node snapshot."});
-  }
+}
 
-  // Failures.
+// NCCL_GDR_DISABLED.
+void gdrDisabled(const LogEvents& in) {
+  if (const auto& gdr = in.events(v1::NcclEvent::GDR_DISABLED); !gdr.empty()) {
+    in.ctx.add({FindingCode::NcclGdrDisabled, Severity::Warning, in.firstHost(gdr), "", 0,
+                "GPUDirect RDMA is disabled: NCCL stages network traffic through host memory",
+                in.evidence(gdr),
+                "Load nvidia_peermem (or use a driver/kernel with dma-buf support) and check "
+                "NCCL_NET_GDR_LEVEL; see PEERMEM_MISSING in the node snapshot."});
+  }
+}
+
+// NCCL_IB_COMPLETION_ERROR per host, decoded from its first root (non-flush) error.
+void completionErrors(const LogEvents& in) {
   std::map<std::string, std::vector<const v1::NcclEvent*>> completion_by_host;
-  for (const auto* e : events(v1::NcclEvent::IB_COMPLETION_ERROR)) {
-    completion_by_host[hostOf(ctx, *e)].push_back(e);
+  for (const auto* e : in.events(v1::NcclEvent::IB_COMPLETION_ERROR)) {
+    completion_by_host[hostOf(in.ctx, *e)].push_back(e);
   }
   for (const auto& [host, list] : completion_by_host) {
     const v1::NcclEvent* root = nullptr;
@@ -241,63 +269,75 @@ void ncclLogRules(RuleContext& ctx, const v1::NcclLog& log) {
           "Flushes follow an earlier error on this QP: find the first non-5 completion error "
           "in the logs of the peer ranks/nodes.";
     }
-    for (auto& line : evidence(list)) ev.push_back(std::move(line));
-    ctx.add({FindingCode::NcclIbCompletionError, Severity::Critical, host, "", 0, summary,
-             std::move(ev), action});
+    for (auto& line : in.evidence(list)) ev.push_back(std::move(line));
+    in.ctx.add({FindingCode::NcclIbCompletionError, Severity::Critical, host, "", 0, summary,
+                std::move(ev), action});
   }
+}
+
+// NCCL_IB_ASYNC_EVENT per host and device.
+void asyncEvents(const LogEvents& in) {
   std::map<std::pair<std::string, std::string>, std::vector<const v1::NcclEvent*>> async_by;
-  for (const auto* e : events(v1::NcclEvent::IB_ASYNC_EVENT)) {
-    async_by[{hostOf(ctx, *e), e->rdma_device()}].push_back(e);
+  for (const auto* e : in.events(v1::NcclEvent::IB_ASYNC_EVENT)) {
+    async_by[{hostOf(in.ctx, *e), e->rdma_device()}].push_back(e);
   }
   for (const auto& [key, list] : async_by) {
     const auto [dev, port] = devicePort(key.second);
     const bool port_error = containsIgnoreCase(list.front()->text(), "port error");
-    ctx.add({FindingCode::NcclIbAsyncEvent, Severity::Critical, key.first, dev, port,
-             port_error ? "The HCA raised IB port error events: the link went down under NCCL (" +
-                              std::to_string(list.size()) + " event(s))"
-                        : "The HCA raised an asynchronous fatal event (" +
-                              std::to_string(list.size()) + " event(s))",
-             evidence(list),
-             port_error
-                 ? "A physical link event: check PHY_ERRORS/LINK_DOWNED/KERNEL_LINK_FLAP on this "
-                   "node and the cable/switch port; for a VF escalate for PF inspection."
-                 : "A QP or device fatal event: check the kernel log for device errors and the "
-                   "application's use of the QP; report with the NCCL version."});
+    in.ctx.add(
+        {FindingCode::NcclIbAsyncEvent, Severity::Critical, key.first, dev, port,
+         port_error ? "The HCA raised IB port error events: the link went down under NCCL (" +
+                          std::to_string(list.size()) + " event(s))"
+                    : "The HCA raised an asynchronous fatal event (" + std::to_string(list.size()) +
+                          " event(s))",
+         in.evidence(list),
+         port_error
+             ? "A physical link event: check PHY_ERRORS/LINK_DOWNED/KERNEL_LINK_FLAP on this "
+               "node and the cable/switch port; for a VF escalate for PF inspection."
+             : "A QP or device fatal event: check the kernel log for device errors and the "
+               "application's use of the QP; report with the NCCL version."});
   }
-  if (const auto& mr = events(v1::NcclEvent::REG_MR_FAILED); !mr.empty()) {
-    ctx.add({FindingCode::NcclRegMrFailed, Severity::Critical, firstHost(mr), "", 0,
-             "NCCL could not register memory with the NIC", evidence(mr),
-             "Registration fails on a locked-memory limit (MEMLOCK_LIMIT: use `ulimit -l "
-             "unlimited`), on missing GPUDirect support (nvidia_peermem/dma-buf) or out of NIC "
-             "resources (ENOMEM): check the limits the job really gets and the driver stack."});
+}
+
+// NCCL_REG_MR_FAILED, NCCL_CONNECT_FAILED, NCCL_QP_SETUP_FAILED.
+void setupFailures(const LogEvents& in) {
+  if (const auto& mr = in.events(v1::NcclEvent::REG_MR_FAILED); !mr.empty()) {
+    in.ctx.add({FindingCode::NcclRegMrFailed, Severity::Critical, in.firstHost(mr), "", 0,
+                "NCCL could not register memory with the NIC", in.evidence(mr),
+                "Registration fails on a locked-memory limit (MEMLOCK_LIMIT: use `ulimit -l "
+                "unlimited`), on missing GPUDirect support (nvidia_peermem/dma-buf) or out of NIC "
+                "resources (ENOMEM): check the limits the job really gets and the driver stack."});
   }
-  if (const auto& cf = events(v1::NcclEvent::CONNECT_FAILED); !cf.empty()) {
-    ctx.add({FindingCode::NcclConnectFailed, Severity::Critical, firstHost(cf), "", 0,
-             "NCCL connections between ranks failed or were closed by the peer", evidence(cf),
-             "Often a consequence: a peer process crashed or was killed first — find the first "
-             "failing rank's log. Otherwise check connectivity on the socket interface "
-             "(NCCL_SOCKET_IFNAME) and firewalls between the nodes."});
+  if (const auto& cf = in.events(v1::NcclEvent::CONNECT_FAILED); !cf.empty()) {
+    in.ctx.add({FindingCode::NcclConnectFailed, Severity::Critical, in.firstHost(cf), "", 0,
+                "NCCL connections between ranks failed or were closed by the peer", in.evidence(cf),
+                "Often a consequence: a peer process crashed or was killed first — find the first "
+                "failing rank's log. Otherwise check connectivity on the socket interface "
+                "(NCCL_SOCKET_IFNAME) and firewalls between the nodes."});
   }
-  if (const auto& qp = events(v1::NcclEvent::QP_SETUP_FAILED); !qp.empty()) {
+  if (const auto& qp = in.events(v1::NcclEvent::QP_SETUP_FAILED); !qp.empty()) {
     const auto [dev, port] = devicePort(qp.front()->rdma_device());
     const int st = qp.front()->status();
-    ctx.add({FindingCode::NcclQpSetupFailed, Severity::Critical, firstHost(qp), dev, port,
-             "Setting up the RDMA queue pair failed" +
-                 (st == 110   ? std::string(" (connection timed out moving to RTR)")
-                  : st == 101 ? std::string(" (network unreachable)")
-                              : std::string()),
-             evidence(qp),
-             "The path to the peer could not be resolved: on RoCE check the GID index "
-             "(NCCL_IB_GID_INDEX must select a RoCE v2 GID with a routable IP on both ends), "
-             "routing and MTU; on IB check that the SM gives a path (same partition). Rail-"
-             "optimised fabrics may need NCCL_CROSS_NIC=0."});
+    in.ctx.add({FindingCode::NcclQpSetupFailed, Severity::Critical, in.firstHost(qp), dev, port,
+                "Setting up the RDMA queue pair failed" +
+                    (st == 110   ? std::string(" (connection timed out moving to RTR)")
+                     : st == 101 ? std::string(" (network unreachable)")
+                                 : std::string()),
+                in.evidence(qp),
+                "The path to the peer could not be resolved: on RoCE check the GID index "
+                "(NCCL_IB_GID_INDEX must select a RoCE v2 GID with a routable IP on both ends), "
+                "routing and MTU; on IB check that the SM gives a path (same partition). Rail-"
+                "optimised fabrics may need NCCL_CROSS_NIC=0."});
   }
+}
 
+// NCCL_COLLECTIVE_TIMEOUT and NCCL_RANK_LAGGING: ranks stopped at different points.
+void timeoutsAndLagging(const LogEvents& in) {
   // NCCL_RANK_LAGGING: ranks stopped at different points. NCCL opCounts and PyTorch
   // SeqNums count different things: ranks are only compared with ranks of the same count.
   std::map<std::pair<v1::NcclRankProgress::Sequence, uint64_t>, std::vector<std::string>> ranks_at;
   std::map<v1::NcclRankProgress::Sequence, std::size_t> distinct;
-  for (const auto& r : s.ranks()) {
+  for (const auto& r : in.summary.ranks()) {
     const auto seq = r.sequence() == v1::NcclRankProgress::TORCH_SEQ_NUM
                          ? v1::NcclRankProgress::TORCH_SEQ_NUM
                          : v1::NcclRankProgress::NCCL_OP_COUNT;
@@ -307,7 +347,7 @@ void ncclLogRules(RuleContext& ctx, const v1::NcclLog& log) {
   }
   bool lagging = false;
   for (const auto& [seq, n] : distinct) lagging = lagging || n > 1;
-  const auto& timeouts = events(v1::NcclEvent::COLLECTIVE_TIMEOUT);
+  const auto& timeouts = in.events(v1::NcclEvent::COLLECTIVE_TIMEOUT);
   // NCCL_COLLECTIVE_TIMEOUT: PyTorch's watchdog caught a collective that never finished, or
   // its heartbeat monitor found the watchdog itself stuck in a NCCL/CUDA call.
   if (!timeouts.empty()) {
@@ -316,18 +356,19 @@ void ncclLogRules(RuleContext& ctx, const v1::NcclLog& log) {
       reporters.insert((e->host().empty() ? "" : e->host() + " ") +
                        (e->rank() >= 0 ? "rank " + std::to_string(e->rank()) : "a rank"));
     }
-    auto ev = evidence(timeouts);
+    auto ev = in.evidence(timeouts);
     std::string who;
     for (const auto& r : reporters) who += (who.empty() ? "" : ", ") + r;
     ev.insert(ev.begin(), "timed out: " + who);
-    ctx.add({FindingCode::NcclCollectiveTimeout, Severity::Critical, firstHost(timeouts), "", 0,
-             "A collective did not finish: " + std::to_string(reporters.size()) +
-                 " rank(s) timed out waiting (watchdog or heartbeat monitor)",
-             std::move(ev),
-             "The ranks missing from the timeout reports, or the ones behind (NCCL_RANK_LAGGING), "
-             "are where the job is stuck (dead process, hung GPU or broken link): collect their "
-             "logs and run `ibcollect --job` to compare the nodes; an earlier NCCL error in the "
-             "log is the cause."});
+    in.ctx.add(
+        {FindingCode::NcclCollectiveTimeout, Severity::Critical, in.firstHost(timeouts), "", 0,
+         "A collective did not finish: " + std::to_string(reporters.size()) +
+             " rank(s) timed out waiting (watchdog or heartbeat monitor)",
+         std::move(ev),
+         "The ranks missing from the timeout reports, or the ones behind (NCCL_RANK_LAGGING), "
+         "are where the job is stuck (dead process, hung GPU or broken link): collect their "
+         "logs and run `ibcollect --job` to compare the nodes; an earlier NCCL error in the "
+         "log is the cause."});
   }
   // NCCL_RANK_LAGGING: several ranks' progress differs; the lowest ones are behind.
   if (lagging) {
@@ -342,13 +383,26 @@ void ncclLogRules(RuleContext& ctx, const v1::NcclLog& log) {
       first = false;
       ev.push_back(formatRankProgress(at.first, at.second) + ": " + list);
     }
-    ctx.add({FindingCode::NcclRankLagging,
-             timeouts.empty() ? Severity::Warning : Severity::Critical, ctx.node, "", 0,
-             "Ranks stopped at different collective operations; behind: " + behind, std::move(ev),
-             "The ranks at the lowest opCount/SeqNum are where the job is stuck: inspect those "
-             "ranks' nodes (`ibcollect --job` compares all nodes) for link errors, a dead process "
-             "or a slow GPU."});
+    in.ctx.add(
+        {FindingCode::NcclRankLagging, timeouts.empty() ? Severity::Warning : Severity::Critical,
+         in.ctx.node, "", 0, "Ranks stopped at different collective operations; behind: " + behind,
+         std::move(ev),
+         "The ranks at the lowest opCount/SeqNum are where the job is stuck: inspect those "
+         "ranks' nodes (`ibcollect --job` compares all nodes) for link errors, a dead process "
+         "or a slow GPU."});
   }
+}
+
+void ncclLogRules(RuleContext& ctx, const v1::NcclLog& log) {
+  const LogEvents in(ctx, log);
+  ibUnavailable(in);
+  ibOpenFailed(in);
+  socketFallback(in);
+  gdrDisabled(in);
+  completionErrors(in);
+  asyncEvents(in);
+  setupFailures(in);
+  timeoutsAndLagging(in);
 }
 
 // The fastest other run in the snapshot of the same test on the same hosts (named by its
