@@ -410,6 +410,31 @@ void addEvidence(const core::PfToolEvidence& ev, std::vector<v1::PfEvidence*>& p
       ++unattributed;
     }
   }
+  // lspci functions by PCI address: the PF's own or one of its VFs'; Lnk/AER lines shown
+  // without their function's address go to the only PF.
+  std::size_t lspci_other = 0;
+  for (const auto& f : ev.pci_functions) {
+    const std::string pci = normalizePci(f.address());
+    v1::PfEvidence* owner = nullptr;
+    for (auto* pf : pfs) {
+      const auto it = vf_pcis.find(pf->pf_pci());
+      if (!pci.empty() && (pci == pf->pf_pci() || (it != vf_pcis.end() && it->second.count(pci))))
+        owner = pf;
+    }
+    if (!owner && f.address().empty() && pfs.size() == 1) owner = pfs.front();
+    if (owner) {
+      *owner->add_pci_functions() = f;
+    } else if (f.address().empty()) {
+      ++unattributed;
+    } else {
+      ++lspci_other;
+    }
+  }
+  if (lspci_other > 0) {
+    notices.push_back(source + ": " + std::to_string(lspci_other) +
+                      " lspci function(s) of other devices than the PFs of these VFs and their "
+                      "VFs were left out");
+  }
   std::size_t kernel_other = 0;
   for (const auto& line : ev.kernel_log) {
     const auto subject = core::kernelMessageSubjectOf(line.text());
@@ -579,9 +604,10 @@ HostInspectOutcome inspectHost(const HostInspectOptions& o, const HostSeams& sea
     auto ev = core::parsePfToolOutput(p.text);
     if (ev.empty()) {
       outcome.unrecognised_pastes.push_back(p.path);
-      in.add_notices(p.path +
-                     ": nothing recognised (expected mlxlink, mlxconfig q, flint q, ethtool -m, "
-                     "ip link show with vf lines, aer_dev_* counters or a kernel log): not judged");
+      in.add_notices(
+          p.path +
+          ": nothing recognised (expected mlxlink, mlxconfig q, flint q, ethtool -m, "
+          "ip link show with vf lines, aer_dev_* counters, lspci or a kernel log): not judged");
       continue;
     }
     for (const auto& l : ev.links) links.push_back(l);

@@ -396,11 +396,69 @@ class PfJudge {
                      " of max " + pci.max_link_speed() + " x" + pci.max_link_width());
       }
     }
+    const std::size_t unreadable = lspci(ev, sev);
     if (sev == Severity::Info) return;
-    add(FindingCode::PfPcieErrors, sev, 0, pfName() + " has PCIe errors or a degraded PCIe link",
-        std::move(ev),
-        "Check the slot, riser and BIOS PCIe settings (lspci -vvv -s " + pf_.pf_pci() +
-            "); fatal/non-fatal AER errors disturb every VF of the device");
+    std::string summary = pfName() + " has PCIe errors or a degraded PCIe link";
+    std::string action = "Check the slot, riser and BIOS PCIe settings (lspci -vvv -s " +
+                         pf_.pf_pci() +
+                         "); fatal/non-fatal AER errors disturb every VF of the device";
+    if (unreadable > 0) {
+      summary = pfName() + ": " + std::to_string(unreadable) +
+                " PCI function(s) do not answer configuration reads (all ones)";
+      action =
+          "Those functions are unreachable on PCIe: read the host kernel log for AER and "
+          "link-down events, check the BIOS (SR-IOV, ARI) and the slot, then reset the device "
+          "or reboot the host; replace the adapter if it recurs. " +
+          action;
+    }
+    add(FindingCode::PfPcieErrors, sev, 0, std::move(summary), cap(std::move(ev)),
+        std::move(action));
+  }
+
+  // lspci records: a function whose configuration space reads all ones is critical (it is
+  // gone from the bus); AER status bits follow the AER counters (fatal per UESvrt critical,
+  // others a warning: the bits are sticky since the last clear); a downgraded link is a
+  // warning, as the sysfs link above. Returns how many functions read all ones.
+  std::size_t lspci(std::vector<std::string>& ev, Severity& sev) {
+    if (pf_.pci_functions().empty()) return 0;
+    // A bare listing (`lspci | grep Mellanox`) only shows that the functions enumerate: it
+    // is inventory, not PCIe health, so it alone never makes the PF clean.
+    const bool health =
+        std::any_of(pf_.pci_functions().begin(), pf_.pci_functions().end(), [](const auto& f) {
+          return f.config_unreadable() || !f.link_sta().empty() || !f.ue_sta().empty() ||
+                 !f.ce_sta().empty();
+        });
+    if (health)
+      examined("lspci (" + std::to_string(pf_.pci_functions_size()) + " PCI function(s))");
+    std::size_t unreadable = 0;
+    for (const auto& f : pf_.pci_functions()) {
+      const std::string who = f.address().empty() ? std::string("function") : f.address();
+      if (f.config_unreadable()) {
+        ++unreadable;
+        sev = Severity::Critical;
+        ev.push_back(who + " reads all ones: " + f.unreadable_line());
+      }
+      if (f.link_downgraded()) {
+        sev = std::max(sev, Severity::Warning);
+        ev.push_back(who + " " + f.link_sta() +
+                     (f.link_cap().empty() ? "" : " (" + f.link_cap() + ")"));
+      } else if (!f.link_sta().empty() && f.has_sta_gts()) {
+        clean_notes_.push_back(who + " " + f.link_sta());
+      }
+      if (f.uncorrectable_set_size() > 0) {
+        const bool fatal = f.uncorrectable_fatal_size() > 0;
+        sev = fatal ? Severity::Critical : std::max(sev, Severity::Warning);
+        std::string names;
+        for (const auto& n : f.uncorrectable_fatal()) names += (names.empty() ? "" : ", ") + n;
+        ev.push_back(who + " " + f.ue_sta() +
+                     (fatal ? " (fatal per UESvrt: " + names + ")" : std::string()));
+      }
+      if (f.correctable_set_size() > 0) {
+        sev = std::max(sev, Severity::Warning);
+        ev.push_back(who + " " + f.ce_sta());
+      }
+    }
+    return unreadable;
   }
 
   void kernelLog() {
@@ -413,7 +471,12 @@ class PfJudge {
       const std::string line = (l.timestamp().empty() ? "" : l.timestamp() + " ") + l.text();
       const bool syndrome = l.text().find("synd 0x") != std::string::npos &&
                             l.text().find("ext_synd") == std::string::npos;
-      const KernelEvent e = classifyKernelMessage(l.text());
+      KernelEvent e = classifyKernelMessage(l.text());
+      // "pcieport 0004:00:00.0: pciehp: Slot(41): Link Down" is the PCIe slot's link (hot
+      // plug or surprise removal), not the network port's: a PCIe event, never a flap.
+      if (e == KernelEvent::LinkDown &&
+          (containsIgnoreCase(l.text(), "pciehp") || startsWith(l.text(), "pcieport ")))
+        e = KernelEvent::PcieError;
       if (syndrome) {
         fw_sev = Severity::Critical;
         fw_ev.push_back(line);

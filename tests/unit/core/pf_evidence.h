@@ -23,6 +23,7 @@ inline ::ibcollect::v1::PfEvidence onePf(const core::PfToolEvidence& ev,
   for (const auto& a : ev.aer) *e.add_aer() = a;
   for (const auto& f : ev.flint) *e.add_flint() = f;
   for (const auto& c : ev.mlxconfig) *e.add_mlxconfig() = c;
+  for (const auto& f : ev.pci_functions) *e.add_pci_functions() = f;
   return e;
 }
 

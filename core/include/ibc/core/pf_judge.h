@@ -8,6 +8,13 @@
 // asserted, a fatal AER count, a firmware health syndrome, a fatal kernel line) is critical;
 // an old non-zero total (error counters since the last clear, link-down counts, correctable
 // AER counts) is a warning; what could not be read is said, never taken for clean.
+// From `lspci` (PfEvidence.pci_functions) PF_PCIE_ERRORS is raised for a function whose
+// configuration space reads all ones (critical: it is gone from the bus), AER status bits
+// set (UESta bits UESvrt marks fatal: critical; other UESta and CESta bits: warning, like
+// the AER counters) and a downgraded link (warning, like the sysfs link width/speed), each
+// with the function's address and the line that shows it. A bare `lspci` listing (no Lnk or
+// AER lines, nothing unreadable) is inventory: it alone never makes the PF clean. A PCIe
+// slot's "Link Down" (pciehp, pcieport) in the host kernel log is a PCIe event, not a flap.
 //
 // Thresholds (named so tests and runbooks can quote them):
 //   * effective (post-FEC) BER at or above kEffectiveBerCritical (1e-12, the IB/Ethernet

@@ -3,7 +3,7 @@
 // Parsers for the PF-side tools a support engineer runs on the physical host (`ibcollect
 // host-inspect --paste FILE`, DESIGN §8): mlxlink [-m] [-c] [-e], mlxconfig q, flint/mstflint
 // q, ethtool -m, `ip link show` of a PF with its `vf N` lines, the PCIe AER statistics files
-// (aer_dev_correctable/fatal/nonfatal) and the host kernel log.
+// (aer_dev_correctable/fatal/nonfatal), `lspci [-nn] [-vvv]` and the host kernel log.
 //
 // Every parser is pure (text in, messages out), never fails and runs in time linear in the
 // input. Real pastes are mangled (markdown quotes and fences, shell prompts, web pages that
@@ -35,6 +35,7 @@ inline constexpr std::string_view kKindEthtoolModule = "ethtool-m";
 inline constexpr std::string_view kKindPfIpLink = "ip-link-vf";
 inline constexpr std::string_view kKindAer = "aer";
 inline constexpr std::string_view kKindPfKernelLog = "kernel-log";
+inline constexpr std::string_view kKindLspci = "lspci";
 
 inline constexpr std::size_t kMaxPfReports = 256;
 inline constexpr std::size_t kMaxPfFields = 1024;
@@ -85,6 +86,21 @@ std::vector<v1::AerCount> parseAerCounters(std::string_view text, std::string_vi
 // timestamp too (it is often pasted alone).
 std::vector<v1::KernelLogLine> parsePfKernelLog(std::string_view text);
 
+// `lspci`, `lspci -nn`, `lspci -vvv` (also `-D`, `-s ADDR`, `| grep` excerpts): one record per
+// function, started by its first line ("[DOMAIN:]BB:DD.F <class>: <description>", address
+// kept as printed). A function whose configuration space reads all ones ("(rev ff)" on its
+// first line, "!!! Unknown header type 7f") is marked unreadable with the line that shows
+// it. "LnkCap:"/"LnkSta:" give speed (GT/s) and width (lanes); the link is downgraded when
+// lspci says "(downgraded)" or LnkSta is below LnkCap, never for a LnkSta without a speed or
+// width ("Speed unknown, Width x0": a VF has no link of its own). "UESta:"/"CESta:" entries
+// marked '+' (also when lspci wrapped the register onto more lines) are the AER status bits
+// set, less those their mask register (UEMsk/CEMsk) marks '+'; UESvrt's '+' marks which
+// uncorrectable ones are fatal.
+// Lnk/AER lines with no first line before them (a `lspci -vvv -s ADDR | grep Lnk` excerpt)
+// make a record of their own, its address taken from the `-s` of a command line shown.
+// Keys are recognised at the start of a line whatever its indentation.
+std::vector<v1::PciFunctionStatus> parseLspci(std::string_view text);
+
 // What a paste held: every kind found, merged. `kinds` in first-seen order.
 struct PfToolEvidence {
   std::vector<std::string> kinds;
@@ -95,6 +111,7 @@ struct PfToolEvidence {
   std::vector<v1::PfNetdevLink> links;
   std::vector<v1::AerCount> aer;  // from `grep . .../aer_dev_*` listings or bare files
   std::vector<v1::KernelLogLine> kernel_log;
+  std::vector<v1::PciFunctionStatus> pci_functions;  // lspci
   bool empty() const { return kinds.empty(); }
 };
 
