@@ -202,8 +202,8 @@ int runHostInspect(CliEnvironment& env, const HostArgs& a) {
   auto outcome = inspectHost(o, seamsFor(env, *fs));
   for (const auto& p : outcome.unrecognised_pastes) {
     env.err << "ibcollect: " << p
-            << ": nothing recognised (mlxlink, mlxconfig q, flint q, ethtool -m, ip link show "
-               "with vf lines, aer_dev_* counters or a kernel log expected)\n";
+            << ": nothing recognised (mlxlink, mlxconfig q, flint q, ethtool -m, lspci, ip "
+               "link show with vf lines, aer_dev_* counters or a kernel log expected)\n";
     ++failed;
   }
   const auto& in = outcome.inspection;
