@@ -103,31 +103,9 @@ bool isHostName(std::string_view h) {
   return !h.empty();
 }
 
-std::optional<DebugLine> parseDebugLine(std::string_view s) {
-  const std::size_t sp = s.find(' ');
-  if (sp == std::string_view::npos || sp == 0) return std::nullopt;
-  const std::string_view token = s.substr(0, sp);
-  const std::size_t c1 = token.find(':');
-  if (c1 == std::string_view::npos || c1 == 0 || c1 + 1 >= token.size()) return std::nullopt;
-  DebugLine d;
-  d.host = token.substr(0, c1);
-  if (!isHostName(d.host)) return std::nullopt;
-  const std::string_view ids = token.substr(c1 + 1);
-  d.pid = ids.substr(0, ids.find(':'));
-  if (d.pid.empty()) return std::nullopt;
-  for (char c : ids) {
-    if (std::isalnum(static_cast<unsigned char>(c)) == 0 && c != ':') return std::nullopt;
-  }
-  std::string_view rest = s.substr(sp + 1);
-  if (rest.size() < 4 || rest[0] != '[') return std::nullopt;
-  const std::size_t close = rest.find(']');
-  if (close == std::string_view::npos || close < 2 || close > 6) return std::nullopt;
-  auto dev = parseInt(rest.substr(1, close - 1));
-  if (!dev) return std::nullopt;
-  d.device = static_cast<int>(*dev);
-  rest = rest.substr(close + 1);
-  if (rest.empty() || rest[0] != ' ') return std::nullopt;
-  rest.remove_prefix(1);
+// The level marker and the message after NCCL's prefix: "NCCL INFO ...", "net_ib.cc:93 NCCL
+// WARN ..." (the WARN call site goes to `d.file`). False when `rest` has no marker.
+bool readLevelAndMessage(std::string_view rest, DebugLine& d) {
   struct Marker {
     std::string_view text;
     DebugLine::Level level;
@@ -153,9 +131,38 @@ std::optional<DebugLine> parseDebugLine(std::string_view s) {
     d.level = m.level;
     d.file = trim(rest.substr(0, pos));
     d.message = trim(after < rest.size() ? rest.substr(after + 1) : std::string_view{});
-    return d;
+    return true;
   }
-  return std::nullopt;
+  return false;
+}
+
+std::optional<DebugLine> parseDebugLine(std::string_view s) {
+  const std::size_t sp = s.find(' ');
+  if (sp == std::string_view::npos || sp == 0) return std::nullopt;
+  const std::string_view token = s.substr(0, sp);
+  const std::size_t c1 = token.find(':');
+  if (c1 == std::string_view::npos || c1 == 0 || c1 + 1 >= token.size()) return std::nullopt;
+  DebugLine d;
+  d.host = token.substr(0, c1);
+  if (!isHostName(d.host)) return std::nullopt;
+  const std::string_view ids = token.substr(c1 + 1);
+  d.pid = ids.substr(0, ids.find(':'));
+  if (d.pid.empty()) return std::nullopt;
+  for (char c : ids) {
+    if (std::isalnum(static_cast<unsigned char>(c)) == 0 && c != ':') return std::nullopt;
+  }
+  std::string_view rest = s.substr(sp + 1);
+  if (rest.size() < 4 || rest[0] != '[') return std::nullopt;
+  const std::size_t close = rest.find(']');
+  if (close == std::string_view::npos || close < 2 || close > 6) return std::nullopt;
+  auto dev = parseInt(rest.substr(1, close - 1));
+  if (!dev) return std::nullopt;
+  d.device = static_cast<int>(*dev);
+  rest = rest.substr(close + 1);
+  if (rest.empty() || rest[0] != ' ') return std::nullopt;
+  rest.remove_prefix(1);
+  if (!readLevelAndMessage(rest, d)) return std::nullopt;
+  return d;
 }
 
 bool isHostChar(char c) {
@@ -184,6 +191,65 @@ std::optional<std::pair<std::size_t, DebugLine>> findDebugLine(std::string_view 
     if (auto d = parseDebugLine(s.substr(start))) return std::make_pair(start, *d);
   }
   return std::nullopt;
+}
+
+bool allDigits(std::string_view s) {
+  return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) { return isDigit(c); });
+}
+
+// "socket.cc:586", "misc/socket.cc:586", "rings.cc:19": a source file and a line number.
+bool isCallSite(std::string_view g) {
+  const std::size_t colon = g.rfind(':');
+  if (colon == std::string_view::npos || !allDigits(g.substr(colon + 1))) return false;
+  const std::string_view path = g.substr(0, colon);
+  const std::size_t dot = path.rfind('.');
+  return dot != std::string_view::npos && dot > 0 && dot + 1 < path.size() &&
+         path.find(' ') == std::string_view::npos;
+}
+
+// One "[...]" field of a bracketed prefix, read by its shape into `d`.
+void readBracketField(std::string_view g, DebugLine& d) {
+  if (const std::size_t at = g.find(":pid="); at != std::string_view::npos) {
+    if (isHostName(g.substr(0, at)) && allDigits(g.substr(at + 5))) {
+      d.host = g.substr(0, at);
+      d.pid = g.substr(at + 5);
+    }
+  } else if (const std::size_t c = g.find(':'); c != std::string_view::npos &&
+                                                allDigits(g.substr(0, c)) &&
+                                                allDigits(g.substr(c + 1))) {
+    d.pid = g.substr(0, c);  // "pid:tid"
+  } else if (allDigits(g) && g.size() <= 4) {
+    if (auto dev = parseInt(g)) d.device = static_cast<int>(*dev);
+  } else if (isCallSite(g)) {
+    d.file = g;
+  } else if (d.host.empty() && isHostName(g) && !allDigits(g)) {
+    d.host = g;
+  }
+}
+
+// Sites that route NCCL's debug output through their own logger print its fields in brackets
+// right before the level: "[training-pod2-1][1982595:1982762][0][rings.cc:19] NCCL INFO ...",
+// "[0604/1024][2025-02-16 22:31:34,422] [misc/socket.cc:586] [s12gn3064:pid=3942408] NCCL WARN
+// ...". Read by the fields' own shapes (a host, "pid:tid" or "host:pid=N", a device number, a
+// call site; timestamps and counters are skipped), never by a list of formats. A host and a pid
+// are required. Returns where the first field starts. Bounded: one marker, at most 8 fields.
+std::optional<std::pair<std::size_t, DebugLine>> findBracketedDebugLine(std::string_view s) {
+  const std::size_t marker = s.substr(0, 400).find("] NCCL ");
+  if (marker == std::string_view::npos) return std::nullopt;
+  DebugLine d;
+  if (!readLevelAndMessage(s.substr(marker + 2), d) || !d.file.empty()) return std::nullopt;
+  std::size_t end = marker + 1;  // one past the last field's ']'
+  std::size_t start = std::string_view::npos;
+  for (int fields = 0; fields < 8 && end > 0 && s[end - 1] == ']'; ++fields) {
+    const std::size_t open = s.rfind('[', end - 1);
+    if (open == std::string_view::npos) break;
+    readBracketField(s.substr(open + 1, end - open - 2), d);
+    start = open;
+    end = open;
+    if (end >= 2 && s[end - 1] == ' ' && s[end - 2] == ']') --end;  // "] [" between fields
+  }
+  if (start == std::string_view::npos || d.host.empty() || d.pid.empty()) return std::nullopt;
+  return std::make_pair(start, d);
 }
 
 // A launcher's rank tag anywhere in the text before a debug line found by its shape (a
@@ -371,7 +437,9 @@ class NcclLogParser {
     if (st.body.empty()) return;
     auto d = parseDebugLine(st.body);
     if (!d && (has(st.body, "INFO") || has(st.body, "WARN"))) {
-      if (auto found = findDebugLine(st.body)) {
+      auto found = findDebugLine(st.body);
+      if (!found) found = findBracketedDebugLine(st.body);
+      if (found) {
         if (st.launcher_rank < 0) st.launcher_rank = rankInPrefix(st.body.substr(0, found->first));
         st.body = st.body.substr(found->first);
         d = found->second;
@@ -807,7 +875,10 @@ void NcclLogParser::errorEvent(std::string_view msg, const LineContext& ctx) {
       (has(msg, "onnect") &&
        (has(msg, "fail") || has(msg, "timed out") || has(msg, "timeout") || has(msg, "exceeded") ||
         // socketPollConnect: "Connect to 10.0.0.4<56849> returned 113(No route to host)"
-        errnoFromText(msg) > 0));
+        errnoFromText(msg) > 0 ||
+        // "socketPollConnect poll() returned 1, no POLLOUT events": the socket never became
+        // writable (POLLERR/POLLHUP), NCCL gives up on the connection.
+        has(msg, "POLLOUT")));
   if (connect_failure) {
     v1::NcclEvent* e = addEvent(v1::NcclEvent::CONNECT_FAILED, ctx);
     if (e == nullptr) return;

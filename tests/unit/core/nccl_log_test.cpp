@@ -554,9 +554,58 @@ TEST(NcclLogRealCaptures, SocketPollConnectWithAnErrnoIsAFailedConnection) {
   EXPECT_EQ(s.events(0).host(), "node5");
 }
 
+TEST(NcclLogRealCaptures, BracketedFieldsBeforeTheLevelNameHostPidDeviceAndCallSite) {
+  const auto s = parseFixture(
+      "nccl-log_bracketed-host-pid-file-line-prefix-single-rank-channels_ms-swift-issue-"
+      "6676.txt");
+  EXPECT_EQ(s.lines_total(), 16u);
+  EXPECT_EQ(s.lines_nccl(), 16u);
+  EXPECT_EQ(toVector(s.hosts()), std::vector<std::string>{"training-pod2-1"});
+  EXPECT_EQ(s.events_size(), 0);
+}
+
+TEST(NcclLogRealCaptures, GrepPrefixedSiteFormatPollWithoutPolloutIsAFailedConnection) {
+  const auto s = parseFixture(
+      "nccl-log_grep-file-prefix-custom-format-socketpollconnect-no-pollout_nccl-pr-1618.txt");
+  ASSERT_EQ(countKind(s, v1::NcclEvent::CONNECT_FAILED), 2);  // two processes
+  EXPECT_EQ(s.events(0).host(), "s12gn3064");
+  EXPECT_EQ(s.events(0).line_number(), 1u);
+  EXPECT_EQ(toVector(s.hosts()), std::vector<std::string>{"s12gn3064"});
+}
+
+TEST(NcclLogRealCaptures, RetryExceededComesFirstAndItsFlushesKeepTheirStatus) {
+  const auto s = parseFixture(
+      "nccl-log_ib-completion-status12-then-status5-flush-ipv4mapped-gids_nccl-issue-1814.txt");
+  ASSERT_EQ(countKind(s, v1::NcclEvent::IB_COMPLETION_ERROR), 3);
+  EXPECT_EQ(s.events(0).status(), 12);
+  EXPECT_EQ(s.events(0).vendor_err(), 129);
+  EXPECT_EQ(s.events(0).peer(), "172.36.143.59<44206>");
+  EXPECT_EQ(s.events(0).opcode_or_op(), "Recv");
+  EXPECT_EQ(s.events(1).status(), 5);
+  EXPECT_EQ(s.events(0).host(), "hostname-test");  // behind the poster's markdown backtick
+}
+
+TEST(NcclLogRealCaptures, ModifyQpNoSuchDeviceInAContainerNamedByAUuid) {
+  const auto s = parseFixture(
+      "nccl-log_container-uuid-host-roce-modify-qp-no-such-device-chain-2_nccl-issue-799.txt");
+  ASSERT_EQ(countKind(s, v1::NcclEvent::QP_SETUP_FAILED), 1);
+  EXPECT_EQ(toVector(s.hosts()), std::vector<std::string>{"72bf7b08-26f3-4ebc-8b9d-85df3e4414c0"});
+  EXPECT_EQ(s.network(), "IB");
+}
+
+// Synthetic: brackets without a host or a pid are a logger's own fields, not NCCL's prefix.
+TEST(NcclLogParser, BracketedPrefixWithoutHostAndPidIsNotADebugLine) {
+  const auto s = parseNcclLog(
+      "[2025-02-16 22:31:34,422] [misc/socket.cc:586] NCCL WARN socketPollConnect poll() "
+      "returned 1, no POLLOUT events\n"
+      "[training-pod2-1][0][rings.cc:19] NCCL INFO Channel 04/32 :    0\n");
+  EXPECT_EQ(s.hosts_size(), 0);
+  EXPECT_EQ(countKind(s, v1::NcclEvent::CONNECT_FAILED), 0);
+}
+
 TEST(NcclLogRealCaptures, EveryCaptureIsCountedAndNamed) {
   const auto files = ibc::test::fixtureFiles(kLogDir, ".txt");
-  ASSERT_EQ(files.size(), 61u);
+  ASSERT_EQ(files.size(), 69u);
   for (const auto& f : files) {
     const std::string text = ibc::test::readFixture(f);
     const auto s = parseNcclLog(text);

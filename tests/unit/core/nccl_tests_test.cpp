@@ -39,7 +39,7 @@ std::vector<std::string> toVector(const google::protobuf::RepeatedPtrField<std::
 
 TEST(NcclTestsRealCaptures, EveryCaptureHasRowsAndAFormat) {
   const auto files = ibc::test::fixtureFiles(kTestsDir, ".txt");
-  ASSERT_EQ(files.size(), 8u);
+  ASSERT_EQ(files.size(), 15u);
   for (const auto& f : files) {
     const auto r = parseNcclTests(ibc::test::readFixture(f));
     EXPECT_GT(r.rows_size(), 0) << f;
@@ -192,6 +192,95 @@ TEST(NcclTestsRealCaptures, CutOffHeaderTailDoesNotStopTheRingTable) {
   EXPECT_DOUBLE_EQ(r.rows(0).ip_time_us(), 9676.9);
   EXPECT_DOUBLE_EQ(r.avg_busbw_gbs(), 95.3009);
   EXPECT_EQ(r.lines_unparsed(), 0u);  // "     in-place" is the tail of the header
+}
+
+TEST(NcclTestsRealCaptures, TwoHostsWithAVersionLineAndAWiderWrongColumn) {
+  const auto r = parseFixture(
+      "nccl-tests_all_reduce_perf_2node-gb10-spark-rank-header-version-line_dgx-spark-playbooks-"
+      "pr-103.txt");
+  EXPECT_EQ(r.format(), "modern");
+  EXPECT_EQ(r.test_name(), "all_reduce_perf");  // "# Collective test starting: ..."
+  EXPECT_EQ(r.nranks(), 2);
+  EXPECT_EQ(toVector(r.hosts()), (std::vector<std::string>{"spark-d708", "spark-dbf4"}));
+  ASSERT_EQ(r.rows_size(), 4);  // 8 KiB .. 64 KiB
+  EXPECT_EQ(r.rows(3).size_bytes(), 65536u);
+  EXPECT_DOUBLE_EQ(r.rows(3).ip_busbw_gbs(), 1.01);
+  EXPECT_EQ(r.rows(3).ip_wrong(), 0);
+  EXPECT_FALSE(r.validation_off());
+  EXPECT_EQ(r.lines_unparsed(), 0u);
+}
+
+TEST(NcclTestsRealCaptures, MpirunTaggedHeaderWithTrailingBlanksAndRows) {
+  const auto r = parseFixture(
+      "nccl-tests_all_reduce_perf_mpirun-tag-output-p5-header-rows_aws-k8s-tester-pr-503.txt");
+  EXPECT_EQ(r.format(), "modern");
+  ASSERT_EQ(r.rows_size(), 3);
+  EXPECT_EQ(r.rows(2).size_bytes(), 32u);
+  EXPECT_DOUBLE_EQ(r.rows(2).oop_time_us(), 22.25);
+  EXPECT_DOUBLE_EQ(r.rows(2).ip_time_us(), 13.34);
+  EXPECT_EQ(r.lines_unparsed(), 0u);
+}
+
+TEST(NcclTestsRealCaptures, TreeRunOfTwoNodesPeaksAt41GBs) {
+  const auto r = parseFixture(
+      "nccl-tests_all_reduce_perf_2node-1gpu-tree-4nic-busbw41-expected-200_nccl-tests-issue-"
+      "232.txt");
+  ASSERT_EQ(r.rows_size(), 5);  // 2 MiB .. 32 MiB
+  const auto& peak = peakRow(r);
+  EXPECT_EQ(peak.size_bytes(), 33554432u);
+  EXPECT_DOUBLE_EQ(peak.oop_busbw_gbs(), 41.31);
+  EXPECT_EQ(r.nranks(), -1);  // the rank lines were not in the excerpt
+  EXPECT_EQ(r.lines_unparsed(), 0u);
+}
+
+TEST(NcclTestsRealCaptures, LegacyBroadcastOfTwoHostsWithNcclWarningsBeforeTheTable) {
+  const auto r = parseFixture(
+      "nccl-tests_broadcast_perf_2node-v100-legacy-na-libibverbs-warn-interleaved_nccl-tests-"
+      "issue-82.txt");
+  EXPECT_EQ(r.format(), "legacy");
+  EXPECT_TRUE(r.validation_off());
+  EXPECT_EQ(r.nranks(), 2);
+  EXPECT_EQ(toVector(r.hosts()), (std::vector<std::string>{"v100-gpu-1", "v100-gpu-5"}));
+  ASSERT_EQ(r.rows_size(), 1);
+  EXPECT_EQ(r.rows(0).root(), 0);
+  EXPECT_EQ(r.rows(0).oop_wrong(), -1);
+  EXPECT_DOUBLE_EQ(r.rows(0).ip_time_us(), 38.17);
+  EXPECT_EQ(r.lines_unparsed(), 3u);  // two NCCL WARN lines and "NCCL version 2.9.6+cuda11.2"
+}
+
+TEST(NcclTestsRealCaptures, Nvl72TailNamesRank71sHostAndSeventyTwoRanks) {
+  const auto r = parseFixture(
+      "nccl-tests_all_reduce_perf_gb200-nvl72-72rank-tail-busbw834_coreweave-nccl-tests-pr-43.txt");
+  EXPECT_EQ(r.nranks(), 72);
+  EXPECT_EQ(toVector(r.hosts()), std::vector<std::string>{"slurm-gb200-207-171"});
+  ASSERT_EQ(r.rows_size(), 5);
+  EXPECT_DOUBLE_EQ(peakRow(r).oop_busbw_gbs(), 839.16);
+  EXPECT_DOUBLE_EQ(r.avg_busbw_gbs(), 745.53);
+  EXPECT_TRUE(r.out_of_bounds_ok());
+}
+
+TEST(NcclTestsRealCaptures, RowsOfTwoInterleavedRunsAreAllKept) {
+  const auto r = parseFixture(
+      "nccl-tests_all_reduce_perf_two-processes-rows-interleaved-ib_nccl-tests-issue-182.txt");
+  ASSERT_EQ(r.rows_size(), 10);
+  EXPECT_EQ(r.rows(6).size_bytes(), 8u);  // the second run's first row, after 256 B
+  EXPECT_EQ(r.rows(7).size_bytes(), 512u);
+  for (const auto& row : r.rows()) EXPECT_EQ(row.oop_wrong(), 0);
+  EXPECT_EQ(r.lines_unparsed(), 0u);
+}
+
+TEST(NcclTestsRealCaptures, InPlaceWrongPrintedAsNaIsUnchecked) {
+  const auto r = parseFixture(
+      "nccl-tests_alltoall_perf_1rank-rtx5090-inplace-wrong-na-avg-0_nccl-tests-issue-287.txt");
+  EXPECT_EQ(r.nranks(), 1);
+  ASSERT_EQ(r.rows_size(), 1);
+  EXPECT_EQ(r.rows(0).redop(), "none");
+  EXPECT_EQ(r.rows(0).oop_wrong(), 0);
+  EXPECT_EQ(r.rows(0).ip_wrong(), -1);
+  EXPECT_DOUBLE_EQ(r.rows(0).ip_algbw_gbs(), 43046.10);
+  EXPECT_TRUE(r.has_avg_busbw());
+  EXPECT_DOUBLE_EQ(r.avg_busbw_gbs(), 0);
+  EXPECT_FALSE(r.validation_off());
 }
 
 // ---- synthetic shapes ---------------------------------------------------------------------
