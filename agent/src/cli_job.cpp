@@ -532,6 +532,11 @@ void addJobCommands(CLI::App& app, CliEnvironment& env, std::vector<Command>& co
                  "Expected link rate, Gb/s (default: the peers' majority)")
       ->check(CLI::PositiveNumber)
       ->group("Job");
+  app.add_option("--expect-busbw", ja->report.expect_busbw,
+                 "nccl-tests bus bandwidth a healthy run reaches, GB/s (default: half of each "
+                 "node's active RDMA links)")
+      ->check(CLI::PositiveNumber)
+      ->group("Job");
   app.add_flag("--no-info", ja->report.quiet_info, "Text output: hide info-level findings")
       ->group("Job");
   app.add_flag("-q,--quiet", ja->report.quiet, "Text output: the verdict table and counts only")

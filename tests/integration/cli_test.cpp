@@ -73,6 +73,8 @@ TEST_F(Cli, VersionAndHelpExitZero) {
   EXPECT_NE(h.out.find("snapshot"), std::string::npos);
   EXPECT_NE(h.out.find("analyze"), std::string::npos);
   EXPECT_NE(h.out.find("Exit codes"), std::string::npos);
+  // --job takes the report's judgement options, --expect-busbw too (issue 23).
+  EXPECT_NE(h.out.find("--expect-busbw"), std::string::npos) << h.out;
   auto sh = run({"snapshot", "--help"});
   EXPECT_EQ(sh.exit_code, 0);
   EXPECT_NE(sh.out.find("--window"), std::string::npos);
