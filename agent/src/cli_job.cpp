@@ -482,6 +482,40 @@ int collectStep(CliEnvironment& env, const StepArgs& a, const std::string& node)
   return env.out.good() ? core::kExitOk : core::kExitCollectFailed;
 }
 
+// --job's report options (the top-level app's, in its "Job" group): what analyze and compare
+// take through addReportOptions.
+void addJobReportOptions(CLI::App& app, ReportOptions& report) {
+  app.add_option("--format", report.format, "Output: text or json")
+      ->check(CLI::IsMember({"text", "json"}))
+      ->group("Job");
+  app.add_option("--expect-rate", report.expect_rate,
+                 "Expected link rate, Gb/s (default: the peers' majority)")
+      ->check(CLI::PositiveNumber)
+      ->group("Job");
+  app.add_option("--expect-busbw", report.expect_busbw,
+                 "nccl-tests bus bandwidth a healthy run reaches, GB/s (default: half of each "
+                 "node's active RDMA links)")
+      ->check(CLI::PositiveNumber)
+      ->group("Job");
+  app.add_flag("--no-info", report.quiet_info, "Text output: hide info-level findings")
+      ->group("Job");
+  app.add_flag("-q,--quiet", report.quiet, "Text output: the verdict table and counts only")
+      ->group("Job");
+  app.add_flag("-v,--verbose", report.verbose,
+               "Text output: every place and every evidence line of each finding")
+      ->group("Job");
+  app.add_option("--color", report.color,
+                 "Colour the severity words: auto (a terminal, unless NO_COLOR is set), always, "
+                 "never")
+      ->check(CLI::IsMember({"auto", "always", "never"}))
+      ->group("Job");
+  app.add_option("--width", report.width,
+                 "Text output: wrap at N columns (default: $COLUMNS, else the terminal's width, "
+                 "else no wrapping)")
+      ->check(CLI::Range(20, 1000))
+      ->group("Job");
+}
+
 }  // namespace
 
 void addJobCommands(CLI::App& app, CliEnvironment& env, std::vector<Command>& commands) {
@@ -525,35 +559,7 @@ void addJobCommands(CLI::App& app, CliEnvironment& env, std::vector<Command>& co
       ->group("Job");
   app.add_option("--agent", ja->agent, "ibcollect path on the nodes (default: this program's path)")
       ->group("Job");
-  app.add_option("--format", ja->report.format, "Output: text or json")
-      ->check(CLI::IsMember({"text", "json"}))
-      ->group("Job");
-  app.add_option("--expect-rate", ja->report.expect_rate,
-                 "Expected link rate, Gb/s (default: the peers' majority)")
-      ->check(CLI::PositiveNumber)
-      ->group("Job");
-  app.add_option("--expect-busbw", ja->report.expect_busbw,
-                 "nccl-tests bus bandwidth a healthy run reaches, GB/s (default: half of each "
-                 "node's active RDMA links)")
-      ->check(CLI::PositiveNumber)
-      ->group("Job");
-  app.add_flag("--no-info", ja->report.quiet_info, "Text output: hide info-level findings")
-      ->group("Job");
-  app.add_flag("-q,--quiet", ja->report.quiet, "Text output: the verdict table and counts only")
-      ->group("Job");
-  app.add_flag("-v,--verbose", ja->report.verbose,
-               "Text output: every place and every evidence line of each finding")
-      ->group("Job");
-  app.add_option("--color", ja->report.color,
-                 "Colour the severity words: auto (a terminal, unless NO_COLOR is set), always, "
-                 "never")
-      ->check(CLI::IsMember({"auto", "always", "never"}))
-      ->group("Job");
-  app.add_option("--width", ja->report.width,
-                 "Text output: wrap at N columns (default: $COLUMNS, else the terminal's width, "
-                 "else no wrapping)")
-      ->check(CLI::Range(20, 1000))
-      ->group("Job");
+  addJobReportOptions(app, ja->report);
   app.add_option("--node-config", ja->node_config,
                  "Agent config on the nodes (their signing identity), %h = node; default: each "
                  "node's /etc/ibcollect/agent.conf")

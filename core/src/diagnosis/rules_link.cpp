@@ -177,6 +177,25 @@ void portlessDevice(RuleContext& ctx, const v1::RdmaDevice& dev) {
                dev.name() + "/ports/*/state`); for a paste, ask for the complete output."});
 }
 
+// An IPoIB interface down while its IB port is ACTIVE: the IB port works, the IP layer on it
+// does not (multicast join / pkey / admin state).
+void ipoibDownOnActivePort(RuleContext& ctx, const v1::RdmaDevice& dev, const v1::RdmaPort& port,
+                           const std::vector<std::string>& ev) {
+  const auto* nd = ctx.netdevFor(dev.name(), port.port());
+  if (nd == nullptr || nd->operstate() != "down" || nd->type() != 32 ||
+      (nd->has_admin_up() && !nd->admin_up()))
+    return;
+  ctx.add(
+      {FindingCode::PortDown, Severity::Warning, "", dev.name(), port.port(),
+       "IPoIB interface " + nd->name() + " is down while " + portLabel(dev, port) + " is ACTIVE",
+       ev,
+       "IP over IB is down (NCCL bootstrap or storage using " + nd->name() +
+           " fails): check `ip link show " + nd->name() +
+           "`, that the interface's pkey exists in the SM's partition and the IPoIB "
+           "broadcast group join (`dmesg | grep " +
+           nd->name() + "`)."});
+}
+
 void portStates(RuleContext& ctx) {
   for (const auto& dev : ctx.snap.devices()) {
     if (!dev.missing_reason().empty()) continue;
@@ -260,22 +279,7 @@ void portStates(RuleContext& ctx) {
                                    "manager has not activated it"),
                  std::move(ev2), std::move(action)});
       }
-      // An IPoIB interface down while its IB port is ACTIVE: the IB port works, the IP
-      // layer on it does not (multicast join / pkey / admin state).
-      if (s == PortState::Active) {
-        if (const auto* nd = ctx.netdevFor(dev.name(), port.port())) {
-          if (nd->operstate() == "down" && nd->type() == 32 &&
-              !(nd->has_admin_up() && !nd->admin_up())) {
-            ctx.add({FindingCode::PortDown, Severity::Warning, "", dev.name(), port.port(),
-                     "IPoIB interface " + nd->name() + " is down while " + where + " is ACTIVE", ev,
-                     "IP over IB is down (NCCL bootstrap or storage using " + nd->name() +
-                         " fails): check `ip link show " + nd->name() +
-                         "`, that the interface's pkey exists in the SM's partition and the IPoIB "
-                         "broadcast group join (`dmesg | grep " +
-                         nd->name() + "`)."});
-          }
-        }
-      }
+      if (s == PortState::Active) ipoibDownOnActivePort(ctx, dev, port, ev);
     }
   }
 }

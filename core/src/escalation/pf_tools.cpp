@@ -958,6 +958,50 @@ void finishLink(v1::PciFunctionStatus& f) {
 
 }  // namespace
 
+namespace {
+
+// The AER registers gathered for one function, applied: a bit set in a status register and
+// in its mask register is one the platform chose not to report (mlx5 PFs ship with
+// AdvNonFatalErr masked and often set): not an error.
+void applyAerRegisters(v1::PciFunctionStatus& f,
+                       std::map<std::string, std::string, std::less<>>& aer) {
+  auto contains = [](const std::vector<std::string>& v, const std::string& n) {
+    return std::find(v.begin(), v.end(), n) != v.end();
+  };
+  const auto ue_mask = flagsSet(aer["UEMsk"]);
+  const auto ue_fatal = flagsSet(aer["UESvrt"]);
+  for (const auto& n : flagsSet(aer["UESta"])) {
+    if (contains(ue_mask, n)) continue;
+    f.add_uncorrectable_set(n);
+    if (contains(ue_fatal, n)) f.add_uncorrectable_fatal(n);
+  }
+  const auto ce_mask = flagsSet(aer["CEMsk"]);
+  for (const auto& n : flagsSet(aer["CESta"])) {
+    if (!contains(ce_mask, n)) f.add_correctable_set(n);
+  }
+  if (!aer["UESta"].empty()) f.set_ue_sta(cap("UESta: " + aer["UESta"]));
+  if (!aer["CESta"].empty()) f.set_ce_sta(cap("CESta: " + aer["CESta"]));
+}
+
+// An "LnkCap:" or "LnkSta:" line (`line`, its values after the key) of a function.
+void setLink(v1::PciFunctionStatus& f, bool capability, std::string_view line,
+             std::string_view values) {
+  std::optional<double> gts;
+  std::optional<uint32_t> lanes;
+  linkSpeedWidth(values, gts, lanes);
+  if (capability) {
+    f.set_link_cap(cap(line));
+    if (gts) f.set_cap_gts(*gts);
+    if (lanes) f.set_cap_lanes(*lanes);
+  } else {
+    f.set_link_sta(cap(line));
+    if (gts) f.set_sta_gts(*gts);
+    if (lanes) f.set_sta_lanes(*lanes);
+  }
+}
+
+}  // namespace
+
 std::vector<v1::PciFunctionStatus> parseLspci(std::string_view text) {
   const std::string unwrapped = unwrapPasteMarkup(text);
   std::vector<v1::PciFunctionStatus> out;
@@ -968,28 +1012,10 @@ std::vector<v1::PciFunctionStatus> parseLspci(std::string_view text) {
   // ("UESta:\tDLP- ... MalfTLP-" + "\t\t\tECRC- UnsupReq- ..."), so they are gathered first.
   std::map<std::string, std::string, std::less<>> aer;
   std::string aer_key;  // the register the last line belonged to ("" when not an AER one)
-  auto contains = [](const std::vector<std::string>& v, const std::string& n) {
-    return std::find(v.begin(), v.end(), n) != v.end();
-  };
   auto flush = [&] {
     if (cur && used && out.size() < kMaxPfReports) {
       finishLink(*cur);
-      // A bit set in a status register and in its mask register is one the platform chose
-      // not to report (mlx5 PFs ship with AdvNonFatalErr masked and often set): not an error.
-      const auto ue = flagsSet(aer["UESta"]);
-      const auto ue_mask = flagsSet(aer["UEMsk"]);
-      const auto ue_fatal = flagsSet(aer["UESvrt"]);
-      for (const auto& n : ue) {
-        if (contains(ue_mask, n)) continue;
-        cur->add_uncorrectable_set(n);
-        if (contains(ue_fatal, n)) cur->add_uncorrectable_fatal(n);
-      }
-      const auto ce_mask = flagsSet(aer["CEMsk"]);
-      for (const auto& n : flagsSet(aer["CESta"])) {
-        if (!contains(ce_mask, n)) cur->add_correctable_set(n);
-      }
-      if (!aer["UESta"].empty()) cur->set_ue_sta(cap("UESta: " + aer["UESta"]));
-      if (!aer["CESta"].empty()) cur->set_ce_sta(cap("CESta: " + aer["CESta"]));
+      applyAerRegisters(*cur, aer);
       out.push_back(std::move(*cur));
     }
     cur.reset();
@@ -1051,24 +1077,9 @@ std::vector<v1::PciFunctionStatus> parseLspci(std::string_view text) {
     }
     aer_key.clear();
     const std::string_view values = trim(t.substr(key.size() + 1));
-    if (key == "LnkCap") {
-      auto& f = current();
+    if (key == "LnkCap" || key == "LnkSta") {
       used = true;
-      f.set_link_cap(cap(t));
-      std::optional<double> gts;
-      std::optional<uint32_t> lanes;
-      linkSpeedWidth(values, gts, lanes);
-      if (gts) f.set_cap_gts(*gts);
-      if (lanes) f.set_cap_lanes(*lanes);
-    } else if (key == "LnkSta") {
-      auto& f = current();
-      used = true;
-      f.set_link_sta(cap(t));
-      std::optional<double> gts;
-      std::optional<uint32_t> lanes;
-      linkSpeedWidth(values, gts, lanes);
-      if (gts) f.set_sta_gts(*gts);
-      if (lanes) f.set_sta_lanes(*lanes);
+      setLink(current(), key == "LnkCap", t, values);
     } else if (key == "UESta" || key == "UEMsk" || key == "UESvrt" || key == "CESta" ||
                key == "CEMsk") {
       current();

@@ -80,6 +80,23 @@ int errnoFromText(std::string_view s) {
   return -1;
 }
 
+// Socket/bootstrap connection failures (misc/socket.cc, bootstrap.cc, proxy.cc).
+bool isConnectFailure(std::string_view msg) {
+  return (has(msg, "Call to recv from") || has(msg, "Call to send to") ||
+          has(msg, "Call to connect")) ||
+         has(msg, "Connection closed by remote peer") ||
+         has(msg, "Failed to execute operation Connect") || has(msg, "Connection refused") ||
+         has(msg, "Connection reset") || has(msg, "Broken pipe") ||
+         (has(msg, "onnect") &&
+          (has(msg, "fail") || has(msg, "timed out") || has(msg, "timeout") ||
+           has(msg, "exceeded") ||
+           // socketPollConnect: "Connect to 10.0.0.4<56849> returned 113(No route to host)"
+           errnoFromText(msg) > 0 ||
+           // "socketPollConnect poll() returned 1, no POLLOUT events": the socket never became
+           // writable (POLLERR/POLLHUP), NCCL gives up on the connection.
+           has(msg, "POLLOUT")));
+}
+
 // A NCCL debug line after the launcher prefixes: "host:pid:tid [dev] ...".
 struct DebugLine {
   enum class Level { Info, Warn, Trace, Call };
@@ -865,21 +882,7 @@ void NcclLogParser::errorEvent(std::string_view msg, const LineContext& ctx) {
     e->set_status(status ? static_cast<int32_t>(*status) : errnoFromText(msg));
     return;
   }
-  // Socket/bootstrap connection failures (misc/socket.cc, bootstrap.cc, proxy.cc).
-  const bool connect_failure =
-      (has(msg, "Call to recv from") || has(msg, "Call to send to") ||
-       has(msg, "Call to connect")) ||
-      has(msg, "Connection closed by remote peer") ||
-      has(msg, "Failed to execute operation Connect") || has(msg, "Connection refused") ||
-      has(msg, "Connection reset") || has(msg, "Broken pipe") ||
-      (has(msg, "onnect") &&
-       (has(msg, "fail") || has(msg, "timed out") || has(msg, "timeout") || has(msg, "exceeded") ||
-        // socketPollConnect: "Connect to 10.0.0.4<56849> returned 113(No route to host)"
-        errnoFromText(msg) > 0 ||
-        // "socketPollConnect poll() returned 1, no POLLOUT events": the socket never became
-        // writable (POLLERR/POLLHUP), NCCL gives up on the connection.
-        has(msg, "POLLOUT")));
-  if (connect_failure) {
+  if (isConnectFailure(msg)) {
     v1::NcclEvent* e = addEvent(v1::NcclEvent::CONNECT_FAILED, ctx);
     if (e == nullptr) return;
     std::string_view peer = tokenAfter(msg, "Call to recv from ");
