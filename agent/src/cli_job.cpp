@@ -472,8 +472,15 @@ int collectStep(CliEnvironment& env, const StepArgs& a, const std::string& node)
     pe->set_message(t.error().message + " (snapshot left unsigned)");
   }
   if (t.ok() && t->signer) {
-    auto signed_env = t->signer->sign(snap);
-    if (signed_env.ok()) envelope = std::move(signed_env).value();
+    auto signed_env = envelopeFor(*t, snap);
+    if (signed_env.ok()) {
+      envelope = std::move(signed_env).value();
+    } else {
+      auto* pe = snap.add_probe_errors();
+      pe->set_probe("identity");
+      pe->set_error(std::string(core::errorCodeName(signed_env.error().code)));
+      pe->set_message(signed_env.error().message + " (snapshot left unsigned)");
+    }
   }
   if (envelope.snapshot().empty()) envelope = core::wrapUnsigned(snap);
   for (const auto& line : core::encodeStepOutput(node, envelope.SerializeAsString()))

@@ -503,6 +503,16 @@ core::Result<SnapshotTransport> snapshotTransport(CliEnvironment& env, const Tra
 core::Result<v1::SignedSnapshot> envelopeFor(const SnapshotTransport& t,
                                              const v1::Snapshot& snapshot) {
   if (!t.signer) return core::wrapUnsigned(snapshot);
+  // The collector's rule (DESIGN §6), checked before signing: only a node's own certificate
+  // signs its snapshot; a signature the collector would refuse is never made.
+  if (auto st =
+          core::checkSignerNode(core::snapshotNodeName(snapshot.node()), t.signer->identity());
+      !st.ok()) {
+    return core::Error{st.error().code,
+                       "not signing: " + st.error().message +
+                           " (the collector refuses it); use the certificate issued for this "
+                           "node, or none to keep the snapshot unsigned"};
+  }
   return t.signer->sign(snapshot);
 }
 
