@@ -52,6 +52,27 @@ core::RuleOptions ruleOptions(const ReportOptions& o) {
   return r;
 }
 
+core::TextOptions textOptionsFor(CliEnvironment& env, const ReportOptions& o) {
+  core::TextOptions t;
+  t.show_info = !o.quiet_info;
+  t.quiet = o.quiet;
+  t.verbose = o.verbose;
+  t.expect_busbw_gbs = o.expect_busbw;
+  const int terminal = env.terminal_columns ? env.terminal_columns() : 0;
+  int width = o.width;
+  if (width == 0) {
+    const std::string columns = env.env.get("COLUMNS");
+    if (!columns.empty() && columns.size() < 5 &&
+        std::all_of(columns.begin(), columns.end(), [](char c) { return c >= '0' && c <= '9'; }))
+      width = std::stoi(columns);
+  }
+  if (width == 0) width = terminal;
+  t.width = width >= 20 ? static_cast<std::size_t>(width) : 0;
+  t.color =
+      o.color == "always" || (o.color == "auto" && terminal > 0 && env.env.get("NO_COLOR").empty());
+  return t;
+}
+
 int printReport(CliEnvironment& env, std::vector<core::AnalyzedNode> nodes, const ReportOptions& o,
                 bool node_table) {
   const auto report = core::buildReport(std::move(nodes));
@@ -63,24 +84,8 @@ int printReport(CliEnvironment& env, std::vector<core::AnalyzedNode> nodes, cons
     }
     env.out << *json;
   } else {
-    core::TextOptions t;
-    t.show_info = !o.quiet_info;
+    core::TextOptions t = textOptionsFor(env, o);
     t.node_table = node_table;
-    t.quiet = o.quiet;
-    t.verbose = o.verbose;
-    t.expect_busbw_gbs = o.expect_busbw;
-    const int terminal = env.terminal_columns ? env.terminal_columns() : 0;
-    int width = o.width;
-    if (width == 0) {
-      const std::string columns = env.env.get("COLUMNS");
-      if (!columns.empty() && columns.size() < 5 &&
-          std::all_of(columns.begin(), columns.end(), [](char c) { return c >= '0' && c <= '9'; }))
-        width = std::stoi(columns);
-    }
-    if (width == 0) width = terminal;
-    t.width = width >= 20 ? static_cast<std::size_t>(width) : 0;
-    t.color = o.color == "always" ||
-              (o.color == "auto" && terminal > 0 && env.env.get("NO_COLOR").empty());
     env.out << core::renderText(report, t);
   }
   std::vector<::ibcollect::v1::Finding> all(report.findings().begin(), report.findings().end());

@@ -211,22 +211,7 @@ int runHostInspect(CliEnvironment& env, const HostArgs& a) {
   if (a.report.format == "json") {
     env.out << json;
   } else {
-    core::TextOptions t;
-    t.show_info = !a.report.quiet_info;
-    t.quiet = a.report.quiet;
-    t.verbose = a.report.verbose;
-    int width = a.report.width;
-    if (width == 0) {
-      const std::string columns = env.env.get("COLUMNS");
-      if (!columns.empty() && columns.size() < 5 &&
-          std::all_of(columns.begin(), columns.end(), [](char c) { return c >= '0' && c <= '9'; }))
-        width = std::stoi(columns);
-    }
-    const int terminal = env.terminal_columns ? env.terminal_columns() : 0;
-    if (width == 0) width = terminal;
-    t.width = width >= 20 ? static_cast<std::size_t>(width) : 0;
-    t.color = a.report.color == "always" ||
-              (a.report.color == "auto" && terminal > 0 && env.env.get("NO_COLOR").empty());
+    const core::TextOptions t = textOptionsFor(env, a.report);
     env.out << core::renderHostInspectionText(in, t);
   }
   std::vector<v1::Finding> all(in.findings().begin(), in.findings().end());

@@ -48,6 +48,9 @@ void addReportOptions(CLI::App* cmd, ReportOptions& o);
 core::RuleOptions ruleOptions(const ReportOptions& o);
 // Prints the report (text or JSON) and returns the exit code of its findings.
 // node_table: one row per node and findings grouped by node (jobs).
+// Text options from the report options: width from --width, else $COLUMNS, else the terminal;
+// colour per --color and NO_COLOR.
+core::TextOptions textOptionsFor(CliEnvironment& env, const ReportOptions& o);
 int printReport(CliEnvironment& env, std::vector<core::AnalyzedNode> nodes, const ReportOptions& o,
                 bool node_table = false);
 HostSeams seamsFor(CliEnvironment& env, const Filesystem& host);

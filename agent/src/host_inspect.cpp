@@ -189,11 +189,10 @@ std::vector<std::string> identitiesOf(const VfQuery& q) {
   return ids;
 }
 
-}  // namespace
-
-std::vector<v1::VfMapping> mapVfs(const std::vector<VfQuery>& queries, const SriovInventory& inv,
-                                  const std::vector<v1::PfNetdevLink>& links) {
-  std::vector<v1::VfMapping> out;
+// What a query maps to (the candidate that won, or nullptr), with what was compared when
+// nothing matched.
+v1::VfMapping mappingOf(const VfQuery& q, const Candidate* hit, const SriovInventory& inv,
+                        const std::vector<v1::PfNetdevLink>& links) {
   std::size_t sysfs_vfs = 0, sysfs_guids = 0, sysfs_macs = 0, link_vfs = 0;
   for (const auto& pf : inv.pfs) {
     for (const auto& vf : pf.vfs) {
@@ -203,6 +202,50 @@ std::vector<v1::VfMapping> mapVfs(const std::vector<VfQuery>& queries, const Sri
     }
   }
   for (const auto& l : links) link_vfs += static_cast<std::size_t>(l.vfs_size());
+  v1::VfMapping m;
+  m.set_node(q.node);
+  m.set_device(q.device);
+  for (auto& id : identitiesOf(q)) m.add_identities(std::move(id));
+  if (hit) {
+    m.set_vf_index(hit->index);
+    m.set_vf_pci(hit->vf_pci);
+    m.set_matched_by(hit->matched_by);
+    if (hit->pf) {
+      m.set_pf_pci(hit->pf->pci);
+      m.set_pf_device(!hit->pf->rdma_devices.empty() ? hit->pf->rdma_devices.front()
+                      : !hit->pf->netdevs.empty()    ? hit->pf->netdevs.front()
+                                                     : hit->pf->pci);
+      m.set_pf_netdev(!hit->pf_netdev.empty()     ? hit->pf_netdev
+                      : !hit->pf->netdevs.empty() ? hit->pf->netdevs.front()
+                                                  : std::string());
+    } else {
+      // Known only from a pasted `ip link` table: the netdev is all we know of the PF.
+      m.set_pf_device(hit->pf_netdev);
+      m.set_pf_netdev(hit->pf_netdev);
+    }
+  } else {
+    m.set_vf_index(-1);
+    m.add_compared(inv.pfs.empty()
+                       ? std::string("no SR-IOV PF on this host at all (no sriov_numvfs in sysfs)")
+                       : std::to_string(inv.pfs.size()) + " SR-IOV PF(s) in sysfs (sriov_numvfs)");
+    m.add_compared(std::to_string(sysfs_vfs) + " VF PCI address(es) (virtfnN links)");
+    m.add_compared(std::to_string(sysfs_guids) + " VF GUID(s) (sriov/N/node, sriov/N/port)");
+    m.add_compared(std::to_string(sysfs_macs) + " VF MAC(s) (sriov/N/mac)");
+    m.add_compared(std::to_string(link_vfs) + " VF record(s) of " + std::to_string(links.size()) +
+                   " PF netdev(s) in ip link output");
+    for (const auto& pf : inv.pfs) {
+      if (!q.pci.empty() && pf.pci == q.pci) m.add_compared(q.pci + " is a PF itself, not a VF");
+    }
+    for (const auto& n : inv.notes) m.add_compared(n);
+  }
+  return m;
+}
+
+}  // namespace
+
+std::vector<v1::VfMapping> mapVfs(const std::vector<VfQuery>& queries, const SriovInventory& inv,
+                                  const std::vector<v1::PfNetdevLink>& links) {
+  std::vector<v1::VfMapping> out;
   for (const auto& q : queries) {
     // Every identity that matches; the strongest wins: GUIDs (unique by construction), then
     // a MAC, then a PCI address (a guest's address may collide with a host's).
@@ -258,44 +301,7 @@ std::vector<v1::VfMapping> mapVfs(const std::vector<VfQuery>& queries, const Sri
           take(cand("mac (" + where + ")"));
       }
     }
-    v1::VfMapping m;
-    m.set_node(q.node);
-    m.set_device(q.device);
-    for (auto& id : identitiesOf(q)) m.add_identities(std::move(id));
-    if (hit) {
-      m.set_vf_index(hit->index);
-      m.set_vf_pci(hit->vf_pci);
-      m.set_matched_by(hit->matched_by);
-      if (hit->pf) {
-        m.set_pf_pci(hit->pf->pci);
-        m.set_pf_device(!hit->pf->rdma_devices.empty() ? hit->pf->rdma_devices.front()
-                        : !hit->pf->netdevs.empty()    ? hit->pf->netdevs.front()
-                                                       : hit->pf->pci);
-        m.set_pf_netdev(!hit->pf_netdev.empty()     ? hit->pf_netdev
-                        : !hit->pf->netdevs.empty() ? hit->pf->netdevs.front()
-                                                    : std::string());
-      } else {
-        // Known only from a pasted `ip link` table: the netdev is all we know of the PF.
-        m.set_pf_device(hit->pf_netdev);
-        m.set_pf_netdev(hit->pf_netdev);
-      }
-    } else {
-      m.set_vf_index(-1);
-      m.add_compared(
-          inv.pfs.empty()
-              ? std::string("no SR-IOV PF on this host at all (no sriov_numvfs in sysfs)")
-              : std::to_string(inv.pfs.size()) + " SR-IOV PF(s) in sysfs (sriov_numvfs)");
-      m.add_compared(std::to_string(sysfs_vfs) + " VF PCI address(es) (virtfnN links)");
-      m.add_compared(std::to_string(sysfs_guids) + " VF GUID(s) (sriov/N/node, sriov/N/port)");
-      m.add_compared(std::to_string(sysfs_macs) + " VF MAC(s) (sriov/N/mac)");
-      m.add_compared(std::to_string(link_vfs) + " VF record(s) of " + std::to_string(links.size()) +
-                     " PF netdev(s) in ip link output");
-      for (const auto& pf : inv.pfs) {
-        if (!q.pci.empty() && pf.pci == q.pci) m.add_compared(q.pci + " is a PF itself, not a VF");
-      }
-      for (const auto& n : inv.notes) m.add_compared(n);
-    }
-    out.push_back(std::move(m));
+    out.push_back(mappingOf(q, hit ? &*hit : nullptr, inv, links));
   }
   return out;
 }
@@ -359,6 +365,79 @@ void runTool(const HostSeams& seams, const CollectLimits& limits,
   *out_text = std::move(r->out);
 }
 
+// Whether PCI address `pci` is PF `pf`'s own or one of its VFs'.
+bool pciOfPf(const std::string& pci, const v1::PfEvidence& pf,
+             const std::map<std::string, std::set<std::string>>& vf_pcis) {
+  if (pci.empty()) return false;
+  const auto it = vf_pcis.find(pf.pf_pci());
+  return pci == pf.pf_pci() || (it != vf_pcis.end() && it->second.count(pci) > 0);
+}
+
+// lspci functions by PCI address: the PF's own or one of its VFs'; Lnk/AER lines shown
+// without their function's address go to the only PF. Returns how many could not be tied to
+// one PF.
+std::size_t addLspciFunctions(const core::PfToolEvidence& ev, std::vector<v1::PfEvidence*>& pfs,
+                              const std::map<std::string, std::set<std::string>>& vf_pcis,
+                              const std::string& source, std::vector<std::string>& notices) {
+  std::size_t unattributed = 0;
+  std::size_t other = 0;
+  for (const auto& f : ev.pci_functions) {
+    const std::string pci = normalizePci(f.address());
+    v1::PfEvidence* owner = nullptr;
+    for (auto* pf : pfs) {
+      if (pciOfPf(pci, *pf, vf_pcis)) owner = pf;
+    }
+    if (!owner && f.address().empty() && pfs.size() == 1) owner = pfs.front();
+    if (owner) {
+      *owner->add_pci_functions() = f;
+    } else if (f.address().empty()) {
+      ++unattributed;
+    } else {
+      ++other;
+    }
+  }
+  if (other > 0) {
+    notices.push_back(source + ": " + std::to_string(other) +
+                      " lspci function(s) of other devices than the PFs of these VFs and their "
+                      "VFs were left out");
+  }
+  return unattributed;
+}
+
+// Kernel log lines by the device they are about (PCI address, netdev, RDMA device); lines
+// about no device go to the only PF.
+void addKernelLines(const core::PfToolEvidence& ev, std::vector<v1::PfEvidence*>& pfs,
+                    const std::map<std::string, std::set<std::string>>& vf_pcis,
+                    const std::string& source, std::vector<std::string>& notices) {
+  std::size_t other = 0;
+  for (const auto& line : ev.kernel_log) {
+    const auto subject = core::kernelMessageSubjectOf(line.text());
+    v1::PfEvidence* owner = nullptr;
+    for (auto* pf : pfs) {
+      const bool mine = pciOfPf(subject.pci_address, *pf, vf_pcis) ||
+                        (!subject.netdev.empty() && netdevOfPf(subject.netdev, *pf)) ||
+                        (!subject.rdma_device.empty() && subject.rdma_device == pf->rdma().name());
+      if (mine) owner = pf;
+    }
+    const bool no_subject =
+        subject.pci_address.empty() && subject.netdev.empty() && subject.rdma_device.empty();
+    if (!owner && no_subject && pfs.size() == 1) owner = pfs.front();
+    if (owner) {
+      *owner->add_kernel_log() = line;
+    } else {
+      ++other;
+    }
+  }
+  if (!ev.kernel_log.empty()) {
+    for (auto* pf : pfs) pf->add_sources(source);
+  }
+  if (other > 0) {
+    notices.push_back(source + ": " + std::to_string(other) +
+                      " kernel log line(s) about other devices than the PFs of these VFs were "
+                      "left out");
+  }
+}
+
 void addEvidence(const core::PfToolEvidence& ev, std::vector<v1::PfEvidence*>& pfs,
                  const std::map<std::string, std::set<std::string>>& vf_pcis,
                  const std::string& source, std::vector<std::string>& notices) {
@@ -410,61 +489,8 @@ void addEvidence(const core::PfToolEvidence& ev, std::vector<v1::PfEvidence*>& p
       ++unattributed;
     }
   }
-  // lspci functions by PCI address: the PF's own or one of its VFs'; Lnk/AER lines shown
-  // without their function's address go to the only PF.
-  std::size_t lspci_other = 0;
-  for (const auto& f : ev.pci_functions) {
-    const std::string pci = normalizePci(f.address());
-    v1::PfEvidence* owner = nullptr;
-    for (auto* pf : pfs) {
-      const auto it = vf_pcis.find(pf->pf_pci());
-      if (!pci.empty() && (pci == pf->pf_pci() || (it != vf_pcis.end() && it->second.count(pci))))
-        owner = pf;
-    }
-    if (!owner && f.address().empty() && pfs.size() == 1) owner = pfs.front();
-    if (owner) {
-      *owner->add_pci_functions() = f;
-    } else if (f.address().empty()) {
-      ++unattributed;
-    } else {
-      ++lspci_other;
-    }
-  }
-  if (lspci_other > 0) {
-    notices.push_back(source + ": " + std::to_string(lspci_other) +
-                      " lspci function(s) of other devices than the PFs of these VFs and their "
-                      "VFs were left out");
-  }
-  std::size_t kernel_other = 0;
-  for (const auto& line : ev.kernel_log) {
-    const auto subject = core::kernelMessageSubjectOf(line.text());
-    v1::PfEvidence* owner = nullptr;
-    for (auto* pf : pfs) {
-      const auto it = vf_pcis.find(pf->pf_pci());
-      const bool mine = (!subject.pci_address.empty() &&
-                         (subject.pci_address == pf->pf_pci() ||
-                          (it != vf_pcis.end() && it->second.count(subject.pci_address) > 0))) ||
-                        (!subject.netdev.empty() && netdevOfPf(subject.netdev, *pf)) ||
-                        (!subject.rdma_device.empty() && subject.rdma_device == pf->rdma().name());
-      if (mine) owner = pf;
-    }
-    const bool no_subject =
-        subject.pci_address.empty() && subject.netdev.empty() && subject.rdma_device.empty();
-    if (!owner && no_subject && pfs.size() == 1) owner = pfs.front();
-    if (owner) {
-      *owner->add_kernel_log() = line;
-    } else {
-      ++kernel_other;
-    }
-  }
-  if (!ev.kernel_log.empty()) {
-    for (auto* pf : pfs) pf->add_sources(source);
-  }
-  if (kernel_other > 0) {
-    notices.push_back(source + ": " + std::to_string(kernel_other) +
-                      " kernel log line(s) about other devices than the PFs of these VFs were "
-                      "left out");
-  }
+  unattributed += addLspciFunctions(ev, pfs, vf_pcis, source, notices);
+  addKernelLines(ev, pfs, vf_pcis, source, notices);
   if (unattributed > 0) {
     notices.push_back(source + ": " + std::to_string(unattributed) +
                       " tool report(s) could not be tied to one PF (" + std::to_string(pfs.size()) +

@@ -426,6 +426,50 @@ JobData diagnoseSnapshots(std::vector<v1::Snapshot> snapshots,
   return out;
 }
 
+namespace {
+
+// The opened snapshots by tenant (the signer's) and job: `group_of[i]` is snapshot i's group;
+// the largest group (the first of equal ones) is marked shown.
+std::vector<OpenedGroup> groupOpened(const std::vector<v1::Snapshot>& snapshots,
+                                     const std::vector<SignerInfo>& signers,
+                                     const std::vector<std::string>& opened_as,
+                                     std::vector<std::size_t>& group_of) {
+  std::vector<OpenedGroup> groups;
+  group_of.assign(snapshots.size(), 0);
+  for (std::size_t i = 0; i < snapshots.size(); ++i) {
+    const std::string& tenant = signers[i].tenant;
+    const std::string& job_id = snapshots[i].node().job_id();
+    std::size_t g = 0;
+    while (g < groups.size() && (groups[g].tenant != tenant || groups[g].job_id != job_id)) ++g;
+    if (g == groups.size()) groups.push_back({tenant, job_id, {}, false});
+    auto& list = groups[g].files;
+    if (list.empty() || list.back() != opened_as[i]) list.push_back(opened_as[i]);
+    group_of[i] = g;
+  }
+  std::size_t shown = 0;
+  std::vector<std::size_t> counts(groups.size(), 0);
+  for (const std::size_t g : group_of) ++counts[g];
+  for (std::size_t g = 1; g < groups.size(); ++g) {
+    if (counts[g] > counts[shown]) shown = g;
+  }
+  if (!groups.empty()) groups[shown].shown = true;
+  return groups;
+}
+
+// Keeps the entries of `v` whose snapshot is in group `shown`, in order.
+template <typename T>
+void keepGroup(std::vector<T>& v, const std::vector<std::size_t>& group_of, std::size_t shown) {
+  std::size_t kept = 0;
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    if (group_of[i] != shown) continue;
+    if (kept != i) v[kept] = std::move(v[i]);
+    ++kept;
+  }
+  v.resize(kept);
+}
+
+}  // namespace
+
 JobData loadSnapshotFiles(const std::vector<std::string>& paths,
                           const core::JobVerdictOptions& options,
                           const std::function<void(std::size_t, std::size_t)>& progress,
@@ -482,45 +526,18 @@ JobData loadSnapshotFiles(const std::vector<std::string>& paths,
 
   // Files of several jobs or tenants are never one job: the largest group is judged (the
   // first of equal ones), the others are listed for the jobs page to open.
-  std::vector<OpenedGroup> groups;
-  std::vector<std::size_t> group_of(snapshots.size());
-  for (std::size_t i = 0; i < snapshots.size(); ++i) {
-    const std::string& tenant = signers[i].tenant;
-    const std::string& job_id = snapshots[i].node().job_id();
-    std::size_t g = 0;
-    while (g < groups.size() && (groups[g].tenant != tenant || groups[g].job_id != job_id)) ++g;
-    if (g == groups.size()) groups.push_back({tenant, job_id, {}, false});
-    auto& list = groups[g].files;
-    if (list.empty() || list.back() != opened_as[i]) list.push_back(opened_as[i]);
-    group_of[i] = g;
-  }
-  std::size_t shown = 0;
-  std::vector<std::size_t> counts(groups.size(), 0);
-  for (const std::size_t g : group_of) ++counts[g];
-  for (std::size_t g = 1; g < groups.size(); ++g) {
-    if (counts[g] > counts[shown]) shown = g;
-  }
-  if (!groups.empty()) groups[shown].shown = true;
+  std::vector<std::size_t> group_of;
+  std::vector<OpenedGroup> groups = groupOpened(snapshots, signers, opened_as, group_of);
   if (groups.size() > 1) {
-    std::size_t kept = 0;
-    for (std::size_t i = 0; i < snapshots.size(); ++i) {
-      if (group_of[i] != shown) continue;
-      if (kept != i) {
-        snapshots[kept] = std::move(snapshots[i]);
-        files[kept] = std::move(files[i]);
-        trust[kept] = std::move(trust[i]);
-        signers[kept] = std::move(signers[i]);
-        signed_files[kept] = std::move(signed_files[i]);
-        sizes[kept] = sizes[i];
-      }
-      ++kept;
-    }
-    snapshots.resize(kept);
-    files.resize(kept);
-    trust.resize(kept);
-    signers.resize(kept);
-    signed_files.resize(kept);
-    sizes.resize(kept);
+    const auto shown = static_cast<std::size_t>(
+        std::find_if(groups.begin(), groups.end(), [](const auto& g) { return g.shown; }) -
+        groups.begin());
+    keepGroup(snapshots, group_of, shown);
+    keepGroup(files, group_of, shown);
+    keepGroup(trust, group_of, shown);
+    keepGroup(signers, group_of, shown);
+    keepGroup(signed_files, group_of, shown);
+    keepGroup(sizes, group_of, shown);
   }
 
   const bool any_signed = std::any_of(signed_files.begin(), signed_files.end(),

@@ -150,16 +150,9 @@ bool flagSet(std::string_view value) {
   return v == "yes" || v == "on" || v == "true" || v == "asserted";
 }
 
-void applyMlxlinkField(v1::MlxlinkReport& r, std::string_view section, const Field& f) {
-  if (static_cast<std::size_t>(r.fields_size()) < kMaxPfFields) {
-    auto* field = r.add_fields();
-    field->set_section(cap(section));
-    field->set_key(cap(f.key));
-    field->set_value(cap(f.value));
-  }
-  const std::string_view k = f.key;
-  const std::string_view v = withoutAnnotation(f.value);
-  const bool module = startsWithIgnoreCase(section, "Module");
+// The link and error fields of mlxlink's report (`k` its key, `v` its value); false when `k`
+// is none of them.
+bool applyMlxlinkLinkField(v1::MlxlinkReport& r, std::string_view k, std::string_view v) {
   if (k == "State") {
     r.set_state(cap(v));
   } else if (k == "Physical state") {
@@ -196,7 +189,17 @@ void applyMlxlinkField(v1::MlxlinkReport& r, std::string_view section, const Fie
     if (auto n = parseCount(v)) r.set_link_error_recovery_counter(*n);
   } else if (k == "Symbol Errors") {
     if (auto n = parseCount(v)) r.set_symbol_errors(*n);
-  } else if (k == "Identifier") {
+  } else {
+    return false;
+  }
+  return true;
+}
+
+// The module fields (identity, DDM, eye) and its fault and alarm flags.
+void applyMlxlinkModuleField(v1::MlxlinkReport& r, std::string_view section, std::string_view k,
+                             std::string_view v) {
+  const bool module = startsWithIgnoreCase(section, "Module");
+  if (k == "Identifier") {
     r.set_module_identifier(cap(v));
   } else if (k == "Cable Type") {
     r.set_cable_type(cap(v));
@@ -252,6 +255,17 @@ void applyMlxlinkField(v1::MlxlinkReport& r, std::string_view section, const Fie
     flag->set_key(cap(k));
     flag->set_value(cap(v));
   }
+}
+
+void applyMlxlinkField(v1::MlxlinkReport& r, std::string_view section, const Field& f) {
+  if (static_cast<std::size_t>(r.fields_size()) < kMaxPfFields) {
+    auto* field = r.add_fields();
+    field->set_section(cap(section));
+    field->set_key(cap(f.key));
+    field->set_value(cap(f.value));
+  }
+  const std::string_view v = withoutAnnotation(f.value);
+  if (!applyMlxlinkLinkField(r, f.key, v)) applyMlxlinkModuleField(r, section, f.key, v);
 }
 
 // Next non-blank line after position i, or npos.
