@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
-# Builds the Debian packages ibcollect, ibcollect-collector and ibcollect-console
-# (packaging/) and prints the directory that holds the three .deb files (the only line on
+# Builds the Debian packages ibcollect, ibcollect-support, ibcollect-collector and ibcollect-console
+# (packaging/) and prints the directory that holds the four .deb files (the only line on
 # stdout; progress goes to stderr).
 #   scripts/package.sh
 # Installs what is missing and builds build/package through `scripts/setup.sh package`
-# (RelWithDebInfo with Debian's hardening flags, ccache, only the three programs and their
+# (RelWithDebInfo with Debian's hardening flags, ccache, only the four programs and their
 # man pages). Idempotent: when no program, man page or packaging file changed since the
 # .deb files were made it rebuilds nothing and returns in seconds.
 set -euo pipefail
@@ -12,10 +12,10 @@ cd "$(dirname "$0")/.."
 scripts/setup.sh package >&2
 BUILD=build/package
 OUT=$PWD/$BUILD/deb
-PACKAGES=(ibcollect ibcollect-collector ibcollect-console)
+PACKAGES=(ibcollect ibcollect-support ibcollect-collector ibcollect-console)
 
 # Everything a package is made of; a change in any of them remakes the packages.
-inputs=("$BUILD/agent/ibcollect" "$BUILD/collector/ibcollect-collector"
+inputs=("$BUILD/agent/ibcollect" "$BUILD/agent/ibcollect-support" "$BUILD/collector/ibcollect-collector"
   "$BUILD/console/ibcollect-console" "$BUILD/packaging/man" "$BUILD/CPackConfig.cmake"
   "$BUILD/packaging/changelog.Debian.gz" packaging)
 up_to_date=1

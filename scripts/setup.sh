@@ -138,8 +138,8 @@ case "$BUILD_KIND" in
         -DCMAKE_CXX_FLAGS="$(strip_flags "$cxxflags")" -DCMAKE_C_FLAGS="$(strip_flags "$cflags")" \
         -DCMAKE_EXE_LINKER_FLAGS="$(dpkg-buildflags --get LDFLAGS)" >/dev/null
     fi
-    echo "== build ($BUILD: the three programs and their man pages)" >&2
-    cmake --build "$BUILD" -j2 --target ibcollect ibcollect-collector ibcollect-console ibc_man_pages >&2
+    echo "== build ($BUILD: the four programs and their man pages)" >&2
+    cmake --build "$BUILD" -j2 --target ibcollect ibcollect-support ibcollect-collector ibcollect-console ibc_man_pages >&2
     ;;
   none) ;;
 esac

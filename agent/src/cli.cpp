@@ -1,6 +1,6 @@
 #include "ibc/agent/cli.h"
 
-#include <sstream>
+#include <cerrno>
 
 #include "cli_internal.h"
 #include "ibc/core/findings.h"
@@ -9,56 +9,80 @@ namespace ibc::agent {
 
 namespace {
 
-// CLI11's formatter with descriptions wrapped at word boundaries so `--help` fits 80
-// columns (CLI11 indents the lines after a '\n' under the description column).
-class WrappingFormatter : public CLI::Formatter {
- public:
-  static constexpr std::size_t kHelpWidth = 80;
+bool isSupportCommand(const std::string& name) {
+  for (const char* c : kSupportCommands) {
+    if (name == c) return true;
+  }
+  return false;
+}
 
-  std::string make_option_desc(const CLI::Option* opt) const override {
-    return wrapWords(CLI::Formatter::make_option_desc(opt));
-  }
-  std::string make_subcommand(const CLI::App* sub) const override {
-    std::stringstream out;
-    CLI::detail::format_help(out, sub->get_display_name(true), wrapWords(sub->get_description()),
-                             get_column_width());
-    return out.str();
-  }
+// The directory part of this program's path, with its '/' ("" when it has none).
+std::string directoryOf(const std::string& path) {
+  const auto slash = path.rfind('/');
+  return slash == std::string::npos ? std::string() : path.substr(0, slash + 1);
+}
 
- private:
-  // The description column's words on lines of at most kHelpWidth - column width.
-  std::string wrapWords(const std::string& desc) const {
-    const std::size_t room = kHelpWidth - get_column_width();
-    std::string out, line;
-    std::size_t i = 0;
-    while (i < desc.size()) {
-      std::size_t j = desc.find(' ', i);
-      if (j == std::string::npos) j = desc.size();
-      const std::string word = desc.substr(i, j - i);
-      i = j + 1;
-      if (word.empty()) continue;
-      if (!line.empty() && line.size() + 1 + word.size() > room) {
-        out += line + "\n";
-        line.clear();
-      }
-      line += (line.empty() ? "" : " ") + word;
-    }
-    return out + line;
+// Git-style: `ibcollect bundle ...` is `ibcollect-support bundle ...` from the directory
+// this program is in (never $PATH: the pair is installed together, and a tenant's PATH may
+// hold anything). Returns only when that program could not be run.
+int runSupportProgram(CliEnvironment& env, const std::vector<std::string>& args) {
+  const std::string path = directoryOf(env.executable) + kSupportProgram;
+  std::vector<std::string> argv{kSupportProgram};
+  argv.insert(argv.end(), args.begin(), args.end());
+  const core::Status st =
+      env.exec_program ? env.exec_program(path, argv)
+                       : core::Status(core::Error{core::ErrorCode::NotFound, path});
+  const std::string& command = args.front();
+  if (!st.ok() && st.error().code == core::ErrorCode::NotFound) {
+    env.err << "ibcollect " << command << ": this is a support command (bundle, case, fetch, "
+            << "host-inspect), provided by the package " << kSupportProgram
+            << ", which is not installed here (no " << path << ").\n"
+            << "Install it where support or provider work happens (apt-get install "
+            << kSupportProgram << "); tenant nodes do not need it.\n";
+  } else {
+    env.err << "ibcollect " << command << ": cannot run " << path << ": "
+            << (st.ok() ? std::string("exec returned") : st.error().message) << "\n";
   }
-};
+  return core::kExitUsage;
+}
+
+// The support commands in `ibcollect --help`, each passing everything after it on.
+void addSupportPlaceholders(CLI::App& app, CliEnvironment& env,
+                            std::vector<cli::Command>& commands) {
+  const std::pair<const char*, const char*> described[] = {
+      {"bundle", "Support: escalation bundles (export, verify, show)"},
+      {"case", "Support: cases in the collector (create, list, show, update, attach)"},
+      {"fetch", "Support: download a job's snapshots from the collector"},
+      {"host-inspect", "Provider: inspect the PFs behind a bundle's VFs on the physical host"},
+  };
+  for (const auto& [name, description] : described) {
+    CLI::App* sub = app.add_subcommand(name, description);
+    // Their own heading in --help (and not in the man page's SUBCOMMANDS: they have theirs).
+    sub->group(std::string("Support commands (") + kSupportProgram + ")");
+    sub->prefix_command();
+    sub->set_help_flag();  // `ibcollect bundle --help` is ibcollect-support's help
+    commands.push_back({[sub] { return sub->parsed(); },
+                        [&env, sub, command = std::string(name)] {
+                          std::vector<std::string> rest{command};
+                          for (auto& a : sub->remaining()) rest.push_back(a);
+                          return runSupportProgram(env, rest);
+                        }});
+  }
+}
 
 }  // namespace
 
 std::string versionString() { return "ibcollect " IBC_VERSION; }
 
 int runCli(const std::vector<std::string>& args, CliEnvironment& env) {
+  if (!args.empty() && isSupportCommand(args.front())) return runSupportProgram(env, args);
   CLI::App app{
       "ibcollect: VF-side InfiniBand/RoCE evidence and diagnosis for GPU clusters.\n"
       "Collects sysfs port state and counters, kernel log, netdev and host facts,\n"
       "NCCL logs and nccl-tests output into a snapshot and prints findings with the\n"
       "next step.",
       "ibcollect"};
-  app.formatter(std::make_shared<WrappingFormatter>());
+  app.formatter(cli::helpFormatter());
   app.set_version_flag("--version", versionString());
   app.require_subcommand(0, 1);
   app.footer(std::string(
@@ -75,28 +99,9 @@ int runCli(const std::vector<std::string>& args, CliEnvironment& env) {
   cli::addCollectCommands(app, env, commands);
   cli::addJobCommands(app, env, commands);
   cli::addTransportCommands(app, env, commands);
-  cli::addBundleCommands(app, env, commands);
-  cli::addCaseCommands(app, env, commands);
-  cli::addHostCommands(app, env, commands);
-
-  std::vector<const char*> argv{"ibcollect"};
-  for (const auto& a : args) argv.push_back(a.c_str());
-  try {
-    app.parse(static_cast<int>(argv.size()), argv.data());
-  } catch (const CLI::ParseError& e) {
-    if (e.get_exit_code() == 0) return app.exit(e, env.out, env.err), core::kExitOk;  // --help
-    // One line for the mistake, one for where to look: the help of the command given.
-    std::string command = "ibcollect";
-    for (const CLI::App* sub : app.get_subcommands()) command += " " + sub->get_name();
-    env.err << "ibcollect: " << e.what() << "\nRun '" << command << " --help' for usage.\n";
-    return core::kExitUsage;
-  }
-  for (const auto& c : commands) {
-    if (c.selected()) return c.run();
-  }
-  env.err << "ibcollect: give a command (snapshot, analyze, compare) or --job JOBID\n"
-             "Run 'ibcollect --help' for usage.\n";
-  return core::kExitUsage;
+  addSupportPlaceholders(app, env, commands);
+  return cli::parseAndRun(app, args, env, commands,
+                          "give a command (snapshot, analyze, compare) or --job JOBID");
 }
 
 }  // namespace ibc::agent

@@ -5,6 +5,7 @@
 #include <CLI/CLI.hpp>
 
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -21,16 +22,26 @@ namespace ibc::agent::cli {
 
 extern const char* const kExitCodes;
 
-// The exit code of a command that judged evidence and then delivered it: warnings and
-// critical findings (1, 2) win over a delivery problem (4), which the command printed.
-int verdictBeforeDelivery(int verdict_code, bool delivery_failed);
-
 // A command and what runs it: `selected` says whether the parsed command line asked for
 // it (a subcommand was given, or a top-level option such as --job).
 struct Command {
   std::function<bool()> selected;
   std::function<int()> run;
 };
+
+// CLI11's help formatter with descriptions wrapped at word boundaries (80 columns).
+std::shared_ptr<CLI::Formatter> helpFormatter();
+
+// Parses `args` (without argv[0]) into `app` and runs the selected command. A parse error is
+// one line for the mistake and one naming the --help of the command given (exit 3); no
+// command selected prints `nothing_given` (exit 3).
+int parseAndRun(CLI::App& app, const std::vector<std::string>& args, CliEnvironment& env,
+                const std::vector<Command>& commands, const char* nothing_given);
+
+// The exit code of a command that judged evidence and then delivered it: warnings and
+// critical findings (1, 2) win over a delivery problem (4), which the command printed.
+int verdictBeforeDelivery(int verdict_code, bool delivery_failed);
+
 
 struct ReportOptions {
   std::string format = "text";
@@ -61,11 +72,14 @@ void addCollectCommands(CLI::App& app, CliEnvironment& env, std::vector<Command>
 // `--job` (top-level options), `compare`, and the hidden node side `job-step`.
 void addJobCommands(CLI::App& app, CliEnvironment& env, std::vector<Command>& commands);
 void addTransportCommands(CLI::App& app, CliEnvironment& env, std::vector<Command>& commands);
+// The support program's commands (ibcollect-support, support_cli.cpp).
 // `host-inspect` (DESIGN §8, the physical host's side).
 void addHostCommands(CLI::App& app, CliEnvironment& env, std::vector<Command>& commands);
 // `bundle export|verify|show` (cli_bundle.cpp).
 void addBundleCommands(CLI::App& app, CliEnvironment& env, std::vector<Command>& commands);
 // `case create|list|show|update|attach` (cli_case.cpp).
 void addCaseCommands(CLI::App& app, CliEnvironment& env, std::vector<Command>& commands);
+// `fetch` (cli_fetch.cpp).
+void addFetchCommands(CLI::App& app, CliEnvironment& env, std::vector<Command>& commands);
 
 }  // namespace ibc::agent::cli

@@ -210,6 +210,15 @@ std::string selfExecutable() {
   return buf;
 }
 
+core::Status execProgram(const std::string& path, const std::vector<std::string>& argv) {
+  std::vector<char*> c_argv;
+  c_argv.reserve(argv.size() + 1);
+  for (const auto& a : argv) c_argv.push_back(const_cast<char*>(a.c_str()));
+  c_argv.push_back(nullptr);
+  ::execv(path.c_str(), c_argv.data());
+  return errnoError(errno, path);
+}
+
 Result<SupervisedExit> runSupervised(const std::function<int()>& body,
                                      std::chrono::steady_clock::time_point deadline) {
   const pid_t pid = ::fork();

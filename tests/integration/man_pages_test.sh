@@ -9,7 +9,7 @@ cd "$(dirname "$0")/../.."
 BUILD=$(realpath "${1:?usage: man_pages_test.sh BUILD_DIR}")
 OUT=$(mktemp -d /tmp/ibc-man-test-XXXXXX)
 trap 'rm -rf "$OUT"' EXIT
-pages=("agent/ibcollect 1" "collector/ibcollect-collector 8")
+pages=("agent/ibcollect 1" "agent/ibcollect-support 1" "collector/ibcollect-collector 8")
 if [ -x "$BUILD/console/ibcollect-console" ]; then pages+=("console/ibcollect-console 1"); fi
 for entry in "${pages[@]}"; do
   read -r program section <<<"$entry"

@@ -25,13 +25,13 @@ if [ "$(id -u)" -ne 0 ]; then
   exit 77
 fi
 
-PKGS=(ibcollect ibcollect-collector ibcollect-console)
+PKGS=(ibcollect ibcollect-collector ibcollect-console ibcollect-support)
 COLLECTOR_UNIT=/lib/systemd/system/ibcollect-collector.service
 SNAPSHOT_UNIT=/lib/systemd/system/ibcollect-snapshot.service
 TIMER_UNIT=/lib/systemd/system/ibcollect-snapshot.timer
 # Everything the packages or their services create; none of it may exist before the test
 # (it would be destroyed) and none of it may be left after a purge.
-OWNED=(/usr/bin/ibcollect /usr/sbin/ibcollect-collector /usr/bin/ibcollect-console /etc/ibcollect
+OWNED=(/usr/bin/ibcollect /usr/bin/ibcollect-support /usr/sbin/ibcollect-collector /usr/bin/ibcollect-console /etc/ibcollect
   /var/lib/ibcollect /var/lib/ibcollect-agent /var/spool/ibcollect)
 
 fail() {
@@ -127,10 +127,16 @@ expect_files "${DEBS[2]}" \
   "$R ./usr/share/doc/ibcollect-console/copyright" \
   "$R ./usr/share/lintian/overrides/ibcollect-console" \
   "$R ./usr/share/man/man1/ibcollect-console.1.gz"
+expect_files "${DEBS[3]}" \
+  "$X ./usr/bin/ibcollect-support" \
+  "$R ./usr/share/doc/ibcollect-support/changelog.Debian.gz" \
+  "$R ./usr/share/doc/ibcollect-support/copyright" \
+  "$R ./usr/share/lintian/overrides/ibcollect-support" \
+  "$R ./usr/share/man/man1/ibcollect-support.1.gz"
 [ "$(dpkg-deb -I "${DEBS[0]}" conffiles)" = /etc/ibcollect/agent.conf ] || fail "ibcollect: conffiles"
 [ "$(dpkg-deb -I "${DEBS[1]}" conffiles)" = /etc/ibcollect/collector.conf ] ||
   fail "ibcollect-collector: conffiles"
-for i in 0 1 2; do
+for i in 0 1 2 3; do
   deps=$(dpkg-deb -f "${DEBS[$i]}" Depends)
   echo "   ${PKGS[$i]} Depends: $deps"
   [[ "$deps" == *"libc6 (>="* ]] || fail "${PKGS[$i]}: Depends lacks what dpkg-shlibdeps computes (libc6)"
@@ -139,6 +145,10 @@ done
 [[ "$(dpkg-deb -f "${DEBS[2]}" Depends)" == *libqt6widgets6* ]] || fail "ibcollect-console: no libqt6widgets6 in Depends"
 [[ "$(dpkg-deb -f "${DEBS[0]}" Depends)" != *libqt6* && "$(dpkg-deb -f "${DEBS[0]}" Depends)" != *rocksdb* ]] ||
   fail "ibcollect (the agent) must not depend on Qt or RocksDB"
+[[ "$(dpkg-deb -f "${DEBS[0]}" Depends)" != *libarchive* ]] ||
+  fail "ibcollect (the agent) must not depend on libarchive (bundles are ibcollect-support's)"
+[[ "$(dpkg-deb -f "${DEBS[3]}" Depends)" == *libarchive13* && "$(dpkg-deb -f "${DEBS[3]}" Depends)" == *"ibcollect (= "* ]] ||
+  fail "ibcollect-support: Depends lacks libarchive13 or the ibcollect of its version"
 
 # ---- install -----------------------------------------------------------------------------
 step "dpkg -i (apt-get install -f for missing dependencies)"
@@ -160,9 +170,13 @@ console_version=$(QT_QPA_PLATFORM=offscreen XDG_RUNTIME_DIR=$TMP ibcollect-conso
 [ "$(man -w ibcollect)" = /usr/share/man/man1/ibcollect.1.gz ] || fail "man -w ibcollect: $(man -w ibcollect)"
 [ "$(man -w 8 ibcollect-collector)" = /usr/share/man/man8/ibcollect-collector.8.gz ] || fail "man -w 8 ibcollect-collector"
 [ "$(man -w ibcollect-console)" = /usr/share/man/man1/ibcollect-console.1.gz ] || fail "man -w ibcollect-console"
+[ "$(man -w ibcollect-support)" = /usr/share/man/man1/ibcollect-support.1.gz ] || fail "man -w ibcollect-support"
+[ "$(ibcollect-support --version)" = "ibcollect-support $VERSION" ] || fail "ibcollect-support --version"
+ibcollect bundle --help | grep -q export || fail "ibcollect bundle --help does not reach ibcollect-support"
 packaging/man/check-man-flags.py /usr/bin/ibcollect /usr/share/man/man1/ibcollect.1.gz
 packaging/man/check-man-flags.py /usr/sbin/ibcollect-collector /usr/share/man/man8/ibcollect-collector.8.gz
 packaging/man/check-man-flags.py /usr/bin/ibcollect-console /usr/share/man/man1/ibcollect-console.1.gz
+packaging/man/check-man-flags.py /usr/bin/ibcollect-support /usr/share/man/man1/ibcollect-support.1.gz
 
 step "system user, units verified and not enabled"
 IFS=: read -r _ _ uid _ _ home shell < <(getent passwd ibcollect) || fail "no ibcollect user after install"

@@ -246,6 +246,11 @@ core::Status makeDirectories(const std::string& path, unsigned mode = 0755);
 // This process's executable (/proc/self/exe), "" when unknown.
 std::string selfExecutable();
 
+// Replaces this process with `path` run with `argv` (argv[0] included), the environment
+// unchanged (execv). Returns only when that failed. Errors: NotFound (no such program),
+// PermissionDenied, Io.
+core::Status execProgram(const std::string& path, const std::vector<std::string>& argv);
+
 // Runs `body` in a forked child and waits for it until `deadline`; a child still running
 // then is killed (SIGKILL). Lets a job step always exit normally and say what happened,
 // even when its collector is OOM-killed, crashes or hangs in a kernel read (srun drops

@@ -1,0 +1,183 @@
+// `ibcollect fetch` (support: a job's snapshots from the collector) and the downloads that
+// `bundle export --case|--job` and `case` make. Part of ibcollect-support.
+
+#include <cctype>
+#include <filesystem>
+#include <system_error>
+
+#include "cli_transport.h"
+#include "ibc/core/findings.h"
+#include "ibc/core/snapshot_file.h"
+
+namespace ibc::agent::cli {
+
+namespace v1 = ::ibcollect::v1;
+
+namespace {
+
+// ---- fetch -----------------------------------------------------------------------------------
+
+struct FetchArgs {
+  std::string job;
+  std::string tenant;
+  std::string output;
+  TransportArgs transport;
+};
+
+std::string safeName(std::string s) {
+  for (auto& c : s) {
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '.' && c != '-' && c != '_') c = '_';
+  }
+  return s.empty() ? "unknown" : s;
+}
+
+}  // namespace
+
+namespace {
+
+core::Error refusedBy(const v1::CollectorResponse& r) {
+  return core::Error{
+      core::ErrorCode::PermissionDenied,
+      "the collector refused: " + (r.has_rejection() ? describeRejection(r.rejection())
+                                                     : std::string("unexpected answer"))};
+}
+
+// Fetches one snapshot into `out`, checked to hash to its id (else named in `problems`).
+core::Status fetchOne(CollectorSession& session, const std::string& id, const std::string& tenant,
+                      std::vector<FetchedSnapshot>& out, std::vector<std::string>& problems) {
+  v1::CollectorRequest get;
+  get.mutable_fetch()->set_snapshot_id(id);
+  get.mutable_fetch()->set_tenant(tenant);
+  auto got = session.call(get);
+  if (!got.ok()) return got.error();
+  if (!got->has_snapshot()) return refusedBy(*got);
+  // The file is exactly what the agent uploaded: the magic, then its bytes.
+  const std::string& bytes = got->snapshot().signed_snapshot();
+  std::string file = std::string(core::kSnapshotMagic) + bytes;
+  auto envelope = core::decodeSnapshotFile(file);
+  if (!envelope.ok() || core::snapshotId(*envelope) != id) {
+    problems.push_back("snapshot " + id + " arrived damaged (its bytes do not hash to its id)");
+    return {};
+  }
+  const auto& info = got->snapshot().info();
+  out.push_back({info.tenant(), info.node(), id, std::move(file)});
+  return {};
+}
+
+}  // namespace
+
+core::Result<std::vector<FetchedSnapshot>> fetchJobSnapshots(const DeliveryConfig& config,
+                                                             const std::string& job,
+                                                             const std::string& tenant,
+                                                             std::vector<std::string>& problems) {
+  TlsCollectorConnector connector(config.collector, config.credentials, config.timeouts);
+  auto session = connector.connect();
+  if (!session.ok()) return session.error();
+  std::vector<FetchedSnapshot> out;
+  v1::CollectorRequest list;
+  list.mutable_list_snapshots()->set_tenant(tenant);
+  list.mutable_list_snapshots()->set_job_id(job);
+  do {
+    auto page = (*session)->call(list);
+    if (!page.ok()) return page.error();
+    if (!page->has_snapshots()) return refusedBy(*page);
+    for (const auto& info : page->snapshots().snapshots()) {
+      auto one = fetchOne(**session, info.snapshot_id(), info.tenant(), out, problems);
+      if (!one.ok()) return one.error();
+    }
+    list.mutable_list_snapshots()->set_page_token(page->snapshots().next_page_token());
+  } while (!list.list_snapshots().page_token().empty());
+  return out;
+}
+
+core::Result<FetchedCase> fetchCase(const DeliveryConfig& config, const std::string& case_id,
+                                    const std::string& tenant, std::vector<std::string>& problems) {
+  TlsCollectorConnector connector(config.collector, config.credentials, config.timeouts);
+  auto session = connector.connect();
+  if (!session.ok()) return session.error();
+  v1::CollectorRequest get;
+  get.mutable_fetch_case()->set_case_id(case_id);
+  get.mutable_fetch_case()->set_tenant(tenant);
+  auto got = (*session)->call(get);
+  if (!got.ok()) return got.error();
+  if (!got->has_case_info()) return refusedBy(*got);
+  FetchedCase out;
+  out.info = std::move(*got->mutable_case_info());
+  for (const auto& id : out.info.snapshot_ids()) {
+    auto one = fetchOne(**session, id, out.info.tenant(), out.snapshots, problems);
+    if (!one.ok()) return one.error();
+  }
+  return out;
+}
+
+core::Result<v1::CollectorResponse> callCollector(const DeliveryConfig& config,
+                                                  v1::CollectorRequest request) {
+  TlsCollectorConnector connector(config.collector, config.credentials, config.timeouts);
+  auto session = connector.connect();
+  if (!session.ok()) return session.error();
+  auto answer = (*session)->call(std::move(request));
+  if (!answer.ok()) return answer.error();
+  if (answer->has_rejection()) return refusedBy(*answer);
+  return answer;
+}
+
+namespace {
+
+int runFetch(CliEnvironment& env, const FetchArgs& a) {
+  auto config = deliveryConfig(env, a.transport, CredentialUse::Support);
+  if (!config.ok()) {
+    env.err << "ibcollect: " << config.error().message << "\n";
+    return core::kExitUsage;
+  }
+  std::error_code ec;
+  std::filesystem::create_directories(a.output, ec);
+  if (ec) {
+    env.err << "ibcollect: cannot create " << a.output << ": " << ec.message() << "\n";
+    return core::kExitCollectFailed;
+  }
+  std::vector<std::string> problems;
+  auto fetched_snapshots = fetchJobSnapshots(*config, a.job, a.tenant, problems);
+  if (!fetched_snapshots.ok()) {
+    env.err << "ibcollect: " << fetched_snapshots.error().message << "\n";
+    return core::kExitCollectFailed;
+  }
+  int failed = static_cast<int>(problems.size());
+  for (const auto& p : problems) env.err << "ibcollect: " << p << "\n";
+  int fetched = 0;
+  for (const auto& s : *fetched_snapshots) {
+    const std::string path = a.output + "/" + safeName(s.tenant) + "_" + safeName(s.node) + "_" +
+                             s.snapshot_id.substr(0, 12) + ".ibsnap";
+    if (auto st = env.writer.writeFileAtomic(path, s.file_bytes); !st.ok()) {
+      env.err << "ibcollect: " << st.error().message << "\n";
+      ++failed;
+      continue;
+    }
+    env.out << path << "\n";
+    ++fetched;
+  }
+  env.err << "ibcollect: fetched " << fetched << " snapshot(s) of job " << a.job
+          << (a.tenant.empty() ? std::string() : " (tenant " + a.tenant + ")") << " into "
+          << a.output << "\n";
+  if (fetched == 0 && failed == 0) {
+    env.err << "ibcollect: the collector has no snapshot of job " << a.job << "\n";
+    return core::kExitCollectFailed;
+  }
+  return failed > 0 ? core::kExitCollectFailed : core::kExitOk;
+}
+
+}  // namespace
+
+void addFetchCommands(CLI::App& app, CliEnvironment& env, std::vector<Command>& commands) {
+  auto ga = std::make_shared<FetchArgs>();
+  CLI::App* fe = app.add_subcommand(
+      "fetch", "Support: download a job's snapshots from the collector (support certificate)");
+  fe->add_option("--job", ga->job, "Slurm job id")->required();
+  fe->add_option("--tenant", ga->tenant, "Tenant (default: every tenant)");
+  fe->add_option("-o,--output", ga->output, "Directory to write FILE.ibsnap into")->required();
+  addTransportOptions(fe, ga->transport, /*download=*/true);
+  fe->footer(kExitCodes);
+
+  commands.push_back({[fe] { return fe->parsed(); }, [&env, ga] { return runFetch(env, *ga); }});
+}
+
+}  // namespace ibc::agent::cli
