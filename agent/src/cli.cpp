@@ -29,9 +29,9 @@ int runSupportProgram(CliEnvironment& env, const std::vector<std::string>& args)
   const std::string path = directoryOf(env.executable) + kSupportProgram;
   std::vector<std::string> argv{kSupportProgram};
   argv.insert(argv.end(), args.begin(), args.end());
-  const core::Status st =
-      env.exec_program ? env.exec_program(path, argv)
-                       : core::Status(core::Error{core::ErrorCode::NotFound, path});
+  const core::Status st = env.exec_program
+                              ? env.exec_program(path, argv)
+                              : core::Status(core::Error{core::ErrorCode::NotFound, path});
   const std::string& command = args.front();
   if (!st.ok() && st.error().code == core::ErrorCode::NotFound) {
     env.err << "ibcollect " << command << ": this is a support command (bundle, case, fetch, "

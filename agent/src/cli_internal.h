@@ -42,7 +42,6 @@ int parseAndRun(CLI::App& app, const std::vector<std::string>& args, CliEnvironm
 // critical findings (1, 2) win over a delivery problem (4), which the command printed.
 int verdictBeforeDelivery(int verdict_code, bool delivery_failed);
 
-
 struct ReportOptions {
   std::string format = "text";
   double expect_rate = 0;

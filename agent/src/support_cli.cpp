@@ -14,12 +14,12 @@ int runSupportCli(const std::vector<std::string>& args, CliEnvironment& env) {
   app.formatter(cli::helpFormatter());
   app.set_version_flag("--version", std::string(kSupportProgram) + " " IBC_VERSION);
   app.require_subcommand(0, 1);
-  app.footer(std::string(
-                 "Examples:\n"
-                 "  ibcollect case create --job 1234 --tenant acme --title 'slow allreduce'\n"
-                 "  ibcollect bundle export --case 7 -o case7.ibbundle\n"
-                 "  ibcollect host-inspect --bundle case7.ibbundle   (on the physical host)\n\n") +
-             cli::kExitCodes);
+  app.footer(
+      std::string("Examples:\n"
+                  "  ibcollect case create --job 1234 --tenant acme --title 'slow allreduce'\n"
+                  "  ibcollect bundle export --case 7 -o case7.ibbundle\n"
+                  "  ibcollect host-inspect --bundle case7.ibbundle   (on the physical host)\n\n") +
+      cli::kExitCodes);
   std::vector<cli::Command> commands;
   cli::addBundleCommands(app, env, commands);
   cli::addCaseCommands(app, env, commands);

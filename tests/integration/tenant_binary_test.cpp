@@ -44,7 +44,8 @@ std::vector<std::string> neededLibraries(const std::string& path) {
     const auto section = at<Elf64_Shdr>(elf, header.e_shoff + i * header.e_shentsize);
     if (section.sh_type != SHT_DYNAMIC) continue;
     const auto strtab = at<Elf64_Shdr>(elf, header.e_shoff + section.sh_link * header.e_shentsize);
-    for (std::size_t off = 0; off + sizeof(Elf64_Dyn) <= section.sh_size; off += sizeof(Elf64_Dyn)) {
+    for (std::size_t off = 0; off + sizeof(Elf64_Dyn) <= section.sh_size;
+         off += sizeof(Elf64_Dyn)) {
       const auto entry = at<Elf64_Dyn>(elf, section.sh_offset + off);
       if (entry.d_tag == DT_NULL) break;
       if (entry.d_tag != DT_NEEDED) continue;
@@ -96,8 +97,8 @@ TEST(TenantBinary, SupportCommandsRunTheSupportProgramGitStyle) {
 
 TEST(TenantBinary, ASupportCommandWithoutTheSupportProgramNamesThePackage) {
   // The tenant program alone in a directory, as on a node with only the ibcollect package.
-  const auto dir = std::filesystem::temp_directory_path() /
-                   ("ibc-tenant-alone-" + std::to_string(::getpid()));
+  const auto dir =
+      std::filesystem::temp_directory_path() / ("ibc-tenant-alone-" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
   std::filesystem::copy_file(IBC_BINARY, dir / "ibcollect",
                              std::filesystem::copy_options::overwrite_existing);
