@@ -16,40 +16,16 @@
 #include <string>
 #include <vector>
 
-#include "ibc/agent/collect.h"
 #include "ibc/bundle/bundle_archive.h"
 #include "ibc/core/bundle.h"
 #include "ibc/core/snapshot_file.h"
+#include "synthetic_job.h"
 #include "test_pki.h"
 
 namespace {
 
 using namespace ibc;
 namespace v1 = ::ibcollect::v1;
-
-class NoRunner : public agent::CommandRunner {
- public:
-  core::Result<agent::CommandResult> run(const std::vector<std::string>&, std::chrono::milliseconds,
-                                         std::size_t) override {
-    return core::Error{core::ErrorCode::NotFound, "no commands"};
-  }
-  bool available(std::string_view) const override { return false; }
-};
-class NoEnv : public agent::Environment {
- public:
-  std::string get(std::string_view) const override { return {}; }
-};
-
-v1::Snapshot collect(const std::string& root) {
-  agent::RootedFilesystem host(root), files("");
-  NoRunner runner;
-  agent::SystemClock clock;
-  NoEnv env;
-  agent::CollectOptions o;
-  o.root = root;
-  return agent::collectSnapshot(
-      o, agent::HostSeams{host, files, runner, clock, env, nullptr, nullptr});
-}
 
 double ms(std::chrono::steady_clock::duration d) {
   return std::chrono::duration<double, std::milli>(d).count();
@@ -62,12 +38,8 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "usage: %s FIXTURES_DIR [max_nodes]\n", argv[0]);
     return 3;
   }
-  const std::string fx = std::string(argv[1]) + "/real/sysfs/";
   const int max_nodes = argc > 2 ? std::atoi(argv[2]) : 2000;
-  const std::vector<v1::Snapshot> templates{
-      collect(fx + "sysfs_procfs-fixture_mlx4_0_ib-qdr-2port.tree/fixtures"),
-      collect(fx + "sysfs_procfs-fixture_mlx5_0_hw-counters-errors.tree/fixtures"),
-      collect(fx + "sysfs_node-exporter-fixture_mlx4_0_counters-ext.tree")};
+  const std::vector<v1::Snapshot> templates = bench::captureTemplates(argv[1]);
 
   const auto ca = test::TestCa::create("bench CA");
   const auto support = ca.issue(test::supportSpec("bench"));
@@ -87,11 +59,9 @@ int main(int argc, char** argv) {
   for (int n = 250; n <= max_nodes; n *= 2) {
     while (static_cast<int>(inputs.size()) < n) {  // not timed
       const int i = static_cast<int>(inputs.size());
-      v1::Snapshot s = templates[static_cast<std::size_t>(i) % templates.size()];
-      char name[32];
-      std::snprintf(name, sizeof name, "node%04d", i);
-      s.mutable_node()->set_hostname(name);
-      s.mutable_node()->set_job_id("4242");
+      const std::string name = bench::nodeName("node", i);
+      v1::Snapshot s = bench::syntheticNode(templates, i, name, "4242");
+      s.clear_window();  // a bundle of single samples, as before
       const auto cred = ca.issue(test::agentSpec("bench", name));
       auto signer = core::SnapshotSigner::fromPem(cred.certificate_pem, cred.key_pem);
       auto signed_snapshot = signer->sign(s);

@@ -16,40 +16,16 @@
 #include <string>
 #include <vector>
 
-#include "ibc/agent/collect.h"
 #include "ibc/core/job_verdict.h"
 #include "ibc/core/report.h"
 #include "ibc/core/snapshot_file.h"
+#include "synthetic_job.h"
 #include "ibc/core/step_output.h"
 
 namespace {
 
 using namespace ibc;
 namespace v1 = ::ibcollect::v1;
-
-class NoRunner : public agent::CommandRunner {
- public:
-  core::Result<agent::CommandResult> run(const std::vector<std::string>&, std::chrono::milliseconds,
-                                         std::size_t) override {
-    return core::Error{core::ErrorCode::NotFound, "no commands"};
-  }
-  bool available(std::string_view) const override { return false; }
-};
-class NoEnv : public agent::Environment {
- public:
-  std::string get(std::string_view) const override { return {}; }
-};
-
-v1::Snapshot collect(const std::string& root) {
-  agent::RootedFilesystem host(root), files("");
-  NoRunner runner;
-  agent::SystemClock clock;
-  NoEnv env;
-  agent::CollectOptions o;
-  o.root = root;
-  return agent::collectSnapshot(
-      o, agent::HostSeams{host, files, runner, clock, env, nullptr, nullptr});
-}
 
 double ms(std::chrono::steady_clock::duration d) {
   return std::chrono::duration<double, std::milli>(d).count();
@@ -62,12 +38,8 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "usage: %s FIXTURES_DIR [max_nodes]\n", argv[0]);
     return 3;
   }
-  const std::string fx = std::string(argv[1]) + "/real/sysfs/";
   const int max_nodes = argc > 2 ? std::atoi(argv[2]) : 2000;
-  const std::vector<v1::Snapshot> templates{
-      collect(fx + "sysfs_procfs-fixture_mlx4_0_ib-qdr-2port.tree/fixtures"),
-      collect(fx + "sysfs_procfs-fixture_mlx5_0_hw-counters-errors.tree/fixtures"),
-      collect(fx + "sysfs_node-exporter-fixture_mlx4_0_counters-ext.tree")};
+  const std::vector<v1::Snapshot> templates = bench::captureTemplates(argv[1]);
 
   std::printf("launcher-side --job pipeline on N synthetic nodes (real captures replicated)\n");
   std::printf("%8s %12s %12s %12s %12s %12s %10s\n", "nodes", "reassemble", "decode", "diagnose",
@@ -76,24 +48,8 @@ int main(int argc, char** argv) {
     // Build the step output the nodes would send (not timed).
     std::vector<std::string> lines;
     for (int i = 0; i < n; ++i) {
-      v1::Snapshot s = templates[static_cast<std::size_t>(i) % templates.size()];
       const std::string name = "node" + std::to_string(i);
-      s.mutable_node()->set_slurm_node(name);
-      auto* w = s.add_window();
-      w->set_interval_seconds(10);
-      for (const auto& d : s.devices()) {
-        for (const auto& p : d.ports()) {
-          auto* ps = w->add_ports();
-          ps->set_device(d.name());
-          ps->set_port(p.port());
-          *ps->mutable_counters() = p.counters();
-          if (i % 50 == 7) {
-            for (auto& c : *ps->mutable_counters()) {
-              if (c.name() == "symbol_error") c.set_value(c.value() + 40);
-            }
-          }
-        }
-      }
+      const v1::Snapshot s = bench::syntheticNode(templates, i, name, "");
       for (auto& l : core::encodeStepOutput(name, core::wrapUnsigned(s).SerializeAsString())) {
         l.pop_back();
         lines.push_back(std::move(l));

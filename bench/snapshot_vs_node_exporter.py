@@ -8,7 +8,9 @@ sysfs_procfs-fixture_mlx5_0_hw-counters-errors.tree) replicated as mlx5_0..mlx5_
 temporary directory by this script; it is never committed.
 
 Prints the medians, their ratio and ibcollect's peak RSS. Targets (issue 2): ratio <= 0.5,
-peak RSS <= 16 MiB.
+peak RSS <= 16 MiB. Also `ibcollect --version` against /bin/true and the snapshot against the
+read floor, both measured in the same interleaved runs. Targets (issue 24): snapshot <= 1.5x
+the read floor, `--version` <= 1.5 ms over /bin/true.
 
 usage: bench/snapshot_vs_node_exporter.py [--runs N] [--ibcollect PATH] [--hcas 8]
 """
@@ -120,7 +122,7 @@ def main():
             for _ in range(5):
                 scrape(conn)
                 run_ibcollect(args.ibcollect, tree)
-            ib_times, ne_times, floor, read_floor = [], [], [], []
+            ib_times, ne_times, floor, read_floor, version = [], [], [], [], []
             true = shutil.which("true")
             # The I/O floor: one process that only reads every file of the tree (what
             # ibcollect must read: counters, hw_counters and attributes), parsing nothing.
@@ -135,6 +137,7 @@ def main():
                 ne_times.append(scrape(conn))
                 floor.append(run_process([true])[0])
                 read_floor.append(run_process(cat)[0])
+                version.append(run_process([args.ibcollect, "--version"])[0])
             conn.close()
             rss = [peak_rss_kib(args.ibcollect, tree) for _ in range(5)]
         finally:
@@ -159,6 +162,12 @@ def main():
           " hw_counters; ibcollect reads all %d)" % (counter_files, len(files)))
     ratio = ib_med / ne_med
     print("ratio ibcollect/node_exporter: %.2f  (target <= 0.5: %s)" % (ratio, "met" if ratio <= 0.5 else "MISSED"))
+    over_floor = ib_med / statistics.median(read_floor)
+    print("ibcollect snapshot / read floor: %.2fx  (target <= 1.5x: %s)"
+          % (over_floor, "met" if over_floor <= 1.5 else "MISSED"))
+    start = (statistics.median(version) - statistics.median(floor)) * 1e3
+    print("ibcollect --version: median %.2f ms, %.2f ms over /bin/true  (target <= 1.5 ms: %s)"
+          % (statistics.median(version) * 1e3, start, "met" if start <= 1.5 else "MISSED"))
     peak = max(rss) / 1024.0
     print("ibcollect peak RSS: %.1f MiB  (target <= 16 MiB: %s)" % (peak, "met" if peak <= 16 else "MISSED"))
 

@@ -1,0 +1,31 @@
+#pragma once
+
+// One builder of SYNTHETIC jobs for the benchmarks (compare_nodes, bundle, job_scale):
+// snapshots collected from the real class-view captures in tests/fixtures/real/sysfs
+// (mlx4 QDR, mlx5 VF with error counters, mlx4 with saturated counters), replicated with
+// distinct node names and a counter window (second sample = first sample, one node in 50
+// with a moved symbol_error counter). Nothing here is a capture: every node is made.
+
+#include <string>
+#include <vector>
+
+#include "ibcollect/v1/snapshot.pb.h"
+
+namespace ibc::bench {
+
+// A snapshot collected from a copied tree (no commands, no environment).
+::ibcollect::v1::Snapshot collectTree(const std::string& root);
+
+// The three real class-view captures under FIXTURES_DIR/real/sysfs, collected.
+std::vector<::ibcollect::v1::Snapshot> captureTemplates(const std::string& fixtures_dir);
+
+// Node `index` of a synthetic job: a template (round robin) named `name` (hostname and Slurm
+// node) in job `job_id`, with a 10 s counter window.
+::ibcollect::v1::Snapshot syntheticNode(const std::vector<::ibcollect::v1::Snapshot>& templates,
+                                        int index, const std::string& name,
+                                        const std::string& job_id);
+
+// "node0042"-style names: `prefix` and `index` on four digits.
+std::string nodeName(const std::string& prefix, int index);
+
+}  // namespace ibc::bench
