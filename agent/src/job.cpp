@@ -483,6 +483,26 @@ Result<CommandResult> runCollectionStep(const JobOptions& o, const std::vector<s
   });
 }
 
+// Removes the copies (and their directory) from nodes whose step may not have removed its
+// own: best effort and bounded, the report does not wait long for it.
+void removeShipDirs(const JobOptions& o, const std::vector<std::string>& nodes,
+                    CommandRunner& runner, JobCollection& out) {
+  if (nodes.empty()) return;
+  auto argv = srunOn(o, nodes);
+  for (const char* a : {"/bin/sh", "-c", kRemoveShipDir, "sh"}) argv.emplace_back(a);
+  argv.push_back(o.ship_dir);
+  auto r =
+      runner.run(argv, std::min<std::chrono::milliseconds>(o.timeout, std::chrono::seconds(5)));
+  if (!r.ok() || r->timed_out || r->exit_code != 0) {
+    out.notices.push_back("could not remove " + o.ship_dir + " (the copy of ibcollect) from " +
+                          core::compressHostlist(nodes) + " (" +
+                          (!r.ok()        ? r.error().message
+                           : r->timed_out ? std::string("srun did not finish")
+                                          : srunNotice(r->err)) +
+                          "): remove it there by hand");
+  }
+}
+
 // The srun launcher: (shipping: make the directories,) run the step, and when srun could
 // not copy the program to some nodes, run it once more on the others; then (shipping)
 // remove what the steps could not remove themselves.
@@ -563,20 +583,7 @@ void collectSrun(const JobOptions& o, const std::vector<std::string>& hosts, Com
   for (const auto& h : prepared) {
     if (copy_aborted || !answers.answered(h)) leftover.push_back(h);
   }
-  if (leftover.empty()) return;
-  auto argv = srunOn(o, leftover);
-  for (const char* a : {"/bin/sh", "-c", kRemoveShipDir, "sh"}) argv.emplace_back(a);
-  argv.push_back(o.ship_dir);
-  auto r =
-      runner.run(argv, std::min<std::chrono::milliseconds>(o.timeout, std::chrono::seconds(5)));
-  if (!r.ok() || r->timed_out || r->exit_code != 0) {
-    out.notices.push_back("could not remove " + o.ship_dir + " (the copy of ibcollect) from " +
-                          core::compressHostlist(leftover) + " (" +
-                          (!r.ok()        ? r.error().message
-                           : r->timed_out ? std::string("srun did not finish")
-                                          : srunNotice(r->err)) +
-                          "): remove it there by hand");
-  }
+  removeShipDirs(o, leftover, runner, out);
 }
 
 // The ssh launcher: one session per host, in waves. ssh cannot copy the program the way
