@@ -7,6 +7,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <random>
 #include <set>
 
 #include "cli_internal.h"
@@ -40,10 +41,43 @@ struct JobArgs {
   std::vector<std::string> nccl_tests;
   std::string out;
   std::string agent;
+  std::string ship_dir;  // --ship-dir; empty: kDefaultShipParent
   std::string node_config;
   ReportOptions report;
   TransportArgs transport;  // upload the nodes' snapshots when a collector is configured
 };
+
+// Where the nodes get this program's copy when no --ship-dir is given: every Linux node has
+// it, local to the node.
+constexpr const char* kDefaultShipParent = "/tmp";
+
+// What the nodes run. With srun and no --agent, this very program, shipped to them by srun
+// --bcast: nothing has to be installed on the nodes, and the node side is always the version
+// whose step protocol and verdict logic the launcher speaks (an older ibcollect installed on
+// the nodes would answer in a format this one may misread). --agent PATH says "ibcollect is
+// installed there, run it": no copy (a few MB per node per run saved on very large jobs).
+// ssh cannot copy, so it runs this program's path (or --agent) and the nodes need it there.
+// The copy goes into a directory no one can guess, made for this run (shipDirName).
+// Returns the usage error, if any.
+std::optional<std::string> decideAgent(const CliEnvironment& env, const JobArgs& a, JobOptions& o) {
+  o.agent_path = a.agent.empty() ? env.executable : a.agent;
+  if (o.agent_path.empty()) {
+    return "cannot tell where this ibcollect is installed: pass --agent PATH (the ibcollect path "
+           "on the nodes)";
+  }
+  const bool ship = a.agent.empty() && o.launcher == Launcher::Srun;
+  if (!a.ship_dir.empty() && !ship) {
+    return "--ship-dir applies only when srun ships this program to the nodes (--launcher srun "
+           "without --agent)";
+  }
+  if (!ship) return std::nullopt;
+  const std::string parent = a.ship_dir.empty() ? kDefaultShipParent : a.ship_dir;
+  if (parent.front() != '/') return "--ship-dir must be an absolute path on the nodes";
+  std::random_device random;
+  const uint64_t name = (uint64_t{random()} << 32) | random();
+  o.ship_dir = shipDirName(parent, o.job_id, name);
+  return std::nullopt;
+}
 
 std::string timestamp(std::chrono::system_clock::time_point t) {
   const std::time_t tt = std::chrono::system_clock::to_time_t(t);
@@ -149,11 +183,9 @@ int runJob(CliEnvironment& env, const JobArgs& a) {
   o.ssh_parallelism = a.ssh_parallelism;
   o.nccl_logs = a.nccl_logs;
   o.nccl_tests = a.nccl_tests;
-  o.agent_path = a.agent.empty() ? env.executable : a.agent;
   o.node_config = a.node_config;
-  if (o.agent_path.empty()) {
-    env.err << "ibcollect: cannot tell where this ibcollect is installed: pass --agent PATH (the "
-               "ibcollect path on the nodes)\n";
+  if (auto usage = decideAgent(env, a, o)) {
+    env.err << "ibcollect: " << *usage << "\n";
     return core::kExitUsage;
   }
 
@@ -210,7 +242,10 @@ int runJob(CliEnvironment& env, const JobArgs& a) {
           << ": " << hosts.size() << " node(s) " << core::compressHostlist(hosts);
   if (!down.empty()) env.err << ", " << down.size() << " not responding per slurmctld";
   env.err << "; counter window " << a.window << " s, answers awaited up to " << a.timeout
-          << " s after it\n";
+          << " s after it";
+  if (!o.ship_dir.empty())
+    env.err << "; srun ships this program to the nodes (" << o.ship_dir << ")";
+  env.err << "\n";
 
   const std::size_t total = live.size();
   const bool chatty = total <= 32;
@@ -366,6 +401,7 @@ struct StepArgs {
   std::string node_name;
   std::vector<std::string> nccl_logs;
   std::vector<std::string> nccl_tests;
+  bool shipped = false;  // this executable is a copy srun --bcast made for this step
 };
 
 // Runs on each node under srun/ssh: collect, then print the envelope as step lines.
@@ -383,6 +419,14 @@ std::string stepNodeName(CliEnvironment& env, const StepArgs& a) {
 // a normal exit for srun (which drops other nodes' output when a task dies by a signal).
 int runStep(CliEnvironment& env, const StepArgs& a) {
   const std::string node = stepNodeName(env, a);
+  if (a.shipped) {
+    // The copy is not needed once it runs: the supervisor forks (never re-executes
+    // itself), and the kernel keeps the running file until the step ends. Removing it
+    // first leaves nothing behind even when the collector is killed.
+    if (auto st = removeShippedCopy(env.executable, env.writer); !st.ok()) {
+      env.err << "ibcollect: cannot remove the shipped copy: " << st.error().message << "\n";
+    }
+  }
   env.out.flush();
   auto deadline = env.clock.steadyNow() + seconds(a.window + a.timeout);
   if (a.window_start_ms > 0) {
@@ -564,7 +608,15 @@ void addJobCommands(CLI::App& app, CliEnvironment& env, std::vector<Command>& co
                  "$XDG_STATE_HOME/ibcollect/job<ID>-<time>, else "
                  "~/.local/state/ibcollect/job<ID>-<time>; printed at the end)")
       ->group("Job");
-  app.add_option("--agent", ja->agent, "ibcollect path on the nodes (default: this program's path)")
+  app.add_option("--agent", ja->agent,
+                 "ibcollect installed on the nodes at PATH: run it there. Default: srun ships "
+                 "this program to the nodes (srun --bcast) and runs that copy, so nothing needs "
+                 "to be installed on them; --launcher ssh runs this program's path")
+      ->group("Job");
+  app.add_option("--ship-dir", ja->ship_dir,
+                 "Node-local directory in which srun puts the copy of this program (in a "
+                 "private directory made for the run and removed after it); it must allow "
+                 "execution (not noexec). Default /tmp")
       ->group("Job");
   addJobReportOptions(app, ja->report);
   app.add_option("--node-config", ja->node_config,
@@ -593,6 +645,7 @@ void addJobCommands(CLI::App& app, CliEnvironment& env, std::vector<Command>& co
   step->add_option("--node-name", sa->node_name);
   step->add_option("--nccl-log", sa->nccl_logs);
   step->add_option("--nccl-tests", sa->nccl_tests);
+  step->add_flag("--shipped", sa->shipped);
 
   commands.push_back({[cmp] { return cmp->parsed(); },
                       [&env, files, cro] { return runCompare(env, *files, *cro); }});

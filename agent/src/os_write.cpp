@@ -80,6 +80,15 @@ core::Status DiskFileWriter::removeFile(const std::string& path) {
   return {};
 }
 
+core::Status FileWriter::removeEmptyDirectory(const std::string& path) {
+  return core::Error{core::ErrorCode::Unsupported, "this writer removes no directory: " + path};
+}
+
+core::Status DiskFileWriter::removeEmptyDirectory(const std::string& path) {
+  if (::rmdir(path.c_str()) != 0) return errnoError(errno, path);
+  return {};
+}
+
 core::Status DiskFileWriter::renameFile(const std::string& from, const std::string& to) {
   if (::rename(from.c_str(), to.c_str()) != 0) return errnoError(errno, from + " -> " + to);
   return {};

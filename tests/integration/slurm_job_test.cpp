@@ -84,6 +84,12 @@ const NodeVerdict& verdict(const std::map<std::string, NodeVerdict>& nodes, cons
   return it->second;
 }
 
+std::size_t count(const std::string& text, const std::string& what) {
+  std::size_t n = 0;
+  for (auto p = text.find(what); p != std::string::npos; p = text.find(what, p + 1)) ++n;
+  return n;
+}
+
 bool has(const NodeVerdict& v, const std::string& code, const std::string& sev) {
   return v.findings.count({code, sev}) > 0;
 }
@@ -486,6 +492,122 @@ TEST_F(SlurmJob, EveryNodeSignsItsSnapshotAndTheLauncherUploadsThemToTheCollecto
   auto v = runner.run(verify, 60s);
   ASSERT_TRUE(v.ok());
   EXPECT_EQ(v->exit_code, 0) << v->out << v->err;
+}
+
+// Issue 24, zero-install --job: the nodes have no ibcollect, on their PATH or anywhere, and
+// --job still gets every node's verdict because srun ships the launcher to them.
+//
+// All six nodes are this machine, so "not installed on the nodes" has to be made true on
+// purpose: the launcher is a copy of the test binary in a directory of its own, and every
+// node's mount namespace (its slurmd's, inherited by the steps it starts) has an empty
+// read-only tmpfs over that directory. The launcher runs the copy; the nodes cannot see
+// it at that path. PATH is cut to the system directories (srun hands the launcher's
+// environment to the steps), and a step on every node first checks that neither the path
+// nor `command -v ibcollect` finds anything. The same launcher told to use that path on
+// the nodes (--agent, no shipping) then fails on every node: the nodes really lack it.
+TEST_F(SlurmJob, NodesWithoutIbcollectStillAnswerBecauseSrunShipsTheLauncher) {
+  const auto launcher_dir = dir_ / "launcher";
+  std::filesystem::create_directories(launcher_dir);
+  std::filesystem::permissions(launcher_dir, std::filesystem::perms::owner_all);
+  const auto launcher = launcher_dir / "ibcollect";
+  std::filesystem::copy_file(IBC_BINARY, launcher);
+  runOrDie({kCluster, "mount-tmpfs", dir_.string(), launcher_dir.string(), "ro,size=1m"});
+  const std::string path = "PATH=/usr/sbin:/usr/bin:/sbin:/bin";
+  ProcessRunner runner;
+
+  // What a step on each node finds: nothing.
+  auto seen =
+      runner.run({"env", path, "srun", "--jobid=" + job_, "--overlap", "-N", "6",
+                  "--ntasks-per-node=1", "/bin/sh", "-c",
+                  "if command -v ibcollect >/dev/null || [ -e \"$1\" ]; then echo \"found on "
+                  "$SLURMD_NODENAME\"; else echo \"missing on $SLURMD_NODENAME\"; fi",
+                  "sh", launcher.string()},
+                 60s);
+  ASSERT_TRUE(seen.ok());
+  EXPECT_EQ(count(seen->out, "missing on node"), 6u) << seen->out << seen->err;
+  EXPECT_EQ(count(seen->out, "found"), 0u) << seen->out;
+  ASSERT_TRUE(std::filesystem::exists(launcher));  // while the launcher has it
+
+  // --job without --agent: every node's verdict, from the copy srun shipped.
+  const auto ship = dir_ / "ship";
+  std::filesystem::create_directories(ship);
+  auto shipped =
+      runner.run({"env", path, launcher.string(), "--job", job_, "--format", "json", "--window",
+                  "0", "--ship-dir", ship.string(), "--out", (dir_ / "run9").string()},
+                 120s);
+  ASSERT_TRUE(shipped.ok());
+  EXPECT_EQ(shipped->exit_code, 2) << shipped->err;  // node3's critical finding, all answered
+  const auto nodes = parseReport(shipped->out);
+  const std::string ctx = shipped->out + shipped->err;
+  ASSERT_EQ(nodes.size(), 6u) << ctx.substr(0, 2000);
+  for (const char* n : {"node1", "node2", "node3", "node4", "node5", "node6"}) {
+    EXPECT_NE(verdict(nodes, n, ctx).severity, "unreachable")
+        << n << ": " << verdict(nodes, n, ctx).unreachable_reason;
+  }
+  EXPECT_TRUE(has(verdict(nodes, "node3", ctx), "PORT_NOT_ACTIVE_SM", "critical"));
+  EXPECT_NE(shipped->err.find("srun ships this program to the nodes (" + ship.string() +
+                              "/ibcollect-job" + job_ + "-"),
+            std::string::npos)
+      << shipped->err;
+  // Each step removed its copy, and the last one the directory: nothing is left.
+  EXPECT_TRUE(std::filesystem::is_empty(ship)) << ctx.substr(0, 2000);
+
+  // Control: the same launcher running "its own path" on the nodes, as before shipping.
+  auto installed =
+      runner.run({"env", path, launcher.string(), "--job", job_, "--format", "json", "--window",
+                  "0", "--agent", launcher.string(), "--out", (dir_ / "run10").string()},
+                 120s);
+  ASSERT_TRUE(installed.ok());
+  EXPECT_EQ(installed->exit_code, 4) << installed->err;
+  const auto none = parseReport(installed->out);
+  ASSERT_EQ(none.size(), 6u) << installed->out.substr(0, 1000) << installed->err;
+  for (const auto& [node, v] : none) {
+    EXPECT_EQ(v.severity, "unreachable") << node;
+    EXPECT_NE(v.unreachable_reason.find("ibcollect is not installed at " + launcher.string()),
+              std::string::npos)
+        << node << ": " << v.unreachable_reason;
+  }
+}
+
+// A node whose ship directory is full, and one where it is mounted noexec: both named with
+// what to do, the four others still collected, and no copy left anywhere.
+TEST_F(SlurmJob, ANodeThatCannotTakeOrRunTheCopyIsNamedAndTheOthersAnswer) {
+  const auto ship = dir_ / "ship-bad";
+  std::filesystem::create_directories(ship);
+  runOrDie({kCluster, "mount-tmpfs", dir_.string(), ship.string(), "size=64k", "node2"});
+  runOrDie({kCluster, "mount-tmpfs", dir_.string(), ship.string(), "noexec", "node4"});
+  auto r =
+      runJob({"--window", "0", "--ship-dir", ship.string(), "--out", (dir_ / "run11").string()});
+  EXPECT_EQ(r.exit_code, 2) << r.err;  // node3's critical finding wins over the two
+  const auto nodes = parseReport(r.out);
+  const std::string ctx = r.out + r.err;
+  const auto& full = verdict(nodes, "node2", ctx);
+  EXPECT_EQ(full.severity, "unreachable");
+  EXPECT_NE(full.unreachable_reason.find("srun could not copy ibcollect to the node"),
+            std::string::npos)
+      << full.unreachable_reason;
+  EXPECT_NE(full.unreachable_reason.find("REQUEST_FILE_BCAST(node2)"), std::string::npos)
+      << full.unreachable_reason;
+  const auto& noexec = verdict(nodes, "node4", ctx);
+  EXPECT_EQ(noexec.severity, "unreachable");
+  EXPECT_NE(noexec.unreachable_reason.find("probably mounted noexec"), std::string::npos)
+      << noexec.unreachable_reason;
+  EXPECT_NE(noexec.unreachable_reason.find("slurmstepd-node4: error: execve()"), std::string::npos)
+      << noexec.unreachable_reason;
+  for (const char* n : {"node1", "node3", "node5", "node6"}) {
+    EXPECT_NE(verdict(nodes, n, ctx).severity, "unreachable")
+        << n << ": " << verdict(nodes, n, ctx).unreachable_reason;
+  }
+  // What each node sees in its ship directory afterwards: nothing.
+  for (const char* n : {"node2", "node4"}) {
+    const auto pids = nodePids(n);
+    ASSERT_FALSE(pids.empty());
+    EXPECT_EQ(
+        runOrDie({"nsenter", "-t", std::to_string(pids.front()), "-m", "ls", "-A", ship.string()}),
+        "")
+        << n;
+  }
+  EXPECT_TRUE(std::filesystem::is_empty(ship));
 }
 
 TEST_F(SlurmJob, ADeadSlurmdIsNamedUnreachableWithinTheTimeout) {

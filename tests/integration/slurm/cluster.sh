@@ -14,9 +14,13 @@
 #                                       exactly the daemons started (by PID); exit 1 when
 #                                       a job process had to be killed
 #   cluster.sh node-pids DIR NAME       PIDs of a node's slurmd and everything it started
+#   cluster.sh mount-tmpfs DIR PATH OPTIONS [NAME...]
+#                                       mount an empty tmpfs (mount -o OPTIONS) over PATH
+#                                       in the named nodes' mount namespaces (default: all):
+#                                       what the nodes see there differs from this machine
 set -euo pipefail
 
-cmd=${1:?usage: cluster.sh start|stop|env|node-pids DIR ...}
+cmd=${1:?usage: cluster.sh start|stop|env|node-pids|mount-tmpfs DIR ...}
 D=${2:?DIR}
 shift 2
 
@@ -193,6 +197,17 @@ node-pids)
   done
   echo $pids
   ;;
+mount-tmpfs)
+  path=${1:?PATH}; opts=${2:?OPTIONS}; shift 2
+  names=("$@")
+  if [ ${#names[@]} -eq 0 ]; then
+    for f in "$D"/pids/slurmd-*; do names+=("${f##*/slurmd-}"); done
+  fi
+  for name in "${names[@]}"; do
+    # Every process the node starts later (slurmstepd, the tasks) inherits this view.
+    nsenter -t "$(cat "$(pidfile "slurmd-$name")")" -m mount -t tmpfs -o "$opts" tmpfs "$path"
+  done
+  ;;
 stop)
   export SLURM_CONF="$D/slurm.conf"
   # A node whose slurmd is gone (a test killed it) never reports its jobs complete:
@@ -249,7 +264,7 @@ stop)
   exit $leftover
   ;;
 *)
-  echo "usage: cluster.sh start|stop|env|node-pids DIR ..." >&2
+  echo "usage: cluster.sh start|stop|env|node-pids|mount-tmpfs DIR ..." >&2
   exit 2
   ;;
 esac

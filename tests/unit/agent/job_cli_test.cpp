@@ -5,6 +5,7 @@
 #include <google/protobuf/util/json_util.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <fstream>
 #include <map>
 #include <sstream>
@@ -12,6 +13,7 @@
 #include "fixtures.h"
 #include "ibc/agent/cli.h"
 #include "ibc/core/findings.h"
+#include "ibc/core/slurm.h"
 #include "ibc/core/snapshot_file.h"
 #include "ibc/core/step_output.h"
 #include "sysfs_json.h"
@@ -19,12 +21,18 @@
 namespace ibc::agent {
 namespace {
 
-// Answers by program and first argument ("scontrol show"); srun streams nothing and
-// fails with `srun_err`.
+// Answers by program and first argument ("scontrol show"). srun's collection step streams
+// `stream_lines` and fails with `srun_err`; when this program is shipped, the step that
+// makes its directory on the nodes succeeds on every node (unless srun_err refuses it), and
+// removing leftovers succeeds.
 class SlurmCommands : public CommandRunner {
  public:
   Result<CommandResult> run(const std::vector<std::string>& argv, std::chrono::milliseconds,
                             std::size_t) override {
+    if (argv[0] == "srun") {
+      streamed_argv.push_back(argv);
+      return CommandResult{0, false, "", "", false};
+    }
     const std::string key = argv.size() > 2 ? argv[0] + " " + argv[1] + " " + argv[2] : argv[0];
     auto it = scripts.find(key);
     if (it == scripts.end()) return Error{ErrorCode::NotFound, argv[0] + ": not installed"};
@@ -35,6 +43,16 @@ class SlurmCommands : public CommandRunner {
                                      const std::function<bool(std::string_view)>& on_line,
                                      std::size_t) override {
     streamed.push_back(argv.front());
+    streamed_argv.push_back(argv);
+    if (std::find(argv.begin(), argv.end(), "job-step") == argv.end() &&
+        srun_err.find("Access/permission denied") == std::string::npos) {
+      for (const auto& a : argv) {
+        if (a.rfind("--nodelist=", 0) != 0) continue;
+        const auto hosts = core::expandHostlist(a.substr(11));
+        for (const auto& h : hosts.value()) on_line("ready " + h);
+      }
+      return CommandResult{0, false, "", "", false};
+    }
     for (const auto& l : stream_lines) on_line(l);
     return CommandResult{1, false, "", srun_err, false};
   }
@@ -43,6 +61,7 @@ class SlurmCommands : public CommandRunner {
   std::vector<std::string> stream_lines;  // srun's merged output (without newlines)
   std::string srun_err;
   std::vector<std::string> streamed;
+  std::vector<std::vector<std::string>> streamed_argv;  // every srun, in order
 };
 
 class StillClock : public Clock {
@@ -270,6 +289,103 @@ TEST(JobCommand, ASharedLogWithAHostNameNoNodeHasIsNeverCreditedToAnotherNode) {
   EXPECT_NE(all.find("evidence of node1787 names host 'trainer-7f9c4', not node1787"),
             std::string::npos)
       << all;
+}
+
+// Zero-install --job (issue 24): with srun and no --agent this program is shipped to the
+// nodes; --agent PATH means "installed there".
+std::string shipDirOf(const std::vector<std::string>& make_dir_step) {
+  return make_dir_step.empty() ? "" : make_dir_step.back();
+}
+
+TEST(JobCommand, ByDefaultSrunShipsThisProgramIntoAPrivateDirectoryUnderTmp) {
+  SlurmCommands runner = runningEightNodeJob();
+  const auto r = runJob(runner, {"--hosts", "node1433"});
+  // Make the directory, collect, and (the node did not answer here) remove what is left.
+  ASSERT_EQ(runner.streamed_argv.size(), 3u) << r.err;
+  EXPECT_EQ(runner.streamed_argv[2].back(), runner.streamed_argv[0].back());
+  const std::string dir = shipDirOf(runner.streamed_argv[0]);
+  ASSERT_EQ(dir.rfind("/tmp/ibcollect-job8401413-", 0), 0u) << dir;
+  const std::string hex = dir.substr(std::string("/tmp/ibcollect-job8401413-").size());
+  EXPECT_EQ(hex.size(), 16u) << dir;
+  EXPECT_EQ(hex.find_first_not_of("0123456789abcdef"), std::string::npos) << dir;
+  const auto& step = runner.streamed_argv[1];
+  EXPECT_NE(std::find(step.begin(), step.end(), "--bcast=" + dir + "/"), step.end());
+  // srun copies this program (the CLI environment's own path) and runs the copy.
+  EXPECT_NE(std::find(step.begin(), step.end(), "/opt/ibcollect/bin/ibcollect"), step.end());
+  EXPECT_NE(std::find(step.begin(), step.end(), "--shipped"), step.end());
+  EXPECT_NE(r.err.find("srun ships this program to the nodes (" + dir + ")"), std::string::npos)
+      << r.err;
+}
+
+TEST(JobCommand, EveryRunShipsIntoADirectoryOfItsOwn) {
+  SlurmCommands first = runningEightNodeJob();
+  SlurmCommands second = runningEightNodeJob();
+  runJob(first, {"--hosts", "node1433"});
+  runJob(second, {"--hosts", "node1433"});
+  ASSERT_FALSE(first.streamed_argv.empty());
+  ASSERT_FALSE(second.streamed_argv.empty());
+  EXPECT_NE(shipDirOf(first.streamed_argv[0]), shipDirOf(second.streamed_argv[0]));
+}
+
+TEST(JobCommand, ShipDirChoosesWhereOnTheNodesTheCopyGoes) {
+  SlurmCommands runner = runningEightNodeJob();
+  runJob(runner, {"--hosts", "node1433", "--ship-dir", "/local/scratch/"});
+  ASSERT_FALSE(runner.streamed_argv.empty());
+  EXPECT_EQ(shipDirOf(runner.streamed_argv[0]).rfind("/local/scratch/ibcollect-job8401413-", 0), 0u)
+      << shipDirOf(runner.streamed_argv[0]);
+}
+
+TEST(JobCommand, AgentMeansInstalledOnTheNodesAndNothingIsShipped) {
+  SlurmCommands runner = runningEightNodeJob();
+  const auto r = runJob(runner, {"--hosts", "node1433", "--agent", "/usr/bin/ibcollect"});
+  ASSERT_EQ(runner.streamed_argv.size(), 1u) << r.err;
+  const auto& step = runner.streamed_argv[0];
+  EXPECT_EQ(std::count_if(step.begin(), step.end(),
+                          [](const std::string& a) { return a.rfind("--bcast", 0) == 0; }),
+            0);
+  EXPECT_NE(std::find(step.begin(), step.end(), "/usr/bin/ibcollect"), step.end());
+  EXPECT_EQ(std::find(step.begin(), step.end(), "--shipped"), step.end());
+  EXPECT_EQ(r.err.find("ships"), std::string::npos) << r.err;
+}
+
+TEST(JobCommand, ShipDirWithoutShippingOrRelativeIsAUsageError) {
+  for (const auto& args : std::vector<std::vector<std::string>>{
+           {"--agent", "/usr/bin/ibcollect", "--ship-dir", "/tmp"},
+           {"--launcher", "ssh", "--hosts", "h1", "--ship-dir", "/tmp"},
+           {"--ship-dir", "scratch"}}) {
+    SlurmCommands runner = runningEightNodeJob();
+    const auto r = runJob(runner, args);
+    EXPECT_EQ(r.code, core::kExitUsage) << ::testing::PrintToString(args) << r.err;
+    EXPECT_NE(r.err.find("--ship-dir"), std::string::npos) << r.err;
+    EXPECT_TRUE(runner.streamed.empty());
+  }
+}
+
+TEST(JobCommand, HelpSaysWhatIsShippedAndHowToUseAnInstalledAgent) {
+  SlurmCommands runner;
+  std::ostringstream out, err;
+  RootedFilesystem files("");
+  StillClock clock;
+  NoEnv env;
+  RecordingWriter writer;
+  CliEnvironment cli{
+      out,    err,
+      files,  [](const std::string&) {
+    return std::make_unique<MemoryFilesystem>(); },
+      runner, clock,
+      env,    nullptr,
+      writer, "/opt/ibcollect/bin/ibcollect",
+      nullptr};
+  runCli({"--help"}, cli);
+  // Without the help layout's line breaks and indentation.
+  std::string help;
+  for (char c : out.str() + err.str()) {
+    if (c == '\n') c = ' ';
+    if (c != ' ' || help.empty() || help.back() != ' ') help += c;
+  }
+  EXPECT_NE(help.find("srun ships this program to the nodes (srun --bcast)"), std::string::npos)
+      << help;
+  EXPECT_NE(help.find("--ship-dir"), std::string::npos) << help;
 }
 
 }  // namespace

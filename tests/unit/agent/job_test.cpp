@@ -1,5 +1,6 @@
 // The --job launcher through a scripted command runner: job resolution on real
-// `scontrol show job` captures, error paths, srun output reassembly, unreachable nodes.
+// `scontrol show job` captures, error paths, srun output reassembly, unreachable nodes,
+// shipping this program to the nodes (srun --bcast) and what its failures say.
 
 #include "ibc/agent/job.h"
 
@@ -444,6 +445,381 @@ TEST(CollectJob, SshWithinTheParallelismIsOneWaveWithOneWindowStart) {
   EXPECT_EQ(coll.waves, 1u);
   EXPECT_TRUE(coll.notices.empty());
   for (const auto& n : coll.nodes) EXPECT_TRUE(n.answered) << n.node;
+}
+
+// Shipping (srun --bcast): a runner that answers each of the three srun steps — make the
+// private directory, collect (possibly more than once), remove leftovers — by its argv.
+class ShippingSlurm : public CommandRunner {
+ public:
+  struct Step {
+    std::vector<std::string> lines;  // stdout, without newlines
+    CommandResult result{0, false, "", "", false};
+  };
+  Result<CommandResult> run(const std::vector<std::string>& argv, std::chrono::milliseconds,
+                            std::size_t) override {
+    calls.push_back(argv);
+    return remove;
+  }
+  Result<CommandResult> runStreaming(const std::vector<std::string>& argv,
+                                     std::chrono::milliseconds,
+                                     const std::function<bool(std::string_view)>& on_line,
+                                     std::size_t) override {
+    calls.push_back(argv);
+    const bool collect = std::find(argv.begin(), argv.end(), "job-step") != argv.end();
+    Step step = collect ? (collected < collect_steps.size() ? collect_steps[collected++] : Step{})
+                        : make_dir;
+    for (const auto& l : step.lines) {
+      if (!on_line(l)) break;
+    }
+    return step.result;
+  }
+  bool available(std::string_view) const override { return true; }
+
+  // The srun calls that ran `job-step`, and the others.
+  std::vector<std::vector<std::string>> collections() const {
+    std::vector<std::vector<std::string>> out;
+    for (const auto& c : calls) {
+      if (std::find(c.begin(), c.end(), "job-step") != c.end()) out.push_back(c);
+    }
+    return out;
+  }
+
+  Step make_dir;
+  std::vector<Step> collect_steps;
+  std::size_t collected = 0;
+  CommandResult remove{0, false, "", "", false};
+  std::vector<std::vector<std::string>> calls;
+};
+
+const std::string kShipDir = "/tmp/ibcollect-job1234-00000000000000ff";
+
+JobOptions shipping() {
+  JobOptions o = options("1234");
+  o.agent_path = "/home/alice/bin/ibcollect";  // this program, on the login node only
+  o.ship_dir = kShipDir;
+  return o;
+}
+
+// What a node's step prints: its whole (unsigned) snapshot, as srun --label shows it.
+std::vector<std::string> answerOf(const std::string& node, int task) {
+  ::ibcollect::v1::Snapshot s;
+  s.mutable_node()->set_hostname(node);
+  std::vector<std::string> out;
+  for (auto& l : core::encodeStepOutput(node, core::wrapUnsigned(s).SerializeAsString()))
+    out.push_back(std::to_string(task) + ": " + l.substr(0, l.size() - 1));
+  return out;
+}
+
+ShippingSlurm::Step answers(const std::vector<std::string>& nodes, std::string err = "") {
+  ShippingSlurm::Step step;
+  for (std::size_t i = 0; i < nodes.size(); ++i) {
+    for (auto& l : answerOf(nodes[i], static_cast<int>(i))) step.lines.push_back(std::move(l));
+  }
+  step.result = CommandResult{err.empty() ? 0 : 1, false, "", std::move(err), false};
+  return step;
+}
+
+std::string valueOf(const std::vector<std::string>& argv, const std::string& prefix) {
+  for (const auto& a : argv) {
+    if (a.rfind(prefix, 0) == 0) return a.substr(prefix.size());
+  }
+  return "(none)";
+}
+
+TEST(ShipDirName, IsUnderTheParentNamedByTheJobAndSixteenHexDigits) {
+  EXPECT_EQ(shipDirName("/tmp", "1234", 0xff), "/tmp/ibcollect-job1234-00000000000000ff");
+  EXPECT_EQ(shipDirName("/scratch/local/", "77", 0x0123456789abcdefULL),
+            "/scratch/local/ibcollect-job77-0123456789abcdef");
+  EXPECT_EQ(shipDirName("/", "1", 1), "/ibcollect-job1-0000000000000001");
+}
+
+TEST(StepArgv, AShippedStepRunsThisProgramAndRemovesItsCopy) {
+  const auto argv = stepArgv(shipping(), 42);
+  EXPECT_EQ(argv.front(), "/home/alice/bin/ibcollect");  // srun --bcast runs the copy
+  EXPECT_EQ(std::count(argv.begin(), argv.end(), "--shipped"), 1);
+  const auto installed = stepArgv(options("1234"), 42);
+  EXPECT_EQ(std::count(installed.begin(), installed.end(), "--shipped"), 0);
+}
+
+TEST(CollectJob, ShippingMakesAPrivateDirectoryOnEveryNodeThenCopiesThisProgramIntoIt) {
+  ShippingSlurm r;
+  r.make_dir.lines = {"ready node1", "ready node2"};
+  r.collect_steps = {answers({"node1", "node2"})};
+  FixedClock clock;
+  const auto coll = collectJob(shipping(), {"node1", "node2"}, r, clock, nullptr);
+  ASSERT_EQ(coll.nodes.size(), 2u);
+  EXPECT_TRUE(coll.nodes[0].answered) << coll.nodes[0].unreachable_reason;
+  EXPECT_TRUE(coll.nodes[1].answered) << coll.nodes[1].unreachable_reason;
+  // Two steps, and no clean-up step: each node's step removed its own copy.
+  ASSERT_EQ(r.calls.size(), 2u);
+
+  // 1. mkdir -m 700 on every node of the run, the directory as the script's one argument.
+  const auto& mk = r.calls[0];
+  EXPECT_EQ(mk[0], "srun");
+  EXPECT_EQ(valueOf(mk, "--nodelist="), "node[1-2]");
+  EXPECT_NE(std::find(mk.begin(), mk.end(), "--overlap"), mk.end());
+  ASSERT_GE(mk.size(), 5u);
+  EXPECT_EQ(mk[mk.size() - 5], "/bin/sh");
+  EXPECT_EQ(mk[mk.size() - 4], "-c");
+  EXPECT_NE(mk[mk.size() - 3].find("mkdir -m 700 -- \"$1\""), std::string::npos);
+  EXPECT_NE(mk[mk.size() - 3].find("[ -O \"$1\" ]"), std::string::npos);  // ours, or refused
+  EXPECT_EQ(mk.back(), kShipDir);
+
+  // 2. srun copies this program into it (one name per node: DIR/) and runs the copy.
+  const auto& step = r.calls[1];
+  EXPECT_EQ(valueOf(step, "--bcast="), kShipDir + "/");
+  const auto program = std::find(step.begin(), step.end(), "/home/alice/bin/ibcollect");
+  ASSERT_NE(program, step.end());
+  EXPECT_EQ(*(program + 1), "job-step");
+  EXPECT_LT(std::find(step.begin(), step.end(), "--bcast=" + kShipDir + "/"), program);
+  EXPECT_NE(std::find(program, step.end(), "--shipped"), step.end());
+  // The window opens after the copy had time to land: launch slack + ship slack.
+  auto ws = std::find(step.begin(), step.end(), "--window-start");
+  ASSERT_NE(ws, step.end());
+  EXPECT_EQ(*(ws + 1), "1800000002000");
+}
+
+TEST(CollectJob, WithAnInstalledAgentNothingIsShipped) {
+  ShippingSlurm r;
+  r.collect_steps = {answers({"node1"})};
+  FixedClock clock;
+  const auto coll = collectJob(options("1234"), {"node1"}, r, clock, nullptr);
+  EXPECT_TRUE(coll.nodes[0].answered);
+  ASSERT_EQ(r.calls.size(), 1u);
+  EXPECT_EQ(valueOf(r.calls[0], "--bcast"), "(none)");
+  EXPECT_NE(std::find(r.calls[0].begin(), r.calls[0].end(), "/opt/ibcollect/bin/ibcollect"),
+            r.calls[0].end());
+}
+
+TEST(CollectJob, ANodeWhereTheDirectoryCannotBeMadeIsNamedAndTheOthersAreCollected) {
+  ShippingSlurm r;
+  r.make_dir.lines = {"ready node1", "ready node3"};
+  r.make_dir.result = CommandResult{1, false, "",
+                                    "node2: mkdir: cannot create directory '" + kShipDir +
+                                        "': Read-only file system\n"
+                                        "srun: error: node2: task 1: Exited with exit code 1\n",
+                                    false};
+  r.collect_steps = {answers({"node1", "node3"})};
+  FixedClock clock;
+  const auto coll = collectJob(shipping(), {"node1", "node2", "node3"}, r, clock, nullptr);
+  ASSERT_EQ(r.collections().size(), 1u);
+  EXPECT_EQ(valueOf(r.collections()[0], "--nodelist="), "node[1,3]");
+  EXPECT_TRUE(coll.nodes[0].answered);
+  EXPECT_TRUE(coll.nodes[2].answered);
+  ASSERT_FALSE(coll.nodes[1].answered);
+  const auto& why = coll.nodes[1].unreachable_reason;
+  EXPECT_NE(why.find("could not make the directory " + kShipDir), std::string::npos) << why;
+  EXPECT_NE(why.find("Read-only file system"), std::string::npos) << why;
+  EXPECT_NE(why.find("--ship-dir"), std::string::npos) << why;
+  EXPECT_FALSE(coll.launch_refused);
+}
+
+TEST(CollectJob, SlurmRefusingTheDirectoryStepIsOneMessageAndNothingElseRuns) {
+  ShippingSlurm r;
+  r.make_dir.result = CommandResult{
+      1, false, "", "srun: error: Unable to create step for job 1234: Access/permission denied\n",
+      false};
+  FixedClock clock;
+  const auto coll = collectJob(shipping(), {"node1", "node2"}, r, clock, nullptr);
+  ASSERT_TRUE(coll.launch_refused);
+  EXPECT_NE(coll.launch_refused->find("does not let this user run a step"), std::string::npos);
+  EXPECT_EQ(r.calls.size(), 1u);
+}
+
+TEST(CollectJob, ACopyThatFailsOnANodeNamesItAndTheOthersGetAStepOfTheirOwn) {
+  // srun 22.05 when a node's disk is full: the whole step is aborted, the node named, and
+  // slurmd's ENOSPC reaches srun as "Unspecified error" (seen on the test cluster).
+  ShippingSlurm r;
+  r.make_dir.lines = {"ready node1", "ready node2", "ready node3"};
+  ShippingSlurm::Step aborted;
+  aborted.result = CommandResult{
+      1, false, "",
+      "srun: error: REQUEST_FILE_BCAST(node2): Unspecified error\n"
+      "srun: fatal: Failed to broadcast '/home/alice/bin/ibcollect'. Step launch aborted.\n",
+      false};
+  r.collect_steps = {aborted, answers({"node1", "node3"})};
+  FixedClock clock;
+  const auto coll = collectJob(shipping(), {"node1", "node2", "node3"}, r, clock, nullptr);
+  ASSERT_EQ(r.collections().size(), 2u);
+  EXPECT_EQ(valueOf(r.collections()[0], "--nodelist="), "node[1-3]");
+  EXPECT_EQ(valueOf(r.collections()[1], "--nodelist="), "node[1,3]");
+  EXPECT_TRUE(coll.nodes[0].answered);
+  EXPECT_TRUE(coll.nodes[2].answered);
+  const auto& why = coll.nodes[1].unreachable_reason;
+  EXPECT_NE(why.find("could not copy ibcollect to the node"), std::string::npos) << why;
+  EXPECT_NE(why.find("REQUEST_FILE_BCAST(node2): Unspecified error"), std::string::npos) << why;
+  EXPECT_NE(why.find("full"), std::string::npos) << why;
+  // The aborted step may have left copies anywhere: the directory goes on every node.
+  const auto& cleanup = r.calls.back();
+  EXPECT_EQ(std::find(cleanup.begin(), cleanup.end(), "job-step"), cleanup.end());
+  EXPECT_EQ(valueOf(cleanup, "--nodelist="), "node[1-3]");
+  EXPECT_NE(cleanup[cleanup.size() - 3].find("rm -f -- \"$1\"/slurm_bcast_*"), std::string::npos);
+  EXPECT_EQ(cleanup.back(), kShipDir);
+}
+
+TEST(CollectJob, CopiesThatKeepFailingStopAfterThreeStepsAndNameEveryNode) {
+  ShippingSlurm r;
+  r.make_dir.lines = {"ready node1", "ready node2", "ready node3", "ready node4"};
+  auto abortOn = [](const std::string& node) {
+    ShippingSlurm::Step s;
+    s.result = CommandResult{1, false, "",
+                             "srun: error: REQUEST_FILE_BCAST(" + node +
+                                 "): Unspecified error\nsrun: fatal: Failed to broadcast "
+                                 "'/home/alice/bin/ibcollect'. Step launch aborted.\n",
+                             false};
+    return s;
+  };
+  r.collect_steps = {abortOn("node1"), abortOn("node2"), abortOn("node3"), answers({"node4"})};
+  FixedClock clock;
+  const auto coll = collectJob(shipping(), {"node1", "node2", "node3", "node4"}, r, clock, nullptr);
+  EXPECT_EQ(r.collections().size(), 3u);
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_NE(coll.nodes[i].unreachable_reason.find("could not copy"), std::string::npos) << i;
+  }
+  EXPECT_FALSE(coll.nodes[3].answered);
+  EXPECT_NE(coll.nodes[3].unreachable_reason.find("aborted the step 3 times"), std::string::npos)
+      << coll.nodes[3].unreachable_reason;
+}
+
+TEST(CollectJob, ACopyAbortedWithoutANodeNameFailsEveryNodeWithSrunsWords) {
+  ShippingSlurm r;
+  r.make_dir.lines = {"ready node1", "ready node2"};
+  ShippingSlurm::Step aborted;
+  aborted.result = CommandResult{
+      1, false, "",
+      "srun: fatal: Failed to broadcast '/home/alice/bin/ibcollect'. Step launch aborted.\n",
+      false};
+  r.collect_steps = {aborted};
+  FixedClock clock;
+  const auto coll = collectJob(shipping(), {"node1", "node2"}, r, clock, nullptr);
+  EXPECT_EQ(r.collections().size(), 1u);
+  for (const auto& n : coll.nodes) {
+    EXPECT_NE(n.unreachable_reason.find("Failed to broadcast"), std::string::npos)
+        << n.unreachable_reason;
+  }
+}
+
+TEST(CollectJob, ANoexecShipDirectoryIsNamedWithWhatToDoAndTheCopyIsRemoved) {
+  ShippingSlurm r;
+  r.make_dir.lines = {"ready node1", "ready node2"};
+  r.collect_steps = {
+      answers({"node1"}, "1: slurmstepd-node2: error: execve(): " + kShipDir +
+                             "/slurm_bcast_1234.1_node2: Permission denied\n"
+                             "srun: error: node2: task 1: Exited with exit code 13\n")};
+  FixedClock clock;
+  const auto coll = collectJob(shipping(), {"node1", "node2"}, r, clock, nullptr);
+  EXPECT_TRUE(coll.nodes[0].answered);
+  const auto& why = coll.nodes[1].unreachable_reason;
+  EXPECT_NE(why.find("execve(): " + kShipDir), std::string::npos) << why;
+  EXPECT_NE(why.find("/tmp is probably mounted noexec"), std::string::npos) << why;
+  EXPECT_NE(why.find("--ship-dir DIR"), std::string::npos) << why;
+  // node1's step removed its own copy; node2's never started.
+  EXPECT_EQ(valueOf(r.calls.back(), "--nodelist="), "node2");
+  EXPECT_EQ(r.calls.back().back(), kShipDir);
+}
+
+TEST(CollectJob, ACopyLeftBehindIsNamedWhenItCannotBeRemoved) {
+  ShippingSlurm r;
+  r.make_dir.lines = {"ready node1"};
+  r.collect_steps = {ShippingSlurm::Step{{}, CommandResult{-1, true, "", "", false}}};
+  r.remove = CommandResult{-1, true, "", "", false};
+  FixedClock clock;
+  const auto coll = collectJob(shipping(), {"node1"}, r, clock, nullptr);
+  const std::string notices = ::testing::PrintToString(coll.notices);
+  EXPECT_NE(notices.find("could not remove " + kShipDir), std::string::npos) << notices;
+  EXPECT_NE(notices.find("node1"), std::string::npos) << notices;
+}
+
+TEST(CollectJob, AMissingLibraryIsCreditedToTheNodeRunningThatTask) {
+  // The task's own stderr names no node: srun's --label task number and its "node2: task 1"
+  // line do.
+  ShippingSlurm r;
+  r.collect_steps = {
+      answers({"node1"},
+              "1: /opt/ibcollect/bin/ibcollect: error while loading shared libraries: "
+              "libprotobuf.so.32: cannot open shared object file: No such file or directory\n"
+              "srun: error: node2: task 1: Exited with exit code 127\n")};
+  FixedClock clock;
+  const auto coll = collectJob(options("1234"), {"node1", "node2"}, r, clock, nullptr);
+  const auto& why = coll.nodes[1].unreachable_reason;
+  EXPECT_NE(why.find("a shared library it needs is missing"), std::string::npos) << why;
+  EXPECT_NE(why.find("libprotobuf.so.32"), std::string::npos) << why;
+  EXPECT_TRUE(coll.nodes[0].unreachable_reason.empty()) << coll.nodes[0].unreachable_reason;
+}
+
+TEST(CollectJob, AnAgentMissingOnTheNodesSaysToLeaveOutAgentSoSrunShipsIt) {
+  ShippingSlurm r;
+  r.collect_steps = {
+      answers({},
+              "0: slurmstepd-node1: error: execve(): /opt/ibcollect/bin/ibcollect: No such file or "
+              "directory\nsrun: error: node1: task 0: Exited with exit code 2\n")};
+  FixedClock clock;
+  const auto coll = collectJob(options("1234"), {"node1"}, r, clock, nullptr);
+  const auto& why = coll.nodes[0].unreachable_reason;
+  EXPECT_NE(why.find("not installed at /opt/ibcollect/bin/ibcollect"), std::string::npos) << why;
+  EXPECT_NE(why.find("leave out --agent"), std::string::npos) << why;
+}
+
+TEST(CollectJob, OverSshAMissingIbcollectSaysToInstallItOrUseSrun) {
+  ScriptedRunner r;
+  r.stream_result = CommandResult{
+      127, false, "", "bash: line 1: /opt/ibcollect/bin/ibcollect: No such file or directory\n",
+      false};
+  JobOptions o = options("1234");
+  o.launcher = Launcher::Ssh;
+  FixedClock clock;
+  const auto coll = collectJob(o, {"host1"}, r, clock, nullptr);
+  const auto& why = coll.nodes[0].unreachable_reason;
+  EXPECT_NE(why.find("not installed at /opt/ibcollect/bin/ibcollect on the node"),
+            std::string::npos)
+      << why;
+  EXPECT_NE(why.find("install ibcollect on the nodes"), std::string::npos) << why;
+  EXPECT_NE(why.find("use --launcher srun"), std::string::npos) << why;
+}
+
+// Remembers what it was asked to remove.
+class RemovalLog : public FileWriter {
+ public:
+  core::Status writeFileAtomic(const std::string&, std::string_view) override { return {}; }
+  core::Status makeDirectories(const std::string&, unsigned) override { return {}; }
+  core::Status removeFile(const std::string& path) override {
+    removed.push_back(path);
+    return {};
+  }
+  core::Status removeEmptyDirectory(const std::string& path) override {
+    removed.push_back(path + "/");
+    return dir_result;
+  }
+  core::Status renameFile(const std::string&, const std::string&) override { return {}; }
+  std::vector<std::string> removed;
+  core::Status dir_result;
+};
+
+TEST(RemoveShippedCopy, RemovesTheCopyAndThenItsDirectory) {
+  RemovalLog w;
+  const std::string copy = kShipDir + "/slurm_bcast_1234.3_node2";
+  EXPECT_TRUE(removeShippedCopy(copy, w).ok());
+  EXPECT_EQ(w.removed, (std::vector<std::string>{copy, kShipDir + "/"}));
+  // Another node's copy still in a shared directory: not an error, the last one removes it.
+  RemovalLog shared;
+  shared.dir_result = Error{ErrorCode::Io, kShipDir + ": Directory not empty"};
+  EXPECT_TRUE(removeShippedCopy(copy, shared).ok());
+}
+
+TEST(RemoveShippedCopy, NeverTouchesAnInstalledProgram) {
+  for (const std::string& path : std::vector<std::string>{
+           "/usr/bin/ibcollect", "/tmp/slurm_bcast_1234.3_node2", kShipDir + "/ibcollect",
+           "/home/alice/ibcollect-job1/slurm_bcast_1.0_n", "slurm_bcast_1.0_n", ""}) {
+    RemovalLog w;
+    const auto st = removeShippedCopy(path, w);
+    if (path == "/home/alice/ibcollect-job1/slurm_bcast_1.0_n") {
+      EXPECT_TRUE(st.ok()) << path;  // shaped like a copy: a --ship-dir under a home
+      continue;
+    }
+    EXPECT_FALSE(st.ok()) << path;
+    EXPECT_EQ(st.error().code, ErrorCode::InvalidArgument) << path;
+    EXPECT_TRUE(w.removed.empty()) << path;
+  }
 }
 
 }  // namespace

@@ -5,6 +5,10 @@
 // over the launcher's stdout (no shared filesystem). All nodes start their counter
 // window at the same wall-clock moment; a node that does not answer in time is reported
 // by name as unreachable and the others are still reported.
+//
+// Zero-install: with srun and no --agent, the launcher ships its own executable to the
+// nodes through Slurm (srun --bcast) and runs that copy, so nothing needs to be installed
+// on them and the node side is always the version whose verdict logic the launcher runs.
 
 #include <chrono>
 #include <functional>
@@ -39,7 +43,14 @@ struct JobOptions {
   std::chrono::milliseconds launch_slack{500};
   std::vector<std::string> nccl_logs;  // patterns, %h = the node's hostname
   std::vector<std::string> nccl_tests;
-  std::string agent_path;  // ibcollect on the nodes
+  // ibcollect on the nodes, or (ship_dir set) this program's own path, which srun copies.
+  std::string agent_path;
+  // srun only: ship agent_path to the nodes (srun --bcast) into this directory, made on each
+  // node for this run (mode 0700, a name no one can guess: see shipDirName) and removed
+  // again; empty: run agent_path as installed on the nodes.
+  std::string ship_dir;
+  // Added to launch_slack when shipping: the copy must have landed before the window opens.
+  std::chrono::milliseconds ship_slack{1500};
   // The nodes' agent config (identity to sign with), a path on the nodes, %h = the node;
   // empty: each node's /etc/ibcollect/agent.conf when it exists.
   std::string node_config;
@@ -96,8 +107,21 @@ JobCollection collectJob(const JobOptions& options, const std::vector<std::strin
                          CommandRunner& runner, Clock& clock,
                          const std::function<void(std::size_t, std::size_t)>& progress);
 
-// The argv a node runs (exposed for tests and `--help`).
+// The argv a node runs (exposed for tests and `--help`). When shipping, argv[0] is the
+// launcher's own path: srun --bcast copies it and runs the copy instead.
 std::vector<std::string> stepArgv(const JobOptions& options, int64_t window_start_unix_ms);
+
+// The private directory a run ships into: PARENT/ibcollect-job<JOB>-<16 hex digits of
+// `random`>. Unguessable, so no other user of a node can create it (or a symlink by its
+// name) first; `parent` must be node-local (each node gets its own copy) and not noexec.
+std::string shipDirName(const std::string& parent, const std::string& job_id, uint64_t random);
+
+// Node side of shipping: removes the running copy `executable` (it keeps running: Linux
+// frees the file when the process ends) and then its directory when it is empty (other
+// nodes' copies share it on a shared filesystem; the last one removes it). Only a path
+// shaped like a shipped copy (shipDirName()/slurm_bcast_*) is touched: InvalidArgument
+// otherwise. Errors: those of FileWriter::removeFile.
+core::Status removeShippedCopy(const std::string& executable, FileWriter& writer);
 
 // Expands a --nccl-log pattern for one host: "%h" → host; then shell-style globbing.
 std::vector<std::string> expandLogPattern(const std::string& pattern, const std::string& host);

@@ -225,6 +225,9 @@ class FileWriter {
   virtual core::Status makeDirectories(const std::string& path, unsigned mode = 0755) = 0;
   // Removes one file. Errors: NotFound when there was none.
   virtual core::Status removeFile(const std::string& path) = 0;
+  // Removes an empty directory (rmdir). Errors: NotFound, Io (not empty, busy, ...);
+  // Unsupported from writers that never remove directories (the default).
+  virtual core::Status removeEmptyDirectory(const std::string& path);
   // rename(2): replaces `to` atomically; both on one filesystem.
   virtual core::Status renameFile(const std::string& from, const std::string& to) = 0;
 };
@@ -236,6 +239,7 @@ class DiskFileWriter final : public FileWriter {
   core::Status writeFileAtomic(const std::string& path, std::string_view bytes) override;
   core::Status makeDirectories(const std::string& path, unsigned mode = 0755) override;
   core::Status removeFile(const std::string& path) override;
+  core::Status removeEmptyDirectory(const std::string& path) override;
   core::Status renameFile(const std::string& from, const std::string& to) override;
 };
 
