@@ -51,7 +51,7 @@ now() { date +%s.%N; }
 echo "== verdict: ibcollect --job 4242 on $N nodes (fake launcher)" >&2
 t0=$(now)
 rc=0
-PATH="$WORK/bin:$PATH" "$IBC" --job 4242 --window 0 --out "$WORK/out-verdict" --format text \
+PATH="$WORK/bin:$PATH" "$IBC" --job 4242 --window 0 --agent "$IBC" --out "$WORK/out-verdict" --format text \
   >"$WORK/verdict.txt" 2>"$WORK/verdict.err" || rc=$?
 t1=$(now)
 [ "$rc" -le 2 ] || { cat "$WORK/verdict.err" >&2; echo "--job failed (exit $rc)" >&2; exit 1; }
@@ -62,7 +62,7 @@ grep -m3 -E "node|OK|WARN|CRIT" "$WORK/verdict.txt" | sed 's/^/   /' >&2 || true
 
 echo "== stored: the same job with --collector $ADDR" >&2
 rc=0
-PATH="$WORK/bin:$PATH" "$IBC" --job 4242 --window 0 --out "$WORK/out-stored" --format text \
+PATH="$WORK/bin:$PATH" "$IBC" --job 4242 --window 0 --agent "$IBC" --out "$WORK/out-stored" --format text \
   --collector "$ADDR" --ca "$WORK/pki/ca.pem" --cert "$WORK/pki/agents/bench/launcher.pem" \
   --key "$WORK/pki/agents/bench/launcher.key" >/dev/null 2>"$WORK/stored.err" || rc=$?
 [ "$rc" -le 2 ] || { cat "$WORK/stored.err" >&2; echo "--job --collector failed (exit $rc)" >&2; exit 1; }

@@ -17,6 +17,16 @@ core::Status writeFileAtomic(const std::string& path, std::string_view bytes) {
   const auto slash = path.rfind('/');
   const std::string dir =
       slash == std::string::npos ? "." : (slash == 0 ? "/" : path.substr(0, slash));
+  // rename() would put a regular file in place of a device or FIFO: `-o /dev/null --force`
+  // as root would replace /dev/null for the whole machine.
+  struct stat existing {};
+  if (::lstat(path.c_str(), &existing) == 0 && !S_ISREG(existing.st_mode) &&
+      !S_ISLNK(existing.st_mode)) {
+    return core::Error{core::ErrorCode::InvalidArgument,
+                       path +
+                           ": not a regular file (a device, FIFO, socket or directory); "
+                           "ibcollect writes only regular files: give another path"};
+  }
   std::string tmp = path + ".tmp." + std::to_string(::getpid());
   Fd fd(::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644));
   if (fd.get() < 0) return errnoError(errno, path);

@@ -108,8 +108,8 @@ bool socketTransport(const v1::NcclLogSummary& s, std::vector<std::string>& ev) 
 // reads.
 class LogEvents {
  public:
-  LogEvents(RuleContext& ctx, const v1::NcclLog& log)
-      : ctx(ctx), summary(log.parsed()), source_(log.source()) {
+  LogEvents(RuleContext& rule_context, const v1::NcclLog& log)
+      : ctx(rule_context), summary(log.parsed()), source_(log.source()) {
     for (const auto& e : summary.events()) by_kind_[e.kind()].push_back(&e);
   }
   const std::vector<const v1::NcclEvent*>& events(Kind k) const {

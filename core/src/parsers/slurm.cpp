@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 
 #include "ibc/core/text.h"
 
@@ -195,18 +196,32 @@ std::string compressHostlist(const std::vector<std::string>& hosts) {
       return std::tie(prefix, width) < std::tie(o.prefix, o.width);
     }
   };
+  // Where the trailing number starts, or npos for a name without one (kept as it is).
+  auto numberAt = [](const std::string& h) {
+    std::size_t d = h.size();
+    while (d > 0 && std::isdigit(static_cast<unsigned char>(h[d - 1]))) --d;
+    return d == h.size() || h.size() - d > 18 ? std::string::npos : d;
+  };
+  // Zero-padded widths per prefix: node0999 and node1000 are one range, node[0999-1000].
+  std::set<std::pair<std::string, std::size_t>> padded;
+  for (const auto& h : hosts) {
+    const std::size_t d = numberAt(h);
+    if (d != std::string::npos && h.size() - d > 1 && h[d] == '0')
+      padded.insert({h.substr(0, d), h.size() - d});
+  }
   std::map<Key, std::vector<int64_t>> groups;
   std::vector<std::string> plain;
   for (const auto& h : hosts) {
-    std::size_t d = h.size();
-    while (d > 0 && std::isdigit(static_cast<unsigned char>(h[d - 1]))) --d;
-    if (d == h.size() || h.size() - d > 18) {
+    const std::size_t d = numberAt(h);
+    if (d == std::string::npos) {
       plain.push_back(h);
       continue;
     }
     const std::string digits = h.substr(d);
-    const std::size_t width = digits.size() > 1 && digits[0] == '0' ? digits.size() : 0;
-    groups[{h.substr(0, d), width}].push_back(*parseInt(digits));
+    const std::string prefix = h.substr(0, d);
+    const bool pads =
+        (digits.size() > 1 && digits[0] == '0') || padded.count({prefix, digits.size()}) > 0;
+    groups[{prefix, pads ? digits.size() : 0}].push_back(*parseInt(digits));
   }
   std::string out;
   auto add = [&](const std::string& s) { out += (out.empty() ? "" : ",") + s; };

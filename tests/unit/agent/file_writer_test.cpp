@@ -47,6 +47,24 @@ TEST_F(DiskFileWriterTest, ReplacesAFileWholeAndLeavesNoTemporaryBehind) {
   EXPECT_EQ(entries, 1u);
 }
 
+TEST_F(DiskFileWriterTest, NeverPutsAFileInPlaceOfAFifoOrADirectory) {
+  // As `snapshot -o /dev/null --force` run by root once replaced /dev/null: a rename over a
+  // device or FIFO must not happen (a FIFO stands in for the device here: no root needed).
+  const std::string fifo = (dir_ / "pipe").string();
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  const auto st = disk_.writeFileAtomic(fifo, "x");
+  ASSERT_FALSE(st.ok());
+  EXPECT_EQ(st.error().code, core::ErrorCode::InvalidArgument);
+  EXPECT_NE(st.error().message.find("not a regular file"), std::string::npos);
+  EXPECT_TRUE(fs::is_fifo(fifo));
+  fs::create_directory(dir_ / "d");
+  EXPECT_FALSE(disk_.writeFileAtomic((dir_ / "d").string(), "x").ok());
+  EXPECT_TRUE(fs::is_directory(dir_ / "d"));
+  std::size_t entries = 0;
+  for ([[maybe_unused]] const auto& e : fs::directory_iterator(dir_)) ++entries;
+  EXPECT_EQ(entries, 2u);  // no temporary left
+}
+
 TEST_F(DiskFileWriterTest, AMissingParentIsNotFoundNamingThePath) {
   const std::string path = (dir_ / "no" / "such" / "a.ibsnap").string();
   const auto st = disk_.writeFileAtomic(path, "x");

@@ -117,6 +117,18 @@ TEST(Hostlist, CompressIsTheInverse) {
   EXPECT_EQ(compressHostlist({"gpu01", "gpu02", "login"}), "gpu[01-02],login");
 }
 
+TEST(Hostlist, ZeroPaddedNamesPastThePaddingStayOneRange) {
+  // sim[0000-1999] expands to sim0998, sim0999, sim1000, ...: 1000 has no leading zero but
+  // the same width, and must not start a second range printed before the first.
+  std::vector<std::string> hosts;
+  for (int i = 998; i <= 1001; ++i)
+    hosts.push_back((i < 1000 ? "sim0" : "sim") + std::to_string(i));
+  const std::string c = compressHostlist(hosts);
+  EXPECT_EQ(c, "sim[0998-1001]");
+  EXPECT_EQ(*expandHostlist(c), hosts);
+  EXPECT_EQ(compressHostlist({"n1", "n10", "n2"}), "n[1-2,10]");
+}
+
 TEST(HostNames, ShortAndFullyQualifiedNamesOfOneMachineAreTheSameHost) {
   EXPECT_TRUE(sameHostName("node7", "node7"));
   EXPECT_TRUE(sameHostName("node7.cluster.local", "node7"));
