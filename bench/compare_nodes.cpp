@@ -19,8 +19,8 @@
 #include "ibc/core/job_verdict.h"
 #include "ibc/core/report.h"
 #include "ibc/core/snapshot_file.h"
-#include "synthetic_job.h"
 #include "ibc/core/step_output.h"
+#include "synthetic_job.h"
 
 namespace {
 
