@@ -799,7 +799,9 @@ bool Server::Impl::identify(Connection& c) {
 // order. The session ends when both have.
 awaitable<void> Server::Impl::serve(std::shared_ptr<Connection> c) {
   asio::co_spawn(io, writeAnswers(c), [this, c](std::exception_ptr e) {
+    if (!e) return;  // writeAnswers ended by itself and closed the connection
     c->writer_done = true;
+    c->close();  // ends the reader's read
     Connection::wake(c->reader_wake);
     onException(e);
   });
