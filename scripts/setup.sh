@@ -116,7 +116,8 @@ case "$BUILD_KIND" in
         -DCMAKE_CXX_FLAGS_DEBUG="-g -O1" -DIBC_TSAN=ON >/dev/null
     fi
     echo "== build ($BUILD: the collector's tests under ThreadSanitizer)"
-    cmake --build "$BUILD" -j2 --target ibc_collector_tests ibc_transport_tests ibc_ops_tests
+    cmake --build "$BUILD" -j2 --target ibc_collector_tests ibc_client_tests ibc_transport_tests \
+      ibc_ops_tests
     ;;
   package)
     BUILD=build/package

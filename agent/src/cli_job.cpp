@@ -321,9 +321,11 @@ int runJob(CliEnvironment& env, const JobArgs& a) {
 
   // Upload what the nodes signed (each node signs with its own identity, the collector
   // checks the signer's tenant against ours); unsigned snapshots stay in the directory.
+  // All of them go over one connection with several uploads in flight.
   bool delivery_failed = false;
   if (transport->delivery) {
     std::size_t unsigned_count = 0;
+    std::vector<CollectedUpload> uploads;
     for (const auto& h : hosts) {
       auto it = by_host.find(h);
       if (it == by_host.end() || !it->second->answered) continue;
@@ -332,10 +334,11 @@ int runJob(CliEnvironment& env, const JobArgs& a) {
         continue;
       }
       const auto kept = kept_files.find(h);
-      if (!deliverCollected(env, *transport, it->second->envelope,
-                            kept == kept_files.end() ? std::string() : kept->second)) {
-        delivery_failed = true;
-      }
+      uploads.push_back({&it->second->envelope, h + "'s snapshot",
+                         kept == kept_files.end() ? std::string() : kept->second});
+    }
+    if (deliverCollectedAll(env, *transport, uploads, BatchReport::Summary) > 0) {
+      delivery_failed = true;
     }
     if (unsigned_count > 0) {
       env.err << "ibcollect: " << unsigned_count

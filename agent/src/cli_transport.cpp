@@ -122,6 +122,34 @@ bool report(CliEnvironment& env, const std::string& what, const std::string& whe
   return false;
 }
 
+// Delivers `uploads` in one batch and reports each, or the delivered ones in one line.
+// Returns how many were not delivered.
+std::size_t deliverAndReport(CliEnvironment& env, SnapshotDelivery& delivery,
+                             const std::string& where, const std::vector<CollectedUpload>& uploads,
+                             BatchReport how) {
+  std::vector<const v1::SignedSnapshot*> envelopes;
+  for (const auto& u : uploads) envelopes.push_back(u.envelope);
+  const auto outcomes = delivery.deliverAll(envelopes);
+  std::size_t failed = 0;
+  std::size_t delivered = 0;
+  std::size_t already = 0;
+  for (std::size_t i = 0; i < uploads.size(); ++i) {
+    const auto& o = outcomes[i];
+    if (how == BatchReport::Summary && o.ok() && o->delivered()) {
+      ++(o->status == DeliveryStatus::AlreadyStored ? already : delivered);
+      continue;
+    }
+    if (!report(env, uploads[i].what, where, o, uploads[i].kept_in)) ++failed;
+  }
+  if (how == BatchReport::Summary && delivered + already > 0) {
+    env.err << "ibcollect: delivered " << delivered + already << " of " << uploads.size()
+            << " snapshot(s) to " << where;
+    if (already > 0) env.err << " (" << already << " already there)";
+    env.err << "\n";
+  }
+  return failed;
+}
+
 core::Result<v1::SignedSnapshot> readSnapshotFile(CliEnvironment& env, const std::string& path) {
   auto bytes = env.files.readFile(path, core::kMaxSnapshotFileBytes);
   if (!bytes.ok()) return bytes.error();
@@ -161,7 +189,11 @@ int runUpload(CliEnvironment& env, const UploadArgs& a) {
   TlsCollectorConnector connector(config->collector, config->credentials, config->timeouts);
   Spool spool(config->spool_dir, config->spool_limits, env.writer);
   auto delivery = makeDelivery(env, connector, spool, *config);
-  int failed = 0;
+  std::size_t failed = 0;
+  // Every file is read before sending, so all go over one connection, pipelined.
+  std::vector<v1::SignedSnapshot> envelopes;
+  std::vector<std::string> files;
+  envelopes.reserve(a.files.size());
   for (const auto& file : a.files) {
     auto envelope = readSnapshotFile(env, file);
     if (!envelope.ok()) {
@@ -176,8 +208,15 @@ int runUpload(CliEnvironment& env, const UploadArgs& a) {
       ++failed;
       continue;
     }
-    if (!report(env, file, connector.describe(), delivery.deliver(*envelope), file)) ++failed;
+    envelopes.push_back(std::move(*envelope));
+    files.push_back(file);
   }
+  std::vector<CollectedUpload> uploads;
+  for (std::size_t i = 0; i < envelopes.size(); ++i) {
+    uploads.push_back({&envelopes[i], files[i], files[i]});
+  }
+  failed +=
+      deliverAndReport(env, delivery, connector.describe(), uploads, BatchReport::EachSnapshot);
   return failed > 0 ? core::kExitCollectFailed : core::kExitOk;
 }
 
@@ -374,6 +413,16 @@ bool deliverCollected(CliEnvironment& env, const SnapshotTransport& t,
   Spool spool(config.spool_dir, config.spool_limits, env.writer);
   auto delivery = makeDelivery(env, connector, spool, config);
   return report(env, "the snapshot", connector.describe(), delivery.deliver(envelope), kept_in);
+}
+
+std::size_t deliverCollectedAll(CliEnvironment& env, const SnapshotTransport& t,
+                                const std::vector<CollectedUpload>& uploads, BatchReport how) {
+  if (!t.delivery || uploads.empty()) return 0;
+  const auto& config = *t.delivery;
+  TlsCollectorConnector connector(config.collector, config.credentials, config.timeouts);
+  Spool spool(config.spool_dir, config.spool_limits, env.writer);
+  auto delivery = makeDelivery(env, connector, spool, config);
+  return deliverAndReport(env, delivery, connector.describe(), uploads, how);
 }
 
 void addTransportCommands(CLI::App& app, CliEnvironment& env, std::vector<Command>& commands) {

@@ -53,6 +53,24 @@ bool deliverCollected(CliEnvironment& env, const SnapshotTransport& transport,
                       const ::ibcollect::v1::SignedSnapshot& envelope,
                       const std::string& kept_in = {});
 
+// One snapshot of a batch: `what` names it in messages ("node01's snapshot", a file),
+// `kept_in` as for deliverCollected. `envelope` must outlive the call.
+struct CollectedUpload {
+  const ::ibcollect::v1::SignedSnapshot* envelope = nullptr;
+  std::string what;
+  std::string kept_in;
+};
+
+// How a batch delivery reports: a line per snapshot, or one line for those delivered and a
+// line per snapshot that was not (a job of thousands of nodes).
+enum class BatchReport { EachSnapshot, Summary };
+
+// As deliverCollected for many snapshots, over one connection with several uploads in
+// flight (SnapshotDelivery::deliverAll: the same per-snapshot guarantees). Returns how many
+// were not delivered; 0 when no collector is configured.
+std::size_t deliverCollectedAll(CliEnvironment& env, const SnapshotTransport& transport,
+                                const std::vector<CollectedUpload>& uploads, BatchReport how);
+
 // A snapshot fetched from the collector: the `.ibsnap` file bytes (magic + envelope), checked
 // to hash to its id.
 struct FetchedSnapshot {

@@ -181,11 +181,71 @@ std::string userStateDir(const std::string& xdg_state_home, const std::string& h
 
 // ---- delivery --------------------------------------------------------------------------------
 
+namespace {
+
+// Uploads one pipelined call carries at most, so the serialized copies held at once stay
+// bounded (a 2,000-node job is a few calls; the pipeline drains only between them).
+constexpr std::size_t kBatchUploads = 256;
+constexpr std::size_t kBatchBytes = 32u << 20;
+
+enum class AnswerKind { Acknowledged, Refused, Retry };
+
+struct JudgedAnswer {
+  AnswerKind kind = AnswerKind::Retry;
+  bool already_stored = false;
+  std::string detail;
+  bool keep_session = true;  // false: the connection is not used again
+};
+
+// What the collector's answer to the upload of snapshot `id` means for it.
+JudgedAnswer judgeAnswer(const Result<v1::CollectorResponse>& response, const std::string& id) {
+  JudgedAnswer j;
+  if (!response.ok()) {
+    j.keep_session = false;
+    j.detail = response.error().message;
+  } else if (response->has_ack()) {
+    if (response->ack().snapshot_id() == id) {
+      j.kind = AnswerKind::Acknowledged;
+      j.already_stored = response->ack().already_stored();
+      return j;
+    }
+    j.keep_session = false;
+    j.detail = "the collector acknowledged " + response->ack().snapshot_id() + " for " + id;
+  } else if (response->has_rejection()) {
+    j.detail = "collector refused it: " + describeRejection(response->rejection());
+    if (!response->rejection().retryable()) {
+      j.kind = AnswerKind::Refused;
+      return j;
+    }
+    j.keep_session = false;  // the collector may have closed it (overload, shutdown)
+  } else {
+    j.keep_session = false;
+    j.detail = "the collector gave an answer this agent does not understand";
+  }
+  return j;
+}
+
+v1::CollectorRequest uploadRequest(const v1::SignedSnapshot& envelope) {
+  v1::CollectorRequest request;
+  request.mutable_upload()->set_signed_snapshot(core::serializeEnvelope(envelope));
+  return request;
+}
+
+}  // namespace
+
 struct SnapshotDelivery::Attempt {
   enum class Kind { Acknowledged, Refused, Failed } kind = Kind::Failed;
   bool already_stored = false;
   std::string detail;
   int tries = 0;
+
+  void take(const JudgedAnswer& j) {
+    kind = j.kind == AnswerKind::Acknowledged ? Kind::Acknowledged
+           : j.kind == AnswerKind::Refused    ? Kind::Refused
+                                              : Kind::Failed;
+    already_stored = j.already_stored;
+    detail = j.detail;
+  }
 };
 
 SnapshotDelivery::SnapshotDelivery(CollectorConnector& connector, Spool& spool, Clock& clock,
@@ -200,61 +260,87 @@ SnapshotDelivery::SnapshotDelivery(CollectorConnector& connector, Spool& spool, 
 
 SnapshotDelivery::Attempt SnapshotDelivery::send(const v1::SignedSnapshot& envelope,
                                                  const std::string& id) {
-  Attempt a;
-  v1::CollectorRequest request;
-  request.mutable_upload()->set_signed_snapshot(core::serializeEnvelope(envelope));
-  while (a.tries < retry_.attempts) {
-    ++a.tries;
-    if (!session_) {
-      auto s = connector_.connect();
-      if (s.ok()) {
-        session_ = std::move(*s);
-      } else {
-        a.detail = s.error().message;
-      }
+  return std::move(sendAll({&envelope}, {id}).front());
+}
+
+// Rounds of sends: each round sends, pipelined, every snapshot not answered for good that
+// has tries left; a backoff separates rounds.
+std::vector<SnapshotDelivery::Attempt> SnapshotDelivery::sendAll(
+    const Envelopes& envelopes, const std::vector<std::string>& ids) {
+  std::vector<Attempt> attempts(envelopes.size());
+  for (int round = 1;; ++round) {
+    std::vector<std::size_t> pending;
+    for (std::size_t i = 0; i < attempts.size(); ++i) {
+      const Attempt& a = attempts[i];
+      if (a.kind == Attempt::Kind::Failed && a.tries < retry_.attempts) pending.push_back(i);
     }
-    if (session_) {
-      auto response = session_->call(request);
-      if (!response.ok()) {
-        session_.reset();
-        a.detail = response.error().message;
-      } else if (response->has_ack()) {
-        if (response->ack().snapshot_id() == id) {
-          a.kind = Attempt::Kind::Acknowledged;
-          a.already_stored = response->ack().already_stored();
-          return a;
-        }
-        session_.reset();
-        a.detail = "the collector acknowledged " + response->ack().snapshot_id() + " for " + id;
-      } else if (response->has_rejection()) {
-        a.detail = "collector refused it: " + describeRejection(response->rejection());
-        if (!response->rejection().retryable()) {
-          a.kind = Attempt::Kind::Refused;
-          return a;
-        }
-        session_.reset();  // the collector may have closed it (overload, shutdown)
-      } else {
-        session_.reset();
-        a.detail = "the collector gave an answer this agent does not understand";
-      }
-    }
-    if (a.tries < retry_.attempts) {
-      const auto wait = backoffDelay(retry_, a.tries, seedOf(id));
+    if (pending.empty()) break;
+    if (round > 1) {
+      const std::size_t first = pending.front();
+      const auto wait = backoffDelay(retry_, round - 1, seedOf(ids[first]));
       if (notice_) {
-        notice_("attempt " + std::to_string(a.tries) + " failed: " + a.detail + "; retrying in " +
-                seconds(wait));
+        const std::string what =
+            pending.size() == 1
+                ? "attempt " + std::to_string(attempts[first].tries) + " failed: "
+                : std::to_string(pending.size()) + " snapshots not delivered yet (" +
+                      ids[first].substr(0, 12) + ": ";
+        notice_(what + attempts[first].detail + (pending.size() == 1 ? "" : ")") +
+                "; retrying in " + seconds(wait));
       }
       clock_.sleepUntil(clock_.steadyNow() + wait);
     }
+    sendRound(envelopes, ids, pending, attempts);
   }
-  a.kind = Attempt::Kind::Failed;
-  return a;
+  return attempts;
 }
 
-Result<DeliveryOutcome> SnapshotDelivery::deliver(const v1::SignedSnapshot& envelope) {
-  DeliveryOutcome out;
-  out.snapshot_id = core::snapshotId(envelope);
-  const Attempt a = send(envelope, out.snapshot_id);
+// One round over `which`, in batches on the current connection. A connection that fails
+// ends the round: what it did not carry waits for the next round without losing a try.
+void SnapshotDelivery::sendRound(const Envelopes& envelopes, const std::vector<std::string>& ids,
+                                 const std::vector<std::size_t>& which,
+                                 std::vector<Attempt>& attempts) {
+  for (std::size_t from = 0; from < which.size();) {
+    if (!session_) {
+      auto s = connector_.connect();
+      if (!s.ok()) {
+        for (std::size_t k = from; k < which.size(); ++k) {
+          Attempt& a = attempts[which[k]];
+          ++a.tries;
+          a.kind = Attempt::Kind::Failed;
+          a.detail = s.error().message;
+        }
+        return;
+      }
+      session_ = std::move(*s);
+    }
+    std::vector<v1::CollectorRequest> requests;
+    std::size_t bytes = 0;
+    std::size_t to = from;
+    while (to < which.size() && requests.size() < kBatchUploads &&
+           (requests.empty() || bytes < kBatchBytes)) {
+      requests.push_back(uploadRequest(*envelopes[which[to]]));
+      bytes += requests.back().upload().signed_snapshot().size();
+      ++to;
+    }
+    const auto results = session_->callPipelined(std::move(requests));
+    bool keep_session = true;
+    for (std::size_t k = from; k < to; ++k) {
+      const JudgedAnswer j = judgeAnswer(results[k - from], ids[which[k]]);
+      ++attempts[which[k]].tries;
+      attempts[which[k]].take(j);
+      keep_session = keep_session && j.keep_session;
+    }
+    from = to;
+    if (!keep_session) {
+      session_.reset();
+      return;
+    }
+  }
+}
+
+// What became of one snapshot after its tries: delivered, or kept (spool, rejected/).
+Result<DeliveryOutcome> SnapshotDelivery::settle(const v1::SignedSnapshot& envelope,
+                                                 DeliveryOutcome out, const Attempt& a) {
   out.attempts = a.tries;
   out.detail = a.detail;
   switch (a.kind) {
@@ -284,6 +370,28 @@ Result<DeliveryOutcome> SnapshotDelivery::deliver(const v1::SignedSnapshot& enve
   return out;
 }
 
+Result<DeliveryOutcome> SnapshotDelivery::deliver(const v1::SignedSnapshot& envelope) {
+  DeliveryOutcome out;
+  out.snapshot_id = core::snapshotId(envelope);
+  const Attempt a = send(envelope, out.snapshot_id);
+  return settle(envelope, std::move(out), a);
+}
+
+std::vector<Result<DeliveryOutcome>> SnapshotDelivery::deliverAll(const Envelopes& envelopes) {
+  std::vector<std::string> ids;
+  ids.reserve(envelopes.size());
+  for (const auto* e : envelopes) ids.push_back(core::snapshotId(*e));
+  const std::vector<Attempt> attempts = sendAll(envelopes, ids);
+  std::vector<Result<DeliveryOutcome>> out;
+  out.reserve(envelopes.size());
+  for (std::size_t i = 0; i < envelopes.size(); ++i) {
+    DeliveryOutcome o;
+    o.snapshot_id = ids[i];
+    out.push_back(settle(*envelopes[i], std::move(o), attempts[i]));
+  }
+  return out;
+}
+
 FlushReport SnapshotDelivery::flush() {
   FlushReport report;
   auto pending = spool_.pending();
@@ -291,8 +399,24 @@ FlushReport SnapshotDelivery::flush() {
     report.problems.push_back(pending.error().message);
     return report;
   }
-  for (std::size_t i = 0; i < pending->size(); ++i) {
-    const SpoolEntry& entry = (*pending)[i];
+  for (std::size_t from = 0; from < pending->size(); from += kBatchUploads) {
+    const std::size_t to = std::min(pending->size(), from + kBatchUploads);
+    flushBatch(std::vector<SpoolEntry>(pending->begin() + from, pending->begin() + to), report);
+    if (report.remaining > 0) {
+      report.remaining += static_cast<int>(pending->size() - to);
+      break;
+    }
+  }
+  return report;
+}
+
+// Sends one batch of spooled snapshots; removes what was acknowledged, moves what was
+// refused to rejected/, counts the rest as remaining.
+void SnapshotDelivery::flushBatch(const std::vector<SpoolEntry>& entries, FlushReport& report) {
+  std::vector<const SpoolEntry*> sent;
+  std::vector<v1::SignedSnapshot> envelopes;
+  envelopes.reserve(entries.size());
+  for (const SpoolEntry& entry : entries) {
     auto envelope = spool_.read(entry);
     if (!envelope.ok()) {
       if (envelope.error().code == ErrorCode::NotFound) continue;  // flushed by someone else
@@ -302,25 +426,38 @@ FlushReport SnapshotDelivery::flush() {
                                 (moved.ok() ? "; moved to " + *moved : ""));
       continue;
     }
-    const Attempt a = send(*envelope, entry.snapshot_id);
+    envelopes.push_back(std::move(*envelope));
+    sent.push_back(&entry);
+  }
+  Envelopes pointers;
+  std::vector<std::string> ids;
+  for (std::size_t i = 0; i < sent.size(); ++i) {
+    pointers.push_back(&envelopes[i]);
+    ids.push_back(sent[i]->snapshot_id);
+  }
+  const std::vector<Attempt> attempts = sendAll(pointers, ids);
+  for (std::size_t i = 0; i < sent.size(); ++i) {
+    const SpoolEntry& entry = *sent[i];
+    const Attempt& a = attempts[i];
     if (a.kind == Attempt::Kind::Acknowledged) {
       ++(a.already_stored ? report.already_stored : report.delivered);
       if (auto st = spool_.remove(entry); !st.ok()) report.problems.push_back(st.error().message);
-      continue;
-    }
-    if (a.kind == Attempt::Kind::Refused) {
+    } else if (a.kind == Attempt::Kind::Refused) {
       auto moved = spool_.reject(entry, a.detail);
       ++report.rejected;
       report.problems.push_back(
           entry.snapshot_id + ": " + a.detail +
           (moved.ok() ? "; moved to " + *moved : "; " + moved.error().message));
-      continue;
+    } else {
+      // One line for the first, a count for the others: they failed the same way.
+      if (report.remaining == 0) report.problems.push_back(entry.snapshot_id + ": " + a.detail);
+      ++report.remaining;
     }
-    report.problems.push_back(entry.snapshot_id + ": " + a.detail);
-    report.remaining = static_cast<int>(pending->size() - i);
-    break;
   }
-  return report;
+  if (report.remaining > 1) {
+    report.problems.push_back(std::to_string(report.remaining - 1) +
+                              " more snapshot(s) of this batch not delivered either");
+  }
 }
 
 Result<DeliveryOutcome> deliverSnapshot(const v1::SignedSnapshot& envelope,

@@ -216,6 +216,10 @@ int runCollector(const std::vector<std::string>& args, std::ostream& out, std::o
   app.add_option("--max-inflight-per-tenant-mb", a.max_inflight_per_tenant_mb,
                  "Request payload one tenant may hold in memory at once, MiB")
       ->capture_default_str();
+  app.add_option("--max-pipelined-requests", a.server.max_pipelined_requests,
+                 "Requests one connection may have read and not yet answered (answered in order)")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
   app.add_option("--max-handshakes-per-source", a.server.max_handshakes_per_source,
                  "TLS handshakes one source address may run at once")
       ->capture_default_str();

@@ -24,6 +24,7 @@
 #include <map>
 #include <mutex>
 #include <set>
+#include <sstream>
 #include <thread>
 
 #include <openssl/ssl.h>
@@ -337,6 +338,37 @@ TEST_F(Transport, UploadedSnapshotsComeBackByteIdenticalThroughFetch) {
   auto v = run(verify);
   EXPECT_EQ(v.exit_code, 0) << v.out;
   EXPECT_NE(v.out.find("OK signed by CN=node01,OU=agent,O=acme"), std::string::npos) << v.out;
+}
+
+// Issue 24: `upload` of several files sends them over one connection, several in flight;
+// each file is reported on its own, and the collector logs each accepted upload with the
+// node it describes and the peer that sent it.
+TEST_F(Transport, UploadOfSeveralFilesUsesOneConnectionAndTheCollectorLogsEachAcceptedUpload) {
+  auto collector = startCollector();
+  const int port = collector->port();
+  const std::string a = takeSnapshot("a.ibsnap", "601", agent("acme", "node01"));
+  const std::string b = takeSnapshot("b.ibsnap", "601", agent("acme", "node02"));
+  const std::string c = takeSnapshot("c.ibsnap", "602", agent("acme", "node01"));
+  const std::string foreign = takeSnapshot("gx.ibsnap", "601", agent("globex", "gx01"));
+  const uint64_t connections = stats(port).connections_accepted();
+  auto up = runWith({"upload", a, b, foreign, c}, collector->address(), agent("acme", "node01"));
+  EXPECT_EQ(up.exit_code, 4) << up.err;  // globex's snapshot is refused
+  for (const auto& file : {a, b, c}) {
+    EXPECT_NE(up.err.find("delivered " + file + " to"), std::string::npos) << up.err;
+  }
+  EXPECT_NE(up.err.find(foreign + " was refused for good"), std::string::npos) << up.err;
+  EXPECT_NE(up.err.find("tenant_mismatch"), std::string::npos) << up.err;
+  // Its own connection and this stats query's.
+  EXPECT_EQ(stats(port).connections_accepted(), connections + 2);
+  std::size_t accepted = 0;
+  std::istringstream log(collector->log());
+  for (std::string line; std::getline(log, line);) {
+    if (line.find("event=upload_accepted") == std::string::npos) continue;
+    ++accepted;
+    EXPECT_NE(line.find("tenant=acme role=agent cn=node01"), std::string::npos) << line;
+  }
+  EXPECT_EQ(accepted, 3u) << collector->log();
+  EXPECT_NE(collector->log().find("event=upload_accepted snapshot="), std::string::npos);
 }
 
 TEST_F(Transport, BadUploadsAreRejectedWithTheirReasonWhileHonestAgentsAreServed) {

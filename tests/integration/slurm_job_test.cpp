@@ -467,6 +467,9 @@ TEST_F(SlurmJob, EveryNodeSignsItsSnapshotAndTheLauncherUploadsThemToTheCollecto
                    (pki / "agents" / "acme" / "login.key").string(), "--spool",
                    (dir_ / "spool").string()});
   EXPECT_EQ(r.exit_code, 2) << r.err << collector.log();  // node3's critical finding; all delivered
+  // Over one connection, pipelined: one line for the six.
+  EXPECT_NE(r.err.find("delivered 6 of 6 snapshot(s) to " + collector.address()), std::string::npos)
+      << r.err;
 
   // Support fetches the job: the very bytes the nodes signed.
   ProcessRunner runner;

@@ -8,8 +8,11 @@
 #include <asio.hpp>
 #include <asio/ssl.hpp>
 #include <list>
+#include <optional>
 #include <unordered_map>
 #include <unordered_set>
+
+#include "request_pipeline.h"
 
 namespace ibc::collector {
 
@@ -30,6 +33,12 @@ constexpr std::size_t kReadStepBytes = 16u << 10;
 // How long a source that completed a handshake counts as known (reserved handshake slots).
 constexpr std::chrono::minutes kKnownSourceFor{10};
 constexpr std::size_t kMaxKnownSources = 1u << 16;
+// How long a session ticket resumes a session: long enough for a job's upload and its
+// retries, short enough that a certificate's end is soon noticed (identify() also refuses a
+// resumed session whose certificate has expired since).
+constexpr std::chrono::seconds kTicketLifetime{3600};
+// How often the accepted-upload count of a finished second is written (Service::tick).
+constexpr std::chrono::milliseconds kLogTick{250};
 
 // A FIFO budget of units (payload bytes, handshake slots) shared by the connections of the
 // io thread. An amount larger than the whole budget is admitted when nothing else holds
@@ -220,28 +229,54 @@ int requestKindField(std::string_view bytes) {
   }
 }
 
-enum class Phase { Handshake, Idle, Reading, Processing, Writing };
+// What a connection's reader is doing (its writer answers meanwhile: RequestPipeline).
+enum class Phase { Handshake, Idle, Reading, Waiting };
 
 struct Connection {
-  Connection(tcp::socket socket, asio::ssl::context& tls)
-      : stream(std::move(socket), tls), watchdog(stream.get_executor()) {}
+  Connection(tcp::socket socket, asio::ssl::context& tls, std::size_t window)
+      : stream(std::move(socket), tls),
+        watchdog(stream.get_executor()),
+        reader_wake(stream.get_executor()),
+        writer_wake(stream.get_executor()),
+        pipeline(window) {}
 
-  // A later deadline is picked up when the watchdog next wakes; an earlier one wakes it.
-  void setDeadline(SteadyClock::time_point t) {
-    deadline = t;
-    if (t < watchdog.expiry()) watchdog.cancel();
+  // The reader's deadline (handshake, idle, a frame's bytes) and the writer's (an answer)
+  // run at once; the watchdog closes the socket at the earlier. A later deadline is picked
+  // up when the watchdog next wakes; an earlier one wakes it.
+  void setReadDeadline(SteadyClock::time_point t) {
+    read_deadline = t;
+    deadlineChanged();
+  }
+  void setWriteDeadline(SteadyClock::time_point t) {
+    write_deadline = t;
+    deadlineChanged();
+  }
+  SteadyClock::time_point deadline() const { return std::min(read_deadline, write_deadline); }
+  void deadlineChanged() {
+    if (deadline() < watchdog.expiry()) watchdog.cancel();
   }
   void close() {
     asio::error_code ec;
     stream.lowest_layer().shutdown(tcp::socket::shutdown_both, ec);
     stream.lowest_layer().close(ec);
   }
+  // The reader waits on reader_wake for room in the window, the writer on writer_wake for
+  // an answer; one io thread runs both, so a wake-up between a check and its wait is never
+  // lost.
+  static void wake(asio::steady_timer& t) { t.cancel(); }
 
   asio::ssl::stream<tcp::socket> stream;
   asio::steady_timer watchdog;
-  SteadyClock::time_point deadline = SteadyClock::time_point::max();
+  asio::steady_timer reader_wake;
+  asio::steady_timer writer_wake;
+  RequestPipeline pipeline;
+  SteadyClock::time_point read_deadline = SteadyClock::time_point::max();
+  SteadyClock::time_point write_deadline = SteadyClock::time_point::max();
   Phase phase = Phase::Handshake;
-  bool expired = false;  // the watchdog closed the socket
+  bool expired = false;        // the watchdog closed the socket
+  bool write_expired = false;  // ... because an answer was not taken in time
+  bool reading_done = false;   // the reader ended: answer what was read, then close
+  bool writer_done = false;
   bool finished = false;
   bool evicted = false;  // closed to make room for another connection
   std::string address;
@@ -254,6 +289,16 @@ struct Connection {
   // (OpenSSL keeps no peer certificate after a failed handshake).
   std::string rejected_subject;
   Peer peer;
+};
+
+// A request frame read off a connection, holding its bytes' share of the memory budgets
+// until the service has answered it; or why it was not read.
+struct FrameRead {
+  enum class Outcome { Read, Refused, Failed } outcome = Outcome::Failed;
+  std::string payload;
+  std::unique_ptr<BudgetHold> hold;         // the collector's budget
+  std::unique_ptr<BudgetHold> tenant_hold;  // the peer's tenant's
+  v1::CollectorResponse refusal;            // Refused: the answer, after which the connection ends
 };
 
 std::string addressText(const asio::ip::address& a) { return a.to_string(); }
@@ -308,12 +353,27 @@ struct Server::Impl {
         workers(std::max(1u, o.worker_threads)),
         handshakes(o.max_handshakes, o.max_handshakes_per_source, o.reserved_handshakes),
         inflight(o.max_inflight_bytes),
+        tick_timer(io),
         drain_timer(io) {}
 
   Status setUp();
   awaitable<void> acceptLoop();
+  awaitable<void> tickLoop();
   awaitable<void> session(tcp::socket socket);
-  awaitable<void> serve(Connection& c);
+  awaitable<bool> handshake(Connection& c);
+  bool identify(Connection& c);
+  awaitable<void> serve(std::shared_ptr<Connection> c);
+  awaitable<void> readRequests(std::shared_ptr<Connection> c);
+  awaitable<bool> waitForRoom(Connection& c);
+  awaitable<FrameRead> readFrame(Connection& c,
+                                 const unsigned char (&header)[core::kFrameHeaderBytes],
+                                 SteadyClock::time_point frame_deadline);
+  awaitable<bool> admit(Connection& c, FrameRead& frame, std::size_t step);
+  std::optional<std::string> kindProblem(const Connection& c, std::string_view payload,
+                                         std::size_t length) const;
+  FrameRead refused(Connection& c, v1::RejectReason reason, const std::string& message);
+  awaitable<void> process(std::shared_ptr<Connection> c, uint64_t seq, FrameRead frame);
+  awaitable<void> writeAnswers(std::shared_ptr<Connection> c);
   awaitable<void> watch(std::shared_ptr<Connection> c);
   awaitable<asio::error_code> awaitClientHello(Connection& c);
   awaitable<bool> answer(Connection& c, const v1::CollectorResponse& response);
@@ -368,6 +428,7 @@ struct Server::Impl {
   asio::thread_pool workers;
   HandshakeGate handshakes;
   AdmissionBudget inflight;
+  asio::steady_timer tick_timer;
   std::unordered_map<std::string, std::unique_ptr<AdmissionBudget>> tenant_budgets;
   asio::steady_timer drain_timer;
   std::unordered_set<Connection*> connections;
@@ -403,8 +464,18 @@ Status Server::Impl::setUp() {
   asio::error_code ec;
   SSL_CTX* ctx = tls.native_handle();
   SSL_CTX_set_min_proto_version(ctx, TLS1_3_VERSION);
-  // Agents are one-shot processes that never resume a session: tickets would only cost.
-  SSL_CTX_set_num_tickets(ctx, 0);
+  // TLS 1.3 session resumption (issue 24): a client that reconnects (a launcher uploading
+  // a job, an agent after a dropped connection) skips the certificate exchange, which is
+  // the collector's costliest step per connection. One stateless ticket per handshake: the
+  // session (the client certificate included, see identify()) travels encrypted inside the
+  // ticket under keys this process made at start, so the server keeps no cache, and a
+  // restart invalidates every ticket. OpenSSL refuses to resume without a session id
+  // context when it verifies peers; resumption never skips the checks of identify().
+  SSL_CTX_set_num_tickets(ctx, 1);
+  SSL_CTX_set_session_cache_mode(ctx, SSL_SESS_CACHE_OFF);
+  static constexpr unsigned char kSessionContext[] = "ibcollect-collector";
+  SSL_CTX_set_session_id_context(ctx, kSessionContext, sizeof kSessionContext - 1);
+  SSL_CTX_set_timeout(ctx, static_cast<long>(kTicketLifetime.count()));
   tls.use_certificate_chain(asio::buffer(options.certificate_pem), ec);
   if (ec) return Error{ErrorCode::InvalidArgument, "collector certificate: " + ec.message()};
   tls.use_private_key(asio::buffer(options.key_pem), asio::ssl::context::pem, ec);
@@ -485,14 +556,25 @@ awaitable<void> Server::Impl::acceptLoop() {
   }
 }
 
+awaitable<void> Server::Impl::tickLoop() {
+  while (!stopping) {
+    tick_timer.expires_after(kLogTick);
+    asio::error_code ec;
+    co_await tick_timer.async_wait(redirect_error(use_awaitable, ec));
+    service.tick();
+  }
+}
+
 awaitable<void> Server::Impl::watch(std::shared_ptr<Connection> c) {
   while (!c->finished) {
-    if (SteadyClock::now() >= c->deadline) {
+    const auto now = SteadyClock::now();
+    if (now >= c->deadline()) {
       c->expired = true;
+      c->write_expired = now >= c->write_deadline;
       c->close();
       co_return;
     }
-    c->watchdog.expires_at(c->deadline);
+    c->watchdog.expires_at(c->deadline());
     asio::error_code ec;
     co_await c->watchdog.async_wait(redirect_error(use_awaitable, ec));
   }
@@ -523,7 +605,7 @@ awaitable<asio::error_code> Server::Impl::awaitClientHello(Connection& c) {
       // It spoke: the whole ClientHello may take until the handshake timeout.
       c.deadline_what =
           "whole ClientHello within " + ms(options.handshake_timeout) + " of connecting";
-      c.setDeadline(c.accepted + options.handshake_timeout);
+      c.setReadDeadline(c.accepted + options.handshake_timeout);
     }
     // Not a handshake record, or an impossible length: the handshake fails at once and
     // reports it the usual way.
@@ -541,7 +623,7 @@ awaitable<asio::error_code> Server::Impl::awaitClientHello(Connection& c) {
 }
 
 awaitable<void> Server::Impl::session(tcp::socket socket) {
-  auto c = std::make_shared<Connection>(std::move(socket), tls);
+  auto c = std::make_shared<Connection>(std::move(socket), tls, options.max_pipelined_requests);
   asio::error_code ec;
   const auto remote = c->stream.lowest_layer().remote_endpoint(ec);
   c->address = ec ? "unknown" : endpointText(remote);
@@ -565,7 +647,7 @@ awaitable<void> Server::Impl::session(tcp::socket socket) {
     }
   } cleanup{*this, c};
   asio::co_spawn(io, watch(c), asio::detached);
-  co_await serve(*c);
+  if (co_await handshake(*c)) co_await serve(c);
 }
 
 void Server::Impl::handshakeFailed(Connection& c, const asio::error_code& ec) {
@@ -595,10 +677,11 @@ void Server::Impl::handshakeFailed(Connection& c, const asio::error_code& ec) {
 }
 
 void Server::Impl::readFailed(Connection& c, const asio::error_code& ec) {
+  if (c.write_expired) return;  // the writer's timeout closed it, and says so
   if (c.expired) {
     reject(v1::REJECT_REASON_READ_TIMEOUT, c,
            "frame not complete within " + ms(options.read_timeout) + " of its first byte");
-  } else if (!stopping) {
+  } else if (!stopping && !c.writer_done) {
     reject(v1::REJECT_REASON_MALFORMED_REQUEST, c,
            "connection ended in the middle of a frame (" + ec.message() + ")");
   }
@@ -622,13 +705,13 @@ awaitable<v1::CollectorResponse> Server::Impl::dispatch(const Peer& peer, std::s
 }
 
 awaitable<bool> Server::Impl::answer(Connection& c, const v1::CollectorResponse& response) {
-  c.phase = Phase::Writing;
   const std::string frame = core::encodeFrame(response.SerializeAsString());
-  c.setDeadline(SteadyClock::now() + options.write_timeout);
+  c.setWriteDeadline(SteadyClock::now() + options.write_timeout);
   asio::error_code ec;
   co_await asio::async_write(c.stream, asio::buffer(frame), redirect_error(use_awaitable, ec));
+  c.setWriteDeadline(SteadyClock::time_point::max());
   if (ec) {
-    if (c.expired) {
+    if (c.write_expired) {
       reject(v1::REJECT_REASON_WRITE_TIMEOUT, c,
              "answer not taken within " + ms(options.write_timeout));
     }
@@ -637,30 +720,32 @@ awaitable<bool> Server::Impl::answer(Connection& c, const v1::CollectorResponse&
   co_return true;
 }
 
-awaitable<void> Server::Impl::serve(Connection& c) {
+// Up to the TLS handshake and the peer's identity; false when the connection ends there.
+awaitable<bool> Server::Impl::handshake(Connection& c) {
   asio::error_code ec;
   c.phase = Phase::Handshake;
   const auto first_byte = std::min(options.first_byte_timeout, options.handshake_timeout);
   c.deadline_what = "first byte within " + ms(first_byte) + " of connecting";
-  c.setDeadline(c.accepted + first_byte);
+  c.setReadDeadline(c.accepted + first_byte);
   if (ec = co_await awaitClientHello(c); ec) {
     handshakeFailed(c, ec);
-    co_return;
+    co_return false;
   }
   const bool known = knownSource(c.source);
-  if (!co_await handshakes.acquire(c.source, known, c.deadline)) {
+  if (!co_await handshakes.acquire(c.source, known, c.read_deadline)) {
     if (!stopping && !c.evicted) {
       reject(v1::REJECT_REASON_OVERLOADED, c,
              "no handshake slot within " + ms(options.handshake_timeout) +
                  (known ? "" : " (source not seen before)"));
     }
-    co_return;
+    co_return false;
   }
   // The hello is in: TLS 1.3 needs one round trip more. A client that stops here loses
   // its slot after the stall timeout, not the whole handshake timeout.
   c.deadline_what =
       "end to the TLS handshake within " + ms(options.handshake_stall_timeout) + " of its hello";
-  c.setDeadline(std::min(c.deadline, SteadyClock::now() + options.handshake_stall_timeout));
+  c.setReadDeadline(
+      std::min(c.read_deadline, SteadyClock::now() + options.handshake_stall_timeout));
   c.stream.set_verify_callback([&c](bool preverified, asio::ssl::verify_context& ctx) {
     if (!preverified && c.rejected_subject.empty()) {
       c.rejected_subject = subjectOf(X509_STORE_CTX_get0_cert(ctx.native_handle()));
@@ -672,10 +757,26 @@ awaitable<void> Server::Impl::serve(Connection& c) {
   handshakes.release(c.source);
   if (ec) {
     handshakeFailed(c, ec);
-    co_return;
+    co_return false;
   }
   rememberSource(c.source);
-  X509* cert = SSL_get0_peer_certificate(c.stream.native_handle());
+  co_return identify(c);
+}
+
+// The peer's identity from its client certificate. On a resumed session no certificate
+// was exchanged: OpenSSL restores the one verified in the full handshake from the ticket
+// (SSL_get0_peer_certificate reads the session), so tenant and role are the same as
+// then; what may have changed since is the time, so an expired certificate is refused.
+bool Server::Impl::identify(Connection& c) {
+  SSL* ssl = c.stream.native_handle();
+  X509* cert = SSL_get0_peer_certificate(ssl);
+  if (cert != nullptr && SSL_session_reused(ssl) == 1 &&
+      X509_cmp_current_time(X509_get0_notAfter(cert)) <= 0) {
+    reject(v1::REJECT_REASON_CERTIFICATE_EXPIRED, c,
+           "TLS client certificate " + subjectOf(cert) +
+               " has expired since the session it resumes was established");
+    return false;
+  }
   std::string der;
   if (cert != nullptr) {
     const int n = i2d_X509(cert, nullptr);
@@ -686,110 +787,206 @@ awaitable<void> Server::Impl::serve(Connection& c) {
   auto identity = core::certificateIdentity(der);
   if (!identity.ok()) {
     reject(v1::REJECT_REASON_PEER_IDENTITY, c.address, identity.error().message);
-    co_return;
+    return false;
   }
   c.peer = Peer{std::move(*identity), c.address};
   authenticated(c);
+  return true;
+}
 
-  while (!stopping) {
-    c.phase = Phase::Idle;
-    c.setDeadline(SteadyClock::now() + options.idle_timeout);
+// Requests of one connection are pipelined (issue 24): the reader reads ahead up to the
+// window and hands each request to the service at once, the writer answers in request
+// order. The session ends when both have.
+awaitable<void> Server::Impl::serve(std::shared_ptr<Connection> c) {
+  asio::co_spawn(io, writeAnswers(c), [this, c](std::exception_ptr e) {
+    if (!e) return;  // writeAnswers ended by itself and closed the connection
+    c->writer_done = true;
+    c->close();  // ends the reader's read
+    Connection::wake(c->reader_wake);
+    onException(e);
+  });
+  co_await readRequests(c);
+  c->reading_done = true;
+  Connection::wake(c->writer_wake);
+  while (!c->writer_done) {
+    c->reader_wake.expires_at(SteadyClock::time_point::max());
+    asio::error_code ec;
+    co_await c->reader_wake.async_wait(redirect_error(use_awaitable, ec));
+  }
+}
+
+// Waits until the window has room; false when the connection is ending instead.
+awaitable<bool> Server::Impl::waitForRoom(Connection& c) {
+  while (!c.pipeline.hasRoom()) {
+    if (stopping || c.writer_done || c.pipeline.ended()) co_return false;
+    c.phase = Phase::Waiting;
+    c.setReadDeadline(SteadyClock::time_point::max());
+    c.reader_wake.expires_at(SteadyClock::time_point::max());
+    asio::error_code ec;
+    co_await c.reader_wake.async_wait(redirect_error(use_awaitable, ec));
+  }
+  co_return !stopping && !c.writer_done;
+}
+
+awaitable<void> Server::Impl::readRequests(std::shared_ptr<Connection> c) {
+  asio::error_code ec;
+  while (!stopping && !c->writer_done) {
+    if (!co_await waitForRoom(*c)) co_return;
+    // Idle only when nothing is in flight: a client waiting for its answers is not idle.
+    c->phase = Phase::Idle;
+    c->setReadDeadline(c->pipeline.idle() ? SteadyClock::now() + options.idle_timeout
+                                          : SteadyClock::time_point::max());
     unsigned char header[core::kFrameHeaderBytes];
     const std::size_t got =
-        co_await c.stream.async_read_some(asio::buffer(header), redirect_error(use_awaitable, ec));
+        co_await c->stream.async_read_some(asio::buffer(header), redirect_error(use_awaitable, ec));
     if (ec) co_return;  // the client is done (or idle past idle_timeout): not a rejection
-    c.phase = Phase::Reading;
-    auto frame_deadline = SteadyClock::now() + options.read_timeout;
-    c.setDeadline(frame_deadline);
+    c->phase = Phase::Reading;
+    const auto frame_deadline = SteadyClock::now() + options.read_timeout;
+    c->setReadDeadline(frame_deadline);
     if (got < sizeof header) {
-      co_await asio::async_read(c.stream, asio::buffer(header + got, sizeof header - got),
+      co_await asio::async_read(c->stream, asio::buffer(header + got, sizeof header - got),
                                 redirect_error(use_awaitable, ec));
       if (ec) {
-        readFailed(c, ec);
+        readFailed(*c, ec);
         co_return;
       }
     }
-    auto length = core::decodeFrameHeader(header, options.max_frame_bytes);
-    if (!length.ok()) {
-      reject(v1::REJECT_REASON_FRAME_TOO_LARGE, c, length.error().message);
-      co_await answer(c, rejection(v1::REJECT_REASON_FRAME_TOO_LARGE, length.error().message));
-      co_return;  // the stream cannot be trusted past such a header
+    FrameRead frame = co_await readFrame(*c, header, frame_deadline);
+    if (frame.outcome == FrameRead::Outcome::Failed) co_return;
+    if (frame.outcome == FrameRead::Outcome::Refused) {
+      c->pipeline.refuse(std::move(frame.refusal));
+      co_return;
     }
-    // Memory follows the bytes that arrive: each step of at most kReadStepBytes is admitted
-    // against this tenant's budget and the collector's before it is read, and what a read
-    // did not fill is given back at once. A saturated collector stops reading, which TCP
-    // turns into backpressure on the client.
-    BudgetHold hold(inflight);
-    BudgetHold tenant_hold(tenantBudget(c.peer.identity.tenant));
-    std::string payload;
-    payload.reserve(std::min<std::size_t>(*length, kReadStepBytes));
-    bool kind_checked = false;
-    while (payload.size() < *length) {
-      const std::size_t step = std::min(*length - payload.size(), kReadStepBytes);
-      const auto waiting_since = SteadyClock::now();
-      c.setDeadline(SteadyClock::time_point::max());
-      const auto admission_deadline = waiting_since + options.admission_timeout;
-      bool admitted = co_await tenant_hold.budget().acquire(step, admission_deadline);
-      if (admitted) {
-        tenant_hold.add(step);
-        admitted = co_await inflight.acquire(step, admission_deadline);
-        if (admitted) hold.add(step);
-      }
-      if (!admitted) {
-        const auto reason =
-            stopping ? v1::REJECT_REASON_SHUTTING_DOWN : v1::REJECT_REASON_OVERLOADED;
-        const std::string message = stopping ? "the collector is shutting down"
-                                             : "no room to read the frame within " +
-                                                   ms(options.admission_timeout) + "; retry later";
-        reject(reason, c, message);
-        co_await answer(c, rejection(reason, message));
-        co_return;
-      }
-      // Waiting for room is not the client's delay.
-      frame_deadline += SteadyClock::now() - waiting_since;
-      c.setDeadline(frame_deadline);
-      const std::size_t old = payload.size();
-      payload.resize(old + step);
-      const std::size_t n = co_await c.stream.async_read_some(
-          asio::buffer(payload.data() + old, step), redirect_error(use_awaitable, ec));
-      payload.resize(old + n);
-      hold.give(step - n);
-      tenant_hold.give(step - n);
-      if (ec) {
-        readFailed(c, ec);
-        co_return;
-      }
-      if (!kind_checked) {
-        const int kind = requestKindField(payload);
-        if (kind != 0 || payload.size() == *length) {
-          kind_checked = true;
-          const bool may_be_large = kind == v1::CollectorRequest::kUploadFieldNumber &&
-                                    c.peer.identity.role == core::CertificateRole::Agent;
-          if (!may_be_large && *length > options.max_query_frame_bytes) {
-            const std::string message = "frame of " + std::to_string(*length) +
-                                        " bytes for a request that needs at most " +
-                                        std::to_string(options.max_query_frame_bytes) +
-                                        " (only an agent's upload may be larger)";
-            reject(v1::REJECT_REASON_FRAME_TOO_LARGE, c, message);
-            co_await answer(c, rejection(v1::REJECT_REASON_FRAME_TOO_LARGE, message));
-            co_return;
-          }
+    service.bytesReceived(core::kFrameHeaderBytes + frame.payload.size());
+    const uint64_t seq = c->pipeline.open();
+    asio::co_spawn(io, process(c, seq, std::move(frame)),
+                   [this](std::exception_ptr e) { onException(e); });
+  }
+}
+
+// Memory follows the bytes that arrive: each step of at most kReadStepBytes is admitted
+// against this tenant's budget and the collector's before it is read, and what a read did
+// not fill is given back at once. A saturated collector stops reading, which TCP turns into
+// backpressure on the client. Frames read ahead hold their bytes until answered by the
+// service, so a pipeline is bounded by the budgets as much as by the window.
+awaitable<FrameRead> Server::Impl::readFrame(Connection& c,
+                                             const unsigned char (&header)[core::kFrameHeaderBytes],
+                                             SteadyClock::time_point frame_deadline) {
+  auto length = core::decodeFrameHeader(header, options.max_frame_bytes);
+  // The stream cannot be trusted past such a header.
+  if (!length.ok()) co_return refused(c, v1::REJECT_REASON_FRAME_TOO_LARGE, length.error().message);
+  FrameRead frame;
+  frame.hold = std::make_unique<BudgetHold>(inflight);
+  frame.tenant_hold = std::make_unique<BudgetHold>(tenantBudget(c.peer.identity.tenant));
+  std::string& payload = frame.payload;
+  payload.reserve(std::min<std::size_t>(*length, kReadStepBytes));
+  bool kind_checked = false;
+  while (payload.size() < *length) {
+    const std::size_t step = std::min(*length - payload.size(), kReadStepBytes);
+    const auto waiting_since = SteadyClock::now();
+    c.setReadDeadline(SteadyClock::time_point::max());
+    if (!co_await admit(c, frame, step)) {
+      const auto reason = stopping ? v1::REJECT_REASON_SHUTTING_DOWN : v1::REJECT_REASON_OVERLOADED;
+      co_return refused(c, reason,
+                        stopping ? "the collector is shutting down"
+                                 : "no room to read the frame within " +
+                                       ms(options.admission_timeout) + "; retry later");
+    }
+    // Waiting for room is not the client's delay.
+    frame_deadline += SteadyClock::now() - waiting_since;
+    c.setReadDeadline(frame_deadline);
+    const std::size_t old = payload.size();
+    payload.resize(old + step);
+    asio::error_code ec;
+    const std::size_t n = co_await c.stream.async_read_some(
+        asio::buffer(payload.data() + old, step), redirect_error(use_awaitable, ec));
+    payload.resize(old + n);
+    frame.hold->give(step - n);
+    frame.tenant_hold->give(step - n);
+    if (ec) {
+      readFailed(c, ec);
+      frame.outcome = FrameRead::Outcome::Failed;
+      co_return frame;
+    }
+    if (!kind_checked) {
+      const int kind = requestKindField(payload);
+      if (kind != 0 || payload.size() == *length) {
+        kind_checked = true;
+        if (auto problem = kindProblem(c, payload, *length)) {
+          co_return refused(c, v1::REJECT_REASON_FRAME_TOO_LARGE, *problem);
         }
       }
     }
-    c.phase = Phase::Processing;
-    c.setDeadline(SteadyClock::time_point::max());
-    service.bytesReceived(core::kFrameHeaderBytes + payload.size());
-    const v1::CollectorResponse response = co_await dispatch(c.peer, std::move(payload));
-    hold.releaseAll();
-    tenant_hold.releaseAll();
-    if (!co_await answer(c, response)) co_return;
-    // A client that sends something other than a request is broken: stop listening to it.
-    if (response.has_rejection() &&
-        response.rejection().reason() == v1::REJECT_REASON_MALFORMED_REQUEST) {
-      co_return;
-    }
   }
+  frame.outcome = FrameRead::Outcome::Read;
+  co_return frame;
+}
+
+// Admits `step` more bytes of `frame` against its tenant's budget and the collector's,
+// waiting at most admission_timeout for room; false when there was none.
+awaitable<bool> Server::Impl::admit(Connection& c, FrameRead& frame, std::size_t step) {
+  const auto deadline = SteadyClock::now() + options.admission_timeout;
+  c.setReadDeadline(SteadyClock::time_point::max());
+  if (!co_await frame.tenant_hold->budget().acquire(step, deadline)) co_return false;
+  frame.tenant_hold->add(step);
+  if (!co_await frame.hold->budget().acquire(step, deadline)) co_return false;
+  frame.hold->add(step);
+  co_return true;
+}
+
+// A frame's announced size is bounded by its kind: only an agent's upload may be large.
+std::optional<std::string> Server::Impl::kindProblem(const Connection& c, std::string_view payload,
+                                                     std::size_t length) const {
+  const int kind = requestKindField(payload);
+  const bool may_be_large = kind == v1::CollectorRequest::kUploadFieldNumber &&
+                            c.peer.identity.role == core::CertificateRole::Agent;
+  if (may_be_large || length <= options.max_query_frame_bytes) return std::nullopt;
+  return "frame of " + std::to_string(length) + " bytes for a request that needs at most " +
+         std::to_string(options.max_query_frame_bytes) + " (only an agent's upload may be larger)";
+}
+
+FrameRead Server::Impl::refused(Connection& c, v1::RejectReason reason,
+                                const std::string& message) {
+  reject(reason, c, message);
+  FrameRead frame;
+  frame.outcome = FrameRead::Outcome::Refused;
+  frame.refusal = rejection(reason, message);
+  return frame;
+}
+
+// One request through the service; its answer joins the pipeline in its place.
+awaitable<void> Server::Impl::process(std::shared_ptr<Connection> c, uint64_t seq,
+                                      FrameRead frame) {
+  v1::CollectorResponse response = co_await dispatch(c->peer, std::move(frame.payload));
+  frame.hold->releaseAll();
+  frame.tenant_hold->releaseAll();
+  c->pipeline.complete(seq, std::move(response));
+  Connection::wake(c->writer_wake);
+}
+
+// Writes the answers in request order as they arrive. Ends after an answer that ends the
+// connection, a failed write, when the reader is done and everything read is answered, or
+// in a drain once everything read is answered; then closes the connection.
+awaitable<void> Server::Impl::writeAnswers(std::shared_ptr<Connection> c) {
+  while (true) {
+    if (auto next = c->pipeline.next()) {
+      const bool written = co_await answer(*c, next->response);
+      c->pipeline.written();
+      Connection::wake(c->reader_wake);
+      if (!written || next->last) break;
+      if (c->pipeline.idle() && c->phase == Phase::Idle) {
+        c->setReadDeadline(SteadyClock::now() + options.idle_timeout);
+      }
+      continue;
+    }
+    if (c->pipeline.idle() && (c->reading_done || stopping)) break;
+    c->writer_wake.expires_at(SteadyClock::time_point::max());
+    asio::error_code ec;
+    co_await c->writer_wake.async_wait(redirect_error(use_awaitable, ec));
+  }
+  c->writer_done = true;
+  c->close();
+  Connection::wake(c->reader_wake);
 }
 
 void Server::Impl::beginDrain() {
@@ -799,14 +996,19 @@ void Server::Impl::beginDrain() {
   asio::error_code ec;
   acceptor.close(ec);
   signals.cancel(ec);
+  tick_timer.cancel();
   handshakes.close();
   inflight.close();
   for (auto& [tenant, budget] : tenant_budgets) budget->close();
   // Nothing is lost by closing a connection between frames or in the middle of one: only
   // acknowledged snapshots count as delivered, and those are already durable.
+  // Requests already read are answered first: their writer closes the connection after.
   for (Connection* c : connections) {
-    if (c->phase == Phase::Handshake || c->phase == Phase::Idle || c->phase == Phase::Reading) {
+    if (c->phase == Phase::Handshake || c->pipeline.idle()) {
       c->close();
+    } else {
+      Connection::wake(c->reader_wake);
+      Connection::wake(c->writer_wake);
     }
   }
   if (connections.empty()) return;
@@ -840,6 +1042,7 @@ std::string Server::localAddress() const {
 void Server::run() {
   Impl& s = *impl_;
   asio::co_spawn(s.io, s.acceptLoop(), [&s](std::exception_ptr e) { s.onException(e); });
+  asio::co_spawn(s.io, s.tickLoop(), [&s](std::exception_ptr e) { s.onException(e); });
   if (s.options.handle_signals) {
     asio::error_code ec;
     s.signals.add(SIGTERM, ec);

@@ -85,12 +85,16 @@ Service::Service(Store& store, const core::SignatureVerifier& verifier, EventLog
       log_(log),
       now_(std::move(now)),
       options_(options),
+      accepted_log_(log),
       writer_(std::make_unique<GroupCommitWriter>(
           store, options.max_queued_uploads, options.max_batch_records, options.max_batch_bytes)) {}
 
 Service::~Service() { drain(); }
 
-void Service::drain() { writer_->stop(); }
+void Service::drain() {
+  writer_->stop();
+  accepted_log_.flush();
+}
 
 void Service::connectionOpened() {
   ++connections_accepted_;
@@ -220,11 +224,13 @@ void Service::upload(const Peer& peer, uint64_t request_id, std::string signed_b
   info.set_signer(check.signer.subject);
   info.set_size_bytes(signed_bytes.size());
   record.envelope = std::move(signed_bytes);
-  const std::string id = info.snapshot_id();
   const std::size_t size = record.envelope.size();
+  AcceptedUpload accepted{info.snapshot_id(), info.tenant(), info.job_id(),
+                          info.node(),        size,          false};
 
-  auto done = [this, peer, request_id, id, size, reply,
-               frame_received](Result<PutOutcome> outcome) {
+  auto done = [this, peer, request_id, accepted, reply,
+               frame_received](Result<PutOutcome> outcome) mutable {
+    const std::string& id = accepted.snapshot_id;
     if (!outcome.ok()) {
       reply(reject(request_id, v1::REJECT_REASON_STORAGE_FAILURE, peer, "upload " + id,
                    outcome.error().message));
@@ -232,10 +238,12 @@ void Service::upload(const Peer& peer, uint64_t request_id, std::string signed_b
     }
     if (*outcome == PutOutcome::Stored) {
       ++stored_;
-      bytes_stored_ += size;
+      bytes_stored_ += accepted.bytes;
     } else {
       ++duplicates_;
     }
+    accepted.already_stored = *outcome == PutOutcome::AlreadyStored;
+    accepted_log_.accepted(peer, accepted);
     v1::CollectorResponse r;
     r.set_request_id(request_id);
     r.mutable_ack()->set_snapshot_id(id);

@@ -50,6 +50,8 @@ class FakeSession final : public CollectorSession {
  public:
   explicit FakeSession(FakeCollector& c) : c_(c) {}
   core::Result<v1::CollectorResponse> call(v1::CollectorRequest request) override {
+    // As CollectorConnection: a connection that failed fails every later call at once.
+    if (broken_) return core::Error{core::ErrorCode::Io, "connection already failed"};
     ++c_.calls;
     const auto answer = c_.answers.empty() ? FakeCollector::Answer::Ack : c_.answers.front();
     if (!c_.answers.empty()) c_.answers.pop_front();
@@ -66,6 +68,7 @@ class FakeSession final : public CollectorSession {
       case FakeCollector::Answer::Drop:
         // Stored, but the acknowledgement is lost with the connection.
         c_.stored.insert(id);
+        broken_ = true;
         return core::Error{core::ErrorCode::Io, "connection reset"};
       case FakeCollector::Answer::Overloaded:
         r.mutable_rejection()->set_reason(v1::REJECT_REASON_OVERLOADED);
@@ -82,6 +85,7 @@ class FakeSession final : public CollectorSession {
 
  private:
   FakeCollector& c_;
+  bool broken_ = false;
 };
 
 class FakeConnector final : public CollectorConnector {
@@ -242,6 +246,72 @@ TEST_F(DeliveryTest, FlushSendsEverythingOnceAndStopsWhenTheCollectorIsDown) {
 
   auto again = delivery().flush();
   EXPECT_EQ(again.delivered + again.already_stored, 0);
+}
+
+// deliverAll: the session double answers through the default callPipelined (one call per
+// request), so its script applies per snapshot, in order.
+std::vector<const v1::SignedSnapshot*> pointers(const std::vector<v1::SignedSnapshot>& envs) {
+  std::vector<const v1::SignedSnapshot*> out;
+  for (const auto& e : envs) out.push_back(&e);
+  return out;
+}
+
+TEST_F(DeliveryTest, ABatchGoesOverOneConnectionAndEachSnapshotHasItsOwnOutcome) {
+  std::vector<v1::SignedSnapshot> envs;
+  for (int i = 1; i <= 6; ++i) envs.push_back(envelope(i));
+  using A = FakeCollector::Answer;
+  // 2 is refused for good, 3's acknowledgement is lost with the connection, and 4-6 fail
+  // with it; 3-6 go again, on a new connection, after one backoff.
+  collector_.answers = {A::Ack, A::BadSignature, A::Drop};
+  auto d = delivery();
+  const auto out = d.deliverAll(pointers(envs));
+  ASSERT_EQ(out.size(), 6u);
+  for (const auto& o : out) ASSERT_TRUE(o.ok()) << o.error().message;
+  EXPECT_EQ(out[0]->status, DeliveryStatus::Delivered);
+  EXPECT_EQ(out[1]->status, DeliveryStatus::Rejected);
+  EXPECT_EQ(out[1]->kept_at, dir_ + "/spool/rejected/" + out[1]->snapshot_id + ".ibsnap");
+  EXPECT_EQ(out[2]->status, DeliveryStatus::AlreadyStored);
+  EXPECT_EQ(out[2]->attempts, 2);
+  for (int i = 3; i < 6; ++i) {
+    EXPECT_EQ(out[i]->status, DeliveryStatus::Delivered) << i;
+    EXPECT_EQ(out[i]->attempts, 2) << i;
+    EXPECT_EQ(out[i]->snapshot_id, core::snapshotId(envs[i]));
+  }
+  EXPECT_EQ(collector_.connect_calls, 2);
+  EXPECT_EQ(collector_.stored.size(), 5u);
+  EXPECT_EQ(clock_.sleeps.size(), 1u);  // one backoff for the round, not one per snapshot
+  EXPECT_TRUE(spool_.pending()->empty());
+}
+
+TEST_F(DeliveryTest, ABatchTheCollectorNeverTakesIsSpooledSnapshotBySnapshot) {
+  std::vector<v1::SignedSnapshot> envs;
+  for (int i = 1; i <= 5; ++i) envs.push_back(envelope(i));
+  collector_.connects = {false, false, false, false};
+  const auto out = delivery().deliverAll(pointers(envs));
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    ASSERT_TRUE(out[i].ok());
+    EXPECT_EQ(out[i]->status, DeliveryStatus::Spooled);
+    EXPECT_EQ(out[i]->attempts, 4);
+    EXPECT_NE(out[i]->detail.find("Connection refused"), std::string::npos);
+    EXPECT_TRUE(fs::exists(out[i]->kept_at)) << out[i]->kept_at;
+  }
+  EXPECT_EQ(collector_.connect_calls, 4) << "one connection attempt per round, not per snapshot";
+  EXPECT_EQ(spool_.pending()->size(), 5u);
+  ASSERT_EQ(notices_.size(), 3u);
+  EXPECT_NE(notices_[0].find("5 snapshots not delivered yet"), std::string::npos) << notices_[0];
+}
+
+TEST_F(DeliveryTest, ABatchThatCannotBeKeptSaysSoForEachSnapshot) {
+  SpoolLimits none;
+  none.max_files = 0;
+  Spool full(dir_ + "/full", none, disk_);
+  collector_.connects = {false, false, false, false};
+  SnapshotDelivery d(connector_, full, clock_, retry_);
+  std::vector<v1::SignedSnapshot> envs = {envelope(1), envelope(2)};
+  for (const auto& o : d.deliverAll(pointers(envs))) {
+    ASSERT_FALSE(o.ok());
+    EXPECT_NE(o.error().message.find("spool full"), std::string::npos) << o.error().message;
+  }
 }
 
 TEST(AgentConfig, ParsesEveryKeyAndRejectsUnknownOnes) {

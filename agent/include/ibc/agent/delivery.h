@@ -129,8 +129,8 @@ struct FlushReport {
 // Progress and retry notices for people ("attempt 1 failed: ...; retrying in 0.4 s").
 using Notice = std::function<void(const std::string&)>;
 
-// Sends snapshots over one connection (opened on first use, reopened after a failure).
-// Not thread-safe.
+// Sends snapshots over one connection (opened on first use, reopened after a failure;
+// the connector resumes the TLS session of the previous one). Not thread-safe.
 class SnapshotDelivery {
  public:
   SnapshotDelivery(CollectorConnector& connector, Spool& spool, Clock& clock, RetryPolicy retry,
@@ -141,14 +141,29 @@ class SnapshotDelivery {
   // kept (the message says both why): the caller must report it loudly.
   core::Result<DeliveryOutcome> deliver(const ::ibcollect::v1::SignedSnapshot& envelope);
 
-  // Sends every pending spooled snapshot, oldest first, removing each once acknowledged.
-  // Stops at the first snapshot that cannot be delivered after its retries (the
-  // collector is down): the rest stay spooled.
+  // Delivers many snapshots over one connection with several uploads in flight
+  // (CollectorSession::callPipelined), each with deliver()'s guarantees: its own
+  // acknowledgement or rejection, retries (a round re-sends only the snapshots not answered
+  // for good, after one backoff), and spooled (or kept as rejected) one by one when not
+  // delivered. One result per envelope, in order; `envelopes` must stay valid meanwhile.
+  std::vector<core::Result<DeliveryOutcome>> deliverAll(
+      const std::vector<const ::ibcollect::v1::SignedSnapshot*>& envelopes);
+
+  // Sends every pending spooled snapshot, oldest first and pipelined, removing each once
+  // acknowledged. Stops after the batch in which a snapshot could not be delivered after
+  // its retries (the collector is down): it and the rest stay spooled.
   FlushReport flush();
 
  private:
   struct Attempt;
+  using Envelopes = std::vector<const ::ibcollect::v1::SignedSnapshot*>;
   Attempt send(const ::ibcollect::v1::SignedSnapshot& envelope, const std::string& id);
+  std::vector<Attempt> sendAll(const Envelopes& envelopes, const std::vector<std::string>& ids);
+  void sendRound(const Envelopes& envelopes, const std::vector<std::string>& ids,
+                 const std::vector<std::size_t>& which, std::vector<Attempt>& attempts);
+  core::Result<DeliveryOutcome> settle(const ::ibcollect::v1::SignedSnapshot& envelope,
+                                       DeliveryOutcome out, const Attempt& a);
+  void flushBatch(const std::vector<SpoolEntry>& entries, FlushReport& report);
 
   CollectorConnector& connector_;
   Spool& spool_;

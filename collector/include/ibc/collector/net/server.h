@@ -25,10 +25,27 @@
 // - a frame's announced size is bounded by its kind: only an agent's upload may be large
 //   (`max_frame_bytes`), every other request `max_query_frame_bytes`.
 //
+// Requests are pipelined (issue 24): a connection's reader reads the next request while
+// earlier ones are in the service (verification, group commit), up to
+// `max_pipelined_requests` read and not yet answered, and a writer answers them in request
+// order (each answer carries its request_id). Each request is still answered on its own —
+// an upload refused for its signature between two accepted ones gets its rejection, the
+// others their acknowledgements, each only once durable. The bytes of requests read ahead
+// count against the in-flight budgets above until the service has answered them. An answer
+// that ends the connection (a frame that is not a request, one too large, no room to read
+// one, a drain) is sent after every answer before it; what was read after it is not
+// answered (an upload among those may have been stored: the client retries it, and uploads
+// are idempotent). A connection is idle (idle_timeout) only while nothing is in flight.
+//
+// TLS 1.3 sessions are resumed from tickets (one per handshake, valid kTicketLifetime in
+// server.cpp): the resumed session carries the client certificate verified in the full
+// handshake, which names the peer as before; one that has expired since is refused.
+//
 // Threads: one io_context thread runs every connection; signature checks and store reads
 // run on `worker_threads` (Service::handle); the service's writer thread syncs the store.
 // SIGTERM/SIGINT (or stop()) drain: stop accepting, close connections between frames,
-// let requests being processed be answered, then return from run().
+// let requests read be answered, then return from run(). Every 250 ms the io thread has
+// the service write the accepted-upload count of a second that ended (Service::tick).
 
 #include <chrono>
 #include <cstddef>
@@ -63,6 +80,10 @@ struct ServerOptions {
   std::size_t max_query_frame_bytes = 64u << 10;
   std::size_t max_inflight_bytes = 256u << 20;
   std::size_t max_inflight_per_tenant_bytes = 64u << 20;
+  // Requests one connection may have read and not yet answered (at least 1). 16 keeps a
+  // launcher's uploads in verification and group commit at once: a 2,000-node job is a
+  // few group commits, not 2,000 round trips.
+  std::size_t max_pipelined_requests = 16;
   std::chrono::milliseconds first_byte_timeout{3000};
   std::chrono::milliseconds handshake_stall_timeout{2000};
   std::chrono::milliseconds handshake_timeout{10000};

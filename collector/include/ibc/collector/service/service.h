@@ -7,7 +7,8 @@
 //
 // Authorization (DESIGN §6): only agent certificates upload, and only snapshots signed by
 // an agent of their own tenant; only support certificates read (any tenant). Every
-// rejection is logged with its reason and counted (stats()).
+// rejection is logged with its reason and counted (stats()); accepted uploads are logged
+// one by one while rare and counted per second under load (accepted_upload_log.h).
 
 #include <array>
 #include <atomic>
@@ -22,6 +23,7 @@
 #include <string_view>
 
 #include "ibc/collector/event_log.h"
+#include "ibc/collector/service/accepted_upload_log.h"
 #include "ibc/collector/service/metrics.h"
 #include "ibc/collector/store/store.h"
 #include "ibc/core/protocol.h"
@@ -99,8 +101,13 @@ class Service {
   // The counters on one line ("stored=12 duplicate=1 rejected: bad_signature=2 ...").
   std::string statsLine() const;
 
+  // Writes the accepted-upload count of a second that has ended (the network layer calls
+  // it a few times a second). Thread-safe.
+  void tick() { accepted_log_.tick(); }
+
   // Writes everything already queued, then stops the writer: later uploads are answered
-  // SHUTTING_DOWN. Idempotent; the destructor calls it.
+  // SHUTTING_DOWN; the accepted uploads not logged yet are. Idempotent; the destructor
+  // calls it.
   void drain();
 
  private:
@@ -120,6 +127,7 @@ class Service {
   EventLog& log_;
   Now now_;
   ServiceOptions options_;
+  AcceptedUploadLog accepted_log_;
   std::unique_ptr<GroupCommitWriter> writer_;
   std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
 
