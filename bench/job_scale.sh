@@ -66,7 +66,7 @@ PATH="$WORK/bin:$PATH" "$IBC" --job 4242 --window 0 --agent "$IBC" --out "$WORK/
   --collector "$ADDR" --ca "$WORK/pki/ca.pem" --cert "$WORK/pki/agents/bench/launcher.pem" \
   --key "$WORK/pki/agents/bench/launcher.key" >/dev/null 2>"$WORK/stored.err" || rc=$?
 [ "$rc" -le 2 ] || { cat "$WORK/stored.err" >&2; echo "--job --collector failed (exit $rc)" >&2; exit 1; }
-line=$(grep -m1 "uploaded .* in [0-9.]* s" "$WORK/stored.err" || true)
+line=$(grep -m1 -E "delivered [0-9]+ of [0-9]+ snapshot.* in [0-9.]+ s" "$WORK/stored.err" || true)
 [ -n "$line" ] || { cat "$WORK/stored.err" >&2; echo "no upload line from the launcher" >&2; exit 1; }
 echo "   $line" >&2
 stored=$(echo "$line" | sed -E 's/.* in ([0-9.]+) s.*/\1/')

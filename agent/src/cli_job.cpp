@@ -47,6 +47,15 @@ struct JobArgs {
   TransportArgs transport;  // upload the nodes' snapshots when a collector is configured
 };
 
+// Who the launcher is to the collector (DESIGN §6): what --job says when its transport
+// settings are wrong, and what --help says.
+constexpr const char* kLauncherIdentity =
+    "With --collector, --job uploads the snapshots the nodes signed (each node with its own "
+    "agent certificate, from its agent config: --node-config) over one connection it opens "
+    "with an agent certificate of the job's tenant (OU=agent, O=<tenant>; --cert/--key or "
+    "cert/key in this machine's agent config, e.g. the login node's own): the collector "
+    "checks each snapshot's signer, not the connection's.";
+
 // Where the nodes get this program's copy when no --ship-dir is given: every Linux node has
 // it, local to the node.
 constexpr const char* kDefaultShipParent = "/tmp";
@@ -172,7 +181,7 @@ void attachLauncherLogs(CliEnvironment& env, const JobArgs& a,
 int runJob(CliEnvironment& env, const JobArgs& a) {
   auto transport = snapshotTransport(env, a.transport);
   if (!transport.ok()) {
-    env.err << "ibcollect: " << transport.error().message << "\n";
+    env.err << "ibcollect: " << transport.error().message << "\n" << kLauncherIdentity << "\n";
     return core::kExitUsage;
   }
   JobOptions o;
@@ -346,6 +355,23 @@ int runJob(CliEnvironment& env, const JobArgs& a) {
                  "snapshots were not signed and not uploaded; they are in "
               << dir << "\n";
       delivery_failed = true;
+    }
+    if (uploads.empty()) {
+      env.err << "ibcollect: nothing was uploaded to " << transport->delivery->collector.text()
+              << ": " << (unsigned_count > 0 ? "no node signed its snapshot" : "no node answered")
+              << "\n";
+    }
+  } else {
+    std::size_t signed_count = 0;
+    for (const auto& [h, r] : by_host) {
+      if (r->answered && !r->envelope.signature().empty()) ++signed_count;
+    }
+    if (signed_count > 0) {
+      env.err << "ibcollect: " << signed_count
+              << " snapshot(s) signed by their nodes were not uploaded (no --collector): they are "
+                 "in "
+              << dir << "; upload them with `ibcollect upload " << dir
+              << "/*.ibsnap --collector HOST:PORT`, or give --collector to --job\n";
     }
   }
 
@@ -623,8 +649,9 @@ void addJobCommands(CLI::App& app, CliEnvironment& env, std::vector<Command>& co
       ->group("Job");
   addJobReportOptions(app, ja->report);
   app.add_option("--node-config", ja->node_config,
-                 "Agent config on the nodes (their signing identity), %h = node; default: each "
-                 "node's /etc/ibcollect/agent.conf")
+                 std::string("Agent config on the nodes (their signing identity), %h = node; "
+                             "default: each node's /etc/ibcollect/agent.conf. ") +
+                     kLauncherIdentity)
       ->group("Job");
   addTransportOptions(&app, ja->transport);
 

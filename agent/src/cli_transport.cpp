@@ -4,6 +4,8 @@
 
 #include <unistd.h>
 
+#include <chrono>
+#include <cstdio>
 #include <filesystem>
 #include <system_error>
 
@@ -129,7 +131,9 @@ std::size_t deliverAndReport(CliEnvironment& env, SnapshotDelivery& delivery,
                              BatchReport how) {
   std::vector<const v1::SignedSnapshot*> envelopes;
   for (const auto& u : uploads) envelopes.push_back(u.envelope);
+  const auto started = env.clock.steadyNow();
   const auto outcomes = delivery.deliverAll(envelopes);
+  const double seconds = std::chrono::duration<double>(env.clock.steadyNow() - started).count();
   std::size_t failed = 0;
   std::size_t delivered = 0;
   std::size_t already = 0;
@@ -145,7 +149,9 @@ std::size_t deliverAndReport(CliEnvironment& env, SnapshotDelivery& delivery,
     env.err << "ibcollect: delivered " << delivered + already << " of " << uploads.size()
             << " snapshot(s) to " << where;
     if (already > 0) env.err << " (" << already << " already there)";
-    env.err << "\n";
+    char took[32];
+    std::snprintf(took, sizeof took, " in %.2f s", seconds);
+    env.err << took << "\n";
   }
   return failed;
 }

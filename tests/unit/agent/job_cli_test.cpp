@@ -234,6 +234,38 @@ TEST(JobCommand, AnUnreachableNodesLogTheLauncherCanReadIsStillDiagnosed) {
   EXPECT_EQ(completion, 1u) << r.out.substr(0, 2000);
 }
 
+TEST(JobCommand, SignedSnapshotsWithoutACollectorSayTheyWereNotUploadedAndHow) {
+  // A node that signed its snapshot (its agent config names an identity) while the launcher
+  // has no collector: the output says nothing was uploaded and how to do it.
+  SlurmCommands runner = runningEightNodeJob();
+  ::ibcollect::v1::Snapshot answered;
+  answered.mutable_node()->set_hostname("node1433");
+  answered.mutable_node()->set_source("/");
+  auto envelope = core::wrapUnsigned(answered);
+  envelope.set_signature("signature bytes (not checked by the launcher)");
+  for (auto& l : core::encodeStepOutput("node1433", envelope.SerializeAsString())) {
+    l.pop_back();
+    runner.stream_lines.push_back("0: " + l);
+  }
+  const std::string dir = ibc::test::makeTempDir("launcher-unsent");
+  const auto r =
+      runJob(runner, {"--hosts", "node1433", "--out", dir + "/out", "--config", "/dev/null"});
+  EXPECT_NE(r.err.find("1 snapshot(s) signed by their nodes were not uploaded (no --collector)"),
+            std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find("ibcollect upload " + dir + "/out/*.ibsnap --collector HOST:PORT"),
+            std::string::npos)
+      << r.err;
+}
+
+TEST(JobCommand, ACollectorWithoutTheLaunchersCertificateSaysWhichCertificate) {
+  SlurmCommands runner = runningEightNodeJob();
+  const auto r =
+      runJob(runner, {"--collector", "127.0.0.1:1", "--ca", "/dev/null", "--config", "/dev/null"});
+  EXPECT_EQ(r.code, core::kExitUsage);
+  EXPECT_NE(r.err.find("agent certificate of the job's tenant"), std::string::npos) << r.err;
+}
+
 // Issue 10: a shared --nccl-log glob (no %h) the launcher reads itself. Logs whose NCCL
 // lines print a host name that is no Slurm name (a container's name, an address-based
 // name) are never credited to whichever node came first: the file name can tell the node
