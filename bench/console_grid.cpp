@@ -63,34 +63,15 @@
 #include "ibc/core/snapshot_file.h"
 #include "main_window.h"
 #include "pages/grid_page.h"
+#include "synthetic_job.h"
 
 namespace {
 
 using namespace ibc;
 namespace v1 = ::ibcollect::v1;
 
-class NoRunner : public agent::CommandRunner {
- public:
-  core::Result<agent::CommandResult> run(const std::vector<std::string>&, std::chrono::milliseconds,
-                                         std::size_t) override {
-    return core::Error{core::ErrorCode::NotFound, "no commands"};
-  }
-  bool available(std::string_view) const override { return false; }
-};
-class NoEnv : public agent::Environment {
- public:
-  std::string get(std::string_view) const override { return {}; }
-};
-
 v1::Snapshot collect(const std::string& root, const agent::CollectOptions& extra = {}) {
-  agent::RootedFilesystem host(root), files("");
-  NoRunner runner;
-  agent::SystemClock clock;
-  NoEnv env;
-  agent::CollectOptions o = extra;
-  o.root = root;
-  return agent::collectSnapshot(
-      o, agent::HostSeams{host, files, runner, clock, env, nullptr, nullptr});
+  return bench::collectTree(root, extra);
 }
 
 double ms(std::chrono::steady_clock::duration d) {

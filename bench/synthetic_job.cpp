@@ -3,8 +3,6 @@
 #include <chrono>
 #include <cstdio>
 
-#include "ibc/agent/collect.h"
-
 namespace ibc::bench {
 
 namespace v1 = ::ibcollect::v1;
@@ -26,12 +24,12 @@ class NoEnv : public agent::Environment {
 
 }  // namespace
 
-v1::Snapshot collectTree(const std::string& root) {
+v1::Snapshot collectTree(const std::string& root, const agent::CollectOptions& extra) {
   agent::RootedFilesystem host(root), files("");
   NoRunner runner;
   agent::SystemClock clock;
   NoEnv env;
-  agent::CollectOptions o;
+  agent::CollectOptions o = extra;
   o.root = root;
   return agent::collectSnapshot(
       o, agent::HostSeams{host, files, runner, clock, env, nullptr, nullptr});

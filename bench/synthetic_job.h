@@ -9,12 +9,15 @@
 #include <string>
 #include <vector>
 
+#include "ibc/agent/collect.h"
 #include "ibcollect/v1/snapshot.pb.h"
 
 namespace ibc::bench {
 
-// A snapshot collected from a copied tree (no commands, no environment).
-::ibcollect::v1::Snapshot collectTree(const std::string& root);
+// A snapshot collected from a copied tree (no commands, no environment), with `extra`'s
+// options (NCCL logs, nccl-tests, ...) beside the root.
+::ibcollect::v1::Snapshot collectTree(const std::string& root,
+                                      const agent::CollectOptions& extra = {});
 
 // The three real class-view captures under FIXTURES_DIR/real/sysfs, collected.
 std::vector<::ibcollect::v1::Snapshot> captureTemplates(const std::string& fixtures_dir);
