@@ -62,7 +62,10 @@ def run_process(argv):
 
 
 def run_ibcollect(exe, tree):
-    dt, code = run_process([exe, "snapshot", "--root", tree, "--format", "json"])
+    # The kept copy (snapshot always writes one, durably) goes beside the tree, not into the
+    # working directory; -o --force replaces it each run.
+    kept = os.path.join(os.path.dirname(tree), "kept.ibsnap")
+    dt, code = run_process([exe, "snapshot", "--root", tree, "--format", "json", "-o", kept, "--force"])
     if code >= 3:
         sys.exit("ibcollect failed with exit code %d" % code)
     return dt
@@ -71,7 +74,9 @@ def run_ibcollect(exe, tree):
 def peak_rss_kib(exe, tree):
     """Peak RSS of ibcollect as GNU time reports it (the spawning process's own memory
     would otherwise count: ru_maxrss of a child includes the parent's pages before exec)."""
-    out = subprocess.run(["/usr/bin/time", "-f", "%M", exe, "snapshot", "--root", tree, "--format", "json"],
+    kept = os.path.join(os.path.dirname(tree), "kept.ibsnap")
+    out = subprocess.run(["/usr/bin/time", "-f", "%M", exe, "snapshot", "--root", tree, "--format", "json",
+                          "-o", kept, "--force"],
                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     return int(out.stderr.strip().splitlines()[-1])
 
