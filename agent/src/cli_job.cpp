@@ -178,6 +178,218 @@ void attachLauncherLogs(CliEnvironment& env, const JobArgs& a,
   }
 }
 
+// The job's nodes: Slurm's node list (a subset with --hosts), or --hosts for ssh. Prints
+// what went wrong and returns the exit code when there are none to collect from.
+struct JobHosts {
+  std::vector<std::string> hosts;
+  std::string job_state;                    // Slurm's, "" for ssh
+  std::map<std::string, std::string> down;  // node -> why slurmctld says it is down
+};
+
+std::optional<int> resolveHosts(CliEnvironment& env, const JobArgs& a, const JobOptions& o,
+                                JobHosts& out) {
+  if (o.launcher == Launcher::Srun) {
+    auto job = resolveSlurmJob(env.runner, o);
+    if (!job.ok()) {
+      env.err << "ibcollect: " << job.error().message << "\n";
+      return job.error().code == ErrorCode::InvalidArgument ? core::kExitUsage
+                                                            : core::kExitCollectFailed;
+    }
+    out.job_state = job->job_state;
+    auto expanded = expandJobHosts(env.runner, job->node_list, o.command_timeout);
+    if (!expanded.ok()) {
+      env.err << "ibcollect: cannot expand the job's node list \"" << job->node_list
+              << "\": " << expanded.error().message << "\n";
+      return core::kExitCollectFailed;
+    }
+    out.hosts = std::move(expanded).value();
+  }
+  if (!a.hosts.empty()) {
+    auto given = core::expandHostlist(a.hosts);
+    if (!given.ok()) {
+      env.err << "ibcollect: --hosts \"" << a.hosts << "\": " << given.error().message << "\n";
+      return core::kExitUsage;
+    }
+    if (o.launcher == Launcher::Ssh) {
+      out.hosts = std::move(given).value();
+    } else {
+      // A subset of the job's nodes.
+      std::set<std::string> want(given->begin(), given->end());
+      std::vector<std::string> kept;
+      for (const auto& h : out.hosts) {
+        if (want.count(h) != 0) kept.push_back(h);
+      }
+      out.hosts = std::move(kept);
+    }
+  }
+  if (out.hosts.empty()) {
+    env.err << "ibcollect: no nodes to collect from"
+            << (o.launcher == Launcher::Ssh ? " (--launcher ssh needs --hosts H1,H2,...)" : "")
+            << "\n";
+    return core::kExitUsage;
+  }
+  if (o.launcher == Launcher::Srun)
+    out.down = unresponsiveNodes(env.runner, out.hosts, o.command_timeout);
+  return std::nullopt;
+}
+
+// Runs the collection on the nodes slurmctld does not already know to be down, saying what
+// it is about to do and how many nodes answered.
+JobCollection collectLiveNodes(CliEnvironment& env, const JobArgs& a, const JobOptions& o,
+                               const JobHosts& job) {
+  std::vector<std::string> live;
+  for (const auto& h : job.hosts) {
+    if (job.down.count(h) == 0) live.push_back(h);
+  }
+  env.err << "ibcollect: job " << o.job_id
+          << (job.job_state.empty() ? "" : " (" + job.job_state + ")") << ": " << job.hosts.size()
+          << " node(s) " << core::compressHostlist(job.hosts);
+  if (!job.down.empty()) env.err << ", " << job.down.size() << " not responding per slurmctld";
+  env.err << "; counter window " << a.window << " s, answers awaited up to " << a.timeout
+          << " s after it";
+  if (!o.ship_dir.empty())
+    env.err << "; srun ships this program to the nodes (" << o.ship_dir << ")";
+  env.err << "\n";
+
+  const bool chatty = live.size() <= 32;
+  auto last_report = env.clock.steadyNow();
+  auto progress = [&](std::size_t answered, std::size_t of) {
+    const auto now = env.clock.steadyNow();
+    if (chatty || answered == of || now - last_report > std::chrono::seconds(1)) {
+      env.err << "ibcollect: " << answered << "/" << of << " nodes answered\n";
+      last_report = now;
+    }
+  };
+  JobCollection coll;
+  if (!live.empty()) coll = collectJob(o, live, env.runner, env.clock, progress);
+  for (const auto& n : coll.notices) env.err << "ibcollect: " << n << "\n";
+  return coll;
+}
+
+// Where the nodes' snapshots are kept, and what was written there.
+struct KeptSnapshots {
+  std::string dir;
+  std::map<std::string, std::string> files;  // node -> its .ibsnap
+  std::size_t written = 0;
+  bool write_failed = false;
+};
+
+// One AnalyzedNode per host, in the job's order: an unreachable one with why, else its
+// snapshot, written into `kept.dir`.
+std::vector<core::AnalyzedNode> assembleNodes(
+    CliEnvironment& env, const JobHosts& job,
+    const std::map<std::string, const NodeResult*>& by_host, KeptSnapshots& kept) {
+  std::vector<core::AnalyzedNode> nodes;
+  for (const auto& h : job.hosts) {
+    core::AnalyzedNode n;
+    n.snapshot.mutable_node()->set_hostname(h);
+    n.snapshot.mutable_node()->set_slurm_node(h);
+    auto it = by_host.find(h);
+    if (const auto down = job.down.find(h); down != job.down.end()) {
+      n.unreachable_reason = down->second;
+    } else if (it == by_host.end() || !it->second->answered) {
+      n.unreachable_reason = it == by_host.end() ? "not launched" : it->second->unreachable_reason;
+    } else if (auto snap = core::openSnapshot(it->second->envelope); !snap.ok()) {
+      n.unreachable_reason = "the node's snapshot is unreadable: " + snap.error().message;
+    } else {
+      n.snapshot = std::move(snap).value();
+      if (n.snapshot.node().slurm_node().empty()) n.snapshot.mutable_node()->set_slurm_node(h);
+      if (!kept.write_failed) {
+        const std::string path = kept.dir + "/" + h + ".ibsnap";
+        if (auto st =
+                env.writer.writeFileAtomic(path, core::encodeSnapshotFile(it->second->envelope));
+            st.ok()) {
+          n.snapshot_file = path;
+          kept.files[h] = path;
+          ++kept.written;
+        } else {
+          env.err << "ibcollect: cannot write " << path << ": " << st.error().message << "\n";
+          kept.write_failed = true;
+        }
+      }
+    }
+    nodes.push_back(std::move(n));
+  }
+  return nodes;
+}
+
+// Uploads what the nodes signed (each node signs with its own identity, the collector
+// checks the signer's tenant against ours) over one connection with several uploads in
+// flight; unsigned snapshots stay in the directory. Says when nothing was uploaded, and how
+// to upload signed snapshots when no collector is configured. True when some snapshot that
+// should have been delivered was not.
+bool uploadSigned(CliEnvironment& env, const SnapshotTransport& transport,
+                  const std::vector<std::string>& hosts,
+                  const std::map<std::string, const NodeResult*>& by_host,
+                  const KeptSnapshots& kept) {
+  if (!transport.delivery) {
+    std::size_t signed_count = 0;
+    for (const auto& [h, r] : by_host) {
+      if (r->answered && !r->envelope.signature().empty()) ++signed_count;
+    }
+    if (signed_count > 0) {
+      env.err << "ibcollect: " << signed_count
+              << " snapshot(s) signed by their nodes were not uploaded (no --collector): they are "
+                 "in "
+              << kept.dir << "; upload them with `ibcollect upload " << kept.dir
+              << "/*.ibsnap --collector HOST:PORT`, or give --collector to --job\n";
+    }
+    return false;
+  }
+  bool failed = false;
+  std::size_t unsigned_count = 0;
+  std::vector<CollectedUpload> uploads;
+  for (const auto& h : hosts) {
+    auto it = by_host.find(h);
+    if (it == by_host.end() || !it->second->answered) continue;
+    if (it->second->envelope.signature().empty()) {
+      ++unsigned_count;
+      continue;
+    }
+    const auto file = kept.files.find(h);
+    uploads.push_back({&it->second->envelope, h + "'s snapshot",
+                       file == kept.files.end() ? std::string() : file->second});
+  }
+  if (deliverCollectedAll(env, transport, uploads, BatchReport::Summary) > 0) failed = true;
+  if (unsigned_count > 0) {
+    env.err << "ibcollect: " << unsigned_count
+            << " node(s) have no agent identity (cert/key in their agent config), so their "
+               "snapshots were not signed and not uploaded; they are in "
+            << kept.dir << "\n";
+    failed = true;
+  }
+  if (uploads.empty()) {
+    env.err << "ibcollect: nothing was uploaded to " << transport.delivery->collector.text() << ": "
+            << (unsigned_count > 0 ? "no node signed its snapshot" : "no node answered") << "\n";
+  }
+  return failed;
+}
+
+// Judges the job, prints the report and where the snapshots are; the exit code.
+int reportJob(CliEnvironment& env, const JobArgs& a, std::vector<core::AnalyzedNode> nodes,
+              const KeptSnapshots& kept, bool delivery_failed) {
+  const std::size_t total = nodes.size();
+  std::size_t unreachable = 0;
+  for (const auto& n : nodes) unreachable += n.unreachable_reason.empty() ? 0 : 1;
+  core::judgeJob(nodes, {ruleOptions(a.report), {}});
+  const int code = printReport(env, std::move(nodes), a.report, /*node_table=*/true);
+  if (a.report.format != "json") {
+    env.out << "\n"
+            << (kept.written > 0
+                    ? "snapshots: " + kept.dir + " (" + std::to_string(kept.written) + " file(s))"
+                    : "no snapshots kept")
+            << "\n";
+  } else {
+    env.err << "ibcollect: snapshots in " << kept.dir << " (" << kept.written << " file(s))\n";
+  }
+  if (unreachable > 0) {
+    env.err << "ibcollect: " << unreachable << " of " << total
+            << " node(s) unreachable (named above); the report covers the others\n";
+  }
+  return verdictBeforeDelivery(code, unreachable > 0 || kept.write_failed || delivery_failed);
+}
+
+// --job: resolve the nodes, collect, keep the files, upload, report.
 int runJob(CliEnvironment& env, const JobArgs& a) {
   auto transport = snapshotTransport(env, a.transport);
   if (!transport.ok()) {
@@ -197,203 +409,31 @@ int runJob(CliEnvironment& env, const JobArgs& a) {
     env.err << "ibcollect: " << *usage << "\n";
     return core::kExitUsage;
   }
-
-  std::vector<std::string> hosts;
-  std::string job_state;
-  if (o.launcher == Launcher::Srun) {
-    auto job = resolveSlurmJob(env.runner, o);
-    if (!job.ok()) {
-      env.err << "ibcollect: " << job.error().message << "\n";
-      return job.error().code == ErrorCode::InvalidArgument ? core::kExitUsage
-                                                            : core::kExitCollectFailed;
-    }
-    job_state = job->job_state;
-    auto expanded = expandJobHosts(env.runner, job->node_list, o.command_timeout);
-    if (!expanded.ok()) {
-      env.err << "ibcollect: cannot expand the job's node list \"" << job->node_list
-              << "\": " << expanded.error().message << "\n";
-      return core::kExitCollectFailed;
-    }
-    hosts = std::move(expanded).value();
-  }
-  if (!a.hosts.empty()) {
-    auto given = core::expandHostlist(a.hosts);
-    if (!given.ok()) {
-      env.err << "ibcollect: --hosts \"" << a.hosts << "\": " << given.error().message << "\n";
-      return core::kExitUsage;
-    }
-    if (o.launcher == Launcher::Ssh) {
-      hosts = std::move(given).value();
-    } else {
-      // A subset of the job's nodes.
-      std::set<std::string> want(given->begin(), given->end());
-      std::vector<std::string> kept;
-      for (const auto& h : hosts) {
-        if (want.count(h) != 0) kept.push_back(h);
-      }
-      hosts = std::move(kept);
-    }
-  }
-  if (hosts.empty()) {
-    env.err << "ibcollect: no nodes to collect from"
-            << (o.launcher == Launcher::Ssh ? " (--launcher ssh needs --hosts H1,H2,...)" : "")
-            << "\n";
-    return core::kExitUsage;
-  }
-
-  std::map<std::string, std::string> down;
-  if (o.launcher == Launcher::Srun) down = unresponsiveNodes(env.runner, hosts, o.command_timeout);
-  std::vector<std::string> live;
-  for (const auto& h : hosts) {
-    if (down.count(h) == 0) live.push_back(h);
-  }
-  env.err << "ibcollect: job " << o.job_id << (job_state.empty() ? "" : " (" + job_state + ")")
-          << ": " << hosts.size() << " node(s) " << core::compressHostlist(hosts);
-  if (!down.empty()) env.err << ", " << down.size() << " not responding per slurmctld";
-  env.err << "; counter window " << a.window << " s, answers awaited up to " << a.timeout
-          << " s after it";
-  if (!o.ship_dir.empty())
-    env.err << "; srun ships this program to the nodes (" << o.ship_dir << ")";
-  env.err << "\n";
-
-  const std::size_t total = live.size();
-  const bool chatty = total <= 32;
-  auto last_report = env.clock.steadyNow();
-  auto progress = [&](std::size_t answered, std::size_t of) {
-    const auto now = env.clock.steadyNow();
-    if (chatty || answered == of || now - last_report > std::chrono::seconds(1)) {
-      env.err << "ibcollect: " << answered << "/" << of << " nodes answered\n";
-      last_report = now;
-    }
-  };
-  JobCollection coll;
-  if (!live.empty()) coll = collectJob(o, live, env.runner, env.clock, progress);
-  for (const auto& n : coll.notices) env.err << "ibcollect: " << n << "\n";
+  JobHosts job;
+  if (auto code = resolveHosts(env, a, o, job)) return *code;
+  const JobCollection coll = collectLiveNodes(env, a, o, job);
   if (coll.launch_refused) {
     // Nothing ran on any node: one message, no table of "unreachable" nodes.
     env.err << "ibcollect: " << *coll.launch_refused << "\n";
     return core::kExitCollectFailed;
   }
-
   // Not the working directory by default (often a repository or a shared home): the
   // user's state directory, and the path is printed at the end.
-  const std::string dir = a.out.empty()
-                              ? userStateDir(env.env.get("XDG_STATE_HOME"), env.env.get("HOME")) +
-                                    "/job" + o.job_id + "-" + timestamp(env.clock.now())
-                              : a.out;
-  bool write_failed = false;
-  std::map<std::string, std::string> kept_files;  // node -> its .ibsnap in --out
-  if (auto st = env.writer.makeDirectories(dir); !st.ok()) {
-    env.err << "ibcollect: cannot create " << dir << ": " << st.error().message
+  KeptSnapshots kept;
+  kept.dir = a.out.empty() ? userStateDir(env.env.get("XDG_STATE_HOME"), env.env.get("HOME")) +
+                                 "/job" + o.job_id + "-" + timestamp(env.clock.now())
+                           : a.out;
+  if (auto st = env.writer.makeDirectories(kept.dir); !st.ok()) {
+    env.err << "ibcollect: cannot create " << kept.dir << ": " << st.error().message
             << "; snapshots are not kept, the report below is all there is\n";
-    write_failed = true;
+    kept.write_failed = true;
   }
-
-  std::vector<core::AnalyzedNode> nodes;
   std::map<std::string, const NodeResult*> by_host;
   for (const auto& r : coll.nodes) by_host[r.node] = &r;
-  std::size_t written = 0;
-  for (const auto& h : hosts) {
-    core::AnalyzedNode n;
-    n.snapshot.mutable_node()->set_hostname(h);
-    n.snapshot.mutable_node()->set_slurm_node(h);
-    auto it = by_host.find(h);
-    if (down.count(h) != 0) {
-      n.unreachable_reason = down[h];
-    } else if (it == by_host.end() || !it->second->answered) {
-      n.unreachable_reason = it == by_host.end() ? "not launched" : it->second->unreachable_reason;
-    } else {
-      auto snap = core::openSnapshot(it->second->envelope);
-      if (!snap.ok()) {
-        n.unreachable_reason = "the node's snapshot is unreadable: " + snap.error().message;
-      } else {
-        n.snapshot = std::move(snap).value();
-        if (n.snapshot.node().slurm_node().empty()) n.snapshot.mutable_node()->set_slurm_node(h);
-        if (!write_failed) {
-          const std::string path = dir + "/" + h + ".ibsnap";
-          if (auto st =
-                  env.writer.writeFileAtomic(path, core::encodeSnapshotFile(it->second->envelope));
-              st.ok()) {
-            n.snapshot_file = path;
-            kept_files[h] = path;
-            ++written;
-          } else {
-            env.err << "ibcollect: cannot write " << path << ": " << st.error().message << "\n";
-            write_failed = true;
-          }
-        }
-      }
-    }
-    nodes.push_back(std::move(n));
-  }
+  auto nodes = assembleNodes(env, job, by_host, kept);
   attachLauncherLogs(env, a, nodes);
-
-  // Upload what the nodes signed (each node signs with its own identity, the collector
-  // checks the signer's tenant against ours); unsigned snapshots stay in the directory.
-  // All of them go over one connection with several uploads in flight.
-  bool delivery_failed = false;
-  if (transport->delivery) {
-    std::size_t unsigned_count = 0;
-    std::vector<CollectedUpload> uploads;
-    for (const auto& h : hosts) {
-      auto it = by_host.find(h);
-      if (it == by_host.end() || !it->second->answered) continue;
-      if (it->second->envelope.signature().empty()) {
-        ++unsigned_count;
-        continue;
-      }
-      const auto kept = kept_files.find(h);
-      uploads.push_back({&it->second->envelope, h + "'s snapshot",
-                         kept == kept_files.end() ? std::string() : kept->second});
-    }
-    if (deliverCollectedAll(env, *transport, uploads, BatchReport::Summary) > 0) {
-      delivery_failed = true;
-    }
-    if (unsigned_count > 0) {
-      env.err << "ibcollect: " << unsigned_count
-              << " node(s) have no agent identity (cert/key in their agent config), so their "
-                 "snapshots were not signed and not uploaded; they are in "
-              << dir << "\n";
-      delivery_failed = true;
-    }
-    if (uploads.empty()) {
-      env.err << "ibcollect: nothing was uploaded to " << transport->delivery->collector.text()
-              << ": " << (unsigned_count > 0 ? "no node signed its snapshot" : "no node answered")
-              << "\n";
-    }
-  } else {
-    std::size_t signed_count = 0;
-    for (const auto& [h, r] : by_host) {
-      if (r->answered && !r->envelope.signature().empty()) ++signed_count;
-    }
-    if (signed_count > 0) {
-      env.err << "ibcollect: " << signed_count
-              << " snapshot(s) signed by their nodes were not uploaded (no --collector): they are "
-                 "in "
-              << dir << "; upload them with `ibcollect upload " << dir
-              << "/*.ibsnap --collector HOST:PORT`, or give --collector to --job\n";
-    }
-  }
-
-  std::size_t unreachable = 0;
-  for (const auto& n : nodes) unreachable += n.unreachable_reason.empty() ? 0 : 1;
-  core::judgeJob(nodes, {ruleOptions(a.report), {}});
-
-  ReportOptions ro = a.report;
-  const int code = printReport(env, std::move(nodes), ro, /*node_table=*/true);
-  if (a.report.format != "json") {
-    env.out << "\n"
-            << (written > 0 ? "snapshots: " + dir + " (" + std::to_string(written) + " file(s))"
-                            : "no snapshots kept")
-            << "\n";
-  } else {
-    env.err << "ibcollect: snapshots in " << dir << " (" << written << " file(s))\n";
-  }
-  if (unreachable > 0) {
-    env.err << "ibcollect: " << unreachable << " of " << hosts.size()
-            << " node(s) unreachable (named above); the report covers the others\n";
-  }
-  return verdictBeforeDelivery(code, unreachable > 0 || write_failed || delivery_failed);
+  const bool delivery_failed = uploadSigned(env, *transport, job.hosts, by_host, kept);
+  return reportJob(env, a, std::move(nodes), kept, delivery_failed);
 }
 
 int runCompare(CliEnvironment& env, const std::vector<std::string>& files,
