@@ -3,32 +3,17 @@
 #include <chrono>
 #include <cstdio>
 
+#include "agent_doubles.h"
+
 namespace ibc::bench {
 
 namespace v1 = ::ibcollect::v1;
 
-namespace {
-
-class NoRunner : public agent::CommandRunner {
- public:
-  core::Result<agent::CommandResult> run(const std::vector<std::string>&, std::chrono::milliseconds,
-                                         std::size_t) override {
-    return core::Error{core::ErrorCode::NotFound, "no commands"};
-  }
-  bool available(std::string_view) const override { return false; }
-};
-class NoEnv : public agent::Environment {
- public:
-  std::string get(std::string_view) const override { return {}; }
-};
-
-}  // namespace
-
 v1::Snapshot collectTree(const std::string& root, const agent::CollectOptions& extra) {
   agent::RootedFilesystem host(root), files("");
-  NoRunner runner;
+  test::NoCommands runner;
   agent::SystemClock clock;
-  NoEnv env;
+  test::MapEnvironment env;
   agent::CollectOptions o = extra;
   o.root = root;
   return agent::collectSnapshot(

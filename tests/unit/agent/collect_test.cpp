@@ -9,6 +9,7 @@
 #include <fstream>
 #include <map>
 
+#include "agent_doubles.h"
 #include "fixtures.h"
 #include "ibc/core/findings.h"
 #include "ibc/core/rules.h"
@@ -19,15 +20,6 @@ namespace {
 
 const std::string kMlx5Root =
     "real/sysfs/sysfs_procfs-fixture_mlx5_0_hw-counters-errors.tree/fixtures";
-
-class NoEnvironment : public Environment {
- public:
-  std::string get(std::string_view name) const override {
-    auto it = vars.find(std::string(name));
-    return it == vars.end() ? "" : it->second;
-  }
-  std::map<std::string, std::string> vars;
-};
 
 // Runs only what a test scripted; anything else is "not installed".
 class ScriptedRunner : public CommandRunner {
@@ -119,7 +111,7 @@ struct Harness {
   RootedFilesystem files{""};
   ScriptedRunner runner;
   SteppingClock clock;
-  NoEnvironment env;
+  ibc::test::MapEnvironment env;
   HostSeams seams(const Filesystem& host, std::function<ProcessFacts()> facts = nullptr) {
     return HostSeams{host, files, runner, clock, env, std::move(facts), nullptr};
   }

@@ -8,6 +8,7 @@
 
 #include <map>
 
+#include "agent_doubles.h"
 #include "fixtures.h"
 #include "ibc/agent/collect.h"
 #include "ibc/core/nccl_log.h"
@@ -19,24 +20,11 @@ namespace {
 
 namespace v1 = ::ibcollect::v1;
 
-class NoRunner : public CommandRunner {
- public:
-  Result<CommandResult> run(const std::vector<std::string>&, std::chrono::milliseconds,
-                            std::size_t) override {
-    return Error{ErrorCode::NotFound, "no commands"};
-  }
-  bool available(std::string_view) const override { return false; }
-};
-class NoEnv : public Environment {
- public:
-  std::string get(std::string_view) const override { return {}; }
-};
-
 v1::Snapshot collectTree(const std::string& root, const std::string& node) {
   RootedFilesystem host(root), files("");
-  NoRunner runner;
+  ibc::test::NoCommands runner;
   SystemClock clock;
-  NoEnv env;
+  ibc::test::MapEnvironment env;
   CollectOptions o;
   o.root = root;
   auto s = collectSnapshot(o, HostSeams{host, files, runner, clock, env, nullptr, nullptr});

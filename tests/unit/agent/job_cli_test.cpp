@@ -10,6 +10,7 @@
 #include <map>
 #include <sstream>
 
+#include "agent_doubles.h"
 #include "fixtures.h"
 #include "ibc/agent/cli.h"
 #include "ibc/core/findings.h"
@@ -73,11 +74,6 @@ class StillClock : public Clock {
   void sleepUntil(std::chrono::steady_clock::time_point) override {}
 };
 
-class NoEnv : public Environment {
- public:
-  std::string get(std::string_view) const override { return {}; }
-};
-
 struct Run {
   int code;
   std::string out, err;
@@ -97,21 +93,12 @@ class RecordingWriter : public FileWriter {
   std::vector<std::string> dirs;
 };
 
-class MapEnv : public Environment {
- public:
-  std::string get(std::string_view name) const override {
-    auto it = vars.find(std::string(name));
-    return it == vars.end() ? "" : it->second;
-  }
-  std::map<std::string, std::string> vars;
-};
-
 Run runJob(SlurmCommands& runner, const std::vector<std::string>& extra = {},
            const Environment* environment = nullptr) {
   std::ostringstream out, err;
   RootedFilesystem files("");
   StillClock clock;
-  NoEnv no_env;
+  ibc::test::MapEnvironment no_env;
   const Environment& env = environment != nullptr ? *environment : no_env;
   Run r{};
   RecordingWriter writer;
@@ -171,7 +158,7 @@ TEST(JobCommand, SrunRefusingTheStepIsOneMessageAndExitCode4) {
 // working directory), and the path is printed.
 TEST(JobCommand, SnapshotsDefaultToTheUsersStateDirectoryAndThePathIsPrinted) {
   SlurmCommands runner = runningEightNodeJob();
-  MapEnv env;
+  ibc::test::MapEnvironment env;
   env.vars["XDG_STATE_HOME"] = "/state";
   env.vars["HOME"] = "/home/u";
   const auto r = runJob(runner, {"--timeout", "1"}, &env);
@@ -398,7 +385,7 @@ TEST(JobCommand, HelpSaysWhatIsShippedAndHowToUseAnInstalledAgent) {
   std::ostringstream out, err;
   RootedFilesystem files("");
   StillClock clock;
-  NoEnv env;
+  ibc::test::MapEnvironment env;
   RecordingWriter writer;
   CliEnvironment cli{
       out,    err,

@@ -13,6 +13,7 @@
 #include <set>
 #include <sstream>
 
+#include "agent_doubles.h"
 #include "fixtures.h"
 #include "ibc/agent/collect.h"
 #include "ibc/core/bundle_report.h"
@@ -26,20 +27,6 @@ namespace ibc::agent {
 namespace {
 
 namespace v1 = ::ibcollect::v1;
-
-class NoRunner : public CommandRunner {
- public:
-  Result<CommandResult> run(const std::vector<std::string>&, std::chrono::milliseconds,
-                            std::size_t) override {
-    return Error{ErrorCode::NotFound, "no commands"};
-  }
-  bool available(std::string_view) const override { return false; }
-};
-
-class NoEnv : public Environment {
- public:
-  std::string get(std::string_view) const override { return {}; }
-};
 
 // A fixed clock: the collection time is part of the report.
 class FixedClock : public Clock {
@@ -55,9 +42,9 @@ class FixedClock : public Clock {
 // time (the collection time is part of the report).
 core::AnalyzedNode collectedFrom(const std::string& root, const std::string& name) {
   RootedFilesystem host(root), files("");
-  NoRunner runner;
+  ibc::test::NoCommands runner;
   FixedClock clock;
-  NoEnv env;
+  ibc::test::MapEnvironment env;
   CollectOptions o;
   o.root = root;
   core::AnalyzedNode n;

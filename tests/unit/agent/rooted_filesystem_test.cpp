@@ -9,6 +9,7 @@
 
 #include <unistd.h>
 
+#include "agent_doubles.h"
 #include "fixtures.h"
 #include "ibc/agent/collect.h"
 #include "ibc/agent/os.h"
@@ -103,19 +104,9 @@ TEST_P(HostileTree, ASnapshotOfTheTreeHoldsNoByteOfTheAnalystsFiles) {
   RootedFilesystem files("");
   CollectOptions o;
   o.root = tree.root();
-  class NoCommands : public CommandRunner {
-   public:
-    Result<CommandResult> run(const std::vector<std::string>& argv, std::chrono::milliseconds,
-                              std::size_t) override {
-      return Error{ErrorCode::NotFound, argv.front() + ": not run for a tree"};
-    }
-    bool available(std::string_view) const override { return false; }
-  } runner;
+  ibc::test::NoCommands runner;
   SystemClock clock;
-  class NoEnv : public Environment {
-   public:
-    std::string get(std::string_view) const override { return ""; }
-  } env;
+  ibc::test::MapEnvironment env;
   const auto snap =
       collectSnapshot(o, HostSeams{tree, files, runner, clock, env, nullptr, nullptr});
   ASSERT_EQ(snap.devices_size(), 1);

@@ -18,6 +18,7 @@
 #include <memory>
 #include <set>
 
+#include "agent_doubles.h"
 #include "fixtures.h"
 #include "ibc/agent/analyze.h"
 #include "ibc/agent/os.h"
@@ -44,25 +45,12 @@ namespace {
 
 namespace v1 = ::ibcollect::v1;
 
-class NoEnvironment : public agent::Environment {
- public:
-  std::string get(std::string_view) const override { return {}; }
-};
-
-struct NoCommands : agent::CommandRunner {
-  core::Result<agent::CommandResult> run(const std::vector<std::string>&, std::chrono::milliseconds,
-                                         std::size_t) override {
-    return core::Error{core::ErrorCode::Unavailable, "no commands in tests"};
-  }
-  bool available(std::string_view) const override { return false; }
-};
-
 // Collects a real capture tree the way `ibcollect snapshot --root` does.
 v1::Snapshot collectTree(const std::string& root) {
   agent::RootedFilesystem files("");
-  NoCommands runner;
+  ibc::test::NoCommands runner;
   agent::SystemClock clock;
-  NoEnvironment env;
+  ibc::test::MapEnvironment env;
   agent::HostSeams seams{files, files, runner, clock, env, nullptr, nullptr};
   agent::AnalyzeInputs in;
   in.root = root;
