@@ -64,15 +64,7 @@ struct CaseUpdateArgs {
   TransportArgs transport;
 };
 
-std::string utc(int64_t ms) {
-  if (ms <= 0) return "-";
-  const std::time_t t = ms / 1000;
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
-}
+std::string utc(int64_t ms) { return ms <= 0 ? std::string("-") : core::formatUtc(ms / 1000); }
 
 std::string stateName(v1::CaseState s) {
   switch (s) {

@@ -10,6 +10,7 @@
 #include "ibc/agent/analyze.h"
 #include "ibc/core/findings.h"
 #include "ibc/core/snapshot_file.h"
+#include "ibc/core/text.h"
 
 namespace ibc::agent::cli {
 
@@ -36,11 +37,8 @@ std::string defaultSnapshotPath(const v1::Snapshot& snap) {
     if (!ok) c = '_';
   }
   if (node.empty() || node.front() == '.') node = "node" + node;
-  const std::time_t t = snap.node().collected_at_unix_ms() / 1000;
-  std::tm tm{};
-  ::gmtime_r(&t, &tm);
-  char stamp[32];
-  std::strftime(stamp, sizeof stamp, "%Y%m%dT%H%M%SZ", &tm);
+  const std::string stamp =
+      core::formatUtc(snap.node().collected_at_unix_ms() / 1000, "%Y%m%dT%H%M%SZ");
   return "ibcollect-" + node + "-" + stamp + ".ibsnap";
 }
 

@@ -2,7 +2,10 @@
 
 #include <cctype>
 #include <charconv>
+#include <cmath>
+#include <cstdio>
 #include <cstdlib>
+#include <ctime>
 
 namespace ibc::core {
 
@@ -212,6 +215,25 @@ std::string printable(std::string_view s, std::size_t max_len) {
   }
   if (i < s.size()) out += "...";
   return out;
+}
+
+std::string formatNumber(double v, int significant) {
+  char buf[64];
+  if (std::fabs(v - std::round(v)) < 1e-9 && std::fabs(v) < 1e15) {
+    std::snprintf(buf, sizeof buf, "%.0f", v);
+  } else {
+    std::snprintf(buf, sizeof buf, "%.*g", significant, v);
+  }
+  return buf;
+}
+
+std::string formatUtc(std::int64_t unix_seconds, const char* format) {
+  const std::time_t t = static_cast<std::time_t>(unix_seconds);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[64];
+  const std::size_t n = std::strftime(buf, sizeof buf, format, &tm);
+  return std::string(buf, n);
 }
 
 }  // namespace ibc::core

@@ -4,19 +4,9 @@
 #include <map>
 
 #include "ibc/core/rules.h"
+#include "ibc/core/text.h"
 
 namespace ibc::core {
-
-namespace {
-std::string utcTime(int64_t unix_ms) {
-  const std::time_t t = static_cast<std::time_t>(unix_ms / 1000);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M:%SZ", &tm);
-  return buf;
-}
-}  // namespace
 
 std::string nodeSource(const AnalyzedNode& node) {
   if (!node.snapshot_file.empty()) return node.snapshot_file;
@@ -47,7 +37,8 @@ std::vector<std::string> labelNodes(std::vector<AnalyzedNode>& nodes) {
     std::map<std::string, int> seen_time;
     if (how == "time") {
       for (std::size_t i : members)
-        seen_time[utcTime(nodes[i].snapshot.node().collected_at_unix_ms())]++;
+        seen_time[formatUtc(nodes[i].snapshot.node().collected_at_unix_ms() / 1000,
+                            "%Y-%m-%d %H:%M:%SZ")]++;
       for (const auto& [t, k] : seen_time) {
         if (k > 1) how = "order";
       }
@@ -55,10 +46,11 @@ std::vector<std::string> labelNodes(std::vector<AnalyzedNode>& nodes) {
     int k = 0;
     for (std::size_t i : members) {
       ++k;
-      const std::string tag = how == "file" ? base(nodeSource(nodes[i]))
-                              : how == "time"
-                                  ? utcTime(nodes[i].snapshot.node().collected_at_unix_ms())
-                                  : "#" + std::to_string(k);
+      const std::string tag =
+          how == "file"   ? base(nodeSource(nodes[i]))
+          : how == "time" ? formatUtc(nodes[i].snapshot.node().collected_at_unix_ms() / 1000,
+                                      "%Y-%m-%d %H:%M:%SZ")
+                          : "#" + std::to_string(k);
       nodes[i].label = name + " (" + tag + ")";
     }
     notices.push_back(std::to_string(members.size()) + " inputs name the same node '" + name +

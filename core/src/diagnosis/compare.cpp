@@ -15,22 +15,13 @@
 #include "ibc/core/rules.h"
 #include "ibc/core/slurm.h"
 #include "ibc/core/sysfs_values.h"
+#include "ibc/core/text.h"
 
 namespace ibc::core {
 
 namespace v1 = ::ibcollect::v1;
 
 namespace {
-
-std::string num(double v) {
-  char buf[64];
-  if (std::fabs(v - std::round(v)) < 1e-9 && std::fabs(v) < 1e15) {
-    std::snprintf(buf, sizeof buf, "%.0f", v);
-  } else {
-    std::snprintf(buf, sizeof buf, "%.3g", v);
-  }
-  return buf;
-}
 
 // The most frequent value and how often it occurs; ties go to the larger value (for
 // rates and MTUs the intended configuration).
@@ -229,11 +220,12 @@ void rates(const std::vector<NodeView>& nodes, const CompareOptions& o,
                  n.name,
                  d.name(),
                  p.port(),
-                 d.name() + " port " + std::to_string(p.port()) + " runs at " + num(p.rate_gbps()) +
-                     " Gb/s while its peers run at " + num(maj) + " Gb/s",
+                 d.name() + " port " + std::to_string(p.port()) + " runs at " +
+                     formatNumber(p.rate_gbps(), 3) + " Gb/s while its peers run at " +
+                     formatNumber(maj, 3) + " Gb/s",
                  {"rate \"" + p.rate_raw() + "\"",
-                  "peers' majority: " + num(maj) + " Gb/s on " + std::to_string(nmaj) + " of " +
-                      std::to_string(total) + " active " + layer + " ports in the job"},
+                  "peers' majority: " + formatNumber(maj, 3) + " Gb/s on " + std::to_string(nmaj) +
+                      " of " + std::to_string(total) + " active " + layer + " ports in the job"},
                  "The link trained below the rest of the job: a cable/transceiver rated lower, a "
                  "failed "
                  "lane or a limited switch port. `mlxlink -d <pci> -p " +
@@ -284,10 +276,11 @@ void counterOutliers(const std::vector<NodeView>& nodes, const CompareOptions& o
          "",
          0,
          "Node stands out from its peers: " + std::string(counterClassName(cls)) + " +" +
-             num(x.value) + " during the window, the median node saw +" + num(x.median),
+             formatNumber(x.value, 3) + " during the window, the median node saw +" +
+             formatNumber(x.median, 3),
          {"largest: " + totals[x.node].classes.at(cls).largest_where,
-          "peers' median: +" + num(x.median) + " over " + std::to_string(x.windowed_nodes) +
-              " nodes"},
+          "peers' median: +" + formatNumber(x.median, 3) + " over " +
+              std::to_string(x.windowed_nodes) + " nodes"},
          "This node (or the switch port next to it) is the likely culprit for the job: inspect "
          "its "
          "link findings; for a VF escalate with its snapshot."}));
@@ -307,10 +300,10 @@ void counterOutliers(const std::vector<NodeView>& nodes, const CompareOptions& o
          nodes[i].name,
          "",
          0,
-         "Node moved " + num(totals[i].bytes_per_second * 8 / 1e9) +
+         "Node moved " + formatNumber(totals[i].bytes_per_second * 8 / 1e9, 3) +
              " Gb/s of RDMA data during the window, the "
              "median node " +
-             num(med * 8 / 1e9) + " Gb/s",
+             formatNumber(med * 8 / 1e9, 3) + " Gb/s",
          {"port_xmit_data + port_rcv_data (4-byte words) over the window"},
          "A slow or stalled node holds every collective back: check its GPUs, PCIe, link rate and "
          "congestion findings, and the NCCL log of its ranks."}));
@@ -335,18 +328,19 @@ void busbw(const std::vector<NodeView>& nodes, std::vector<v1::Finding>& out) {
   for (std::size_t k = 0; k < peaks.size(); ++k) {
     if (!marks.outlier[k]) continue;
     const auto& [i, p] = peaks[k];
-    out.push_back(makeFinding(
-        {FindingCode::NodeOutlier,
-         Severity::Warning,
-         nodes[i].name,
-         "",
-         0,
-         "nccl-tests bus bandwidth " + num(p) + " GB/s, the median node reached " + num(med) +
-             " GB/s",
-         {"peak busbw " + num(p) + " GB/s",
-          "median over " + std::to_string(peaks.size()) + " nodes " + num(med) + " GB/s"},
-         "Compare this node's link rate, PCIe, GDR and congestion findings with its "
-         "peers'; rerun nccl-tests on pairs to isolate the link."}));
+    out.push_back(
+        makeFinding({FindingCode::NodeOutlier,
+                     Severity::Warning,
+                     nodes[i].name,
+                     "",
+                     0,
+                     "nccl-tests bus bandwidth " + formatNumber(p, 3) +
+                         " GB/s, the median node reached " + formatNumber(med, 3) + " GB/s",
+                     {"peak busbw " + formatNumber(p, 3) + " GB/s",
+                      "median over " + std::to_string(peaks.size()) + " nodes " +
+                          formatNumber(med, 3) + " GB/s"},
+                     "Compare this node's link rate, PCIe, GDR and congestion findings with its "
+                     "peers'; rerun nccl-tests on pairs to isolate the link."}));
   }
 }
 

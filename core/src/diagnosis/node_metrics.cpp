@@ -5,21 +5,13 @@
 #include <cstdio>
 #include <set>
 
+#include "ibc/core/text.h"
+
 namespace ibc::core {
 
 namespace v1 = ::ibcollect::v1;
 
 namespace {
-
-std::string num(double v) {
-  char buf[64];
-  if (std::fabs(v - std::round(v)) < 1e-9 && std::fabs(v) < 1e15) {
-    std::snprintf(buf, sizeof buf, "%.0f", v);
-  } else {
-    std::snprintf(buf, sizeof buf, "%.3g", v);
-  }
-  return buf;
-}
 
 // mlx4's counters_ext names carry a _64 suffix; the legacy counter is the one without.
 std::string legacyName(const std::string& ext_name) {
@@ -68,8 +60,8 @@ NodeCounterMetrics nodeCounterMetrics(const v1::Snapshot& s) {
         c.delta += delta;
         if (delta > c.largest) {
           c.largest = delta;
-          c.largest_where =
-              d.name() + " port " + std::to_string(p.port()) + " " + v.name + " +" + num(delta);
+          c.largest_where = d.name() + " port " + std::to_string(p.port()) + " " + v.name + " +" +
+                            formatNumber(delta, 3);
         }
       }
     }
@@ -153,11 +145,6 @@ OutlierMarks markCounterOutliers(const std::vector<double>& values, double facto
 }
 
 namespace {
-
-bool endsWith(std::string_view s, std::string_view suffix) {
-  return s.size() >= suffix.size() &&
-         s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
 
 bool isDataWords(std::string_view name) {
   if (endsWith(name, "_64")) name.remove_suffix(3);

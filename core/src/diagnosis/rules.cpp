@@ -45,16 +45,6 @@ bool RuleContext::hasFinding(FindingCode code) const {
   return false;
 }
 
-std::string num(double v) {
-  char buf[64];
-  if (std::fabs(v - std::round(v)) < 1e-9 && std::fabs(v) < 1e15) {
-    std::snprintf(buf, sizeof buf, "%.0f", v);
-  } else {
-    std::snprintf(buf, sizeof buf, "%.4g", v);
-  }
-  return buf;
-}
-
 std::string deltaText(int64_t delta, double interval_s) {
   std::string s = (delta >= 0 ? "+" : "") + std::to_string(delta) + " in " + num(interval_s) + " s";
   if (interval_s > 0 && delta > 0) s += " (" + num(static_cast<double>(delta) / interval_s) + "/s)";

@@ -8,6 +8,7 @@
 #include "ibc/core/counters.h"
 #include "ibc/core/findings.h"
 #include "ibc/core/rules.h"
+#include "ibc/core/text.h"
 
 namespace ibc::core::rules {
 
@@ -36,7 +37,7 @@ void runNcclRules(RuleContext& ctx);
 void runNcclTestsRules(RuleContext& ctx);
 
 // "12.5", "200", "0.001": shortest readable form of a number.
-std::string num(double v);
+inline std::string num(double v) { return formatNumber(v, 4); }
 // "1.2 MiB/s"-free plain rate text: "+37 in 10 s (3.7/s)".
 std::string deltaText(int64_t delta, double interval_s);
 // Physical-layer vs. other devices: true when the RDMA device is a VF or the node a VM,

@@ -160,13 +160,7 @@ Result<CertificateIdentity> identityOf(const X509* x) {
   return id;
 }
 
-std::string formatTime(std::time_t t) {
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
-}
+std::string formatTime(std::time_t t) { return formatUtc(t); }
 
 bool asn1Time(const ASN1_TIME* t, std::time_t& out) {
   std::tm tm{};

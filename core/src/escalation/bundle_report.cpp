@@ -38,13 +38,7 @@ std::string cell(std::string_view s) {
 }
 
 std::string utc(int64_t ms) {
-  if (ms <= 0) return "unknown";
-  const std::time_t t = ms / 1000;
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M:%SZ", &tm);
-  return buf;
+  return ms <= 0 ? std::string("unknown") : formatUtc(ms / 1000, "%Y-%m-%d %H:%M:%SZ");
 }
 
 // Markdown prose with each placeholder (`<PF>`, `<N>`, ...) as code: bare, a renderer takes

@@ -18,12 +18,6 @@ namespace ibc::core {
 
 namespace {
 
-std::string num(double d) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%g", d);
-  return buf;
-}
-
 bool equalsIgnoreCase(std::string_view a, std::string_view b) {
   return a.size() == b.size() && startsWithIgnoreCase(a, b);
 }
@@ -157,9 +151,10 @@ class PfJudge {
       const bool has_counters = ml.has_effective_errors() || ml.has_raw_ber_value() ||
                                 ml.has_link_down_counter() || ml.raw_errors_per_lane_size() > 0;
       if (!has_counters) continue;
-      std::string window = ml.has_time_since_clear_min()
-                               ? " over " + num(ml.time_since_clear_min()) + " min since clear"
-                               : std::string();
+      std::string window =
+          ml.has_time_since_clear_min()
+              ? " over " + formatNumber(ml.time_since_clear_min(), 6) + " min since clear"
+              : std::string();
       examined("mlxlink physical counters" + window);
       std::vector<std::string> ev;
       Severity sev = Severity::Info;
@@ -320,8 +315,8 @@ class PfJudge {
         for (double d : m.rx_power_dbm()) rxPower(d, ev, sev);
       } else {
         if (m.has_temperature_c())
-          ev.push_back("Module temperature: " + num(m.temperature_c()) + " C");
-        for (double d : m.rx_power_dbm()) ev.push_back("Rx power: " + num(d) + " dBm");
+          ev.push_back("Module temperature: " + formatNumber(m.temperature_c(), 6) + " C");
+        for (double d : m.rx_power_dbm()) ev.push_back("Rx power: " + formatNumber(d, 6) + " dBm");
       }
       if (sev == Severity::Info) continue;
       moduleIdentity(ev, m.vendor_name(), m.vendor_pn(), m.vendor_sn());
@@ -342,15 +337,15 @@ class PfJudge {
     } else {
       return;
     }
-    ev.push_back("module temperature " + num(c) + " C");
+    ev.push_back("module temperature " + formatNumber(c, 6) + " C");
   }
   void rxPower(double dbm, std::vector<std::string>& ev, Severity& sev) {
     if (dbm <= kRxPowerNoLightDbm) {
       sev = Severity::Critical;
-      ev.push_back("Rx power " + num(dbm) + " dBm (no light)");
+      ev.push_back("Rx power " + formatNumber(dbm, 6) + " dBm (no light)");
     } else if (dbm <= kRxPowerLowDbm) {
       sev = std::max(sev, Severity::Warning);
-      ev.push_back("Rx power " + num(dbm) + " dBm (low)");
+      ev.push_back("Rx power " + formatNumber(dbm, 6) + " dBm (low)");
     }
   }
   static void moduleIdentity(std::vector<std::string>& ev, const std::string& vendor,

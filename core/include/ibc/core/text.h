@@ -66,4 +66,11 @@ std::string sanitizeUtf8(std::string_view s);
 // code points above U+10FFFF). Control characters are valid UTF-8.
 bool isValidUtf8(std::string_view s);
 
+// A number for people: an integral value exactly ("480", up to 1e15), else with at most
+// `significant` significant digits ("1.25e-06", "3.14").
+std::string formatNumber(double v, int significant = 4);
+
+// A UTC time as strftime(3) `format` gives it ("%Y-%m-%dT%H:%M:%SZ", "%Y%m%dT%H%M%SZ", ...).
+std::string formatUtc(std::int64_t unix_seconds, const char* format = "%Y-%m-%dT%H:%M:%SZ");
+
 }  // namespace ibc::core
