@@ -177,17 +177,10 @@ int runBackup(const std::vector<std::string>& args, std::ostream& out, std::ostr
 
 }  // namespace
 
-int runCollector(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
-  if (!args.empty() && args.front() == "backup") {
-    return runBackup(std::vector<std::string>(args.begin() + 1, args.end()), out, err);
-  }
-  Args a;
-  CLI::App app{"ibcollect-collector: receives signed snapshots over mutual TLS and stores them",
-               "ibcollect-collector"};
-  app.formatter(std::make_shared<WrappingFormatter>());
-  // Answers before any other check, so `--version` works without --listen, --data, ...
-  app.set_version_flag("--version", std::string("ibcollect-collector ") + IBC_VERSION);
-  std::string config_path;
+namespace {
+
+// --config, who this collector is and where it keeps its data.
+void declareIdentityOptions(CLI::App& app, Args& a, std::string& config_path) {
   app.add_option("--config", config_path,
                  "Read options from FILE: `key = value` lines with the long flags' names "
                  "(flags on the command line win)");
@@ -204,6 +197,10 @@ int runCollector(const std::vector<std::string>& args, std::ostream& out, std::o
   app.add_option("--key", a.key, "This collector's private key (PEM)")
       ->required()
       ->check(CLI::ExistingFile);
+}
+
+// How much the server admits at once (connections, handshakes, memory).
+void declareLimitOptions(CLI::App& app, Args& a) {
   app.add_option("--max-connections", a.server.max_connections, "Connections open at once")
       ->capture_default_str();
   app.add_option("--max-handshakes", a.server.max_handshakes, "TLS handshakes running at once")
@@ -229,6 +226,9 @@ int runCollector(const std::vector<std::string>& args, std::ostream& out, std::o
   app.add_option("--max-unauthenticated-per-source", a.server.max_unauthenticated_per_source,
                  "Connections one source address may hold before authenticating")
       ->capture_default_str();
+}
+
+void declareTimeoutOptions(CLI::App& app, Args& a) {
   app.add_option("--first-byte-timeout", a.first_byte_timeout,
                  "Seconds a new connection may stay silent")
       ->capture_default_str();
@@ -248,6 +248,10 @@ int runCollector(const std::vector<std::string>& args, std::ostream& out, std::o
   app.add_option("--admission-timeout", a.admission_timeout,
                  "Seconds a frame may wait for memory before it is answered OVERLOADED")
       ->capture_default_str();
+}
+
+// Disk floor, metrics, retention, shutdown and threads; then the footer.
+void declareOperationsOptions(CLI::App& app, Args& a) {
   app.add_option("--min-free-mb", a.min_free_mb,
                  "Refuse uploads (retryable) while the --data filesystem has less free, MiB; "
                  "writing resumes by itself when space returns (0: no floor)")
@@ -281,46 +285,60 @@ int runCollector(const std::vector<std::string>& args, std::ostream& out, std::o
       "Exit codes: 0 stopped cleanly (SIGTERM), 3 usage error, 4 could not start.\n"
       "Counters (accepted, stored, rejections by reason) are logged on SIGTERM and\n"
       "answered to support certificates (stats request) and on --metrics.");
+}
 
-  // The config file's keys become flags after the command line's own (which win), so the
-  // same checks apply to both; a mistake in the file is reported with its FILE:LINE.
-  std::vector<std::string> all_args = args;
+// The command line plus the config file's keys as flags, and where each of those came from.
+struct MergedArgs {
+  std::vector<std::string> args;
   std::map<std::string, std::pair<std::string, int>> from_file;  // "--key" -> file, line
-  if (auto path = configPath(args)) {
-    auto text = readFile(*path);
-    if (!text.ok()) {
-      err << "ibcollect-collector: --config " << text.error().message << "\n";
-      return core::kExitUsage;
-    }
-    std::vector<std::string> keys;
-    for (const CLI::Option* opt : app.get_options()) {
-      for (const auto& name : opt->get_lnames()) {
-        if (name != "config" && name != "help" && name != "version") keys.push_back(name);
-      }
-    }
-    auto entries = core::parseConfigFile(*text, *path, keys);
-    if (!entries.ok()) {
-      err << "ibcollect-collector: " << entries.error().message << "\n";
-      return core::kExitUsage;
-    }
-    for (const auto& e : *entries) {
-      const std::string flag = "--" + e.key;
-      const bool on_command_line = std::any_of(args.begin(), args.end(), [&](const std::string& x) {
-        return x == flag || x.rfind(flag + "=", 0) == 0;
-      });
-      if (on_command_line) continue;
-      all_args.push_back(flag);
-      all_args.push_back(e.value);
-      from_file[flag] = {*path, e.line};
+};
+
+// The config file's keys become flags after the command line's own (which win), so the
+// same checks apply to both; a mistake in the file is reported with its FILE:LINE.
+core::Result<MergedArgs> mergeConfigFile(const CLI::App& app,
+                                         const std::vector<std::string>& args) {
+  MergedArgs merged{args, {}};
+  const auto path = configPath(args);
+  if (!path) return merged;
+  auto text = readFile(*path);
+  if (!text.ok()) return core::Error{text.error().code, "--config " + text.error().message};
+  std::vector<std::string> keys;
+  for (const CLI::Option* opt : app.get_options()) {
+    for (const auto& name : opt->get_lnames()) {
+      if (name != "config" && name != "help" && name != "version") keys.push_back(name);
     }
   }
+  auto entries = core::parseConfigFile(*text, *path, keys);
+  if (!entries.ok()) return entries.error();
+  for (const auto& e : *entries) {
+    const std::string flag = "--" + e.key;
+    const bool on_command_line = std::any_of(args.begin(), args.end(), [&](const std::string& x) {
+      return x == flag || x.rfind(flag + "=", 0) == 0;
+    });
+    if (on_command_line) continue;
+    merged.args.push_back(flag);
+    merged.args.push_back(e.value);
+    merged.from_file[flag] = {*path, e.line};
+  }
+  return merged;
+}
+
+// Parses the merged arguments. An exit code when the program ends here (--help, --version,
+// a usage error, named with its FILE:LINE when the config file made it).
+std::optional<int> parseArgs(CLI::App& app, const std::vector<std::string>& args, std::ostream& out,
+                             std::ostream& err) {
+  auto merged = mergeConfigFile(app, args);
+  if (!merged.ok()) {
+    err << "ibcollect-collector: " << merged.error().message << "\n";
+    return core::kExitUsage;
+  }
   std::vector<const char*> argv{"ibcollect-collector"};
-  for (const auto& s : all_args) argv.push_back(s.c_str());
+  for (const auto& s : merged->args) argv.push_back(s.c_str());
   try {
     app.parse(static_cast<int>(argv.size()), argv.data());
   } catch (const CLI::ParseError& e) {
     const std::string what = e.what();
-    for (const auto& [flag, where] : from_file) {
+    for (const auto& [flag, where] : merged->from_file) {
       const auto at = what.find(flag);
       if (at == std::string::npos) continue;
       const char after = at + flag.size() < what.size() ? what[at + flag.size()] : ' ';
@@ -332,16 +350,21 @@ int runCollector(const std::vector<std::string>& args, std::ostream& out, std::o
     const int rc = app.exit(e, out, err);
     return rc == 0 ? core::kExitOk : core::kExitUsage;
   }
+  return std::nullopt;
+}
+
+// Checks what the parser cannot (ADDR:PORT, positive timeouts) and fills a.server.
+bool finishServerOptions(Args& a, std::ostream& err) {
   if (!splitHostPort(a.listen, a.server.listen_host, a.server.listen_port)) {
     err << "ibcollect-collector: --listen wants ADDR:PORT, got '" << a.listen << "'\n";
-    return core::kExitUsage;
+    return false;
   }
   for (double t :
        {a.handshake_timeout, a.idle_timeout, a.read_timeout, a.write_timeout, a.admission_timeout,
         a.drain_timeout, a.first_byte_timeout, a.handshake_stall_timeout}) {
     if (!(t > 0)) {
       err << "ibcollect-collector: timeouts must be positive seconds\n";
-      return core::kExitUsage;
+      return false;
     }
   }
   a.server.handshake_timeout = seconds(a.handshake_timeout);
@@ -354,68 +377,44 @@ int runCollector(const std::vector<std::string>& args, std::ostream& out, std::o
   a.server.max_inflight_per_tenant_bytes = a.max_inflight_per_tenant_mb << 20;
   a.server.first_byte_timeout = seconds(a.first_byte_timeout);
   a.server.handshake_stall_timeout = seconds(a.handshake_stall_timeout);
+  return true;
+}
 
-  const auto fail = [&err](const std::string& what) {
-    err << "ibcollect-collector: " << what << "\n";
-    return core::kExitCollectFailed;
-  };
+// Reads --ca, --cert and --key into a.server; the verifier of snapshot signatures.
+core::Result<std::unique_ptr<core::SignatureVerifier>> loadCredentials(Args& a) {
   for (auto [path, pem] :
        {std::pair{&a.ca, &a.server.ca_pem}, std::pair{&a.cert, &a.server.certificate_pem},
         std::pair{&a.key, &a.server.key_pem}}) {
     auto content = readFile(*path);
-    if (!content.ok()) return fail(content.error().message);
+    if (!content.ok()) return content.error();
     *pem = std::move(*content);
   }
   auto verifier = core::SignatureVerifier::fromPem(a.server.ca_pem);
-  if (!verifier.ok()) return fail(a.ca + ": " + verifier.error().message);
-  MetricsServerOptions metrics_options;
-  if (!a.metrics.empty() && !splitHostPort(a.metrics, metrics_options.host, metrics_options.port)) {
-    err << "ibcollect-collector: --metrics wants ADDR:PORT, got '" << a.metrics << "'\n";
-    return core::kExitUsage;
-  }
-  const auto started_at = std::chrono::system_clock::now();
-  StreamEventLog log(err);
-  StoreOptions store_options;
-  store_options.min_free_bytes = a.min_free_mb << 20;
-  store_options.log = &log;
-  auto store = Store::open(a.data, store_options);
-  if (!store.ok()) return fail(store.error().message);
+  if (!verifier.ok())
+    return core::Error{verifier.error().code, a.ca + ": " + verifier.error().message};
+  return std::move(*verifier);
+}
 
-  Service service(**store, **verifier, log, [] { return std::chrono::system_clock::now(); });
-  auto server = Server::create(a.server, service, log);
-  if (!server.ok()) return fail(server.error().message);
+std::unique_ptr<RetentionLoop> startRetention(const Args& a, Store& store, EventLog& log) {
+  if (!(a.retain_days > 0 || a.max_store_gb > 0)) return nullptr;
+  RetentionPolicy policy;
+  policy.max_age = std::chrono::milliseconds(static_cast<int64_t>(a.retain_days * 86400e3));
+  policy.max_store_bytes = static_cast<uint64_t>(a.max_store_gb * double(1ull << 30));
+  return std::make_unique<RetentionLoop>(store, policy, kRetentionInterval, log,
+                                         [] { return std::chrono::system_clock::now(); });
+}
 
-  std::unique_ptr<RetentionLoop> retention;
-  const auto render = [&]() {
-    auto m = service.metrics();
-    if (auto size = storeSize(**store); size.ok()) m.store_size = *size;
-    if (retention) m.retention_deleted = retention->deleted();
-    m.process_start_time_seconds =
-        std::chrono::duration<double>(started_at.time_since_epoch()).count();
-    return prometheusText(m);
-  };
-  // Before the metrics server, whose thread reads `retention`.
-  if (a.retain_days > 0 || a.max_store_gb > 0) {
-    RetentionPolicy policy;
-    policy.max_age = std::chrono::milliseconds(static_cast<int64_t>(a.retain_days * 86400e3));
-    policy.max_store_bytes = static_cast<uint64_t>(a.max_store_gb * double(1ull << 30));
-    retention = std::make_unique<RetentionLoop>(**store, policy, kRetentionInterval, log,
-                                                [] { return std::chrono::system_clock::now(); });
-  }
-  std::unique_ptr<MetricsServer> metrics;
-  if (!a.metrics.empty()) {
-    auto started = MetricsServer::start(metrics_options, render, log);
-    if (!started.ok()) return fail(started.error().message);
-    metrics = std::move(*started);
-  }
-  // Backups are taken by this process, which holds the store (RocksDB allows one).
-  const std::string admin_path = (std::filesystem::path(a.data) / kAdminSocketName).string();
+// Backups are taken by this process, which holds the store (RocksDB allows one): `backup`
+// asks through DATA/admin.sock. Without the socket the collector still runs.
+core::Result<std::unique_ptr<AdminSocket>> startAdminSocket(const std::string& data, Store& store,
+                                                            EventLog& log) {
+  const std::string admin_path = (std::filesystem::path(data) / kAdminSocketName).string();
   auto admin = AdminSocket::start(
       admin_path,
-      [&](const std::string& request) -> std::string {
+      [&store, &log](const std::string& request) -> std::string {
         if (request.rfind("checkpoint /", 0) != 0) return "error unknown request";
         const std::string dest = request.substr(11);
-        auto made = createCheckpoint(**store, dest);
+        auto made = createCheckpoint(store, dest);
         if (!made.ok()) {
           log.event(LogLevel::Error, "backup_failed",
                     {{"dest", dest}, {"detail", made.error().message}});
@@ -434,18 +433,20 @@ int runCollector(const std::vector<std::string>& args, std::ostream& out, std::o
               {{"detail", admin.error().message},
                {"consequence", "backup needs this collector stopped"}});
   }
+  return admin;
+}
 
-  out << "listening on " << (*server)->localAddress() << std::endl;
+void logStarted(EventLog& log, std::ostream& out, const Server& server,
+                const MetricsServer* metrics, const std::string& data) {
+  out << "listening on " << server.localAddress() << std::endl;
   if (metrics) out << "metrics on " << metrics->localAddress() << std::endl;
-  LogFields started_fields{{"listen", (*server)->localAddress()}, {"data", a.data}};
+  LogFields started_fields{{"listen", server.localAddress()}, {"data", data}};
   if (metrics) started_fields.push_back({"metrics", metrics->localAddress()});
   started_fields.push_back({"version", IBC_VERSION});
   log.event(LogLevel::Info, "collector_started", started_fields);
+}
 
-  (*server)->run();
-  service.drain();
-  metrics.reset();
-  retention.reset();
+void logStopped(EventLog& log, const Service& service) {
   const auto s = service.stats();
   LogFields stopped{{"connections", std::to_string(s.connections_accepted())},
                     {"requests", std::to_string(s.requests())},
@@ -459,7 +460,81 @@ int runCollector(const std::vector<std::string>& args, std::ostream& out, std::o
   }
   stopped.push_back({"rejected", rejected.empty() ? "none" : rejected});
   log.event(LogLevel::Info, "collector_stopped", stopped);
+}
+
+// Opens the store, starts the service, server, retention, metrics and admin socket, serves
+// until SIGTERM, then drains and logs the final counters.
+int serve(Args& a, std::ostream& out, std::ostream& err) {
+  const auto fail = [&err](const std::string& what) {
+    err << "ibcollect-collector: " << what << "\n";
+    return core::kExitCollectFailed;
+  };
+  auto verifier = loadCredentials(a);
+  if (!verifier.ok()) return fail(verifier.error().message);
+  MetricsServerOptions metrics_options;
+  if (!a.metrics.empty() && !splitHostPort(a.metrics, metrics_options.host, metrics_options.port)) {
+    err << "ibcollect-collector: --metrics wants ADDR:PORT, got '" << a.metrics << "'\n";
+    return core::kExitUsage;
+  }
+  const auto started_at = std::chrono::system_clock::now();
+  StreamEventLog log(err);
+  StoreOptions store_options;
+  store_options.min_free_bytes = a.min_free_mb << 20;
+  store_options.log = &log;
+  auto store = Store::open(a.data, store_options);
+  if (!store.ok()) return fail(store.error().message);
+
+  Service service(**store, **verifier, log, [] { return std::chrono::system_clock::now(); });
+  auto server = Server::create(a.server, service, log);
+  if (!server.ok()) return fail(server.error().message);
+
+  // Before the metrics server, whose thread reads `retention`.
+  std::unique_ptr<RetentionLoop> retention = startRetention(a, **store, log);
+  const auto render = [&]() {
+    auto m = service.metrics();
+    if (auto size = storeSize(**store); size.ok()) m.store_size = *size;
+    if (retention) m.retention_deleted = retention->deleted();
+    m.process_start_time_seconds =
+        std::chrono::duration<double>(started_at.time_since_epoch()).count();
+    return prometheusText(m);
+  };
+  std::unique_ptr<MetricsServer> metrics;
+  if (!a.metrics.empty()) {
+    auto started = MetricsServer::start(metrics_options, render, log);
+    if (!started.ok()) return fail(started.error().message);
+    metrics = std::move(*started);
+  }
+  auto admin = startAdminSocket(a.data, **store, log);
+
+  logStarted(log, out, **server, metrics.get(), a.data);
+  (*server)->run();
+  service.drain();
+  metrics.reset();
+  retention.reset();
+  logStopped(log, service);
   return core::kExitOk;
+}
+
+}  // namespace
+
+int runCollector(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+  if (!args.empty() && args.front() == "backup") {
+    return runBackup(std::vector<std::string>(args.begin() + 1, args.end()), out, err);
+  }
+  Args a;
+  CLI::App app{"ibcollect-collector: receives signed snapshots over mutual TLS and stores them",
+               "ibcollect-collector"};
+  app.formatter(std::make_shared<WrappingFormatter>());
+  // Answers before any other check, so `--version` works without --listen, --data, ...
+  app.set_version_flag("--version", std::string("ibcollect-collector ") + IBC_VERSION);
+  std::string config_path;
+  declareIdentityOptions(app, a, config_path);
+  declareLimitOptions(app, a);
+  declareTimeoutOptions(app, a);
+  declareOperationsOptions(app, a);
+  if (auto exit_code = parseArgs(app, args, out, err)) return *exit_code;
+  if (!finishServerOptions(a, err)) return core::kExitUsage;
+  return serve(a, out, err);
 }
 
 }  // namespace ibc::collector

@@ -12,6 +12,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "admission.h"
 #include "request_pipeline.h"
 
 namespace ibc::collector {
@@ -30,9 +31,6 @@ namespace {
 // A frame's payload is admitted against the memory budgets at most this far ahead of the
 // bytes that actually arrived: a client that announces 60 MiB and sends one byte holds 16 KiB.
 constexpr std::size_t kReadStepBytes = 16u << 10;
-// How long a source that completed a handshake counts as known (reserved handshake slots).
-constexpr std::chrono::minutes kKnownSourceFor{10};
-constexpr std::size_t kMaxKnownSources = 1u << 16;
 // How long a session ticket resumes a session: long enough for a job's upload and its
 // retries, short enough that a certificate's end is soon noticed (identify() also refuses a
 // resumed session whose certificate has expired since).
@@ -40,166 +38,41 @@ constexpr std::chrono::seconds kTicketLifetime{3600};
 // How often the accepted-upload count of a finished second is written (Service::tick).
 constexpr std::chrono::milliseconds kLogTick{250};
 
-// A FIFO budget of units (payload bytes, handshake slots) shared by the connections of the
-// io thread. An amount larger than the whole budget is admitted when nothing else holds
-// any, so a single large frame can always make progress. io thread only.
-class AdmissionBudget {
- public:
-  explicit AdmissionBudget(std::size_t capacity) : capacity_(capacity) {}
+// Waits until `gate` (an AdmissionBudget or HandshakeGate, admission.h) grants `waiter` or
+// `deadline` passes: the grant wakes the coroutine by cancelling its timer.
+template <typename Gate>
+awaitable<bool> awaitGrant(Gate& gate, AdmissionWaiter& waiter, SteadyClock::time_point deadline) {
+  asio::steady_timer timer(co_await asio::this_coro::executor);
+  timer.expires_at(deadline);
+  waiter.wake = [&timer] { timer.cancel(); };
+  gate.enqueue(waiter);
+  asio::error_code ec;
+  co_await timer.async_wait(redirect_error(use_awaitable, ec));
+  if (waiter.granted) co_return true;
+  gate.forget(waiter);
+  co_return false;
+}
 
-  // Waits until `amount` fits or `deadline` passes; false on timeout or after close().
-  awaitable<bool> acquire(std::size_t amount, SteadyClock::time_point deadline) {
-    if (closed_) co_return false;
-    if (waiters_.empty() && fits(amount)) {
-      used_ += amount;
-      co_return true;
-    }
-    asio::steady_timer timer(co_await asio::this_coro::executor);
-    timer.expires_at(deadline);
-    Waiter waiter{amount, &timer, false};
-    waiters_.push_back(&waiter);
-    asio::error_code ec;
-    co_await timer.async_wait(redirect_error(use_awaitable, ec));
-    if (waiter.granted) co_return true;
-    waiters_.remove(&waiter);
-    co_return false;
-  }
+// `amount` of `budget`; false on timeout or after close().
+awaitable<bool> acquire(AdmissionBudget& budget, std::size_t amount,
+                        SteadyClock::time_point deadline) {
+  if (budget.closed()) co_return false;
+  if (budget.tryAcquire(amount)) co_return true;
+  AdmissionWaiter waiter;
+  waiter.amount = amount;
+  co_return co_await awaitGrant(budget, waiter, deadline);
+}
 
-  void release(std::size_t amount) {
-    used_ -= std::min(used_, amount);
-    while (!closed_ && !waiters_.empty() && fits(waiters_.front()->amount)) {
-      Waiter* w = waiters_.front();
-      waiters_.pop_front();
-      used_ += w->amount;
-      w->granted = true;
-      w->timer->cancel();
-    }
-  }
-
-  // Fails every waiter and every later acquire (drain).
-  void close() {
-    closed_ = true;
-    for (Waiter* w : waiters_) w->timer->cancel();
-  }
-
- private:
-  struct Waiter {
-    std::size_t amount;
-    asio::steady_timer* timer;
-    bool granted;
-  };
-  bool fits(std::size_t amount) const { return used_ == 0 || used_ + amount <= capacity_; }
-
-  std::size_t capacity_;
-  std::size_t used_ = 0;
-  bool closed_ = false;
-  std::list<Waiter*> waiters_;
-};
-
-// Returns what a frame holds of the budget when it is done, whichever way it ends.
-class BudgetHold {
- public:
-  explicit BudgetHold(AdmissionBudget& budget) : budget_(budget) {}
-  ~BudgetHold() { releaseAll(); }
-  BudgetHold(const BudgetHold&) = delete;
-  BudgetHold& operator=(const BudgetHold&) = delete;
-  void add(std::size_t amount) { held_ += amount; }
-  // Returns part of what is held (what a read did not fill).
-  void give(std::size_t amount) {
-    amount = std::min(amount, held_);
-    held_ -= amount;
-    budget_.release(amount);
-  }
-  AdmissionBudget& budget() { return budget_; }
-  void releaseAll() {
-    budget_.release(held_);
-    held_ = 0;
-  }
-
- private:
-  AdmissionBudget& budget_;
-  std::size_t held_ = 0;
-};
-
-// Handshake slots: at most `capacity` at once, at most `per_source` for one source address,
-// and the last `reserved` slots only for sources that completed a handshake recently.
-// Waiters are served in arrival order among those the limits allow. io thread only.
-class HandshakeGate {
- public:
-  HandshakeGate(std::size_t capacity, std::size_t per_source, std::size_t reserved)
-      : capacity_(std::max<std::size_t>(1, capacity)),
-        per_source_(std::max<std::size_t>(1, per_source)),
-        reserved_(std::min(reserved, capacity_ - 1)) {}
-
-  awaitable<bool> acquire(const std::string& source, bool known, SteadyClock::time_point deadline) {
-    if (closed_) co_return false;
-    // Whoever waits is not allowed a slot now (release() grants every waiter it can), so an
-    // allowed newcomer takes one at once without passing anyone: a known agent is never
-    // queued behind unknown sources that wait for the unreserved slots.
-    if (allowed(source, known)) {
-      take(source);
-      co_return true;
-    }
-    asio::steady_timer timer(co_await asio::this_coro::executor);
-    timer.expires_at(deadline);
-    Waiter waiter{source, known, &timer, false};
-    waiters_.push_back(&waiter);
-    asio::error_code ec;
-    co_await timer.async_wait(redirect_error(use_awaitable, ec));
-    if (waiter.granted) co_return true;
-    waiters_.remove(&waiter);
-    co_return false;
-  }
-
-  void release(const std::string& source) {
-    if (used_ > 0) --used_;
-    if (auto it = by_source_.find(source); it != by_source_.end() && --it->second == 0) {
-      by_source_.erase(it);
-    }
-    for (auto it = waiters_.begin(); !closed_ && it != waiters_.end();) {
-      Waiter* w = *it;
-      if (!allowed(w->source, w->known)) {
-        ++it;
-        continue;
-      }
-      take(w->source);
-      w->granted = true;
-      w->timer->cancel();
-      it = waiters_.erase(it);
-    }
-  }
-
-  void close() {
-    closed_ = true;
-    for (Waiter* w : waiters_) w->timer->cancel();
-  }
-
- private:
-  struct Waiter {
-    std::string source;
-    bool known;
-    asio::steady_timer* timer;
-    bool granted;
-  };
-  bool allowed(const std::string& source, bool known) const {
-    if (used_ >= capacity_) return false;
-    if (!known && used_ >= capacity_ - reserved_) return false;
-    const auto it = by_source_.find(source);
-    return it == by_source_.end() || it->second < per_source_;
-  }
-  void take(const std::string& source) {
-    ++used_;
-    ++by_source_[source];
-  }
-
-  std::size_t capacity_;
-  std::size_t per_source_;
-  std::size_t reserved_;
-  std::size_t used_ = 0;
-  bool closed_ = false;
-  std::unordered_map<std::string, std::size_t> by_source_;
-  std::list<Waiter*> waiters_;
-};
+// A handshake slot for `source`; false on timeout or after close().
+awaitable<bool> acquire(HandshakeGate& gate, const std::string& source, bool known,
+                        SteadyClock::time_point deadline) {
+  if (gate.closed()) co_return false;
+  if (gate.tryAcquire(source, known)) co_return true;
+  AdmissionWaiter waiter;
+  waiter.source = source;
+  waiter.known = known;
+  co_return co_await awaitGrant(gate, waiter, deadline);
+}
 
 // The field number of a CollectorRequest's kind, read from the first bytes of its payload
 // (the request_id, field 1, may come first): 0 while more bytes are needed, -1 when the
@@ -354,7 +227,8 @@ struct Server::Impl {
         handshakes(o.max_handshakes, o.max_handshakes_per_source, o.reserved_handshakes),
         inflight(o.max_inflight_bytes),
         tick_timer(io),
-        drain_timer(io) {}
+        drain_timer(io),
+        unauthenticated_sources(o.max_unauthenticated_per_source) {}
 
   Status setUp();
   awaitable<void> acceptLoop();
@@ -388,28 +262,11 @@ struct Server::Impl {
   }
   void beginDrain();
   void onException(std::exception_ptr e);
-  bool knownSource(const std::string& source) const {
-    const auto it = known_sources.find(source);
-    return it != known_sources.end() && SteadyClock::now() - it->second < kKnownSourceFor;
-  }
-  void rememberSource(const std::string& source) {
-    if (known_sources.size() >= kMaxKnownSources) {
-      const auto now = SteadyClock::now();
-      for (auto it = known_sources.begin(); it != known_sources.end();) {
-        it = now - it->second >= kKnownSourceFor ? known_sources.erase(it) : std::next(it);
-      }
-      if (known_sources.size() >= kMaxKnownSources) known_sources.clear();
-    }
-    known_sources[source] = SteadyClock::now();
-  }
   void authenticated(Connection& c) {
     if (c.authenticated) return;
     c.authenticated = true;
     unauthenticated.erase(c.unauthenticated_at);
-    if (auto it = unauthenticated_by_source.find(c.source);
-        it != unauthenticated_by_source.end() && --it->second == 0) {
-      unauthenticated_by_source.erase(it);
-    }
+    unauthenticated_sources.authenticated(c.source);
   }
   bool evictOneUnauthenticated();
   AdmissionBudget& tenantBudget(const std::string& tenant) {
@@ -434,22 +291,15 @@ struct Server::Impl {
   std::unordered_set<Connection*> connections;
   // Connections not authenticated yet, oldest first, and their count per source address.
   std::list<Connection*> unauthenticated;
-  std::unordered_map<std::string, std::size_t> unauthenticated_by_source;
-  std::unordered_map<std::string, SteadyClock::time_point> known_sources;
+  UnauthenticatedSources unauthenticated_sources;
+  KnownSources known_sources;
   bool stopping = false;
 };
 
 // At the connection limit: close the oldest unauthenticated connection of the source that
 // holds the most, so a flood of silent sockets from some sources cannot keep agents out.
 bool Server::Impl::evictOneUnauthenticated() {
-  const std::string* heaviest = nullptr;
-  std::size_t most = 0;
-  for (const auto& [source, n] : unauthenticated_by_source) {
-    if (n > most) {
-      most = n;
-      heaviest = &source;
-    }
-  }
+  const std::string* heaviest = unauthenticated_sources.heaviest();
   if (heaviest == nullptr) return false;
   for (Connection* c : unauthenticated) {
     if (c->source != *heaviest || c->evicted) continue;
@@ -534,11 +384,9 @@ awaitable<void> Server::Impl::acceptLoop() {
     const auto remote = socket.remote_endpoint(peer_ec);
     const std::string who = peer_ec ? "unknown" : endpointText(remote);
     const std::string source = peer_ec ? "unknown" : addressText(remote.address());
-    if (auto it = unauthenticated_by_source.find(source);
-        it != unauthenticated_by_source.end() &&
-        it->second >= options.max_unauthenticated_per_source) {
+    if (const std::size_t held = unauthenticated_sources.atLimit(source); held > 0) {
       reject(v1::REJECT_REASON_CONNECTION_LIMIT, who,
-             std::to_string(it->second) + " connections from " + source +
+             std::to_string(held) + " connections from " + source +
                  " have not authenticated yet (limit per source " +
                  std::to_string(options.max_unauthenticated_per_source) + ")");
       socket.close(ec);
@@ -630,7 +478,7 @@ awaitable<void> Server::Impl::session(tcp::socket socket) {
   c->source = ec ? "unknown" : addressText(remote.address());
   connections.insert(c.get());
   c->unauthenticated_at = unauthenticated.insert(unauthenticated.end(), c.get());
-  ++unauthenticated_by_source[c->source];
+  unauthenticated_sources.opened(c->source);
   service.connectionOpened();
   // Runs on every exit, exceptions included.
   struct Cleanup {
@@ -731,8 +579,8 @@ awaitable<bool> Server::Impl::handshake(Connection& c) {
     handshakeFailed(c, ec);
     co_return false;
   }
-  const bool known = knownSource(c.source);
-  if (!co_await handshakes.acquire(c.source, known, c.read_deadline)) {
+  const bool known = known_sources.known(c.source, SteadyClock::now());
+  if (!co_await acquire(handshakes, c.source, known, c.read_deadline)) {
     if (!stopping && !c.evicted) {
       reject(v1::REJECT_REASON_OVERLOADED, c,
              "no handshake slot within " + ms(options.handshake_timeout) +
@@ -759,7 +607,7 @@ awaitable<bool> Server::Impl::handshake(Connection& c) {
     handshakeFailed(c, ec);
     co_return false;
   }
-  rememberSource(c.source);
+  known_sources.remember(c.source, SteadyClock::now());
   co_return identify(c);
 }
 
@@ -927,9 +775,9 @@ awaitable<FrameRead> Server::Impl::readFrame(Connection& c,
 awaitable<bool> Server::Impl::admit(Connection& c, FrameRead& frame, std::size_t step) {
   const auto deadline = SteadyClock::now() + options.admission_timeout;
   c.setReadDeadline(SteadyClock::time_point::max());
-  if (!co_await frame.tenant_hold->budget().acquire(step, deadline)) co_return false;
+  if (!co_await acquire(frame.tenant_hold->budget(), step, deadline)) co_return false;
   frame.tenant_hold->add(step);
-  if (!co_await frame.hold->budget().acquire(step, deadline)) co_return false;
+  if (!co_await acquire(frame.hold->budget(), step, deadline)) co_return false;
   frame.hold->add(step);
   co_return true;
 }

@@ -9,6 +9,7 @@
 #include <map>
 #include <set>
 
+#include "ibc/collector/service/requests.h"
 #include "ibc/collector/service/service.h"
 #include "ibc/core/text.h"
 
@@ -17,6 +18,7 @@ namespace ibc::collector {
 namespace v1 = ::ibcollect::v1;
 using core::Error;
 using core::ErrorCode;
+using core::Result;
 using core::Status;
 
 namespace {
@@ -114,271 +116,290 @@ std::string stateName(v1::CaseState s) {
   return core::toLower(name);
 }
 
+Status checkSize(const v1::Case& c, std::size_t max_bytes) {
+  const std::size_t bytes = c.ByteSizeLong();
+  if (bytes > max_bytes) {
+    return Error{ErrorCode::TooLarge, "the case would be " + std::to_string(bytes) +
+                                          " bytes; a case holds at most " +
+                                          std::to_string(max_bytes)};
+  }
+  return {};
+}
+
+// Who changes a case, and when.
+struct Stamp {
+  std::string author;
+  int64_t at_unix_ms = 0;
+};
+
+// A new case from a create_case request, its snapshots not yet resolved.
+Result<v1::Case> caseFromRequest(const v1::CreateCaseRequest& q, const Stamp& stamp) {
+  if (auto ok = checkName("tenant", q.tenant()); !ok.ok()) return ok.error();
+  if (!q.job_id().empty()) {
+    if (auto ok = checkName("job id", q.job_id()); !ok.ok()) return ok.error();
+  }
+  v1::Case c;
+  c.set_tenant(q.tenant());
+  c.set_job_id(q.job_id());
+  c.set_state(v1::CASE_STATE_OPEN);
+  Status ok = checkText("title", q.title(), kMaxTitle);
+  c.set_title(q.title());
+  if (ok.ok()) ok = checkText("note", q.note(), kMaxNote);
+  if (ok.ok()) ok = addNames("node", q.nodes(), *c.mutable_nodes());
+  if (ok.ok()) ok = addNames("finding code", q.finding_codes(), *c.mutable_finding_codes());
+  if (!ok.ok()) return ok.error();
+  if (!q.note().empty()) {
+    auto* note = c.add_notes();
+    note->set_at_unix_ms(stamp.at_unix_ms);
+    note->set_author(stamp.author);
+    note->set_text(q.note());
+  }
+  c.set_created_by(stamp.author);
+  c.set_created_at_unix_ms(stamp.at_unix_ms);
+  c.set_updated_at_unix_ms(stamp.at_unix_ms);
+  c.set_revision(1);
+  return c;
+}
+
+Status addNote(const std::string& text, const Stamp& stamp, v1::Case& c) {
+  if (auto ok = checkText("note", text, kMaxNote); !ok.ok()) return ok;
+  if (static_cast<std::size_t>(c.notes_size()) >= kMaxNotes) {
+    return invalid("a case holds at most " + std::to_string(kMaxNotes) + " notes");
+  }
+  auto* note = c.add_notes();
+  note->set_at_unix_ms(stamp.at_unix_ms);
+  note->set_author(stamp.author);
+  note->set_text(text);
+  return {};
+}
+
+// One result per host: attaching a host again replaces its result.
+Status attachHostResult(const v1::CaseHostResult& h, const Stamp& stamp, v1::Case& c) {
+  if (auto ok = checkName("host", h.host()); !ok.ok()) return ok;
+  if (auto ok = checkText("host report", h.report_json(), kMaxHostReport); !ok.ok()) return ok;
+  if (h.report_json().empty() || core::trim(h.report_json()).front() != '{') {
+    return invalid("a host result is the JSON document of host-inspect --format json");
+  }
+  auto& results = *c.mutable_host_results();
+  auto same = std::find_if(results.begin(), results.end(),
+                           [&](const v1::CaseHostResult& e) { return e.host() == h.host(); });
+  v1::CaseHostResult* slot = same != results.end() ? &*same : nullptr;
+  if (slot == nullptr) {
+    if (static_cast<std::size_t>(results.size()) >= kMaxHostResults) {
+      return invalid("a case holds at most " + std::to_string(kMaxHostResults) + " host results");
+    }
+    slot = c.add_host_results();
+  }
+  slot->set_host(h.host());
+  slot->set_report_json(h.report_json());
+  slot->set_attached_by(stamp.author);
+  slot->set_attached_at_unix_ms(stamp.at_unix_ms);
+  return {};
+}
+
+// What an update changes after its snapshots: names, a note, a host result.
+Status applyAdditions(const v1::UpdateCaseRequest& q, const Stamp& stamp, v1::Case& c,
+                      std::vector<std::string>& changes) {
+  if (auto ok = addNames("node", q.add_nodes(), *c.mutable_nodes()); !ok.ok()) return ok;
+  if (auto ok = addNames("finding code", q.add_finding_codes(), *c.mutable_finding_codes());
+      !ok.ok()) {
+    return ok;
+  }
+  if (!q.add_note().empty()) {
+    if (auto ok = addNote(q.add_note(), stamp, c); !ok.ok()) return ok;
+    changes.push_back("note");
+  }
+  if (q.has_attach_host_result()) {
+    if (auto ok = attachHostResult(q.attach_host_result(), stamp, c); !ok.ok()) return ok;
+    changes.push_back("host_result=" + q.attach_host_result().host());
+  }
+  return {};
+}
+
+std::string joined(const std::vector<std::string>& words) {
+  std::string out;
+  for (const auto& w : words) out += (out.empty() ? "" : " ") + w;
+  return out;
+}
+
 }  // namespace
 
-v1::CollectorResponse Service::caseRequest(const Peer& peer, const v1::CollectorRequest& request) {
-  const uint64_t id = request.request_id();
+// Every snapshot id must be stored and belong to `tenant`: a case never covers another
+// tenant's data, whatever the request says.
+Status Service::coverSnapshots(std::string_view tenant,
+                               const google::protobuf::RepeatedPtrField<std::string>& ids,
+                               v1::Case& c) {
+  std::set<std::string> all(c.snapshot_ids().begin(), c.snapshot_ids().end());
+  for (const auto& sid : ids) {
+    const std::string lower = core::toLower(sid);
+    if (all.count(lower) != 0) continue;
+    auto got = store_.get(lower);
+    if (!got.ok()) return got.error();
+    if (!got->has_value() || (*got)->info.tenant() != tenant) {
+      return Error{ErrorCode::NotFound,
+                   "no snapshot " + core::printable(sid, 64) + " of tenant " + std::string(tenant)};
+    }
+    all.insert(lower);
+    if (all.size() > options_.max_case_snapshots) {
+      return invalid("a case covers at most " + std::to_string(options_.max_case_snapshots) +
+                     " snapshots");
+    }
+  }
+  c.clear_snapshot_ids();
+  for (const auto& s : all) *c.add_snapshot_ids() = s;
+  return {};
+}
+
+Result<google::protobuf::RepeatedPtrField<std::string>> Service::newestOfJob(
+    std::string_view tenant, std::string_view job) {
+  std::map<std::string, std::pair<int64_t, std::string>> newest;
+  v1::ListSnapshotsRequest list;
+  list.set_tenant(std::string(tenant));
+  list.set_job_id(std::string(job));
+  do {
+    auto page = store_.listSnapshots(list, options_.max_list_limit);
+    if (!page.ok()) return page.error();
+    for (const auto& info : page->snapshots()) {
+      auto& n = newest[info.node()];
+      if (n.second.empty() || info.collected_at_unix_ms() >= n.first) {
+        n = {info.collected_at_unix_ms(), info.snapshot_id()};
+      }
+    }
+    list.set_page_token(page->next_page_token());
+  } while (!list.page_token().empty() && newest.size() <= options_.max_case_snapshots);
+  google::protobuf::RepeatedPtrField<std::string> ids;
+  for (const auto& [node, n] : newest) *ids.Add() = n.second;
+  return ids;
+}
+
+v1::CollectorResponse Service::createCase(const RequestCall& call) {
+  const uint64_t id = call.request.request_id();
+  const auto& q = call.request.create_case();
   const auto now = now_();
-  const std::string author = peer.identity.name;
+  const Stamp stamp{call.peer.identity.name, unixMs(now)};
+  auto c = caseFromRequest(q, stamp);
+  if (!c.ok()) return failed(call, c.error());
+  google::protobuf::RepeatedPtrField<std::string> ids = q.snapshot_ids();
+  if (ids.empty()) {
+    if (q.job_id().empty()) {
+      return reject(id, v1::REJECT_REASON_MALFORMED_REQUEST, call.peer, call.name,
+                    "name the snapshots the case covers, or a job (its newest snapshot "
+                    "of every node is taken)");
+    }
+    auto newest = newestOfJob(q.tenant(), q.job_id());
+    if (!newest.ok()) return failed(call, newest.error());
+    if (newest->empty()) {
+      return reject(id, v1::REJECT_REASON_NOT_FOUND, call.peer, call.name,
+                    "job " + q.job_id() + " of tenant " + q.tenant() + " has no snapshots");
+    }
+    ids = std::move(*newest);
+  }
+  if (auto ok = coverSnapshots(q.tenant(), ids, *c); !ok.ok()) return failed(call, ok.error());
+  if (auto ok = checkSize(*c, options_.max_case_bytes); !ok.ok()) return failed(call, ok.error());
+  for (int attempt = 0;; ++attempt) {
+    c->set_case_id(newCaseId(now));
+    auto inserted = store_.insertCase(*c);
+    if (!inserted.ok()) return failed(call, inserted.error());
+    if (*inserted) break;
+    if (attempt == 8) {
+      return reject(id, v1::REJECT_REASON_STORAGE_FAILURE, call.peer, call.name,
+                    "could not draw an unused case id");
+    }
+  }
+  log_.event(LogLevel::Info, "case_created",
+             {{"case", c->case_id()},
+              {"tenant", c->tenant()},
+              {"job", c->job_id()},
+              {"snapshots", std::to_string(c->snapshot_ids_size())},
+              {"by", describePeer(call.peer)}});
   v1::CollectorResponse r;
   r.set_request_id(id);
+  *r.mutable_case_info() = std::move(*c);
+  return r;
+}
 
-  const auto failed = [&](std::string_view what, const Error& e) {
-    v1::RejectReason reason = v1::REJECT_REASON_STORAGE_FAILURE;
-    if (e.code == ErrorCode::InvalidArgument || e.code == ErrorCode::TooLarge) {
-      reason = v1::REJECT_REASON_MALFORMED_REQUEST;
-    } else if (e.code == ErrorCode::NotFound) {
-      reason = v1::REJECT_REASON_NOT_FOUND;
-    }
-    return reject(id, reason, peer, what, e.message);
-  };
-
-  // Every snapshot id must be stored and belong to `tenant`: a case never covers another
-  // tenant's data, whatever the request says.
-  const auto checkSnapshots = [&](std::string_view tenant,
-                                  const google::protobuf::RepeatedPtrField<std::string>& ids,
-                                  v1::Case& c) -> Status {
-    std::set<std::string> all(c.snapshot_ids().begin(), c.snapshot_ids().end());
-    for (const auto& sid : ids) {
-      const std::string lower = core::toLower(sid);
-      if (all.count(lower) != 0) continue;
-      auto got = store_.get(lower);
-      if (!got.ok()) return got.error();
-      if (!got->has_value() || (*got)->info.tenant() != tenant) {
-        return Error{ErrorCode::NotFound, "no snapshot " + core::printable(sid, 64) +
-                                              " of tenant " + std::string(tenant)};
-      }
-      all.insert(lower);
-      if (all.size() > options_.max_case_snapshots) {
-        return invalid("a case covers at most " + std::to_string(options_.max_case_snapshots) +
-                       " snapshots");
-      }
-    }
-    c.clear_snapshot_ids();
-    for (const auto& s : all) *c.add_snapshot_ids() = s;
-    return {};
-  };
-
-  const auto checkSize = [&](const v1::Case& c) -> Status {
-    const std::size_t bytes = c.ByteSizeLong();
-    if (bytes > options_.max_case_bytes) {
-      return Error{ErrorCode::TooLarge, "the case would be " + std::to_string(bytes) +
-                                            " bytes; a case holds at most " +
-                                            std::to_string(options_.max_case_bytes)};
-    }
-    return {};
-  };
-
-  switch (request.kind_case()) {
-    case v1::CollectorRequest::kCreateCase: {
-      const auto& q = request.create_case();
-      if (auto ok = checkName("tenant", q.tenant()); !ok.ok())
-        return failed("create_case", ok.error());
-      if (!q.job_id().empty()) {
-        if (auto ok = checkName("job id", q.job_id()); !ok.ok()) {
-          return failed("create_case", ok.error());
-        }
-      }
-      v1::Case c;
-      c.set_tenant(q.tenant());
-      c.set_job_id(q.job_id());
-      c.set_state(v1::CASE_STATE_OPEN);
-      Status ok = checkText("title", q.title(), kMaxTitle);
-      c.set_title(q.title());
-      if (ok.ok()) ok = checkText("note", q.note(), kMaxNote);
-      if (ok.ok()) ok = addNames("node", q.nodes(), *c.mutable_nodes());
-      if (ok.ok()) ok = addNames("finding code", q.finding_codes(), *c.mutable_finding_codes());
-      if (!ok.ok()) return failed("create_case", ok.error());
-      google::protobuf::RepeatedPtrField<std::string> ids = q.snapshot_ids();
-      if (ids.empty()) {
-        if (q.job_id().empty()) {
-          return reject(id, v1::REJECT_REASON_MALFORMED_REQUEST, peer, "create_case",
-                        "name the snapshots the case covers, or a job (its newest snapshot "
-                        "of every node is taken)");
-        }
-        // The newest snapshot of every node of the job.
-        std::map<std::string, std::pair<int64_t, std::string>> newest;
-        v1::ListSnapshotsRequest list;
-        list.set_tenant(q.tenant());
-        list.set_job_id(q.job_id());
-        do {
-          auto page = store_.listSnapshots(list, options_.max_list_limit);
-          if (!page.ok()) return failed("create_case", page.error());
-          for (const auto& info : page->snapshots()) {
-            auto& n = newest[info.node()];
-            if (n.second.empty() || info.collected_at_unix_ms() >= n.first) {
-              n = {info.collected_at_unix_ms(), info.snapshot_id()};
-            }
-          }
-          list.set_page_token(page->next_page_token());
-        } while (!list.page_token().empty() && newest.size() <= options_.max_case_snapshots);
-        if (newest.empty()) {
-          return reject(id, v1::REJECT_REASON_NOT_FOUND, peer, "create_case",
-                        "job " + q.job_id() + " of tenant " + q.tenant() + " has no snapshots");
-        }
-        for (const auto& [node, n] : newest) *ids.Add() = n.second;
-      }
-      if (auto checked = checkSnapshots(q.tenant(), ids, c); !checked.ok()) {
-        return failed("create_case", checked.error());
-      }
-      if (!q.note().empty()) {
-        auto* note = c.add_notes();
-        note->set_at_unix_ms(unixMs(now));
-        note->set_author(author);
-        note->set_text(q.note());
-      }
-      c.set_created_by(author);
-      c.set_created_at_unix_ms(unixMs(now));
-      c.set_updated_at_unix_ms(unixMs(now));
-      c.set_revision(1);
-      if (auto sized = checkSize(c); !sized.ok()) return failed("create_case", sized.error());
-      for (int attempt = 0;; ++attempt) {
-        c.set_case_id(newCaseId(now));
-        auto inserted = store_.insertCase(c);
-        if (!inserted.ok()) return failed("create_case", inserted.error());
-        if (*inserted) break;
-        if (attempt == 8) {
-          return reject(id, v1::REJECT_REASON_STORAGE_FAILURE, peer, "create_case",
-                        "could not draw an unused case id");
-        }
-      }
-      log_.event(LogLevel::Info, "case_created",
-                 {{"case", c.case_id()},
-                  {"tenant", c.tenant()},
-                  {"job", c.job_id()},
-                  {"snapshots", std::to_string(c.snapshot_ids_size())},
-                  {"by", describePeer(peer)}});
-      *r.mutable_case_info() = std::move(c);
-      return r;
-    }
-
-    case v1::CollectorRequest::kUpdateCase: {
-      const auto& q = request.update_case();
-      if (q.case_id().empty()) {
-        return reject(id, v1::REJECT_REASON_MALFORMED_REQUEST, peer, "update_case",
-                      "name the case");
-      }
-      if (q.state() != v1::CASE_STATE_UNSPECIFIED && !knownState(q.state())) {
-        return reject(id, v1::REJECT_REASON_MALFORMED_REQUEST, peer, "update_case",
-                      "unknown case state " + std::to_string(static_cast<int>(q.state())));
-      }
-      std::vector<std::string> changes;
-      bool conflict = false;
-      auto updated = store_.updateCase(q.tenant(), q.case_id(), [&](v1::Case& c) -> Status {
-        if (q.expected_revision() != 0 && q.expected_revision() != c.revision()) {
-          conflict = true;
-          return Error{ErrorCode::InvalidArgument,
-                       "case " + c.case_id() + " is at revision " + std::to_string(c.revision()) +
-                           ", not " + std::to_string(q.expected_revision()) +
-                           ": someone changed it; fetch it again and retry"};
-        }
-        if (q.state() != v1::CASE_STATE_UNSPECIFIED && q.state() != c.state()) {
-          changes.push_back("state=" + stateName(q.state()));
-          c.set_state(q.state());
-        }
-        if (!q.title().empty()) {
-          if (auto ok = checkText("title", q.title(), kMaxTitle); !ok.ok()) return ok;
-          c.set_title(q.title());
-          changes.push_back("title");
-        }
-        if (!q.add_snapshot_ids().empty()) {
-          if (auto ok = checkSnapshots(c.tenant(), q.add_snapshot_ids(), c); !ok.ok()) return ok;
-          changes.push_back("snapshots=" + std::to_string(c.snapshot_ids_size()));
-        }
-        if (auto ok = addNames("node", q.add_nodes(), *c.mutable_nodes()); !ok.ok()) return ok;
-        if (auto ok = addNames("finding code", q.add_finding_codes(), *c.mutable_finding_codes());
-            !ok.ok()) {
-          return ok;
-        }
-        if (!q.add_note().empty()) {
-          if (auto ok = checkText("note", q.add_note(), kMaxNote); !ok.ok()) return ok;
-          if (static_cast<std::size_t>(c.notes_size()) >= kMaxNotes) {
-            return invalid("a case holds at most " + std::to_string(kMaxNotes) + " notes");
-          }
-          auto* note = c.add_notes();
-          note->set_at_unix_ms(unixMs(now));
-          note->set_author(author);
-          note->set_text(q.add_note());
-          changes.push_back("note");
-        }
-        if (q.has_attach_host_result()) {
-          const auto& h = q.attach_host_result();
-          if (auto ok = checkName("host", h.host()); !ok.ok()) return ok;
-          if (auto ok = checkText("host report", h.report_json(), kMaxHostReport); !ok.ok()) {
-            return ok;
-          }
-          if (h.report_json().empty() || core::trim(h.report_json()).front() != '{') {
-            return invalid("a host result is the JSON document of host-inspect --format json");
-          }
-          auto& results = *c.mutable_host_results();
-          auto same =
-              std::find_if(results.begin(), results.end(),
-                           [&](const v1::CaseHostResult& e) { return e.host() == h.host(); });
-          v1::CaseHostResult* slot = same != results.end() ? &*same : nullptr;
-          if (slot == nullptr) {
-            if (static_cast<std::size_t>(results.size()) >= kMaxHostResults) {
-              return invalid("a case holds at most " + std::to_string(kMaxHostResults) +
-                             " host results");
-            }
-            slot = c.add_host_results();
-          }
-          slot->set_host(h.host());
-          slot->set_report_json(h.report_json());
-          slot->set_attached_by(author);
-          slot->set_attached_at_unix_ms(unixMs(now));
-          changes.push_back("host_result=" + h.host());
-        }
-        c.set_revision(c.revision() + 1);
-        c.set_updated_at_unix_ms(unixMs(now));
-        return checkSize(c);
-      });
-      if (!updated.ok() && conflict) {
-        return reject(id, v1::REJECT_REASON_CONFLICT, peer, "update_case", updated.error().message);
-      }
-      if (!updated.ok()) return failed("update_case", updated.error());
-      std::string changed;
-      for (const auto& ch : changes) changed += (changed.empty() ? "" : " ") + ch;
-      log_.event(LogLevel::Info, "case_updated",
-                 {{"case", updated->case_id()},
-                  {"tenant", updated->tenant()},
-                  {"revision", std::to_string(updated->revision())},
-                  {"changes", changed},
-                  {"by", describePeer(peer)}});
-      *r.mutable_case_info() = std::move(*updated);
-      return r;
-    }
-
-    case v1::CollectorRequest::kListCases: {
-      const auto& q = request.list_cases();
-      const std::size_t limit = q.limit() == 0
-                                    ? options_.default_list_limit
-                                    : std::min<std::size_t>(q.limit(), options_.max_list_limit);
-      auto list = store_.listCases(q, limit);
-      if (!list.ok()) return failed("list_cases", list.error());
-      *r.mutable_cases() = std::move(*list);
-      return r;
-    }
-
-    case v1::CollectorRequest::kFetchCase: {
-      const auto& q = request.fetch_case();
-      auto got = store_.getCase(q.tenant(), q.case_id());
-      if (!got.ok()) return failed("fetch_case", got.error());
-      if (!got->has_value()) {
-        return reject(
-            id, v1::REJECT_REASON_NOT_FOUND, peer, "fetch_case",
-            "no case " + core::printable(q.case_id(), 64) +
-                (q.tenant().empty() ? "" : " of tenant " + core::printable(q.tenant(), 64)));
-      }
-      log_.event(
-          LogLevel::Info, "case_read",
-          {{"case", (*got)->case_id()}, {"tenant", (*got)->tenant()}, {"by", describePeer(peer)}});
-      *r.mutable_case_info() = std::move(**got);
-      return r;
-    }
-
-    default: break;
+v1::CollectorResponse Service::updateCase(const RequestCall& call) {
+  const uint64_t id = call.request.request_id();
+  const auto& q = call.request.update_case();
+  if (q.case_id().empty()) {
+    return reject(id, v1::REJECT_REASON_MALFORMED_REQUEST, call.peer, call.name, "name the case");
   }
-  return reject(id, v1::REJECT_REASON_UNSUPPORTED_REQUEST, peer, "case", "unknown case request");
+  if (q.state() != v1::CASE_STATE_UNSPECIFIED && !knownState(q.state())) {
+    return reject(id, v1::REJECT_REASON_MALFORMED_REQUEST, call.peer, call.name,
+                  "unknown case state " + std::to_string(static_cast<int>(q.state())));
+  }
+  const Stamp stamp{call.peer.identity.name, unixMs(now_())};
+  std::vector<std::string> changes;
+  bool conflict = false;
+  auto updated = store_.updateCase(q.tenant(), q.case_id(), [&](v1::Case& c) -> Status {
+    if (q.expected_revision() != 0 && q.expected_revision() != c.revision()) {
+      conflict = true;
+      return Error{ErrorCode::InvalidArgument,
+                   "case " + c.case_id() + " is at revision " + std::to_string(c.revision()) +
+                       ", not " + std::to_string(q.expected_revision()) +
+                       ": someone changed it; fetch it again and retry"};
+    }
+    if (q.state() != v1::CASE_STATE_UNSPECIFIED && q.state() != c.state()) {
+      changes.push_back("state=" + stateName(q.state()));
+      c.set_state(q.state());
+    }
+    if (!q.title().empty()) {
+      if (auto ok = checkText("title", q.title(), kMaxTitle); !ok.ok()) return ok;
+      c.set_title(q.title());
+      changes.push_back("title");
+    }
+    if (!q.add_snapshot_ids().empty()) {
+      if (auto ok = coverSnapshots(c.tenant(), q.add_snapshot_ids(), c); !ok.ok()) return ok;
+      changes.push_back("snapshots=" + std::to_string(c.snapshot_ids_size()));
+    }
+    if (auto ok = applyAdditions(q, stamp, c, changes); !ok.ok()) return ok;
+    c.set_revision(c.revision() + 1);
+    c.set_updated_at_unix_ms(stamp.at_unix_ms);
+    return checkSize(c, options_.max_case_bytes);
+  });
+  if (!updated.ok() && conflict) {
+    return reject(id, v1::REJECT_REASON_CONFLICT, call.peer, call.name, updated.error().message);
+  }
+  if (!updated.ok()) return failed(call, updated.error());
+  log_.event(LogLevel::Info, "case_updated",
+             {{"case", updated->case_id()},
+              {"tenant", updated->tenant()},
+              {"revision", std::to_string(updated->revision())},
+              {"changes", joined(changes)},
+              {"by", describePeer(call.peer)}});
+  v1::CollectorResponse r;
+  r.set_request_id(id);
+  *r.mutable_case_info() = std::move(*updated);
+  return r;
+}
+
+v1::CollectorResponse Service::listCases(const RequestCall& call) {
+  const auto& q = call.request.list_cases();
+  auto list = store_.listCases(q, listLimit(q.limit()));
+  if (!list.ok()) return failed(call, list.error());
+  v1::CollectorResponse r;
+  r.set_request_id(call.request.request_id());
+  *r.mutable_cases() = std::move(*list);
+  return r;
+}
+
+// Reading a case is logged (case_read): cases hold a tenant's evidence.
+v1::CollectorResponse Service::fetchCase(const RequestCall& call) {
+  const auto& q = call.request.fetch_case();
+  auto got = store_.getCase(q.tenant(), q.case_id());
+  if (!got.ok()) return failed(call, got.error());
+  if (!got->has_value()) {
+    return reject(call.request.request_id(), v1::REJECT_REASON_NOT_FOUND, call.peer, call.name,
+                  "no case " + core::printable(q.case_id(), 64) +
+                      (q.tenant().empty() ? "" : " of tenant " + core::printable(q.tenant(), 64)));
+  }
+  log_.event(
+      LogLevel::Info, "case_read",
+      {{"case", (*got)->case_id()}, {"tenant", (*got)->tenant()}, {"by", describePeer(call.peer)}});
+  v1::CollectorResponse r;
+  r.set_request_id(call.request.request_id());
+  *r.mutable_case_info() = std::move(**got);
+  return r;
 }
 
 }  // namespace ibc::collector

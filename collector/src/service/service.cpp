@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "group_commit.h"
+#include "ibc/collector/service/requests.h"
 #include "ibc/collector/service/snapshot_keys.h"
 #include "ibc/core/frame.h"
 #include "ibc/core/protocol.h"
@@ -53,27 +54,19 @@ v1::RejectReason rejectReasonFor(core::SignatureProblem problem) {
   return v1::REJECT_REASON_UNSPECIFIED;
 }
 
+v1::RejectReason rejectReasonFor(const core::Error& error) {
+  switch (error.code) {
+    case core::ErrorCode::InvalidArgument:
+    case core::ErrorCode::TooLarge: return v1::REJECT_REASON_MALFORMED_REQUEST;
+    case core::ErrorCode::NotFound: return v1::REJECT_REASON_NOT_FOUND;
+    default: return v1::REJECT_REASON_STORAGE_FAILURE;
+  }
+}
+
 namespace {
 
 int64_t unixMs(std::chrono::system_clock::time_point t) {
   return std::chrono::duration_cast<std::chrono::milliseconds>(t.time_since_epoch()).count();
-}
-
-std::string_view requestName(const v1::CollectorRequest& r) {
-  switch (r.kind_case()) {
-    case v1::CollectorRequest::kUpload: return "upload";
-    case v1::CollectorRequest::kListJobs: return "list_jobs";
-    case v1::CollectorRequest::kListNodes: return "list_nodes";
-    case v1::CollectorRequest::kListSnapshots: return "list_snapshots";
-    case v1::CollectorRequest::kFetch: return "fetch";
-    case v1::CollectorRequest::kStats: return "stats";
-    case v1::CollectorRequest::kCreateCase: return "create_case";
-    case v1::CollectorRequest::kUpdateCase: return "update_case";
-    case v1::CollectorRequest::kListCases: return "list_cases";
-    case v1::CollectorRequest::kFetchCase: return "fetch_case";
-    case v1::CollectorRequest::KIND_NOT_SET: break;
-  }
-  return "request";
 }
 
 }  // namespace
@@ -154,30 +147,42 @@ void Service::handle(const Peer& peer, std::string frame, Reply reply) {
     return;
   }
   frame = std::string();
-  if (request.kind_case() == v1::CollectorRequest::KIND_NOT_SET) {
+  const RequestKind* kind = findRequestKind(request.kind_case());
+  if (kind == nullptr) {
     reply(reject(request.request_id(), v1::REJECT_REASON_UNSUPPORTED_REQUEST, peer, "request",
                  "empty or unknown request kind (a newer client?)"));
     return;
   }
-  if (request.has_upload()) {
-    upload(peer, request.request_id(),
-           std::move(*request.mutable_upload()->mutable_signed_snapshot()), reply, received);
+  if (!kind->allowed.contains(peer.identity.role)) {
+    reply(reject(request.request_id(), v1::REJECT_REASON_FORBIDDEN, peer, kind->name,
+                 kind->refusal(peer.identity.role)));
     return;
   }
-  reply(query(peer, request));
+  RequestCall call{peer, request, reply, kind->name, received};
+  kind->handle(*this, call);
 }
 
-void Service::upload(const Peer& peer, uint64_t request_id, std::string signed_bytes, Reply& reply,
-                     std::chrono::steady_clock::time_point frame_received) {
+v1::CollectorResponse Service::failed(const RequestCall& call, const core::Error& error) {
+  return reject(call.request.request_id(), rejectReasonFor(error), call.peer, call.name,
+                error.message);
+}
+
+std::size_t Service::listLimit(uint32_t asked) const {
+  return asked == 0 ? options_.default_list_limit
+                    : std::min<std::size_t>(asked, options_.max_list_limit);
+}
+
+// The role is an agent's (the table); the tenant, signature, signer and node are checked
+// here, then the record goes to the group-commit writer, whose callback replies.
+void Service::upload(RequestCall& call) {
+  const Peer& peer = call.peer;
+  const uint64_t request_id = call.request.request_id();
+  const Reply& reply = call.reply;
+  const auto frame_received = call.received;
+  std::string signed_bytes = std::move(*call.request.mutable_upload()->mutable_signed_snapshot());
   const auto rejectUpload = [&](v1::RejectReason reason, std::string message) {
     reply(reject(request_id, reason, peer, "upload", std::move(message)));
   };
-  if (peer.identity.role != CertificateRole::Agent) {
-    return rejectUpload(v1::REJECT_REASON_FORBIDDEN,
-                        std::string("only agent certificates upload snapshots; this is a ") +
-                            std::string(core::certificateRoleName(peer.identity.role)) +
-                            " certificate");
-  }
   if (peer.identity.tenant.empty()) {
     return rejectUpload(v1::REJECT_REASON_PEER_IDENTITY,
                         "the agent certificate names no tenant (subject O)");
@@ -262,84 +267,74 @@ void Service::upload(const Peer& peer, uint64_t request_id, std::string signed_b
   }
 }
 
-v1::CollectorResponse Service::query(const Peer& peer, const v1::CollectorRequest& request) {
-  const uint64_t id = request.request_id();
-  const std::string_view what = requestName(request);
-  if (peer.identity.role != CertificateRole::Support) {
-    return reject(id, v1::REJECT_REASON_FORBIDDEN, peer, what,
-                  std::string("only support certificates read and work on cases; ") +
-                      std::string(core::certificateRoleName(peer.identity.role)) +
-                      " certificates read nothing");
+v1::CollectorResponse Service::listJobs(const RequestCall& call) {
+  const auto& q = call.request.list_jobs();
+  if (q.tenant().empty()) {
+    return reject(call.request.request_id(), v1::REJECT_REASON_MALFORMED_REQUEST, call.peer,
+                  call.name, "name a tenant");
   }
-  const auto limit = [this](uint32_t asked) {
-    return asked == 0 ? options_.default_list_limit
-                      : std::min<std::size_t>(asked, options_.max_list_limit);
-  };
-  const auto failed = [&](const core::Error& e) {
-    const auto reason = e.code == core::ErrorCode::InvalidArgument
-                            ? v1::REJECT_REASON_MALFORMED_REQUEST
-                            : v1::REJECT_REASON_STORAGE_FAILURE;
-    return reject(id, reason, peer, what, e.message);
-  };
+  auto jobs = store_.listJobs(q.tenant(), q.after_job(), listLimit(q.limit()));
+  if (!jobs.ok()) return failed(call, jobs.error());
   v1::CollectorResponse r;
-  r.set_request_id(id);
-  switch (request.kind_case()) {
-    case v1::CollectorRequest::kListJobs: {
-      const auto& q = request.list_jobs();
-      if (q.tenant().empty()) {
-        return reject(id, v1::REJECT_REASON_MALFORMED_REQUEST, peer, what, "name a tenant");
-      }
-      auto jobs = store_.listJobs(q.tenant(), q.after_job(), limit(q.limit()));
-      if (!jobs.ok()) return failed(jobs.error());
-      *r.mutable_jobs() = std::move(*jobs);
-      return r;
-    }
-    case v1::CollectorRequest::kListNodes: {
-      const auto& q = request.list_nodes();
-      if (q.tenant().empty()) {
-        return reject(id, v1::REJECT_REASON_MALFORMED_REQUEST, peer, what, "name a tenant");
-      }
-      auto nodes = store_.listNodes(q.tenant(), q.job_id());
-      if (!nodes.ok()) return failed(nodes.error());
-      *r.mutable_nodes() = std::move(*nodes);
-      return r;
-    }
-    case v1::CollectorRequest::kListSnapshots: {
-      auto list =
-          store_.listSnapshots(request.list_snapshots(), limit(request.list_snapshots().limit()));
-      if (!list.ok()) return failed(list.error());
-      *r.mutable_snapshots() = std::move(*list);
-      return r;
-    }
-    case v1::CollectorRequest::kFetch: {
-      auto got = store_.get(request.fetch().snapshot_id());
-      if (!got.ok()) return failed(got.error());
-      const std::string& want_tenant = request.fetch().tenant();
-      if (!got->has_value() || (!want_tenant.empty() && (*got)->info.tenant() != want_tenant)) {
-        return reject(id, v1::REJECT_REASON_NOT_FOUND, peer, what,
-                      "no snapshot " + request.fetch().snapshot_id().substr(0, 64) +
-                          (want_tenant.empty() ? "" : " of tenant " + want_tenant.substr(0, 64)));
-      }
-      auto& stored = **got;
-      LogFields fields{{"snapshot", stored.info.snapshot_id()}, {"tenant", stored.info.tenant()}};
-      for (auto& f : peerFields(peer)) {
-        if (f.key != "tenant") fields.push_back({"reader_" + f.key, std::move(f.value)});
-      }
-      log_.event(LogLevel::Info, "snapshot_read", fields);
-      auto* out = r.mutable_snapshot();
-      *out->mutable_info() = std::move(stored.info);
-      *out->mutable_signed_snapshot() = std::move(stored.envelope);
-      return r;
-    }
-    case v1::CollectorRequest::kStats: *r.mutable_stats() = stats(); return r;
-    case v1::CollectorRequest::kCreateCase:
-    case v1::CollectorRequest::kUpdateCase:
-    case v1::CollectorRequest::kListCases:
-    case v1::CollectorRequest::kFetchCase: return caseRequest(peer, request);
-    case v1::CollectorRequest::kUpload:
-    case v1::CollectorRequest::KIND_NOT_SET: break;
+  r.set_request_id(call.request.request_id());
+  *r.mutable_jobs() = std::move(*jobs);
+  return r;
+}
+
+v1::CollectorResponse Service::listNodes(const RequestCall& call) {
+  const auto& q = call.request.list_nodes();
+  if (q.tenant().empty()) {
+    return reject(call.request.request_id(), v1::REJECT_REASON_MALFORMED_REQUEST, call.peer,
+                  call.name, "name a tenant");
   }
-  return reject(id, v1::REJECT_REASON_UNSUPPORTED_REQUEST, peer, what, "unknown request");
+  auto nodes = store_.listNodes(q.tenant(), q.job_id());
+  if (!nodes.ok()) return failed(call, nodes.error());
+  v1::CollectorResponse r;
+  r.set_request_id(call.request.request_id());
+  *r.mutable_nodes() = std::move(*nodes);
+  return r;
+}
+
+v1::CollectorResponse Service::listSnapshots(const RequestCall& call) {
+  const auto& q = call.request.list_snapshots();
+  auto list = store_.listSnapshots(q, listLimit(q.limit()));
+  if (!list.ok()) return failed(call, list.error());
+  v1::CollectorResponse r;
+  r.set_request_id(call.request.request_id());
+  *r.mutable_snapshots() = std::move(*list);
+  return r;
+}
+
+// A support engineer reading a tenant's snapshot is logged (snapshot_read): who read what.
+v1::CollectorResponse Service::fetchSnapshot(const RequestCall& call) {
+  const auto& q = call.request.fetch();
+  auto got = store_.get(q.snapshot_id());
+  if (!got.ok()) return failed(call, got.error());
+  const std::string& want_tenant = q.tenant();
+  if (!got->has_value() || (!want_tenant.empty() && (*got)->info.tenant() != want_tenant)) {
+    return reject(call.request.request_id(), v1::REJECT_REASON_NOT_FOUND, call.peer, call.name,
+                  "no snapshot " + q.snapshot_id().substr(0, 64) +
+                      (want_tenant.empty() ? "" : " of tenant " + want_tenant.substr(0, 64)));
+  }
+  auto& stored = **got;
+  LogFields fields{{"snapshot", stored.info.snapshot_id()}, {"tenant", stored.info.tenant()}};
+  for (auto& f : peerFields(call.peer)) {
+    if (f.key != "tenant") fields.push_back({"reader_" + f.key, std::move(f.value)});
+  }
+  log_.event(LogLevel::Info, "snapshot_read", fields);
+  v1::CollectorResponse r;
+  r.set_request_id(call.request.request_id());
+  auto* out = r.mutable_snapshot();
+  *out->mutable_info() = std::move(stored.info);
+  *out->mutable_signed_snapshot() = std::move(stored.envelope);
+  return r;
+}
+
+v1::CollectorResponse Service::statsRequest(const RequestCall& call) {
+  v1::CollectorResponse r;
+  r.set_request_id(call.request.request_id());
+  *r.mutable_stats() = stats();
+  return r;
 }
 
 v1::CollectorStats Service::stats() const {

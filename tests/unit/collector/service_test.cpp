@@ -9,6 +9,7 @@
 #include <tuple>
 
 #include "collector_test_support.h"
+#include "ibc/collector/service/requests.h"
 #include "ibc/core/frame.h"
 #include "ibc/core/snapshot_file.h"
 #include "test_pki.h"
@@ -300,6 +301,46 @@ TEST_F(ServiceTest, AgentsReadNothingAndSupportReadsEveryTenant) {
   ASSERT_TRUE(st.has_stats());
   EXPECT_EQ(st.stats().uploads_stored(), 2u);
   EXPECT_GE(st.stats().write_batches(), 1u);
+}
+
+// The table decides who may send what: every kind refuses every role its row does not
+// allow, FORBIDDEN, counted and logged, with the message the service gave before the table.
+TEST_F(ServiceTest, EveryKindRefusesTheRolesItsRowDoesNotAllow) {
+  const auto* kinds = v1::CollectorRequest::descriptor()->FindOneofByName("kind");
+  for (int i = 0; i < kinds->field_count(); ++i) {
+    const auto* field = kinds->field(i);
+    v1::CollectorRequest request;
+    request.set_request_id(42);
+    request.GetReflection()->MutableMessage(&request, field);  // selects the kind
+    const auto* row = findRequestKind(static_cast<v1::CollectorRequest::KindCase>(field->number()));
+    ASSERT_NE(row, nullptr) << field->name();
+    const bool upload = field->name() == "upload";
+    for (auto role : {core::CertificateRole::Agent, core::CertificateRole::Support,
+                      core::CertificateRole::Provider, core::CertificateRole::Collector,
+                      core::CertificateRole::Other}) {
+      if (row->allowed.contains(role)) continue;
+      const std::string role_name(core::certificateRoleName(role));
+      Peer peer{core::CertificateIdentity{}, "127.0.0.1:4000"};
+      peer.identity.role = role;
+      peer.identity.tenant = "acme";
+      peer.identity.name = "someone";
+      const uint64_t before = rejected(v1::REJECT_REASON_FORBIDDEN);
+      const auto r = query(peer, request);
+      ASSERT_TRUE(r.has_rejection()) << field->name() << " as " << role_name;
+      EXPECT_EQ(r.request_id(), 42u);
+      EXPECT_EQ(r.rejection().reason(), v1::REJECT_REASON_FORBIDDEN);
+      EXPECT_EQ(r.rejection().message(),
+                upload ? "only agent certificates upload snapshots; this is a " + role_name +
+                             " certificate"
+                       : "only support certificates read and work on cases; " + role_name +
+                             " certificates read nothing");
+      EXPECT_EQ(rejected(v1::REJECT_REASON_FORBIDDEN), before + 1);
+      const std::string event = upload ? "event=upload_rejected" : "event=request_rejected";
+      EXPECT_TRUE(
+          log_.contains(event + " reason=" + core::rejectReasonName(v1::REJECT_REASON_FORBIDDEN)));
+      if (!upload) EXPECT_TRUE(log_.contains("request=" + field->name()));
+    }
+  }
 }
 
 TEST_F(ServiceTest, UnknownIdsAreNotFoundAndBadIdsMalformed) {

@@ -19,6 +19,7 @@
 #include <memory>
 #include <mutex>
 #include <ostream>
+#include <span>
 #include <string>
 #include <string_view>
 
@@ -47,6 +48,10 @@ LogFields peerFields(const Peer& peer);
 using core::isRetryable;  // ibc/core/protocol.h
 // The rejection reason for a failed signature check.
 ::ibcollect::v1::RejectReason rejectReasonFor(core::SignatureProblem problem);
+// The rejection reason for a request that failed with `error`: the request's fault
+// (invalid, too large) is MALFORMED_REQUEST, what does not exist NOT_FOUND, anything else
+// (the store) STORAGE_FAILURE.
+::ibcollect::v1::RejectReason rejectReasonFor(const core::Error& error);
 
 struct ServiceOptions {
   std::size_t default_list_limit = 1000;
@@ -64,6 +69,9 @@ struct ServiceOptions {
 };
 
 class GroupCommitWriter;
+struct RequestCall;
+struct RequestKind;
+std::span<const RequestKind> requestKinds();  // requests.h
 
 class Service {
  public:
@@ -111,16 +119,34 @@ class Service {
   void drain();
 
  private:
-  void upload(const Peer& peer, uint64_t request_id, std::string signed_bytes, Reply& reply,
-              std::chrono::steady_clock::time_point frame_received);
-  ::ibcollect::v1::CollectorResponse query(const Peer& peer,
-                                           const ::ibcollect::v1::CollectorRequest& request);
-  // create_case, update_case, list_cases, fetch_case (cases.cpp); the peer is support.
-  ::ibcollect::v1::CollectorResponse caseRequest(const Peer& peer,
-                                                 const ::ibcollect::v1::CollectorRequest& request);
-  ::ibcollect::v1::CollectorResponse reject(uint64_t request_id,
-                                            ::ibcollect::v1::RejectReason reason, const Peer& peer,
-                                            std::string_view what, std::string message);
+  // The table's rows name the handlers below (requests.h, requests.cpp).
+  friend std::span<const RequestKind> requestKinds();
+  using Response = ::ibcollect::v1::CollectorResponse;
+
+  void upload(RequestCall& call);
+  Response listJobs(const RequestCall& call);
+  Response listNodes(const RequestCall& call);
+  Response listSnapshots(const RequestCall& call);
+  Response fetchSnapshot(const RequestCall& call);
+  Response statsRequest(const RequestCall& call);
+  // Cases (cases.cpp).
+  Response createCase(const RequestCall& call);
+  Response updateCase(const RequestCall& call);
+  Response listCases(const RequestCall& call);
+  Response fetchCase(const RequestCall& call);
+
+  // Every id stored and of `tenant`, added to the case's snapshot ids (cases.cpp).
+  core::Status coverSnapshots(std::string_view tenant,
+                              const google::protobuf::RepeatedPtrField<std::string>& ids,
+                              ::ibcollect::v1::Case& c);
+  // The newest snapshot of every node of a job (cases.cpp).
+  Result<google::protobuf::RepeatedPtrField<std::string>> newestOfJob(std::string_view tenant,
+                                                                      std::string_view job);
+  std::size_t listLimit(uint32_t asked) const;
+  Response reject(uint64_t request_id, ::ibcollect::v1::RejectReason reason, const Peer& peer,
+                  std::string_view what, std::string message);
+  // reject() with rejectReasonFor(error).
+  Response failed(const RequestCall& call, const core::Error& error);
 
   Store& store_;
   const core::SignatureVerifier& verifier_;
