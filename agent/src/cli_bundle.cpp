@@ -87,8 +87,8 @@ void printSigners(std::ostream& o, const core::BundleCheck& check) {
   }
 }
 
-int runExport(CliEnvironment& env, const ExportArgs& a) {
-  const bool from_case = a.files.empty() && a.job.empty() && !a.case_id.empty();
+// Usage mistakes found before any certificate is loaded or anything fetched.
+int checkExportArgs(CliEnvironment& env, const ExportArgs& a, bool from_case) {
   if (a.files.empty() && a.job.empty() && !from_case) {
     env.err << "ibcollect: bundle export needs snapshots: FILE.ibsnap... or --job ID\n"
                "Run 'ibcollect bundle export --help' for usage.\n";
@@ -99,6 +99,133 @@ int runExport(CliEnvironment& env, const ExportArgs& a) {
             << " already exists; choose another -o FILE.ibbundle or add --force to overwrite it\n";
     return core::kExitUsage;
   }
+  return core::kExitOk;
+}
+
+int readSnapshotFiles(CliEnvironment& env, const std::vector<std::string>& files,
+                      std::vector<core::BundleSnapshotInput>& inputs) {
+  for (const auto& f : files) {
+    auto bytes = env.files.readFile(f, core::kMaxSnapshotFileBytes);
+    if (!bytes.ok()) {
+      env.err << "ibcollect: cannot read " << f << ": " << bytes.error().message << "\n";
+      return core::kExitCollectFailed;
+    }
+    inputs.push_back({std::move(*bytes), f});
+  }
+  return core::kExitOk;
+}
+
+// The case's snapshots, all of them or none: an incomplete case is not exported.
+int fetchCaseInputs(CliEnvironment& env, const ExportArgs& a,
+                    std::vector<core::BundleSnapshotInput>& inputs,
+                    std::optional<v1::Case>& the_case) {
+  auto config = deliveryConfig(env, a.transport, CredentialUse::Support);
+  if (!config.ok()) {
+    env.err << "ibcollect: " << config.error().message << "\n";
+    return core::kExitUsage;
+  }
+  std::vector<std::string> problems;
+  auto fetched = fetchCase(*config, a.case_id, a.tenant, problems);
+  for (const auto& p : problems) env.err << "ibcollect: " << p << "\n";
+  if (!fetched.ok()) {
+    env.err << "ibcollect: fetching case " << a.case_id << ": " << fetched.error().message << "\n";
+    return core::kExitCollectFailed;
+  }
+  if (!problems.empty() || fetched->snapshots.empty()) {
+    env.err << "ibcollect: case " << a.case_id << ": " << fetched->snapshots.size() << " of "
+            << fetched->info.snapshot_ids_size()
+            << " snapshot(s) arrived intact; not exporting an incomplete case\n";
+    return core::kExitCollectFailed;
+  }
+  env.err << "ibcollect: fetched case " << a.case_id << ": " << fetched->snapshots.size()
+          << " snapshot(s), " << fetched->info.host_results_size() << " host result(s)\n";
+  for (auto& s : fetched->snapshots) {
+    inputs.push_back({std::move(s.file_bytes), "collector snapshot " + s.snapshot_id});
+  }
+  the_case = std::move(fetched->info);
+  return core::kExitOk;
+}
+
+int fetchJobInputs(CliEnvironment& env, const ExportArgs& a,
+                   std::vector<core::BundleSnapshotInput>& inputs) {
+  auto config = deliveryConfig(env, a.transport, CredentialUse::Support);
+  if (!config.ok()) {
+    env.err << "ibcollect: " << config.error().message << "\n";
+    return core::kExitUsage;
+  }
+  std::vector<std::string> problems;
+  auto fetched = fetchJobSnapshots(*config, a.job, a.tenant, problems);
+  for (const auto& p : problems) env.err << "ibcollect: " << p << "\n";
+  if (!fetched.ok()) {
+    env.err << "ibcollect: fetching job " << a.job << ": " << fetched.error().message << "\n";
+    return core::kExitCollectFailed;
+  }
+  if (fetched->empty()) {
+    env.err << "ibcollect: the collector has no snapshot of job " << a.job
+            << (a.tenant.empty() ? "" : " of tenant " + a.tenant) << "\n";
+    return core::kExitCollectFailed;
+  }
+  env.err << "ibcollect: fetched " << fetched->size() << " snapshot(s) of job " << a.job << "\n";
+  for (auto& s : *fetched) {
+    inputs.push_back({std::move(s.file_bytes), "collector snapshot " + s.snapshot_id});
+  }
+  return core::kExitOk;
+}
+
+// `pseudonyms` receives the pseudonym map of a redacted export; it must outlive the options.
+core::BundleExportOptions exportOptions(CliEnvironment& env, const ExportArgs& a,
+                                        const std::optional<v1::Case>& the_case,
+                                        std::string& pseudonyms) {
+  core::BundleExportOptions options;
+  options.case_id = a.case_id;
+  options.job_id = the_case ? the_case->job_id() : a.job;
+  options.redact = a.redact;
+  if (a.redact) options.pseudonym_map = &pseudonyms;
+  options.ibcollect_version = IBC_VERSION;
+  const auto now = env.clock.now();
+  options.created_unix_ms =
+      std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()).count();
+  // The case's host results travel as host/<host>.json members (DESIGN §8), covered by the
+  // manifest this export signs. A redacted bundle leaves them out: they name hosts.
+  if (the_case) {
+    for (const auto& h : the_case->host_results()) {
+      options.host_results.push_back({h.host(), h.report_json(), h.attached_at_unix_ms()});
+    }
+  }
+  return options;
+}
+
+// Beside the bundle, never inside it: who node-001 is stays with the exporter.
+int writePseudonymMap(CliEnvironment& env, const std::string& output,
+                      const std::string& pseudonyms) {
+  const std::string map = output + ".pseudonyms.tsv";
+  if (auto st = env.writer.writeFileAtomic(map, pseudonyms); !st.ok()) {
+    env.err << "ibcollect: could not write the pseudonym map " << map << ": " << st.error().message
+            << "\n";
+    return core::kExitCollectFailed;
+  }
+  env.err << "ibcollect: pseudonym map (keep it; do not send it): " << map << "\n";
+  return core::kExitOk;
+}
+
+void printExported(CliEnvironment& env, const ExportArgs& a, std::size_t snapshots,
+                   const core::BundleMembers& members, std::size_t archive_bytes,
+                   const std::string& signer_subject) {
+  auto manifest = core::parseManifest(members.at(std::string(core::kManifestMember)));
+  std::size_t suspects = 0;
+  if (manifest.ok()) {
+    for (const auto& n : manifest->nodes()) suspects += n.suspect() ? 1 : 0;
+  }
+  env.out << a.output << ": " << snapshots << " snapshot(s), " << members.size() << " members, "
+          << archive_bytes << " bytes, signed by " << signer_subject
+          << (a.redact ? ", redacted (snapshots left out)" : "") << "\n";
+  env.out << "  " << suspects << " suspect node(s) for host inspection: see pf-inspection.md "
+          << "(`ibcollect bundle show " << a.output << "`)\n";
+}
+
+int runExport(CliEnvironment& env, const ExportArgs& a) {
+  const bool from_case = a.files.empty() && a.job.empty() && !a.case_id.empty();
+  if (int rc = checkExportArgs(env, a, from_case); rc != core::kExitOk) return rc;
   const auto signer =
       signerFromArgs(env, a.transport,
                      "bundle export signs the bundle: give --cert CERT.pem --key KEY.pem "
@@ -112,82 +239,16 @@ int runExport(CliEnvironment& env, const ExportArgs& a) {
   }
 
   std::vector<core::BundleSnapshotInput> inputs;
-  for (const auto& f : a.files) {
-    auto bytes = env.files.readFile(f, core::kMaxSnapshotFileBytes);
-    if (!bytes.ok()) {
-      env.err << "ibcollect: cannot read " << f << ": " << bytes.error().message << "\n";
-      return core::kExitCollectFailed;
-    }
-    inputs.push_back({std::move(*bytes), f});
-  }
+  if (int rc = readSnapshotFiles(env, a.files, inputs); rc != core::kExitOk) return rc;
   std::optional<v1::Case> the_case;
   if (from_case) {
-    auto config = deliveryConfig(env, a.transport, CredentialUse::Support);
-    if (!config.ok()) {
-      env.err << "ibcollect: " << config.error().message << "\n";
-      return core::kExitUsage;
-    }
-    std::vector<std::string> problems;
-    auto fetched = fetchCase(*config, a.case_id, a.tenant, problems);
-    for (const auto& p : problems) env.err << "ibcollect: " << p << "\n";
-    if (!fetched.ok()) {
-      env.err << "ibcollect: fetching case " << a.case_id << ": " << fetched.error().message
-              << "\n";
-      return core::kExitCollectFailed;
-    }
-    if (!problems.empty() || fetched->snapshots.empty()) {
-      env.err << "ibcollect: case " << a.case_id << ": " << fetched->snapshots.size() << " of "
-              << fetched->info.snapshot_ids_size()
-              << " snapshot(s) arrived intact; not exporting an incomplete case\n";
-      return core::kExitCollectFailed;
-    }
-    env.err << "ibcollect: fetched case " << a.case_id << ": " << fetched->snapshots.size()
-            << " snapshot(s), " << fetched->info.host_results_size() << " host result(s)\n";
-    for (auto& s : fetched->snapshots) {
-      inputs.push_back({std::move(s.file_bytes), "collector snapshot " + s.snapshot_id});
-    }
-    the_case = std::move(fetched->info);
+    if (int rc = fetchCaseInputs(env, a, inputs, the_case); rc != core::kExitOk) return rc;
   }
   if (!a.job.empty()) {
-    auto config = deliveryConfig(env, a.transport, CredentialUse::Support);
-    if (!config.ok()) {
-      env.err << "ibcollect: " << config.error().message << "\n";
-      return core::kExitUsage;
-    }
-    std::vector<std::string> problems;
-    auto fetched = fetchJobSnapshots(*config, a.job, a.tenant, problems);
-    for (const auto& p : problems) env.err << "ibcollect: " << p << "\n";
-    if (!fetched.ok()) {
-      env.err << "ibcollect: fetching job " << a.job << ": " << fetched.error().message << "\n";
-      return core::kExitCollectFailed;
-    }
-    if (fetched->empty()) {
-      env.err << "ibcollect: the collector has no snapshot of job " << a.job
-              << (a.tenant.empty() ? "" : " of tenant " + a.tenant) << "\n";
-      return core::kExitCollectFailed;
-    }
-    env.err << "ibcollect: fetched " << fetched->size() << " snapshot(s) of job " << a.job << "\n";
-    for (auto& s : *fetched) {
-      inputs.push_back({std::move(s.file_bytes), "collector snapshot " + s.snapshot_id});
-    }
+    if (int rc = fetchJobInputs(env, a, inputs); rc != core::kExitOk) return rc;
   }
-  core::BundleExportOptions options;
-  options.case_id = a.case_id;
-  options.job_id = the_case ? the_case->job_id() : a.job;
-  options.redact = a.redact;
   std::string pseudonyms;
-  if (a.redact) options.pseudonym_map = &pseudonyms;
-  options.ibcollect_version = IBC_VERSION;
-  const auto now = env.clock.now();
-  options.created_unix_ms =
-      std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()).count();
-  // The case's host results travel as host/<host>.json members (DESIGN §8), covered by the
-  // manifest this export signs. A redacted bundle leaves them out: they name hosts.
-  if (the_case) {
-    for (const auto& h : the_case->host_results()) {
-      options.host_results.push_back({h.host(), h.report_json(), h.attached_at_unix_ms()});
-    }
-  }
+  const auto options = exportOptions(env, a, the_case, pseudonyms);
   auto members = core::buildBundle(inputs, options, *signer);
   if (!members.ok()) {
     env.err << "ibcollect: " << members.error().message << "\n";
@@ -203,25 +264,9 @@ int runExport(CliEnvironment& env, const ExportArgs& a) {
     return core::kExitCollectFailed;
   }
   if (a.redact) {
-    // Beside the bundle, never inside it: who node-001 is stays with the exporter.
-    const std::string map = a.output + ".pseudonyms.tsv";
-    if (auto st = env.writer.writeFileAtomic(map, pseudonyms); !st.ok()) {
-      env.err << "ibcollect: could not write the pseudonym map " << map << ": "
-              << st.error().message << "\n";
-      return core::kExitCollectFailed;
-    }
-    env.err << "ibcollect: pseudonym map (keep it; do not send it): " << map << "\n";
+    if (int rc = writePseudonymMap(env, a.output, pseudonyms); rc != core::kExitOk) return rc;
   }
-  auto manifest = core::parseManifest(members->at(std::string(core::kManifestMember)));
-  std::size_t suspects = 0;
-  if (manifest.ok()) {
-    for (const auto& n : manifest->nodes()) suspects += n.suspect() ? 1 : 0;
-  }
-  env.out << a.output << ": " << inputs.size() << " snapshot(s), " << members->size()
-          << " members, " << archive->size() << " bytes, signed by " << signer->identity().subject
-          << (a.redact ? ", redacted (snapshots left out)" : "") << "\n";
-  env.out << "  " << suspects << " suspect node(s) for host inspection: see pf-inspection.md "
-          << "(`ibcollect bundle show " << a.output << "`)\n";
+  printExported(env, a, inputs.size(), *members, archive->size(), signer->identity().subject);
   return core::kExitOk;
 }
 
@@ -278,6 +323,117 @@ int runVerifyBundle(CliEnvironment& env, const VerifyBundleArgs& a) {
   return core::kExitVerifyFailed;
 }
 
+// A manifest or record field for people: "-" when empty, never raw control bytes.
+std::string shown(const std::string& s) {
+  return s.empty() ? std::string("-") : core::printable(s, 200);
+}
+
+void printManifestHead(std::ostream& o, const std::string& bundle, const v1::BundleManifest& m) {
+  o << "bundle " << bundle << " (not verified here: `ibcollect bundle verify " << bundle
+    << " --ca CA.pem` checks it)\n";
+  o << "  case " << shown(m.case_id()) << ", tenant " << shown(m.tenant()) << ", job "
+    << shown(m.job_id()) << "\n";
+  o << "  exported by " << shown(m.exporter().subject()) << " at " << utc(m.created_unix_ms())
+    << " with ibcollect " << shown(m.ibcollect_version()) << "\n";
+  o << "  collected " << utc(m.window_start_unix_ms()) << " to " << utc(m.window_end_unix_ms())
+    << "\n";
+  if (m.redacted()) {
+    o << "  redacted: host names, IP addresses and user names are pseudonyms; no snapshots\n";
+  }
+}
+
+void printManifestNodes(std::ostream& o, const v1::BundleManifest& m) {
+  o << "\nnodes (" << m.nodes_size() << "):\n";
+  std::size_t width = 4;
+  for (const auto& n : m.nodes()) width = std::max(width, shown(n.node()).size());
+  for (const auto& n : m.nodes()) {
+    std::string name = shown(n.node());
+    name.resize(width, ' ');
+    std::string verdict = n.worst_severity();
+    verdict.resize(8, ' ');
+    o << "  " << name << "  " << verdict << "  "
+      << (n.worst_code().empty() ? "-" : shown(n.worst_code()))
+      << (n.suspect() ? "  (host inspection: see pf-inspection.md)" : "") << "\n";
+  }
+}
+
+// What findings.json holds per node: the job's verdict the exporter judged (node, code).
+// Nothing when the bundle has no findings.json or it does not parse.
+void printFindingsByNode(std::ostream& o, const core::BundleMembers& members) {
+  const auto f = members.find(core::kFindingsMember);
+  if (f == members.end()) return;
+  v1::Report report;
+  google::protobuf::util::JsonParseOptions po;
+  po.ignore_unknown_fields = true;
+  if (!google::protobuf::util::JsonStringToMessage(f->second, &report, po).ok()) return;
+  std::map<std::string, std::map<std::string, int>> codes;  // node -> code -> count
+  for (const auto& x : report.findings()) {
+    if (x.severity() != "info") ++codes[x.node()][x.code()];
+  }
+  o << "\nfindings (" << core::kFindingsMember << ", warning and critical):\n";
+  if (codes.empty()) o << "  none\n";
+  for (const auto& [node, by_code] : codes) {
+    o << "  " << shown(node) << ":";
+    for (const auto& [code, n] : by_code) {
+      o << " " << shown(code) << (n > 1 ? " x" + std::to_string(n) : std::string());
+    }
+    o << "\n";
+  }
+}
+
+// Attachments after export, in sequence order, as their records say (unverified here); stops
+// at the first missing or unreadable record.
+std::vector<v1::BundleAttachment> laterAttachments(CliEnvironment& env, const std::string& bundle,
+                                                   const core::BundleMembers& members) {
+  std::vector<v1::BundleAttachment> later;
+  for (uint32_t n = 1;; ++n) {
+    const auto rec = members.find(core::attachmentRecordName(n));
+    if (rec == members.end()) break;
+    auto r = core::parseAttachmentRecord(rec->second);
+    if (!r.ok()) {
+      env.err << "ibcollect: " << bundle << ": " << rec->first << ": " << r.error().message << "\n";
+      break;
+    }
+    later.push_back(std::move(*r));
+  }
+  return later;
+}
+
+std::string roleOf(const v1::BundleIdentity& id) { return roleName(id.role()); }
+
+void printRecordedSigners(std::ostream& o, const v1::BundleManifest& m,
+                          const std::vector<v1::BundleAttachment>& later) {
+  o << "\nsigners (" << 1 + later.size() << "):\n";
+  o << "  exporter  " << shown(m.exporter().subject()) << " (" << roleOf(m.exporter())
+    << ")  signed manifest.json\n";
+  for (std::size_t i = 0; i < later.size(); ++i) {
+    o << "  attachment " << i + 1 << "  " << shown(later[i].attached_by().subject()) << " ("
+      << roleOf(later[i].attached_by()) << ")  signed " << shown(later[i].member()) << "\n";
+  }
+}
+
+void printHostResults(std::ostream& o, const std::string& bundle, const v1::BundleManifest& m,
+                      const std::vector<v1::BundleAttachment>& later) {
+  const int attached = m.attachments_size() + static_cast<int>(later.size());
+  o << "\nhost results attached (" << attached << "):";
+  if (attached == 0) {
+    o << " none yet (`ibcollect host-inspect --bundle " << bundle << " --attach-to " << bundle
+      << "` on the host)\n";
+    return;
+  }
+  o << "\n";
+  for (const auto& at : m.attachments()) {
+    o << "  " << shown(at.member()) << "  host " << shown(at.host())
+      << ", included by the exporter " << shown(at.attached_by().subject()) << " at "
+      << utc(at.attached_at_unix_ms()) << "\n";
+  }
+  for (const auto& at : later) {
+    o << "  " << shown(at.member()) << "  host " << shown(at.host()) << ", attached by "
+      << shown(at.attached_by().subject()) << " (" << roleOf(at.attached_by()) << ") at "
+      << utc(at.attached_at_unix_ms()) << "\n";
+  }
+}
+
 int runShow(CliEnvironment& env, const ShowArgs& a) {
   auto members = readBundleFile(env, a.bundle);
   if (!members.ok()) {
@@ -299,95 +455,16 @@ int runShow(CliEnvironment& env, const ShowArgs& a) {
     return core::kExitOk;
   }
   auto& o = env.out;
-  const auto p = [](const std::string& s) {
-    return s.empty() ? std::string("-") : core::printable(s, 200);
-  };
-  o << "bundle " << a.bundle << " (not verified here: `ibcollect bundle verify " << a.bundle
-    << " --ca CA.pem` checks it)\n";
-  o << "  case " << p(m->case_id()) << ", tenant " << p(m->tenant()) << ", job " << p(m->job_id())
-    << "\n";
-  o << "  exported by " << p(m->exporter().subject()) << " at " << utc(m->created_unix_ms())
-    << " with ibcollect " << p(m->ibcollect_version()) << "\n";
-  o << "  collected " << utc(m->window_start_unix_ms()) << " to " << utc(m->window_end_unix_ms())
-    << "\n";
-  if (m->redacted()) {
-    o << "  redacted: host names, IP addresses and user names are pseudonyms; no snapshots\n";
-  }
-  o << "\nnodes (" << m->nodes_size() << "):\n";
-  std::size_t width = 4;
-  for (const auto& n : m->nodes()) width = std::max(width, p(n.node()).size());
-  for (const auto& n : m->nodes()) {
-    std::string name = p(n.node());
-    name.resize(width, ' ');
-    std::string verdict = n.worst_severity();
-    verdict.resize(8, ' ');
-    o << "  " << name << "  " << verdict << "  "
-      << (n.worst_code().empty() ? "-" : p(n.worst_code()))
-      << (n.suspect() ? "  (host inspection: see pf-inspection.md)" : "") << "\n";
-  }
-  // What findings.json holds per node: the job's verdict the exporter judged (node, code).
-  if (const auto f = members->find(core::kFindingsMember); f != members->end()) {
-    v1::Report report;
-    google::protobuf::util::JsonParseOptions po;
-    po.ignore_unknown_fields = true;
-    if (google::protobuf::util::JsonStringToMessage(f->second, &report, po).ok()) {
-      std::map<std::string, std::map<std::string, int>> codes;  // node -> code -> count
-      for (const auto& x : report.findings()) {
-        if (x.severity() != "info") ++codes[x.node()][x.code()];
-      }
-      o << "\nfindings (" << core::kFindingsMember << ", warning and critical):\n";
-      if (codes.empty()) o << "  none\n";
-      for (const auto& [node, by_code] : codes) {
-        o << "  " << p(node) << ":";
-        for (const auto& [code, n] : by_code) {
-          o << " " << p(code) << (n > 1 ? " x" + std::to_string(n) : std::string());
-        }
-        o << "\n";
-      }
-    }
-  }
+  printManifestHead(o, a.bundle, *m);
+  printManifestNodes(o, *m);
+  printFindingsByNode(o, *members);
   o << "\nmembers (" << members->size() << "):\n";
   for (const auto& [name, bytes] : *members) {
     o << "  " << core::printable(name, 200) << "  " << bytes.size() << " bytes\n";
   }
-  // Attachments after export, in sequence order, as their records say (unverified here).
-  std::vector<v1::BundleAttachment> later;
-  for (uint32_t n = 1;; ++n) {
-    const auto rec = members->find(core::attachmentRecordName(n));
-    if (rec == members->end()) break;
-    auto r = core::parseAttachmentRecord(rec->second);
-    if (!r.ok()) {
-      env.err << "ibcollect: " << a.bundle << ": " << rec->first << ": " << r.error().message
-              << "\n";
-      break;
-    }
-    later.push_back(std::move(*r));
-  }
-  const auto role = [&](const v1::BundleIdentity& id) { return roleName(id.role()); };
-  o << "\nsigners (" << 1 + later.size() << "):\n";
-  o << "  exporter  " << p(m->exporter().subject()) << " (" << role(m->exporter())
-    << ")  signed manifest.json\n";
-  for (std::size_t i = 0; i < later.size(); ++i) {
-    o << "  attachment " << i + 1 << "  " << p(later[i].attached_by().subject()) << " ("
-      << role(later[i].attached_by()) << ")  signed " << p(later[i].member()) << "\n";
-  }
-  const int attached = m->attachments_size() + static_cast<int>(later.size());
-  o << "\nhost results attached (" << attached << "):";
-  if (attached == 0) {
-    o << " none yet (`ibcollect host-inspect --bundle " << a.bundle << " --attach-to " << a.bundle
-      << "` on the host)\n";
-  } else {
-    o << "\n";
-    for (const auto& at : m->attachments()) {
-      o << "  " << p(at.member()) << "  host " << p(at.host()) << ", included by the exporter "
-        << p(at.attached_by().subject()) << " at " << utc(at.attached_at_unix_ms()) << "\n";
-    }
-    for (const auto& at : later) {
-      o << "  " << p(at.member()) << "  host " << p(at.host()) << ", attached by "
-        << p(at.attached_by().subject()) << " (" << role(at.attached_by()) << ") at "
-        << utc(at.attached_at_unix_ms()) << "\n";
-    }
-  }
+  const auto later = laterAttachments(env, a.bundle, *members);
+  printRecordedSigners(o, *m, later);
+  printHostResults(o, a.bundle, *m, later);
   return core::kExitOk;
 }
 

@@ -76,118 +76,144 @@ BundlePlanInputs bundlePlanInputs(const JobData& job, const std::vector<int>& no
   return in;
 }
 
-BundlePlan planBundle(const BundlePlanInputs& in, bool redact) {
-  BundlePlan plan;
-  plan.redact = redact;
-  if (in.snapshots.empty()) return plan;
+namespace {
 
+// The checked snapshots as core judges them, under the member names buildBundle gives them.
+struct PlannedNodes {
+  std::vector<core::AnalyzedNode> nodes;
+  std::vector<std::string> member_names;  // snapshots/<stem>.ibsnap, one per snapshot
+  std::string job_id;                     // the snapshots' job id when they agree, else empty
+  int64_t first = 0, last = 0;            // collection window (unix ms; 0 when unknown)
+};
+
+PlannedNodes planNodes(const BundlePlanInputs& in) {
   // Member names as core gives them: core's host-member naming applies the same safe stem
   // and "-2" suffixes that buildBundle gives snapshots/<node>.ibsnap.
+  PlannedNodes p;
   core::BundleMembers taken;
-  std::vector<core::AnalyzedNode> nodes;
-  std::vector<std::string> member_names;
   std::set<std::string> job_ids;
-  int64_t first = 0, last = 0;
   for (const auto& s : in.snapshots) {
     const std::string probe = core::hostMemberName(taken, core::snapshotNodeName(s.node()));
     taken.emplace(probe, std::string());
     const std::string stem = probe.substr(core::kHostDir.size(),
                                           probe.size() - core::kHostDir.size() - 5);  // ".json"
-    member_names.push_back(std::string(core::kSnapshotsDir) + stem + ".ibsnap");
+    p.member_names.push_back(std::string(core::kSnapshotsDir) + stem + ".ibsnap");
     if (!s.node().job_id().empty()) job_ids.insert(s.node().job_id());
     const int64_t at = s.node().collected_at_unix_ms();
     if (at > 0) {
-      first = first == 0 ? at : std::min(first, at);
-      last = std::max(last, at);
+      p.first = p.first == 0 ? at : std::min(p.first, at);
+      p.last = std::max(p.last, at);
     }
     core::AnalyzedNode a;
     a.snapshot = s;
-    a.snapshot_file = member_names.back();
-    nodes.push_back(std::move(a));
+    a.snapshot_file = p.member_names.back();
+    p.nodes.push_back(std::move(a));
   }
-  plan.job_id = job_ids.size() == 1 ? *job_ids.begin() : std::string();
+  p.job_id = job_ids.size() == 1 ? *job_ids.begin() : std::string();
   // The bundle's verdict: the checked snapshots judged again, as buildBundle does.
-  core::judgeJob(nodes, {});
+  core::judgeJob(p.nodes, {});
+  return p;
+}
 
-  core::Redactor redactor;
-  if (redact) {
-    for (const auto& n : nodes) {
-      redactor.addHost(n.label);
-      redactor.addHost(n.snapshot.node().hostname());
-    }
-    for (const auto& n : nodes) redactor.learn(n.snapshot);
+void learnNames(core::Redactor& redactor, const std::vector<core::AnalyzedNode>& nodes) {
+  for (const auto& n : nodes) {
+    redactor.addHost(n.label);
+    redactor.addHost(n.snapshot.node().hostname());
   }
-  const auto scrub = [&](std::string text) { return redact ? redactor.redact(text) : text; };
+  for (const auto& n : nodes) redactor.learn(n.snapshot);
+}
 
+v1::BundleManifest planManifest(const BundlePlanInputs& in, const PlannedNodes& p,
+                                const v1::PfInspection& inspection, bool redact,
+                                core::Redactor& redactor) {
   v1::BundleManifest manifest;
   manifest.set_format(std::string(core::kBundleFormat));
   manifest.set_format_version(core::kBundleFormatVersion);
   manifest.set_case_id(in.case_id);
-  manifest.set_job_id(plan.job_id);
-  manifest.set_window_start_unix_ms(first);
-  manifest.set_window_end_unix_ms(last);
+  manifest.set_job_id(p.job_id);
+  manifest.set_window_start_unix_ms(p.first);
+  manifest.set_window_end_unix_ms(p.last);
   manifest.set_redacted(redact);
-  const auto inspection = core::buildPfInspection(nodes, in.case_id, plan.job_id);
-  plan.suspects = inspection.suspects_size();
   std::set<std::string> suspects;
   for (const auto& s : inspection.suspects()) suspects.insert(s.node());
-  for (std::size_t i = 0; i < nodes.size(); ++i) {
-    const auto summary = core::summarizeNode(nodes[i]);
+  for (std::size_t i = 0; i < p.nodes.size(); ++i) {
+    const auto summary = core::summarizeNode(p.nodes[i]);
     auto* bn = manifest.add_nodes();
-    bn->set_node(redact ? redactor.redact(nodes[i].label) : nodes[i].label);
-    bn->set_member(redact ? std::string() : member_names[i]);
+    bn->set_node(redact ? redactor.redact(p.nodes[i].label) : p.nodes[i].label);
+    bn->set_member(redact ? std::string() : p.member_names[i]);
     bn->set_snapshot_id(std::string(64, '0'));  // SHA-256 hex: same length
     bn->set_worst_severity(summary.worst_severity());
     bn->set_worst_code(summary.worst_code());
-    bn->set_suspect(suspects.count(nodes[i].label) != 0);
+    bn->set_suspect(suspects.count(p.nodes[i].label) != 0);
   }
+  return manifest;
+}
 
-  // Per node, what the bundle carries against what the job showed.
-  JobData judged;
-  judged.report = core::buildReport(std::move(nodes));
-  indexFindings(judged);
-  plan.findings = judged.report.findings_size();
+// Code → worst severity rank among the node's findings in the bundle's verdict.
+std::map<std::string, int> carriedCodes(const JobData& judged, int node) {
+  std::map<std::string, int> codes;
+  for (const int f : findingsOfNode(judged, node)) {
+    const auto& finding = judged.report.findings(f);
+    int& rank = codes[finding.code()];
+    rank = std::max(rank, severityRank(finding.severity()));
+  }
+  return codes;
+}
+
+// "node1661: CRITICAL PORT_NOT_ACTIVE_SM, ESCALATE_HOST_INSPECTION": worst first, each
+// severity word once before its codes.
+std::string carriedLine(const std::string& label, const std::map<std::string, int>& codes) {
+  std::vector<std::pair<std::string, int>> ordered(codes.begin(), codes.end());
+  std::stable_sort(ordered.begin(), ordered.end(),
+                   [](const auto& a, const auto& b) { return a.second > b.second; });
+  std::string line = label + ": ";
+  if (ordered.empty()) line += "no finding (OK)";
+  static const char* const kWords[] = {"OK", "INFO", "WARNING", "CRITICAL"};
+  int shown_rank = -1;
+  for (std::size_t c = 0; c < ordered.size(); ++c) {
+    if (c > 0) line += ", ";
+    if (ordered[c].second != shown_rank) {
+      shown_rank = ordered[c].second;
+      line += std::string(kWords[std::clamp(shown_rank, 0, 3)]) + " ";
+    }
+    line += ordered[c].first;
+  }
+  return line;
+}
+
+// Empty when the bundle carries exactly the codes the job verdict showed for the node.
+std::string codeDifference(const std::string& label, const std::vector<std::string>& job_codes,
+                           const std::map<std::string, int>& codes) {
+  std::vector<std::string> missing, added;
+  for (const auto& c : job_codes) {
+    if (codes.count(c) == 0) missing.push_back(c);
+  }
+  for (const auto& [c, rank] : codes) {
+    if (std::find(job_codes.begin(), job_codes.end(), c) == job_codes.end()) added.push_back(c);
+  }
+  if (missing.empty() && added.empty()) return {};
+  std::string d = label + ":";
+  if (!missing.empty()) d += " not carried " + joined(missing);
+  if (!added.empty()) d += std::string(missing.empty() ? "" : ";") + " added " + joined(added);
+  return d;
+}
+
+// Per node, what the bundle carries against what the job showed.
+void planCarried(const BundlePlanInputs& in, const JobData& judged, BundlePlan& plan) {
   for (int n = 0; n < judged.report.nodes_size(); ++n) {
     const auto k = static_cast<std::size_t>(n);
-    std::map<std::string, int> codes;  // code → worst severity rank
-    for (const int f : findingsOfNode(judged, n)) {
-      const auto& finding = judged.report.findings(f);
-      int& rank = codes[finding.code()];
-      rank = std::max(rank, severityRank(finding.severity()));
-    }
-    std::vector<std::pair<std::string, int>> ordered(codes.begin(), codes.end());
-    std::stable_sort(ordered.begin(), ordered.end(),
-                     [](const auto& a, const auto& b) { return a.second > b.second; });
-    std::string line = in.labels[k] + ": ";
-    if (ordered.empty()) line += "no finding (OK)";
-    static const char* const kWords[] = {"OK", "INFO", "WARNING", "CRITICAL"};
-    int shown_rank = -1;
-    for (std::size_t c = 0; c < ordered.size(); ++c) {
-      if (c > 0) line += ", ";
-      if (ordered[c].second != shown_rank) {
-        shown_rank = ordered[c].second;
-        line += std::string(kWords[std::clamp(shown_rank, 0, 3)]) + " ";
-      }
-      line += ordered[c].first;
-    }
-    plan.carried.push_back(std::move(line));
-
-    std::vector<std::string> missing, added;
-    const auto& job_codes = in.job_codes[k];
-    for (const auto& c : job_codes) {
-      if (codes.count(c) == 0) missing.push_back(c);
-    }
-    for (const auto& [c, rank] : codes) {
-      if (std::find(job_codes.begin(), job_codes.end(), c) == job_codes.end()) added.push_back(c);
-    }
-    if (!missing.empty() || !added.empty()) {
-      std::string d = in.labels[k] + ":";
-      if (!missing.empty()) d += " not carried " + joined(missing);
-      if (!added.empty()) d += std::string(missing.empty() ? "" : ";") + " added " + joined(added);
-      plan.differences.push_back(std::move(d));
-    }
+    const auto codes = carriedCodes(judged, n);
+    plan.carried.push_back(carriedLine(in.labels[k], codes));
+    std::string d = codeDifference(in.labels[k], in.job_codes[k], codes);
+    if (!d.empty()) plan.differences.push_back(std::move(d));
   }
+}
 
+// The signed snapshots: members when plain, left out when redacted (their signed bytes cannot
+// be). Returns the members as placeholders of their size, for the manifest.
+core::BundleMembers planSnapshotMembers(const BundlePlanInputs& in,
+                                        const std::vector<std::string>& member_names, bool redact,
+                                        BundlePlan& plan) {
   core::BundleMembers members;
   for (std::size_t i = 0; i < in.snapshots.size(); ++i) {
     PlannedMember m{member_names[i], in.signed_sizes[i], in.signed_sizes[i] > 0,
@@ -201,6 +227,16 @@ BundlePlan planBundle(const BundlePlanInputs& in, bool redact) {
       plan.members.push_back(std::move(m));
     }
   }
+  return members;
+}
+
+// The members core renders (verdict, report, runbook), then the manifest over every member
+// and the signature. The redactor's calls keep buildBundle's order, so the pseudonyms agree.
+void planRenderedMembers(const BundlePlanInputs& in, const JobData& judged,
+                         const v1::PfInspection& inspection, v1::BundleManifest& manifest,
+                         core::BundleMembers& members, core::Redactor& redactor, BundlePlan& plan) {
+  const bool redact = plan.redact;
+  const auto scrub = [&](std::string text) { return redact ? redactor.redact(text) : text; };
   auto findings_json = core::renderJson(judged.report);
   const auto add = [&](std::string_view name, std::string bytes, std::string contents,
                        bool exact = true) {
@@ -231,21 +267,48 @@ BundlePlan planBundle(const BundlePlanInputs& in, bool redact) {
   // An Ed25519 signature (64 bytes) and a certificate of a few hundred bytes.
   plan.members.push_back({std::string(core::kManifestSignatureMember), 512, false,
                           "your Ed25519 signature over manifest.json, with your certificate"});
-  for (const auto& m : plan.members) plan.total_bytes += m.bytes;
-  if (redact) {
-    std::set<std::string> seen;
-    for (const auto& s : in.snapshots) {
-      for (const std::string& name : {core::snapshotNodeName(s.node()), s.node().hostname()}) {
-        if (name.empty() || !seen.insert(name).second) continue;
-        plan.host_pseudonyms.emplace_back(redactor.hostPseudonym(name), name);
-      }
+}
+
+void planPseudonyms(const BundlePlanInputs& in, core::Redactor& redactor, BundlePlan& plan) {
+  std::set<std::string> seen;
+  for (const auto& s : in.snapshots) {
+    for (const std::string& name : {core::snapshotNodeName(s.node()), s.node().hostname()}) {
+      if (name.empty() || !seen.insert(name).second) continue;
+      plan.host_pseudonyms.emplace_back(redactor.hostPseudonym(name), name);
     }
-    std::sort(plan.host_pseudonyms.begin(), plan.host_pseudonyms.end());
-    plan.left_out.push_back(
-        {"<bundle>.pseudonyms.tsv", 0, false,
-         "which pseudonym (node-001, ip-001, user-001) is which name: written beside the "
-         "bundle for you, never inside it"});
   }
+  std::sort(plan.host_pseudonyms.begin(), plan.host_pseudonyms.end());
+  plan.left_out.push_back(
+      {"<bundle>.pseudonyms.tsv", 0, false,
+       "which pseudonym (node-001, ip-001, user-001) is which name: written beside the "
+       "bundle for you, never inside it"});
+}
+
+}  // namespace
+
+BundlePlan planBundle(const BundlePlanInputs& in, bool redact) {
+  BundlePlan plan;
+  plan.redact = redact;
+  if (in.snapshots.empty()) return plan;
+
+  PlannedNodes planned = planNodes(in);
+  plan.job_id = planned.job_id;
+  core::Redactor redactor;
+  if (redact) learnNames(redactor, planned.nodes);
+  const auto inspection = core::buildPfInspection(planned.nodes, in.case_id, plan.job_id);
+  plan.suspects = inspection.suspects_size();
+  auto manifest = planManifest(in, planned, inspection, redact, redactor);
+
+  JobData judged;
+  judged.report = core::buildReport(std::move(planned.nodes));
+  indexFindings(judged);
+  plan.findings = judged.report.findings_size();
+  planCarried(in, judged, plan);
+
+  auto members = planSnapshotMembers(in, planned.member_names, redact, plan);
+  planRenderedMembers(in, judged, inspection, manifest, members, redactor, plan);
+  for (const auto& m : plan.members) plan.total_bytes += m.bytes;
+  if (redact) planPseudonyms(in, redactor, plan);
   return plan;
 }
 

@@ -115,6 +115,124 @@ bool sameEntry(const Message& a, const Message& b) {
 }
 
 void merge(Message& into, const Message& from, const std::string& path,
+           std::vector<EvidenceConflict>& conflicts);
+
+// Entries of a repeated message: a new one is added; one with a key that `into` has already
+// is merged into it (its value compared, for an atomic one); a keyless duplicate is dropped.
+void mergeRepeatedMessages(Message& into, const Message& from, const FieldDescriptor* f,
+                           const std::string& here, std::vector<EvidenceConflict>& conflicts) {
+  const Reflection* ri = into.GetReflection();
+  const Reflection* rf = from.GetReflection();
+  const int n = rf->FieldSize(from, f);
+  for (int k = 0; k < n; ++k) {
+    const Message& item = rf->GetRepeatedMessage(from, f, k);
+    const std::string key = keyOf(item);
+    Message* match = nullptr;
+    for (int j = 0; j < ri->FieldSize(into, f) && match == nullptr; ++j) {
+      Message* candidate = ri->MutableRepeatedMessage(&into, f, j);
+      if (key.empty() ? MessageDifferencer::Equals(*candidate, item)
+                      : sameEntry(*candidate, item)) {
+        match = candidate;
+      }
+    }
+    if (match == nullptr) {
+      ri->AddMessage(&into, f)->CopyFrom(item);
+    } else if (!key.empty()) {
+      const std::string at = here + "[" + key + "]";
+      if (isAtomic(item.GetDescriptor())) {
+        if (!sameValue(*match, item)) conflicts.push_back({at, show(*match), show(item)});
+      } else {
+        merge(*match, item, at, conflicts);
+      }
+    }
+  }
+}
+
+// Whether `into`'s repeated scalar field has from's k-th value; other repeated scalars than
+// strings and unsigned integers are not evidence here and count as present.
+bool hasRepeatedValue(const Message& into, const Message& from, const FieldDescriptor* f, int k) {
+  const Reflection* ri = into.GetReflection();
+  const Reflection* rf = from.GetReflection();
+  for (int j = 0; j < ri->FieldSize(into, f); ++j) {
+    switch (f->cpp_type()) {
+      case FieldDescriptor::CPPTYPE_STRING:
+        if (ri->GetRepeatedString(into, f, j) == rf->GetRepeatedString(from, f, k)) return true;
+        break;
+      case FieldDescriptor::CPPTYPE_UINT32:
+        if (ri->GetRepeatedUInt32(into, f, j) == rf->GetRepeatedUInt32(from, f, k)) return true;
+        break;
+      case FieldDescriptor::CPPTYPE_UINT64:
+        if (ri->GetRepeatedUInt64(into, f, j) == rf->GetRepeatedUInt64(from, f, k)) return true;
+        break;
+      default: return true;
+    }
+  }
+  return false;
+}
+
+// A repeated scalar is a set: from's values that `into` lacks are appended.
+void mergeRepeatedScalars(Message& into, const Message& from, const FieldDescriptor* f) {
+  const Reflection* ri = into.GetReflection();
+  const Reflection* rf = from.GetReflection();
+  const int n = rf->FieldSize(from, f);
+  for (int k = 0; k < n; ++k) {
+    if (hasRepeatedValue(into, from, f, k)) continue;
+    switch (f->cpp_type()) {
+      case FieldDescriptor::CPPTYPE_STRING:
+        ri->AddString(&into, f, rf->GetRepeatedString(from, f, k));
+        break;
+      case FieldDescriptor::CPPTYPE_UINT32:
+        ri->AddUInt32(&into, f, rf->GetRepeatedUInt32(from, f, k));
+        break;
+      case FieldDescriptor::CPPTYPE_UINT64:
+        ri->AddUInt64(&into, f, rf->GetRepeatedUInt64(from, f, k));
+        break;
+      default: break;
+    }
+  }
+}
+
+// A field `into` does not have yet, copied from `from`.
+void copyField(Message& into, const Message& from, const FieldDescriptor* f) {
+  const Reflection* ri = into.GetReflection();
+  const Reflection* rf = from.GetReflection();
+  switch (f->cpp_type()) {
+    case FieldDescriptor::CPPTYPE_INT32: ri->SetInt32(&into, f, rf->GetInt32(from, f)); break;
+    case FieldDescriptor::CPPTYPE_INT64: ri->SetInt64(&into, f, rf->GetInt64(from, f)); break;
+    case FieldDescriptor::CPPTYPE_UINT32: ri->SetUInt32(&into, f, rf->GetUInt32(from, f)); break;
+    case FieldDescriptor::CPPTYPE_UINT64: ri->SetUInt64(&into, f, rf->GetUInt64(from, f)); break;
+    case FieldDescriptor::CPPTYPE_DOUBLE: ri->SetDouble(&into, f, rf->GetDouble(from, f)); break;
+    case FieldDescriptor::CPPTYPE_FLOAT: ri->SetFloat(&into, f, rf->GetFloat(from, f)); break;
+    case FieldDescriptor::CPPTYPE_BOOL: ri->SetBool(&into, f, rf->GetBool(from, f)); break;
+    case FieldDescriptor::CPPTYPE_ENUM: ri->SetEnum(&into, f, rf->GetEnum(from, f)); break;
+    case FieldDescriptor::CPPTYPE_STRING: ri->SetString(&into, f, rf->GetString(from, f)); break;
+    case FieldDescriptor::CPPTYPE_MESSAGE:
+      ri->MutableMessage(&into, f)->CopyFrom(rf->GetMessage(from, f));
+      break;
+  }
+}
+
+// A singular field both have: messages merge (atomic ones compare), scalars compare.
+void mergeSetField(Message& into, const Message& from, const FieldDescriptor* f,
+                   const std::string& here, std::vector<EvidenceConflict>& conflicts) {
+  const Reflection* ri = into.GetReflection();
+  const Reflection* rf = from.GetReflection();
+  if (f->cpp_type() == FieldDescriptor::CPPTYPE_MESSAGE) {
+    const Message& a = ri->GetMessage(into, f);
+    const Message& b = rf->GetMessage(from, f);
+    if (isAtomic(a.GetDescriptor())) {
+      if (!sameValue(a, b)) conflicts.push_back({here, show(a), show(b)});
+    } else {
+      merge(*ri->MutableMessage(&into, f), b, here, conflicts);
+    }
+    return;
+  }
+  const std::string a = showField(into, f);
+  const std::string b = showField(from, f);
+  if (a != b) conflicts.push_back({here, a, b});
+}
+
+void merge(Message& into, const Message& from, const std::string& path,
            std::vector<EvidenceConflict>& conflicts) {
   const Descriptor* d = into.GetDescriptor();
   const Reflection* ri = into.GetReflection();
@@ -123,105 +241,18 @@ void merge(Message& into, const Message& from, const std::string& path,
     const FieldDescriptor* f = d->field(i);
     const std::string here = path.empty() ? f->name() : path + "." + f->name();
     if (f->is_repeated()) {
-      const int n = rf->FieldSize(from, f);
       if (f->cpp_type() == FieldDescriptor::CPPTYPE_MESSAGE) {
-        for (int k = 0; k < n; ++k) {
-          const Message& item = rf->GetRepeatedMessage(from, f, k);
-          const std::string key = keyOf(item);
-          Message* match = nullptr;
-          for (int j = 0; j < ri->FieldSize(into, f) && match == nullptr; ++j) {
-            Message* candidate = ri->MutableRepeatedMessage(&into, f, j);
-            if (key.empty() ? MessageDifferencer::Equals(*candidate, item)
-                            : sameEntry(*candidate, item)) {
-              match = candidate;
-            }
-          }
-          if (match == nullptr) {
-            ri->AddMessage(&into, f)->CopyFrom(item);
-          } else if (!key.empty()) {
-            const std::string at = here + "[" + key + "]";
-            if (isAtomic(item.GetDescriptor())) {
-              if (!sameValue(*match, item)) conflicts.push_back({at, show(*match), show(item)});
-            } else {
-              merge(*match, item, at, conflicts);
-            }
-          }
-        }
+        mergeRepeatedMessages(into, from, f, here, conflicts);
       } else {
-        for (int k = 0; k < n; ++k) {
-          bool present = false;
-          for (int j = 0; j < ri->FieldSize(into, f) && !present; ++j) {
-            switch (f->cpp_type()) {
-              case FieldDescriptor::CPPTYPE_STRING:
-                present = ri->GetRepeatedString(into, f, j) == rf->GetRepeatedString(from, f, k);
-                break;
-              case FieldDescriptor::CPPTYPE_UINT32:
-                present = ri->GetRepeatedUInt32(into, f, j) == rf->GetRepeatedUInt32(from, f, k);
-                break;
-              case FieldDescriptor::CPPTYPE_UINT64:
-                present = ri->GetRepeatedUInt64(into, f, j) == rf->GetRepeatedUInt64(from, f, k);
-                break;
-              default: present = true; break;  // other repeated scalars are not evidence here
-            }
-          }
-          if (present) continue;
-          switch (f->cpp_type()) {
-            case FieldDescriptor::CPPTYPE_STRING:
-              ri->AddString(&into, f, rf->GetRepeatedString(from, f, k));
-              break;
-            case FieldDescriptor::CPPTYPE_UINT32:
-              ri->AddUInt32(&into, f, rf->GetRepeatedUInt32(from, f, k));
-              break;
-            case FieldDescriptor::CPPTYPE_UINT64:
-              ri->AddUInt64(&into, f, rf->GetRepeatedUInt64(from, f, k));
-              break;
-            default: break;
-          }
-        }
+        mergeRepeatedScalars(into, from, f);
       }
+    } else if (!rf->HasField(from, f)) {
       continue;
+    } else if (!ri->HasField(into, f)) {
+      copyField(into, from, f);
+    } else {
+      mergeSetField(into, from, f, here, conflicts);
     }
-    if (!rf->HasField(from, f)) continue;
-    if (!ri->HasField(into, f)) {
-      if (f->cpp_type() == FieldDescriptor::CPPTYPE_MESSAGE) {
-        ri->MutableMessage(&into, f)->CopyFrom(rf->GetMessage(from, f));
-      } else {
-        switch (f->cpp_type()) {
-          case FieldDescriptor::CPPTYPE_INT32: ri->SetInt32(&into, f, rf->GetInt32(from, f)); break;
-          case FieldDescriptor::CPPTYPE_INT64: ri->SetInt64(&into, f, rf->GetInt64(from, f)); break;
-          case FieldDescriptor::CPPTYPE_UINT32:
-            ri->SetUInt32(&into, f, rf->GetUInt32(from, f));
-            break;
-          case FieldDescriptor::CPPTYPE_UINT64:
-            ri->SetUInt64(&into, f, rf->GetUInt64(from, f));
-            break;
-          case FieldDescriptor::CPPTYPE_DOUBLE:
-            ri->SetDouble(&into, f, rf->GetDouble(from, f));
-            break;
-          case FieldDescriptor::CPPTYPE_FLOAT: ri->SetFloat(&into, f, rf->GetFloat(from, f)); break;
-          case FieldDescriptor::CPPTYPE_BOOL: ri->SetBool(&into, f, rf->GetBool(from, f)); break;
-          case FieldDescriptor::CPPTYPE_ENUM: ri->SetEnum(&into, f, rf->GetEnum(from, f)); break;
-          case FieldDescriptor::CPPTYPE_STRING:
-            ri->SetString(&into, f, rf->GetString(from, f));
-            break;
-          case FieldDescriptor::CPPTYPE_MESSAGE: break;
-        }
-      }
-      continue;
-    }
-    if (f->cpp_type() == FieldDescriptor::CPPTYPE_MESSAGE) {
-      const Message& a = ri->GetMessage(into, f);
-      const Message& b = rf->GetMessage(from, f);
-      if (isAtomic(a.GetDescriptor())) {
-        if (!sameValue(a, b)) conflicts.push_back({here, show(a), show(b)});
-      } else {
-        merge(*ri->MutableMessage(&into, f), b, here, conflicts);
-      }
-      continue;
-    }
-    const std::string a = showField(into, f);
-    const std::string b = showField(from, f);
-    if (a != b) conflicts.push_back({here, a, b});
   }
 }
 

@@ -515,367 +515,458 @@ struct SnapshotFacts {
   CertificateIdentity signer;  // filled when the signer's certificate parsed
 };
 
+// One verifyBundle pass: what it reads, and what it has learnt so far that later steps need.
+struct BundleVerification {
+  const BundleMembers& members;
+  const SignatureVerifier& verifier;
+  std::chrono::system_clock::time_point at;
+  BundleCheck& check;
+  std::set<std::string, std::less<>> listed;                        // by manifest.json
+  std::set<std::string, std::less<>> attached;                      // by a verified record
+  std::map<std::string, std::string, std::less<>> attached_by_any;  // member → record
+  std::map<std::string, SnapshotFacts, std::less<>> snapshots;      // by member name
+
+  void problem(std::string_view member, BundleProblem p, std::string message) {
+    check.problems.push_back({std::string(member), p, std::move(message)});
+  }
+};
+
+// The exporter's signature over manifest.json, and its role; the exporter becomes the first
+// signer.
+void checkManifestSignature(BundleVerification& v, const std::string& manifest,
+                            const std::string& signature) {
+  v.check.manifest_signature =
+      verifySignatureRecord(manifest, signature, kManifestSignatureMember, v.verifier, v.at);
+  const SignatureCheck& sig = v.check.manifest_signature;
+  if (!sig.ok()) {
+    std::string message = problemText(sig);
+    if (sig.problem == SignatureProblem::BadSignature) {
+      message =
+          "the signature does not match manifest.json (manifest.json or manifest.sig "
+          "was changed); signer " +
+          sig.signer.subject;
+    }
+    v.problem(kManifestSignatureMember, BundleProblem::ManifestSignature, message);
+    // Which of the two changed cannot be told: both are named.
+    if (sig.problem == SignatureProblem::BadSignature) {
+      v.problem(kManifestMember, BundleProblem::ManifestSignature,
+                "manifest.json does not match the signature in manifest.sig: nothing it "
+                "lists can be trusted");
+    }
+  }
+  BundleSignerCheck exporter;
+  exporter.signature_member = std::string(kManifestSignatureMember);
+  exporter.covers = std::string(kManifestMember);
+  exporter.exporter = true;
+  exporter.signature = sig;
+  const Status role = checkExporterRole(sig.signer);
+  exporter.role_ok = role.ok();
+  if (!role.ok() && !sig.signer.subject.empty()) {
+    v.problem(kManifestSignatureMember, BundleProblem::SignerRole, role.error().message);
+  }
+  v.check.signers.push_back(std::move(exporter));
+}
+
+// Parses manifest.json into check.manifest; the exporter it names must be the certificate
+// that signed it.
+void readManifest(BundleVerification& v, const std::string& bytes) {
+  auto manifest = parseManifest(bytes);
+  if (!manifest.ok()) {
+    v.problem(kManifestMember, BundleProblem::MalformedManifest, manifest.error().message);
+    return;
+  }
+  v.check.manifest = std::move(*manifest);
+  const SignatureCheck& sig = v.check.manifest_signature;
+  if (!sig.signer.subject.empty() && !sameIdentity(v.check.manifest->exporter(), sig.signer)) {
+    v.problem(kManifestMember, BundleProblem::ManifestClaim,
+              "manifest.json says it was exported by " +
+                  (v.check.manifest->exporter().subject().empty()
+                       ? std::string("nobody")
+                       : printable(v.check.manifest->exporter().subject(), 200)) +
+                  " but manifest.sig is signed by " + whoIs(sig.signer));
+  }
+}
+
+// Every member manifest.json lists, once, present and unchanged; fills `listed`.
+void checkListedMembers(BundleVerification& v) {
+  for (const auto& m : v.check.manifest->members()) {
+    if (!v.listed.insert(m.name()).second) {
+      v.problem(m.name(), BundleProblem::MalformedManifest,
+                "manifest.json lists " + printable(m.name(), 120) + " twice");
+      continue;
+    }
+    auto it = v.members.find(m.name());
+    if (it == v.members.end()) {
+      v.problem(m.name(), BundleProblem::MissingMember,
+                "listed in manifest.json but not in the bundle");
+      continue;
+    }
+    const std::string hash = sha256Hex(it->second);
+    if (hash != m.sha256() || it->second.size() != m.size()) {
+      v.problem(m.name(), BundleProblem::HashMismatch,
+                hashDifference(it->second, hash, kManifestMember, m.sha256(), m.size()) +
+                    ": the member was changed");
+    }
+  }
+}
+
+// Where the walk over the attachments stands: each record binds the state before it.
+struct AttachmentWalk {
+  std::string manifest_hash;  // SHA-256 of manifest.json ("" when missing)
+  std::string previous;       // SHA-256 of the state the next record must follow
+  bool broken = false;        // a record is missing: the order after it cannot be checked
+};
+
+// One attachment's signature over its record, by a provider or support certificate; false
+// when it does not verify.
+bool checkAttachmentSignature(BundleVerification& v, const std::string& record_bytes,
+                              const std::string& record_name, const std::string& sig_name,
+                              BundleSignerCheck& signer) {
+  const auto record_sig_it = v.members.find(sig_name);
+  if (record_sig_it == v.members.end()) {
+    signer.signature.problem = SignatureProblem::Unsigned;
+    signer.signature.message = sig_name + " is missing";
+    v.problem(sig_name, BundleProblem::MissingMember,
+              sig_name + " is missing: nobody vouches for " + record_name);
+    return false;
+  }
+  bool ok = true;
+  signer.signature =
+      verifySignatureRecord(record_bytes, record_sig_it->second, sig_name, v.verifier, v.at);
+  const SignatureCheck& sig = signer.signature;
+  if (!sig.ok()) {
+    v.problem(sig_name, BundleProblem::AttachmentSignature,
+              sig.problem == SignatureProblem::BadSignature
+                  ? "the signature does not match " + record_name + " (the record or " + sig_name +
+                        " was changed); signer " + sig.signer.subject
+                  : problemText(sig));
+    ok = false;
+  }
+  const Status role = checkAttacherRole(sig.signer);
+  signer.role_ok = role.ok();
+  if (!role.ok() && !sig.signer.subject.empty()) {
+    v.problem(sig_name, BundleProblem::SignerRole, role.error().message);
+    ok = false;
+  }
+  return ok;
+}
+
+// The record's place: signed by whom it says, numbered n, after the state before it.
+bool checkRecordPlace(BundleVerification& v, const v1::BundleAttachment& r, uint32_t n,
+                      const std::string& record_name, const std::string& sig_name,
+                      const CertificateIdentity& who, const AttachmentWalk& state) {
+  bool ok = true;
+  const auto chain = [&](std::string why) {
+    v.problem(record_name, BundleProblem::AttachmentChain, std::move(why));
+    ok = false;
+  };
+  if (!who.subject.empty() && !sameIdentity(r.attached_by(), who)) {
+    v.problem(record_name, BundleProblem::ManifestClaim,
+              "says it was attached by " + printable(r.attached_by().subject(), 200) + " but " +
+                  sig_name + " is signed by " + whoIs(who));
+    ok = false;
+  }
+  if (r.sequence() != n) {
+    chain("says it is attachment " + std::to_string(r.sequence()) + ", not " + std::to_string(n));
+  }
+  if (r.manifest_sha256() != state.manifest_hash) {
+    chain(
+        "was attached to another manifest.json (the exporter's manifest was replaced, "
+        "or the record comes from another bundle)");
+  } else if (state.broken) {
+    chain("follows a missing attachment: its place in the order cannot be checked");
+  } else if (r.previous_sha256() != state.previous) {
+    chain(n == 1 ? std::string("does not follow manifest.json directly")
+                 : "does not follow " + attachmentRecordName(n - 1) +
+                       ": the attachments were reordered or one before it was replaced");
+  }
+  return ok;
+}
+
+// The one host/ member a record attaches: new, present, unchanged. It counts as attached
+// only when the record verified so far (`ok`) and adds no chain problem here.
+bool checkAttachedMember(BundleVerification& v, const v1::BundleAttachment& r,
+                         const std::string& record_name, bool ok) {
+  const auto chain = [&](std::string why) {
+    v.problem(record_name, BundleProblem::AttachmentChain, std::move(why));
+    return false;
+  };
+  const std::string& member = r.member();
+  if (!checkMemberName(member).ok() || bundleMemberKind(member) != "host") {
+    return chain("attaches '" + printable(member, 120) +
+                 "': an attachment adds one host/<host>.json result");
+  }
+  if (v.listed.count(member) != 0) {
+    return chain("attaches " + member +
+                 ", which manifest.json covers already: an attachment adds a new member and "
+                 "never replaces one");
+  }
+  if (const auto before = v.attached_by_any.find(member); before != v.attached_by_any.end()) {
+    return chain("attaches " + member + ", which " + before->second + " attached already");
+  }
+  v.attached_by_any.emplace(member, record_name);
+  const auto m = v.members.find(member);
+  if (m == v.members.end()) {
+    v.problem(member, BundleProblem::MissingMember,
+              "attached by " + record_name + " but not in the bundle");
+  } else if (const std::string hash = sha256Hex(m->second);
+             hash != r.member_sha256() || m->second.size() != r.member_size()) {
+    v.problem(member, BundleProblem::HashMismatch,
+              hashDifference(m->second, hash, record_name, r.member_sha256(), r.member_size()) +
+                  ": the member was changed after it was attached");
+  }
+  if (ok) v.attached.insert(member);
+  return ok;
+}
+
+// Attachment n, whose record is present: its signer joins check.signers, its record
+// check.attachments when everything about it verifies.
+void checkAttachment(BundleVerification& v, uint32_t n, const std::string& record_bytes,
+                     const AttachmentWalk& state) {
+  const std::string record_name = attachmentRecordName(n);
+  const std::string sig_name = attachmentSignatureName(n);
+  bool ok = true;
+  BundleSignerCheck signer;
+  signer.signature_member = sig_name;
+  auto record = parseAttachmentRecord(record_bytes);
+  if (!record.ok()) {
+    v.problem(record_name, BundleProblem::AttachmentChain, record.error().message);
+    ok = false;
+  } else {
+    signer.covers = record->member();
+  }
+  ok = checkAttachmentSignature(v, record_bytes, record_name, sig_name, signer) && ok;
+  if (record.ok()) {
+    ok = checkRecordPlace(v, *record, n, record_name, sig_name, signer.signature.signer, state) &&
+         ok;
+    ok = checkAttachedMember(v, *record, record_name, ok);
+    if (ok) v.check.attachments.push_back(*record);
+  }
+  v.check.signers.push_back(std::move(signer));
+}
+
+// Attachments, in sequence order: each binds the state before it and its one member.
+// Only the numbers present are walked: a member named attachments/999999999.json costs
+// one problem, not a billion.
+void checkAttachments(BundleVerification& v, const std::string& manifest_hash) {
+  std::set<uint32_t> numbers;
+  for (const auto& [name, bytes] : v.members) {
+    if (const uint32_t n = attachmentNumber(name).first; n != 0) numbers.insert(n);
+  }
+  AttachmentWalk state{manifest_hash, manifest_hash, false};
+  uint32_t expected = 1;
+  for (const uint32_t n : numbers) {
+    if (n != expected) {
+      v.problem(attachmentRecordName(expected), BundleProblem::MissingMember,
+                "attachment " + std::to_string(expected) + " is missing (the next one present is " +
+                    std::to_string(n) + "): the attachments after it cannot be checked in order");
+      state.broken = true;
+    }
+    expected = n + 1;
+    const auto record_it = v.members.find(attachmentRecordName(n));
+    if (record_it == v.members.end()) {
+      v.problem(attachmentRecordName(n), BundleProblem::MissingMember,
+                "attachment " + std::to_string(n) +
+                    " has a signature but no record: the attachments after it cannot be "
+                    "checked in order");
+      state.broken = true;
+      continue;
+    }
+    checkAttachment(v, n, record_it->second, state);
+    state.previous = sha256Hex(record_it->second);
+  }
+}
+
+// Members neither manifest.json nor a verified record covers.
+void checkUnknownMembers(BundleVerification& v) {
+  for (const auto& [name, bytes] : v.members) {
+    if (name == kManifestMember || name == kManifestSignatureMember) continue;
+    if (attachmentNumber(name).first != 0) continue;  // checked in order
+    if (v.listed.count(name) != 0 || v.attached.count(name) != 0) continue;
+    const auto by = v.attached_by_any.find(name);
+    v.problem(name, BundleProblem::UnknownMember,
+              by != v.attached_by_any.end()
+                  ? "attached by " + by->second + ", which does not verify: nobody vouches for it"
+              : bundleMemberKind(name).empty()
+                  ? "not part of the bundle layout and not in manifest.json"
+                  : "neither listed in manifest.json nor attached by a signed record (added "
+                    "after signing)");
+  }
+}
+
+// Every snapshot member: signed by the agent of the node it describes; fills `snapshots`
+// and check.snapshots.
+void checkSnapshots(BundleVerification& v) {
+  for (const auto& [name, bytes] : v.members) {
+    if (bundleMemberKind(name) != "snapshot") continue;
+    auto env = decodeSnapshotFile(bytes);
+    if (!env.ok()) {
+      v.problem(name, BundleProblem::MalformedMember, env.error().message);
+      continue;
+    }
+    auto sig = v.verifier.verify(*env, v.at);
+    SnapshotFacts& facts = v.snapshots[name];
+    facts.id = snapshotId(*env);
+    facts.signer = sig.signer;
+    auto snap = openSnapshot(*env);
+    if (snap.ok()) facts.node = nodeName(*snap);
+    if (!sig.ok()) {
+      v.problem(name, BundleProblem::SnapshotSignature, problemText(sig));
+    } else if (!snap.ok()) {
+      v.problem(name, BundleProblem::MalformedMember, snap.error().message);
+    } else if (auto st = checkSignerNode(snapshotNodeName(snap->node()), sig.signer); !st.ok()) {
+      sig.problem = SignatureProblem::CertificateRejected;
+      sig.message = st.error().message;
+      v.problem(name, BundleProblem::SnapshotSignature, "node_mismatch: " + st.error().message);
+    } else if (sig.signer.role != CertificateRole::Agent) {
+      v.problem(name, BundleProblem::SignerRole,
+                "signed by " + whoIs(sig.signer) +
+                    ": only a node's agent certificate signs its "
+                    "snapshot");
+    }
+    v.check.snapshots.emplace_back(name, std::move(sig));
+  }
+}
+
+// A redacted bundle carries no snapshot and names none: what it says of its nodes is the
+// exporter's word, and said so.
+void checkRedactedClaims(BundleVerification& v, const v1::BundleManifest& m) {
+  for (const auto& [name, facts] : v.snapshots) {
+    v.problem(name, BundleProblem::ManifestClaim,
+              "manifest.json says the bundle is redacted (snapshots left out), yet it "
+              "carries this snapshot");
+  }
+  for (const auto& n : m.nodes()) {
+    if (!n.member().empty()) {
+      v.problem(kManifestMember, BundleProblem::ManifestClaim,
+                "node " + printable(n.node(), 120) + " names the member " +
+                    printable(n.member(), 120) + " in a redacted bundle");
+    }
+  }
+  v.check.unchecked.push_back(
+      "tenant '" + printable(m.tenant(), 120) + "', " + std::to_string(m.nodes_size()) +
+      " node name(s), their snapshot ids and signers: the bundle is redacted (its signed "
+      "snapshots were left out), so these are the exporter's word");
+}
+
+// Each node of manifest.json against the snapshot it names. Returns how many nodes name
+// each snapshot member.
+std::map<std::string, int, std::less<>> checkNodeClaims(BundleVerification& v,
+                                                        const v1::BundleManifest& m) {
+  std::map<std::string, int, std::less<>> named;
+  for (const auto& n : m.nodes()) {
+    const std::string label = printable(n.node(), 120);
+    const auto it = v.snapshots.find(n.member());
+    if (it == v.snapshots.end()) {
+      v.problem(kManifestMember, BundleProblem::ManifestClaim,
+                "node " + label + " names the snapshot " +
+                    (n.member().empty() ? std::string("''") : printable(n.member(), 120)) +
+                    ", which the bundle does not carry as a readable snapshot");
+      continue;
+    }
+    ++named[it->first];
+    const SnapshotFacts& facts = it->second;
+    if (facts.id != n.snapshot_id()) {
+      v.problem(it->first, BundleProblem::ManifestClaim,
+                "snapshot id " + facts.id.substr(0, 16) + "… but manifest.json says node " + label +
+                    " has snapshot " + printable(n.snapshot_id(), 64).substr(0, 16) +
+                    "…: another snapshot was put in");
+    }
+    if (!facts.node.empty() && !labelNames(n.node(), facts.node)) {
+      v.problem(it->first, BundleProblem::ManifestClaim,
+                "describes node '" + printable(facts.node, 120) + "' but manifest.json calls it " +
+                    label);
+    }
+    if (!facts.signer.subject.empty() && facts.signer.subject != n.signer()) {
+      v.problem(it->first, BundleProblem::ManifestClaim,
+                "signed by " + printable(facts.signer.subject, 200) +
+                    " but manifest.json says node " + label + " was signed by " +
+                    printable(n.signer(), 200));
+    }
+  }
+  return named;
+}
+
+// Every snapshot is exactly one node, and all are signed by agents of the manifest's tenant.
+void checkSnapshotClaims(BundleVerification& v, const v1::BundleManifest& m,
+                         std::map<std::string, int, std::less<>>& named) {
+  std::set<std::string> tenants;
+  for (const auto& [name, facts] : v.snapshots) {
+    if (named[name] == 0) {
+      v.problem(name, BundleProblem::ManifestClaim, "is none of manifest.json's nodes");
+    } else if (named[name] > 1) {
+      v.problem(name, BundleProblem::ManifestClaim,
+                "is named by " + std::to_string(named[name]) + " of manifest.json's nodes");
+    }
+    if (facts.signer.subject.empty()) continue;
+    tenants.insert(facts.signer.tenant);
+    if (!m.tenant().empty() && facts.signer.tenant != m.tenant()) {
+      v.problem(name, BundleProblem::ManifestClaim,
+                "signed by an agent of tenant '" + printable(facts.signer.tenant, 120) +
+                    "' but manifest.json says the bundle is tenant '" + printable(m.tenant(), 120) +
+                    "''s");
+    }
+  }
+  if (tenants.size() > 1) {
+    std::string list;
+    for (const auto& t : tenants) list += (list.empty() ? "" : ", ") + printable(t, 60);
+    v.problem(kManifestMember, BundleProblem::ManifestClaim,
+              "the snapshots are signed by agents of " + std::to_string(tenants.size()) +
+                  " tenants (" + list + "): a bundle covers one tenant");
+  } else if (tenants.size() == 1 && m.tenant() != *tenants.begin()) {
+    v.problem(kManifestMember, BundleProblem::ManifestClaim,
+              "manifest.json says tenant '" + printable(m.tenant(), 120) +
+                  "' but its snapshots are signed by tenant '" + printable(*tenants.begin(), 120) +
+                  "'");
+  }
+}
+
+// What the manifest claims, against the members.
+void checkManifestClaims(BundleVerification& v, const v1::BundleManifest& m) {
+  for (const auto& a : m.attachments()) {
+    if (v.listed.count(a.member()) == 0 || bundleMemberKind(a.member()) != "host") {
+      v.problem(kManifestMember, BundleProblem::ManifestClaim,
+                "manifest.json records the host result " + printable(a.member(), 120) +
+                    " but does not list it as a host/ member");
+    }
+  }
+  if (m.redacted()) {
+    checkRedactedClaims(v, m);
+    return;
+  }
+  auto named = checkNodeClaims(v, m);
+  checkSnapshotClaims(v, m, named);
+}
+
 }  // namespace
 
 BundleCheck verifyBundle(const BundleMembers& members, const SignatureVerifier& verifier,
                          std::chrono::system_clock::time_point at) {
   BundleCheck check;
-  const auto problem = [&](std::string_view member, BundleProblem p, std::string message) {
-    check.problems.push_back({std::string(member), p, std::move(message)});
-  };
+  BundleVerification v{members, verifier, at, check, {}, {}, {}, {}};
   auto manifest_it = members.find(kManifestMember);
   auto sig_it = members.find(kManifestSignatureMember);
 
   // The exporter's signature first: a manifest nobody vouches for is still parsed to name
   // what else is wrong, but its failure is reported.
   if (sig_it == members.end()) {
-    problem(kManifestSignatureMember, BundleProblem::MissingMember,
-            "manifest.sig is missing: nobody vouches for this bundle");
+    v.problem(kManifestSignatureMember, BundleProblem::MissingMember,
+              "manifest.sig is missing: nobody vouches for this bundle");
   } else if (manifest_it != members.end()) {
-    check.manifest_signature = verifySignatureRecord(manifest_it->second, sig_it->second,
-                                                     kManifestSignatureMember, verifier, at);
-    const SignatureCheck& sig = check.manifest_signature;
-    if (!sig.ok()) {
-      std::string message = problemText(sig);
-      if (sig.problem == SignatureProblem::BadSignature) {
-        message =
-            "the signature does not match manifest.json (manifest.json or manifest.sig "
-            "was changed); signer " +
-            sig.signer.subject;
-      }
-      problem(kManifestSignatureMember, BundleProblem::ManifestSignature, message);
-      // Which of the two changed cannot be told: both are named.
-      if (sig.problem == SignatureProblem::BadSignature) {
-        problem(kManifestMember, BundleProblem::ManifestSignature,
-                "manifest.json does not match the signature in manifest.sig: nothing it "
-                "lists can be trusted");
-      }
-    }
-    BundleSignerCheck exporter;
-    exporter.signature_member = std::string(kManifestSignatureMember);
-    exporter.covers = std::string(kManifestMember);
-    exporter.exporter = true;
-    exporter.signature = sig;
-    const Status role = checkExporterRole(sig.signer);
-    exporter.role_ok = role.ok();
-    if (!role.ok() && !sig.signer.subject.empty()) {
-      problem(kManifestSignatureMember, BundleProblem::SignerRole, role.error().message);
-    }
-    check.signers.push_back(std::move(exporter));
+    checkManifestSignature(v, manifest_it->second, sig_it->second);
   }
   if (manifest_it == members.end()) {
-    problem(kManifestMember, BundleProblem::MissingMember,
-            "manifest.json is missing: the members cannot be checked");
+    v.problem(kManifestMember, BundleProblem::MissingMember,
+              "manifest.json is missing: the members cannot be checked");
   } else {
-    auto manifest = parseManifest(manifest_it->second);
-    if (!manifest.ok()) {
-      problem(kManifestMember, BundleProblem::MalformedManifest, manifest.error().message);
-    } else {
-      check.manifest = std::move(*manifest);
-    }
+    readManifest(v, manifest_it->second);
   }
-  // The exporter manifest.json names must be the certificate that signed it.
-  if (check.manifest && !check.manifest_signature.signer.subject.empty() &&
-      !sameIdentity(check.manifest->exporter(), check.manifest_signature.signer)) {
-    problem(kManifestMember, BundleProblem::ManifestClaim,
-            "manifest.json says it was exported by " +
-                (check.manifest->exporter().subject().empty()
-                     ? std::string("nobody")
-                     : printable(check.manifest->exporter().subject(), 200)) +
-                " but manifest.sig is signed by " + whoIs(check.manifest_signature.signer));
-  }
-
-  std::set<std::string, std::less<>> listed;
-  if (check.manifest) {
-    for (const auto& m : check.manifest->members()) {
-      if (!listed.insert(m.name()).second) {
-        problem(m.name(), BundleProblem::MalformedManifest,
-                "manifest.json lists " + printable(m.name(), 120) + " twice");
-        continue;
-      }
-      auto it = members.find(m.name());
-      if (it == members.end()) {
-        problem(m.name(), BundleProblem::MissingMember,
-                "listed in manifest.json but not in the bundle");
-        continue;
-      }
-      const std::string hash = sha256Hex(it->second);
-      if (hash != m.sha256() || it->second.size() != m.size()) {
-        problem(m.name(), BundleProblem::HashMismatch,
-                hashDifference(it->second, hash, kManifestMember, m.sha256(), m.size()) +
-                    ": the member was changed");
-      }
-    }
-  }
-
-  // Attachments, in sequence order: each binds the state before it and its one member.
-  // Only the numbers present are walked: a member named attachments/999999999.json costs
-  // one problem, not a billion.
-  std::set<uint32_t> numbers;
-  for (const auto& [name, bytes] : members) {
-    if (const uint32_t n = attachmentNumber(name).first; n != 0) numbers.insert(n);
-  }
-  const std::string manifest_hash =
-      manifest_it != members.end() ? sha256Hex(manifest_it->second) : std::string();
-  std::string previous = manifest_hash;
-  bool chain_broken = false;
-  std::set<std::string, std::less<>> attached;                      // by a verified record
-  std::map<std::string, std::string, std::less<>> attached_by_any;  // member → record
-  uint32_t expected = 1;
-  for (const uint32_t n : numbers) {
-    if (n != expected) {
-      problem(attachmentRecordName(expected), BundleProblem::MissingMember,
-              "attachment " + std::to_string(expected) + " is missing (the next one present is " +
-                  std::to_string(n) + "): the attachments after it cannot be checked in order");
-      chain_broken = true;
-    }
-    expected = n + 1;
-    const std::string record_name = attachmentRecordName(n);
-    const std::string sig_name = attachmentSignatureName(n);
-    const auto record_it = members.find(record_name);
-    const auto record_sig_it = members.find(sig_name);
-    if (record_it == members.end()) {
-      problem(record_name, BundleProblem::MissingMember,
-              "attachment " + std::to_string(n) +
-                  " has a signature but no record: the attachments after it cannot be checked "
-                  "in order");
-      chain_broken = true;
-      continue;
-    }
-    bool ok = true;
-    BundleSignerCheck signer;
-    signer.signature_member = sig_name;
-    auto record = parseAttachmentRecord(record_it->second);
-    if (!record.ok()) {
-      problem(record_name, BundleProblem::AttachmentChain, record.error().message);
-      ok = false;
-    } else {
-      signer.covers = record->member();
-    }
-    if (record_sig_it == members.end()) {
-      signer.signature.problem = SignatureProblem::Unsigned;
-      signer.signature.message = sig_name + " is missing";
-      problem(sig_name, BundleProblem::MissingMember,
-              sig_name + " is missing: nobody vouches for " + record_name);
-      ok = false;
-    } else {
-      signer.signature =
-          verifySignatureRecord(record_it->second, record_sig_it->second, sig_name, verifier, at);
-      const SignatureCheck& sig = signer.signature;
-      if (!sig.ok()) {
-        problem(sig_name, BundleProblem::AttachmentSignature,
-                sig.problem == SignatureProblem::BadSignature
-                    ? "the signature does not match " + record_name + " (the record or " +
-                          sig_name + " was changed); signer " + sig.signer.subject
-                    : problemText(sig));
-        ok = false;
-      }
-      const Status role = checkAttacherRole(sig.signer);
-      signer.role_ok = role.ok();
-      if (!role.ok() && !sig.signer.subject.empty()) {
-        problem(sig_name, BundleProblem::SignerRole, role.error().message);
-        ok = false;
-      }
-    }
-    if (record.ok()) {
-      const v1::BundleAttachment& r = *record;
-      const auto chain = [&](std::string why) {
-        problem(record_name, BundleProblem::AttachmentChain, std::move(why));
-        ok = false;
-      };
-      const CertificateIdentity& who = signer.signature.signer;
-      if (!who.subject.empty() && !sameIdentity(r.attached_by(), who)) {
-        problem(record_name, BundleProblem::ManifestClaim,
-                "says it was attached by " + printable(r.attached_by().subject(), 200) + " but " +
-                    sig_name + " is signed by " + whoIs(who));
-        ok = false;
-      }
-      if (r.sequence() != n) {
-        chain("says it is attachment " + std::to_string(r.sequence()) + ", not " +
-              std::to_string(n));
-      }
-      if (r.manifest_sha256() != manifest_hash) {
-        chain(
-            "was attached to another manifest.json (the exporter's manifest was replaced, "
-            "or the record comes from another bundle)");
-      } else if (chain_broken) {
-        chain("follows a missing attachment: its place in the order cannot be checked");
-      } else if (r.previous_sha256() != previous) {
-        chain(n == 1 ? std::string("does not follow manifest.json directly")
-                     : "does not follow " + attachmentRecordName(n - 1) +
-                           ": the attachments were reordered or one before it was replaced");
-      }
-      const std::string& member = r.member();
-      if (!checkMemberName(member).ok() || bundleMemberKind(member) != "host") {
-        chain("attaches '" + printable(member, 120) +
-              "': an attachment adds one host/<host>.json result");
-      } else {
-        if (listed.count(member) != 0) {
-          chain("attaches " + member +
-                ", which manifest.json covers already: an attachment adds a new member and "
-                "never replaces one");
-        } else if (const auto before = attached_by_any.find(member);
-                   before != attached_by_any.end()) {
-          chain("attaches " + member + ", which " + before->second + " attached already");
-        } else {
-          attached_by_any.emplace(member, record_name);
-          const auto m = members.find(member);
-          if (m == members.end()) {
-            problem(member, BundleProblem::MissingMember,
-                    "attached by " + record_name + " but not in the bundle");
-          } else if (const std::string hash = sha256Hex(m->second);
-                     hash != r.member_sha256() || m->second.size() != r.member_size()) {
-            problem(
-                member, BundleProblem::HashMismatch,
-                hashDifference(m->second, hash, record_name, r.member_sha256(), r.member_size()) +
-                    ": the member was changed after it was attached");
-          }
-          if (ok) attached.insert(member);
-        }
-      }
-      if (ok) check.attachments.push_back(r);
-    }
-    check.signers.push_back(std::move(signer));
-    previous = sha256Hex(record_it->second);
-  }
-
-  if (check.manifest) {
-    for (const auto& [name, bytes] : members) {
-      if (name == kManifestMember || name == kManifestSignatureMember) continue;
-      if (attachmentNumber(name).first != 0) continue;  // checked in order above
-      if (listed.count(name) != 0 || attached.count(name) != 0) continue;
-      const auto by = attached_by_any.find(name);
-      problem(name, BundleProblem::UnknownMember,
-              by != attached_by_any.end()
-                  ? "attached by " + by->second + ", which does not verify: nobody vouches for it"
-              : bundleMemberKind(name).empty()
-                  ? "not part of the bundle layout and not in manifest.json"
-                  : "neither listed in manifest.json nor attached by a signed record (added "
-                    "after signing)");
-    }
-  }
-
-  std::map<std::string, SnapshotFacts, std::less<>> snapshots;
-  for (const auto& [name, bytes] : members) {
-    if (bundleMemberKind(name) != "snapshot") continue;
-    auto env = decodeSnapshotFile(bytes);
-    if (!env.ok()) {
-      problem(name, BundleProblem::MalformedMember, env.error().message);
-      continue;
-    }
-    auto sig = verifier.verify(*env, at);
-    SnapshotFacts& facts = snapshots[name];
-    facts.id = snapshotId(*env);
-    facts.signer = sig.signer;
-    auto snap = openSnapshot(*env);
-    if (snap.ok()) facts.node = nodeName(*snap);
-    if (!sig.ok()) {
-      problem(name, BundleProblem::SnapshotSignature, problemText(sig));
-    } else if (!snap.ok()) {
-      problem(name, BundleProblem::MalformedMember, snap.error().message);
-    } else if (auto st = checkSignerNode(snapshotNodeName(snap->node()), sig.signer); !st.ok()) {
-      sig.problem = SignatureProblem::CertificateRejected;
-      sig.message = st.error().message;
-      problem(name, BundleProblem::SnapshotSignature, "node_mismatch: " + st.error().message);
-    } else if (sig.signer.role != CertificateRole::Agent) {
-      problem(name, BundleProblem::SignerRole,
-              "signed by " + whoIs(sig.signer) +
-                  ": only a node's agent certificate signs its "
-                  "snapshot");
-    }
-    check.snapshots.emplace_back(name, std::move(sig));
-  }
-
-  // What the manifest claims, against the members.
-  if (check.manifest) {
-    const v1::BundleManifest& m = *check.manifest;
-    for (const auto& a : m.attachments()) {
-      if (listed.count(a.member()) == 0 || bundleMemberKind(a.member()) != "host") {
-        problem(kManifestMember, BundleProblem::ManifestClaim,
-                "manifest.json records the host result " + printable(a.member(), 120) +
-                    " but does not list it as a host/ member");
-      }
-    }
-    if (m.redacted()) {
-      for (const auto& [name, facts] : snapshots) {
-        problem(name, BundleProblem::ManifestClaim,
-                "manifest.json says the bundle is redacted (snapshots left out), yet it "
-                "carries this snapshot");
-      }
-      for (const auto& n : m.nodes()) {
-        if (!n.member().empty()) {
-          problem(kManifestMember, BundleProblem::ManifestClaim,
-                  "node " + printable(n.node(), 120) + " names the member " +
-                      printable(n.member(), 120) + " in a redacted bundle");
-        }
-      }
-      check.unchecked.push_back(
-          "tenant '" + printable(m.tenant(), 120) + "', " + std::to_string(m.nodes_size()) +
-          " node name(s), their snapshot ids and signers: the bundle is redacted (its signed "
-          "snapshots were left out), so these are the exporter's word");
-    } else {
-      std::map<std::string, int, std::less<>> named;
-      for (const auto& n : m.nodes()) {
-        const std::string label = printable(n.node(), 120);
-        const auto it = snapshots.find(n.member());
-        if (it == snapshots.end()) {
-          problem(kManifestMember, BundleProblem::ManifestClaim,
-                  "node " + label + " names the snapshot " +
-                      (n.member().empty() ? std::string("''") : printable(n.member(), 120)) +
-                      ", which the bundle does not carry as a readable snapshot");
-          continue;
-        }
-        ++named[it->first];
-        const SnapshotFacts& facts = it->second;
-        if (facts.id != n.snapshot_id()) {
-          problem(it->first, BundleProblem::ManifestClaim,
-                  "snapshot id " + facts.id.substr(0, 16) + "… but manifest.json says node " +
-                      label + " has snapshot " + printable(n.snapshot_id(), 64).substr(0, 16) +
-                      "…: another snapshot was put in");
-        }
-        if (!facts.node.empty() && !labelNames(n.node(), facts.node)) {
-          problem(it->first, BundleProblem::ManifestClaim,
-                  "describes node '" + printable(facts.node, 120) +
-                      "' but manifest.json calls it " + label);
-        }
-        if (!facts.signer.subject.empty() && facts.signer.subject != n.signer()) {
-          problem(it->first, BundleProblem::ManifestClaim,
-                  "signed by " + printable(facts.signer.subject, 200) +
-                      " but manifest.json says node " + label + " was signed by " +
-                      printable(n.signer(), 200));
-        }
-      }
-      std::set<std::string> tenants;
-      for (const auto& [name, facts] : snapshots) {
-        if (named[name] == 0) {
-          problem(name, BundleProblem::ManifestClaim, "is none of manifest.json's nodes");
-        } else if (named[name] > 1) {
-          problem(name, BundleProblem::ManifestClaim,
-                  "is named by " + std::to_string(named[name]) + " of manifest.json's nodes");
-        }
-        if (facts.signer.subject.empty()) continue;
-        tenants.insert(facts.signer.tenant);
-        if (!m.tenant().empty() && facts.signer.tenant != m.tenant()) {
-          problem(name, BundleProblem::ManifestClaim,
-                  "signed by an agent of tenant '" + printable(facts.signer.tenant, 120) +
-                      "' but manifest.json says the bundle is tenant '" +
-                      printable(m.tenant(), 120) + "''s");
-        }
-      }
-      if (tenants.size() > 1) {
-        std::string list;
-        for (const auto& t : tenants) list += (list.empty() ? "" : ", ") + printable(t, 60);
-        problem(kManifestMember, BundleProblem::ManifestClaim,
-                "the snapshots are signed by agents of " + std::to_string(tenants.size()) +
-                    " tenants (" + list + "): a bundle covers one tenant");
-      } else if (tenants.size() == 1 && m.tenant() != *tenants.begin()) {
-        problem(kManifestMember, BundleProblem::ManifestClaim,
-                "manifest.json says tenant '" + printable(m.tenant(), 120) +
-                    "' but its snapshots are signed by tenant '" +
-                    printable(*tenants.begin(), 120) + "'");
-      }
-    }
-  }
+  if (check.manifest) checkListedMembers(v);
+  checkAttachments(v,
+                   manifest_it != members.end() ? sha256Hex(manifest_it->second) : std::string());
+  if (check.manifest) checkUnknownMembers(v);
+  checkSnapshots(v);
+  if (check.manifest) checkManifestClaims(v, *check.manifest);
 
   std::stable_sort(check.problems.begin(), check.problems.end(),
                    [](const BundleMemberProblem& a, const BundleMemberProblem& b) {

@@ -250,11 +250,9 @@ std::string_view stripPrefixes(std::string_view line) {
   return trim(rest);
 }
 
-}  // namespace
-
-v1::NcclTestsResult parseNcclTests(std::string_view text, const NcclTestsOptions& options) {
+// What parseNcclTests has read so far, beside the rows it keeps in `result`.
+struct TestsScan {
   v1::NcclTestsResult result;
-  result.set_nranks(-1);
   Header header;
   std::string footer_name;
   std::string command_name;
@@ -264,95 +262,122 @@ v1::NcclTestsResult parseNcclTests(std::string_view text, const NcclTestsOptions
   int max_rank = -1;
   std::unordered_set<std::string> hosts;
   uint64_t unparsed = 0;
+};
 
+// "# Rank  0 Group  0 Pid 1234 on node1 device  0 [0x07] ...": the ranks and their hosts.
+void readRankLine(TestsScan& s, const std::vector<std::string_view>& tokens) {
+  auto r = parseInt(tokens[1]);
+  if (!r || *r < 0 || *r >= 10'000'000) return;
+  s.max_rank = std::max(s.max_rank, static_cast<int>(*r));
+  for (std::size_t i = 2; i + 1 < tokens.size(); ++i) {
+    if (tokens[i] != "on") continue;
+    std::string host = printable(tokens[i + 1], 256);
+    if (s.hosts.insert(host).second) s.result.add_hosts(host);
+    break;
+  }
+}
+
+// "Out of bounds values : 0 OK".
+void readOutOfBounds(TestsScan& s, std::string_view c) {
+  const std::size_t colon = c.find(':');
+  const auto rest = splitWhitespace(colon == std::string_view::npos ? "" : c.substr(colon + 1));
+  if (rest.empty()) return;
+  if (auto n = parseDecimal(rest[0])) {
+    s.result.set_has_out_of_bounds(true);
+    s.result.set_out_of_bounds(*n);
+    s.result.set_out_of_bounds_ok(rest.size() > 1 ? rest[1] == "OK" : *n == 0);
+  }
+}
+
+// "Avg bus bandwidth    : 1.23".
+void readAvgBusbw(TestsScan& s, std::string_view c) {
+  const std::size_t colon = c.find(':');
+  if (colon == std::string_view::npos) return;
+  const auto rest = splitWhitespace(c.substr(colon + 1));
+  if (rest.empty()) return;
+  if (auto v = parseFinite(rest[0])) {
+    s.result.set_has_avg_busbw(true);
+    s.result.set_avg_busbw_gbs(*v);
+  }
+}
+
+// A comment or footer line, without its '#'.
+void readCommentLine(TestsScan& s, std::string_view c) {
+  const auto tokens = splitWhitespace(c);
+  if (tokens.size() >= 2 && tokens[0] == "Rank") {
+    readRankLine(s, tokens);
+  } else if (startsWith(c, "nThread") || c.find("validation:") != std::string_view::npos) {
+    if (const std::size_t v = c.find("validation:"); v != std::string_view::npos) {
+      if (auto n = parseLeadingDouble(c.substr(v + 11))) s.validation_off = *n == 0;
+    }
+  } else if (startsWith(c, "Out of bounds values")) {
+    readOutOfBounds(s, c);
+  } else if (startsWith(c, "Avg bus bandwidth")) {
+    readAvgBusbw(s, c);
+  } else if (startsWith(c, "Collective test concluded:") ||
+             startsWith(c, "Collective test starting:")) {
+    if (s.footer_name.empty()) {
+      s.footer_name = printable(trim(c.substr(c.find(':') + 1)), 128);
+    }
+  }
+}
+
+// One line without its prefixes: a header, a comment or footer, a row, the command line, or
+// not ours.
+void readTestsLine(TestsScan& s, std::string_view body, const NcclTestsOptions& options) {
+  if (auto h = parseHeader(body)) {
+    s.header = *h;
+    s.format_modern = h->modern;
+    return;
+  }
+  // Older nccl-tests (and some wrappers) print the footer without '#':
+  // " Out of bounds values : 0 OK", " Avg bus bandwidth    : 1.23".
+  const bool bare_footer =
+      startsWith(body, "Out of bounds values") || startsWith(body, "Avg bus bandwidth");
+  if (body[0] == '#' || bare_footer) {
+    readCommentLine(s, bare_footer ? body : trim(body.substr(1)));
+    return;
+  }
+  if (isHeaderDecoration(body)) return;
+  const auto tokens = splitWhitespace(body);
+  if (auto row = parseRow(tokens, s.header)) {
+    if (static_cast<std::size_t>(s.result.rows_size()) >= options.max_rows) {
+      ++s.unparsed;
+      return;
+    }
+    if (!s.format_modern) s.format_modern = row->modern;
+    s.all_oop_checks_na = s.all_oop_checks_na && row->oop_check_na;
+    *s.result.add_rows() = std::move(row->row);
+    return;
+  }
+  if (std::string_view name = perfBinaryIn(body); !name.empty()) {
+    if (s.command_name.empty()) s.command_name = std::string(name);
+    return;
+  }
+  ++s.unparsed;
+}
+
+}  // namespace
+
+v1::NcclTestsResult parseNcclTests(std::string_view text, const NcclTestsOptions& options) {
+  TestsScan s;
+  s.result.set_nranks(-1);
   forEachLine(text, [&](std::string_view line, uint32_t) {
     const std::string_view body = stripPrefixes(line);
-    if (body.empty()) return;
-    if (auto h = parseHeader(body)) {
-      header = *h;
-      format_modern = h->modern;
-      return;
-    }
-    // Older nccl-tests (and some wrappers) print the footer without '#':
-    // " Out of bounds values : 0 OK", " Avg bus bandwidth    : 1.23".
-    const bool bare_footer =
-        startsWith(body, "Out of bounds values") || startsWith(body, "Avg bus bandwidth");
-    if (body[0] == '#' || bare_footer) {
-      const std::string_view c = bare_footer ? body : trim(body.substr(1));
-      const auto tokens = splitWhitespace(c);
-      if (tokens.size() >= 2 && tokens[0] == "Rank") {
-        if (auto r = parseInt(tokens[1]); r && *r >= 0 && *r < 10'000'000) {
-          max_rank = std::max(max_rank, static_cast<int>(*r));
-          for (std::size_t i = 2; i + 1 < tokens.size(); ++i) {
-            if (tokens[i] != "on") continue;
-            std::string host = printable(tokens[i + 1], 256);
-            if (hosts.insert(host).second) result.add_hosts(host);
-            break;
-          }
-        }
-      } else if (startsWith(c, "nThread") || c.find("validation:") != std::string_view::npos) {
-        if (const std::size_t v = c.find("validation:"); v != std::string_view::npos) {
-          if (auto n = parseLeadingDouble(c.substr(v + 11))) validation_off = *n == 0;
-        }
-      } else if (startsWith(c, "Out of bounds values")) {
-        const std::size_t colon = c.find(':');
-        const auto rest =
-            splitWhitespace(colon == std::string_view::npos ? "" : c.substr(colon + 1));
-        if (!rest.empty()) {
-          if (auto n = parseDecimal(rest[0])) {
-            result.set_has_out_of_bounds(true);
-            result.set_out_of_bounds(*n);
-            result.set_out_of_bounds_ok(rest.size() > 1 ? rest[1] == "OK" : *n == 0);
-          }
-        }
-      } else if (startsWith(c, "Avg bus bandwidth")) {
-        const std::size_t colon = c.find(':');
-        if (colon != std::string_view::npos) {
-          const auto rest = splitWhitespace(c.substr(colon + 1));
-          if (!rest.empty()) {
-            if (auto v = parseFinite(rest[0])) {
-              result.set_has_avg_busbw(true);
-              result.set_avg_busbw_gbs(*v);
-            }
-          }
-        }
-      } else if (startsWith(c, "Collective test concluded:") ||
-                 startsWith(c, "Collective test starting:")) {
-        if (footer_name.empty()) {
-          footer_name = printable(trim(c.substr(c.find(':') + 1)), 128);
-        }
-      }
-      return;
-    }
-    if (isHeaderDecoration(body)) return;
-    const auto tokens = splitWhitespace(body);
-    if (auto row = parseRow(tokens, header)) {
-      if (static_cast<std::size_t>(result.rows_size()) >= options.max_rows) {
-        ++unparsed;
-        return;
-      }
-      if (!format_modern) format_modern = row->modern;
-      all_oop_checks_na = all_oop_checks_na && row->oop_check_na;
-      *result.add_rows() = std::move(row->row);
-      return;
-    }
-    if (std::string_view name = perfBinaryIn(body); !name.empty()) {
-      if (command_name.empty()) command_name = std::string(name);
-      return;
-    }
-    ++unparsed;
+    if (!body.empty()) readTestsLine(s, body, options);
   });
 
-  result.set_test_name(!footer_name.empty() ? footer_name : command_name);
-  if (max_rank >= 0) result.set_nranks(max_rank + 1);
-  if (format_modern) result.set_format(*format_modern ? "modern" : "legacy");
-  if (validation_off) {
-    result.set_validation_off(*validation_off);
+  v1::NcclTestsResult& result = s.result;
+  result.set_test_name(!s.footer_name.empty() ? s.footer_name : s.command_name);
+  if (s.max_rank >= 0) result.set_nranks(s.max_rank + 1);
+  if (s.format_modern) result.set_format(*s.format_modern ? "modern" : "legacy");
+  if (s.validation_off) {
+    result.set_validation_off(*s.validation_off);
   } else {
-    result.set_validation_off(result.rows_size() > 0 && all_oop_checks_na);
+    result.set_validation_off(result.rows_size() > 0 && s.all_oop_checks_na);
   }
-  result.set_lines_unparsed(unparsed);
-  return result;
+  result.set_lines_unparsed(s.unparsed);
+  return std::move(s.result);
 }
 
 }  // namespace ibc::core
