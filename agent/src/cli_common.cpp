@@ -4,6 +4,7 @@
 #include <sstream>
 
 #include "ibc/core/findings.h"
+#include "ibc/core/text.h"
 
 namespace ibc::agent::cli {
 
@@ -28,22 +29,7 @@ class WrappingFormatter : public CLI::Formatter {
  private:
   // The description column's words on lines of at most kHelpWidth - column width.
   std::string wrapWords(const std::string& desc) const {
-    const std::size_t room = kHelpWidth - get_column_width();
-    std::string out, line;
-    std::size_t i = 0;
-    while (i < desc.size()) {
-      std::size_t j = desc.find(' ', i);
-      if (j == std::string::npos) j = desc.size();
-      const std::string word = desc.substr(i, j - i);
-      i = j + 1;
-      if (word.empty()) continue;
-      if (!line.empty() && line.size() + 1 + word.size() > room) {
-        out += line + "\n";
-        line.clear();
-      }
-      line += (line.empty() ? "" : " ") + word;
-    }
-    return out + line;
+    return core::wrapWords(desc, kHelpWidth - get_column_width());
   }
 };
 

@@ -21,6 +21,7 @@
 #include "ibc/core/config_file.h"
 #include "ibc/core/findings.h"
 #include "ibc/core/signing.h"
+#include "ibc/core/text.h"
 
 namespace ibc::collector {
 
@@ -55,23 +56,7 @@ class WrappingFormatter : public CLI::Formatter {
  public:
   static constexpr std::size_t kHelpWidth = 80;
   std::string make_option_desc(const CLI::Option* opt) const override {
-    const std::string desc = CLI::Formatter::make_option_desc(opt);
-    const std::size_t room = kHelpWidth - get_column_width();
-    std::string out, line;
-    std::size_t i = 0;
-    while (i < desc.size()) {
-      std::size_t j = desc.find(' ', i);
-      if (j == std::string::npos) j = desc.size();
-      const std::string word = desc.substr(i, j - i);
-      i = j + 1;
-      if (word.empty()) continue;
-      if (!line.empty() && line.size() + 1 + word.size() > room) {
-        out += line + "\n";
-        line.clear();
-      }
-      line += (line.empty() ? "" : " ") + word;
-    }
-    return out + line;
+    return core::wrapWords(CLI::Formatter::make_option_desc(opt), kHelpWidth - get_column_width());
   }
 };
 

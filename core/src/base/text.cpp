@@ -217,6 +217,25 @@ std::string printable(std::string_view s, std::size_t max_len) {
   return out;
 }
 
+std::string wrapWords(std::string_view text, std::size_t width) {
+  std::string out, line;
+  std::size_t i = 0;
+  while (i < text.size()) {
+    std::size_t j = text.find(' ', i);
+    if (j == std::string_view::npos) j = text.size();
+    const std::string_view word = text.substr(i, j - i);
+    i = j + 1;
+    if (word.empty()) continue;
+    if (!line.empty() && line.size() + 1 + word.size() > width) {
+      out += line + "\n";
+      line.clear();
+    }
+    if (!line.empty()) line += ' ';
+    line += word;
+  }
+  return out + line;
+}
+
 std::string formatNumber(double v, int significant) {
   char buf[64];
   if (std::fabs(v - std::round(v)) < 1e-9 && std::fabs(v) < 1e15) {

@@ -66,6 +66,10 @@ std::string sanitizeUtf8(std::string_view s);
 // code points above U+10FFFF). Control characters are valid UTF-8.
 bool isValidUtf8(std::string_view s);
 
+// `text`'s words (split at spaces) on lines of at most `width` characters joined by '\n'; a
+// word longer than `width` stands alone on its line. For --help descriptions.
+std::string wrapWords(std::string_view text, std::size_t width);
+
 // A number for people: an integral value exactly ("480", up to 1e15), else with at most
 // `significant` significant digits ("1.25e-06", "3.14").
 std::string formatNumber(double v, int significant = 4);
