@@ -13,6 +13,7 @@
 #include <ctime>
 #include <limits>
 #include <mutex>
+#include <optional>
 #include <unordered_map>
 
 #include "ibc/core/snapshot_file.h"
@@ -382,8 +383,10 @@ Result<std::unique_ptr<SignatureVerifier>> SignatureVerifier::fromPem(std::strin
   return std::unique_ptr<SignatureVerifier>(new SignatureVerifier(std::move(state)));
 }
 
-SignatureCheck SignatureVerifier::verify(const v1::SignedSnapshot& envelope,
-                                         std::chrono::system_clock::time_point at) const {
+namespace {
+
+// What is wrong with the envelope's shape before any certificate is read, if anything.
+std::optional<SignatureCheck> envelopeProblem(const v1::SignedSnapshot& envelope) {
   if (envelope.signature().empty()) {
     return fail(SignatureProblem::Unsigned,
                 "the snapshot is not signed (take it with --cert and --key)");
@@ -399,14 +402,116 @@ SignatureCheck SignatureVerifier::verify(const v1::SignedSnapshot& envelope,
   if (envelope.certificate_chain_size() > 8) {
     return fail(SignatureProblem::MalformedChain, "certificate chain longer than 8");
   }
-  const std::time_t when = std::chrono::system_clock::to_time_t(at);
+  return std::nullopt;
+}
 
-  std::string cache_key;
+// The verified-chain cache's key: the chain's certificates, each with its length.
+std::string chainCacheKey(const v1::SignedSnapshot& envelope) {
+  std::string key;
   for (const auto& der : envelope.certificate_chain()) {
-    cache_key += std::to_string(der.size());
-    cache_key += ':';
-    cache_key += der;
+    key += std::to_string(der.size());
+    key += ':';
+    key += der;
   }
+  return key;
+}
+
+// X509_verify_cert's refusal in words, with the dates when a certificate is out of its
+// validity window.
+std::string chainErrorMessage(X509_STORE_CTX* ctx, const CertificateIdentity& leaf,
+                              std::time_t when) {
+  const int err = X509_STORE_CTX_get_error(ctx);
+  X509* bad = X509_STORE_CTX_get_current_cert(ctx);
+  std::string which = bad != nullptr ? oneLine(X509_get_subject_name(bad)) : leaf.subject;
+  std::string message = "certificate " + which + ": " + X509_verify_cert_error_string(err);
+  std::time_t t = 0;
+  if (err == X509_V_ERR_CERT_HAS_EXPIRED && bad != nullptr &&
+      asn1Time(X509_get0_notAfter(bad), t)) {
+    message += " (expired " + formatTime(t) + ", checked at " + formatTime(when) + ")";
+  } else if (err == X509_V_ERR_CERT_NOT_YET_VALID && bad != nullptr &&
+             asn1Time(X509_get0_notBefore(bad), t)) {
+    message += " (valid from " + formatTime(t) + ", checked at " + formatTime(when) + ")";
+  }
+  ERR_clear_error();
+  return message;
+}
+
+// The leaf's key and identity with the window in which every certificate of the verified
+// path is valid (a cached chain is reused only inside it).
+std::shared_ptr<VerifiedChain> verifiedChain(X509_STORE_CTX* ctx, X509* leaf,
+                                             const CertificateIdentity& identity) {
+  auto verified = std::make_shared<VerifiedChain>();
+  verified->key = PkeyPtr(X509_get_pubkey(leaf), FreePkey{});
+  verified->identity = identity;
+  verified->valid_from = std::numeric_limits<std::time_t>::min();
+  verified->valid_until = std::numeric_limits<std::time_t>::max();
+  STACK_OF(X509)* path = X509_STORE_CTX_get0_chain(ctx);
+  for (int i = 0; path != nullptr && i < sk_X509_num(path); ++i) {
+    std::time_t from = 0;
+    std::time_t until = 0;
+    X509* c = sk_X509_value(path, i);
+    if (asn1Time(X509_get0_notBefore(c), from))
+      verified->valid_from = std::max(verified->valid_from, from);
+    if (asn1Time(X509_get0_notAfter(c), until))
+      verified->valid_until = std::min(verified->valid_until, until);
+  }
+  return verified;
+}
+
+// Parses the envelope's chain and verifies it against `store` at `when`: the verified chain,
+// or nullptr with `failure` saying why.
+std::shared_ptr<VerifiedChain> verifyChain(const v1::SignedSnapshot& envelope, X509_STORE* store,
+                                           std::time_t when, SignatureCheck& failure) {
+  std::vector<X509Ptr> certs;
+  for (int i = 0; i < envelope.certificate_chain_size(); ++i) {
+    X509Ptr x = parseDer(envelope.certificate_chain(i));
+    if (!x) {
+      failure = fail(SignatureProblem::MalformedChain,
+                     "certificate " + std::to_string(i) + " of the chain is not valid DER");
+      return nullptr;
+    }
+    certs.push_back(std::move(x));
+  }
+  auto identity = identityOf(certs.front().get());
+  if (!identity.ok()) {
+    failure = fail(SignatureProblem::MalformedChain, identity.error().message);
+    return nullptr;
+  }
+  EVP_PKEY* leaf_key = X509_get0_pubkey(certs.front().get());
+  if (leaf_key == nullptr || EVP_PKEY_get_id(leaf_key) != EVP_PKEY_ED25519) {
+    ERR_clear_error();
+    const char* kind = leaf_key != nullptr ? OBJ_nid2sn(EVP_PKEY_get_id(leaf_key)) : "unreadable";
+    failure =
+        fail(SignatureProblem::WrongKeyType,
+             "signer " + identity->subject + " has a " + kind + " key, not Ed25519", *identity);
+    return nullptr;
+  }
+  std::unique_ptr<STACK_OF(X509), FreeX509Stack> untrusted(sk_X509_new_null());
+  for (std::size_t i = 1; i < certs.size(); ++i) sk_X509_push(untrusted.get(), certs[i].get());
+  std::unique_ptr<X509_STORE_CTX, FreeStoreCtx> ctx(X509_STORE_CTX_new());
+  if (!ctx || !untrusted ||
+      X509_STORE_CTX_init(ctx.get(), store, certs.front().get(), untrusted.get()) != 1) {
+    failure = fail(SignatureProblem::CertificateRejected,
+                   "cannot set up chain verification: " + opensslError(), *identity);
+    return nullptr;
+  }
+  X509_STORE_CTX_set_time(ctx.get(), 0, when);
+  if (X509_verify_cert(ctx.get()) != 1) {
+    const int err = X509_STORE_CTX_get_error(ctx.get());
+    failure =
+        fail(problemForX509Error(err), chainErrorMessage(ctx.get(), *identity, when), *identity);
+    return nullptr;
+  }
+  return verifiedChain(ctx.get(), certs.front().get(), *identity);
+}
+
+}  // namespace
+
+SignatureCheck SignatureVerifier::verify(const v1::SignedSnapshot& envelope,
+                                         std::chrono::system_clock::time_point at) const {
+  if (auto problem = envelopeProblem(envelope)) return std::move(*problem);
+  const std::time_t when = std::chrono::system_clock::to_time_t(at);
+  std::string cache_key = chainCacheKey(envelope);
   std::shared_ptr<const VerifiedChain> chain;
   {
     std::lock_guard<std::mutex> lock(state_->mutex);
@@ -416,74 +521,15 @@ SignatureCheck SignatureVerifier::verify(const v1::SignedSnapshot& envelope,
   if (chain && (when < chain->valid_from || when > chain->valid_until)) {
     chain.reset();  // outside the window: let the full check name what is wrong
   }
-
   if (!chain) {
-    std::vector<X509Ptr> certs;
-    for (int i = 0; i < envelope.certificate_chain_size(); ++i) {
-      X509Ptr x = parseDer(envelope.certificate_chain(i));
-      if (!x) {
-        return fail(SignatureProblem::MalformedChain,
-                    "certificate " + std::to_string(i) + " of the chain is not valid DER");
-      }
-      certs.push_back(std::move(x));
-    }
-    auto identity = identityOf(certs.front().get());
-    if (!identity.ok()) return fail(SignatureProblem::MalformedChain, identity.error().message);
-    EVP_PKEY* leaf_key = X509_get0_pubkey(certs.front().get());
-    if (leaf_key == nullptr || EVP_PKEY_get_id(leaf_key) != EVP_PKEY_ED25519) {
-      ERR_clear_error();
-      const char* kind = leaf_key != nullptr ? OBJ_nid2sn(EVP_PKEY_get_id(leaf_key)) : "unreadable";
-      return fail(SignatureProblem::WrongKeyType,
-                  "signer " + identity->subject + " has a " + kind + " key, not Ed25519",
-                  *identity);
-    }
-    std::unique_ptr<STACK_OF(X509), FreeX509Stack> untrusted(sk_X509_new_null());
-    for (std::size_t i = 1; i < certs.size(); ++i) sk_X509_push(untrusted.get(), certs[i].get());
-    std::unique_ptr<X509_STORE_CTX, FreeStoreCtx> ctx(X509_STORE_CTX_new());
-    if (!ctx || !untrusted ||
-        X509_STORE_CTX_init(ctx.get(), state_->store.get(), certs.front().get(), untrusted.get()) !=
-            1) {
-      return fail(SignatureProblem::CertificateRejected,
-                  "cannot set up chain verification: " + opensslError(), *identity);
-    }
-    X509_STORE_CTX_set_time(ctx.get(), 0, when);
-    if (X509_verify_cert(ctx.get()) != 1) {
-      const int err = X509_STORE_CTX_get_error(ctx.get());
-      X509* bad = X509_STORE_CTX_get_current_cert(ctx.get());
-      std::string which = bad != nullptr ? oneLine(X509_get_subject_name(bad)) : identity->subject;
-      std::string message = "certificate " + which + ": " + X509_verify_cert_error_string(err);
-      std::time_t t = 0;
-      if (err == X509_V_ERR_CERT_HAS_EXPIRED && bad != nullptr &&
-          asn1Time(X509_get0_notAfter(bad), t)) {
-        message += " (expired " + formatTime(t) + ", checked at " + formatTime(when) + ")";
-      } else if (err == X509_V_ERR_CERT_NOT_YET_VALID && bad != nullptr &&
-                 asn1Time(X509_get0_notBefore(bad), t)) {
-        message += " (valid from " + formatTime(t) + ", checked at " + formatTime(when) + ")";
-      }
-      ERR_clear_error();
-      return fail(problemForX509Error(err), std::move(message), *identity);
-    }
-    auto verified = std::make_shared<VerifiedChain>();
-    verified->key = PkeyPtr(X509_get_pubkey(certs.front().get()), FreePkey{});
-    verified->identity = *identity;
-    verified->valid_from = std::numeric_limits<std::time_t>::min();
-    verified->valid_until = std::numeric_limits<std::time_t>::max();
-    STACK_OF(X509)* path = X509_STORE_CTX_get0_chain(ctx.get());
-    for (int i = 0; path != nullptr && i < sk_X509_num(path); ++i) {
-      std::time_t from = 0;
-      std::time_t until = 0;
-      X509* c = sk_X509_value(path, i);
-      if (asn1Time(X509_get0_notBefore(c), from))
-        verified->valid_from = std::max(verified->valid_from, from);
-      if (asn1Time(X509_get0_notAfter(c), until))
-        verified->valid_until = std::min(verified->valid_until, until);
-    }
+    SignatureCheck failure;
+    auto verified = verifyChain(envelope, state_->store.get(), when, failure);
+    if (!verified) return failure;
     chain = verified;
     std::lock_guard<std::mutex> lock(state_->mutex);
     if (state_->cache.size() >= kMaxCachedChains) state_->cache.clear();
     state_->cache.emplace(std::move(cache_key), std::move(verified));
   }
-
   if (!ed25519Verify(chain->key.get(), envelope.snapshot(), envelope.signature())) {
     return fail(SignatureProblem::BadSignature,
                 "the signature does not match the snapshot bytes (tampered or corrupted); signer " +
