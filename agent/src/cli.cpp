@@ -26,13 +26,20 @@ std::string directoryOf(const std::string& path) {
 // this program is in (never $PATH: the pair is installed together, and a tenant's PATH may
 // hold anything). Returns only when that program could not be run.
 int runSupportProgram(CliEnvironment& env, const std::vector<std::string>& args) {
-  const std::string path = directoryOf(env.executable) + kSupportProgram;
+  const std::string& command = args.front();
+  const std::string dir = directoryOf(env.executable);
+  if (dir.empty()) {
+    // Never a bare name: execv would take it from the working directory.
+    env.err << "ibcollect " << command << ": cannot tell where this ibcollect is installed; run "
+            << kSupportProgram << " " << command << " directly\n";
+    return core::kExitUsage;
+  }
+  const std::string path = dir + kSupportProgram;
   std::vector<std::string> argv{kSupportProgram};
   argv.insert(argv.end(), args.begin(), args.end());
   const core::Status st = env.exec_program
                               ? env.exec_program(path, argv)
                               : core::Status(core::Error{core::ErrorCode::NotFound, path});
-  const std::string& command = args.front();
   if (!st.ok() && st.error().code == core::ErrorCode::NotFound) {
     env.err << "ibcollect " << command << ": this is a support command (bundle, case, fetch, "
             << "host-inspect), provided by the package " << kSupportProgram
