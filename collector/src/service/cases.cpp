@@ -5,6 +5,7 @@
 #include <openssl/rand.h>
 
 #include <algorithm>
+#include <array>
 #include <ctime>
 #include <map>
 #include <set>
@@ -222,26 +223,26 @@ std::string joined(const std::vector<std::string>& words) {
   return out;
 }
 
-}  // namespace
+using Response = v1::CollectorResponse;
 
 // Every snapshot id must be stored and belong to `tenant`: a case never covers another
 // tenant's data, whatever the request says.
-Status Service::coverSnapshots(std::string_view tenant,
-                               const google::protobuf::RepeatedPtrField<std::string>& ids,
-                               v1::Case& c) {
+Status coverSnapshots(const RequestContext& service, std::string_view tenant,
+                      const google::protobuf::RepeatedPtrField<std::string>& ids, v1::Case& c) {
+  const ServiceOptions& options = service.options();
   std::set<std::string> all(c.snapshot_ids().begin(), c.snapshot_ids().end());
   for (const auto& sid : ids) {
     const std::string lower = core::toLower(sid);
     if (all.count(lower) != 0) continue;
-    auto got = store_.get(lower);
+    auto got = service.store().get(lower);
     if (!got.ok()) return got.error();
     if (!got->has_value() || (*got)->info.tenant() != tenant) {
       return Error{ErrorCode::NotFound,
                    "no snapshot " + core::printable(sid, 64) + " of tenant " + std::string(tenant)};
     }
     all.insert(lower);
-    if (all.size() > options_.max_case_snapshots) {
-      return invalid("a case covers at most " + std::to_string(options_.max_case_snapshots) +
+    if (all.size() > options.max_case_snapshots) {
+      return invalid("a case covers at most " + std::to_string(options.max_case_snapshots) +
                      " snapshots");
     }
   }
@@ -250,14 +251,17 @@ Status Service::coverSnapshots(std::string_view tenant,
   return {};
 }
 
-Result<google::protobuf::RepeatedPtrField<std::string>> Service::newestOfJob(
-    std::string_view tenant, std::string_view job) {
+// The newest snapshot of every node of a job.
+Result<google::protobuf::RepeatedPtrField<std::string>> newestOfJob(const RequestContext& service,
+                                                                    std::string_view tenant,
+                                                                    std::string_view job) {
+  const ServiceOptions& options = service.options();
   std::map<std::string, std::pair<int64_t, std::string>> newest;
   v1::ListSnapshotsRequest list;
   list.set_tenant(std::string(tenant));
   list.set_job_id(std::string(job));
   do {
-    auto page = store_.listSnapshots(list, options_.max_list_limit);
+    auto page = service.store().listSnapshots(list, options.max_list_limit);
     if (!page.ok()) return page.error();
     for (const auto& info : page->snapshots()) {
       auto& n = newest[info.node()];
@@ -266,72 +270,76 @@ Result<google::protobuf::RepeatedPtrField<std::string>> Service::newestOfJob(
       }
     }
     list.set_page_token(page->next_page_token());
-  } while (!list.page_token().empty() && newest.size() <= options_.max_case_snapshots);
+  } while (!list.page_token().empty() && newest.size() <= options.max_case_snapshots);
   google::protobuf::RepeatedPtrField<std::string> ids;
   for (const auto& [node, n] : newest) *ids.Add() = n.second;
   return ids;
 }
 
-v1::CollectorResponse Service::createCase(const RequestCall& call) {
+Response createCase(const RequestCall& call) {
+  const RequestContext& service = call.service;
   const uint64_t id = call.request.request_id();
   const auto& q = call.request.create_case();
-  const auto now = now_();
+  const auto now = service.now();
   const Stamp stamp{call.peer.identity.name, unixMs(now)};
   auto c = caseFromRequest(q, stamp);
-  if (!c.ok()) return failed(call, c.error());
+  if (!c.ok()) return service.failed(call, c.error());
   google::protobuf::RepeatedPtrField<std::string> ids = q.snapshot_ids();
   if (ids.empty()) {
     if (q.job_id().empty()) {
-      return reject(id, v1::REJECT_REASON_MALFORMED_REQUEST, call.peer, call.name,
-                    "name the snapshots the case covers, or a job (its newest snapshot "
-                    "of every node is taken)");
+      return service.reject(call, v1::REJECT_REASON_MALFORMED_REQUEST,
+                            "name the snapshots the case covers, or a job (its newest snapshot "
+                            "of every node is taken)");
     }
-    auto newest = newestOfJob(q.tenant(), q.job_id());
-    if (!newest.ok()) return failed(call, newest.error());
+    auto newest = newestOfJob(service, q.tenant(), q.job_id());
+    if (!newest.ok()) return service.failed(call, newest.error());
     if (newest->empty()) {
-      return reject(id, v1::REJECT_REASON_NOT_FOUND, call.peer, call.name,
-                    "job " + q.job_id() + " of tenant " + q.tenant() + " has no snapshots");
+      return service.reject(call, v1::REJECT_REASON_NOT_FOUND,
+                            "job " + q.job_id() + " of tenant " + q.tenant() + " has no snapshots");
     }
     ids = std::move(*newest);
   }
-  if (auto ok = coverSnapshots(q.tenant(), ids, *c); !ok.ok()) return failed(call, ok.error());
-  if (auto ok = checkSize(*c, options_.max_case_bytes); !ok.ok()) return failed(call, ok.error());
+  if (auto ok = coverSnapshots(service, q.tenant(), ids, *c); !ok.ok())
+    return service.failed(call, ok.error());
+  if (auto ok = checkSize(*c, service.options().max_case_bytes); !ok.ok())
+    return service.failed(call, ok.error());
   for (int attempt = 0;; ++attempt) {
     c->set_case_id(newCaseId(now));
-    auto inserted = store_.insertCase(*c);
-    if (!inserted.ok()) return failed(call, inserted.error());
+    auto inserted = service.store().insertCase(*c);
+    if (!inserted.ok()) return service.failed(call, inserted.error());
     if (*inserted) break;
     if (attempt == 8) {
-      return reject(id, v1::REJECT_REASON_STORAGE_FAILURE, call.peer, call.name,
-                    "could not draw an unused case id");
+      return service.reject(call, v1::REJECT_REASON_STORAGE_FAILURE,
+                            "could not draw an unused case id");
     }
   }
-  log_.event(LogLevel::Info, "case_created",
-             {{"case", c->case_id()},
-              {"tenant", c->tenant()},
-              {"job", c->job_id()},
-              {"snapshots", std::to_string(c->snapshot_ids_size())},
-              {"by", describePeer(call.peer)}});
-  v1::CollectorResponse r;
+  service.log().event(LogLevel::Info, "case_created",
+                      {{"case", c->case_id()},
+                       {"tenant", c->tenant()},
+                       {"job", c->job_id()},
+                       {"snapshots", std::to_string(c->snapshot_ids_size())},
+                       {"by", describePeer(call.peer)}});
+  Response r;
   r.set_request_id(id);
   *r.mutable_case_info() = std::move(*c);
   return r;
 }
 
-v1::CollectorResponse Service::updateCase(const RequestCall& call) {
+Response updateCase(const RequestCall& call) {
+  const RequestContext& service = call.service;
   const uint64_t id = call.request.request_id();
   const auto& q = call.request.update_case();
   if (q.case_id().empty()) {
-    return reject(id, v1::REJECT_REASON_MALFORMED_REQUEST, call.peer, call.name, "name the case");
+    return service.reject(call, v1::REJECT_REASON_MALFORMED_REQUEST, "name the case");
   }
   if (q.state() != v1::CASE_STATE_UNSPECIFIED && !knownState(q.state())) {
-    return reject(id, v1::REJECT_REASON_MALFORMED_REQUEST, call.peer, call.name,
-                  "unknown case state " + std::to_string(static_cast<int>(q.state())));
+    return service.reject(call, v1::REJECT_REASON_MALFORMED_REQUEST,
+                          "unknown case state " + std::to_string(static_cast<int>(q.state())));
   }
-  const Stamp stamp{call.peer.identity.name, unixMs(now_())};
+  const Stamp stamp{call.peer.identity.name, unixMs(service.now())};
   std::vector<std::string> changes;
   bool conflict = false;
-  auto updated = store_.updateCase(q.tenant(), q.case_id(), [&](v1::Case& c) -> Status {
+  auto updated = service.store().updateCase(q.tenant(), q.case_id(), [&](v1::Case& c) -> Status {
     if (q.expected_revision() != 0 && q.expected_revision() != c.revision()) {
       conflict = true;
       return Error{ErrorCode::InvalidArgument,
@@ -349,57 +357,73 @@ v1::CollectorResponse Service::updateCase(const RequestCall& call) {
       changes.push_back("title");
     }
     if (!q.add_snapshot_ids().empty()) {
-      if (auto ok = coverSnapshots(c.tenant(), q.add_snapshot_ids(), c); !ok.ok()) return ok;
+      if (auto ok = coverSnapshots(service, c.tenant(), q.add_snapshot_ids(), c); !ok.ok())
+        return ok;
       changes.push_back("snapshots=" + std::to_string(c.snapshot_ids_size()));
     }
     if (auto ok = applyAdditions(q, stamp, c, changes); !ok.ok()) return ok;
     c.set_revision(c.revision() + 1);
     c.set_updated_at_unix_ms(stamp.at_unix_ms);
-    return checkSize(c, options_.max_case_bytes);
+    return checkSize(c, service.options().max_case_bytes);
   });
   if (!updated.ok() && conflict) {
-    return reject(id, v1::REJECT_REASON_CONFLICT, call.peer, call.name, updated.error().message);
+    return service.reject(call, v1::REJECT_REASON_CONFLICT, updated.error().message);
   }
-  if (!updated.ok()) return failed(call, updated.error());
-  log_.event(LogLevel::Info, "case_updated",
-             {{"case", updated->case_id()},
-              {"tenant", updated->tenant()},
-              {"revision", std::to_string(updated->revision())},
-              {"changes", joined(changes)},
-              {"by", describePeer(call.peer)}});
-  v1::CollectorResponse r;
+  if (!updated.ok()) return service.failed(call, updated.error());
+  service.log().event(LogLevel::Info, "case_updated",
+                      {{"case", updated->case_id()},
+                       {"tenant", updated->tenant()},
+                       {"revision", std::to_string(updated->revision())},
+                       {"changes", joined(changes)},
+                       {"by", describePeer(call.peer)}});
+  Response r;
   r.set_request_id(id);
   *r.mutable_case_info() = std::move(*updated);
   return r;
 }
 
-v1::CollectorResponse Service::listCases(const RequestCall& call) {
+Response listCases(const RequestCall& call) {
+  const RequestContext& service = call.service;
   const auto& q = call.request.list_cases();
-  auto list = store_.listCases(q, listLimit(q.limit()));
-  if (!list.ok()) return failed(call, list.error());
-  v1::CollectorResponse r;
+  auto list = service.store().listCases(q, service.listLimit(q.limit()));
+  if (!list.ok()) return service.failed(call, list.error());
+  Response r;
   r.set_request_id(call.request.request_id());
   *r.mutable_cases() = std::move(*list);
   return r;
 }
 
 // Reading a case is logged (case_read): cases hold a tenant's evidence.
-v1::CollectorResponse Service::fetchCase(const RequestCall& call) {
+Response fetchCase(const RequestCall& call) {
+  const RequestContext& service = call.service;
   const auto& q = call.request.fetch_case();
-  auto got = store_.getCase(q.tenant(), q.case_id());
-  if (!got.ok()) return failed(call, got.error());
+  auto got = service.store().getCase(q.tenant(), q.case_id());
+  if (!got.ok()) return service.failed(call, got.error());
   if (!got->has_value()) {
-    return reject(call.request.request_id(), v1::REJECT_REASON_NOT_FOUND, call.peer, call.name,
-                  "no case " + core::printable(q.case_id(), 64) +
-                      (q.tenant().empty() ? "" : " of tenant " + core::printable(q.tenant(), 64)));
+    return service.reject(
+        call, v1::REJECT_REASON_NOT_FOUND,
+        "no case " + core::printable(q.case_id(), 64) +
+            (q.tenant().empty() ? "" : " of tenant " + core::printable(q.tenant(), 64)));
   }
-  log_.event(
+  service.log().event(
       LogLevel::Info, "case_read",
       {{"case", (*got)->case_id()}, {"tenant", (*got)->tenant()}, {"by", describePeer(call.peer)}});
-  v1::CollectorResponse r;
+  Response r;
   r.set_request_id(call.request.request_id());
   *r.mutable_case_info() = std::move(**got);
   return r;
 }
+
+using Kind = v1::CollectorRequest;
+constexpr std::array<RequestKind, 4> kRows{{
+    {Kind::kCreateCase, "create_case", kSupportRoles, onlySupportReads, answer<createCase>},
+    {Kind::kUpdateCase, "update_case", kSupportRoles, onlySupportReads, answer<updateCase>},
+    {Kind::kListCases, "list_cases", kSupportRoles, onlySupportReads, answer<listCases>},
+    {Kind::kFetchCase, "fetch_case", kSupportRoles, onlySupportReads, answer<fetchCase>},
+}};
+
+}  // namespace
+
+std::span<const RequestKind> caseRequestKinds() { return kRows; }
 
 }  // namespace ibc::collector

@@ -158,18 +158,31 @@ void Service::handle(const Peer& peer, std::string frame, Reply reply) {
                  kind->refusal(peer.identity.role)));
     return;
   }
-  RequestCall call{peer, request, reply, kind->name, received};
-  kind->handle(*this, call);
+  RequestCall call{RequestContext(*this), peer, request, reply, kind->name, received};
+  kind->handle(call);
 }
 
-v1::CollectorResponse Service::failed(const RequestCall& call, const core::Error& error) {
-  return reject(call.request.request_id(), rejectReasonFor(error), call.peer, call.name,
-                error.message);
+Store& RequestContext::store() const { return service_.store_; }
+const ServiceOptions& RequestContext::options() const { return service_.options_; }
+std::chrono::system_clock::time_point RequestContext::now() const { return service_.now_(); }
+EventLog& RequestContext::log() const { return service_.log_; }
+v1::CollectorStats RequestContext::stats() const { return service_.stats(); }
+void RequestContext::upload(RequestCall& call) const { service_.upload(call); }
+
+std::size_t RequestContext::listLimit(uint32_t asked) const {
+  const ServiceOptions& o = service_.options_;
+  return asked == 0 ? o.default_list_limit : std::min<std::size_t>(asked, o.max_list_limit);
 }
 
-std::size_t Service::listLimit(uint32_t asked) const {
-  return asked == 0 ? options_.default_list_limit
-                    : std::min<std::size_t>(asked, options_.max_list_limit);
+v1::CollectorResponse RequestContext::reject(const RequestCall& call, v1::RejectReason reason,
+                                             std::string message) const {
+  return service_.reject(call.request.request_id(), reason, call.peer, call.name,
+                         std::move(message));
+}
+
+v1::CollectorResponse RequestContext::failed(const RequestCall& call,
+                                             const core::Error& error) const {
+  return reject(call, rejectReasonFor(error), error.message);
 }
 
 // The role is an agent's (the table); the tenant, signature, signer and node are checked
@@ -265,76 +278,6 @@ void Service::upload(RequestCall& call) {
     case GroupCommitWriter::Submitted::Stopped:
       return rejectUpload(v1::REJECT_REASON_SHUTTING_DOWN, "the collector is shutting down");
   }
-}
-
-v1::CollectorResponse Service::listJobs(const RequestCall& call) {
-  const auto& q = call.request.list_jobs();
-  if (q.tenant().empty()) {
-    return reject(call.request.request_id(), v1::REJECT_REASON_MALFORMED_REQUEST, call.peer,
-                  call.name, "name a tenant");
-  }
-  auto jobs = store_.listJobs(q.tenant(), q.after_job(), listLimit(q.limit()));
-  if (!jobs.ok()) return failed(call, jobs.error());
-  v1::CollectorResponse r;
-  r.set_request_id(call.request.request_id());
-  *r.mutable_jobs() = std::move(*jobs);
-  return r;
-}
-
-v1::CollectorResponse Service::listNodes(const RequestCall& call) {
-  const auto& q = call.request.list_nodes();
-  if (q.tenant().empty()) {
-    return reject(call.request.request_id(), v1::REJECT_REASON_MALFORMED_REQUEST, call.peer,
-                  call.name, "name a tenant");
-  }
-  auto nodes = store_.listNodes(q.tenant(), q.job_id());
-  if (!nodes.ok()) return failed(call, nodes.error());
-  v1::CollectorResponse r;
-  r.set_request_id(call.request.request_id());
-  *r.mutable_nodes() = std::move(*nodes);
-  return r;
-}
-
-v1::CollectorResponse Service::listSnapshots(const RequestCall& call) {
-  const auto& q = call.request.list_snapshots();
-  auto list = store_.listSnapshots(q, listLimit(q.limit()));
-  if (!list.ok()) return failed(call, list.error());
-  v1::CollectorResponse r;
-  r.set_request_id(call.request.request_id());
-  *r.mutable_snapshots() = std::move(*list);
-  return r;
-}
-
-// A support engineer reading a tenant's snapshot is logged (snapshot_read): who read what.
-v1::CollectorResponse Service::fetchSnapshot(const RequestCall& call) {
-  const auto& q = call.request.fetch();
-  auto got = store_.get(q.snapshot_id());
-  if (!got.ok()) return failed(call, got.error());
-  const std::string& want_tenant = q.tenant();
-  if (!got->has_value() || (!want_tenant.empty() && (*got)->info.tenant() != want_tenant)) {
-    return reject(call.request.request_id(), v1::REJECT_REASON_NOT_FOUND, call.peer, call.name,
-                  "no snapshot " + q.snapshot_id().substr(0, 64) +
-                      (want_tenant.empty() ? "" : " of tenant " + want_tenant.substr(0, 64)));
-  }
-  auto& stored = **got;
-  LogFields fields{{"snapshot", stored.info.snapshot_id()}, {"tenant", stored.info.tenant()}};
-  for (auto& f : peerFields(call.peer)) {
-    if (f.key != "tenant") fields.push_back({"reader_" + f.key, std::move(f.value)});
-  }
-  log_.event(LogLevel::Info, "snapshot_read", fields);
-  v1::CollectorResponse r;
-  r.set_request_id(call.request.request_id());
-  auto* out = r.mutable_snapshot();
-  *out->mutable_info() = std::move(stored.info);
-  *out->mutable_signed_snapshot() = std::move(stored.envelope);
-  return r;
-}
-
-v1::CollectorResponse Service::statsRequest(const RequestCall& call) {
-  v1::CollectorResponse r;
-  r.set_request_id(call.request.request_id());
-  *r.mutable_stats() = stats();
-  return r;
 }
 
 v1::CollectorStats Service::stats() const {

@@ -69,9 +69,8 @@ struct ServiceOptions {
 };
 
 class GroupCommitWriter;
+class RequestContext;
 struct RequestCall;
-struct RequestKind;
-std::span<const RequestKind> requestKinds();  // requests.h
 
 class Service {
  public:
@@ -119,34 +118,15 @@ class Service {
   void drain();
 
  private:
-  // The table's rows name the handlers below (requests.h, requests.cpp).
-  friend std::span<const RequestKind> requestKinds();
+  // Handlers reach the service through RequestContext (requests.h): its methods are the
+  // only way in, so a new request kind needs no declaration here.
+  friend class RequestContext;
   using Response = ::ibcollect::v1::CollectorResponse;
 
+  // Verification, then the group-commit writer, whose callback replies.
   void upload(RequestCall& call);
-  Response listJobs(const RequestCall& call);
-  Response listNodes(const RequestCall& call);
-  Response listSnapshots(const RequestCall& call);
-  Response fetchSnapshot(const RequestCall& call);
-  Response statsRequest(const RequestCall& call);
-  // Cases (cases.cpp).
-  Response createCase(const RequestCall& call);
-  Response updateCase(const RequestCall& call);
-  Response listCases(const RequestCall& call);
-  Response fetchCase(const RequestCall& call);
-
-  // Every id stored and of `tenant`, added to the case's snapshot ids (cases.cpp).
-  core::Status coverSnapshots(std::string_view tenant,
-                              const google::protobuf::RepeatedPtrField<std::string>& ids,
-                              ::ibcollect::v1::Case& c);
-  // The newest snapshot of every node of a job (cases.cpp).
-  Result<google::protobuf::RepeatedPtrField<std::string>> newestOfJob(std::string_view tenant,
-                                                                      std::string_view job);
-  std::size_t listLimit(uint32_t asked) const;
   Response reject(uint64_t request_id, ::ibcollect::v1::RejectReason reason, const Peer& peer,
                   std::string_view what, std::string message);
-  // reject() with rejectReasonFor(error).
-  Response failed(const RequestCall& call, const core::Error& error);
 
   Store& store_;
   const core::SignatureVerifier& verifier_;
