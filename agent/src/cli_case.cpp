@@ -3,11 +3,14 @@
 
 #include <algorithm>
 #include <ctime>
+#include <functional>
 #include <memory>
+#include <variant>
 
 #include <google/protobuf/util/json_util.h>
 
 #include "cli_transport.h"
+#include "ibc/client/collector_api.h"
 #include "ibc/core/findings.h"
 #include "ibc/core/json.h"
 #include "ibc/core/text.h"
@@ -118,45 +121,75 @@ void printCase(CliEnvironment& env, const v1::Case& c) {
   }
 }
 
-// Runs one case request and prints the case it answers with. Exit 4 on any failure.
-int caseCall(CliEnvironment& env, const TransportArgs& transport, v1::CollectorRequest request,
-             const std::string& format, const char* what) {
+// What a case command asks the collector for: one case, or a listing.
+using CaseAnswer = std::variant<v1::Case, client::CaseListing>;
+using CaseAsk = std::function<core::Result<CaseAnswer>(client::CollectorApi&)>;
+
+// `case list` prints at most this many (a listing says when there are more).
+constexpr std::size_t kMaxListed = 1000;
+
+int printCaseListing(CliEnvironment& env, const client::CaseListing& list,
+                     const std::string& format) {
+  if (format == "json") {
+    v1::CaseList message;
+    for (const auto& c : list.cases) *message.add_cases() = c;
+    message.set_more(list.more);
+    env.out << core::messageToJson(message) << "\n";
+    return core::kExitOk;
+  }
+  if (list.cases.empty()) env.out << "no cases\n";
+  for (const auto& c : list.cases) {
+    env.out << p(c.case_id()) << "  " << stateName(c.state()) << "  tenant " << p(c.tenant())
+            << "  job " << p(c.job_id()) << "  " << c.snapshot_ids_size() << " snapshot(s)  "
+            << c.host_results_size() << " host result(s)  " << p(c.title()) << "\n";
+  }
+  if (list.more) {
+    env.out << "(the first " << list.cases.size()
+            << " shown; narrow with --tenant, --job or --state)\n";
+  }
+  return core::kExitOk;
+}
+
+// Asks on a new connection (support certificate) and prints the answer. Exit 4 on any
+// failure.
+int caseCall(CliEnvironment& env, const TransportArgs& transport, const std::string& format,
+             const char* what, const CaseAsk& ask) {
   auto config = deliveryConfig(env, transport, CredentialUse::Support);
   if (!config.ok()) {
     env.err << "ibcollect: " << config.error().message << "\n";
     return core::kExitUsage;
   }
-  auto answer = callCollector(*config, std::move(request));
+  auto session = connectCollector(*config);
+  core::Result<CaseAnswer> answer = session.ok() ? [&] {
+    client::CollectorApi api(**session);
+    return ask(api);
+  }()
+                                                 : core::Result<CaseAnswer>(session.error());
   if (!answer.ok()) {
     env.err << "ibcollect: case " << what << " at " << config->collector.text() << ": "
             << answer.error().message << "\n";
     return core::kExitCollectFailed;
   }
-  if (answer->has_cases()) {
-    const auto& list = answer->cases();
-    if (format == "json") {
-      env.out << core::messageToJson(list) << "\n";
-      return core::kExitOk;
-    }
-    if (list.cases_size() == 0) env.out << "no cases\n";
-    for (const auto& c : list.cases()) {
-      env.out << p(c.case_id()) << "  " << stateName(c.state()) << "  tenant " << p(c.tenant())
-              << "  job " << p(c.job_id()) << "  " << c.snapshot_ids_size() << " snapshot(s)  "
-              << c.host_results_size() << " host result(s)  " << p(c.title()) << "\n";
-    }
-    if (list.more()) env.out << "(more: narrow with --tenant, --job or --state)\n";
-    return core::kExitOk;
+  if (const auto* list = std::get_if<client::CaseListing>(&*answer)) {
+    return printCaseListing(env, *list, format);
   }
-  if (!answer->has_case_info()) {
-    env.err << "ibcollect: case " << what << ": the collector answered something else\n";
-    return core::kExitCollectFailed;
-  }
+  const auto& one = std::get<v1::Case>(*answer);
   if (format == "json") {
-    env.out << core::messageToJson(answer->case_info()) << "\n";
+    env.out << core::messageToJson(one) << "\n";
   } else {
-    printCase(env, answer->case_info());
+    printCase(env, one);
   }
   return core::kExitOk;
+}
+
+// A call answering one case, as a CaseAsk.
+template <typename Call>
+CaseAsk oneCase(Call call) {
+  return [call = std::move(call)](client::CollectorApi& api) -> core::Result<CaseAnswer> {
+    auto got = call(api);
+    if (!got.ok()) return got.error();
+    return CaseAnswer(std::move(*got));
+  };
 }
 
 int runCreate(CliEnvironment& env, const CaseCreateArgs& a) {
@@ -165,37 +198,40 @@ int runCreate(CliEnvironment& env, const CaseCreateArgs& a) {
                "snapshot ids\nRun 'ibcollect case create --help' for usage.\n";
     return core::kExitUsage;
   }
-  v1::CollectorRequest r;
-  auto* q = r.mutable_create_case();
-  q->set_tenant(a.tenant);
-  q->set_job_id(a.job);
-  q->set_title(a.title);
-  q->set_note(a.note);
-  for (const auto& id : a.snapshot_ids) q->add_snapshot_ids(id);
-  for (const auto& n : a.nodes) q->add_nodes(n);
-  for (const auto& c : a.codes) q->add_finding_codes(c);
-  return caseCall(env, a.transport, std::move(r), a.format, "create");
+  v1::CreateCaseRequest q;
+  q.set_tenant(a.tenant);
+  q.set_job_id(a.job);
+  q.set_title(a.title);
+  q.set_note(a.note);
+  for (const auto& id : a.snapshot_ids) q.add_snapshot_ids(id);
+  for (const auto& n : a.nodes) q.add_nodes(n);
+  for (const auto& c : a.codes) q.add_finding_codes(c);
+  return caseCall(env, a.transport, a.format, "create",
+                  oneCase([q](client::CollectorApi& api) { return api.createCase(q); }));
 }
 
 int runList(CliEnvironment& env, const CaseListArgs& a) {
-  v1::CollectorRequest r;
-  auto* q = r.mutable_list_cases();
-  q->set_tenant(a.tenant);
-  q->set_job_id(a.job);
-  q->set_state(stateFromName(a.state));
-  return caseCall(env, a.transport, std::move(r), a.format, "list");
+  v1::ListCasesRequest q;
+  q.set_tenant(a.tenant);
+  q.set_job_id(a.job);
+  q.set_state(stateFromName(a.state));
+  return caseCall(env, a.transport, a.format, "list",
+                  [q](client::CollectorApi& api) -> core::Result<CaseAnswer> {
+                    auto got = api.listCases(q, kMaxListed);
+                    if (!got.ok()) return got.error();
+                    return CaseAnswer(std::move(*got));
+                  });
 }
 
 int runShow(CliEnvironment& env, const CaseShowArgs& a) {
-  v1::CollectorRequest r;
-  r.mutable_fetch_case()->set_case_id(a.case_id);
-  r.mutable_fetch_case()->set_tenant(a.tenant);
-  return caseCall(env, a.transport, std::move(r), a.format, "show");
+  return caseCall(env, a.transport, a.format, "show", oneCase([&a](client::CollectorApi& api) {
+                    return api.fetchCase(a.case_id, a.tenant);
+                  }));
 }
 
 int runUpdate(CliEnvironment& env, const CaseUpdateArgs& a, bool attach) {
-  v1::CollectorRequest r;
-  auto* q = r.mutable_update_case();
+  v1::UpdateCaseRequest update;
+  auto* q = &update;
   q->set_case_id(a.case_id);
   q->set_tenant(a.tenant);
   q->set_expected_revision(a.expect_revision);
@@ -230,7 +266,8 @@ int runUpdate(CliEnvironment& env, const CaseUpdateArgs& a, bool attach) {
                "--add-snapshot\n";
     return core::kExitUsage;
   }
-  return caseCall(env, a.transport, std::move(r), a.format, attach ? "attach" : "update");
+  return caseCall(env, a.transport, a.format, attach ? "attach" : "update",
+                  oneCase([&update](client::CollectorApi& api) { return api.updateCase(update); }));
 }
 
 void addFormat(CLI::App* cmd, std::string& format) {

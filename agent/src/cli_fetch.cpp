@@ -6,6 +6,7 @@
 #include <system_error>
 
 #include "cli_transport.h"
+#include "ibc/client/collector_api.h"
 #include "ibc/core/findings.h"
 #include "ibc/core/snapshot_file.h"
 
@@ -35,90 +36,65 @@ std::string safeName(std::string s) {
 
 namespace {
 
-core::Error refusedBy(const v1::CollectorResponse& r) {
-  return core::Error{
-      core::ErrorCode::PermissionDenied,
-      "the collector refused: " + (r.has_rejection() ? describeRejection(r.rejection())
-                                                     : std::string("unexpected answer"))};
-}
-
 // Fetches one snapshot into `out`, checked to hash to its id (else named in `problems`).
-core::Status fetchOne(CollectorSession& session, const std::string& id, const std::string& tenant,
+core::Status fetchOne(client::CollectorApi& api, const std::string& id, const std::string& tenant,
                       std::vector<FetchedSnapshot>& out, std::vector<std::string>& problems) {
-  v1::CollectorRequest get;
-  get.mutable_fetch()->set_snapshot_id(id);
-  get.mutable_fetch()->set_tenant(tenant);
-  auto got = session.call(get);
+  auto got = api.fetchSnapshot(id, tenant);
   if (!got.ok()) return got.error();
-  if (!got->has_snapshot()) return refusedBy(*got);
   // The file is exactly what the agent uploaded: the magic, then its bytes.
-  const std::string& bytes = got->snapshot().signed_snapshot();
-  std::string file = std::string(core::kSnapshotMagic) + bytes;
+  std::string file = std::string(core::kSnapshotMagic) + got->signed_snapshot();
   auto envelope = core::decodeSnapshotFile(file);
   if (!envelope.ok() || core::snapshotId(*envelope) != id) {
     problems.push_back("snapshot " + id + " arrived damaged (its bytes do not hash to its id)");
     return {};
   }
-  const auto& info = got->snapshot().info();
+  const auto& info = got->info();
   out.push_back({info.tenant(), info.node(), id, std::move(file)});
   return {};
 }
 
 }  // namespace
 
+core::Result<std::unique_ptr<client::CollectorSession>> connectCollector(
+    const DeliveryConfig& config) {
+  TlsCollectorConnector connector(config.collector, config.credentials, config.timeouts);
+  return connector.connect();
+}
+
 core::Result<std::vector<FetchedSnapshot>> fetchJobSnapshots(const DeliveryConfig& config,
                                                              const std::string& job,
                                                              const std::string& tenant,
                                                              std::vector<std::string>& problems) {
-  TlsCollectorConnector connector(config.collector, config.credentials, config.timeouts);
-  auto session = connector.connect();
+  auto session = connectCollector(config);
   if (!session.ok()) return session.error();
+  client::CollectorApi api(**session);
+  v1::ListSnapshotsRequest filter;
+  filter.set_tenant(tenant);
+  filter.set_job_id(job);
+  auto infos = api.listSnapshots(std::move(filter));
+  if (!infos.ok()) return infos.error();
   std::vector<FetchedSnapshot> out;
-  v1::CollectorRequest list;
-  list.mutable_list_snapshots()->set_tenant(tenant);
-  list.mutable_list_snapshots()->set_job_id(job);
-  do {
-    auto page = (*session)->call(list);
-    if (!page.ok()) return page.error();
-    if (!page->has_snapshots()) return refusedBy(*page);
-    for (const auto& info : page->snapshots().snapshots()) {
-      auto one = fetchOne(**session, info.snapshot_id(), info.tenant(), out, problems);
-      if (!one.ok()) return one.error();
-    }
-    list.mutable_list_snapshots()->set_page_token(page->snapshots().next_page_token());
-  } while (!list.list_snapshots().page_token().empty());
-  return out;
-}
-
-core::Result<FetchedCase> fetchCase(const DeliveryConfig& config, const std::string& case_id,
-                                    const std::string& tenant, std::vector<std::string>& problems) {
-  TlsCollectorConnector connector(config.collector, config.credentials, config.timeouts);
-  auto session = connector.connect();
-  if (!session.ok()) return session.error();
-  v1::CollectorRequest get;
-  get.mutable_fetch_case()->set_case_id(case_id);
-  get.mutable_fetch_case()->set_tenant(tenant);
-  auto got = (*session)->call(get);
-  if (!got.ok()) return got.error();
-  if (!got->has_case_info()) return refusedBy(*got);
-  FetchedCase out;
-  out.info = std::move(*got->mutable_case_info());
-  for (const auto& id : out.info.snapshot_ids()) {
-    auto one = fetchOne(**session, id, out.info.tenant(), out.snapshots, problems);
+  for (const auto& info : *infos) {
+    auto one = fetchOne(api, info.snapshot_id(), info.tenant(), out, problems);
     if (!one.ok()) return one.error();
   }
   return out;
 }
 
-core::Result<v1::CollectorResponse> callCollector(const DeliveryConfig& config,
-                                                  v1::CollectorRequest request) {
-  TlsCollectorConnector connector(config.collector, config.credentials, config.timeouts);
-  auto session = connector.connect();
+core::Result<FetchedCase> fetchCase(const DeliveryConfig& config, const std::string& case_id,
+                                    const std::string& tenant, std::vector<std::string>& problems) {
+  auto session = connectCollector(config);
   if (!session.ok()) return session.error();
-  auto answer = (*session)->call(std::move(request));
-  if (!answer.ok()) return answer.error();
-  if (answer->has_rejection()) return refusedBy(*answer);
-  return answer;
+  client::CollectorApi api(**session);
+  auto got = api.fetchCase(case_id, tenant);
+  if (!got.ok()) return got.error();
+  FetchedCase out;
+  out.info = std::move(*got);
+  for (const auto& id : out.info.snapshot_ids()) {
+    auto one = fetchOne(api, id, out.info.tenant(), out.snapshots, problems);
+    if (!one.ok()) return one.error();
+  }
+  return out;
 }
 
 namespace {

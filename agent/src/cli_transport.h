@@ -99,10 +99,10 @@ struct FetchedCase {
 core::Result<FetchedCase> fetchCase(const DeliveryConfig& config, const std::string& case_id,
                                     const std::string& tenant, std::vector<std::string>& problems);
 
-// One request on a new connection. A rejection is an error (PermissionDenied) whose message
-// names the reason. Errors: the connection failed.
-core::Result<::ibcollect::v1::CollectorResponse> callCollector(
-    const DeliveryConfig& config, ::ibcollect::v1::CollectorRequest request);
+// A new connection to the collector, for client::CollectorApi's calls. Errors: as
+// CollectorConnector::connect().
+core::Result<std::unique_ptr<client::CollectorSession>> connectCollector(
+    const DeliveryConfig& config);
 
 // The delivery configuration for `use` (Support for downloads): settings, certificates
 // present. Errors: what is missing or unreadable (usage).

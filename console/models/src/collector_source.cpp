@@ -6,6 +6,7 @@
 #include <map>
 #include <sstream>
 
+#include "ibc/client/collector_api.h"
 #include "ibc/core/protocol.h"
 #include "ibc/core/snapshot_file.h"
 
@@ -28,22 +29,13 @@ Result<std::string> readPem(const std::string& path, const char* flag) {
   return s.str();
 }
 
+// One connection and the typed calls over it.
 struct Connected {
   std::unique_ptr<client::CollectorConnection> connection;
-  uint64_t next_id = 1;
-
-  Result<v1::CollectorResponse> call(v1::CollectorRequest request) {
-    request.set_request_id(next_id++);
-    auto answer = connection->call(std::move(request));
-    if (!answer.ok()) return answer.error();
-    if (answer->has_rejection())
-      return Error{ErrorCode::PermissionDenied,
-                   "the collector refused: " + core::describeRejection(answer->rejection())};
-    return answer;
-  }
+  client::CollectorApi api{*connection};
 };
 
-Result<Connected> connect(const CollectorSettings& settings) {
+Result<std::unique_ptr<Connected>> connect(const CollectorSettings& settings) {
   auto endpoint = core::parseCollectorEndpoint(settings.endpoint);
   if (!endpoint.ok())
     return Error{endpoint.error().code, "--collector: " + endpoint.error().message};
@@ -53,29 +45,19 @@ Result<Connected> connect(const CollectorSettings& settings) {
   if (!connection.ok())
     return Error{connection.error().code, "cannot reach the collector at " + endpoint->text() +
                                               ": " + connection.error().message};
-  return Connected{std::move(*connection)};
+  return std::make_unique<Connected>(Connected{std::move(*connection)});
 }
 
 // Every snapshot the collector holds of the job, page by page.
 Result<std::vector<v1::SnapshotInfo>> listJobSnapshots(Connected& session,
                                                        const std::string& tenant,
                                                        const std::string& job_id) {
-  std::vector<v1::SnapshotInfo> infos;
-  std::string token;
-  do {
-    v1::CollectorRequest r;
-    r.mutable_list_snapshots()->set_tenant(tenant);
-    r.mutable_list_snapshots()->set_job_id(job_id);
-    r.mutable_list_snapshots()->set_page_token(token);
-    auto answer = session.call(std::move(r));
-    if (!answer.ok()) return answer.error();
-    if (!answer->has_snapshots())
-      return Error{ErrorCode::Malformed, "the collector answered no snapshot list"};
-    infos.insert(infos.end(), answer->snapshots().snapshots().begin(),
-                 answer->snapshots().snapshots().end());
-    token = answer->snapshots().next_page_token();
-  } while (!token.empty());
-  if (infos.empty())
+  v1::ListSnapshotsRequest filter;
+  filter.set_tenant(tenant);
+  filter.set_job_id(job_id);
+  auto infos = session.api.listSnapshots(std::move(filter));
+  if (!infos.ok()) return infos.error();
+  if (infos->empty())
     return Error{ErrorCode::NotFound,
                  "the collector has no snapshot of job " + job_id + " for tenant " + tenant};
   return infos;
@@ -115,28 +97,13 @@ Result<std::vector<JobEntry>> listTenantJobs(const CollectorSettings& settings,
   if (tenant.empty()) return Error{ErrorCode::InvalidArgument, "no tenant given"};
   auto session = connect(settings);
   if (!session.ok()) return session.error();
+  auto listed = (*session)->api.listJobs(tenant);
+  if (!listed.ok()) return listed.error();
   std::vector<JobEntry> jobs;
-  std::string after;
-  for (;;) {
-    v1::CollectorRequest r;
-    r.mutable_list_jobs()->set_tenant(tenant);
-    r.mutable_list_jobs()->set_after_job(after);
-    auto answer = session->call(std::move(r));
-    if (!answer.ok()) return answer.error();
-    if (!answer->has_jobs())
-      return Error{ErrorCode::Malformed, "the collector answered no job list"};
-    for (const auto& j : answer->jobs().jobs()) jobs.push_back({j.job_id(), {}});
-    if (!answer->jobs().more() || answer->jobs().jobs().empty()) break;
-    after = answer->jobs().jobs().rbegin()->job_id();
-  }
-  for (auto& j : jobs) {
-    v1::CollectorRequest r;
-    r.mutable_list_nodes()->set_tenant(tenant);
-    r.mutable_list_nodes()->set_job_id(j.job_id);
-    auto answer = session->call(std::move(r));
-    if (!answer.ok()) return answer.error();
-    if (answer->has_nodes())
-      j.nodes.assign(answer->nodes().nodes().begin(), answer->nodes().nodes().end());
+  for (const auto& j : *listed) {
+    auto nodes = (*session)->api.listNodes(tenant, j.job_id());
+    if (!nodes.ok()) return nodes.error();
+    jobs.push_back({j.job_id(), std::move(*nodes)});
   }
   return jobs;
 }
@@ -147,7 +114,7 @@ Result<JobData> fetchJob(const CollectorSettings& settings, const std::string& t
                          const std::atomic<bool>* cancel) {
   auto session = connect(settings);
   if (!session.ok()) return session.error();
-  auto listed = listJobSnapshots(*session, tenant, job_id);
+  auto listed = listJobSnapshots(**session, tenant, job_id);
   if (!listed.ok()) return listed.error();
   std::vector<v1::SnapshotInfo> infos = all ? std::move(*listed) : newestPerNode(*listed);
   // The collector checked each signature on upload; the console checks again with the same
@@ -169,12 +136,9 @@ Result<JobData> fetchJob(const CollectorSettings& settings, const std::string& t
       cancelled = true;
       break;
     }
-    v1::CollectorRequest r;
-    r.mutable_fetch()->set_snapshot_id(infos[k].snapshot_id());
-    r.mutable_fetch()->set_tenant(tenant);
-    auto answer = session->call(std::move(r));
+    auto answer = (*session)->api.fetchSnapshot(infos[k].snapshot_id(), tenant);
     const std::string name = "collector:" + infos[k].snapshot_id().substr(0, 12);
-    if (!answer.ok() && answer.error().code != ErrorCode::PermissionDenied) {
+    if (!answer.ok() && !client::isRejection(answer.error())) {
       // The connection is gone (the collector stopped or the network broke): every later
       // request would fail the same way, and half a job must not pass for the whole job.
       return Error{answer.error().code, "the collector at " + settings.endpoint +
@@ -184,10 +148,8 @@ Result<JobData> fetchJob(const CollectorSettings& settings, const std::string& t
     }
     if (!answer.ok()) {
       errors.push_back(name + " (" + infos[k].node() + "): " + answer.error().message);
-    } else if (!answer->has_snapshot()) {
-      errors.push_back(name + " (" + infos[k].node() + "): the collector answered no snapshot");
     } else {
-      auto envelope = core::parseSignedEnvelope(answer->snapshot().signed_snapshot());
+      auto envelope = core::parseSignedEnvelope(answer->signed_snapshot());
       auto checked =
           envelope.ok() ? checkSnapshotSignature(*envelope, verifier->get()) : SignatureTrust{};
       auto snap =
@@ -228,47 +190,25 @@ Result<std::vector<v1::Case>> listCases(const CollectorSettings& settings,
                                         const std::string& tenant) {
   auto session = connect(settings);
   if (!session.ok()) return session.error();
-  std::vector<v1::Case> out;
-  v1::CollectorRequest list;
-  list.mutable_list_cases()->set_tenant(tenant);
-  for (;;) {
-    auto page = session->call(list);
-    if (!page.ok()) return page.error();
-    if (!page->has_cases())
-      return Error{ErrorCode::Malformed, "the collector answered no case list"};
-    for (auto& c : *page->mutable_cases()->mutable_cases()) out.push_back(std::move(c));
-    if (!page->cases().more() || out.empty()) break;
-    list.mutable_list_cases()->set_after_case(out.back().tenant() + "/" + out.back().case_id());
-  }
-  return out;
+  v1::ListCasesRequest filter;
+  filter.set_tenant(tenant);
+  auto listed = (*session)->api.listCases(std::move(filter));
+  if (!listed.ok()) return listed.error();
+  return std::move(listed->cases);
 }
-
-namespace {
-
-Result<v1::Case> caseCall(const CollectorSettings& settings, v1::CollectorRequest request) {
-  auto session = connect(settings);
-  if (!session.ok()) return session.error();
-  auto answer = session->call(std::move(request));
-  if (!answer.ok()) return answer.error();
-  if (!answer->has_case_info())
-    return Error{ErrorCode::Malformed, "the collector answered no case"};
-  return std::move(*answer->mutable_case_info());
-}
-
-}  // namespace
 
 Result<v1::Case> createCase(const CollectorSettings& settings,
                             const v1::CreateCaseRequest& request) {
-  v1::CollectorRequest r;
-  *r.mutable_create_case() = request;
-  return caseCall(settings, std::move(r));
+  auto session = connect(settings);
+  if (!session.ok()) return session.error();
+  return (*session)->api.createCase(request);
 }
 
 Result<v1::Case> updateCase(const CollectorSettings& settings,
                             const v1::UpdateCaseRequest& request) {
-  v1::CollectorRequest r;
-  *r.mutable_update_case() = request;
-  return caseCall(settings, std::move(r));
+  auto session = connect(settings);
+  if (!session.ok()) return session.error();
+  return (*session)->api.updateCase(request);
 }
 
 }  // namespace ibc::console

@@ -58,7 +58,8 @@ class InProcessCollector {
  public:
   // `ca` issues the collector's certificate and is the CA clients must chain to (a new one
   // when not given).
-  explicit InProcessCollector(collector::ServerOptions options = {}, TestCa ca = TestCa::create())
+  explicit InProcessCollector(collector::ServerOptions options = {}, TestCa ca = TestCa::create(),
+                              collector::ServiceOptions service_options = {})
       : ca_(std::move(ca)) {
     std::string pattern =
         (std::filesystem::temp_directory_path() / "ibc-in-process-XXXXXX").string();
@@ -81,7 +82,8 @@ class InProcessCollector {
     store_ = std::move(*store);
     verifier_ = core::SignatureVerifier::fromPem(ca_.certificatePem()).value();
     service_ = std::make_unique<collector::Service>(
-        *store_, *verifier_, log_, [] { return std::chrono::system_clock::now(); });
+        *store_, *verifier_, log_, [] { return std::chrono::system_clock::now(); },
+        service_options);
     auto created = collector::Server::create(options, *service_, log_);
     EXPECT_TRUE(created.ok()) << (created.ok() ? "" : created.error().message);
     server_ = std::move(*created);
