@@ -5,12 +5,9 @@
 # red team's strength. Extra arguments go to the driver, e.g. --samples 200.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/setup.sh none
 BUILD=build/release
-if [ ! -f "$BUILD/build.ninja" ]; then
-  cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DIBC_BUILD_TESTS=OFF >/dev/null
-fi
-cmake --build "$BUILD" -j2 --target ibcollect-collector collector_attack_bench
+. bench/lib.sh
+bench_build "$BUILD" "" ibcollect-collector collector_attack_bench
 ulimit -n "$(ulimit -Hn)"
 exec "$BUILD/collector/collector_attack_bench" --collector "$BUILD/collector/ibcollect-collector" \
   --make-pki certs/make-pki "$@"

@@ -35,6 +35,7 @@
 #include <thread>
 #include <vector>
 
+#include "collector_process.h"
 #include "ibc/agent/os.h"
 #include "ibc/agent/upload.h"
 #include "ibc/core/frame.h"
@@ -84,46 +85,7 @@ std::string attackerAddress(int n) {  // 127.0.0.2 ... 127.0.250.254
   return "127.0." + std::to_string(n / 253) + "." + std::to_string(2 + n % 253);
 }
 
-struct Collector {
-  pid_t pid = -1;
-  int port = 0;
-};
-
-Collector startCollector(const std::string& binary, const std::string& pki, const std::string& data,
-                         const std::string& log) {
-  int out[2];
-  if (::pipe(out) != 0) return {};
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_adddup2(&actions, out[1], 1);
-  posix_spawn_file_actions_addclose(&actions, out[0]);
-  posix_spawn_file_actions_addopen(&actions, 2, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  std::vector<std::string> args = {binary,
-                                   "--listen",
-                                   "127.0.0.1:0",
-                                   "--data",
-                                   data,
-                                   "--ca",
-                                   pki + "/ca.pem",
-                                   "--cert",
-                                   pki + "/collector.pem",
-                                   "--key",
-                                   pki + "/collector.key"};
-  std::vector<char*> argv;
-  for (auto& a : args) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  Collector c;
-  if (::posix_spawn(&c.pid, argv[0], &actions, nullptr, argv.data(), environ) != 0) return {};
-  posix_spawn_file_actions_destroy(&actions);
-  ::close(out[1]);
-  std::string line;
-  char ch;
-  while (::read(out[0], &ch, 1) == 1 && ch != '\n') line.push_back(ch);
-  ::close(out[0]);
-  const auto colon = line.rfind(':');
-  if (colon != std::string::npos) c.port = std::stoi(line.substr(colon + 1));
-  return c;
-}
+using ibc::bench::startCollector;
 
 ibc::agent::TlsCredentials credentials(const std::string& pki, const std::string& tenant,
                                        const std::string& node) {
@@ -232,8 +194,8 @@ int main(int argc, char** argv) {
 
   const auto run = [&](const std::string& name,
                        const std::function<void(int, std::atomic<bool>&)>& attack) {
-    const Collector c = startCollector(collector_bin, pki, work + "/data-" + std::to_string(serial),
-                                       work + "/collector-" + std::to_string(serial) + ".log");
+    const auto c = startCollector(collector_bin, pki, work + "/data-" + std::to_string(serial),
+                                  work + "/collector-" + std::to_string(serial) + ".log");
     if (c.port == 0) {
       std::cerr << "collector did not start\n";
       std::exit(4);
@@ -251,8 +213,7 @@ int main(int argc, char** argv) {
     stop = true;
     if (attacker.joinable()) attacker.join();
     print(p);
-    ::kill(c.pid, SIGKILL);
-    ::waitpid(c.pid, nullptr, 0);
+    ibc::bench::stopCollector(c, SIGKILL);
   };
 
   run("no attack", nullptr);

@@ -24,6 +24,7 @@
 #include <thread>
 #include <vector>
 
+#include "collector_process.h"
 #include "ibc/agent/os.h"
 #include "ibc/agent/upload.h"
 #include "ibc/collector/store/maintenance.h"
@@ -134,36 +135,13 @@ int main(int argc, char** argv) {
   }
 
   // 2. The collector on it, and an agent uploading 64 KiB snapshots without pause.
-  int out[2];
-  if (::pipe(out) != 0) return 4;
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_adddup2(&actions, out[1], 1);
-  posix_spawn_file_actions_addclose(&actions, out[0]);
-  const std::string log = work + "/collector.log";
-  posix_spawn_file_actions_addopen(&actions, 2, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  std::vector<std::string> args = {collector_bin,
-                                   "--listen",
-                                   "127.0.0.1:0",
-                                   "--data",
-                                   data,
-                                   "--ca",
-                                   work + "/pki/ca.pem",
-                                   "--cert",
-                                   work + "/pki/collector.pem",
-                                   "--key",
-                                   work + "/pki/collector.key"};
-  std::vector<char*> cargv;
-  for (auto& a : args) cargv.push_back(a.data());
-  cargv.push_back(nullptr);
-  pid_t pid = -1;
-  if (::posix_spawn(&pid, cargv[0], &actions, nullptr, cargv.data(), environ) != 0) return 4;
-  posix_spawn_file_actions_destroy(&actions);
-  ::close(out[1]);
-  std::string line;
-  char ch;
-  while (::read(out[0], &ch, 1) == 1 && ch != '\n') line.push_back(ch);
-  const int port = std::stoi(line.substr(line.rfind(':') + 1));
+  const auto collector =
+      ibc::bench::startCollector(collector_bin, work + "/pki", data, work + "/collector.log");
+  if (collector.port == 0) {
+    std::cerr << "the collector did not start: see " << work << "/collector.log\n";
+    return 4;
+  }
+  const int port = collector.port;
 
   const std::string base = work + "/pki/agents/acme/node01";
   auto signer = ibc::core::SnapshotSigner::fromPem(readAll(base + ".pem"), readAll(base + ".key"));
@@ -198,8 +176,7 @@ int main(int argc, char** argv) {
   const uint64_t acked_during = acked - acked_before;
   stop = true;
   uploader.join();
-  ::kill(pid, SIGTERM);
-  ::waitpid(pid, nullptr, 0);
+  ibc::bench::stopCollector(collector);
   if (!backup.ok() || backup->exit_code != 0) {
     std::cerr << "backup failed: " << (backup.ok() ? backup->err : backup.error().message) << "\n";
     return 4;

@@ -5,11 +5,8 @@
 # Extra arguments go to the driver, e.g. --snapshots 20000 --work /var/tmp/x.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/setup.sh none
 BUILD=build/release
-if [ ! -f "$BUILD/build.ninja" ]; then
-  cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DIBC_BUILD_TESTS=OFF >/dev/null
-fi
-cmake --build "$BUILD" -j1 --target ibcollect-collector collector_backup_bench
+. bench/lib.sh
+bench_build "$BUILD" "" ibcollect-collector collector_backup_bench
 exec "$BUILD/collector/collector_backup_bench" --collector "$BUILD/collector/ibcollect-collector" \
   --make-pki certs/make-pki "$@"

@@ -33,6 +33,7 @@
 #include <thread>
 #include <vector>
 
+#include "collector_process.h"
 #include "ibc/agent/os.h"
 #include "ibc/agent/upload.h"
 #include "ibc/collector/store/store.h"
@@ -73,52 +74,8 @@ double percentile(std::vector<double> v, double p) {
 
 // ---- the collector process -------------------------------------------------------------------
 
-struct Collector {
-  pid_t pid = -1;
-  int port = 0;
-};
-
-Collector startCollector(const std::string& binary, const std::string& pki, const std::string& data,
-                         const std::string& log, const std::vector<std::string>& extra = {}) {
-  int out[2];
-  if (::pipe(out) != 0) return {};
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_adddup2(&actions, out[1], 1);
-  posix_spawn_file_actions_addclose(&actions, out[0]);
-  posix_spawn_file_actions_addopen(&actions, 2, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  std::vector<std::string> args = {binary,
-                                   "--listen",
-                                   "127.0.0.1:0",
-                                   "--data",
-                                   data,
-                                   "--ca",
-                                   pki + "/ca.pem",
-                                   "--cert",
-                                   pki + "/collector.pem",
-                                   "--key",
-                                   pki + "/collector.key"};
-  args.insert(args.end(), extra.begin(), extra.end());
-  std::vector<char*> argv;
-  for (auto& a : args) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  Collector c;
-  if (::posix_spawn(&c.pid, argv[0], &actions, nullptr, argv.data(), environ) != 0) return {};
-  posix_spawn_file_actions_destroy(&actions);
-  ::close(out[1]);
-  std::string line;
-  char ch;
-  while (::read(out[0], &ch, 1) == 1 && ch != '\n') line.push_back(ch);
-  ::close(out[0]);
-  const auto colon = line.rfind(':');
-  if (colon != std::string::npos) c.port = std::stoi(line.substr(colon + 1));
-  return c;
-}
-
-void stopCollector(const Collector& c) {
-  ::kill(c.pid, SIGTERM);
-  ::waitpid(c.pid, nullptr, 0);
-}
+using ibc::bench::startCollector;
+using ibc::bench::stopCollector;
 
 // ---- agents ----------------------------------------------------------------------------------
 
@@ -380,8 +337,8 @@ int main(int argc, char** argv) {
   double handshakes = 0;
   {
     // Enough handshakes in flight to saturate the machine: its limit, not a setting's.
-    const Collector c = startCollector(collector_bin, pki, work + "/data-hs", work + "/hs.log",
-                                       {"--max-handshakes", "64"});
+    const auto c = startCollector(collector_bin, pki, work + "/data-hs", work + "/hs.log",
+                                  {"--max-handshakes", "64"});
     RunStats hs;
     const int conns = 64;
     const int per = 40;
@@ -413,8 +370,7 @@ int main(int argc, char** argv) {
       for (int a = 0; a < agents; ++a) frames.push_back(frameFor(*signer, a, r));
     }
     const std::string data = work + "/data-" + std::to_string(agents);
-    const Collector c =
-        startCollector(collector_bin, pki, data, work + "/ingest.log", collector_args);
+    const auto c = startCollector(collector_bin, pki, data, work + "/ingest.log", collector_args);
     RunStats stats;
     const double t = drive(agents, rounds, client_threads, tls, c.port, frames, stats);
     // The collector's own counters: stored and write batches.

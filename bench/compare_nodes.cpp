@@ -27,19 +27,14 @@ namespace {
 using namespace ibc;
 namespace v1 = ::ibcollect::v1;
 
-double ms(std::chrono::steady_clock::duration d) {
-  return std::chrono::duration<double, std::milli>(d).count();
-}
+using bench::ms;
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc < 2) {
-    std::fprintf(stderr, "usage: %s FIXTURES_DIR [max_nodes]\n", argv[0]);
-    return 3;
-  }
-  const int max_nodes = argc > 2 ? std::atoi(argv[2]) : 2000;
-  const std::vector<v1::Snapshot> templates = bench::captureTemplates(argv[1]);
+  const auto args = bench::nodeBenchArgs(argc, argv);
+  const int max_nodes = args.max_nodes;
+  const std::vector<v1::Snapshot> templates = bench::captureTemplates(args.fixtures_dir);
 
   std::printf("launcher-side --job pipeline on N synthetic nodes (real captures replicated)\n");
   std::printf("%8s %12s %12s %12s %12s %12s %10s\n", "nodes", "reassemble", "decode", "diagnose",

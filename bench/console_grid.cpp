@@ -74,9 +74,7 @@ v1::Snapshot collect(const std::string& root, const agent::CollectOptions& extra
   return bench::collectTree(root, extra);
 }
 
-double ms(std::chrono::steady_clock::duration d) {
-  return std::chrono::duration<double, std::milli>(d).count();
-}
+using ibc::bench::ms;
 
 struct Templates {
   v1::Snapshot good, slow, stuck, down;

@@ -20,10 +20,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD=${IBC_BENCH_BUILD:-build/bench}
-if [ ! -f "$BUILD/build.ninja" ]; then
-  cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DIBC_BUILD_TESTS=OFF -DIBC_BUILD_BENCH=ON >/dev/null
-fi
-cmake --build "$BUILD" --target ibc_bench_console_grid ibcollect-console -j2 >/dev/null
+. bench/lib.sh
+bench_build "$BUILD" "-DIBC_BUILD_BENCH=ON" ibc_bench_console_grid ibcollect-console
 T=$(mktemp -d /tmp/ibc-console-grid-XXXXXX)
 trap 'rm -rf "$T"' EXIT
 F=tests/fixtures/real/sysfs

@@ -16,12 +16,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 N=${1:-2000}
-scripts/setup.sh none >/dev/null
 BUILD=build/bench
-if [ ! -f "$BUILD/build.ninja" ]; then
-  cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DIBC_BUILD_TESTS=OFF -DIBC_BUILD_BENCH=ON >/dev/null
-fi
-cmake --build "$BUILD" -j2 --target ibcollect ibcollect-support ibcollect-collector ibc_bench_job_scale >/dev/null
+. bench/lib.sh
+bench_build "$BUILD" "-DIBC_BUILD_BENCH=ON" ibcollect ibcollect-support ibcollect-collector ibc_bench_job_scale
 
 WORK=$(mktemp -d /tmp/ibc-job-scale-XXXXXX)
 COLLECTOR_PID=

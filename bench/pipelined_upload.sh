@@ -13,10 +13,8 @@ N=${1:-2000}
 KIB=${2:-0}
 ROUNDS=${3:-3}
 BUILD=build/release
-if [ ! -f "$BUILD/build.ninja" ]; then
-  cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DIBC_BUILD_TESTS=OFF >/dev/null
-fi
-cmake --build "$BUILD" -j2 --target ibcollect ibcollect-collector >/dev/null
+. bench/lib.sh
+bench_build "$BUILD" "" ibcollect ibcollect-collector
 IBC="$PWD/$BUILD/agent/ibcollect"
 COLLECTOR="$PWD/$BUILD/collector/ibcollect-collector"
 TREE="$PWD/tests/fixtures/real/sysfs/sysfs_procfs-fixture_mlx5_0_hw-counters-errors.tree/fixtures"

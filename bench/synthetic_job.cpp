@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 
 #include "agent_doubles.h"
 
@@ -55,6 +56,14 @@ std::string nodeName(const std::string& prefix, int index) {
   char digits[16];
   std::snprintf(digits, sizeof digits, "%04d", index);
   return prefix + digits;
+}
+
+NodeBenchArgs nodeBenchArgs(int argc, char** argv) {
+  if (argc < 2) {
+    std::fprintf(stderr, "usage: %s FIXTURES_DIR [max_nodes]\n", argv[0]);
+    std::exit(3);
+  }
+  return {argv[1], argc > 2 ? std::atoi(argv[2]) : 2000};
 }
 
 }  // namespace ibc::bench

@@ -6,6 +6,7 @@
 // distinct node names and a counter window (second sample = first sample, one node in 50
 // with a moved symbol_error counter). Nothing here is a capture: every node is made.
 
+#include <chrono>
 #include <string>
 #include <vector>
 
@@ -30,5 +31,17 @@ std::vector<::ibcollect::v1::Snapshot> captureTemplates(const std::string& fixtu
 
 // "node0042"-style names: `prefix` and `index` on four digits.
 std::string nodeName(const std::string& prefix, int index);
+
+// The command line of the node-count benchmarks: FIXTURES_DIR [MAX_NODES] (default 2,000).
+// Prints the usage and exits 3 without FIXTURES_DIR.
+struct NodeBenchArgs {
+  std::string fixtures_dir;
+  int max_nodes = 2000;
+};
+NodeBenchArgs nodeBenchArgs(int argc, char** argv);
+
+inline double ms(std::chrono::steady_clock::duration d) {
+  return std::chrono::duration<double, std::milli>(d).count();
+}
 
 }  // namespace ibc::bench
