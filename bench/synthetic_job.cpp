@@ -11,14 +11,8 @@ namespace ibc::bench {
 namespace v1 = ::ibcollect::v1;
 
 v1::Snapshot collectTree(const std::string& root, const agent::CollectOptions& extra) {
-  agent::RootedFilesystem host(root), files("");
-  test::NoCommands runner;
   agent::SystemClock clock;
-  test::MapEnvironment env;
-  agent::CollectOptions o = extra;
-  o.root = root;
-  return agent::collectSnapshot(
-      o, agent::HostSeams{host, files, runner, clock, env, nullptr, nullptr});
+  return test::collectFixtureTree(root, clock, extra);
 }
 
 std::vector<v1::Snapshot> captureTemplates(const std::string& fixtures_dir) {

@@ -39,9 +39,7 @@
 
 extern char** environ;
 
-using ibc::test::CollectorProcess;
-using ibc::test::eventually;
-using ibc::test::readAll;
+using namespace ibc::test;  // the test PKI and the collector these tests run
 
 namespace {
 

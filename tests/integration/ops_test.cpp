@@ -27,9 +27,7 @@
 #include "ibc/core/frame.h"
 #include "ibc/core/signing.h"
 
-using ibc::test::CollectorProcess;
-using ibc::test::eventually;
-using ibc::test::readAll;
+using namespace ibc::test;  // the test PKI and the collector these tests run
 
 namespace {
 

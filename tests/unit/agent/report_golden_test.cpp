@@ -41,14 +41,9 @@ class FixedClock : public Clock {
 // A node collected through the probes from the tree at `root`, named `name`, at the fixed
 // time (the collection time is part of the report).
 core::AnalyzedNode collectedFrom(const std::string& root, const std::string& name) {
-  RootedFilesystem host(root), files("");
-  ibc::test::NoCommands runner;
   FixedClock clock;
-  ibc::test::MapEnvironment env;
-  CollectOptions o;
-  o.root = root;
   core::AnalyzedNode n;
-  n.snapshot = collectSnapshot(o, HostSeams{host, files, runner, clock, env, nullptr, nullptr});
+  n.snapshot = ibc::test::collectFixtureTree(root, clock);
   n.snapshot.mutable_node()->set_slurm_node(name);
   n.snapshot.mutable_node()->set_hostname(name);
   n.snapshot.mutable_node()->set_source("/" + name);  // not this checkout's path
@@ -71,19 +66,7 @@ v1::Report jobReport() {
   return core::buildReport(std::move(nodes));
 }
 
-void compareWithGolden(const std::string& name, const std::string& actual) {
-  const std::string path = ibc::test::fixturePath("golden/" + name);
-  if (const char* u = std::getenv("IBC_UPDATE_GOLDEN"); u != nullptr && std::string(u) == "1") {
-    std::ofstream(path, std::ios::binary) << actual;
-    return;
-  }
-  std::ifstream in(path, std::ios::binary);
-  ASSERT_TRUE(in.good()) << path << " is missing: regenerate with IBC_UPDATE_GOLDEN=1";
-  std::stringstream expected;
-  expected << in.rdbuf();
-  EXPECT_EQ(actual, expected.str())
-      << "differs from " << path << " (if intended: IBC_UPDATE_GOLDEN=1, then review the diff)";
-}
+using ibc::test::compareWithGolden;
 
 TEST(ReportGolden, JobTextAt80Columns) {
   core::TextOptions o;

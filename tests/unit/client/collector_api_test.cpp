@@ -13,11 +13,7 @@ namespace ibc::client {
 namespace {
 
 namespace v1 = ::ibcollect::v1;
-using ibc::test::agentSpec;
-using ibc::test::InProcessCollector;
-using ibc::test::signedSnapshot;
-using ibc::test::supportSpec;
-using ibc::test::uploadOf;
+using namespace ibc::test;  // the test PKI and the collector these tests run
 
 // Pages of two: every list below takes several requests.
 InProcessCollector smallPages() {

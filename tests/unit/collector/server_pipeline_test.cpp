@@ -14,10 +14,7 @@ namespace ibc::collector {
 namespace {
 
 namespace v1 = ::ibcollect::v1;
-using ibc::test::agentSpec;
-using ibc::test::InProcessCollector;
-using ibc::test::signedSnapshot;
-using ibc::test::uploadOf;
+using namespace ibc::test;  // the test PKI and the collector these tests run
 using std::chrono::milliseconds;
 using std::chrono::seconds;
 

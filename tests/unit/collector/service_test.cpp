@@ -18,8 +18,7 @@ namespace ibc::collector {
 namespace {
 
 namespace v1 = ::ibcollect::v1;
-using ibc::test::agentSpec;
-using ibc::test::TestCa;
+using namespace ibc::test;  // the test PKI and the collector these tests run
 using std::chrono::hours;
 
 const auto kNow = std::chrono::system_clock::now();

@@ -64,19 +64,7 @@ v1::Report report(bool include_snapshot = false) {
   return buildReport(std::move(nodes));
 }
 
-void compareWithGolden(const std::string& name, const std::string& actual) {
-  const std::string path = ibc::test::fixturePath("golden/" + name);
-  if (const char* u = std::getenv("IBC_UPDATE_GOLDEN"); u != nullptr && std::string(u) == "1") {
-    std::ofstream(path, std::ios::binary) << actual;
-    return;
-  }
-  std::ifstream in(path, std::ios::binary);
-  ASSERT_TRUE(in.good()) << path << " is missing: run scripts/update-golden.sh";
-  std::stringstream expected;
-  expected << in.rdbuf();
-  EXPECT_EQ(actual, expected.str())
-      << "differs from " << path << " (if intended: scripts/update-golden.sh, review the diff)";
-}
+using ibc::test::compareWithGolden;
 
 TEST(RenderGolden, TheNodeHasFindingsFromEveryPaste) {
   // The goldens below are worth something only if the node shows what the pastes hold.

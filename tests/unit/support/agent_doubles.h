@@ -1,8 +1,9 @@
 #pragma once
 
 // Shared test doubles of the agent's OS seams (ibc/agent/os.h) for tests that collect from
-// fixture trees: no command is installed, the environment is empty or a map. One copy here
-// instead of one per test file.
+// fixture trees: no command is installed, the environment is empty or a map; and the
+// collection of a copied tree through the agent's probes. One copy here instead of one per
+// test file (and benchmark).
 
 #include <chrono>
 #include <cstddef>
@@ -11,6 +12,7 @@
 #include <string_view>
 #include <vector>
 
+#include "ibc/agent/collect.h"
 #include "ibc/agent/os.h"
 
 namespace ibc::test {
@@ -37,5 +39,18 @@ class MapEnvironment : public agent::Environment {
   }
   std::map<std::string, std::string> vars;
 };
+
+// What the agent's probes collect from the copied tree at `root` (`extra`'s options beside
+// the root: NCCL logs, nccl-tests output, a window), with no command and an empty
+// environment, at `clock`'s time.
+inline ::ibcollect::v1::Snapshot collectFixtureTree(const std::string& root, agent::Clock& clock,
+                                                    agent::CollectOptions extra = {}) {
+  agent::RootedFilesystem host(root), files("");
+  NoCommands runner;
+  MapEnvironment env;
+  extra.root = root;
+  return agent::collectSnapshot(
+      extra, agent::HostSeams{host, files, runner, clock, env, nullptr, nullptr});
+}
 
 }  // namespace ibc::test

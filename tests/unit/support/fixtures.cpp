@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -39,6 +40,20 @@ std::vector<std::string> fixtureFiles(const std::string& relative_dir, const std
   }
   std::sort(out.begin(), out.end());
   return out;
+}
+
+void compareWithGolden(const std::string& name, const std::string& actual) {
+  const std::string path = fixturePath("golden/" + name);
+  if (const char* u = std::getenv("IBC_UPDATE_GOLDEN"); u != nullptr && std::string(u) == "1") {
+    std::ofstream(path, std::ios::binary) << actual;
+    return;
+  }
+  std::ifstream in(path, std::ios::binary);
+  ASSERT_TRUE(in.good()) << path << " is missing: run scripts/update-golden.sh";
+  std::stringstream expected;
+  expected << in.rdbuf();
+  EXPECT_EQ(actual, expected.str())
+      << "differs from " << path << " (if intended: scripts/update-golden.sh, review the diff)";
 }
 
 }  // namespace ibc::test

@@ -15,5 +15,9 @@ std::string readFixture(const std::string& relative);
 // Files (not directories) directly inside a fixture directory, sorted.
 std::vector<std::string> fixtureFiles(const std::string& relative_dir,
                                       const std::string& suffix = "");
+// Expects `actual` to equal tests/fixtures/golden/NAME byte for byte; with
+// IBC_UPDATE_GOLDEN=1 writes it there instead (scripts/update-golden.sh, then review the
+// diff like code).
+void compareWithGolden(const std::string& name, const std::string& actual);
 
 }  // namespace ibc::test

@@ -9,7 +9,7 @@
 
 #include <functional>
 
-namespace ibc::agent {
+namespace ibc::bundle {
 namespace {
 
 struct Entry {
@@ -166,4 +166,4 @@ TEST(BundleArchive, GarbageTruncatedAndOtherFormatsAreMalformed) {
 }
 
 }  // namespace
-}  // namespace ibc::agent
+}  // namespace ibc::bundle

@@ -1,5 +1,6 @@
-// Cross-node comparison on real captures collected through the probes (node names set
-// per test, since several captures come from the same host), plus synthetic windows.
+// Core's cross-node comparison (ibc/core/compare.h, job_verdict.h) on real captures
+// collected through the agent's probes (node names set per test, since several captures
+// come from the same host), plus synthetic windows.
 
 #include "ibc/core/compare.h"
 #include "ibc/core/job_verdict.h"
@@ -21,13 +22,8 @@ namespace {
 namespace v1 = ::ibcollect::v1;
 
 v1::Snapshot collectTree(const std::string& root, const std::string& node) {
-  RootedFilesystem host(root), files("");
-  ibc::test::NoCommands runner;
   SystemClock clock;
-  ibc::test::MapEnvironment env;
-  CollectOptions o;
-  o.root = root;
-  auto s = collectSnapshot(o, HostSeams{host, files, runner, clock, env, nullptr, nullptr});
+  auto s = ibc::test::collectFixtureTree(root, clock);
   s.mutable_node()->set_slurm_node(node);
   return s;
 }
