@@ -55,6 +55,13 @@ void sample(std::string& out, const std::string& name, uint64_t value) {
   out += name + ' ' + std::to_string(value) + '\n';
 }
 
+// A family of one sample without labels.
+void single(std::string& out, const char* name, const char* type, const char* help,
+            uint64_t value) {
+  family(out, name, type, help);
+  sample(out, name, value);
+}
+
 }  // namespace
 
 std::string prometheusText(const MetricsSnapshot& m) {
@@ -78,15 +85,13 @@ std::string prometheusText(const MetricsSnapshot& m) {
     sample(out, "ibcollect_rejections_total{reason=\"" + value->name() + "\"}", n);
   }
 
-  family(out, "ibcollect_received_bytes_total", "counter",
-         "Bytes of whole request frames received (headers and payloads).");
-  sample(out, "ibcollect_received_bytes_total", m.received_bytes);
-  family(out, "ibcollect_stored_bytes_total", "counter", "Bytes of snapshot envelopes stored.");
-  sample(out, "ibcollect_stored_bytes_total", s.bytes_stored());
+  single(out, "ibcollect_received_bytes_total", "counter",
+         "Bytes of whole request frames received (headers and payloads).", m.received_bytes);
+  single(out, "ibcollect_stored_bytes_total", "counter", "Bytes of snapshot envelopes stored.",
+         s.bytes_stored());
 
-  family(out, "ibcollect_writer_queue_depth", "gauge",
-         "Verified uploads waiting for the group-commit writer.");
-  sample(out, "ibcollect_writer_queue_depth", m.writer_queue_depth);
+  single(out, "ibcollect_writer_queue_depth", "gauge",
+         "Verified uploads waiting for the group-commit writer.", m.writer_queue_depth);
 
   family(out, "ibcollect_ack_latency_seconds", "histogram",
          "Seconds from an upload taken by the service to its durable acknowledgement.");
@@ -110,13 +115,11 @@ std::string prometheusText(const MetricsSnapshot& m) {
     sample(out, "ibcollect_store_part_bytes{part=\"wal\"}", z.wal_bytes);
   }
 
-  family(out, "ibcollect_open_connections", "gauge", "Connections open now.");
-  sample(out, "ibcollect_open_connections", s.connections_open());
-  family(out, "ibcollect_connections_total", "counter", "Connections accepted.");
-  sample(out, "ibcollect_connections_total", s.connections_accepted());
-  family(out, "ibcollect_retention_deleted_snapshots_total", "counter",
-         "Snapshots deleted by the retention policy.");
-  sample(out, "ibcollect_retention_deleted_snapshots_total", m.retention_deleted);
+  single(out, "ibcollect_open_connections", "gauge", "Connections open now.", s.connections_open());
+  single(out, "ibcollect_connections_total", "counter", "Connections accepted.",
+         s.connections_accepted());
+  single(out, "ibcollect_retention_deleted_snapshots_total", "counter",
+         "Snapshots deleted by the retention policy.", m.retention_deleted);
   family(out, "process_start_time_seconds", "gauge",
          "Start time of the process since unix epoch in seconds.");
   out += "process_start_time_seconds " + number(m.process_start_time_seconds) + '\n';

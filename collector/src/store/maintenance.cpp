@@ -22,24 +22,6 @@ Error rocksError(const rocksdb::Status& s, std::string_view what) {
 
 rocksdb::Slice slice(std::string_view s) { return rocksdb::Slice(s.data(), s.size()); }
 
-// The index keys of store.h's layout (store.cpp writes them the same way).
-std::string timeKey(int64_t unix_ms) {
-  const uint64_t u = static_cast<uint64_t>(unix_ms) ^ (uint64_t{1} << 63);
-  std::string out(8, '\0');
-  for (int i = 0; i < 8; ++i)
-    out[static_cast<std::size_t>(i)] = static_cast<char>(u >> (56 - 8 * i));
-  return out;
-}
-
-std::string joined(std::initializer_list<std::string_view> parts) {
-  std::string out;
-  for (auto p : parts) {
-    out.append(p);
-    out.push_back('\0');
-  }
-  return out;
-}
-
 struct Candidate {
   int64_t received_ms;
   uint64_t size;
@@ -93,11 +75,8 @@ Status deleteChunk(const StoreAccess& a, const std::vector<const Candidate*>& ch
     (void)batch.Delete(a.snapshots, slice(c->id));
     (void)batch.Delete(a.info, slice(c->id));
     counts.point_deletes += 2;
-    const std::string time = timeKey(info.collected_at_unix_ms());
-    by_node.push_back(joined({info.tenant(), info.node()}) + time + c->id);
-    if (!info.job_id().empty()) {
-      by_job.push_back(joined({info.tenant(), info.job_id(), info.node()}) + time + c->id);
-    }
+    by_node.push_back(byNodeKey(info));
+    if (!info.job_id().empty()) by_job.push_back(byJobKey(info));
     ++counts.deleted;
     counts.deleted_bytes += c->size;
     if (counts.oldest_received_unix_ms == 0) counts.oldest_received_unix_ms = c->received_ms;

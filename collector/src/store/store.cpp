@@ -44,30 +44,6 @@ bool startsWith(const rocksdb::Slice& key, std::string_view prefix) {
   return key.size() >= prefix.size() && std::string_view(key.data(), prefix.size()) == prefix;
 }
 
-// Keys sort by time, oldest first, including times before 1970.
-std::string timeKey(int64_t unix_ms) {
-  const uint64_t u = static_cast<uint64_t>(unix_ms) ^ (uint64_t{1} << 63);
-  std::string out(8, '\0');
-  for (int i = 0; i < 8; ++i)
-    out[static_cast<std::size_t>(i)] = static_cast<char>(u >> (56 - 8 * i));
-  return out;
-}
-
-int64_t timeFromKey(std::string_view bytes) {
-  uint64_t u = 0;
-  for (unsigned char c : bytes.substr(0, 8)) u = (u << 8) | c;
-  return static_cast<int64_t>(u ^ (uint64_t{1} << 63));
-}
-
-std::string joined(std::initializer_list<std::string_view> parts) {
-  std::string out;
-  for (auto p : parts) {
-    out.append(p);
-    out.push_back('\0');
-  }
-  return out;
-}
-
 // The component of `key` that starts at `offset` and ends before the next zero byte.
 std::string_view component(const rocksdb::Slice& key, std::size_t offset) {
   std::string_view rest(key.data() + offset, key.size() - offset);
@@ -275,18 +251,12 @@ Result<std::vector<PutOutcome>> Store::put(const std::vector<const SnapshotRecor
     outcomes.push_back(PutOutcome::Stored);
     const auto& info = records[n]->info;
     const std::string value = info.SerializeAsString();
-    const std::string time = timeKey(info.collected_at_unix_ms());
     rocksdb::Status s = batch.Put(impl_->cf(kSnapshots), slice(id), slice(records[n]->envelope));
     if (s.ok()) s = batch.Put(impl_->cf(kInfo), slice(id), slice(value));
     if (s.ok() && !info.job_id().empty()) {
-      s = batch.Put(impl_->cf(kByJob),
-                    slice(joined({info.tenant(), info.job_id(), info.node()}) + time + id),
-                    slice(value));
+      s = batch.Put(impl_->cf(kByJob), slice(byJobKey(info)), slice(value));
     }
-    if (s.ok()) {
-      s = batch.Put(impl_->cf(kByNode), slice(joined({info.tenant(), info.node()}) + time + id),
-                    slice(value));
-    }
+    if (s.ok()) s = batch.Put(impl_->cf(kByNode), slice(byNodeKey(info)), slice(value));
     if (!s.ok()) return rocksError(s, "cannot build the write batch");
   }
   if (batch.Count() > 0) {

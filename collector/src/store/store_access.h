@@ -1,17 +1,31 @@
 #pragma once
 
-// Internal to the store: what maintenance.cpp (retention, size, checkpoints) needs of an
-// open Store. The key layout is the one documented in store.h.
+// Internal to the store: the key layout documented in store.h (one owner: store.cpp writes
+// the keys, maintenance.cpp deletes them), and what maintenance.cpp (retention, size,
+// checkpoints) needs of an open Store.
 
 #include <rocksdb/db.h>
 
+#include <cstdint>
+#include <initializer_list>
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "ibc/collector/store/store.h"
 
 namespace ibc::collector {
+
+// 8 bytes that sort by time, oldest first, including times before 1970.
+std::string timeKey(int64_t unix_ms);
+int64_t timeFromKey(std::string_view bytes);
+// Each part followed by a zero byte (a prefix that no longer part can extend).
+std::string joined(std::initializer_list<std::string_view> parts);
+// The index keys of a snapshot: by node (tenant, node, time, id) and by job (tenant, job,
+// node, time, id; only for a snapshot with a job id).
+std::string byNodeKey(const ::ibcollect::v1::SnapshotInfo& info);
+std::string byJobKey(const ::ibcollect::v1::SnapshotInfo& info);
 
 struct StoreAccess {
   rocksdb::DB* db;

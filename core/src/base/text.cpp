@@ -151,6 +151,18 @@ bool isC1Control(std::string_view s, std::size_t i) {
   return static_cast<unsigned char>(s[i]) == 0xc2 && i + 1 < s.size() &&
          static_cast<unsigned char>(s[i + 1]) < 0xa0;
 }
+
+// Copies the well-formed UTF-8 sequence at s[i] that is no C1 control to `out`, or a '?' for
+// the bad byte (or sequence) there; returns where the next character starts.
+std::size_t copyCharacterOrMark(std::string_view s, std::size_t i, std::string& out) {
+  const std::size_t len = utf8SequenceLength(s, i);
+  if (len > 0 && !isC1Control(s, i)) {
+    out.append(s.substr(i, len));
+  } else {
+    out.push_back('?');
+  }
+  return i + (len > 0 ? len : 1);
+}
 }  // namespace
 
 std::string sanitizeUtf8(std::string_view s) {
@@ -164,17 +176,7 @@ std::string sanitizeUtf8(std::string_view s) {
       ++i;
       continue;
     }
-    if (c == '\r') {
-      ++i;
-      continue;
-    }
-    if (const std::size_t len = utf8SequenceLength(s, i); len > 0 && !isC1Control(s, i)) {
-      out.append(s.substr(i, len));
-      i += len;
-    } else {
-      out.push_back('?');
-      i += len > 0 ? len : 1;
-    }
+    i = c == '\r' ? i + 1 : copyCharacterOrMark(s, i, out);
   }
   return out;
 }
@@ -205,13 +207,7 @@ std::string printable(std::string_view s, std::size_t max_len) {
       continue;
     }
     // Accept well-formed multi-byte UTF-8 sequences, replace everything else.
-    if (const std::size_t len = utf8SequenceLength(s, i); len > 0 && !isC1Control(s, i)) {
-      out.append(s.substr(i, len));
-      i += len;
-    } else {
-      out.push_back('?');
-      i += len > 0 ? len : 1;
-    }
+    i = copyCharacterOrMark(s, i, out);
   }
   if (i < s.size()) out += "...";
   return out;
