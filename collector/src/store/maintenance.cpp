@@ -75,8 +75,8 @@ Status deleteChunk(const StoreAccess& a, const std::vector<const Candidate*>& ch
     (void)batch.Delete(a.snapshots, slice(c->id));
     (void)batch.Delete(a.info, slice(c->id));
     counts.point_deletes += 2;
-    by_node.push_back(byNodeKey(info));
-    if (!info.job_id().empty()) by_job.push_back(byJobKey(info));
+    by_node.push_back(byNodeKey(info, c->id));
+    if (!info.job_id().empty()) by_job.push_back(byJobKey(info, c->id));
     ++counts.deleted;
     counts.deleted_bytes += c->size;
     if (counts.oldest_received_unix_ms == 0) counts.oldest_received_unix_ms = c->received_ms;

@@ -254,9 +254,9 @@ Result<std::vector<PutOutcome>> Store::put(const std::vector<const SnapshotRecor
     rocksdb::Status s = batch.Put(impl_->cf(kSnapshots), slice(id), slice(records[n]->envelope));
     if (s.ok()) s = batch.Put(impl_->cf(kInfo), slice(id), slice(value));
     if (s.ok() && !info.job_id().empty()) {
-      s = batch.Put(impl_->cf(kByJob), slice(byJobKey(info)), slice(value));
+      s = batch.Put(impl_->cf(kByJob), slice(byJobKey(info, id)), slice(value));
     }
-    if (s.ok()) s = batch.Put(impl_->cf(kByNode), slice(byNodeKey(info)), slice(value));
+    if (s.ok()) s = batch.Put(impl_->cf(kByNode), slice(byNodeKey(info, id)), slice(value));
     if (!s.ok()) return rocksError(s, "cannot build the write batch");
   }
   if (batch.Count() > 0) {

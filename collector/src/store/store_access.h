@@ -23,9 +23,10 @@ int64_t timeFromKey(std::string_view bytes);
 // Each part followed by a zero byte (a prefix that no longer part can extend).
 std::string joined(std::initializer_list<std::string_view> parts);
 // The index keys of a snapshot: by node (tenant, node, time, id) and by job (tenant, job,
-// node, time, id; only for a snapshot with a job id).
-std::string byNodeKey(const ::ibcollect::v1::SnapshotInfo& info);
-std::string byJobKey(const ::ibcollect::v1::SnapshotInfo& info);
+// node, time, id; only for a snapshot with a job id). `id` is the key's form of the id (the
+// 32 bytes of snapshotIdBytes, as in the snapshots column family), not its hex.
+std::string byNodeKey(const ::ibcollect::v1::SnapshotInfo& info, std::string_view id);
+std::string byJobKey(const ::ibcollect::v1::SnapshotInfo& info, std::string_view id);
 
 struct StoreAccess {
   rocksdb::DB* db;

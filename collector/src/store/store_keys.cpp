@@ -27,14 +27,14 @@ std::string joined(std::initializer_list<std::string_view> parts) {
   return out;
 }
 
-std::string byNodeKey(const ::ibcollect::v1::SnapshotInfo& info) {
+std::string byNodeKey(const ::ibcollect::v1::SnapshotInfo& info, std::string_view id) {
   return joined({info.tenant(), info.node()}) + timeKey(info.collected_at_unix_ms()) +
-         info.snapshot_id();
+         std::string(id);
 }
 
-std::string byJobKey(const ::ibcollect::v1::SnapshotInfo& info) {
+std::string byJobKey(const ::ibcollect::v1::SnapshotInfo& info, std::string_view id) {
   return joined({info.tenant(), info.job_id(), info.node()}) +
-         timeKey(info.collected_at_unix_ms()) + info.snapshot_id();
+         timeKey(info.collected_at_unix_ms()) + std::string(id);
 }
 
 }  // namespace ibc::collector
