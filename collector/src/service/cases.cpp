@@ -225,6 +225,12 @@ std::string joined(const std::vector<std::string>& words) {
 
 using Response = v1::CollectorResponse;
 
+Response caseAnswer(const RequestCall& call, v1::Case c) {
+  Response r = answerTo(call);
+  *r.mutable_case_info() = std::move(c);
+  return r;
+}
+
 // Every snapshot id must be stored and belong to `tenant`: a case never covers another
 // tenant's data, whatever the request says.
 Status coverSnapshots(const RequestContext& service, std::string_view tenant,
@@ -278,7 +284,6 @@ Result<google::protobuf::RepeatedPtrField<std::string>> newestOfJob(const Reques
 
 Response createCase(const RequestCall& call) {
   const RequestContext& service = call.service;
-  const uint64_t id = call.request.request_id();
   const auto& q = call.request.create_case();
   const auto now = service.now();
   const Stamp stamp{call.peer.identity.name, unixMs(now)};
@@ -319,15 +324,11 @@ Response createCase(const RequestCall& call) {
                        {"job", c->job_id()},
                        {"snapshots", std::to_string(c->snapshot_ids_size())},
                        {"by", describePeer(call.peer)}});
-  Response r;
-  r.set_request_id(id);
-  *r.mutable_case_info() = std::move(*c);
-  return r;
+  return caseAnswer(call, std::move(*c));
 }
 
 Response updateCase(const RequestCall& call) {
   const RequestContext& service = call.service;
-  const uint64_t id = call.request.request_id();
   const auto& q = call.request.update_case();
   if (q.case_id().empty()) {
     return service.reject(call, v1::REJECT_REASON_MALFORMED_REQUEST, "name the case");
@@ -376,10 +377,7 @@ Response updateCase(const RequestCall& call) {
                        {"revision", std::to_string(updated->revision())},
                        {"changes", joined(changes)},
                        {"by", describePeer(call.peer)}});
-  Response r;
-  r.set_request_id(id);
-  *r.mutable_case_info() = std::move(*updated);
-  return r;
+  return caseAnswer(call, std::move(*updated));
 }
 
 Response listCases(const RequestCall& call) {
@@ -387,8 +385,7 @@ Response listCases(const RequestCall& call) {
   const auto& q = call.request.list_cases();
   auto list = service.store().listCases(q, service.listLimit(q.limit()));
   if (!list.ok()) return service.failed(call, list.error());
-  Response r;
-  r.set_request_id(call.request.request_id());
+  Response r = answerTo(call);
   *r.mutable_cases() = std::move(*list);
   return r;
 }
@@ -408,10 +405,7 @@ Response fetchCase(const RequestCall& call) {
   service.log().event(
       LogLevel::Info, "case_read",
       {{"case", (*got)->case_id()}, {"tenant", (*got)->tenant()}, {"by", describePeer(call.peer)}});
-  Response r;
-  r.set_request_id(call.request.request_id());
-  *r.mutable_case_info() = std::move(**got);
-  return r;
+  return caseAnswer(call, std::move(**got));
 }
 
 using Kind = v1::CollectorRequest;

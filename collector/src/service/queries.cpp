@@ -14,12 +14,6 @@ namespace {
 
 using Response = v1::CollectorResponse;
 
-Response answered(const RequestCall& call) {
-  Response r;
-  r.set_request_id(call.request.request_id());
-  return r;
-}
-
 Response listJobs(const RequestCall& call) {
   const auto& q = call.request.list_jobs();
   if (q.tenant().empty()) {
@@ -28,7 +22,7 @@ Response listJobs(const RequestCall& call) {
   auto jobs =
       call.service.store().listJobs(q.tenant(), q.after_job(), call.service.listLimit(q.limit()));
   if (!jobs.ok()) return call.service.failed(call, jobs.error());
-  Response r = answered(call);
+  Response r = answerTo(call);
   *r.mutable_jobs() = std::move(*jobs);
   return r;
 }
@@ -40,7 +34,7 @@ Response listNodes(const RequestCall& call) {
   }
   auto nodes = call.service.store().listNodes(q.tenant(), q.job_id());
   if (!nodes.ok()) return call.service.failed(call, nodes.error());
-  Response r = answered(call);
+  Response r = answerTo(call);
   *r.mutable_nodes() = std::move(*nodes);
   return r;
 }
@@ -49,7 +43,7 @@ Response listSnapshots(const RequestCall& call) {
   const auto& q = call.request.list_snapshots();
   auto list = call.service.store().listSnapshots(q, call.service.listLimit(q.limit()));
   if (!list.ok()) return call.service.failed(call, list.error());
-  Response r = answered(call);
+  Response r = answerTo(call);
   *r.mutable_snapshots() = std::move(*list);
   return r;
 }
@@ -72,7 +66,7 @@ Response fetchSnapshot(const RequestCall& call) {
     if (f.key != "tenant") fields.push_back({"reader_" + f.key, std::move(f.value)});
   }
   call.service.log().event(LogLevel::Info, "snapshot_read", fields);
-  Response r = answered(call);
+  Response r = answerTo(call);
   auto* out = r.mutable_snapshot();
   *out->mutable_info() = std::move(stored.info);
   *out->mutable_signed_snapshot() = std::move(stored.envelope);
@@ -80,7 +74,7 @@ Response fetchSnapshot(const RequestCall& call) {
 }
 
 Response stats(const RequestCall& call) {
-  Response r = answered(call);
+  Response r = answerTo(call);
   *r.mutable_stats() = call.service.stats();
   return r;
 }

@@ -86,6 +86,13 @@ std::span<const RequestKind> requestKinds();
 std::span<const RequestKind> queryRequestKinds();
 std::span<const RequestKind> caseRequestKinds();
 
+// An answer to `call` (its request_id set), for the handler to fill.
+inline RequestContext::Response answerTo(const RequestCall& call) {
+  RequestContext::Response r;
+  r.set_request_id(call.request.request_id());
+  return r;
+}
+
 // The handler adapter of a request answered before its handler returns.
 template <RequestContext::Response (*handler)(const RequestCall&)>
 void answer(RequestCall& call) {
