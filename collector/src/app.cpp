@@ -46,6 +46,7 @@ struct Args {
   double handshake_stall_timeout = 2;
   uint64_t min_free_mb = 256;
   std::string metrics;
+  bool metrics_client_cert = false;
   double retain_days = 0;
   double max_store_gb = 0;
 };
@@ -242,9 +243,13 @@ void declareOperationsOptions(CLI::App& app, Args& a) {
                  "writing resumes by itself when space returns (0: no floor)")
       ->capture_default_str();
   app.add_option("--metrics", a.metrics,
-                 "Serve Prometheus metrics (GET /metrics, plain HTTP) on ADDR:PORT "
+                 "Serve Prometheus metrics (GET /metrics) on ADDR:PORT: plain HTTP on a "
+                 "loopback address, HTTPS with the collector's certificate on any other "
                  "(port 0: any free port; off when not given)")
       ->type_name("ADDR:PORT");
+  app.add_flag("--metrics-client-cert", a.metrics_client_cert,
+               "With --metrics on a non-loopback address: scrapers must present a certificate "
+               "from --ca (Prometheus tls_config cert_file/key_file)");
   app.add_option("--retain-days", a.retain_days,
                  "Delete snapshots received more than N days ago, hourly and at start; "
                  "snapshots of open cases are kept (0: keep forever)")
@@ -426,7 +431,10 @@ void logStarted(EventLog& log, std::ostream& out, const Server& server,
   out << "listening on " << server.localAddress() << std::endl;
   if (metrics) out << "metrics on " << metrics->localAddress() << std::endl;
   LogFields started_fields{{"listen", server.localAddress()}, {"data", data}};
-  if (metrics) started_fields.push_back({"metrics", metrics->localAddress()});
+  if (metrics) {
+    started_fields.push_back(
+        {"metrics", metrics->scheme() + "://" + metrics->localAddress() + "/metrics"});
+  }
   started_fields.push_back({"version", IBC_VERSION});
   log.event(LogLevel::Info, "collector_started", started_fields);
 }
@@ -460,6 +468,10 @@ int serve(Args& a, std::ostream& out, std::ostream& err) {
   if (!a.metrics.empty() && !splitHostPort(a.metrics, metrics_options.host, metrics_options.port)) {
     err << "ibcollect-collector: --metrics wants ADDR:PORT, got '" << a.metrics << "'\n";
     return core::kExitUsage;
+  }
+  if (!a.metrics.empty() && !isLoopbackHost(metrics_options.host)) {
+    metrics_options.tls = MetricsTls{a.server.certificate_pem, a.server.key_pem, a.server.ca_pem,
+                                     a.metrics_client_cert};
   }
   const auto started_at = std::chrono::system_clock::now();
   StreamEventLog log(err);

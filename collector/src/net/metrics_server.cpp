@@ -1,6 +1,9 @@
 #include "ibc/collector/net/metrics_server.h"
 
+#include <openssl/ssl.h>
+
 #include <asio.hpp>
+#include <asio/ssl.hpp>
 #include <thread>
 
 namespace ibc::collector {
@@ -29,6 +32,13 @@ bool splitHostPort(const std::string& text, std::string& host, uint16_t& port) {
   return !host.empty();
 }
 
+bool isLoopbackHost(const std::string& host) {
+  if (host == "localhost") return true;
+  asio::error_code ec;
+  const auto address = asio::ip::make_address(host, ec);
+  return !ec && address.is_loopback();
+}
+
 namespace {
 
 std::string endpointText(const tcp::endpoint& e) {
@@ -53,9 +63,13 @@ struct MetricsServer::Impl {
 
   awaitable<void> acceptLoop();
   awaitable<void> serve(tcp::socket socket);
+  template <typename Stream>
+  awaitable<void> exchange(Stream& stream);
   std::string answer(const std::string& head);
+  core::Status setUpTls(const MetricsTls& tls);
 
   MetricsServerOptions options;
+  std::optional<asio::ssl::context> tls;
   Render render;
   EventLog& log;
   asio::io_context io{1};
@@ -91,13 +105,13 @@ std::string MetricsServer::Impl::answer(const std::string& head) {
 awaitable<void> MetricsServer::Impl::serve(tcp::socket accepted) {
   // Shared with the deadline's handler, which may already be queued when the exchange ends.
   auto socket_ptr = std::make_shared<tcp::socket>(std::move(accepted));
-  tcp::socket& socket = *socket_ptr;
   ++open;
   struct Closed {
     std::size_t& open;
     ~Closed() { --open; }
   } closed{open};
-  // One deadline for the whole exchange: a slow client only holds its own connection.
+  // One deadline for the whole exchange (the TLS handshake included): a slow client only
+  // holds its own connection.
   asio::steady_timer deadline(io);
   deadline.expires_after(options.deadline);
   deadline.async_wait([socket_ptr](const asio::error_code& e) {
@@ -105,13 +119,30 @@ awaitable<void> MetricsServer::Impl::serve(tcp::socket accepted) {
     asio::error_code ignored;
     socket_ptr->close(ignored);
   });
+  asio::error_code ec;
+  if (tls) {
+    asio::ssl::stream<tcp::socket&> stream(*socket_ptr, *tls);
+    co_await stream.async_handshake(asio::ssl::stream_base::server,
+                                    redirect_error(use_awaitable, ec));
+    if (!ec) co_await exchange(stream);
+  } else {
+    co_await exchange(*socket_ptr);
+  }
+  deadline.cancel();
+  socket_ptr->shutdown(tcp::socket::shutdown_both, ec);
+  socket_ptr->close(ec);
+}
+
+// Reads one request head and writes its answer.
+template <typename Stream>
+awaitable<void> MetricsServer::Impl::exchange(Stream& stream) {
   std::string head;
   asio::error_code ec;
   bool complete = false;
   while (head.size() <= options.max_request_bytes) {
     char buf[1024];
     const std::size_t n =
-        co_await socket.async_read_some(asio::buffer(buf), redirect_error(use_awaitable, ec));
+        co_await stream.async_read_some(asio::buffer(buf), redirect_error(use_awaitable, ec));
     if (ec) break;
     head.append(buf, n);
     if (head.find("\r\n\r\n") != std::string::npos) {
@@ -128,11 +159,29 @@ awaitable<void> MetricsServer::Impl::serve(tcp::socket accepted) {
                    false);
   }
   if (!out.empty()) {
-    co_await asio::async_write(socket, asio::buffer(out), redirect_error(use_awaitable, ec));
+    co_await asio::async_write(stream, asio::buffer(out), redirect_error(use_awaitable, ec));
   }
-  deadline.cancel();
-  socket.shutdown(tcp::socket::shutdown_both, ec);
-  socket.close(ec);
+}
+
+core::Status MetricsServer::Impl::setUpTls(const MetricsTls& t) {
+  tls.emplace(asio::ssl::context::tls_server);
+  SSL_CTX* ctx = tls->native_handle();
+  // Prometheus and curl speak TLS 1.2 and 1.3.
+  SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION);
+  asio::error_code ec;
+  tls->use_certificate_chain(asio::buffer(t.certificate_pem), ec);
+  if (!ec) tls->use_private_key(asio::buffer(t.key_pem), asio::ssl::context::pem, ec);
+  if (ec || SSL_CTX_check_private_key(ctx) != 1) {
+    return Error{ErrorCode::InvalidArgument,
+                 "--metrics: the collector's certificate or key is unusable for HTTPS" +
+                     (ec ? ": " + ec.message() : std::string())};
+  }
+  if (t.require_client_certificate) {
+    tls->add_certificate_authority(asio::buffer(t.ca_pem), ec);
+    if (ec) return Error{ErrorCode::InvalidArgument, "--metrics: the CA: " + ec.message()};
+    tls->set_verify_mode(asio::ssl::verify_peer | asio::ssl::verify_fail_if_no_peer_cert);
+  }
+  return {};
 }
 
 awaitable<void> MetricsServer::Impl::acceptLoop() {
@@ -173,6 +222,15 @@ core::Result<std::unique_ptr<MetricsServer>> MetricsServer::start(
   const auto address = asio::ip::make_address(options.host, ec);
   if (ec) return Error{ErrorCode::InvalidArgument, "--metrics: not an IP address: " + options.host};
   const tcp::endpoint endpoint(address, options.port);
+  if (!options.tls && !address.is_loopback()) {
+    return Error{ErrorCode::InvalidArgument,
+                 "--metrics " + endpointText(endpoint) +
+                     ": plain HTTP is served on loopback only; elsewhere the metrics are HTTPS "
+                     "with the collector's certificate"};
+  }
+  if (options.tls) {
+    if (auto st = impl->setUpTls(*options.tls); !st.ok()) return st.error();
+  }
   impl->acceptor.open(endpoint.protocol(), ec);
   if (!ec) impl->acceptor.set_option(tcp::acceptor::reuse_address(true), ec);
   if (!ec) impl->acceptor.bind(endpoint, ec);
@@ -186,6 +244,8 @@ core::Result<std::unique_ptr<MetricsServer>> MetricsServer::start(
   p->thread = std::thread([p] { p->io.run(); });
   return std::unique_ptr<MetricsServer>(new MetricsServer(std::move(impl)));
 }
+
+std::string MetricsServer::scheme() const { return impl_->tls ? "https" : "http"; }
 
 std::string MetricsServer::localAddress() const {
   asio::error_code ec;
