@@ -189,6 +189,14 @@ struct JobHosts {
 std::optional<int> resolveHosts(CliEnvironment& env, const JobArgs& a, const JobOptions& o,
                                 JobHosts& out) {
   if (o.launcher == Launcher::Srun) {
+    // scontrol retries a missing configuration for 60 s, saying so only on its stderr.
+    const std::string conf = env.env.get("SLURM_CONF");
+    if (!conf.empty() && !env.files.exists(conf)) {
+      env.err << "ibcollect: SLURM_CONF=" << conf
+              << " does not exist: Slurm's commands cannot find the cluster. Unset SLURM_CONF "
+                 "or point it at the cluster's slurm.conf\n";
+      return core::kExitUsage;
+    }
     auto job = resolveSlurmJob(env.runner, o);
     if (!job.ok()) {
       env.err << "ibcollect: " << job.error().message << "\n";

@@ -40,6 +40,18 @@ std::string shellQuote(const std::string& s) {
   return out + "'";
 }
 
+// The first `n` non-empty lines of a command's stderr, printable, joined by " / ".
+std::string firstLines(std::string_view text, std::size_t n) {
+  std::string out;
+  std::size_t taken = 0;
+  core::forEachLine(text, [&](std::string_view line, uint32_t) {
+    line = core::trim(line);
+    if (line.empty() || taken == n) return;
+    out += (taken++ == 0 ? "" : " / ") + core::printable(line, 300);
+  });
+  return out;
+}
+
 }  // namespace
 
 Result<core::SlurmJob> resolveSlurmJob(CommandRunner& runner, const JobOptions& o) {
@@ -52,9 +64,14 @@ Result<core::SlurmJob> resolveSlurmJob(CommandRunner& runner, const JobOptions& 
   auto r = runner.run({"scontrol", "show", "job", o.job_id}, o.command_timeout, 1u << 20);
   if (!r.ok()) return Error{ErrorCode::Unavailable, "cannot run scontrol: " + r.error().message};
   if (r->timed_out) {
-    return Error{ErrorCode::Unavailable, "scontrol did not answer within " +
-                                             std::to_string(o.command_timeout.count() / 1000) +
-                                             " s: is slurmctld up and reachable from here?"};
+    // What scontrol said while it waited (a configuration it cannot read, a controller it
+    // retries) is the reason; without a word from it, the controller is the likely one.
+    const std::string said = firstLines(r->err, 3);
+    return Error{
+        ErrorCode::Unavailable,
+        "scontrol did not answer within " + std::to_string(o.command_timeout.count() / 1000) +
+            " s" +
+            (said.empty() ? ": is slurmctld up and reachable from here?" : "; it said: " + said)};
   }
   const std::string err = r->err + r->out;
   if (r->exit_code != 0 || core::containsIgnoreCase(r->err, "error")) {

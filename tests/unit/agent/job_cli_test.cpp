@@ -213,6 +213,35 @@ TEST(JobCommand, AnInvalidJobIdSaysItMayBeHiddenByPrivateData) {
   EXPECT_TRUE(runner.streamed.empty());
 }
 
+TEST(JobCommand, AMissingSlurmConfIsNamedAtOnceNotAfterScontrolsRetries) {
+  SlurmCommands runner = runningEightNodeJob();
+  ibc::test::MapEnvironment env;
+  env.vars["SLURM_CONF"] = "/nonexistent/slurm.conf";
+  const auto r = runJob(runner, {}, &env);
+  EXPECT_EQ(r.code, core::kExitUsage);
+  EXPECT_NE(r.err.find("SLURM_CONF=/nonexistent/slurm.conf does not exist"), std::string::npos)
+      << r.err;
+  EXPECT_TRUE(runner.streamed.empty());
+}
+
+TEST(JobCommand, ScontrolTimingOutSaysWhatScontrolSaid) {
+  SlurmCommands runner;
+  runner.scripts["scontrol show job"] = CommandResult{
+      -1, true, "",
+      "scontrol: error: s_p_parse_file: cannot stat file /etc/slurm/slurm.conf: No such file "
+      "or directory, retrying in 1sec up to 60sec\n",
+      false};
+  const auto r = runJob(runner);
+  EXPECT_EQ(r.code, core::kExitCollectFailed);
+  EXPECT_NE(r.err.find("it said: scontrol: error: s_p_parse_file: cannot stat file "
+                       "/etc/slurm/slurm.conf"),
+            std::string::npos)
+      << r.err;
+  SlurmCommands silent;
+  silent.scripts["scontrol show job"] = CommandResult{-1, true, "", "", false};
+  EXPECT_NE(runJob(silent).err.find("is slurmctld up and reachable from here?"), std::string::npos);
+}
+
 TEST(JobCommand, AnUnreachableNodesLogTheLauncherCanReadIsStillDiagnosed) {
   // node1433 answers; node1787 never does, but its NCCL_DEBUG_FILE (SYNTHETIC, NCCL's
   // line format) is on a filesystem the launcher sees. Its completion error is reported
