@@ -474,6 +474,11 @@ void addBundleCommands(CLI::App& app, CliEnvironment& env, std::vector<Command>&
   CLI::App* bundle =
       app.add_subcommand("bundle", "Escalation bundles for the host side: export, verify, show");
   bundle->require_subcommand(1);
+  bundle->footer(helpFooter(
+      {"ibcollect bundle export --case case-20261125-0a1b2c3d -o case.ibbundle \\",
+       "    --collector c:7443 --ca ca.pem --cert me.pem --key me.key",
+       "ibcollect bundle verify case.ibbundle --ca ca.pem", "ibcollect bundle show case.ibbundle"},
+      kBundleExitCodes));
 
   auto ea = std::make_shared<ExportArgs>();
   CLI::App* ex = bundle->add_subcommand(
@@ -498,10 +503,10 @@ void addBundleCommands(CLI::App& app, CliEnvironment& env, std::vector<Command>&
                   "support certificate (OU=support); any other is refused.\nExamples:\n"
                   "  ibcollect bundle export a.ibsnap b.ibsnap -o case.ibbundle \\\n"
                   "      --cert me.pem --key me.key\n"
-                  "  ibcollect bundle export --job 1234 --collector c:7400 --ca ca.pem \\\n"
+                  "  ibcollect bundle export --job 1234 --collector c:7443 --ca ca.pem \\\n"
                   "      --cert me.pem --key me.key -o job1234.ibbundle --redact\n"
                   "  ibcollect bundle export --case case-20261125-0a1b2c3d --collector "
-                  "c:7400 \\\n      --ca ca.pem --cert me.pem --key me.key -o case.ibbundle\n\n") +
+                  "c:7443 \\\n      --ca ca.pem --cert me.pem --key me.key -o case.ibbundle\n\n") +
       kBundleExitCodes);
 
   auto va = std::make_shared<VerifyBundleArgs>();
@@ -512,7 +517,7 @@ void addBundleCommands(CLI::App& app, CliEnvironment& env, std::vector<Command>&
       ->check(CLI::ExistingFile);
   ve->add_option("--ca", va->transport.flags.ca, "CA certificate (PEM) the signers chain to");
   ve->add_option("--config", va->transport.config, "Agent config (for its ca = ... key)");
-  ve->footer(kBundleExitCodes);
+  ve->footer(helpFooter({"ibcollect bundle verify case.ibbundle --ca ca.pem"}, kBundleExitCodes));
 
   auto sa = std::make_shared<ShowArgs>();
   CLI::App* sh = bundle->add_subcommand(
@@ -523,7 +528,9 @@ void addBundleCommands(CLI::App& app, CliEnvironment& env, std::vector<Command>&
   sh->add_option("--format", sa->format, "text (for people) or json (the manifest)")
       ->check(CLI::IsMember({"text", "json"}))
       ->capture_default_str();
-  sh->footer(kBundleExitCodes);
+  sh->footer(helpFooter({"ibcollect bundle show case.ibbundle",
+                         "ibcollect bundle show case.ibbundle --format json   (the manifest)"},
+                        kBundleExitCodes));
 
   commands.push_back({[ex] { return ex->parsed(); }, [&env, ea] { return runExport(env, *ea); }});
   commands.push_back(

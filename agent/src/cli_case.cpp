@@ -282,6 +282,13 @@ void addCaseCommands(CLI::App& app, CliEnvironment& env, std::vector<Command>& c
   CLI::App* cases = app.add_subcommand(
       "case", "Support cases in the collector: create, list, show, update, attach host results");
   cases->require_subcommand(1);
+  cases->footer(helpFooter(
+      {"ibcollect case create --tenant acme --job 1234 --title 'slow all_reduce' \\",
+       "    --collector c:7443 --ca ca.pem --cert me.pem --key me.key", "ibcollect case list --state open ...",
+       "ibcollect case show case-20261125-0a1b2c3d ...",
+       "ibcollect case update case-20261125-0a1b2c3d --state escalated ...",
+       "(... = --collector, --ca, --cert, --key, or the config's keys)"},
+      kCaseExitCodes));
   const auto states = CLI::IsMember({"open", "escalated", "closed"});
 
   auto ca = std::make_shared<CaseCreateArgs>();
@@ -297,7 +304,7 @@ void addCaseCommands(CLI::App& app, CliEnvironment& env, std::vector<Command>& c
   addFormat(cr, ca->format);
   addTransportOptions(cr, ca->transport, /*download=*/true);
   cr->footer(std::string("Example:\n  ibcollect case create --tenant acme --job 1234 --title "
-                         "\"slow all_reduce\" \\\n      --collector c:7400 --ca ca.pem --cert "
+                         "\"slow all_reduce\" \\\n      --collector c:7443 --ca ca.pem --cert "
                          "me.pem --key me.key\n\n") +
              kCaseExitCodes);
 
@@ -308,7 +315,8 @@ void addCaseCommands(CLI::App& app, CliEnvironment& env, std::vector<Command>& c
   li->add_option("--state", la->state, "open, escalated or closed")->check(states);
   addFormat(li, la->format);
   addTransportOptions(li, la->transport, /*download=*/true);
-  li->footer(kCaseExitCodes);
+  li->footer(helpFooter({"ibcollect case list --tenant acme --state open --collector c:7443 ..."},
+                        kCaseExitCodes));
 
   auto sa = std::make_shared<CaseShowArgs>();
   CLI::App* sh = cases->add_subcommand("show", "A case with its notes and host results");
@@ -316,7 +324,8 @@ void addCaseCommands(CLI::App& app, CliEnvironment& env, std::vector<Command>& c
   sh->add_option("--tenant", sa->tenant, "Refuse the case unless it is this tenant's");
   addFormat(sh, sa->format);
   addTransportOptions(sh, sa->transport, /*download=*/true);
-  sh->footer(kCaseExitCodes);
+  sh->footer(
+      helpFooter({"ibcollect case show case-20261125-0a1b2c3d --format json ..."}, kCaseExitCodes));
 
   auto ua = std::make_shared<CaseUpdateArgs>();
   CLI::App* up = cases->add_subcommand("update", "Change a case's state or title, add a note");
@@ -330,7 +339,9 @@ void addCaseCommands(CLI::App& app, CliEnvironment& env, std::vector<Command>& c
                  "Refuse (conflict) unless the case is still at this revision");
   addFormat(up, ua->format);
   addTransportOptions(up, ua->transport, /*download=*/true);
-  up->footer(kCaseExitCodes);
+  up->footer(helpFooter({"ibcollect case update case-20261125-0a1b2c3d --state closed \\",
+                         "    --note 'cable replaced on hv17 port 3' --expect-revision 4 ..."},
+                        kCaseExitCodes));
 
   auto aa = std::make_shared<CaseUpdateArgs>();
   CLI::App* at =
@@ -346,7 +357,7 @@ void addCaseCommands(CLI::App& app, CliEnvironment& env, std::vector<Command>& c
   at->footer(std::string("Example (on the physical host):\n"
                          "  ibcollect host-inspect --bundle case.ibbundle --format json > "
                          "hv17.json\n  ibcollect case attach case-20261125-0a1b2c3d hv17.json "
-                         "--collector c:7400 ...\n\n") +
+                         "--collector c:7443 ...\n\n") +
              kCaseExitCodes);
 
   commands.push_back({[cr] { return cr->parsed(); }, [&env, ca] { return runCreate(env, *ca); }});

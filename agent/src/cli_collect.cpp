@@ -213,7 +213,13 @@ void addCollectCommands(CLI::App& app, CliEnvironment& env, std::vector<Command>
   snap->add_flag("--force", sa.force, "Overwrite the -o file when it exists");
   addReportOptions(snap, sa.report);
   addTransportOptions(snap, sa.transport);
-  snap->footer(kExitCodes);
+  snap->footer(helpFooter(
+      {"ibcollect snapshot -o node.ibsnap           collect this node, save, diagnose",
+       "ibcollect snapshot --window 10              also counter deltas over 10 s",
+       "ibcollect snapshot --nccl-log '/tmp/nccl.*.log' --nccl-tests allreduce.txt",
+       "ibcollect snapshot --collector c:7443 --ca ca.pem --cert node01.pem \\",
+       "    --key node01.key                      (signed, kept and uploaded)"},
+      kExitCodes));
 
   auto aa_ptr = std::make_shared<AnalyzeArgs>();
   AnalyzeArgs& aa = *aa_ptr;
@@ -238,7 +244,11 @@ void addCollectCommands(CLI::App& app, CliEnvironment& env, std::vector<Command>
                  "Save what was analysed (e.g. pasted output) as one node's FILE.ibsnap");
   an->add_flag("--force", aa.force, "Overwrite the -o file when it exists");
   addReportOptions(an, aa.report);
-  an->footer(kExitCodes);
+  an->footer(helpFooter({"ibcollect analyze node.ibsnap --nccl-log rank0.log",
+                         "ibcollect analyze --tool-output ibstat.txt --tool-output perfquery.txt",
+                         "ibcollect analyze --root /tmp/customer-tree --format json",
+                         "ibcollect analyze                           (this host, nothing kept)"},
+                        kExitCodes));
 
   commands.push_back(
       {[snap] { return snap->parsed(); }, [&env, sa_ptr] { return runSnapshot(env, *sa_ptr); }});

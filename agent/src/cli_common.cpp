@@ -19,6 +19,15 @@ class WrappingFormatter : public CLI::Formatter {
   std::string make_option_desc(const CLI::Option* opt) const override {
     return wrapWords(CLI::Formatter::make_option_desc(opt));
   }
+  // A command's own description above its usage, at most kHelpWidth wide (line by line: the
+  // top level's has lines of its own).
+  std::string make_description(const CLI::App* app) const override {
+    std::string out;
+    core::forEachLine(CLI::Formatter::make_description(app), [&](std::string_view line, uint32_t) {
+      out += core::wrapWords(line, kHelpWidth) + "\n";
+    });
+    return out;
+  }
   std::string make_subcommand(const CLI::App* sub) const override {
     std::stringstream out;
     CLI::detail::format_help(out, sub->get_display_name(true), wrapWords(sub->get_description()),
@@ -47,7 +56,10 @@ int parseAndRun(CLI::App& app, const std::vector<std::string>& args, CliEnvironm
     if (e.get_exit_code() == 0) return app.exit(e, env.out, env.err), core::kExitOk;  // --help
     // One line for the mistake, one for where to look: the help of the command given.
     std::string command = "ibcollect";
-    for (const CLI::App* sub : app.get_subcommands()) command += " " + sub->get_name();
+    for (const CLI::App* at = &app; !at->get_subcommands().empty();) {
+      at = at->get_subcommands().front();
+      command += " " + at->get_name();
+    }
     env.err << "ibcollect: " << e.what() << "\nRun '" << command << " --help' for usage.\n";
     return core::kExitUsage;
   }
@@ -65,6 +77,21 @@ const char* const kExitCodes =
     "where). A verdict is never hidden by a delivery problem: with warnings or\n"
     "critical findings the exit code is the verdict's (1 or 2) and the delivery\n"
     "problem is printed.";
+
+const char* const kDeliveryExitCodes =
+    "Exit codes: 0 every snapshot delivered, 3 usage error, 4 a snapshot could not be\n"
+    "delivered (each is named; what was not delivered stays in the spool for flush).";
+
+const char* const kDownloadExitCodes =
+    "Exit codes: 0 done, 3 usage error, 4 the collector could not be reached or\n"
+    "refused, or a file arrived damaged or could not be written (each is named).";
+
+std::string helpFooter(std::initializer_list<std::string_view> examples,
+                       std::string_view exit_codes) {
+  std::string out = examples.size() == 1 ? "Example:\n" : "Examples:\n";
+  for (auto e : examples) out += "  " + std::string(e) + "\n";
+  return out + "\n" + std::string(exit_codes);
+}
 
 int verdictBeforeDelivery(int verdict_code, bool delivery_failed) {
   if (verdict_code == core::kExitWarnings || verdict_code == core::kExitCritical)

@@ -151,7 +151,10 @@ void addFetchCommands(CLI::App& app, CliEnvironment& env, std::vector<Command>& 
   fe->add_option("--tenant", ga->tenant, "Tenant (default: every tenant)");
   fe->add_option("-o,--output", ga->output, "Directory to write FILE.ibsnap into")->required();
   addTransportOptions(fe, ga->transport, /*download=*/true);
-  fe->footer(kExitCodes);
+  fe->footer(
+      helpFooter({"ibcollect fetch --job 1234 --tenant acme -o job1234/ --collector c:7443 \\",
+                  "    --ca ca.pem --cert me.pem --key me.key"},
+                 kDownloadExitCodes));
 
   commands.push_back({[fe] { return fe->parsed(); }, [&env, ga] { return runFetch(env, *ga); }});
 }

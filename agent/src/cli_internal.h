@@ -5,8 +5,10 @@
 #include <CLI/CLI.hpp>
 
 #include <functional>
+#include <initializer_list>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "ibc/agent/cli.h"
@@ -21,6 +23,14 @@
 namespace ibc::agent::cli {
 
 extern const char* const kExitCodes;
+// Exit codes of the commands that deliver without judging (upload, flush) and of those that
+// download (fetch).
+extern const char* const kDeliveryExitCodes;
+extern const char* const kDownloadExitCodes;
+// A command's --help footer: "Examples:" with one command line per entry, then `exit_codes`
+// (each command's help shows its own examples, never the top level's).
+std::string helpFooter(std::initializer_list<std::string_view> examples,
+                       std::string_view exit_codes);
 
 // A command and what runs it: `selected` says whether the parsed command line asked for
 // it (a subcommand was given, or a top-level option such as --job).

@@ -709,7 +709,9 @@ void addJobCommands(CLI::App& app, CliEnvironment& env, std::vector<Command>& co
       app.add_subcommand("compare", "Compare saved snapshots of several nodes (as --job does)");
   cmp->add_option("files", *files, "Snapshots (FILE.ibsnap)")->required()->check(CLI::ExistingFile);
   addReportOptions(cmp, *cro);
-  cmp->footer(kExitCodes);
+  cmp->footer(helpFooter({"ibcollect compare run/*.ibsnap",
+                          "ibcollect compare --format json before/*.ibsnap after/*.ibsnap"},
+                         kExitCodes));
 
   auto sa = std::make_shared<StepArgs>();
   CLI::App* step =

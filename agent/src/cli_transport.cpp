@@ -314,11 +314,12 @@ int runVerify(CliEnvironment& env, const VerifyArgs& a) {
 
 void addTransportOptions(CLI::App* cmd, TransportArgs& a, bool download) {
   if (download) {
-    cmd->add_option("--collector", a.flags.collector, "Collector HOST:PORT to download from");
+    cmd->add_option("--collector", a.flags.collector,
+                    "Collector HOST:PORT (reached with your support certificate)");
     cmd->add_option("--ca", a.flags.ca, "CA certificate (PEM) the collector and signers chain to");
     cmd->add_option("--cert", a.flags.cert,
-                    "Your support certificate (PEM, issued for support): authenticates the "
-                    "download");
+                    "Your support certificate (PEM, issued for support): authenticates you to "
+                    "the collector");
     cmd->add_option("--key", a.flags.key, "The support certificate's private key (PEM)");
     cmd->add_option("--config", a.config,
                     "Config file with the same keys (default " + std::string(kDefaultAgentConfig) +
@@ -438,12 +439,20 @@ void addTransportCommands(CLI::App& app, CliEnvironment& env, std::vector<Comman
       ->required()
       ->check(CLI::ExistingFile);
   addTransportOptions(up, ua->transport);
-  up->footer(kExitCodes);
+  up->footer(helpFooter(
+      {"ibcollect upload node.ibsnap --collector c:7443 --ca ca.pem \\",
+       "    --cert node01.pem --key node01.key",
+       "ibcollect upload run/*.ibsnap     (settings from /etc/ibcollect/agent.conf)"},
+      kDeliveryExitCodes));
 
   auto fa = std::make_shared<TransportArgs>();
   CLI::App* fl = app.add_subcommand("flush", "Send the snapshots kept in the offline spool");
   addTransportOptions(fl, *fa);
-  fl->footer(kExitCodes);
+  fl->footer(
+      helpFooter({"ibcollect flush                  (settings from /etc/ibcollect/agent.conf)",
+                  "ibcollect flush --spool ~/.local/state/ibcollect/spool --collector "
+                  "c:7443 ..."},
+                 kDeliveryExitCodes));
 
   auto va = std::make_shared<VerifyArgs>();
   CLI::App* ve = app.add_subcommand("verify", "Check snapshot signatures offline against a CA");
@@ -452,10 +461,10 @@ void addTransportCommands(CLI::App& app, CliEnvironment& env, std::vector<Comman
       ->check(CLI::ExistingFile);
   ve->add_option("--ca", va->transport.flags.ca, "CA certificate (PEM)");
   ve->add_option("--config", va->transport.config, "Agent config (for its ca = ... key)");
-  ve->footer(
-      "Exit codes: 0 every signature verifies, 3 usage error, 4 a file could not be\n"
-      "read, 5 a signature, certificate or snapshot did not verify (each failing file\n"
-      "is named).");
+  ve->footer(std::string("Example:\n  ibcollect verify --ca ca.pem run/*.ibsnap\n\n") +
+             "Exit codes: 0 every signature verifies, 3 usage error, 4 a file could not be\n"
+             "read, 5 a signature, certificate or snapshot did not verify (each failing file\n"
+             "is named).");
 
   commands.push_back({[up] { return up->parsed(); }, [&env, ua] { return runUpload(env, *ua); }});
   commands.push_back({[fl] { return fl->parsed(); }, [&env, fa] { return runFlush(env, *fa); }});

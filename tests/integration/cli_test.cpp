@@ -4,7 +4,9 @@
 #include <google/protobuf/struct.pb.h>
 #include <google/protobuf/util/json_util.h>
 #include <gtest/gtest.h>
+
 #include <unistd.h>
+#include <sstream>
 
 #include <filesystem>
 #include <fstream>
@@ -93,6 +95,49 @@ TEST_F(Cli, UsageErrorsExitThreeAndSayWhy) {
   EXPECT_NE(bad_format.err.find("xml"), std::string::npos) << bad_format.err;
   auto bad_window = run({"snapshot", "--root", kMlx5Tree, "--window", "-1"});
   EXPECT_EQ(bad_window.exit_code, 3);
+}
+
+// Each command's --help shows examples of that command (never the top level's), fits 80
+// columns, and a usage error names the help of the command as typed, nested ones too.
+TEST_F(Cli, EachCommandsHelpShowsItsOwnExamplesAndUsageErrorsPointToIt) {
+  const std::vector<std::vector<std::string>> commands = {{"snapshot"},
+                                                          {"analyze"},
+                                                          {"compare"},
+                                                          {"upload"},
+                                                          {"flush"},
+                                                          {"verify"},
+                                                          {"fetch"},
+                                                          {"case"},
+                                                          {"case", "create"},
+                                                          {"case", "list"},
+                                                          {"case", "show"},
+                                                          {"case", "update"},
+                                                          {"case", "attach"},
+                                                          {"bundle"},
+                                                          {"bundle", "export"},
+                                                          {"bundle", "verify"},
+                                                          {"bundle", "show"},
+                                                          {"host-inspect"}};
+  for (const auto& command : commands) {
+    std::string name;
+    for (const auto& w : command) name += (name.empty() ? "" : " ") + w;
+    auto args = command;
+    args.push_back("--help");
+    const auto h = run(args);
+    ASSERT_EQ(h.exit_code, 0) << name << ": " << h.err;
+    const std::string own = "  ibcollect " + command.front();
+    EXPECT_NE(h.out.find("Example"), std::string::npos) << name << ":\n" << h.out;
+    EXPECT_NE(h.out.find(own), std::string::npos) << name << ":\n" << h.out;
+    EXPECT_EQ(h.out.find("ibcollect --job 1234"), std::string::npos) << name << ":\n" << h.out;
+    std::istringstream lines(h.out);
+    for (std::string l; std::getline(lines, l);) EXPECT_LE(l.size(), 80u) << name << ": " << l;
+  }
+  const auto nested = run({"case", "update"});
+  EXPECT_EQ(nested.exit_code, 3);
+  EXPECT_NE(nested.err.find("Run 'ibcollect case update --help' for usage."), std::string::npos)
+      << nested.err;
+  const auto create = run({"case", "create", "--help"});
+  EXPECT_EQ(create.out.find("to download from"), std::string::npos) << create.out;
 }
 
 TEST_F(Cli, SnapshotWritesAFileThatAnalyzeReadsBackWithTheSameFindings) {
