@@ -160,6 +160,13 @@ fi
 for p in "${PKGS[@]}"; do
   [ "$(dpkg-query -W -f='${db:Status-Abbrev}' "$p")" = "ii " ] || { cat "$TMP/dpkg-i.log"; fail "$p is not installed"; }
 done
+# What the packages own (their files, not the directories they share with others): a purge
+# must remove all of it. Caches other tools keep (man-db's cat pages of our man pages,
+# ...) are theirs, not the packages'.
+for p in "${PKGS[@]}"; do dpkg -L "$p"; done | while read -r f; do
+  [ -d "$f" ] || echo "$f"
+done | sort -u >"$TMP/package-files"
+[ -s "$TMP/package-files" ] || fail "dpkg -L lists no files of the packages"
 
 step "--version, man -w, every --help flag in the man page"
 [ "$(ibcollect --version)" = "ibcollect $VERSION" ] || fail "ibcollect --version: $(ibcollect --version)"
@@ -168,6 +175,9 @@ step "--version, man -w, every --help flag in the man page"
 console_version=$(QT_QPA_PLATFORM=offscreen XDG_RUNTIME_DIR=$TMP ibcollect-console --version 2>/dev/null)
 [ "$console_version" = "ibcollect-console $VERSION" ] || fail "ibcollect-console --version: $console_version"
 [ "$(man -w ibcollect)" = /usr/share/man/man1/ibcollect.1.gz ] || fail "man -w ibcollect: $(man -w ibcollect)"
+# Reading a page may leave man-db's cat page in /var/cache/man: the purge below must not
+# count what man-db keeps as the packages' (a reader of the man page once failed this test).
+man ibcollect-collector >/dev/null 2>&1 || true
 [ "$(man -w 8 ibcollect-collector)" = /usr/share/man/man8/ibcollect-collector.8.gz ] || fail "man -w 8 ibcollect-collector"
 [ "$(man -w ibcollect-console)" = /usr/share/man/man1/ibcollect-console.1.gz ] || fail "man -w ibcollect-console"
 [ "$(man -w ibcollect-support)" = /usr/share/man/man1/ibcollect-support.1.gz ] || fail "man -w ibcollect-support"
@@ -383,11 +393,12 @@ tail -1 "$TMP/collector.log"
 # ---- remove, reinstall, purge ------------------------------------------------------------
 left_behind() {
   {
-    for path in "${OWNED[@]}" /usr/share/man/man1/ibcollect.1.gz /usr/share/applications/ibcollect-console.desktop; do
+    for path in "${OWNED[@]}"; do
       if [ -e "$path" ]; then echo "$path"; fi
     done
-    find /etc /lib/systemd /usr/bin /usr/sbin /usr/share /var/lib /var/spool /var/cache \
-      -name '*ibcollect*' 2>/dev/null || true
+    while read -r path; do
+      if [ -e "$path" ] || [ -L "$path" ]; then echo "$path"; fi
+    done <"$TMP/package-files"
   } | sort -u >"$TMP/left"
   sed 's/^/   left: /' "$TMP/left" >&2
   [ ! -s "$TMP/left" ]
