@@ -101,7 +101,7 @@ std::vector<Fact> factsOf(const JobData& job, int node_index) {
     if (port.rate_gbps() > 0) {
       out.push_back({where,
                      QStringLiteral("rate"),
-                     withUnit(port.rate_gbps(), QStringLiteral(" Gb/s")),
+                     q(port.rate()),  // core's one way of printing a rate
                      port.rate_gbps(),
                      std::nullopt,
                      1,

@@ -209,8 +209,7 @@ void NodeGridModel::addNodeRows(Prepared& out, const JobData& job, int i, const 
     r.sort[Port] = port.port();
     r.cells[State] = q(port.state());
     r.cells[PhysState] = q(port.phys_state());
-    r.cells[Rate] =
-        port.rate_gbps() > 0 ? QString::number(port.rate_gbps()) + " Gb/s" : q(port.rate());
+    r.cells[Rate] = q(port.rate());  // core's one way of printing a rate
     r.sort[Rate] = port.rate_gbps();
     r.cells[LinkLayer] = q(port.link_layer());
     r.cells[Firmware] = q(port.fw_ver());

@@ -39,16 +39,20 @@ std::pair<std::string_view, std::string> ethernetOnlyModel(const v1::RdmaDevice&
   return {{}, id};
 }
 
+// One way to print a rate everywhere (text, JSON, console): "200 Gb/s (4X HDR)", the lanes
+// and speed name as the kernel gives them for InfiniBand; "25 Gb/s" on Ethernet, where RoCE
+// ports report InfiniBand speed names that mean nothing; a rate that could not be parsed as
+// read; "-" when none was read.
 std::string rateText(const v1::RdmaPort& p) {
-  if (p.rate_raw().empty()) return "-";
-  // RoCE ports report their rate with InfiniBand speed names ("25 Gb/sec (1X EDR)"): on
-  // Ethernet only the number means anything.
-  if (p.link_layer() == "Ethernet" && p.rate_gbps() > 0) {
-    char buf[32];
-    std::snprintf(buf, sizeof buf, "%g Gb/s", p.rate_gbps());
-    return buf;
+  if (p.rate_gbps() <= 0) return p.rate_raw().empty() ? "-" : p.rate_raw();
+  std::string out = formatNumber(p.rate_gbps(), 4) + " Gb/s";
+  const auto open = p.rate_raw().find('(');
+  const auto close = p.rate_raw().rfind(')');
+  if (p.link_layer() != "Ethernet" && open != std::string::npos && close != std::string::npos &&
+      close > open + 1) {
+    out += " " + p.rate_raw().substr(open, close - open + 1);
   }
-  return p.rate_raw();
+  return out;
 }
 
 std::string portRemark(const v1::RdmaDevice& d, const v1::RdmaPort& p) {

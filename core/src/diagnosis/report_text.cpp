@@ -9,6 +9,7 @@
 #include <sstream>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "ibc/core/findings.h"
@@ -339,6 +340,11 @@ std::string replaceAll(std::string s, const std::string& what, const std::string
 }
 
 // What a finding says with its own node, device and port taken out.
+// "1 finding", "7 findings".
+std::string counted(uint32_t n, const char* noun) {
+  return std::to_string(n) + " " + noun + (n == 1 ? "" : "s");
+}
+
 std::string groupKey(const v1::Finding& f) {
   std::string summary = f.summary();
   std::string action = f.action();
@@ -567,11 +573,16 @@ void reportBody(std::string& out, const v1::Report& report, const TextOptions& o
   const RowLabels labels(report);
   const std::size_t w = options.width;
 
+  // Entries, as the findings below list them (the same finding on several ports or nodes is
+  // one entry unless -v), by severity; places are the findings themselves.
   uint32_t crit = 0, warn = 0, info = 0;
+  std::unordered_set<std::string> seen;
   for (const auto& f : report.findings()) {
+    if (!options.verbose && !seen.insert(groupKey(f)).second) continue;
     const Severity s = severityOf(f);
     (s == Severity::Critical ? crit : s == Severity::Warning ? warn : info)++;
   }
+  const uint32_t entries = crit + warn + info;
   out += "\n";
   for (const auto& notice : report.notices()) out += wrap(notice, w, "note: ", "  ");
   uint32_t unreachable = 0;
@@ -602,12 +613,16 @@ void reportBody(std::string& out, const v1::Report& report, const TextOptions& o
   std::string counts;
   if (options.node_table) {
     counts =
-        std::to_string(report.nodes_size()) + " node(s)" +
+        counted(static_cast<uint32_t>(report.nodes_size()), "node") +
         (unreachable > 0 ? ", " + std::to_string(unreachable) + " unreachable" : std::string()) +
         "; ";
   }
-  counts += std::to_string(report.findings_size()) + " finding(s): " + std::to_string(crit) +
-            " critical, " + std::to_string(warn) + " warning, " + std::to_string(info) + " info";
+  counts += counted(entries, "finding") +
+            (static_cast<int>(entries) == report.findings_size()
+                 ? std::string()
+                 : " in " + counted(static_cast<uint32_t>(report.findings_size()), "place")) +
+            ": " + std::to_string(crit) + " critical, " + std::to_string(warn) + " warning, " +
+            std::to_string(info) + " info";
   out += wrap(counts, w, "", "  ");
 
   if (!options.quiet) {

@@ -307,7 +307,7 @@ TEST(NodeGridModel, CellsThatDifferFromTheJobsMajorityAreOutliers) {
   NodeGridModel m;
   m.setJob(&job());
   EXPECT_EQ(m.majority(NodeGridModel::State), "ACTIVE");
-  EXPECT_EQ(m.majority(NodeGridModel::Rate), "200 Gb/s");
+  EXPECT_EQ(m.majority(NodeGridModel::Rate), "200 Gb/s (4X HDR)");
   const int init = rowOfPort(m, "node1661", "mlx5_6");
   EXPECT_TRUE(m.index(init, NodeGridModel::State).data(NodeGridModel::OutlierRole).toBool());
   EXPECT_FALSE(m.index(init, NodeGridModel::Rate).data(NodeGridModel::OutlierRole).toBool());
@@ -436,7 +436,7 @@ TEST(GridFilter, SortingByRateIsNumericAndByNodeIsNatural) {
   GridFilter f;
   f.setGridModel(&m);
   f.sort(NodeGridModel::Rate, Qt::AscendingOrder);
-  EXPECT_EQ(f.index(0, NodeGridModel::Rate).data().toString(), "100 Gb/s");
+  EXPECT_EQ(f.index(0, NodeGridModel::Rate).data().toString(), "100 Gb/s (4X EDR)");
   f.sort(NodeGridModel::Verdict, Qt::DescendingOrder);
   EXPECT_EQ(f.index(0, NodeGridModel::Verdict).data().toString(), "CRITICAL");
 }
