@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "fixture_trees.h"
 #include "ibc/agent/os.h"
 #include "ibc/bundle/bundle_archive.h"
 #include "ibc/core/bundle.h"
@@ -20,12 +21,8 @@ namespace fs = std::filesystem;
 using ibc::agent::CommandResult;
 using ibc::agent::ProcessRunner;
 
-const std::string kBrokenTree = std::string(IBC_FIXTURES_DIR) +
-                                "/real/sysfs/sysfs_procfs-fixture_mlx5_0_hw-counters-errors.tree/"
-                                "fixtures";
-const std::string kHealthyTree =
-    std::string(IBC_FIXTURES_DIR) +
-    "/real/sysfs/sysfs_procfs-fixture_mlx4_0_ib-qdr-2port.tree/fixtures";
+using ibc::test::kBrokenTree;
+using ibc::test::kHealthyTree;
 
 std::string readAll(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
@@ -53,11 +50,9 @@ class BundleCli : public ::testing::Test {
     // only that node's certificate may sign it).
     for (const auto& [node, tree] :
          {std::pair<std::string, std::string>{"node01", kBrokenTree}, {"node02", kHealthyTree}}) {
-      const fs::path copy = fs::path(root_) / ("tree-" + node);
-      fs::copy(tree, copy, fs::copy_options::recursive);
-      fs::create_directories(copy / "proc/sys/kernel");
-      writeAll((copy / "proc/sys/kernel/hostname").string(), node + "\n");
-      auto r = run({"snapshot", "--root", copy.string(), "--job", "77", "--cert",
+      const std::string copy =
+          ibc::test::treeAsNode(tree, fs::path(root_) / ("tree-" + node), node);
+      auto r = run({"snapshot", "--root", copy, "--job", "77", "--cert",
                     pki("agents/acme/" + node + ".pem"), "--key",
                     pki("agents/acme/" + node + ".key"), "-o", path(node + ".ibsnap"), "-q"});
       ASSERT_LE(r.exit_code, 2) << r.err;

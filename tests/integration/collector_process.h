@@ -1,13 +1,18 @@
 #pragma once
 
 // Test support for integration tests that need a real `ibcollect-collector`: the process
-// on 127.0.0.1 port 0 (its first stdout line gives the port), and polling helpers.
+// on 127.0.0.1 port 0 (its first stdout line gives the port), its arguments over a
+// certs/make-pki directory, the identities that directory holds, plain TCP connections to
+// it, and polling helpers.
 
+#include <arpa/inet.h>
 #include <fcntl.h>
 #include <gtest/gtest.h>
+#include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -138,5 +143,46 @@ class CollectorProcess {
   int port_ = 0;
   bool exited_ = false;
 };
+
+// The collector's arguments over the PKI certs/make-pki wrote to `pki`: 127.0.0.1 port 0,
+// its store in `data`, then `extra`.
+inline std::vector<std::string> collectorArgs(const std::string& pki, const std::string& data,
+                                              const std::vector<std::string>& extra = {}) {
+  std::vector<std::string> args = {
+      "--listen", "127.0.0.1:0",         "--data", data,
+      "--ca",     pki + "/ca.pem",       "--cert", pki + "/collector.pem",
+      "--key",    pki + "/collector.key"};
+  args.insert(args.end(), extra.begin(), extra.end());
+  return args;
+}
+
+// A certificate and key certs/make-pki wrote; `node` is an agent certificate's CN.
+struct Identity {
+  std::string cert;
+  std::string key;
+  std::string node;
+};
+inline Identity agentIdentity(const std::string& pki, const std::string& tenant,
+                              const std::string& node) {
+  const std::string base = pki + "/agents/" + tenant + "/" + node;
+  return {base + ".pem", base + ".key", node};
+}
+inline Identity supportIdentity(const std::string& pki, const std::string& name = "alice") {
+  return {pki + "/support/" + name + ".pem", pki + "/support/" + name + ".key", ""};
+}
+
+// A plain TCP connection to 127.0.0.1:port (-1 on failure).
+inline int rawConnect(int port) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_port = htons(static_cast<uint16_t>(port));
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) {
+    ::close(fd);
+    return -1;
+  }
+  return fd;
+}
 
 }  // namespace ibc::test

@@ -30,6 +30,7 @@
 #include <openssl/ssl.h>
 
 #include "collector_process.h"
+#include "fixture_trees.h"
 #include "ibc/agent/os.h"
 #include "ibc/agent/upload.h"
 #include "ibc/core/frame.h"
@@ -68,10 +69,6 @@ constexpr int kSlowdown = 1;
 constexpr int kSlowdown = 1;
 #endif
 
-const std::string kTree =
-    std::string(IBC_FIXTURES_DIR) +
-    "/real/sysfs/sysfs_procfs-fixture_mlx5_0_hw-counters-errors.tree/fixtures";
-
 void writeAll(const std::string& path, const std::string& bytes) {
   std::ofstream(path, std::ios::binary | std::ios::trunc) << bytes;
 }
@@ -87,20 +84,6 @@ int deadPort() {
   ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
   ::close(fd);
   return ntohs(a.sin_port);
-}
-
-// A plain TCP connection to 127.0.0.1:port (-1 on failure).
-int rawConnect(int port) {
-  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_port = htons(static_cast<uint16_t>(port));
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) {
-    ::close(fd);
-    return -1;
-  }
-  return fd;
 }
 
 // A TCP connection to the collector from another loopback address (the attacker's source).
@@ -154,12 +137,6 @@ class StalledHello {
   bool sent_ = false;
 };
 
-struct Identity {
-  std::string cert;
-  std::string key;
-  std::string node;  // the CN of an agent certificate
-};
-
 class Transport : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
@@ -194,33 +171,20 @@ class Transport : public ::testing::Test {
   }
 
   static Identity agent(const std::string& tenant, const std::string& node) {
-    return {pki_ + "/agents/" + tenant + "/" + node + ".pem",
-            pki_ + "/agents/" + tenant + "/" + node + ".key", node};
+    return agentIdentity(pki_, tenant, node);
   }
-  static Identity support() {
-    return {pki_ + "/support/alice.pem", pki_ + "/support/alice.key", ""};
-  }
+  static Identity support() { return supportIdentity(pki_); }
 
   // The real fixture tree as node `node` sees it: a copy whose /proc/sys/kernel/hostname
   // names the node, so its snapshot may be signed by that node's certificate (DESIGN §6).
   std::string treeOf(const std::string& node) {
-    const fs::path root = path("tree-" + node);
-    if (!fs::exists(root)) {
-      fs::copy(kTree, root, fs::copy_options::recursive);
-      fs::create_directories(root / "proc/sys/kernel");
-      writeAll((root / "proc/sys/kernel/hostname").string(), node + "\n");
-    }
-    return root.string();
+    return treeAsNode(kBrokenTree, path("tree-" + node), node);
   }
 
   std::unique_ptr<CollectorProcess> startCollector(std::vector<std::string> extra = {},
                                                    const std::string& data = "data") {
-    std::vector<std::string> args = {
-        "--listen", "127.0.0.1:0",          "--data", path(data),
-        "--ca",     pki_ + "/ca.pem",       "--cert", pki_ + "/collector.pem",
-        "--key",    pki_ + "/collector.key"};
-    args.insert(args.end(), extra.begin(), extra.end());
-    return std::make_unique<CollectorProcess>(IBC_COLLECTOR_BINARY, args, path("collector.log"));
+    return std::make_unique<CollectorProcess>(
+        IBC_COLLECTOR_BINARY, collectorArgs(pki_, path(data), extra), path("collector.log"));
   }
 
   // Runs in the test's own directory: `snapshot` keeps a file in the working directory.

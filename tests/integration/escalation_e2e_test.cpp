@@ -16,6 +16,7 @@
 #include <filesystem>
 
 #include "collector_process.h"
+#include "fixture_trees.h"
 #include "ibc/agent/os.h"
 #include "ibc/bundle/bundle_archive.h"
 
@@ -25,12 +26,8 @@ namespace fs = std::filesystem;
 using ibc::agent::CommandResult;
 using ibc::agent::ProcessRunner;
 
-const std::string kBrokenTree = std::string(IBC_FIXTURES_DIR) +
-                                "/real/sysfs/sysfs_procfs-fixture_mlx5_0_hw-counters-errors.tree/"
-                                "fixtures";
-const std::string kHealthyTree =
-    std::string(IBC_FIXTURES_DIR) +
-    "/real/sysfs/sysfs_procfs-fixture_mlx4_0_ib-qdr-2port.tree/fixtures";
+using ibc::test::kBrokenTree;
+using ibc::test::kHealthyTree;
 
 std::string pfFixture(const std::string& prefix) {
   const std::string dir = std::string(IBC_FIXTURES_DIR) + "/real/pf";
@@ -59,21 +56,15 @@ class Escalation : public ::testing::Test {
     ASSERT_TRUE(trees.ok());
     ASSERT_EQ(trees->exit_code, 0) << trees->err;
     collector_ = std::make_unique<ibc::test::CollectorProcess>(
-        IBC_COLLECTOR_BINARY,
-        std::vector<std::string>{"--listen", "127.0.0.1:0", "--data", path("data"), "--ca",
-                                 pki("ca.pem"), "--cert", pki("collector.pem"), "--key",
-                                 pki("collector.key")},
+        IBC_COLLECTOR_BINARY, ibc::test::collectorArgs(path("pki"), path("data")),
         path("collector.log"));
     ASSERT_GT(collector_->port(), 0);
     for (const auto& [node, tree] :
          {std::pair<std::string, std::string>{"node01", kBrokenTree}, {"node02", kHealthyTree}}) {
-      const fs::path copy = root_ / ("tree-" + node);
-      fs::copy(tree, copy, fs::copy_options::recursive);
-      fs::create_directories(copy / "proc/sys/kernel");
-      std::ofstream((copy / "proc/sys/kernel/hostname").string()) << node << "\n";
+      const std::string copy = ibc::test::treeAsNode(tree, root_ / ("tree-" + node), node);
       const std::string cert = pki("agents/acme/" + node);
-      auto r = run({"snapshot", "--root", copy.string(), "--job", "77", "--cert", cert + ".pem",
-                    "--key", cert + ".key", "-o", path(node + ".ibsnap"), "-q"});
+      auto r = run({"snapshot", "--root", copy, "--job", "77", "--cert", cert + ".pem", "--key",
+                    cert + ".key", "-o", path(node + ".ibsnap"), "-q"});
       ASSERT_LE(r.exit_code, 2) << r.err;
       auto up = run({"upload", path(node + ".ibsnap"), "--collector", collector_->address(), "--ca",
                      pki("ca.pem"), "--cert", cert + ".pem", "--key", cert + ".key"});

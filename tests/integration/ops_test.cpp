@@ -38,20 +38,6 @@ using ibc::agent::ProcessRunner;
 using std::chrono::milliseconds;
 using std::chrono::seconds;
 
-// A plain TCP connection to 127.0.0.1:port (-1 on failure).
-int rawConnect(int port) {
-  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_port = htons(static_cast<uint16_t>(port));
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) {
-    ::close(fd);
-    return -1;
-  }
-  return fd;
-}
-
 // Reads until the peer closes or `timeout` passes.
 std::string readToEnd(int fd, milliseconds timeout = seconds(10)) {
   std::string out;
@@ -106,11 +92,6 @@ std::map<std::string, double> parseWithPrometheus(const std::string& text, const
   return out;
 }
 
-struct Identity {
-  std::string cert;
-  std::string key;
-};
-
 class Ops : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
@@ -135,19 +116,14 @@ class Ops : public ::testing::Test {
   }
 
   static Identity agent(const std::string& tenant, const std::string& node) {
-    return {pki_ + "/agents/" + tenant + "/" + node + ".pem",
-            pki_ + "/agents/" + tenant + "/" + node + ".key"};
+    return agentIdentity(pki_, tenant, node);
   }
-  static Identity support() { return {pki_ + "/support/alice.pem", pki_ + "/support/alice.key"}; }
+  static Identity support() { return supportIdentity(pki_); }
 
   std::unique_ptr<CollectorProcess> startCollector(std::vector<std::string> extra = {},
                                                    const std::string& data = "data") {
-    std::vector<std::string> args = {
-        "--listen", "127.0.0.1:0",          "--data", path(data),
-        "--ca",     pki_ + "/ca.pem",       "--cert", pki_ + "/collector.pem",
-        "--key",    pki_ + "/collector.key"};
-    args.insert(args.end(), extra.begin(), extra.end());
-    return std::make_unique<CollectorProcess>(IBC_COLLECTOR_BINARY, args, path("collector.log"));
+    return std::make_unique<CollectorProcess>(
+        IBC_COLLECTOR_BINARY, collectorArgs(pki_, path(data), extra), path("collector.log"));
   }
 
   static std::unique_ptr<CollectorConnection> connect(int port, const Identity& who) {
