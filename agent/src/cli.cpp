@@ -92,17 +92,17 @@ int runCli(const std::vector<std::string>& args, CliEnvironment& env) {
   app.formatter(cli::helpFormatter());
   app.set_version_flag("--version", versionString());
   app.require_subcommand(0, 1);
-  app.footer(std::string(
-                 "Examples:\n"
-                 "  ibcollect --job 1234                        every node of Slurm job 1234\n"
-                 "  ibcollect snapshot -o node.ibsnap           collect this node, save, diagnose\n"
-                 "  ibcollect snapshot --window 10              also counter deltas over 10 s\n"
-                 "  ibcollect analyze node.ibsnap --nccl-log rank0.log\n"
-                 "  ibcollect analyze --tool-output ibstat.txt  diagnose pasted tool output\n"
-                 "  ibcollect analyze --root /tmp/customer-tree diagnose a copied /sys tree\n"
-                 "  ibcollect explain PORT_NOT_ACTIVE_SM        what a finding code means, what "
-                 "to do\n\n") +
-             cli::kExitCodes);
+  app.footer(
+      std::string(
+          "Examples:\n"
+          "  ibcollect --job 1234                        every node of Slurm job 1234\n"
+          "  ibcollect snapshot -o node.ibsnap           collect this node, save, diagnose\n"
+          "  ibcollect snapshot --window 10              also counter deltas over 10 s\n"
+          "  ibcollect analyze node.ibsnap --nccl-log rank0.log\n"
+          "  ibcollect analyze --tool-output ibstat.txt  diagnose pasted tool output\n"
+          "  ibcollect analyze --root /tmp/customer-tree diagnose a copied /sys tree\n"
+          "  ibcollect explain PORT_NOT_ACTIVE_SM        what a code means, what to do\n\n") +
+      cli::kExitCodes);
 
   // CLI11 builds every option of every command it holds before it parses (~0.25 ms of a
   // ~2 ms `snapshot`, run hourly on every node and by every step of --job): a command line

@@ -135,8 +135,11 @@ std::string paragraph(std::string_view text) {
 std::string explainText(const core::FindingTraits& t) {
   const Escalation e = escalationOf(t);
   std::ostringstream out;
-  out << t.name << " (" << t.area << ", " << core::severityName(t.default_severity)
-      << " by default, class " << core::findingClassName(t.finding_class) << ")\n\n"
+  out << t.name << "\n"
+      << paragraph("Area " + std::string(t.area) + ", " +
+                   std::string(core::severityName(t.default_severity)) + " by default, class " +
+                   std::string(core::findingClassName(t.finding_class)) + ".")
+      << "\n"
       << "What it means:\n"
       << paragraph(t.meaning) << "\nWhat raises it:\n"
       << paragraph(t.evidence)
@@ -326,9 +329,7 @@ int runExplain(CliEnvironment& env, const ExplainArgs& a) {
 void addExplainCommands(CLI::App& app, CliEnvironment& env, std::vector<Command>& commands) {
   auto args = std::make_shared<ExplainArgs>();
   CLI::App* ex = app.add_subcommand(
-      "explain",
-      "What a finding code means, what raises it, whether it escalates to the provider and "
-      "the next step");
+      "explain", "What a finding code means, what raises it, whether it escalates, the next step");
   std::vector<std::string> names;
   for (const auto& t : core::findingRegistry()) names.emplace_back(t.name);
   ex->add_option("code", args->code, "Finding code, in any case (e.g. port_not_active_sm)")
@@ -339,8 +340,7 @@ void addExplainCommands(CLI::App& app, CliEnvironment& env, std::vector<Command>
                  "Output: text, json, or markdown (--list --format markdown is docs/codes.md)")
       ->check(CLI::IsMember({"text", "json", "markdown"}))
       ->capture_default_str();
-  ex->footer(
-      "Exits 0 when explained, 3 on a usage error (an unknown code names the nearest ones).");
+  ex->footer("Exits 0 when explained, 3 on a usage error (an unknown code names the nearest).");
   commands.push_back(
       {[ex] { return ex->parsed(); }, [&env, args] { return runExplain(env, *args); }});
 }
