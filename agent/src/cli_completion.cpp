@@ -368,7 +368,7 @@ else
 fi
 )SH";
 
-// An entry of _describe: "name:description" (a ':' in the name escaped).
+// An entry of _describe: "name:description" (names hold no colon).
 std::string describeEntry(const std::string& name, const std::string& description) {
   return shQuote(name + ":" + shortDescription(description));
 }
