@@ -119,10 +119,11 @@ constexpr std::array<FindingTraits, 53> kRegistry{{
     {FindingCode::TransportRetries, "TRANSPORT_RETRIES", "counters", Severity::Warning, 2,
      FindingClass::TransportSymptom,
      "Transport retries and timeouts (ACK timeouts, out-of-sequence, RNR NAK, RoCE retransmits).",
-     "hw_counters local_ack_timeout_err, out_of_sequence, packet_seq_err, implied_nak_seq_err, "
-     "rnr_nak_retry_err, duplicate_request, roce_adp_retrans, roce_slow_restart, "
-     "req_transport_retries_exceeded or req_rnr_retries_exceeded is non-zero: critical when it "
-     "moved during the window, a warning for an old total.",
+     "A transport retry counter is non-zero: local_ack_timeout_err, out_of_sequence, "
+     "packet_seq_err, implied_nak_seq_err, rnr_nak_retry_err, duplicate_request, "
+     "roce_adp_retrans(_to), roce_slow_restart(_trans), req_transport_retries_exceeded or "
+     "req_rnr_retries_exceeded: critical when it moved during the window, a warning for an old "
+     "total.",
      "If this port's physical-layer counters are clean, packets were lost beyond it: inspect the "
      "peer, the switch path and, for a VF, the PF (escalate). On RoCE check PFC/ECN for the RDMA "
      "priority."},
