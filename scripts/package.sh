@@ -16,7 +16,8 @@ PACKAGES=(ibcollect ibcollect-support ibcollect-collector ibcollect-console)
 
 # Everything a package is made of; a change in any of them remakes the packages.
 inputs=("$BUILD/agent/ibcollect" "$BUILD/agent/ibcollect-support" "$BUILD/collector/ibcollect-collector"
-  "$BUILD/console/ibcollect-console" "$BUILD/packaging/man" "$BUILD/CPackConfig.cmake"
+  "$BUILD/console/ibcollect-console" "$BUILD/packaging/man" "$BUILD/packaging/completions"
+  "$BUILD/CPackConfig.cmake"
   "$BUILD/packaging/changelog.Debian.gz" packaging)
 up_to_date=1
 for p in "${PACKAGES[@]}"; do

@@ -2,10 +2,11 @@
 # Sets a machine up for ibcollect: installs every Debian package it needs (build, tests,
 # integration, benchmarks), then configures and builds one build tree.
 #   scripts/setup.sh [release|test|tsan|package|none]
-#     release (default)  build/release: RelWithDebInfo ibcollect (what scripts/demo.sh runs)
+#     release (default)  build/release: RelWithDebInfo ibcollect, its man page and shell
+#                        completion (what scripts/demo.sh runs)
 #     test               build/test: clang, ASan/UBSan, libFuzzer targets, every test
 #     tsan               build/tsan: clang, ThreadSanitizer, the collector's tests only
-#     package            build/package: the three programs and their man pages as Debian
+#     package            build/package: the programs, their man pages and completion as Debian
 #                        packages them (RelWithDebInfo, Debian's hardening flags, prefix /usr,
 #                        no tests); scripts/package.sh turns it into .deb files
 #     none               packages only
@@ -97,8 +98,13 @@ case "$BUILD_KIND" in
     BUILD=build/release
     if [ ! -f "$BUILD/build.ninja" ]; then
       cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DIBC_BUILD_TESTS=OFF >/dev/null
+    elif ! grep -qx 'IBC_MAN_PAGES:BOOL=ON' "$BUILD/CMakeCache.txt"; then
+      # A tree configured before the man pages were part of every build.
+      cmake -DIBC_MAN_PAGES=ON "$BUILD" >/dev/null
     fi
-    cmake --build "$BUILD" --target ibcollect -j2
+    # The agent with its man page and shell completion (`cmake --build build/release` builds
+    # every program's).
+    cmake --build "$BUILD" --target ibcollect ibc_man_ibcollect ibc_completion_ibcollect -j2
     ;;
   test)
     BUILD=build/test
@@ -140,7 +146,8 @@ case "$BUILD_KIND" in
         -DCMAKE_EXE_LINKER_FLAGS="$(dpkg-buildflags --get LDFLAGS)" >/dev/null
     fi
     echo "== build ($BUILD: the four programs and their man pages)" >&2
-    cmake --build "$BUILD" -j2 --target ibcollect ibcollect-support ibcollect-collector ibcollect-console ibc_man_pages >&2
+    cmake --build "$BUILD" -j2 --target ibcollect ibcollect-support ibcollect-collector ibcollect-console \
+      ibc_man_pages ibc_completions >&2
     ;;
   none) ;;
 esac

@@ -92,15 +92,17 @@ int runCli(const std::vector<std::string>& args, CliEnvironment& env) {
   app.formatter(cli::helpFormatter());
   app.set_version_flag("--version", versionString());
   app.require_subcommand(0, 1);
-  app.footer(std::string(
-                 "Examples:\n"
-                 "  ibcollect --job 1234                        every node of Slurm job 1234\n"
-                 "  ibcollect snapshot -o node.ibsnap           collect this node, save, diagnose\n"
-                 "  ibcollect snapshot --window 10              also counter deltas over 10 s\n"
-                 "  ibcollect analyze node.ibsnap --nccl-log rank0.log\n"
-                 "  ibcollect analyze --tool-output ibstat.txt  diagnose pasted tool output\n"
-                 "  ibcollect analyze --root /tmp/customer-tree diagnose a copied /sys tree\n\n") +
-             cli::kExitCodes);
+  app.footer(
+      std::string(
+          "Examples:\n"
+          "  ibcollect --job 1234                        every node of Slurm job 1234\n"
+          "  ibcollect snapshot -o node.ibsnap           collect this node, save, diagnose\n"
+          "  ibcollect snapshot --window 10              also counter deltas over 10 s\n"
+          "  ibcollect analyze node.ibsnap --nccl-log rank0.log\n"
+          "  ibcollect analyze --tool-output ibstat.txt  diagnose pasted tool output\n"
+          "  ibcollect analyze --root /tmp/customer-tree diagnose a copied /sys tree\n"
+          "  ibcollect explain PORT_NOT_ACTIVE_SM        what a code means, what to do\n\n") +
+      cli::kExitCodes);
 
   // CLI11 builds every option of every command it holds before it parses (~0.25 ms of a
   // ~2 ms `snapshot`, run hourly on every node and by every step of --job): a command line
@@ -110,12 +112,16 @@ int runCli(const std::vector<std::string>& args, CliEnvironment& env) {
   const bool collect = first == "snapshot" || first == "analyze";
   const bool job = first == "compare" || first == "job-step";
   const bool transport = first == "upload" || first == "flush" || first == "verify";
-  const bool all = !collect && !job && !transport;
+  const bool explain = first == "explain";
+  // `completion` reads every command's definitions: it needs them all.
+  const bool all = !collect && !job && !transport && !explain;
   std::vector<cli::Command> commands;
   if (all || collect) cli::addCollectCommands(app, env, commands);
   if (all || job) cli::addJobCommands(app, env, commands);
   if (all || transport) cli::addTransportCommands(app, env, commands);
+  if (all || explain) cli::addExplainCommands(app, env, commands);
   if (all) addSupportPlaceholders(app, env, commands);
+  if (all) cli::addCompletionCommand(app, env, commands, "ibcollect", kSupportProgram);
   return cli::parseAndRun(app, args, env, commands,
                           "give a command (snapshot, analyze, compare) or --job JOBID");
 }

@@ -90,5 +90,17 @@ void addBundleCommands(CLI::App& app, CliEnvironment& env, std::vector<Command>&
 void addCaseCommands(CLI::App& app, CliEnvironment& env, std::vector<Command>& commands);
 // `fetch` (cli_fetch.cpp).
 void addFetchCommands(CLI::App& app, CliEnvironment& env, std::vector<Command>& commands);
+// `explain CODE | --list` (cli_explain.cpp): core's finding registry for people, and
+// docs/codes.md (`--list --format markdown`).
+void addExplainCommands(CLI::App& app, CliEnvironment& env, std::vector<Command>& commands);
+// `completion bash|zsh|fish` (cli_completion.cpp): the completion script of `program`, read
+// from `app` when it runs (so register it with every other command). Commands of `app` that
+// pass their words on to `delegate` (prefix commands: ibcollect's support commands) complete
+// with `delegate`'s script.
+void addCompletionCommand(CLI::App& app, CliEnvironment& env, std::vector<Command>& commands,
+                          const std::string& program, const std::string& delegate);
+// A check that accepts every value and names the ones worth offering: shell completion offers
+// them (set option_text too: --help would list them all).
+CLI::Validator suggestedValues(const std::vector<std::string>& values);
 
 }  // namespace ibc::agent::cli

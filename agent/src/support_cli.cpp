@@ -25,6 +25,7 @@ int runSupportCli(const std::vector<std::string>& args, CliEnvironment& env) {
   cli::addCaseCommands(app, env, commands);
   cli::addFetchCommands(app, env, commands);
   cli::addHostCommands(app, env, commands);
+  cli::addCompletionCommand(app, env, commands, kSupportProgram, "");
   return cli::parseAndRun(app, args, env, commands,
                           "give a command (bundle, case, fetch, host-inspect)");
 }

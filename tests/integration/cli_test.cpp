@@ -582,8 +582,8 @@ std::size_t longestLine(const std::string& text) {
 }
 
 TEST_F(Cli, EveryHelpFitsEightyColumnsAndFetchSaysWhoseCertificate) {
-  for (const std::string c :
-       {"", "snapshot", "analyze", "compare", "upload", "flush", "fetch", "verify"}) {
+  for (const std::string c : {"", "snapshot", "analyze", "compare", "upload", "flush", "fetch",
+                              "verify", "explain", "completion"}) {
     auto h = c.empty() ? run({"--help"}) : run({c, "--help"});
     EXPECT_EQ(h.exit_code, 0) << c;
     EXPECT_LE(longestLine(h.out), 80u) << c << "\n" << h.out;
@@ -593,6 +593,21 @@ TEST_F(Cli, EveryHelpFitsEightyColumnsAndFetchSaysWhoseCertificate) {
   EXPECT_EQ(fetch.out.find("This node's certificate"), std::string::npos) << fetch.out;
   EXPECT_EQ(fetch.out.find("--spool"), std::string::npos) << fetch.out;
   EXPECT_EQ(fetch.out.find("--retries"), std::string::npos) << fetch.out;
+}
+
+TEST_F(Cli, ExplainSaysWhatACodeMeansAndATypoNamesTheNearestCodes) {
+  auto sm = run({"explain", "port_not_active_sm"});
+  EXPECT_EQ(sm.exit_code, 0) << sm.err;
+  EXPECT_EQ(sm.out.rfind("PORT_NOT_ACTIVE_SM\n", 0), 0u) << sm.out;
+  EXPECT_NE(sm.out.find("Escalates to the provider: yes (subnet_manager)"), std::string::npos);
+  EXPECT_NE(sm.out.find("Next step:\n  Check that a subnet manager runs"), std::string::npos)
+      << sm.out;
+  auto typo = run({"explain", "PORT_DWN"});
+  EXPECT_EQ(typo.exit_code, 3);
+  EXPECT_NE(typo.err.find("did you mean PORT_DOWN"), std::string::npos) << typo.err;
+  auto list = run({"explain", "--list"});
+  EXPECT_EQ(list.exit_code, 0) << list.err;
+  EXPECT_NE(list.out.find("NCCL_SOCKET_FALLBACK"), std::string::npos);
 }
 
 TEST_F(Cli, AParseErrorPrintsOneUsageLineNamingTheCommand) {

@@ -3,7 +3,8 @@
 #   scripts/package.sh builds ibcollect, ibcollect-collector and ibcollect-console; lintian
 #   reports no error or warning; `dpkg-deb -c` lists exactly the expected files; `dpkg -i`
 #   installs them; the programs answer --version, `man -w` finds their pages and every long
-#   flag of every --help is in its page; `systemd-analyze verify` accepts every unit; the
+#   flag of every --help is in its page; the installed bash completion completes the support
+#   commands through ibcollect-support's; `systemd-analyze verify` accepts every unit; the
 #   annotated example configs hold exactly the long flags' keys and a bad key or value names
 #   file, line and key. Then the installed collector is started exactly as its unit's
 #   ExecStart says (as the unit's User, in its StateDirectory, UMask; a real PKI from
@@ -109,8 +110,11 @@ expect_files "${DEBS[0]}" \
   "$R ./usr/share/doc/ibcollect/changelog.Debian.gz" \
   "$R ./usr/share/doc/ibcollect/copyright" \
   "$R ./usr/share/doc/ibcollect/examples/agent.conf" \
+  "$R ./usr/share/bash-completion/completions/ibcollect" \
+  "$R ./usr/share/fish/vendor_completions.d/ibcollect.fish" \
   "$R ./usr/share/lintian/overrides/ibcollect" \
-  "$R ./usr/share/man/man1/ibcollect.1.gz"
+  "$R ./usr/share/man/man1/ibcollect.1.gz" \
+  "$R ./usr/share/zsh/vendor-completions/_ibcollect"
 expect_files "${DEBS[1]}" \
   "$R ./etc/ibcollect/collector.conf" \
   "$R ./lib/systemd/system/ibcollect-collector.service" \
@@ -131,8 +135,11 @@ expect_files "${DEBS[3]}" \
   "$X ./usr/bin/ibcollect-support" \
   "$R ./usr/share/doc/ibcollect-support/changelog.Debian.gz" \
   "$R ./usr/share/doc/ibcollect-support/copyright" \
+  "$R ./usr/share/bash-completion/completions/ibcollect-support" \
+  "$R ./usr/share/fish/vendor_completions.d/ibcollect-support.fish" \
   "$R ./usr/share/lintian/overrides/ibcollect-support" \
-  "$R ./usr/share/man/man1/ibcollect-support.1.gz"
+  "$R ./usr/share/man/man1/ibcollect-support.1.gz" \
+  "$R ./usr/share/zsh/vendor-completions/_ibcollect-support"
 [ "$(dpkg-deb -I "${DEBS[0]}" conffiles)" = /etc/ibcollect/agent.conf ] || fail "ibcollect: conffiles"
 [ "$(dpkg-deb -I "${DEBS[1]}" conffiles)" = /etc/ibcollect/collector.conf ] ||
   fail "ibcollect-collector: conffiles"
@@ -187,6 +194,11 @@ packaging/man/check-man-flags.py /usr/bin/ibcollect /usr/share/man/man1/ibcollec
 packaging/man/check-man-flags.py /usr/sbin/ibcollect-collector /usr/share/man/man8/ibcollect-collector.8.gz
 packaging/man/check-man-flags.py /usr/bin/ibcollect-console /usr/share/man/man1/ibcollect-console.1.gz
 packaging/man/check-man-flags.py /usr/bin/ibcollect-support /usr/share/man/man1/ibcollect-support.1.gz
+
+step "shell completion where bash-completion, zsh and fish look"
+got=$(bash --norc --noprofile -c 'source /usr/share/bash-completion/completions/ibcollect
+  COMP_WORDS=(ibcollect bundle ""); COMP_CWORD=2; _ibcollect; echo "${COMPREPLY[*]}"')
+[ "$got" = "export verify show" ] || fail "installed bash completion of 'ibcollect bundle ': '$got'"
 
 step "system user, units verified and not enabled"
 IFS=: read -r _ _ uid _ _ home shell < <(getent passwd ibcollect) || fail "no ibcollect user after install"

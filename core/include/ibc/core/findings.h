@@ -113,6 +113,11 @@ struct FindingTraits {
   int specificity;
   FindingClass finding_class;
   std::string_view meaning;  // one line for people (`explain`, docs/codes.md)
+  // What raises it: the evidence the rules read and when they judge it so (for people:
+  // `ibcollect explain`, docs/codes.md). Rules are the truth; this says what they check.
+  std::string_view evidence;
+  // The next step in general; a finding's own `action` is the one fitted to its evidence.
+  std::string_view next_step;
 };
 
 // The registry: one row per code, in the order of DESIGN §5 (the enum's order).
