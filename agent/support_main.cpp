@@ -1,4 +1,4 @@
-// ibcollect-support: the support and provider commands (DESIGN §2), also run as
+// ibcollect-support: the support and provider commands (docs/architecture.md), also run as
 // `ibcollect bundle|case|fetch|host-inspect`.
 #include "ibc/agent/support_cli.h"
 

@@ -1,4 +1,4 @@
-// ibcollect-console: the support console (DESIGN §7).
+// ibcollect-console: the support console (console/README.md).
 //   ibcollect-console [FILE.ibsnap|BUNDLE.ibbundle...] [--collector HOST:PORT --ca --cert --key]
 //                     [--tenant T] [--job ID] [--page NAME] [--node NAME] [--screenshot DIR]
 // --screenshot renders the pages (or --page alone) into DIR/<page>.png with the offscreen

@@ -24,7 +24,7 @@ esac
 PACKAGES=(
   # toolchain
   cmake ninja-build ccache g++ clang-14 lld pkg-config clang-format-14 git
-  # libraries (DESIGN §2)
+  # libraries (docs/architecture.md)
   libprotobuf-dev protobuf-compiler libasio-dev libssl-dev openssl librocksdb-dev libzstd-dev
   libarchive-dev
   qt6-base-dev qt6-charts-dev libqt6opengl6-dev libgl-dev

@@ -1,4 +1,4 @@
-// `ibcollect bundle export|verify|show`: the escalation bundle of DESIGN §8.
+// `ibcollect bundle export|verify|show`: the escalation bundle of docs/formats.md.
 
 #include <google/protobuf/util/json_util.h>
 
@@ -185,7 +185,7 @@ core::BundleExportOptions exportOptions(CliEnvironment& env, const ExportArgs& a
   const auto now = env.clock.now();
   options.created_unix_ms =
       std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()).count();
-  // The case's host results travel as host/<host>.json members (DESIGN §8), covered by the
+  // The case's host results travel as host/<host>.json members (docs/formats.md), covered by the
   // manifest this export signs. A redacted bundle leaves them out: they name hosts.
   if (the_case) {
     for (const auto& h : the_case->host_results()) {
@@ -231,7 +231,7 @@ int runExport(CliEnvironment& env, const ExportArgs& a) {
                      "bundle export signs the bundle: give --cert CERT.pem --key KEY.pem "
                      "(your support certificate) or a --config with cert and key");
   if (!signer) return core::kExitUsage;
-  // Checked before anything is fetched: only a support certificate exports (DESIGN §8).
+  // Checked before anything is fetched: only a support certificate exports (docs/formats.md).
   if (auto st = core::checkExporterRole(signer->identity()); !st.ok()) {
     env.err << "ibcollect: bundle export: " << st.error().message
             << "; give --cert/--key of your support certificate\n";
@@ -297,7 +297,7 @@ int runVerifyBundle(CliEnvironment& env, const VerifyBundleArgs& a) {
           << "\n";
   printSigners(env.out, check);
   for (const auto& u : check.unchecked) env.out << "  not checked: " << u << "\n";
-  // The signed snapshots judged again (DESIGN §8): findings.json must say what they say.
+  // The signed snapshots judged again (docs/formats.md): findings.json must say what they say.
   const auto again = core::rejudgeBundle(*members);
   if (!again.judged) {
     env.out << "  not judged again: " << again.reason << "\n";

@@ -1,5 +1,6 @@
-// `ibcollect case create|list|show|update|attach`: support cases in the collector (DESIGN
-// §6), with a support certificate. The console's escalate page makes the same requests.
+// `ibcollect case create|list|show|update|attach`: support cases in the collector
+// (docs/security.md), with a support certificate. The console's escalate page makes the same
+// requests.
 
 #include <algorithm>
 #include <ctime>
@@ -284,8 +285,8 @@ void addCaseCommands(CLI::App& app, CliEnvironment& env, std::vector<Command>& c
   cases->require_subcommand(1);
   cases->footer(helpFooter(
       {"ibcollect case create --tenant acme --job 1234 --title 'slow all_reduce' \\",
-       "    --collector c:7443 --ca ca.pem --cert me.pem --key me.key", "ibcollect case list --state open ...",
-       "ibcollect case show case-20261125-0a1b2c3d ...",
+       "    --collector c:7443 --ca ca.pem --cert me.pem --key me.key",
+       "ibcollect case list --state open ...", "ibcollect case show case-20261125-0a1b2c3d ...",
        "ibcollect case update case-20261125-0a1b2c3d --state escalated ...",
        "(... = --collector, --ca, --cert, --key, or the config's keys)"},
       kCaseExitCodes));

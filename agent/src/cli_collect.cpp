@@ -181,7 +181,7 @@ int runAnalyze(CliEnvironment& env, const AnalyzeArgs& a) {
     env.err << "ibcollect: " << outcome.input_errors.size()
             << " input(s) could not be read or were not recognised; the report covers the rest\n";
   }
-  // DESIGN §3: a verdict wins over an unreadable or unrecognised extra input (2 beats 4).
+  // docs/commands.md: a verdict wins over an unreadable or unrecognised extra input (2 beats 4).
   return verdictBeforeDelivery(code, save_failed || !outcome.input_errors.empty());
 }
 
@@ -213,13 +213,13 @@ void addCollectCommands(CLI::App& app, CliEnvironment& env, std::vector<Command>
   snap->add_flag("--force", sa.force, "Overwrite the -o file when it exists");
   addReportOptions(snap, sa.report);
   addTransportOptions(snap, sa.transport);
-  snap->footer(helpFooter(
-      {"ibcollect snapshot -o node.ibsnap           collect this node, save, diagnose",
-       "ibcollect snapshot --window 10              also counter deltas over 10 s",
-       "ibcollect snapshot --nccl-log '/tmp/nccl.*.log' --nccl-tests allreduce.txt",
-       "ibcollect snapshot --collector c:7443 --ca ca.pem --cert node01.pem \\",
-       "    --key node01.key                      (signed, kept and uploaded)"},
-      kExitCodes));
+  snap->footer(
+      helpFooter({"ibcollect snapshot -o node.ibsnap           collect this node, save, diagnose",
+                  "ibcollect snapshot --window 10              also counter deltas over 10 s",
+                  "ibcollect snapshot --nccl-log '/tmp/nccl.*.log' --nccl-tests allreduce.txt",
+                  "ibcollect snapshot --collector c:7443 --ca ca.pem --cert node01.pem \\",
+                  "    --key node01.key                      (signed, kept and uploaded)"},
+                 kExitCodes));
 
   auto aa_ptr = std::make_shared<AnalyzeArgs>();
   AnalyzeArgs& aa = *aa_ptr;

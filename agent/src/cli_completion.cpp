@@ -1,6 +1,6 @@
-// `completion bash|zsh|fish` (DESIGN §3, §10): a program's shell completion script, made
-// from the CLI11 definitions it parses with, so it never disagrees with --help. The command
-// tree (subcommands, options, what each option's value is) is read from the CLI::App; the
+// `completion bash|zsh|fish` (docs/commands.md, docs/operations.md): a program's shell completion
+// script, made from the CLI11 definitions it parses with, so it never disagrees with --help. The
+// command tree (subcommands, options, what each option's value is) is read from the CLI::App; the
 // scripts hold it as tables and one small walker per shell. `ibcollect`'s support commands
 // run `ibcollect-support`: its scripts hand those words to ibcollect-support's completion.
 

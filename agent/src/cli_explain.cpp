@@ -1,5 +1,5 @@
-// `ibcollect explain CODE | --list` (DESIGN §3, §5): what a finding code means, what raises
-// it, its class, whether it escalates to the provider and the next step — all read from
+// `ibcollect explain CODE | --list` (docs/commands.md, docs/codes.md): what a finding code means,
+// what raises it, its class, whether it escalates to the provider and the next step — all read from
 // core's finding registry (findings.h) and escalation (rules.h), never a table of its own.
 // `explain --list --format markdown` is docs/codes.md (scripts/update-codes-md.sh).
 
@@ -85,7 +85,7 @@ struct Escalation {
 };
 
 // What escalation does with a code: core's escalationKindFor decides the kind; the words
-// say when (DESIGN §5: transport symptoms only with a clean VF side).
+// say when (docs/codes.md: transport symptoms only with a clean VF side).
 Escalation escalationOf(const core::FindingTraits& t) {
   const std::string name(t.name);
   if (const auto kind = core::escalationKindFor({name})) {
@@ -275,7 +275,7 @@ std::string listMarkdown() {
   out << "# Finding codes\n\n"
       << "<!-- Generated from core's finding registry by `ibcollect explain --list --format "
          "markdown`\n     (scripts/update-codes-md.sh); do not edit by hand. -->\n\n"
-      << "Every finding ibcollect reports carries one of these stable codes (DESIGN §5). "
+      << "Every finding ibcollect reports carries one of these stable codes. "
          "`ibcollect explain CODE` prints the same text. A finding's own summary, evidence and "
          "action are fitted to what it saw; this page says what each code means in general.\n\n"
       << "| code | area | default severity | class | escalates |\n|---|---|---|---|---|\n";

@@ -1,4 +1,4 @@
-// `ibcollect host-inspect`: the host side of an escalation (DESIGN §8).
+// `ibcollect host-inspect`: the host side of an escalation (docs/formats.md).
 
 #include <google/protobuf/util/json_util.h>
 

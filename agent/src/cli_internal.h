@@ -82,7 +82,7 @@ void addCollectCommands(CLI::App& app, CliEnvironment& env, std::vector<Command>
 void addJobCommands(CLI::App& app, CliEnvironment& env, std::vector<Command>& commands);
 void addTransportCommands(CLI::App& app, CliEnvironment& env, std::vector<Command>& commands);
 // The support program's commands (ibcollect-support, support_cli.cpp).
-// `host-inspect` (DESIGN §8, the physical host's side).
+// `host-inspect` (docs/formats.md, the physical host's side).
 void addHostCommands(CLI::App& app, CliEnvironment& env, std::vector<Command>& commands);
 // `bundle export|verify|show` (cli_bundle.cpp).
 void addBundleCommands(CLI::App& app, CliEnvironment& env, std::vector<Command>& commands);

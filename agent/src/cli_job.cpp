@@ -47,7 +47,7 @@ struct JobArgs {
   TransportArgs transport;  // upload the nodes' snapshots when a collector is configured
 };
 
-// Who the launcher is to the collector (DESIGN §6): what --job says when its transport
+// Who the launcher is to the collector (docs/security.md): what --job says when its transport
 // settings are wrong, and what --help says.
 constexpr const char* kLauncherIdentity =
     "With --collector, --job uploads the snapshots the nodes signed (each node with its own "

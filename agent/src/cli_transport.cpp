@@ -399,7 +399,7 @@ core::Result<SnapshotTransport> snapshotTransport(CliEnvironment& env, const Tra
 core::Result<v1::SignedSnapshot> envelopeFor(const SnapshotTransport& t,
                                              const v1::Snapshot& snapshot) {
   if (!t.signer) return core::wrapUnsigned(snapshot);
-  // The collector's rule (DESIGN §6), checked before signing: only a node's own certificate
+  // The collector's rule (docs/security.md), checked before signing: only a node's own certificate
   // signs its snapshot; a signature the collector would refuse is never made.
   if (auto st =
           core::checkSignerNode(core::snapshotNodeName(snapshot.node()), t.signer->identity());
@@ -439,11 +439,11 @@ void addTransportCommands(CLI::App& app, CliEnvironment& env, std::vector<Comman
       ->required()
       ->check(CLI::ExistingFile);
   addTransportOptions(up, ua->transport);
-  up->footer(helpFooter(
-      {"ibcollect upload node.ibsnap --collector c:7443 --ca ca.pem \\",
-       "    --cert node01.pem --key node01.key",
-       "ibcollect upload run/*.ibsnap     (settings from /etc/ibcollect/agent.conf)"},
-      kDeliveryExitCodes));
+  up->footer(
+      helpFooter({"ibcollect upload node.ibsnap --collector c:7443 --ca ca.pem \\",
+                  "    --cert node01.pem --key node01.key",
+                  "ibcollect upload run/*.ibsnap     (settings from /etc/ibcollect/agent.conf)"},
+                 kDeliveryExitCodes));
 
   auto fa = std::make_shared<TransportArgs>();
   CLI::App* fl = app.add_subcommand("flush", "Send the snapshots kept in the offline spool");

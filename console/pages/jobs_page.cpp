@@ -139,7 +139,7 @@ void JobsPage::refresh() {
   QThread* worker = QThread::create([s, tenant, self] {
     auto jobs = std::make_shared<core::Result<std::vector<JobEntry>>>(
         listTenantJobs(s, tenant.toStdString()));
-    // The tenant's cases go under their jobs (DESIGN §7 `jobs`: tenants → jobs → cases).
+    // The tenant's cases go under their jobs (console/README.md `jobs`: tenants → jobs → cases).
     auto cases = std::make_shared<core::Result<std::vector<::ibcollect::v1::Case>>>(
         jobs->ok() ? listCases(s, tenant.toStdString())
                    : core::Result<std::vector<::ibcollect::v1::Case>>(jobs->error()));

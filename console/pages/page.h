@@ -1,9 +1,8 @@
 #pragma once
 
-// One page of the console (DESIGN §7): a tab the window keeps in a list. A page receives the
-// job and the selection and tells the window when the engineer picks a node; the window
-// knows no page by type for this (adding a page is one class and one line in
-// page_registry.cpp).
+// One page of the console (console/README.md): a tab the window keeps in a list. A page receives
+// the job and the selection and tells the window when the engineer picks a node; the window knows
+// no page by type for this (adding a page is one class and one line in page_registry.cpp).
 
 #include <QString>
 #include <QWidget>

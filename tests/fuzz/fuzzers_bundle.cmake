@@ -1,2 +1,2 @@
-# Escalation bundles (DESIGN §8): the archive reader, manifest parser and verification.
+# Escalation bundles (docs/formats.md): the archive reader, manifest parser and verification.
 ibc_add_fuzzer(bundle_reader LIBS ibc_bundle)

@@ -105,7 +105,7 @@ TEST_F(BundleCli, AnExportedBundleVerifiesAndShowSaysWhatIsInside) {
                        "signed manifest.json\n"),
             std::string::npos)
       << v.out;
-  // The signed snapshots judged again say what findings.json says (DESIGN §8).
+  // The signed snapshots judged again say what findings.json says (docs/formats.md).
   EXPECT_NE(v.out.find("judged again: the snapshots give the same "), std::string::npos) << v.out;
   auto s = run({"bundle", "show", path("good.ibbundle")});
   EXPECT_EQ(s.exit_code, 0) << s.err;

@@ -1,5 +1,5 @@
 // The real `ibcollect` binary on fixture trees and bad input: exit codes, messages, the
-// JSON shape of DESIGN §3, files written, bounded reads.
+// JSON shape of docs/commands.md, files written, bounded reads.
 
 #include <google/protobuf/struct.pb.h>
 #include <google/protobuf/util/json_util.h>
@@ -355,7 +355,7 @@ TEST_F(Cli, GarbageAndTruncatedSnapshotsAreRejectedByNameWithExitFour) {
     EXPECT_NE(r.err.find(name), std::string::npos) << r.err;
   }
   // A bad file next to a good one: the good one is still reported, and its verdict is the
-  // exit code (DESIGN §3: a verdict wins over an input problem, 2 beats 1 beats 4).
+  // exit code (docs/commands.md: a verdict wins over an input problem, 2 beats 1 beats 4).
   const int verdict = run({"analyze", path("good.ibsnap")}).exit_code;
   ASSERT_TRUE(verdict == 1 || verdict == 2) << verdict;
   auto mixed = run({"analyze", path("good.ibsnap"), path("garbage.ibsnap")});
@@ -410,7 +410,7 @@ TEST_F(Cli, EmptyOrUnrecognisedLogsAreInputErrorsNeverAQuietOk) {
 
 // Issue 10: beside a tree (--root), a log in which nothing was recognised is an input error
 // as it is alone: named, counted, and the tree's report still printed; the exit code is the
-// tree's verdict when it has warnings or critical findings, else 4 (DESIGN §3).
+// tree's verdict when it has warnings or critical findings, else 4 (docs/commands.md).
 TEST_F(Cli, AnUnrecognisedLogBesideATreeIsAnInputErrorNotAQuietOk) {
   write("prose.txt", "the job hung at step 4000, no idea why\nplease help\n");
   const std::string qdr = std::string(IBC_FIXTURES_DIR) +
@@ -442,7 +442,7 @@ TEST_F(Cli, AnUnrecognisedLogBesideAGoodOneKeepsTheGoodOnesFindings) {
   const int verdict = run({"analyze", "--nccl-log", good}).exit_code;
   ASSERT_TRUE(verdict == 1 || verdict == 2) << verdict;
   auto r = run({"analyze", "--nccl-log", good, "--nccl-log", path("prose.txt")});
-  // The good log's verdict wins over the unrecognised one (DESIGN §3).
+  // The good log's verdict wins over the unrecognised one (docs/commands.md).
   EXPECT_EQ(r.exit_code, verdict) << r.err;
   EXPECT_NE(r.out.find("NCCL_IB_UNAVAILABLE"), std::string::npos) << r.out;
   EXPECT_NE(r.err.find("1 input(s) could not be read or were not recognised"), std::string::npos)

@@ -176,7 +176,7 @@ class Transport : public ::testing::Test {
   static Identity support() { return supportIdentity(pki_); }
 
   // The real fixture tree as node `node` sees it: a copy whose /proc/sys/kernel/hostname
-  // names the node, so its snapshot may be signed by that node's certificate (DESIGN §6).
+  // names the node, so its snapshot may be signed by that node's certificate (docs/security.md).
   std::string treeOf(const std::string& node) {
     return treeAsNode(kBrokenTree, path("tree-" + node), node);
   }

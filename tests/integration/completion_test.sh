@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Shell completion works in the shells themselves (DESIGN §10): the scripts the built programs
-# print (`ibcollect completion bash`, as the packages install them side by side) are sourced
+# Shell completion works in the shells themselves (docs/operations.md): the scripts the
+# built programs print (`ibcollect completion bash`, as the packages install them side by
+# side) are sourced
 # into a bare bash (no bash-completion package) and asked what they complete: subcommands,
 # options, option values, files, and the support commands through ibcollect-support's script.
 # zsh and fish, when installed, check their scripts' syntax and completions too.

@@ -1,5 +1,5 @@
-// The escalation loop end to end (issue 13, DESIGN §6 and §8), every step a real binary:
-// a certs/make-pki PKI → two nodes' snapshots signed by their own certificates from real
+// The escalation loop end to end (issue 13, docs/security.md, docs/formats.md), every step a real
+// binary: a certs/make-pki PKI → two nodes' snapshots signed by their own certificates from real
 // fixture trees (one broken, one healthy) → uploaded to a real collector → a support case
 // on the job → `bundle export --case` → `bundle verify` → `host-inspect --bundle --root` on
 // the labelled-synthetic host trees (PF with physical errors, clean PF, VF absent) →

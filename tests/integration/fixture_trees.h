@@ -19,7 +19,7 @@ inline const std::string kHealthyTree =
     "/real/sysfs/sysfs_procfs-fixture_mlx4_0_ib-qdr-2port.tree/fixtures";
 
 // A copy of `tree` at `dest` whose /proc/sys/kernel/hostname names `node`, so that its
-// snapshot names that node and only the node's certificate may sign it (DESIGN §6). Copies
+// snapshot names that node and only the node's certificate may sign it (docs/security.md). Copies
 // once; returns `dest`.
 inline std::string treeAsNode(const std::string& tree, const std::filesystem::path& dest,
                               const std::string& node) {

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The man pages are never out of date with --help (DESIGN §10): each program's page is made
+# The man pages are never out of date with --help (docs/operations.md): each program's page is made
 # from this build's binary as scripts/package.sh makes it (packaging/man/make-man.py,
 # help2man) and every --flag of its --help and of each subcommand's --help must be in it.
 # Needs no root (the package test checks the installed pages too, as root).

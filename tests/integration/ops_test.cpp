@@ -1,5 +1,5 @@
-// Collector operations (DESIGN §10, issue 14) on the real `ibcollect-collector` process with
-// a PKI made by certs/make-pki: Prometheus metrics scraped over HTTP and parsed by the real
+// Collector operations (docs/operations.md, issue 14) on the real `ibcollect-collector` process
+// with a PKI made by certs/make-pki: Prometheus metrics scraped over HTTP and parsed by the real
 // Prometheus text parser (python3-prometheus-client), retention at start, a backup under
 // load restored into a new collector, and the event log's shape and rate limit.
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The Debian packages on this machine, end to end (DESIGN §10, issue 14):
+# The Debian packages on this machine, end to end (docs/operations.md, issue 14):
 #   scripts/package.sh builds ibcollect, ibcollect-collector and ibcollect-console; lintian
 #   reports no error or warning; `dpkg-deb -c` lists exactly the expected files; `dpkg -i`
 #   installs them; the programs answer --version, `man -w` finds their pages and every long

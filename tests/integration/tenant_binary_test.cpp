@@ -1,5 +1,5 @@
-// The tenant program stays light (DESIGN §2): `ibcollect` must not need libarchive (and with
-// it libxml2, ICU), Qt or RocksDB on a training node. Read from the binaries' own ELF dynamic
+// The tenant program stays light (docs/architecture.md): `ibcollect` must not need libarchive (and
+// with it libxml2, ICU), Qt or RocksDB on a training node. Read from the binaries' own ELF dynamic
 // sections (DT_NEEDED), not from ldd, which would run the loader. The support program is
 // read too: it does need libarchive, which proves the reader sees what is there.
 // `ibcollect bundle|case|fetch|host-inspect` runs ibcollect-support git-style, or says which

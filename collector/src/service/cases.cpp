@@ -1,4 +1,4 @@
-// Cases (DESIGN §6): support certificates create, update, list and fetch them. A case
+// Cases (docs/security.md): support certificates create, update, list and fetch them. A case
 // belongs to one tenant and covers only that tenant's snapshots; every change is checked
 // here, stored through Store::insertCase/updateCase (synced) and logged.
 

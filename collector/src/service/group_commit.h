@@ -1,7 +1,7 @@
 #pragma once
 
 // One writer thread that commits every queued snapshot in one batch with one WAL sync
-// (group commit): DESIGN §9 measured ~2,000/s this way against ~1,300/s for a sync per
+// (group commit): bench/README.md measured ~2,000/s this way against ~1,300/s for a sync per
 // snapshot. Internal to the service.
 
 #include <condition_variable>

@@ -1,4 +1,4 @@
-// Reads (DESIGN §6): support certificates list jobs, nodes and snapshots, fetch one
+// Reads (docs/security.md): support certificates list jobs, nodes and snapshots, fetch one
 // snapshot and read the collector's counters. One row per request kind, beside its handler
 // (requests.h).
 

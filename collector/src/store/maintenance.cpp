@@ -164,7 +164,7 @@ Result<StoreSizeFigures> storeSize(const Store& store) {
 }
 
 Result<std::unordered_set<std::string>> protectedSnapshotIds(const Store& store) {
-  // Every case not closed (open or escalated) keeps its snapshots (DESIGN §10).
+  // Every case not closed (open or escalated) keeps its snapshots (docs/operations.md).
   return store.snapshotsOfOpenCases();
 }
 

@@ -123,7 +123,7 @@ Result<BundleExportResult> writeBundleExport(const BundleExportInputs& chosen,
   BundleExportResult result{
       out_path, static_cast<int>(inputs.size()), signer->identity().subject, {}};
   if (settings.redact) {
-    // The map stays with the engineer: beside the bundle, never in it (DESIGN §8). Core's
+    // The map stays with the engineer: beside the bundle, never in it (docs/formats.md). Core's
     // Redactor wrote it: every host, address and user pseudonym, as `bundle export` writes it.
     const std::string map_path = out_path + ".pseudonyms.tsv";
     std::ofstream map(map_path, std::ios::binary | std::ios::trunc);

@@ -103,7 +103,7 @@ QVariant CountersModel::data(const QModelIndex& index, int role) const {
       if (!r.meaning.isEmpty()) return tr("%1 counter").arg(r.meaning);
       return tr("traffic or configuration: not judged");
     case Qt::BackgroundRole:
-      // A counter that moved during the window is what matters most (DESIGN §5); an error
+      // A counter that moved during the window is what matters most (docs/codes.md); an error
       // counter's total from before the window is history, still worth a look.
       if (r.concern == Moved && (index.column() == Delta || index.column() == Name))
         return QBrush(QColor(0xff, 0xd0, 0xd0));

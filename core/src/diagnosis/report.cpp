@@ -94,7 +94,7 @@ v1::NodeReport summarizeNode(const AnalyzedNode& node) {
   v1::NodeReport r;
   r.set_node(nodeName(s));
   r.set_label(node.label.empty() ? nodeName(s) : node.label);
-  // The input, as every finding of the node names it (DESIGN §3): two inputs may share a
+  // The input, as every finding of the node names it (docs/commands.md): two inputs may share a
   // host name, and a JSON reader joins findings to nodes by node and source.
   r.set_source(nodeSource(node));
   r.set_job_id(s.node().job_id());

@@ -2,7 +2,7 @@
 // TRANSPORT_RETRIES, CQE_ERRORS, COUNTER_SATURATED, COUNTER_UNAVAILABLE, PCIE_ERROR (NIC
 // PCIe counters) and KERNEL_LINK_FLAP from netdev carrier changes.
 //
-// Severity follows the evidence (DESIGN §5): a counter that moved during the window is
+// Severity follows the evidence (docs/codes.md): a counter that moved during the window is
 // critical, a non-zero total from before is a warning, unavailable data is info.
 // Congestion is the fabric's state, not a fault of this node: one level lower.
 

@@ -1,4 +1,4 @@
-// ESCALATE_HOST_INSPECTION and VF_IDENTITY_MISSING (DESIGN §5): the customer sees only the
+// ESCALATE_HOST_INSPECTION and VF_IDENTITY_MISSING (docs/codes.md): the customer sees only the
 // VF; what only the provider can act on goes to the provider, with the reasons (the codes
 // that made it) and a runbook that follows the fault's class in the finding registry.
 // Runs over a node's whole findings: its own and, in a job, the cross-node ones (a port

@@ -243,7 +243,7 @@ INSTANTIATE_TEST_SUITE_P(
             kIb +
                 "ibv_devinfo_pod-port-init-lid65535-zero-node-guid_network-operator-issue-1646.txt",
             // The VF's node GUID is all zeros and nothing else identifies it: the host
-            // cannot find it (DESIGN §5 VF_IDENTITY_MISSING).
+            // cannot find it (docs/codes.md VF_IDENTITY_MISSING).
             {{"PORT_NOT_ACTIVE_SM", "critical", "mlx5_7", 1},
              {"ESCALATE_HOST_INSPECTION", "critical", "mlx5_7"},
              {"VF_IDENTITY_MISSING", "warning", "mlx5_7"}}},

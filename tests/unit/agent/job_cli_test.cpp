@@ -1,5 +1,5 @@
 // `ibcollect --job` end to end through runCli with scripted Slurm commands: what the user
-// sees when srun refuses the step (DESIGN §3 exit code 4, one message).
+// sees when srun refuses the step (docs/commands.md exit code 4, one message).
 
 #include <google/protobuf/struct.pb.h>
 #include <google/protobuf/util/json_util.h>

@@ -158,7 +158,7 @@ TEST(Retention, OldSnapshotsGoWithEveryIndexEntryAndTheStoreShrinksOnDisk) {
 }
 
 // The default hook reads the cases column family: an open or escalated case keeps its
-// snapshots, a closed one does not (DESIGN §10).
+// snapshots, a closed one does not (docs/operations.md).
 TEST(Retention, SnapshotsOfOpenAndEscalatedCasesAreKeptOfClosedOnesNot) {
   TempDir dir;
   auto store = filledStore(dir.path());

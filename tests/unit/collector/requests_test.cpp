@@ -37,7 +37,7 @@ TEST(RequestKinds, EveryOneofCaseHasOneRowNamedAfterItsField) {
   EXPECT_EQ(findRequestKind(v1::CollectorRequest::KIND_NOT_SET), nullptr);
 }
 
-// DESIGN §6: only agents write (their own tenant's snapshots), only support engineers read
+// docs/security.md: only agents write (their own tenant's snapshots), only support engineers read
 // and work on cases; providers and anything else do neither.
 TEST(RequestKinds, OnlyAgentsUploadAndOnlySupportReads) {
   for (const auto& row : requestKinds()) {

@@ -416,7 +416,7 @@ TEST_F(ServiceTest, ConcurrentUploadsAreAllAcknowledgedAndStored) {
   EXPECT_EQ(store_->listSnapshots(q, 100)->snapshots_size(), 60);
 }
 
-// --- Cases (DESIGN §6) ---
+// --- Cases (docs/security.md) ---
 
 class CaseTest : public ServiceTest {
  protected:

@@ -115,7 +115,7 @@ TEST(ConsoleJob, FourRealSnapshotsLoadAsFourNodesWithTheCollidingHostToldApart) 
   EXPECT_TRUE(labels.count("node1720 (gpu01.ibsnap)")) << *labels.begin();
 }
 
-// DESIGN §7: the console opens bundles offline, verified with the configured CA. A real
+// console/README.md: the console opens bundles offline, verified with the configured CA. A real
 // bundle (two of the job's real snapshots signed by their nodes' certificates, exported by
 // a support certificate, as tar+zstd on disk).
 TEST(ConsoleJob, ABundleOpensVerifiedWithTheCaAndIsRefusedWithoutItOrTampered) {
@@ -1231,7 +1231,7 @@ TEST(ChartData, ACounterPerNodeLeavesOutNodesWithoutItAndOverTimeIsOldestFirst) 
 }
 
 TEST(ChartData, DataCountersAreChartedInBytesFourPerWordAndJudgedOnTheirCounts) {
-  // The real mlx5 capture: port_xmit_data in sysfs counts 4-byte words (STYLE, core's
+  // The real mlx5 capture: port_xmit_data in sysfs counts 4-byte words (CONTRIBUTING.md, core's
   // nodeCounterMetrics multiplies by 4).
   const v1::Snapshot mlx5 = mlx5Snapshot();
   uint64_t words = 0;

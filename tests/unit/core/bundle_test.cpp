@@ -1,4 +1,4 @@
-// The bundle format of DESIGN §8 over member bytes: build, verify (every failing member
+// The bundle format of docs/formats.md over member bytes: build, verify (every failing member
 // named), who may sign what, host results attached with their own signed record (the
 // exporter's signature untouched), every forgery of issue 21 named, redaction leaves no
 // host name, IP or user name.

@@ -1,4 +1,4 @@
-// Redaction (core/redact.h, DESIGN §8): host names inside paths and file names, addresses
+// Redaction (core/redact.h, docs/formats.md): host names inside paths and file names, addresses
 // and GIDs glued to words as NCCL prints them, and every real capture of
 // tests/fixtures/real: no host name, IPv4/IPv6 address or GID the capture holds survives.
 
@@ -91,7 +91,7 @@ std::set<std::string> addressesIn(std::string_view text) {
     std::size_t end = i;
     while (end < text.size() && (hexc(text[end]) || text[end] == '.')) ++end;
     const std::string_view run = text.substr(i, end - i);
-    // Hardware addresses (MAC, 20-octet IPoIB) and GUIDs are kept on purpose (DESIGN §8);
+    // Hardware addresses (MAC, 20-octet IPoIB) and GUIDs are kept on purpose (docs/formats.md);
     // a run glued to a following word is no address ("c10::DistBackendError").
     const bool hardware = run.size() >= 17 && run.size() % 3 == 2 &&
                           std::all_of(run.begin(), run.end(), [&](char c) { return c != '.'; }) &&

@@ -189,7 +189,8 @@ TEST(ReportText, QuietShowsTheVerdictTableAndCountsOnly) {
   q.node_table = true;
   const std::string text = renderText(report, q);
   EXPECT_NE(text.find("node1"), std::string::npos) << text;
-  EXPECT_NE(text.find("1 node; 1 finding: 0 critical, 1 warning, 0 info"), std::string::npos) << text;
+  EXPECT_NE(text.find("1 node; 1 finding: 0 critical, 1 warning, 0 info"), std::string::npos)
+      << text;
   EXPECT_EQ(text.find("next step"), std::string::npos) << text;
   EXPECT_EQ(text.find("memlock"), std::string::npos) << text;
 }

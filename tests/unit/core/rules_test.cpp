@@ -1,5 +1,5 @@
 // Finding rules on synthetic snapshots: one table row per code (and per severity where the
-// evidence decides it), so every code of DESIGN §5 has a test that fails when its rule
+// evidence decides it), so every code of docs/codes.md has a test that fails when its rule
 // breaks. Codes also exercised on real captures live in fixture_diagnosis_test.cpp; these
 // cover the ones no capture in tests/fixtures/real shows. Each snapshot is a healthy node
 // (one bare-metal ConnectX port, ACTIVE/LinkUp at 200 Gb/s) plus the evidence of the row.

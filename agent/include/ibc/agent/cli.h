@@ -1,6 +1,6 @@
 #pragma once
 
-// The `ibcollect` command line (DESIGN §3). main() builds the real OS adapters and calls
+// The `ibcollect` command line (docs/commands.md). main() builds the real OS adapters and calls
 // runCli(); tests call it with fixture trees and string streams.
 
 #include <functional>
@@ -40,7 +40,7 @@ struct CliEnvironment {
 
 // Runs one command line of the tenant program `ibcollect` (args without argv[0]); the
 // support commands (kSupportCommands) run `ibcollect-support` from the same directory
-// through env.exec_program. Returns the DESIGN §3 exit code:
+// through env.exec_program. Returns the docs/commands.md exit code:
 // 0 no warning or critical finding, 1 warnings, 2 critical, 3 usage error,
 // 4 could not collect or deliver.
 int runCli(const std::vector<std::string>& args, CliEnvironment& env);
@@ -52,8 +52,8 @@ std::string versionString();
 using CliRunner = int (*)(const std::vector<std::string>& args, CliEnvironment& env);
 int runProgram(int argc, char** argv, CliRunner run);
 
-// The commands `ibcollect-support` provides (support and provider side, DESIGN §2), and the
-// program and package that hold them.
+// The commands `ibcollect-support` provides (support and provider side, docs/architecture.md), and
+// the program and package that hold them.
 inline constexpr const char* kSupportCommands[] = {"bundle", "case", "fetch", "host-inspect"};
 inline constexpr const char* kSupportProgram = "ibcollect-support";
 

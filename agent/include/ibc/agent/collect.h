@@ -1,6 +1,6 @@
 #pragma once
 
-// Collection of one node's VF-side evidence into a Snapshot (DESIGN §4). Read-only: no
+// Collection of one node's VF-side evidence into a Snapshot (docs/formats.md). Read-only: no
 // probe writes to the host or resets a counter. A probe that fails is recorded in
 // Snapshot.probe_errors with its reason and the collection goes on.
 

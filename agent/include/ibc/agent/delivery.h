@@ -1,6 +1,6 @@
 #pragma once
 
-// Delivering signed snapshots to the collector (DESIGN §6): upload over mutual TLS,
+// Delivering signed snapshots to the collector (docs/security.md): upload over mutual TLS,
 // retry with bounded exponential backoff (slept through the Clock seam), keep what could
 // not be delivered in the spool, and say so. The guarantees:
 //   - nothing acknowledged is lost (the collector acknowledges only durable writes);

@@ -1,6 +1,6 @@
 #pragma once
 
-// `ibcollect host-inspect` (DESIGN §8): on the physical host, find the PF and VF index that
+// `ibcollect host-inspect` (docs/formats.md): on the physical host, find the PF and VF index that
 // host each suspect VF, collect the PF side the tenant cannot see and judge it with the
 // PF_* codes (core/pf_judge.h). Reads the host only through the seams of os.h; under a
 // copied tree (--root other than "/") nothing is run and every read stays beneath the root.

@@ -1,6 +1,6 @@
 #pragma once
 
-// The seams through which the agent touches the host (STYLE habit 2): a rooted
+// The seams through which the agent touches the host (CONTRIBUTING.md, habit 2): a rooted
 // filesystem, a command runner (argv + timeout, never a shell string) and a clock.
 // Probes receive these interfaces; tests pass real fixture trees (RootedFilesystem over a
 // temp dir or tests/fixtures) or small in-memory doubles.

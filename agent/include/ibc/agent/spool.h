@@ -1,6 +1,6 @@
 #pragma once
 
-// The offline spool (DESIGN §6): signed snapshots that could not be delivered yet, kept
+// The offline spool (docs/security.md): signed snapshots that could not be delivered yet, kept
 // until `ibcollect flush` sends them. One `.ibsnap` file per snapshot, named by its id
 // (`<id>.ibsnap`), so keeping the same snapshot twice stores it once and a flush that
 // crashed after the collector's acknowledgement re-sends a snapshot the collector

@@ -1,6 +1,6 @@
 #pragma once
 
-// The `.ibbundle` archive (DESIGN §8): a tar archive (POSIX pax) compressed with zstd,
+// The `.ibbundle` archive (docs/formats.md): a tar archive (POSIX pax) compressed with zstd,
 // written and read with libarchive, around the members of core/bundle.h (library ibc_bundle:
 // the agent's `bundle` commands and the console's escalate page write through it). In memory: bytes
 // in, members out (the CLI reads and writes the file).

@@ -1,7 +1,7 @@
 #pragma once
 
 // The client side of the collector protocol, shared by the agent (uploads, fetch) and the
-// console (queries from a worker thread) (DESIGN §6, proto/ibcollect/v1/collector.proto):
+// console (queries from a worker thread) (docs/security.md, proto/ibcollect/v1/collector.proto):
 // a mutually authenticated TLS 1.3 connection carrying length-prefixed request and
 // response frames. Every step (resolve, connect, handshake, each request) has a deadline.
 //

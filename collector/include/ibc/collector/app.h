@@ -1,6 +1,6 @@
 #pragma once
 
-// `ibcollect-collector` (DESIGN §6): command line and wiring of store → service → server.
+// `ibcollect-collector` (docs/security.md): command line and wiring of store → service → server.
 //
 //   ibcollect-collector --listen ADDR:PORT --data DIR --ca CA.pem --cert CERT.pem --key KEY.pem
 //   ibcollect-collector --config FILE          (the same keys, `listen = "127.0.0.1:7443"`)

@@ -1,6 +1,6 @@
 #pragma once
 
-// The collector's event log (DESIGN §10): one line per event on stderr, which journald
+// The collector's event log (docs/operations.md): one line per event on stderr, which journald
 // picks up, in a stable `key=value` shape that tools can split without a grammar:
 //
 //   ts=2026-11-25T10:48:22.123Z level=warn event=upload_rejected reason=bad_signature

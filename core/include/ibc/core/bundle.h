@@ -1,6 +1,6 @@
 #pragma once
 
-// The escalation bundle (DESIGN §8), as member bytes: building every member of a bundle,
+// The escalation bundle (docs/formats.md), as member bytes: building every member of a bundle,
 // signing and checking its manifest, attaching a host result later. Pure: members are
 // name → bytes; the archive around them (tar + zstd, libarchive) is the agent's
 // (bundle/include/ibc/bundle/bundle_archive.h, library ibc_bundle).
@@ -85,7 +85,7 @@ std::string_view bundleMemberKind(std::string_view name);
 std::string attachmentRecordName(uint32_t sequence);
 std::string attachmentSignatureName(uint32_t sequence);
 
-// Who may sign what (DESIGN §8). Only a `support` certificate exports a bundle (signs
+// Who may sign what (docs/formats.md). Only a `support` certificate exports a bundle (signs
 // manifest.json); a `provider` or `support` certificate attaches host results. Tenants'
 // agent keys live in their VMs: they sign snapshots, never a bundle. Errors:
 // PermissionDenied naming the certificate, its role and who may sign instead.
@@ -121,7 +121,7 @@ struct BundleExportOptions {
   // redacted bundle (they name hosts).
   std::vector<BundleHostResult> host_results;
   // With `redact`: filled with "pseudonym<TAB>original" lines, sorted, for the exporter to
-  // keep beside the bundle (never inside it: DESIGN §8). Untouched without `redact`.
+  // keep beside the bundle (never inside it: docs/formats.md). Untouched without `redact`.
   std::string* pseudonym_map = nullptr;
 };
 

@@ -1,6 +1,6 @@
 #pragma once
 
-// `bundle verify` judges the bundle's signed snapshots again (DESIGN §8): the job verdict
+// `bundle verify` judges the bundle's signed snapshots again (docs/formats.md): the job verdict
 // (judgeJob) with the rule options the manifest records, compared with the findings.json
 // the exporter wrote. A difference names the node, the code and which side has it. Pure:
 // members in, differences out.

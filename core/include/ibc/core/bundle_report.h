@@ -1,6 +1,6 @@
 #pragma once
 
-// The people-facing members of an escalation bundle (DESIGN §8): report.md and
+// The people-facing members of an escalation bundle (docs/formats.md): report.md and
 // pf-inspection.md/.json. Pure: analysed nodes in, text out.
 
 #include <string>

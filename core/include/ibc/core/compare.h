@@ -1,6 +1,6 @@
 #pragma once
 
-// Cross-node diagnosis for the nodes of one job (DESIGN §5 "across nodes"):
+// Cross-node diagnosis for the nodes of one job (docs/codes.md "across nodes"):
 // MTU_MISMATCH, FW_VERSION_MISMATCH, NODE_OUTLIER (a node or port whose rate, counter
 // deltas, throughput, busbw or device layout differ from its peers'),
 // LINK_RATE_BELOW_EXPECTED against the peers' majority when no expected rate was given,

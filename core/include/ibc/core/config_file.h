@@ -1,8 +1,8 @@
 #pragma once
 
-// The agent's and the collector's config files (DESIGN §6, §10): the same keys as the long
-// flags, one `key = value` per line. Both programs read them through this one parser so a
-// mistake is reported the same way: FILE:LINE, the key, and what would be valid.
+// The agent's and the collector's config files (docs/security.md, docs/operations.md): the same
+// keys as the long flags, one `key = value` per line. Both programs read them through this one
+// parser so a mistake is reported the same way: FILE:LINE, the key, and what would be valid.
 
 #include <string>
 #include <string_view>

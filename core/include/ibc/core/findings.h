@@ -1,6 +1,6 @@
 #pragma once
 
-// Finding codes and severities of DESIGN §5. Codes are a stable interface: tests, JSON
+// Finding codes and severities of docs/codes.md. Codes are a stable interface: tests, JSON
 // consumers and support runbooks depend on the exact strings.
 
 #include <optional>
@@ -78,12 +78,12 @@ enum class FindingCode {
   PfPcieErrors,
   PfFw,
   PfClean,
-  // added with the job verdict (DESIGN §5 "More codes")
+  // added with the job verdict (docs/codes.md "More codes")
   VfIdentityMissing,
   PfUnknown,
 };
 
-// What kind of fault a code is evidence of (DESIGN §5). Escalation, ranking and the
+// What kind of fault a code is evidence of (docs/codes.md). Escalation, ranking and the
 // runbooks read it from the registry, never from a list of their own.
 enum class FindingClass {
   PhysicalLink,      // the link itself: cable, transceiver, lanes, switch port
@@ -106,7 +106,7 @@ std::string_view findingClassName(FindingClass finding_class);
 struct FindingTraits {
   FindingCode code;
   std::string_view name;      // "PORT_NOT_ACTIVE_SM"
-  std::string_view area;      // DESIGN §5's area: "port/link", "counters", "kernel log", ...
+  std::string_view area;      // docs/codes.md's area: "port/link", "counters", "kernel log", ...
   Severity default_severity;  // what the code usually is (rules may lower or raise it)
   // How directly the code names a cause: 0 (the port is down) .. 6 (a summary or gap).
   // Among findings of one severity, the most specific is a node's worst.
@@ -120,7 +120,7 @@ struct FindingTraits {
   std::string_view next_step;
 };
 
-// The registry: one row per code, in the order of DESIGN §5 (the enum's order).
+// The registry: one row per code, in the order of docs/codes.md (the enum's order).
 const std::vector<FindingTraits>& findingRegistry();
 const FindingTraits& findingTraits(FindingCode code);
 // nullptr for a name no code has (a newer producer's code, a typo).
@@ -129,7 +129,7 @@ const FindingTraits* findingTraits(std::string_view name);
 // "NO_RDMA_DEVICES", "PORT_DOWN", ...
 std::string_view findingCodeName(FindingCode code);
 std::optional<FindingCode> findingCodeFromName(std::string_view name);
-// Every code, in the order of DESIGN §5.
+// Every code, in the order of docs/codes.md.
 const std::vector<FindingCode>& allFindingCodes();
 // The registry's specificity of a code name; 5 for a name it does not know.
 int findingSpecificity(std::string_view code);
@@ -153,7 +153,7 @@ Severity severityOf(const ::ibcollect::v1::Finding& finding);
 // Highest severity among findings; nullopt when empty.
 std::optional<Severity> worstSeverity(const std::vector<::ibcollect::v1::Finding>& findings);
 
-// DESIGN §3 exit codes: 0 no warning or critical, 1 warnings, 2 critical.
+// docs/commands.md exit codes: 0 no warning or critical, 1 warnings, 2 critical.
 inline constexpr int kExitOk = 0;
 inline constexpr int kExitWarnings = 1;
 inline constexpr int kExitCritical = 2;

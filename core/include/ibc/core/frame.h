@@ -1,6 +1,6 @@
 #pragma once
 
-// Length-prefixed frames, the unit of the agent ↔ collector stream (DESIGN §6): a 4-byte
+// Length-prefixed frames, the unit of the agent ↔ collector stream (docs/security.md): a 4-byte
 // big-endian payload length, then the payload (one serialized protobuf message of
 // proto/ibcollect/v1/collector.proto). Pure byte handling; readers enforce a maximum
 // frame size before buffering anything of the payload.

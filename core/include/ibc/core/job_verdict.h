@@ -1,9 +1,9 @@
 #pragma once
 
-// The job verdict (DESIGN §3, §5, §8): one judgement of a job's snapshots that every
-// consumer carries unchanged — `--job`, `compare`, `analyze` of several inputs, the
-// console's pages, the bundle (findings.json, report.md, pf-inspection.*), `bundle show`,
-// `bundle verify` (which judges again and names a difference) and `host-inspect`.
+// The job verdict (docs/commands.md, docs/codes.md, docs/formats.md): one judgement of a job's
+// snapshots that every consumer carries unchanged — `--job`, `compare`, `analyze` of several
+// inputs, the console's pages, the bundle (findings.json, report.md, pf-inspection.*), `bundle
+// show`, `bundle verify` (which judges again and names a difference) and `host-inspect`.
 //
 // Order: every node's evidence rules (rules.h), the cross-node findings (compare.h), NCCL
 // failures joined to the peer they name (a completion error, connect or QP failure whose peer

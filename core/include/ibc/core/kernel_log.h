@@ -1,6 +1,6 @@
 #pragma once
 
-// Kernel log parsing and classification (DESIGN §4 "kernel log lines matching IB/mlx/link/
+// Kernel log parsing and classification (docs/formats.md "kernel log lines matching IB/mlx/link/
 // PCIe patterns", §5 kernel-log findings). Pure functions over text: the agent reads
 // /dev/kmsg, `dmesg` or a file and passes the content; nothing here touches the host.
 //

@@ -2,7 +2,7 @@
 
 // Parser for NCCL_DEBUG=INFO/WARN output (NCCL 2.x) and the framework lines around it
 // (PyTorch ProcessGroupNCCL, nccl-tests headers). Pure: takes the log text, returns the
-// summary the snapshot stores (NcclLogSummary, DESIGN §4/§5 NCCL findings).
+// summary the snapshot stores (NcclLogSummary, docs/formats.md, docs/codes.md NCCL findings).
 //
 // Line shapes (behind any mix of pdsh/clush "host: " prefixes, possibly doubled, Open MPI
 // "[1,0]<stdout>:" tags, srun "3: " labels, torchrun "[rank3]:" prefixes and NCCL's

@@ -1,7 +1,7 @@
 #pragma once
 
 // Parser for nccl-tests / rccl-tests output (all_reduce_perf, alltoall_perf, ...). Pure:
-// takes the captured text, returns NcclTestsResult (DESIGN §5 NCCL_TEST_WRONG_RESULTS,
+// takes the captured text, returns NcclTestsResult (docs/codes.md NCCL_TEST_WRONG_RESULTS,
 // NCCL_TEST_LOW_BUSBW).
 //
 // Table formats (the column header decides the mapping when present):

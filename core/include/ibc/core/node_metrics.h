@@ -62,7 +62,7 @@ std::vector<CounterOutlier> counterOutliers(const std::vector<NodeCounterMetrics
 // the project: NODE_OUTLIER, the console's grid, charts and diff use it.
 double medianOf(std::vector<double> values);
 
-// The named outlier rules (DESIGN §5 NODE_OUTLIER): what the comparison judges is what the
+// The named outlier rules (docs/codes.md NODE_OUTLIER): what the comparison judges is what the
 // console highlights, one definition each.
 // A counter (class delta, or a counter's delta or total) far above its peers: above
 // `factor` × max(median, 1), so a node that counts what its peers do not stands out.

@@ -1,10 +1,10 @@
 #pragma once
 
-// Judgement of the PF side (`ibcollect host-inspect`, DESIGN §8) with the PF_* codes of
-// DESIGN §5, and the host-inspect report (text and JSON). Pure: takes the evidence the
+// Judgement of the PF side (`ibcollect host-inspect`, docs/formats.md) with the PF_* codes of
+// docs/codes.md, and the host-inspect report (text and JSON). Pure: takes the evidence the
 // agent collected or parsed from pastes, never the host.
 //
-// Severity follows evidence as in DESIGN §5: what holds now (a port down, a module alarm
+// Severity follows evidence as in docs/codes.md: what holds now (a port down, a module alarm
 // asserted, a fatal AER count, a firmware health syndrome, a fatal kernel line) is critical;
 // an old non-zero total (error counters since the last clear, link-down counts, correctable
 // AER counts) is a warning; what could not be read is said, never taken for clean.

@@ -1,7 +1,7 @@
 #pragma once
 
 // Parsers for the PF-side tools a support engineer runs on the physical host (`ibcollect
-// host-inspect --paste FILE`, DESIGN §8): mlxlink [-m] [-c] [-e], mlxconfig q, flint/mstflint
+// host-inspect --paste FILE`, docs/formats.md): mlxlink [-m] [-c] [-e], mlxconfig q, flint/mstflint
 // q, ethtool -m, `ip link show` of a PF with its `vf N` lines, the PCIe AER statistics files
 // (aer_dev_correctable/fatal/nonfatal), `lspci [-nn] [-vvv]` and the host kernel log.
 //

@@ -1,6 +1,6 @@
 #pragma once
 
-// The pure parts of the collector protocol (DESIGN §6, proto/ibcollect/v1/collector.proto)
+// The pure parts of the collector protocol (docs/security.md, proto/ibcollect/v1/collector.proto)
 // that every side needs to agree on: where a collector is (`HOST:PORT`), what a rejection
 // reason is called and whether it is worth retrying, and how a rejection reads for people.
 // The agent, the collector and the console all use these; the TLS client is `ibc_client`'s,

@@ -1,6 +1,6 @@
 #pragma once
 
-// Pseudonyms for `bundle export --redact` (DESIGN §8): host names, IP addresses (v4 and v6)
+// Pseudonyms for `bundle export --redact` (docs/formats.md): host names, IP addresses (v4 and v6)
 // and user names in text become stable pseudonyms ("node-001", "ip-001", "user-001"), the
 // same name always the same pseudonym within one Redactor, numbered in order of first
 // appearance. Pure text in, text out.

@@ -2,7 +2,7 @@
 
 // The report printed by `ibcollect snapshot|analyze|compare|--job`: a per-node table,
 // then findings with evidence and the next step (text), or one JSON document
-// `{"nodes":[...], "findings":[...]}` through protobuf's JSON mapping (DESIGN §3).
+// `{"nodes":[...], "findings":[...]}` through protobuf's JSON mapping (docs/commands.md).
 
 #include <string>
 #include <vector>

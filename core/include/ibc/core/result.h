@@ -1,6 +1,6 @@
 #pragma once
 
-// Errors as values (STYLE habit 3). Expected failures — a missing attribute, EACCES, a
+// Errors as values (CONTRIBUTING.md, habit 3). Expected failures — a missing attribute, EACCES, a
 // malformed line, a corrupt file — travel as `Error` inside `Result<T>` and end up in the
 // report; asserts are for programming bugs only.
 

@@ -1,6 +1,6 @@
 #pragma once
 
-// Single-node diagnosis (DESIGN §5): every code except the cross-node ones. Pure: the
+// Single-node diagnosis (docs/codes.md): every code except the cross-node ones. Pure: the
 // same snapshot and options always give the same findings, in a stable order.
 
 #include <optional>
@@ -31,7 +31,7 @@ std::vector<::ibcollect::v1::Finding> diagnoseNode(const ::ibcollect::v1::Snapsh
 std::vector<::ibcollect::v1::Finding> diagnoseNodeEvidence(
     const ::ibcollect::v1::Snapshot& snapshot, const RuleOptions& options);
 
-// What the provider is asked to do, by the class of the reasons (DESIGN §5): physical
+// What the provider is asked to do, by the class of the reasons (docs/codes.md): physical
 // link and device faults → the PF/cable/switch runbook; a port the SM has not activated →
 // the SM runbook (GUID assignment, SR-IOV policy, SM virtualization, pkey); transport
 // symptoms with a clean VF side → the PF and the path beyond it.
@@ -52,7 +52,7 @@ std::vector<::ibcollect::v1::Finding> escalationFindings(
     const ::ibcollect::v1::Snapshot& snapshot,
     const std::vector<::ibcollect::v1::Finding>& findings);
 
-// nccl-tests busbw against the node's own links (DESIGN §5, NCCL_TEST_LOW_BUSBW): a
+// nccl-tests busbw against the node's own links (docs/codes.md, NCCL_TEST_LOW_BUSBW): a
 // multi-node run whose peak busbw is under kLowBusbwFraction of what the node's active RDMA
 // ports carry (their rates summed / 8, GB/s) is low; `--expect-busbw` overrides the budget.
 // A healthy RDMA path clears half its links at large sizes whatever the algorithm (a tree or

@@ -1,7 +1,7 @@
 #pragma once
 
-// Signed snapshots (DESIGN §4, §6): an Ed25519 signature over the serialized Snapshot
-// bytes, with the signer's DER certificate chain embedded in the `SignedSnapshot`
+// Signed snapshots (docs/formats.md, docs/security.md): an Ed25519 signature over the serialized
+// Snapshot bytes, with the signer's DER certificate chain embedded in the `SignedSnapshot`
 // envelope, verifiable offline against a CA. Pure: PEM/DER bytes in, results out; callers
 // read the files. Verification never parses the Snapshot inside the envelope.
 //
@@ -45,10 +45,10 @@ struct CertificateIdentity {
 // control characters in them, is ambiguous. Errors: Malformed (not DER, ambiguous).
 Result<CertificateIdentity> certificateIdentity(std::string_view der);
 
-// The node a snapshot describes (DESIGN §6): its Slurm node name, else its hostname.
+// The node a snapshot describes (docs/security.md): its Slurm node name, else its hostname.
 std::string snapshotNodeName(const ::ibcollect::v1::NodeIdentity& node);
 
-// Only a node's own certificate may sign its snapshot (DESIGN §6). The snapshot's node must
+// Only a node's own certificate may sign its snapshot (docs/security.md). The snapshot's node must
 // be the signer's CN, or, when the CN is a single label, a DNS name whose first label is the
 // CN (a hostname "node01.cluster.local" signed by CN=node01). A CN with dots must match
 // exactly: CN=node01.a cannot sign for node01.b. Anything else — another node, an empty

@@ -33,7 +33,7 @@ std::string encodeSnapshotFile(const ::ibcollect::v1::SignedSnapshot& signed_sna
 Result<::ibcollect::v1::SignedSnapshot> decodeSnapshotFile(std::string_view bytes);
 
 // Parses serialized envelope bytes, refusing anything that is not exactly the snapshot, the
-// signature and the chain in their one canonical encoding (DESIGN §6): unknown fields
+// signature and the chain in their one canonical encoding (docs/security.md): unknown fields
 // (bytes nobody signed, stored and served beside signed ones) and non-canonical encodings
 // (repeated, reordered or padded fields that make two byte strings mean one envelope).
 // Errors: Malformed, naming what was found.

@@ -1,7 +1,7 @@
 #pragma once
 
 // Parsers for command output a customer pasted into a ticket (`ibcollect analyze
-// --tool-output PATH`, DESIGN §3): ibstat, ibstatus, ibv_devinfo [-v|-l], perfquery [-x],
+// --tool-output PATH`, docs/commands.md): ibstat, ibstatus, ibv_devinfo [-v|-l], perfquery [-x],
 // ibportstate, ibdev2netdev [-v], ethtool -S, ethtool -i, ip [-s [-s]] link|addr [show] and
 // `grep . /sys/...` style PATH:VALUE listings.
 //

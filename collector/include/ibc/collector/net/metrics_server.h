@@ -1,6 +1,6 @@
 #pragma once
 
-// `--metrics ADDR:PORT` (DESIGN §10): a minimal HTTP/1.1 server for Prometheus scrapes,
+// `--metrics ADDR:PORT` (docs/operations.md): a minimal HTTP/1.1 server for Prometheus scrapes,
 // on its own thread and io_context so a slow scraper never delays ingest and a busy ingest
 // never delays a scrape. `GET /metrics` (or HEAD) answers 200 with the text `render()`
 // returns (Content-Type text/plain; version=0.0.4); another path 404, another method 405,
@@ -9,7 +9,7 @@
 // answer within `deadline`; at most `max_connections` are served at once, beyond that new
 // ones are closed at once.
 //
-// Plain HTTP only on a loopback address (DESIGN §10): bound anywhere else the server speaks
+// Plain HTTP only on a loopback address (docs/operations.md): bound anywhere else the server speaks
 // HTTPS (TLS 1.2 or 1.3) with the collector's certificate, and with
 // `require_client_certificate` a scraper must present a certificate from the collector's
 // CA. A scrape that does not complete the TLS handshake gets nothing.

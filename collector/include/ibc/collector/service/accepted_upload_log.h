@@ -1,6 +1,6 @@
 #pragma once
 
-// The event log's lines for accepted uploads (DESIGN §10, issue 24): one line per upload
+// The event log's lines for accepted uploads (docs/operations.md, issue 24): one line per upload
 // while they are rare, one line per second while a job uploads thousands at once.
 //
 // In each second (from the first upload accepted after the previous second ended) the

@@ -1,6 +1,6 @@
 #pragma once
 
-// The collector's counters in Prometheus text exposition format 0.0.4 (DESIGN §10), served
+// The collector's counters in Prometheus text exposition format 0.0.4 (docs/operations.md), served
 // by `--metrics ADDR:PORT` (net/metrics_server.h). Families:
 //
 //   ibcollect_uploads_accepted_total{outcome="stored"|"duplicate"}  counter

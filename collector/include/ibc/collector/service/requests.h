@@ -3,7 +3,7 @@
 // The collector's request kinds, one row each (issue 25): the kind (the CollectorRequest
 // oneof case), the name log lines and messages use, the certificate roles allowed to send
 // it, and its handler. Service::handle() refuses a role not allowed before any handler
-// runs, so authorization (DESIGN §6) is read from this table and nowhere else. A new
+// runs, so authorization (docs/security.md) is read from this table and nowhere else. A new
 // request type is the proto field and one row with its handler, in the file of its area
 // (queries.cpp: reads; cases.cpp: cases): handlers are free functions that reach the
 // service through RequestContext, so Service's declaration does not change.

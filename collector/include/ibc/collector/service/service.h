@@ -1,11 +1,11 @@
 #pragma once
 
-// The collector's logic between the network and the store (STYLE "Collector"): plain
+// The collector's logic between the network and the store (CONTRIBUTING.md, "The collector"): plain
 // types in, plain types out, no sockets. It decodes a request frame, authorizes it by the
 // TLS peer's certificate, verifies uploads (signature, chain, tenant), stores them through
 // one group-commit writer and answers queries.
 //
-// Authorization (DESIGN §6): only agent certificates upload, and only snapshots signed by
+// Authorization (docs/security.md): only agent certificates upload, and only snapshots signed by
 // an agent of their own tenant; only support certificates read (any tenant). Every
 // rejection is logged with its reason and counted (stats()); accepted uploads are logged
 // one by one while rare and counted per second under load (accepted_upload_log.h).

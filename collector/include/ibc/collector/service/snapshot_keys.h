@@ -6,9 +6,9 @@
 // Why read the signed bytes rather than trust fields the uploader adds to its request:
 // the index can then never disagree with what was signed, and an agent cannot file its
 // snapshot under another job or node. Why not parse the Snapshot: it holds counters and
-// raw logs (tens of KiB) whose parsing would cost more than the signature check (DESIGN
-// §9). This reader walks the top-level fields of the wire format, skips every field but
-// `node` (2, a few hundred bytes) by its length prefix, and parses only that one.
+// raw logs (tens of KiB) whose parsing would cost more than the signature check (bench/README.md).
+// This reader walks the top-level fields of the wire format, skips every field but `node` (2, a few
+// hundred bytes) by its length prefix, and parses only that one.
 
 #include <cstdint>
 #include <string>

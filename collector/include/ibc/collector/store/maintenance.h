@@ -1,6 +1,6 @@
 #pragma once
 
-// Operations on an open Store beside ingest (DESIGN §10): its size on disk, the retention
+// Operations on an open Store beside ingest (docs/operations.md): its size on disk, the retention
 // policy, and consistent online checkpoints. All run concurrently with put() and reads.
 
 #include <chrono>

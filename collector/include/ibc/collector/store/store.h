@@ -1,6 +1,6 @@
 #pragma once
 
-// The collector's storage (DESIGN §6): RocksDB, the only code that touches it. Every
+// The collector's storage (docs/security.md): RocksDB, the only code that touches it. Every
 // rocksdb::Status is checked and converted into a core::Error.
 //
 // Key layout — one column family per kind of record:
@@ -39,7 +39,7 @@
 // under the same lock as put(), so a deleted snapshot never leaves an index entry behind.
 // Large values live in blob files (BlobDB: compaction never rewrites them, except
 // retention's garbage collection of the oldest blob files); `bytes_per_sync` 1 MiB and a 16 MiB
-// write buffer keep background writeback smooth (DESIGN §9).
+// write buffer keep background writeback smooth (bench/README.md).
 //
 // Threading: put() from one writer thread at a time (the service's group-commit writer);
 // reads, retention and checkpoints from any thread, concurrently with put().

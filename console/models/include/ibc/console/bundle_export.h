@@ -1,7 +1,7 @@
 #pragma once
 
-// The escalate page's "Export bundle..." (DESIGN §7 `escalate`, §8): the escalation bundle of
-// the chosen nodes, built by the same library code as `ibcollect bundle export` —
+// The escalate page's "Export bundle..." (console/README.md `escalate`, §8): the escalation bundle
+// of the chosen nodes, built by the same library code as `ibcollect bundle export` —
 // core::buildBundle (findings, report.md, pf-inspection computed again from the signed
 // snapshots, the manifest signed by the engineer) and ibc_bundle's archive writer — so
 // `ibcollect bundle verify` accepts what the console writes.

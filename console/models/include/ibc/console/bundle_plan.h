@@ -1,6 +1,6 @@
 #pragma once
 
-// What the escalate page's bundle will carry, said before it is written (DESIGN §7
+// What the escalate page's bundle will carry, said before it is written (console/README.md
 // `escalate`, §8): every member with its size, what each snapshot holds inside (NCCL logs,
 // kernel log lines), and the findings core will judge for exactly the checked nodes.
 //

@@ -1,6 +1,6 @@
 #pragma once
 
-// What the charts page plots (DESIGN §7 `charts`), as plain numbers: per node across the
+// What the charts page plots (console/README.md `charts`), as plain numbers: per node across the
 // job (nccl-tests busbw, or one counter summed over the node's ports), and one counter
 // across the snapshots of one host over time. A counter's value is its window delta when
 // the snapshot has a window, else its total; nodes without the value are left out, never

@@ -1,9 +1,9 @@
 #pragma once
 
-// The console's questions to the collector (DESIGN §6, §7 `jobs`): a support certificate
-// lists a tenant's jobs and their nodes, and fetches a job's snapshots to diagnose them like
-// opened files. Blocking calls over ibc_client: the window runs them on a worker thread
-// (never on the GUI thread) with progress and cancel.
+// The console's questions to the collector (docs/security.md, console/README.md `jobs`): a support
+// certificate lists a tenant's jobs and their nodes, and fetches a job's snapshots to diagnose them
+// like opened files. Blocking calls over ibc_client: the window runs them on a worker thread (never
+// on the GUI thread) with progress and cancel.
 
 #include <atomic>
 #include <cstddef>
@@ -46,7 +46,7 @@ core::Result<JobData> fetchJob(const CollectorSettings& settings, const std::str
                                const std::function<void(std::size_t, std::size_t)>& progress = {},
                                const std::atomic<bool>* cancel = nullptr);
 
-// Cases (DESIGN §6): a support certificate lists, creates and updates them; the escalate
+// Cases (docs/security.md): a support certificate lists, creates and updates them; the escalate
 // page creates one from the nodes and finding codes picked, the jobs page lists them.
 // Errors: the connection, or the collector's rejection in words.
 core::Result<std::vector<::ibcollect::v1::Case>> listCases(const CollectorSettings& settings,

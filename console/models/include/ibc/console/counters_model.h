@@ -1,6 +1,6 @@
 #pragma once
 
-// The node page's counters of one port (DESIGN §7 `node`): every counter the snapshot holds
+// The node page's counters of one port (console/README.md `node`): every counter the snapshot holds
 // (counters, counters_ext, hw_counters, then the device's hw_counters) with its total, its
 // window delta and rate per second when the snapshot has a window, and the reason when it
 // could not be read. Numbers sort as numbers (SortRole).

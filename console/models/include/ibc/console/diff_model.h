@@ -1,6 +1,6 @@
 #pragma once
 
-// The diff page's table (DESIGN §7 `diff`): two snapshots side by side, or one node against
+// The diff page's table (console/README.md `diff`): two snapshots side by side, or one node against
 // the job's majority, showing only what differs. Each snapshot is flattened into facts
 // (port state, rate, link layer, firmware, MTU, every counter, every finding code, host
 // facts) keyed by where they hold ("mlx5_0/1 state"); a row is a key whose values differ,

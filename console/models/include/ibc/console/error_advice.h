@@ -1,6 +1,6 @@
 #pragma once
 
-// Every error the console shows says what happened and what to do next (DESIGN §7: a wrong
+// Every error the console shows says what happened and what to do next (console/README.md: a wrong
 // certificate, a collector that is down, a tampered snapshot). The messages come from core
 // and ibc_client (they name the file, the flag or the collector); this sorts them into the
 // few situations an engineer acts on, so the dialog and the tests agree on the advice.

@@ -1,6 +1,6 @@
 #pragma once
 
-// What the escalate page hands the host side (DESIGN §7 `escalate`, §8): the suspect nodes
+// What the escalate page hands the host side (console/README.md `escalate`, §8): the suspect nodes
 // of a job and the PF runbook for the chosen nodes and findings, built by ibc_core's bundle
 // code (core::buildPfInspection) so the page and `ibcollect bundle export` say the same.
 

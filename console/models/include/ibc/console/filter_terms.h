@@ -1,6 +1,6 @@
 #pragma once
 
-// The filter language every page's filter box speaks (DESIGN §7, issue 22): space-separated
+// The filter language every page's filter box speaks (console/README.md, issue 22): space-separated
 // terms, all of which must hold.
 //   word                 a glob over the page's main column (a node name, a counter name)
 //   key=value key!=value a column by its key: a glob over its words, case-insensitively

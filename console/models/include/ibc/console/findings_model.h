@@ -1,6 +1,6 @@
 #pragma once
 
-// The findings page (DESIGN §7 `findings`), like Wireshark's expert information: findings
+// The findings page (console/README.md `findings`), like Wireshark's expert information: findings
 // grouped by severity and code, worst first (at equal severity the more specific code
 // first, as the CLI's WORST FINDING); under each group one row per node that has the code
 // (in report order), and under a node one row per finding when it has the code in more

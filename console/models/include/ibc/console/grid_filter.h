@@ -1,6 +1,6 @@
 #pragma once
 
-// The grid page's filter box and top-X (DESIGN §7): a QSortFilterProxyModel over
+// The grid page's filter box and top-X (console/README.md): a QSortFilterProxyModel over
 // NodeGridModel. Filter text is space-separated terms, all of which must hold:
 //   node[1-3]* / gpu0?      a node-name glob (case-insensitive)
 //   severity>=warning       the row's verdict at least this severe (also sev>=, =)

@@ -20,7 +20,7 @@
 
 namespace ibc::console {
 
-// Who signed a snapshot, as the collector judges it (DESIGN §6): only the certificate of the
+// Who signed a snapshot, as the collector judges it (docs/security.md): only the certificate of the
 // agent of the node a snapshot describes may sign it.
 struct SignerInfo {
   bool is_signed = false;
@@ -131,8 +131,8 @@ void dropRawText(::ibcollect::v1::Snapshot& snapshot);
 // longer holds the snapshot that was judged (then File > Reload).
 core::Result<::ibcollect::v1::Snapshot> readFullSnapshot(const JobData& job, int node);
 
-// Where opening a job lands (worst first, DESIGN §7): the first finding, with a node, of the
-// most severe group (severity, then the more specific code, as the findings page orders its
+// Where opening a job lands (worst first, console/README.md): the first finding, with a node, of
+// the most severe group (severity, then the more specific code, as the findings page orders its
 // groups), as its node, device and port; without one, the worst node's first port. Node -1
 // for an empty job.
 struct NodeSelection {

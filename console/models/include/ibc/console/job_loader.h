@@ -1,6 +1,6 @@
 #pragma once
 
-// Loads a job off the GUI thread (DESIGN §7: the window never freezes; long loads show
+// Loads a job off the GUI thread (console/README.md: the window never freezes; long loads show
 // progress and can be cancelled). The work (read files, fetch from the collector) runs on a
 // worker thread with the grid's rows prepared there too; `loaded` arrives on the loader's
 // thread with the result. Starting a load cancels the one before; its result is dropped.

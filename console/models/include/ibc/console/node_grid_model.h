@@ -1,6 +1,6 @@
 #pragma once
 
-// The grid page's table (DESIGN §7 `grid`): one row per node and port (a node without
+// The grid page's table (console/README.md `grid`): one row per node and port (a node without
 // ports, or unreachable, is one row), built from core's Report so every verdict is the
 // CLI's. Cells that differ from the job's majority are outliers (OutlierRole): the row of
 // the odd node stands out in a 2,000-node job.
