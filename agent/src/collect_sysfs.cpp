@@ -6,6 +6,7 @@
 // snapshot (node_exporter issues #966 and #3265 crashed on exactly this).
 
 #include <algorithm>
+#include <optional>
 
 #include "ibc/agent/collect.h"
 #include "ibc/core/sysfs_values.h"
@@ -76,8 +77,11 @@ class SysfsReader {
                 const std::vector<std::string>* only = nullptr) {
     auto entries = fs_.readDirFiles(dir, limits_.sysfs_file_bytes, limits_.max_counters_per_dir);
     if (!entries.ok()) {
-      if (entries.error().code != ErrorCode::NotFound)
+      if (entries.error().code != ErrorCode::NotFound) {
         addProbeError(snap_, "sysfs.counters", dir, entries.error());
+      } else if (auto odd = notADirectory(dir)) {
+        addProbeError(snap_, "sysfs.counters", dir, *odd);
+      }
       return;
     }
     out->Reserve(static_cast<int>(entries->size()));
@@ -96,6 +100,22 @@ class SysfsReader {
 
   const Filesystem& fs() const { return fs_; }
   v1::Snapshot& snap() { return snap_; }
+
+  // Absent is NotFound (an older kernel has no hw_counters); a name that is there but is no
+  // directory (a dangling link, a FIFO, a file) is a counter source that could not be read:
+  // an error, so the port is never judged clean on counters nobody read.
+  std::optional<Error> notADirectory(const std::string& dir) const {
+    if (auto target = fs_.readLink(dir); target.ok() && !fs_.exists(dir)) {
+      return Error{ErrorCode::Unavailable,
+                   dir + " is a link to " + core::printable(*target, 200) +
+                       ", which does not exist (sysfs has a directory here)"};
+    }
+    if (fs_.exists(dir) && !fs_.isDirectory(dir)) {
+      return Error{ErrorCode::Unavailable,
+                   dir + " is not a directory (sysfs has one here): its counters were not read"};
+    }
+    return std::nullopt;
+  }
 
  private:
   const Filesystem& fs_;

@@ -4,6 +4,8 @@
 #include "ibc/agent/collect.h"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <functional>
 
 #include <filesystem>
 #include <fstream>
@@ -214,6 +216,56 @@ TEST(Collect, AnUnreadableHwCountersDirectoryNeverImprovesTheVerdict) {
     EXPECT_EQ(f.port(), 1u);
     EXPECT_NE(f.summary().find("EACCES"), std::string::npos) << f.summary();
     EXPECT_NE(f.evidence(1).find("hw_counters/ (directory)"), std::string::npos);
+  }
+}
+
+// A copy of the real mlx5 tree on disk whose port hw_counters is replaced by `make(path)`.
+class ReplacedHwCounters {
+ public:
+  explicit ReplacedHwCounters(const std::function<void(const std::string&)>& make) {
+    std::string pattern = (std::filesystem::temp_directory_path() / "ibc-hwc-XXXXXX").string();
+    EXPECT_NE(::mkdtemp(pattern.data()), nullptr);
+    dir_ = pattern;
+    std::filesystem::copy(ibc::test::fixturePath(kMlx5Root), dir_,
+                          std::filesystem::copy_options::recursive);
+    const std::string hwc = dir_ + "/sys/class/infiniband/mlx5_0/ports/1/hw_counters";
+    std::filesystem::remove_all(hwc);
+    make(hwc);
+  }
+  ~ReplacedHwCounters() {
+    std::error_code ec;
+    std::filesystem::remove_all(dir_, ec);
+  }
+  const std::string& root() const { return dir_; }
+
+ private:
+  std::string dir_;
+};
+
+// hw_counters as a dangling link or a FIFO (a tree a tenant made, or a broken host): the
+// errors it would show are unknown, so the port is never judged clean on it.
+TEST(Collect, AHwCountersThatIsNoDirectoryIsAnUnreadableCounterSourceNeverAQuietOk) {
+  const std::vector<std::pair<std::string, std::function<void(const std::string&)>>> cases = {
+      {"a dangling link",
+       [](const std::string& p) { std::filesystem::create_symlink("/nonexistent/hw", p); }},
+      {"a FIFO", [](const std::string& p) { ASSERT_EQ(::mkfifo(p.c_str(), 0644), 0); }},
+      {"a file", [](const std::string& p) { std::ofstream(p) << "0\n"; }},
+  };
+  for (const auto& [what, make] : cases) {
+    ReplacedHwCounters tree(make);
+    RootedFilesystem host(tree.root());
+    Harness h;
+    CollectOptions o;
+    o.root = "/tree";
+    const auto snap = collectSnapshot(o, h.seams(host));
+    bool named = false;
+    for (const auto& e : snap.probe_errors()) {
+      named = named || (e.probe() == "sysfs.counters" &&
+                        e.path().find("ports/1/hw_counters") != std::string::npos);
+    }
+    EXPECT_TRUE(named) << what;
+    const auto findings = core::diagnoseNode(snap, {});
+    EXPECT_TRUE(hasFinding(findings, "COUNTER_UNAVAILABLE", "warning")) << what;
   }
 }
 
