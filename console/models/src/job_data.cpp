@@ -1,8 +1,11 @@
 #include "ibc/console/job_data.h"
 
+#include <fcntl.h>
 #include <openssl/err.h>
 #include <openssl/evp.h>
 #include <openssl/x509.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -27,24 +30,46 @@ using core::Result;
 
 namespace {
 
-// Reads at most `max` bytes (the snapshot file bound by default): a hostile or wrong file
-// cannot exhaust memory.
+// Reads at most `max` bytes (the snapshot file bound by default) of a regular file: a
+// hostile or wrong file cannot exhaust memory, and a FIFO, device or directory named
+// `.ibsnap` is refused at once instead of blocking the loader (opened non-blocking, judged
+// by fstat before any read).
 Result<std::string> readBounded(const std::string& path,
                                 std::uint64_t max = core::kMaxSnapshotFileBytes) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return Error{core::ErrorCode::NotFound, path + ": " + std::strerror(errno)};
-  in.seekg(0, std::ios::end);
-  const auto size = static_cast<std::streamoff>(in.tellg());
-  if (size < 0) return Error{core::ErrorCode::Io, path + ": cannot tell its size"};
-  if (static_cast<std::uint64_t>(size) > max) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+  if (fd < 0) {
+    return Error{errno == ENOENT ? core::ErrorCode::NotFound : core::ErrorCode::Io,
+                 path + ": " + std::strerror(errno)};
+  }
+  struct Closer {
+    int fd;
+    ~Closer() { ::close(fd); }
+  } closer{fd};
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) return Error{core::ErrorCode::Io, path + ": " + std::strerror(errno)};
+  if (!S_ISREG(st.st_mode)) {
+    return Error{core::ErrorCode::Unsupported, path + ": not a regular file (" +
+                                                   (S_ISFIFO(st.st_mode)  ? "a FIFO"
+                                                    : S_ISDIR(st.st_mode) ? "a directory"
+                                                                          : "a device or socket") +
+                                                   "), not a snapshot or bundle"};
+  }
+  const auto size = static_cast<std::uint64_t>(st.st_size);
+  if (size > max) {
     return Error{core::ErrorCode::TooLarge,
                  path + ": larger than " + std::to_string(max >> 20) + " MiB, not a " +
                      (max == core::kMaxSnapshotFileBytes ? "snapshot file" : "bundle")};
   }
-  in.seekg(0, std::ios::beg);
   std::string bytes(static_cast<std::size_t>(size), '\0');
-  in.read(bytes.data(), size);
-  if (in.gcount() != size) return Error{core::ErrorCode::Io, path + ": read error"};
+  std::size_t got = 0;
+  while (got < bytes.size()) {
+    const ssize_t n = ::read(fd, bytes.data() + got, bytes.size() - got);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return Error{core::ErrorCode::Io, path + ": " + std::strerror(errno)};
+    if (n == 0) break;
+    got += static_cast<std::size_t>(n);
+  }
+  if (got != bytes.size()) return Error{core::ErrorCode::Io, path + ": changed while read"};
   return bytes;
 }
 

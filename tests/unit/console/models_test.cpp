@@ -5,6 +5,7 @@
 // is checked with QAbstractItemModelTester (Fatal), and every verdict against core's report.
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <QAbstractItemModelTester>
 #include <QGuiApplication>
@@ -102,6 +103,21 @@ int rowOfPort(const NodeGridModel& m, const QString& node, const QString& device
       return r;
   }
   return -1;
+}
+
+// A FIFO (or a directory) named .ibsnap is refused by name at once; it never blocks the
+// loader, and the other files still load.
+TEST(LoadSnapshotFiles, AFifoOrADirectoryNamedIbsnapIsRefusedAtOnceAndTheRestLoads) {
+  const std::string dir = ibc::test::makeTempDir("console-fifo");
+  const std::string fifo = dir + "/stuck.ibsnap";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0644), 0);
+  const std::string folder = dir + "/folder.ibsnap";
+  std::filesystem::create_directory(folder);
+  const JobData j = loadSnapshotFiles({fifo, folder, jobFiles().front()});
+  EXPECT_EQ(j.report.nodes_size(), 1);
+  ASSERT_EQ(j.errors.size(), 2u);
+  EXPECT_NE(j.errors[0].find("not a regular file (a FIFO)"), std::string::npos) << j.errors[0];
+  EXPECT_NE(j.errors[1].find("not a regular file (a directory)"), std::string::npos) << j.errors[1];
 }
 
 TEST(ConsoleJob, FourRealSnapshotsLoadAsFourNodesWithTheCollidingHostToldApart) {
