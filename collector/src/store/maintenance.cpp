@@ -5,7 +5,10 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <fstream>
 #include <memory>
+#include <mutex>
+#include <set>
 #include <system_error>
 
 #include "store_access.h"
@@ -260,25 +263,110 @@ Result<RetentionReport> applyRetention(Store& store, const RetentionPolicy& poli
   return report;
 }
 
+namespace {
+
+constexpr const char* kPartialBackups = "PARTIAL_BACKUPS";
+
+// The staging directories of the backups running in this process (one process at a time
+// holds a store: RocksDB's lock).
+std::mutex& activeMutex() {
+  static std::mutex m;
+  return m;
+}
+std::set<std::string>& activeStagings() {
+  static std::set<std::string> active;
+  return active;
+}
+
+std::vector<std::string> readLines(const std::string& path) {
+  std::vector<std::string> out;
+  std::ifstream in(path);
+  for (std::string line; std::getline(in, line);) {
+    if (!line.empty()) out.push_back(line);
+  }
+  return out;
+}
+
+// Rewrites the record of partial backups to `lines` (removes it when empty).
+void writeLines(const std::string& path, const std::vector<std::string>& lines) {
+  std::error_code ec;
+  if (lines.empty()) {
+    std::filesystem::remove(path, ec);
+    return;
+  }
+  const std::string tmp = path + ".new";
+  {
+    std::ofstream out(tmp, std::ios::trunc);
+    for (const auto& l : lines) out << l << "\n";
+  }
+  std::filesystem::rename(tmp, path, ec);
+}
+
+}  // namespace
+
+std::vector<std::string> removePartialBackups(const Store& store) {
+  const std::string record = storeAccess(store).dir + "/" + kPartialBackups;
+  std::lock_guard<std::mutex> lock(activeMutex());
+  std::vector<std::string> removed, kept;
+  for (const auto& staging : readLines(record)) {
+    if (activeStagings().count(staging) != 0) {
+      kept.push_back(staging);
+      continue;
+    }
+    std::error_code ec;
+    // RocksDB builds a checkpoint in NAME.tmp and renames it to NAME.
+    for (const auto& p : {staging + ".tmp", staging}) {
+      if (std::filesystem::remove_all(p, ec) > 0) removed.push_back(p);
+    }
+  }
+  writeLines(record, kept);
+  return removed;
+}
+
 Result<CheckpointReport> createCheckpoint(const Store& store, const std::string& dest) {
   const auto started = std::chrono::steady_clock::now();
   std::error_code ec;
   if (std::filesystem::exists(dest, ec)) {
     return Error{ErrorCode::InvalidArgument, dest + " already exists: name a new directory"};
   }
-  const auto parent = std::filesystem::path(dest).parent_path();
+  const std::filesystem::path target = std::filesystem::path(dest).lexically_normal();
+  const auto parent = target.parent_path();
   if (!parent.empty()) std::filesystem::create_directories(parent, ec);
+  (void)removePartialBackups(store);
+  const std::string staging =
+      (parent / (".ibcollect-partial-" + target.filename().string())).string();
   const StoreAccess a = storeAccess(store);
+  const std::string record = a.dir + "/" + kPartialBackups;
+  {
+    std::lock_guard<std::mutex> lock(activeMutex());
+    if (!activeStagings().insert(staging).second) {
+      return Error{ErrorCode::InvalidArgument, "a backup into " + dest + " is running"};
+    }
+    auto lines = readLines(record);
+    lines.push_back(staging);
+    writeLines(record, lines);
+  }
+  const auto finished = [&] {
+    std::lock_guard<std::mutex> lock(activeMutex());
+    activeStagings().erase(staging);
+  };
+  std::filesystem::remove_all(staging, ec);
+  std::filesystem::remove_all(staging + ".tmp", ec);
   rocksdb::Checkpoint* raw = nullptr;
   auto s = rocksdb::Checkpoint::Create(a.db, &raw);
-  if (!s.ok()) return rocksError(s, "cannot start a checkpoint");
   std::unique_ptr<rocksdb::Checkpoint> checkpoint(raw);
   // log_size_for_flush 0: memtables are flushed first, so the checkpoint needs no WAL replay
   // for anything written before this call.
-  s = checkpoint->CreateCheckpoint(dest, 0);
+  if (s.ok()) s = checkpoint->CreateCheckpoint(staging, 0);
+  if (s.ok()) std::filesystem::rename(staging, target, ec);
+  finished();
+  (void)removePartialBackups(store);  // what failed on the way, and the record's line
   if (!s.ok()) return rocksError(s, "checkpoint into " + dest + " failed");
+  if (ec)
+    return Error{ErrorCode::Io,
+                 "cannot rename the finished backup to " + dest + ": " + ec.message()};
   CheckpointReport report;
-  for (const auto& e : std::filesystem::recursive_directory_iterator(dest, ec)) {
+  for (const auto& e : std::filesystem::recursive_directory_iterator(target, ec)) {
     if (e.is_regular_file(ec)) report.bytes += e.file_size(ec);
   }
   report.took = std::chrono::duration_cast<std::chrono::milliseconds>(

@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include <fstream>
+
 #include <atomic>
 #include <filesystem>
 #include <iostream>
@@ -283,6 +285,38 @@ TEST(Checkpoint, ACheckpointTakenDuringWritesHoldsEveryEarlierWriteAndOpensAsASt
   auto restored = Store::open(dir.path() + "/backups/one");
   ASSERT_TRUE(restored.ok()) << restored.error().message;
   for (int n = 0; n < before; ++n) EXPECT_TRUE(present(**restored, n)) << n;
+}
+
+// What a backup killed on the way leaves (RocksDB's NAME.tmp of the staging directory the
+// store recorded) is removed by the next backup or start; a finished backup leaves only its
+// destination.
+TEST(Checkpoint, AKilledBackupLeavesNothingOnceTheNextBackupOrStartRuns) {
+  TempDir dir;
+  auto store = Store::open(dir.path() + "/data");
+  ASSERT_TRUE(store.ok());
+  const auto r = record(1, "acme", "j", "node01", 1, kNowMs);
+  ASSERT_TRUE((*store)->put({&r}).ok());
+  // A backup of this store into backups/killed, killed while RocksDB copied.
+  const std::string staging = dir.path() + "/backups/.ibcollect-partial-killed";
+  std::filesystem::create_directories(staging + ".tmp");
+  std::ofstream(staging + ".tmp/000001.sst") << std::string(1 << 16, 'x');
+  std::ofstream(dir.path() + "/data/PARTIAL_BACKUPS") << staging << "\n";
+
+  const auto removed = removePartialBackups(**store);
+  ASSERT_EQ(removed.size(), 1u);
+  EXPECT_EQ(removed[0], staging + ".tmp");
+  EXPECT_FALSE(std::filesystem::exists(staging + ".tmp"));
+  EXPECT_FALSE(std::filesystem::exists(dir.path() + "/data/PARTIAL_BACKUPS"));
+
+  auto made = createCheckpoint(**store, dir.path() + "/backups/next");
+  ASSERT_TRUE(made.ok()) << made.error().message;
+  std::vector<std::string> left;
+  for (const auto& e : std::filesystem::directory_iterator(dir.path() + "/backups")) {
+    left.push_back(e.path().filename().string());
+  }
+  EXPECT_EQ(left, std::vector<std::string>{"next"});
+  EXPECT_FALSE(std::filesystem::exists(dir.path() + "/data/PARTIAL_BACKUPS"));
+  EXPECT_TRUE(removePartialBackups(**store).empty());
 }
 
 TEST(StoreSize, CountsBlobsAndTheWriteAheadLog) {

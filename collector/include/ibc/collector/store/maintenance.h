@@ -8,6 +8,7 @@
 #include <functional>
 #include <string>
 #include <unordered_set>
+#include <vector>
 
 #include "ibc/collector/service/metrics.h"
 #include "ibc/collector/store/store.h"
@@ -69,6 +70,17 @@ struct CheckpointReport {
 // created): hard links where `dest` is on the store's filesystem, copies elsewhere. It holds
 // every write acknowledged before the call. The checkpoint is a store directory: start a
 // collector with `--data dest` to use it. Errors: InvalidArgument (dest exists), Io.
+//
+// It is built under a staging name beside `dest` (".ibcollect-partial-NAME") recorded in the
+// store's directory (PARTIAL_BACKUPS) and renamed to `dest` when complete: a backup killed on
+// the way leaves no `dest`, and what it left is removed by the next backup or the next start
+// (removePartialBackups).
 Result<CheckpointReport> createCheckpoint(const Store& store, const std::string& dest);
+
+// Removes what backups of this store killed on the way left behind (their staging
+// directories, as PARTIAL_BACKUPS records them), except a backup running now in this
+// process. Returns the paths removed. Called by createCheckpoint and at the collector's
+// start.
+std::vector<std::string> removePartialBackups(const Store& store);
 
 }  // namespace ibc::collector
