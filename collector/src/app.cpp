@@ -306,8 +306,9 @@ core::Result<MergedArgs> mergeConfigFile(const CLI::App& app,
       return x == flag || x.rfind(flag + "=", 0) == 0;
     });
     if (on_command_line) continue;
-    merged.args.push_back(flag);
-    merged.args.push_back(e.value);
+    // One `--key=value` word: a flag takes true/false that way (`--key false` would leave
+    // `false` as an argument nobody expects).
+    merged.args.push_back(flag + "=" + e.value);
     merged.from_file[flag] = {*path, e.line};
   }
   return merged;
@@ -480,6 +481,10 @@ int serve(Args& a, std::ostream& out, std::ostream& err) {
   store_options.log = &log;
   auto store = Store::open(a.data, store_options);
   if (!store.ok()) return fail(store.error().message);
+  for (const auto& left : removePartialBackups(**store)) {
+    log.event(LogLevel::Info, "partial_backup_removed",
+              {{"path", left}, {"why", "a backup was stopped before it finished"}});
+  }
 
   Service service(**store, **verifier, log, [] { return std::chrono::system_clock::now(); });
   auto server = Server::create(a.server, service, log);

@@ -4,6 +4,7 @@
 
 #include <asio.hpp>
 #include <asio/ssl.hpp>
+#include <map>
 #include <thread>
 
 namespace ibc::collector {
@@ -75,6 +76,11 @@ struct MetricsServer::Impl {
   asio::io_context io{1};
   tcp::acceptor acceptor;
   std::size_t open = 0;
+  std::map<asio::ip::address, std::size_t> open_by_source;
+  // Refused connections not logged yet, and when the last line about them was written.
+  std::size_t refused_unlogged = 0;
+  std::chrono::steady_clock::time_point refused_logged{};
+  void refuse(tcp::socket& socket, const char* why);
   std::thread thread;
 };
 
@@ -102,14 +108,39 @@ std::string MetricsServer::Impl::answer(const std::string& head) {
   return response("200 OK", "text/plain; version=0.0.4; charset=utf-8", render(), head_only);
 }
 
+// Closes a connection over a limit; logged at most every 10 s with how many were refused, so
+// a flood of them is seen without flooding the log.
+void MetricsServer::Impl::refuse(tcp::socket& socket, const char* why) {
+  asio::error_code ec;
+  const auto peer = socket.remote_endpoint(ec);
+  socket.close(ec);
+  ++refused_unlogged;
+  const auto now = std::chrono::steady_clock::now();
+  if (now - refused_logged < std::chrono::seconds(10)) return;
+  log.event(LogLevel::Warn, "metrics_connection_refused",
+            {{"reason", why},
+             {"peer", peer.address().to_string()},
+             {"refused", std::to_string(refused_unlogged)},
+             {"since", "the last line like this"}});
+  refused_unlogged = 0;
+  refused_logged = now;
+}
+
 awaitable<void> MetricsServer::Impl::serve(tcp::socket accepted) {
+  asio::error_code peer_ec;
+  const asio::ip::address source = accepted.remote_endpoint(peer_ec).address();
   // Shared with the deadline's handler, which may already be queued when the exchange ends.
   auto socket_ptr = std::make_shared<tcp::socket>(std::move(accepted));
   ++open;
+  ++open_by_source[source];
   struct Closed {
-    std::size_t& open;
-    ~Closed() { --open; }
-  } closed{open};
+    Impl& impl;
+    asio::ip::address source;
+    ~Closed() {
+      --impl.open;
+      if (--impl.open_by_source[source] == 0) impl.open_by_source.erase(source);
+    }
+  } closed{*this, source};
   // One deadline for the whole exchange (the TLS handshake included): a slow client only
   // holds its own connection.
   asio::steady_timer deadline(io);
@@ -196,8 +227,20 @@ awaitable<void> MetricsServer::Impl::acceptLoop() {
       co_await pause.async_wait(redirect_error(use_awaitable, ec));
       continue;
     }
-    if (open >= options.max_connections) {
+    // One source (a slow or hostile client) holds at most its share, so a scraper from
+    // elsewhere is still answered.
+    const auto source = socket.remote_endpoint(ec).address();
+    if (ec) {
       socket.close(ec);
+      continue;
+    }
+    if (open >= options.max_connections) {
+      refuse(socket, "max_connections");
+      continue;
+    }
+    if (auto it = open_by_source.find(source);
+        it != open_by_source.end() && it->second >= options.max_connections_per_source) {
+      refuse(socket, "max_connections_per_source");
       continue;
     }
     asio::co_spawn(io, serve(std::move(socket)), asio::detached);

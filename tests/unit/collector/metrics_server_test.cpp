@@ -14,6 +14,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "collector_test_support.h"
 #include "test_pki.h"
@@ -171,6 +172,45 @@ TEST(MetricsServer, AClientCertificateCanBeRequired) {
   const TestCa other = TestCa::create("other CA");
   const TestCredential stranger = other.issue(ibc::test::supportSpec("mallory"));
   EXPECT_EQ(tlsExchange(portOf(*server), pki.ca.certificatePem(), &stranger), "");
+}
+
+// An idle TCP connection to 127.0.0.1:port from `source` (another loopback address).
+int connectFrom(int port, const char* source) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in from{};
+  from.sin_family = AF_INET;
+  ::inet_pton(AF_INET, source, &from.sin_addr);
+  sockaddr_in to{};
+  to.sin_family = AF_INET;
+  to.sin_port = htons(static_cast<uint16_t>(port));
+  to.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  EXPECT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&from), sizeof from), 0);
+  EXPECT_EQ(::connect(fd, reinterpret_cast<sockaddr*>(&to), sizeof to), 0);
+  return fd;
+}
+
+// Slow clients from one address hold at most their share: a scraper elsewhere is answered,
+// and the refused connections are logged.
+TEST(MetricsServer, SlowClientsFromOneAddressCannotStarveAScraperElsewhere) {
+  test::CapturedLog log;
+  MetricsServerOptions o;
+  o.deadline = std::chrono::seconds(30);  // the slow clients stay for the whole test
+  auto server = start(o, log);
+  ASSERT_NE(server, nullptr);
+  const int port = portOf(*server);
+  std::vector<int> slow;
+  for (int i = 0; i < 16; ++i) slow.push_back(connectFrom(port, "127.0.0.2"));
+  for (int i = 0; i < 10; ++i) {
+    const std::string answer = plainExchange(port, kRequest);
+    EXPECT_EQ(answer.rfind("HTTP/1.1 200 OK\r\n", 0), 0u) << i << ": " << answer;
+  }
+  for (int fd : slow) ::close(fd);
+  bool logged = false;
+  for (const auto& l : log.lines()) {
+    logged = logged || (l.find("event=metrics_connection_refused") != std::string::npos &&
+                        l.find("reason=max_connections_per_source") != std::string::npos);
+  }
+  EXPECT_TRUE(logged);
 }
 
 TEST(MetricsServer, LoopbackHostsAreTheLoopbackNetworksOnly) {

@@ -6,8 +6,10 @@
 // returns (Content-Type text/plain; version=0.0.4); another path 404, another method 405,
 // a request that is not HTTP 400, a request head over `max_request_bytes` 431. Every
 // answer closes the connection. A connection must deliver its request head and take the
-// answer within `deadline`; at most `max_connections` are served at once, beyond that new
-// ones are closed at once.
+// answer within `deadline`; at most `max_connections` are served at once and at most
+// `max_connections_per_source` from one address (slow clients from one place cannot starve
+// a scraper elsewhere); beyond that new ones are closed at once and counted in a
+// metrics_connection_refused line (at most one every 10 s).
 //
 // Plain HTTP only on a loopback address (docs/operations.md): bound anywhere else the server speaks
 // HTTPS (TLS 1.2 or 1.3) with the collector's certificate, and with
@@ -44,6 +46,7 @@ struct MetricsServerOptions {
   std::chrono::milliseconds deadline{5000};
   std::size_t max_request_bytes = 8192;
   std::size_t max_connections = 16;
+  std::size_t max_connections_per_source = 4;
 };
 
 class MetricsServer {
