@@ -210,7 +210,11 @@ void declareLimitOptions(CLI::App& app, Args& a) {
                  "Handshake slots kept for sources that completed a handshake recently")
       ->capture_default_str();
   app.add_option("--max-unauthenticated-per-source", a.server.max_unauthenticated_per_source,
-                 "Connections one source address may hold before authenticating")
+                 "Connections one source address may hold before authenticating; more from it "
+                 "wait their turn")
+      ->capture_default_str();
+  app.add_option("--max-waiting-connections", a.server.max_waiting_connections,
+                 "Connections waiting for their source's turn, in all (beyond: refused)")
       ->capture_default_str();
 }
 

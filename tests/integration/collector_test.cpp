@@ -893,8 +893,10 @@ TEST_F(Transport, SilentSocketsCannotFillTheConnectionLimit) {
   }
   const ibc::agent::ConnectTimeouts strict{seconds(3 * kSlowdown), seconds(3 * kSlowdown)};
   {
-    // The per-source limit: 500 silent sockets from one source, most refused at accept.
-    auto collector = startCollector({"--max-connections", "200", "--handshake-timeout", "30"});
+    // The per-source limit: 500 silent sockets from one source; 64 held, 100 wait their
+    // turn, the rest refused at accept.
+    auto collector = startCollector({"--max-connections", "200", "--handshake-timeout", "30",
+                                     "--max-waiting-connections", "100"});
     std::vector<int> silent;
     for (int i = 0; i < 500; ++i) {
       const int fd = rawConnectFrom(collector->port(), "127.0.0.2");

@@ -73,15 +73,16 @@ struct MetricsServer::Impl {
   std::optional<asio::ssl::context> tls;
   Render render;
   EventLog& log;
-  asio::io_context io{1};
-  tcp::acceptor acceptor;
+  // Before io: the sessions' frames, destroyed with io, still count themselves out.
   std::size_t open = 0;
   std::map<asio::ip::address, std::size_t> open_by_source;
   // Refused connections not logged yet, and when the last line about them was written.
   std::size_t refused_unlogged = 0;
   std::chrono::steady_clock::time_point refused_logged{};
-  void refuse(tcp::socket& socket, const char* why);
+  asio::io_context io{1};
+  tcp::acceptor acceptor;
   std::thread thread;
+  void refuse(tcp::socket& socket, const char* why);
 };
 
 std::string MetricsServer::Impl::answer(const std::string& head) {

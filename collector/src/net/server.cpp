@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <asio.hpp>
 #include <asio/ssl.hpp>
+#include <deque>
 #include <list>
 #include <optional>
 #include <unordered_map>
@@ -229,11 +230,16 @@ struct Server::Impl {
         tick_timer(io),
         drain_timer(io),
         unauthenticated_sources(o.max_unauthenticated_per_source) {}
+  // The waiting sockets go while io lives; sessions destroyed with io admit nobody.
+  ~Impl() {
+    stopping = true;
+    closeWaiting();
+  }
 
   Status setUp();
   awaitable<void> acceptLoop();
   awaitable<void> tickLoop();
-  awaitable<void> session(tcp::socket socket);
+  awaitable<void> session(tcp::socket socket, bool counted);
   awaitable<bool> handshake(Connection& c);
   bool identify(Connection& c);
   awaitable<void> serve(std::shared_ptr<Connection> c);
@@ -267,7 +273,22 @@ struct Server::Impl {
     c.authenticated = true;
     unauthenticated.erase(c.unauthenticated_at);
     unauthenticated_sources.authenticated(c.source);
+    admitWaiting(c.source);
   }
+  // Connections over their source's share of unauthenticated ones wait here, their TLS
+  // hello unread, and start in arrival order as that source's earlier ones authenticate or
+  // close: a source with many connections at once (a NAT, a --job launcher) is served, and a
+  // flooding source delays only itself.
+  struct WaitingSocket {
+    tcp::socket socket;
+    SteadyClock::time_point since;
+    std::string who;
+  };
+  // `counted`: already counted among its source's unauthenticated connections.
+  void startSession(tcp::socket socket, bool counted = false);
+  void admitWaiting(const std::string& source);
+  void expireWaiting(SteadyClock::time_point now);
+  void closeWaiting();
   bool evictOneUnauthenticated();
   AdmissionBudget& tenantBudget(const std::string& tenant) {
     auto& b = tenant_budgets[tenant];
@@ -293,8 +314,68 @@ struct Server::Impl {
   std::list<Connection*> unauthenticated;
   UnauthenticatedSources unauthenticated_sources;
   KnownSources known_sources;
+  std::unordered_map<std::string, std::deque<WaitingSocket>> waiting;
+  std::size_t waiting_count = 0;
   bool stopping = false;
 };
+
+void Server::Impl::startSession(tcp::socket socket, bool counted) {
+  asio::error_code ec;
+  socket.set_option(tcp::no_delay(true), ec);
+  asio::co_spawn(io, session(std::move(socket), counted),
+                 [this](std::exception_ptr e) { onException(e); });
+}
+
+void Server::Impl::admitWaiting(const std::string& source) {
+  if (stopping) return;  // also while the members are destroyed (~Impl sets it)
+  auto it = waiting.find(source);
+  if (it == waiting.end()) return;
+  auto& queue = it->second;
+  while (!queue.empty() && unauthenticated_sources.atLimit(source) == 0) {
+    WaitingSocket next = std::move(queue.front());
+    queue.pop_front();
+    --waiting_count;
+    if (connections.size() >= options.max_connections && !evictOneUnauthenticated()) {
+      reject(v1::REJECT_REASON_CONNECTION_LIMIT, next.who,
+             std::to_string(connections.size()) + " connections open, all authenticated");
+      asio::error_code ec;
+      next.socket.close(ec);
+      continue;
+    }
+    // Counted from here, before its session runs, so this loop stops at the limit.
+    unauthenticated_sources.opened(source);
+    startSession(std::move(next.socket), /*counted=*/true);
+  }
+  if (queue.empty()) waiting.erase(it);
+}
+
+// A connection that waited its whole handshake time is closed, as a slow hello would be.
+void Server::Impl::expireWaiting(SteadyClock::time_point now) {
+  for (auto it = waiting.begin(); it != waiting.end();) {
+    auto& queue = it->second;
+    while (!queue.empty() && now - queue.front().since >= options.handshake_timeout) {
+      reject(v1::REJECT_REASON_HANDSHAKE_TIMEOUT, queue.front().who,
+             "waited " + std::to_string(options.handshake_timeout.count()) +
+                 " ms for its source's earlier connections to authenticate");
+      asio::error_code ec;
+      queue.front().socket.close(ec);
+      queue.pop_front();
+      --waiting_count;
+    }
+    it = queue.empty() ? waiting.erase(it) : std::next(it);
+  }
+}
+
+void Server::Impl::closeWaiting() {
+  for (auto& [source, queue] : waiting) {
+    for (auto& w : queue) {
+      asio::error_code ec;
+      w.socket.close(ec);
+    }
+  }
+  waiting.clear();
+  waiting_count = 0;
+}
 
 // At the connection limit: close the oldest unauthenticated connection of the source that
 // holds the most, so a flood of silent sockets from some sources cannot keep agents out.
@@ -385,10 +466,16 @@ awaitable<void> Server::Impl::acceptLoop() {
     const std::string who = peer_ec ? "unknown" : endpointText(remote);
     const std::string source = peer_ec ? "unknown" : addressText(remote.address());
     if (const std::size_t held = unauthenticated_sources.atLimit(source); held > 0) {
+      if (waiting_count < options.max_waiting_connections) {
+        waiting[source].push_back({std::move(socket), SteadyClock::now(), who});
+        ++waiting_count;
+        continue;
+      }
       reject(v1::REJECT_REASON_CONNECTION_LIMIT, who,
              std::to_string(held) + " connections from " + source +
                  " have not authenticated yet (limit per source " +
-                 std::to_string(options.max_unauthenticated_per_source) + ")");
+                 std::to_string(options.max_unauthenticated_per_source) + ") and " +
+                 std::to_string(waiting_count) + " wait");
       socket.close(ec);
       continue;
     }
@@ -398,9 +485,7 @@ awaitable<void> Server::Impl::acceptLoop() {
       socket.close(ec);
       continue;
     }
-    socket.set_option(tcp::no_delay(true), ec);
-    asio::co_spawn(io, session(std::move(socket)),
-                   [this](std::exception_ptr e) { onException(e); });
+    startSession(std::move(socket));
   }
 }
 
@@ -410,6 +495,7 @@ awaitable<void> Server::Impl::tickLoop() {
     asio::error_code ec;
     co_await tick_timer.async_wait(redirect_error(use_awaitable, ec));
     service.tick();
+    expireWaiting(SteadyClock::now());
   }
 }
 
@@ -470,7 +556,7 @@ awaitable<asio::error_code> Server::Impl::awaitClientHello(Connection& c) {
   }
 }
 
-awaitable<void> Server::Impl::session(tcp::socket socket) {
+awaitable<void> Server::Impl::session(tcp::socket socket, bool counted) {
   auto c = std::make_shared<Connection>(std::move(socket), tls, options.max_pipelined_requests);
   asio::error_code ec;
   const auto remote = c->stream.lowest_layer().remote_endpoint(ec);
@@ -478,7 +564,8 @@ awaitable<void> Server::Impl::session(tcp::socket socket) {
   c->source = ec ? "unknown" : addressText(remote.address());
   connections.insert(c.get());
   c->unauthenticated_at = unauthenticated.insert(unauthenticated.end(), c.get());
-  unauthenticated_sources.opened(c->source);
+  // A connection that waited was counted when admitted (admitWaiting).
+  if (!counted) unauthenticated_sources.opened(c->source);
   service.connectionOpened();
   // Runs on every exit, exceptions included.
   struct Cleanup {
@@ -843,6 +930,7 @@ void Server::Impl::beginDrain() {
   log.event(LogLevel::Info, "draining", {{"connections", std::to_string(connections.size())}});
   asio::error_code ec;
   acceptor.close(ec);
+  closeWaiting();
   signals.cancel(ec);
   tick_timer.cancel();
   handshakes.close();

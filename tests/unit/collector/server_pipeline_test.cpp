@@ -4,6 +4,10 @@
 
 #include <gtest/gtest.h>
 
+#include <vector>
+
+#include <atomic>
+
 #include <thread>
 
 #include "ibc/core/frame.h"
@@ -228,6 +232,44 @@ TEST(ServerPipeline, AClientThatReadsNoAnswersIsReadNoFurtherThanTheWindow) {
     EXPECT_TRUE(id <= 3 ? r.has_snapshot() : r.has_stats()) << id;
   }
   EXPECT_EQ(handled(), 6u);
+}
+
+// A burst from one address (a tenant's nodes behind one NAT address): more connections at
+// once than one source may hold unauthenticated wait their turn instead of being closed;
+// every upload is acknowledged.
+TEST(ServerAdmission, ABurstFromOneAddressWaitsForItsShareAndEveryUploadIsServed) {
+  collector::ServerOptions o;
+  o.max_unauthenticated_per_source = 4;
+  o.max_handshakes_per_source = 1;
+  InProcessCollector collector(o);
+  constexpr int kNodes = 40;
+  std::vector<TestCredential> nodes;
+  for (int i = 0; i < kNodes; ++i) {
+    nodes.push_back(collector.ca().issue(agentSpec("acme", "n" + std::to_string(i))));
+  }
+  std::atomic<int> acknowledged{0};
+  std::vector<std::string> failures(kNodes);
+  std::vector<std::thread> agents;
+  for (int i = 0; i < kNodes; ++i) {
+    agents.emplace_back([&, i] {
+      auto c = client::CollectorConnection::open(collector.endpoint(),
+                                                 collector.credentials(nodes[i]), {});
+      if (!c.ok()) {
+        failures[i] = c.error().message;
+        return;
+      }
+      auto ack = (*c)->call(uploadOf(signedSnapshot(nodes[i], "n" + std::to_string(i), "900", i)));
+      if (ack.ok() && ack->has_ack()) {
+        ++acknowledged;
+      } else {
+        failures[i] = ack.ok() ? ack->DebugString() : ack.error().message;
+      }
+    });
+  }
+  for (auto& t : agents) t.join();
+  for (int i = 0; i < kNodes; ++i) EXPECT_EQ(failures[i], "") << "n" << i;
+  EXPECT_EQ(acknowledged, kNodes);
+  EXPECT_TRUE(collector.log().matching({"event=connection_rejected"}).empty());
 }
 
 }  // namespace

@@ -16,8 +16,12 @@
 //   `reserved_handshakes` slots are kept for sources that completed a handshake recently,
 //   so a flood of hellos from unknown sources never locks out known agents;
 // - one source holds at most `max_unauthenticated_per_source` connections that have not
-//   authenticated yet; at `max_connections` the oldest unauthenticated connection of the
-//   source holding the most is closed to make room (authenticated agents are never evicted);
+//   authenticated yet; more from it wait, their hello unread, in that source's queue (up to
+//   `max_waiting_connections` in all, each at most `handshake_timeout`) and start in
+//   arrival order as its earlier ones authenticate or close: a tenant's nodes behind one
+//   NAT address or a --job launcher are served, a flooding source delays only itself; at
+//   `max_connections` the oldest unauthenticated connection of the source holding the most
+//   is closed to make room (authenticated agents are never evicted);
 // - frame payloads are admitted as their bytes arrive (at most kReadStepBytes ahead of
 //   them), against `max_inflight_bytes` overall and `max_inflight_per_tenant_bytes` per
 //   tenant, so a tenant's half-sent frames cannot block another tenant; a frame that waits
@@ -76,6 +80,8 @@ struct ServerOptions {
   std::size_t max_handshakes_per_source = 2;
   std::size_t reserved_handshakes = 2;  // of max_handshakes, for recently known sources
   std::size_t max_unauthenticated_per_source = 64;
+  // Connections waiting for their source's share (a socket each, nothing read).
+  std::size_t max_waiting_connections = 8192;
   std::size_t max_frame_bytes = core::kDefaultMaxFrameBytes;
   std::size_t max_query_frame_bytes = 64u << 10;
   std::size_t max_inflight_bytes = 256u << 20;
