@@ -24,6 +24,8 @@
 #include <thread>
 #include <vector>
 
+#include "loopback.h"
+
 extern char** environ;
 
 namespace ibc::test {
@@ -172,17 +174,6 @@ inline Identity supportIdentity(const std::string& pki, const std::string& name 
 }
 
 // A plain TCP connection to 127.0.0.1:port (-1 on failure).
-inline int rawConnect(int port) {
-  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_port = htons(static_cast<uint16_t>(port));
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) {
-    ::close(fd);
-    return -1;
-  }
-  return fd;
-}
+inline int rawConnect(int port) { return connectLoopback(port); }
 
 }  // namespace ibc::test

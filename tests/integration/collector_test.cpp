@@ -87,22 +87,7 @@ int deadPort() {
 }
 
 // A TCP connection to the collector from another loopback address (the attacker's source).
-int rawConnectFrom(int port, const char* source) {
-  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  sockaddr_in from{};
-  from.sin_family = AF_INET;
-  ::inet_pton(AF_INET, source, &from.sin_addr);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_port = htons(static_cast<uint16_t>(port));
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (::bind(fd, reinterpret_cast<sockaddr*>(&from), sizeof from) != 0 ||
-      ::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) {
-    ::close(fd);
-    return -1;
-  }
-  return fd;
-}
+int rawConnectFrom(int port, const char* source) { return connectLoopback(port, source); }
 
 // A client that sends a complete, real TLS 1.3 ClientHello (OpenSSL) and then stalls: it
 // never reads the server's flight nor sends its own. No certificate is needed for this.

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "collector_test_support.h"
+#include "loopback.h"
 #include "test_pki.h"
 
 namespace ibc::collector {
@@ -32,13 +33,9 @@ int portOf(const MetricsServer& server) {
   return std::stoi(a.substr(a.rfind(':') + 1));
 }
 
-int connectLoopback(int port) {
-  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_port = htons(static_cast<uint16_t>(port));
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  EXPECT_EQ(::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
+int connectWithTimeout(int port) {
+  const int fd = ibc::test::connectLoopback(port);
+  EXPECT_GE(fd, 0);
   timeval timeout{5, 0};
   ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof timeout);
   return fd;
@@ -46,7 +43,7 @@ int connectLoopback(int port) {
 
 // Everything the server answers to `request` over plain TCP, until it closes.
 std::string plainExchange(int port, const std::string& request) {
-  const int fd = connectLoopback(port);
+  const int fd = connectWithTimeout(port);
   EXPECT_EQ(::write(fd, request.data(), request.size()), static_cast<ssize_t>(request.size()));
   std::string out;
   char buf[4096];
@@ -79,7 +76,7 @@ std::string tlsExchange(int port, const std::string& ca_pem, const TestCredentia
     X509_free(cert);
     EVP_PKEY_free(key);
   }
-  const int fd = connectLoopback(port);
+  const int fd = connectWithTimeout(port);
   std::unique_ptr<SSL, decltype(&SSL_free)> ssl(SSL_new(ctx.get()), SSL_free);
   SSL_set_fd(ssl.get(), fd);
   SSL_set1_host(ssl.get(), "127.0.0.1");
@@ -174,21 +171,6 @@ TEST(MetricsServer, AClientCertificateCanBeRequired) {
   EXPECT_EQ(tlsExchange(portOf(*server), pki.ca.certificatePem(), &stranger), "");
 }
 
-// An idle TCP connection to 127.0.0.1:port from `source` (another loopback address).
-int connectFrom(int port, const char* source) {
-  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  sockaddr_in from{};
-  from.sin_family = AF_INET;
-  ::inet_pton(AF_INET, source, &from.sin_addr);
-  sockaddr_in to{};
-  to.sin_family = AF_INET;
-  to.sin_port = htons(static_cast<uint16_t>(port));
-  to.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  EXPECT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&from), sizeof from), 0);
-  EXPECT_EQ(::connect(fd, reinterpret_cast<sockaddr*>(&to), sizeof to), 0);
-  return fd;
-}
-
 // Slow clients from one address hold at most their share: a scraper elsewhere is answered,
 // and the refused connections are logged.
 TEST(MetricsServer, SlowClientsFromOneAddressCannotStarveAScraperElsewhere) {
@@ -199,7 +181,7 @@ TEST(MetricsServer, SlowClientsFromOneAddressCannotStarveAScraperElsewhere) {
   ASSERT_NE(server, nullptr);
   const int port = portOf(*server);
   std::vector<int> slow;
-  for (int i = 0; i < 16; ++i) slow.push_back(connectFrom(port, "127.0.0.2"));
+  for (int i = 0; i < 16; ++i) slow.push_back(ibc::test::connectLoopback(port, "127.0.0.2"));
   for (int i = 0; i < 10; ++i) {
     const std::string answer = plainExchange(port, kRequest);
     EXPECT_EQ(answer.rfind("HTTP/1.1 200 OK\r\n", 0), 0u) << i << ": " << answer;
