@@ -192,8 +192,32 @@ int writeFaultJob(const Templates& t, const std::string& fixtures, const std::st
   return 0;
 }
 
+// One SYNTHETIC node with `ports` ports (the good capture's 8x HDR device replicated as
+// mlx5_0 ... mlx5_<ports/8>), written to OUT: what a console page costs per port.
+int writeWideNode(const Templates& t, const std::string& out, int ports) {
+  v1::Snapshot s = syntheticNode(t, 0);
+  const v1::RdmaDevice model = s.devices(0);
+  s.clear_devices();
+  for (int i = 0; s.devices_size() * model.ports_size() < ports; ++i) {
+    v1::RdmaDevice* d = s.add_devices();
+    *d = model;
+    d->set_name("mlx5_" + std::to_string(i));
+  }
+  std::ofstream(out, std::ios::binary) << core::encodeSnapshotFile(core::wrapUnsigned(s));
+  return 0;
+}
+
 int main(int argc, char** argv) {
+  const bool wide_node = argc > 1 && std::string(argv[1]) == "--wide-node";
   const bool fault_job = argc > 1 && std::string(argv[1]) == "--fault-job";
+  if (wide_node) {
+    if (argc != 6) {
+      std::fprintf(stderr, "usage: %s --wide-node FIXTURES_DIR GCM_TREES_DIR OUT PORTS\n", argv[0]);
+      return 3;
+    }
+    ++argv;
+    --argc;
+  }
   if (fault_job) {
     if (argc != 6) {
       std::fprintf(stderr, "usage: %s --fault-job FIXTURES_DIR GCM_TREES_DIR OUT_DIR N\n", argv[0]);
@@ -226,6 +250,7 @@ int main(int argc, char** argv) {
   }
   t.counters = qdr.devices(0).ports(0).counters();
   if (fault_job) return writeFaultJob(t, argv[1], gcm, argv[3], std::atoi(argv[4]));
+  if (wide_node) return writeWideNode(t, argv[3], std::atoi(argv[4]));
 
   std::printf("console grid on a SYNTHETIC job replicated from real captures (8 ports/node)\n");
   for (const int n : sizes) {

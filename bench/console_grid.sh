@@ -17,6 +17,8 @@
 # RSS; 10,000 under 20 s (IBC_FAULT_SIZES="1 200 2000 10000").
 #   bench/console_grid.sh [SIZES...]      (SIZES=none skips the grid, e.g. for the fault job only)
 #   IBC_FAULT_SHOTS=DIR keeps the fault jobs' screenshots in DIR/N/
+# Then one node with IBC_WIDE_PORTS ports (default "2000 20000"; issue 27: linear in ports):
+#   console wide node: P ports on one node, all pages rendered in X s
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD=${IBC_BENCH_BUILD:-build/bench}
@@ -78,4 +80,22 @@ for n in ${IBC_FAULT_SIZES:-1 200 2000}; do
     cp "$J.png"/*.png "$IBC_FAULT_SHOTS/$n/"
   fi
   rm -rf "$J" "$J.png"
+done
+
+# One node with many ports (issue 27: a page's cost must grow linearly with a node's ports):
+# IBC_WIDE_PORTS (default "2000 20000") SYNTHETIC ports on one node, every page rendered.
+for ports in ${IBC_WIDE_PORTS:-2000 20000}; do
+  W=$T/wide-$ports
+  mkdir -p "$W.png"
+  QT_QPA_PLATFORM=offscreen "$BUILD/bench/ibc_bench_console_grid" --wide-node tests/fixtures "$T" "$W.ibsnap" "$ports"
+  rc=0
+  QT_QPA_PLATFORM=offscreen /usr/bin/time -v -o "$W.time" timeout 300 "$CONSOLE" "$W.ibsnap" \
+    --screenshot "$W.png" --timings >/dev/null 2>"$W.err" || rc=$?
+  wall=$(awk '/Elapsed \(wall clock\)/ {n = split($NF, p, ":"); s = 0
+    for (i = 1; i <= n; ++i) s = s * 60 + p[i]; printf "%.1f", s}' "$W.time")
+  printf 'console wide node: %d ports on one node, all pages rendered in %s s%s\n' "$ports" "$wall" \
+    "$([ $rc -eq 0 ] || echo ", exit $rc (124: killed at 300 s)")"
+  printf '  ms to each page:'
+  awk '/^timing: / {printf " %s %s", $2, $3} END {print ""}' "$W.err"
+  rm -rf "$W.ibsnap" "$W.png"
 done

@@ -24,10 +24,11 @@ namespace {
 std::optional<double> counterSum(const v1::Snapshot& snap, const std::string& counter,
                                  bool use_window) {
   std::optional<double> total;
+  const core::CounterWindowIndex window(snap);
   for (const auto& d : snap.devices()) {
     bool device_counted = false;
     for (const auto& p : d.ports()) {
-      for (const auto& c : portCounters(snap, d.name(), p.port())) {
+      for (const auto& c : portCounters(window, d, p)) {
         if (c.name != counter || !c.total) continue;
         const bool device_level = c.group == QStringLiteral("device hw_counters");
         if (device_level && device_counted) continue;

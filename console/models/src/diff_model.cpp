@@ -92,8 +92,17 @@ std::vector<Fact> factsOf(const JobData& job, int node_index) {
                    QStringLiteral(" GB/s")});
   }
 
+  // The snapshot's ports by device and number, indexed once (a node may have thousands).
+  std::map<std::pair<std::string, uint32_t>, std::pair<const v1::RdmaDevice*, const v1::RdmaPort*>>
+      ports;
+  for (const auto& d : snap.devices()) {
+    for (const auto& p : d.ports())
+      ports.emplace(std::make_pair(d.name(), p.port()), std::make_pair(&d, &p));
+  }
+  const core::CounterWindowIndex window(snap);
   for (const auto& port : node.ports()) {
     const QString where = q(port.device()) + QLatin1Char('/') + QString::number(port.port());
+    const auto found = ports.find({port.device(), port.port()});
     out.push_back({where, QStringLiteral("state"), q(port.state()), std::nullopt,
                    stateRank(port.state()), 0});
     out.push_back({where, QStringLiteral("phys state"), q(port.phys_state()), std::nullopt,
@@ -115,14 +124,12 @@ std::vector<Fact> factsOf(const JobData& job, int node_index) {
     std::string netdevs;
     for (const auto& nd : port.netdevs()) netdevs += (netdevs.empty() ? "" : ",") + nd;
     text(where, QStringLiteral("netdevs"), netdevs);
-    for (const auto& d : snap.devices()) {
-      if (d.name() != port.device()) continue;
-      for (const auto& p : d.ports()) {
-        if (p.port() == port.port() && p.has_active_mtu())
-          text(where, QStringLiteral("MTU"), std::to_string(p.active_mtu()));
-      }
-    }
-    for (const auto& c : portCounters(snap, port.device(), port.port())) {
+    if (found != ports.end() && found->second.second->has_active_mtu())
+      text(where, QStringLiteral("MTU"), std::to_string(found->second.second->active_mtu()));
+    const auto counters = found == ports.end()
+                              ? std::vector<PortCounter>{}
+                              : portCounters(window, *found->second.first, *found->second.second);
+    for (const auto& c : counters) {
       const QString field = c.group == QStringLiteral("device hw_counters")
                                 ? QStringLiteral("device ") + q(c.name)
                                 : q(c.name);

@@ -35,6 +35,11 @@ struct PortCounter {
 
 std::vector<PortCounter> portCounters(const ::ibcollect::v1::Snapshot& snapshot,
                                       const std::string& device, uint32_t port);
+// The same for a port in hand, with the snapshot's window indexed once by the caller: what a
+// walk over every port of a node uses (the lookup above is linear in the node's ports).
+std::vector<PortCounter> portCounters(const core::CounterWindowIndex& window,
+                                      const ::ibcollect::v1::RdmaDevice& device,
+                                      const ::ibcollect::v1::RdmaPort& port);
 
 // True for counters that count traffic rather than trouble (data, packets, bytes): more
 // is not worse.
