@@ -53,7 +53,9 @@ using asio::use_awaitable;
 using asio::ip::tcp;
 using SteadyClock = std::chrono::steady_clock;
 
-constexpr int kAgentCerts = 16;
+// Agents spread over this many loopback source addresses (127.0.1.x), as nodes are, except
+// in the NAT phase, where they all come from 127.0.0.1.
+constexpr int kSourceAddresses = 200;
 constexpr std::size_t kSnapshotBytes = 64 * 1024;
 
 std::string readAll(const std::string& path) {
@@ -83,10 +85,11 @@ struct AgentTls {
   std::vector<std::unique_ptr<asio::ssl::context>> contexts;  // one per certificate
 };
 
-// The bench agents' certificates, or (support) the support engineer's.
-AgentTls clientTls(const std::string& pki, bool support) {
+// The `agents` nodes' certificates (node0 ... node<agents-1>, each its own, as the collector
+// requires of a snapshot's signer), or (support) the support engineer's.
+AgentTls clientTls(const std::string& pki, bool support, int agents = 0) {
   AgentTls t;
-  for (int i = 0; i < (support ? 1 : kAgentCerts); ++i) {
+  for (int i = 0; i < (support ? 1 : agents); ++i) {
     auto ctx = std::make_unique<asio::ssl::context>(asio::ssl::context::tls_client);
     SSL_CTX_set_min_proto_version(ctx->native_handle(), TLS1_3_VERSION);
     const std::string base =
@@ -111,11 +114,15 @@ struct RunStats {
 // One request over a fresh connection: an upload, or a support stats request (a handshake
 // and the smallest round trip the collector answers without logging).
 awaitable<bool> uploadOnce(asio::ssl::context& tls, tcp::endpoint endpoint,
-                           const std::string* frame, RunStats& stats) {
+                           const asio::ip::address& source, const std::string* frame,
+                           RunStats& stats) {
   const auto started = SteadyClock::now();
   asio::ssl::stream<tcp::socket> stream(co_await asio::this_coro::executor, tls);
   asio::error_code ec;
-  co_await stream.lowest_layer().async_connect(endpoint, redirect_error(use_awaitable, ec));
+  stream.lowest_layer().open(tcp::v4(), ec);
+  if (!ec) stream.lowest_layer().bind(tcp::endpoint(source, 0), ec);
+  if (!ec)
+    co_await stream.lowest_layer().async_connect(endpoint, redirect_error(use_awaitable, ec));
   if (!ec) stream.lowest_layer().set_option(tcp::no_delay(true), ec);
   if (!ec)
     co_await stream.async_handshake(asio::ssl::stream_base::client,
@@ -160,11 +167,18 @@ awaitable<bool> uploadOnce(asio::ssl::context& tls, tcp::endpoint endpoint,
   co_return true;
 }
 
+// The source address of agent `a`: its own among kSourceAddresses loopback addresses, or
+// 127.0.0.1 for all (`nat`: a tenant's nodes behind one address, a --job launcher).
+asio::ip::address sourceOf(int a, bool nat) {
+  if (nat) return asio::ip::make_address("127.0.0.1");
+  return asio::ip::make_address("127.0.1." + std::to_string(1 + a % kSourceAddresses));
+}
+
 // `agents` concurrent agents, each sending `rounds` requests one after another over fresh
 // connections: frames[i] for request i, or frames[0] for every request when it is the
 // only one. Returns the elapsed seconds.
 double drive(int agents, int rounds, int threads, AgentTls& tls, int port,
-             const std::vector<std::string>& frames, RunStats& stats) {
+             const std::vector<std::string>& frames, RunStats& stats, bool nat = false) {
   asio::io_context io(threads);
   const tcp::endpoint endpoint(asio::ip::make_address("127.0.0.1"), static_cast<uint16_t>(port));
   const auto start = SteadyClock::now();
@@ -176,7 +190,8 @@ double drive(int agents, int rounds, int threads, AgentTls& tls, int port,
             const std::size_t i = static_cast<std::size_t>(r) * static_cast<std::size_t>(agents) +
                                   static_cast<std::size_t>(a);
             const auto& ctx = tls.contexts[static_cast<std::size_t>(a) % tls.contexts.size()];
-            co_await uploadOnce(*ctx, endpoint, &frames[frames.size() == 1 ? 0 : i], stats);
+            co_await uploadOnce(*ctx, endpoint, sourceOf(a, nat),
+                                &frames[frames.size() == 1 ? 0 : i], stats);
           }
         },
         asio::detached);
@@ -252,6 +267,7 @@ double syncedWritesPerSecond(const std::string& dir, int per_batch) {
   return n / secondsSince(start);
 }
 
+// Agent `agent`'s snapshot of round `round`, signed by that node's own certificate.
 std::string frameFor(const ibc::core::SnapshotSigner& signer, int agent, int round) {
   static std::mt19937 rng(1);
   v1::Snapshot s;
@@ -307,8 +323,9 @@ int main(int argc, char** argv) {
   char tmpl[] = "/tmp/ibc-ingest-XXXXXX";
   const std::string work = ::mkdtemp(tmpl);
   const std::string pki = work + "/pki";
+  const int max_agents = *std::max_element(agent_counts.begin(), agent_counts.end());
   std::vector<std::string> pki_args = {make_pki, pki, "--support", "bench"};
-  for (int i = 0; i < kAgentCerts; ++i) {
+  for (int i = 0; i < max_agents; ++i) {
     pki_args.push_back("--agent");
     pki_args.push_back("bench/node" + std::to_string(i));
   }
@@ -318,9 +335,19 @@ int main(int argc, char** argv) {
     std::cerr << "make-pki failed\n";
     return 4;
   }
-  auto signer = ibc::core::SnapshotSigner::fromPem(readAll(pki + "/agents/bench/node0.pem"),
-                                                   readAll(pki + "/agents/bench/node0.key"));
-  AgentTls tls = clientTls(pki, false);
+  std::vector<ibc::core::SnapshotSigner> signers;
+  for (int i = 0; i < max_agents; ++i) {
+    const std::string base = pki + "/agents/bench/node" + std::to_string(i);
+    auto signer =
+        ibc::core::SnapshotSigner::fromPem(readAll(base + ".pem"), readAll(base + ".key"));
+    if (!signer.ok()) {
+      std::cerr << base << ": " << signer.error().message << "\n";
+      return 4;
+    }
+    signers.push_back(std::move(*signer));
+  }
+  const auto* signer = &signers.front();
+  AgentTls tls = clientTls(pki, false, max_agents);
   AgentTls support_tls = clientTls(pki, true);
 
   std::printf("machine: %u cores (benchmark client and collector share them)\n",
@@ -359,23 +386,30 @@ int main(int argc, char** argv) {
       "limit of the ingest path = min(verify 64 KiB, group-commit writes, handshakes) = %.0f /s\n",
       limit);
 
-  std::printf("\n== ingest: N agents, %d uploads each, a fresh mutual-TLS connection per upload\n",
-              rounds);
+  std::printf(
+      "\n== ingest: N agents (each its own certificate, from %d loopback addresses), %d uploads "
+      "each, a fresh mutual-TLS connection per upload; then the NAT burst: the largest N from "
+      "one address (127.0.0.1)\n",
+      kSourceAddresses, rounds);
   std::printf("%6s %8s %10s %7s %9s %9s %9s %9s %8s %9s\n", "agents", "uploads", "snaps/s",
               "%limit", "ack p50", "ack p99", "e2e p50", "e2e p99", "failed", "batch");
-  for (int agents : agent_counts) {
+  std::vector<std::pair<int, bool>> phases;
+  for (int agents : agent_counts) phases.push_back({agents, false});
+  phases.push_back({max_agents, true});
+  for (const auto& [agents, nat] : phases) {
     std::vector<std::string> frames;
     frames.reserve(static_cast<std::size_t>(agents * rounds));
     for (int r = 0; r < rounds; ++r) {
-      for (int a = 0; a < agents; ++a) frames.push_back(frameFor(*signer, a, r));
+      for (int a = 0; a < agents; ++a) {
+        frames.push_back(frameFor(signers[static_cast<std::size_t>(a)], a, r + (nat ? 1000 : 0)));
+      }
     }
-    const std::string data = work + "/data-" + std::to_string(agents);
+    const std::string data = work + "/data-" + std::to_string(agents) + (nat ? "-nat" : "");
     const auto c = startCollector(collector_bin, pki, data, work + "/ingest.log", collector_args);
     RunStats stats;
-    const double t = drive(agents, rounds, client_threads, tls, c.port, frames, stats);
+    const double t = drive(agents, rounds, client_threads, tls, c.port, frames, stats, nat);
     // The collector's own counters: stored and write batches.
-    ::kill(c.pid, SIGTERM);
-    ::waitpid(c.pid, nullptr, 0);
+    stopCollector(c);
     const std::string log = readAll(work + "/ingest.log");
     uint64_t stored = 0;
     uint64_t batches = 0;
@@ -384,10 +418,11 @@ int main(int argc, char** argv) {
     if (auto p = log.rfind("write_batches="); p != std::string::npos)
       batches = std::stoull(log.substr(p + 14));
     const double rate = static_cast<double>(stats.ack_ms.size()) / t;
-    std::printf("%6d %8zu %10.0f %6.0f%% %7.1fms %7.1fms %7.1fms %7.1fms %8d %9.1f\n", agents,
-                stats.ack_ms.size(), rate, 100.0 * rate / limit, percentile(stats.ack_ms, 0.5),
-                percentile(stats.ack_ms, 0.99), percentile(stats.end_to_end_ms, 0.5),
-                percentile(stats.end_to_end_ms, 0.99), stats.failures.load(),
+    std::printf("%5d%s %8zu %10.0f %6.0f%% %7.1fms %7.1fms %7.1fms %7.1fms %8d %9.1f\n", agents,
+                nat ? "*" : " ", stats.ack_ms.size(), rate, 100.0 * rate / limit,
+                percentile(stats.ack_ms, 0.5), percentile(stats.ack_ms, 0.99),
+                percentile(stats.end_to_end_ms, 0.5), percentile(stats.end_to_end_ms, 0.99),
+                stats.failures.load(),
                 batches > 0 ? static_cast<double>(stored) / static_cast<double>(batches) : 0.0);
     if (stats.failures > 0) std::printf("  first failure: %s\n", stats.first_failure.c_str());
     if (stored != stats.ack_ms.size()) {
@@ -396,6 +431,7 @@ int main(int argc, char** argv) {
     }
     fs::remove_all(data);
   }
+  std::printf("* = every agent from one address (a NAT'd tenant)\n");
   std::printf(
       "\nack = request written -> acknowledgement read (verify + durable write + queueing);\n"
       "e2e = TCP connect -> acknowledgement (adds the handshake and waiting for a handshake "
