@@ -89,8 +89,10 @@ for ports in ${IBC_WIDE_PORTS:-2000 20000}; do
   mkdir -p "$W.png"
   QT_QPA_PLATFORM=offscreen "$BUILD/bench/ibc_bench_console_grid" --wide-node tests/fixtures "$T" "$W.ibsnap" "$ports"
   rc=0
+  timings=
+  if "$CONSOLE" --help 2>/dev/null | grep -q -- --timings; then timings=--timings; fi
   QT_QPA_PLATFORM=offscreen /usr/bin/time -v -o "$W.time" timeout 300 "$CONSOLE" "$W.ibsnap" \
-    --screenshot "$W.png" --timings >/dev/null 2>"$W.err" || rc=$?
+    --screenshot "$W.png" $timings >/dev/null 2>"$W.err" || rc=$?
   wall=$(awk '/Elapsed \(wall clock\)/ {n = split($NF, p, ":"); s = 0
     for (i = 1; i <= n; ++i) s = s * 60 + p[i]; printf "%.1f", s}' "$W.time")
   printf 'console wide node: %d ports on one node, all pages rendered in %s s%s\n' "$ports" "$wall" \
