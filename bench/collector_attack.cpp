@@ -26,6 +26,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -79,6 +80,15 @@ int connectFrom(int port, const std::string& source) {
     return -1;
   }
   return fd;
+}
+
+// A process's resident memory (VmRSS), MiB; -1 when unknown.
+long rssMiB(pid_t pid) {
+  std::ifstream status("/proc/" + std::to_string(pid) + "/status");
+  for (std::string line; std::getline(status, line);) {
+    if (line.rfind("VmRSS:", 0) == 0) return std::atol(line.c_str() + 6) / 1024;
+  }
+  return -1;
 }
 
 std::string attackerAddress(int n) {  // 127.0.0.2 ... 127.0.250.254
@@ -208,11 +218,16 @@ int main(int argc, char** argv) {
       attacker = std::thread([&] { attack(c.port, stop); });
       std::this_thread::sleep_for(seconds(3));  // let the attack reach full strength
     }
+    const long rss_before = rssMiB(c.pid);
     Phase p{name, {}, 0, {}};
     measure(p, c.port, creds, *signer, samples, serial);
+    const long rss_during = rssMiB(c.pid);
     stop = true;
     if (attacker.joinable()) attacker.join();
+    std::this_thread::sleep_for(seconds(3));  // the collector notices the attack ended
     print(p);
+    std::printf("  collector RSS: %ld MiB before the attack, %ld MiB during, %ld MiB 3 s after\n",
+                rss_before, rss_during, rssMiB(c.pid));
     ibc::bench::stopCollector(c, SIGKILL);
   };
 

@@ -1,5 +1,6 @@
 #include "ibc/collector/net/server.h"
 
+#include <malloc.h>
 #include <openssl/ssl.h>
 #include <openssl/x509.h>
 #include <openssl/x509_vfy.h>
@@ -289,6 +290,17 @@ struct Server::Impl {
   void admitWaiting(const std::string& source);
   void expireWaiting(SteadyClock::time_point now);
   void closeWaiting();
+  // After many connections closed (a flood ended), hands the freed heap back to the system:
+  // glibc keeps it otherwise, and the collector's RSS would stay at the flood's peak.
+  void returnMemoryAfterAFlood() {
+    peak_connections = std::max(peak_connections, connections.size() + waiting_count);
+    const std::size_t now = connections.size() + waiting_count;
+    if (peak_connections - now < kTrimAfterClosed) return;
+    ::malloc_trim(0);
+    peak_connections = now;
+  }
+  static constexpr std::size_t kTrimAfterClosed = 1000;
+  std::size_t peak_connections = 0;
   bool evictOneUnauthenticated();
   AdmissionBudget& tenantBudget(const std::string& tenant) {
     auto& b = tenant_budgets[tenant];
@@ -496,6 +508,7 @@ awaitable<void> Server::Impl::tickLoop() {
     co_await tick_timer.async_wait(redirect_error(use_awaitable, ec));
     service.tick();
     expireWaiting(SteadyClock::now());
+    returnMemoryAfterAFlood();
   }
 }
 
