@@ -52,22 +52,22 @@ QString key(const Fact& f) { return f.section + QChar(0x1f) + f.field; }
 
 }  // namespace
 
-std::vector<Fact> factsOf(const JobData& job, int node_index) {
-  std::vector<Fact> out;
-  if (node_index < 0 || node_index >= job.report.nodes_size() ||
-      node_index >= static_cast<int>(job.snapshots.size()))
-    return out;
-  const auto& node = job.report.nodes(node_index);
-  const auto& snap = job.snapshots[static_cast<std::size_t>(node_index)];
+namespace {
+
+// A fact that is text only (no value to compare), when there is text.
+void addText(std::vector<Fact>& out, const QString& section, const QString& field,
+             const std::string& value) {
+  if (!value.empty()) out.push_back({section, field, q(value), std::nullopt, std::nullopt, 0});
+}
+
+// The host's facts: kernel, rdma-core, OFED, memlock, the verdict, nccl-tests' peak busbw.
+void addHostFacts(std::vector<Fact>& out, const v1::NodeReport& node, const v1::Snapshot& snap) {
   const QString host = QStringLiteral("host");
-  auto text = [&](const QString& section, const QString& field, const std::string& value) {
-    if (!value.empty()) out.push_back({section, field, q(value), std::nullopt, std::nullopt, 0});
-  };
-  text(host, QStringLiteral("kernel"), snap.node().kernel());
-  text(host, QStringLiteral("rdma-core"), snap.host().rdma_core_version());
-  text(host, QStringLiteral("OFED"), snap.host().ofed_version());
+  addText(out, host, QStringLiteral("kernel"), snap.node().kernel());
+  addText(out, host, QStringLiteral("rdma-core"), snap.host().rdma_core_version());
+  addText(out, host, QStringLiteral("OFED"), snap.host().ofed_version());
   if (snap.host().memlock_unlimited()) {
-    text(host, QStringLiteral("memlock"), "unlimited");
+    addText(out, host, QStringLiteral("memlock"), "unlimited");
   } else if (snap.host().has_memlock_soft_bytes()) {
     out.push_back({host, QStringLiteral("memlock"),
                    number(static_cast<double>(snap.host().memlock_soft_bytes())),
@@ -91,7 +91,63 @@ std::vector<Fact> factsOf(const JobData& job, int node_index) {
                    {},
                    QStringLiteral(" GB/s")});
   }
+}
 
+// One port's facts: state, rate, link, firmware, netdevs, MTU and every counter. `sysfs` is
+// the snapshot's port (nullptr when it has none by that name).
+void addPortFacts(std::vector<Fact>& out, const v1::PortSummary& port,
+                  const core::CounterWindowIndex& window, const v1::RdmaDevice* device,
+                  const v1::RdmaPort* sysfs) {
+  const QString where = q(port.device()) + QLatin1Char('/') + QString::number(port.port());
+  out.push_back(
+      {where, QStringLiteral("state"), q(port.state()), std::nullopt, stateRank(port.state()), 0});
+  out.push_back({where, QStringLiteral("phys state"), q(port.phys_state()), std::nullopt,
+                 physRank(port.phys_state()), 0});
+  if (port.rate_gbps() > 0) {
+    // core's one way of printing a rate, compared by its number
+    out.push_back({where,
+                   QStringLiteral("rate"),
+                   q(port.rate()),
+                   port.rate_gbps(),
+                   std::nullopt,
+                   1,
+                   {},
+                   QStringLiteral(" Gb/s")});
+  } else {
+    addText(out, where, QStringLiteral("rate"), port.rate());
+  }
+  addText(out, where, QStringLiteral("link layer"), port.link_layer());
+  addText(out, where, QStringLiteral("firmware"), port.fw_ver());
+  std::string netdevs;
+  for (const auto& nd : port.netdevs()) netdevs += (netdevs.empty() ? "" : ",") + nd;
+  addText(out, where, QStringLiteral("netdevs"), netdevs);
+  if (sysfs == nullptr) return;
+  if (sysfs->has_active_mtu())
+    addText(out, where, QStringLiteral("MTU"), std::to_string(sysfs->active_mtu()));
+  for (const auto& c : portCounters(window, *device, *sysfs)) {
+    const QString field = c.group == QStringLiteral("device hw_counters")
+                              ? QStringLiteral("device ") + q(c.name)
+                              : q(c.name);
+    if (const auto amount = c.amount()) {
+      out.push_back({where, field, q(formatCounter(c.name, *amount)), amount, std::nullopt,
+                     isTrafficCounter(c.name) ? 0 : -1, c.name});
+    } else {
+      out.push_back({where, field, QStringLiteral("unavailable: ") + q(c.unavailable), std::nullopt,
+                     std::nullopt, 0});
+    }
+  }
+}
+
+}  // namespace
+
+std::vector<Fact> factsOf(const JobData& job, int node_index) {
+  std::vector<Fact> out;
+  if (node_index < 0 || node_index >= job.report.nodes_size() ||
+      node_index >= static_cast<int>(job.snapshots.size()))
+    return out;
+  const auto& node = job.report.nodes(node_index);
+  const auto& snap = job.snapshots[static_cast<std::size_t>(node_index)];
+  addHostFacts(out, node, snap);
   // The snapshot's ports by device and number, indexed once (a node may have thousands).
   std::map<std::pair<std::string, uint32_t>, std::pair<const v1::RdmaDevice*, const v1::RdmaPort*>>
       ports;
@@ -101,46 +157,10 @@ std::vector<Fact> factsOf(const JobData& job, int node_index) {
   }
   const core::CounterWindowIndex window(snap);
   for (const auto& port : node.ports()) {
-    const QString where = q(port.device()) + QLatin1Char('/') + QString::number(port.port());
     const auto found = ports.find({port.device(), port.port()});
-    out.push_back({where, QStringLiteral("state"), q(port.state()), std::nullopt,
-                   stateRank(port.state()), 0});
-    out.push_back({where, QStringLiteral("phys state"), q(port.phys_state()), std::nullopt,
-                   physRank(port.phys_state()), 0});
-    if (port.rate_gbps() > 0) {
-      out.push_back({where,
-                     QStringLiteral("rate"),
-                     q(port.rate()),  // core's one way of printing a rate
-                     port.rate_gbps(),
-                     std::nullopt,
-                     1,
-                     {},
-                     QStringLiteral(" Gb/s")});
-    } else {
-      text(where, QStringLiteral("rate"), port.rate());
-    }
-    text(where, QStringLiteral("link layer"), port.link_layer());
-    text(where, QStringLiteral("firmware"), port.fw_ver());
-    std::string netdevs;
-    for (const auto& nd : port.netdevs()) netdevs += (netdevs.empty() ? "" : ",") + nd;
-    text(where, QStringLiteral("netdevs"), netdevs);
-    if (found != ports.end() && found->second.second->has_active_mtu())
-      text(where, QStringLiteral("MTU"), std::to_string(found->second.second->active_mtu()));
-    const auto counters = found == ports.end()
-                              ? std::vector<PortCounter>{}
-                              : portCounters(window, *found->second.first, *found->second.second);
-    for (const auto& c : counters) {
-      const QString field = c.group == QStringLiteral("device hw_counters")
-                                ? QStringLiteral("device ") + q(c.name)
-                                : q(c.name);
-      if (const auto amount = c.amount()) {
-        out.push_back({where, field, q(formatCounter(c.name, *amount)), amount, std::nullopt,
-                       isTrafficCounter(c.name) ? 0 : -1, c.name});
-      } else {
-        out.push_back({where, field, QStringLiteral("unavailable: ") + q(c.unavailable),
-                       std::nullopt, std::nullopt, 0});
-      }
-    }
+    const bool known = found != ports.end();
+    addPortFacts(out, port, window, known ? found->second.first : nullptr,
+                 known ? found->second.second : nullptr);
   }
   // Findings: one fact per code and place, valued by severity (present is worse than absent).
   for (const int i : findingsOfNode(job, node_index)) {
