@@ -12,6 +12,7 @@
 #include <cmath>
 #include <iterator>
 #include <limits>
+#include <map>
 #include <unordered_map>
 
 #include "ibc/console/port_counters.h"
@@ -25,11 +26,47 @@ namespace {
 
 QString q(const std::string& s) { return QString::fromStdString(s); }
 
-bool findingOnPort(const v1::Finding& f, const std::string& device, uint32_t port) {
-  if (f.device().empty()) return true;  // node-level: every row of the node
-  if (f.device() != device) return false;
-  return f.port() == 0 || f.port() == port;
-}
+using PortKey = std::pair<std::string, uint32_t>;
+
+// A node's findings by where they hold, so that each of its rows takes its own in one lookup
+// instead of a pass over all of them: node-level findings (no device) hold on every row, a
+// device's (port 0) on every port of the device, a port's on that port.
+class FindingsByPort {
+ public:
+  explicit FindingsByPort(const std::vector<const v1::Finding*>& all) : all_(all) {
+    for (std::size_t k = 0; k < all.size(); ++k) {
+      const v1::Finding& f = *all[k];
+      if (f.device().empty()) {
+        node_.push_back(k);
+      } else if (f.port() == 0) {
+        device_[f.device()].push_back(k);
+      } else {
+        port_[{f.device(), f.port()}].push_back(k);
+      }
+    }
+  }
+  // The findings that hold on `device` `port` (every one for the node row: device ""), in
+  // the order of `all`.
+  std::vector<const v1::Finding*> of(const std::string& device, uint32_t port) const {
+    if (device.empty()) return all_;
+    std::vector<std::size_t> at = node_;
+    if (auto d = device_.find(device); d != device_.end())
+      at.insert(at.end(), d->second.begin(), d->second.end());
+    if (auto p = port_.find({device, port}); p != port_.end())
+      at.insert(at.end(), p->second.begin(), p->second.end());
+    std::sort(at.begin(), at.end());
+    std::vector<const v1::Finding*> out;
+    out.reserve(at.size());
+    for (std::size_t k : at) out.push_back(all_[k]);
+    return out;
+  }
+
+ private:
+  const std::vector<const v1::Finding*>& all_;
+  std::vector<std::size_t> node_;
+  std::map<std::string, std::vector<std::size_t>> device_;
+  std::map<PortKey, std::vector<std::size_t>> port_;
+};
 
 QColor severityColor(int rank) {
   switch (rank) {
@@ -135,6 +172,25 @@ NodeGridModel::Prepared NodeGridModel::prepare(const JobData* job) {
 
 // One row per port of node `i` (a node-only row when it has none), with its cells, sort keys
 // and counters.
+std::map<PortKey, NodeGridModel::PortSources> NodeGridModel::portSourcesOf(
+    const v1::Snapshot& snap, const v1::CounterWindow* window) {
+  std::map<PortKey, PortSources> sources;
+  for (const auto& d : snap.devices()) {
+    for (const auto& p : d.ports()) sources[{d.name(), p.port()}] = {&d, &p, nullptr, {}};
+  }
+  for (int w = 0; window != nullptr && w < window->ports_size(); ++w) {
+    const auto& sample = window->ports(w);
+    if (auto it = sources.find({sample.device(), sample.port()}); it != sources.end())
+      it->second.second = &sample;
+  }
+  for (const auto& nd : snap.netdevs()) {
+    auto it = sources.find({nd.rdma_device(), nd.rdma_port()});
+    if (nd.has_mtu() && it != sources.end() && !it->second.netdev_mtu)
+      it->second.netdev_mtu = nd.mtu();
+  }
+  return sources;
+}
+
 void NodeGridModel::addNodeRows(Prepared& out, const JobData& job, int i, const KeyIds& key_ids) {
   const auto& report = job.report;
   const auto& n = report.nodes(i);
@@ -146,6 +202,10 @@ void NodeGridModel::addNodeRows(Prepared& out, const JobData& job, int i, const 
   const v1::CounterWindow* window = snap != nullptr ? core::latestWindow(*snap) : nullptr;
   const double interval = window != nullptr ? window->interval_seconds() : 0;
   if (interval > 0) out.has_window = true;
+  // The snapshot's ports, indexed once.
+  const std::map<PortKey, PortSources> sources =
+      snap != nullptr ? portSourcesOf(*snap, window) : std::map<PortKey, PortSources>{};
+  const FindingsByPort by_port(mine);
   std::optional<double> busbw;
   if (snap != nullptr) {
     for (const auto& t : snap->nccl_tests()) {
@@ -159,8 +219,7 @@ void NodeGridModel::addNodeRows(Prepared& out, const JobData& job, int i, const 
     r.cells[Node] = q(n.label().empty() ? n.node() : n.label());
     const v1::Finding* worst = nullptr;
     int count = 0;
-    for (const auto* f : mine) {
-      if (!device.empty() && !findingOnPort(*f, device, port)) continue;
+    for (const auto* f : by_port.of(device, port)) {
       ++count;
       r.codes << q(f->code());
       const int rank = severityRank(f->severity());
@@ -218,39 +277,21 @@ void NodeGridModel::addNodeRows(Prepared& out, const JobData& job, int i, const 
       out.rows.push_back(std::move(r));
       continue;
     }
-    addPortCounters(out, r, *snap, port, interval, key_ids);
+    const auto found = sources.find({port.device(), port.port()});
+    addPortCounters(out, r, found != sources.end() ? found->second : PortSources{}, interval,
+                    key_ids);
     out.rows.push_back(std::move(r));
   }
 }
 
 // A port row's MTU and counters, read once from the snapshot: amounts (window deltas, else
 // totals) for filters and top-X, the key counters' cells (per second over a window).
-void NodeGridModel::addPortCounters(Prepared& out, Row& r, const v1::Snapshot& snapshot,
-                                    const v1::PortSummary& port, double interval,
-                                    const KeyIds& key_ids) {
-  const v1::Snapshot* snap = &snapshot;
-  const v1::RdmaPort* raw = nullptr;
-  const v1::RdmaDevice* raw_device = nullptr;
-  for (const auto& d : snap->devices()) {
-    if (d.name() != port.device()) continue;
-    raw_device = &d;
-    for (const auto& pp : d.ports()) {
-      if (pp.port() == port.port()) raw = &pp;
-    }
-  }
-  const v1::PortCounterSample* second = nullptr;
-  if (const v1::CounterWindow* latest = core::latestWindow(*snap); latest != nullptr) {
-    for (const auto& w : latest->ports()) {
-      if (w.device() == port.device() && w.port() == port.port()) second = &w;
-    }
-  }
-  std::optional<uint32_t> mtu;
-  for (const auto& nd : snap->netdevs()) {
-    if (nd.rdma_device() == port.device() && nd.rdma_port() == port.port() && nd.has_mtu()) {
-      mtu = nd.mtu();
-      break;
-    }
-  }
+void NodeGridModel::addPortCounters(Prepared& out, Row& r, const PortSources& sources,
+                                    double interval, const KeyIds& key_ids) {
+  const v1::RdmaPort* raw = sources.port;
+  const v1::RdmaDevice* raw_device = sources.device;
+  const v1::PortCounterSample* second = sources.second;
+  std::optional<uint32_t> mtu = sources.netdev_mtu;
   if (!mtu && raw != nullptr && raw->has_active_mtu()) mtu = raw->active_mtu();
   if (mtu) {
     r.cells[Mtu] = QString::number(*mtu);

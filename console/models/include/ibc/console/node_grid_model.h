@@ -13,6 +13,7 @@
 #include <QAbstractTableModel>
 #include <QString>
 #include <array>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -152,8 +153,17 @@ class NodeGridModel : public QAbstractTableModel {
   // prepare()'s steps. KeyIds: the counter id of each key counter column.
   using KeyIds = std::array<int, 5>;
   static void addNodeRows(Prepared& out, const JobData& job, int i, const KeyIds& key_ids);
-  static void addPortCounters(Prepared& out, Row& r, const ::ibcollect::v1::Snapshot& snapshot,
-                              const ::ibcollect::v1::PortSummary& port, double interval,
+  // What a snapshot holds of one port, looked up once per node (a node may have thousands).
+  struct PortSources {
+    const ::ibcollect::v1::RdmaDevice* device = nullptr;
+    const ::ibcollect::v1::RdmaPort* port = nullptr;
+    const ::ibcollect::v1::PortCounterSample* second = nullptr;  // the latest window's
+    std::optional<uint32_t> netdev_mtu;
+  };
+  // A snapshot's ports (device, port) with their latest window samples and netdev MTUs.
+  static std::map<std::pair<std::string, uint32_t>, PortSources> portSourcesOf(
+      const ::ibcollect::v1::Snapshot& snap, const ::ibcollect::v1::CounterWindow* window);
+  static void addPortCounters(Prepared& out, Row& r, const PortSources& sources, double interval,
                               const KeyIds& key_ids);
   static void judgeColumns(Prepared& out, const KeyIds& key_ids);
   static void indexColumns(Prepared& out);
