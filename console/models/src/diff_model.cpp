@@ -6,6 +6,7 @@
 #include <cmath>
 #include <map>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "ibc/console/port_counters.h"
 #include "ibc/console/units.h"
@@ -190,13 +191,16 @@ DiffModel::DiffModel(QObject* parent) : QAbstractTableModel(parent) {}
 std::vector<DiffModel::Row> DiffModel::diff(const std::vector<Fact>& left,
                                             const std::vector<Fact>& right,
                                             bool right_is_majority) {
-  std::map<QString, const Fact*> by_key;
+  std::unordered_map<QString, const Fact*> by_key;
+  by_key.reserve(right.size());
   for (const auto& f : right) by_key.emplace(key(f), &f);
   std::vector<Row> rows;
-  std::map<QString, bool> seen;
+  std::unordered_set<QString> seen;
+  seen.reserve(left.size());
   for (const auto& l : left) {
-    seen[key(l)] = true;
-    auto it = by_key.find(key(l));
+    QString k = key(l);
+    auto it = by_key.find(k);
+    seen.insert(std::move(k));
     if (it == by_key.end()) {
       // A finding only on the left is the left being worse; anything else only exists there.
       Row r{l.section, l.field, l.value, QString(), QString(), Direction::OnlyLeft};
@@ -284,35 +288,47 @@ void DiffModel::compareNodes(const JobData* job, int left, int right) {
 }
 
 std::vector<Fact> majorityFacts(const JobData& job) {
-  // Per key: how many nodes have each value, and the numbers for a median.
+  // Per key: how many nodes have each value (few distinct values per key: a short list, not
+  // a map per key — a node may have a million facts), and the numbers for a median.
+  struct Value {
+    QString text;
+    int count = 0;
+    std::optional<int> rank;
+  };
   struct Votes {
     Fact first;
-    std::unordered_map<QString, int> values;
-    std::unordered_map<QString, std::optional<int>> ranks;
+    std::vector<Value> values;
     std::vector<double> numbers;
     int nodes = 0;
   };
-  std::unordered_map<QString, Votes> votes;
-  std::vector<QString> order;
+  std::unordered_map<QString, std::size_t> index;  // key -> votes
+  std::vector<Votes> votes;
   const int n = job.report.nodes_size();
   for (int i = 0; i < n; ++i) {
-    for (auto& f : factsOf(job, i)) {
-      QString k = key(f);
-      auto it = votes.find(k);
-      if (it == votes.end()) {
-        order.push_back(k);
-        it = votes.emplace(std::move(k), Votes{f, {}, {}, {}, 0}).first;
-      }
-      Votes& v = it->second;
+    std::vector<Fact> facts = factsOf(job, i);
+    if (i == 0) {
+      index.reserve(facts.size());
+      votes.reserve(facts.size());
+    }
+    for (auto& f : facts) {
+      auto [it, fresh] = index.try_emplace(key(f), votes.size());
+      if (fresh) votes.push_back({f, {}, {}, 0});
+      Votes& v = votes[it->second];
       if (f.number) v.numbers.push_back(*f.number);
-      ++v.values[f.value];
-      v.ranks[f.value] = f.rank;
+      auto same = std::find_if(v.values.begin(), v.values.end(),
+                               [&](const Value& x) { return x.text == f.value; });
+      if (same == v.values.end()) {
+        v.values.push_back({f.value, 1, f.rank});
+      } else {
+        ++same->count;
+        same->rank = f.rank;
+      }
       ++v.nodes;
     }
   }
   std::vector<Fact> majority;
-  for (const auto& k : order) {
-    auto& v = votes[k];
+  majority.reserve(votes.size());
+  for (auto& v : votes) {            // in the order keys first appeared
     if (2 * v.nodes <= n) continue;  // most nodes do not have it: no majority to compare with
     Fact f = v.first;
     if (v.numbers.size() == static_cast<std::size_t>(v.nodes) && !v.numbers.empty()) {
@@ -322,12 +338,12 @@ std::vector<Fact> majorityFacts(const JobData& job) {
       if (!f.unit.isEmpty()) f.value = withUnit(m, f.unit);
     } else if (!v.values.empty()) {
       const auto best =
-          std::max_element(v.values.begin(), v.values.end(), [](const auto& a, const auto& b) {
-            return a.second != b.second ? a.second < b.second : a.first > b.first;
+          std::max_element(v.values.begin(), v.values.end(), [](const Value& a, const Value& b) {
+            return a.count != b.count ? a.count < b.count : a.text > b.text;
           });
-      f.value = best->first;
+      f.value = best->text;
       f.number.reset();
-      f.rank = v.ranks[f.value];
+      f.rank = best->rank;
     } else {
       continue;
     }
