@@ -49,7 +49,14 @@ QString withUnit(double v, const QString& unit) {
          unit;
 }
 
-QString key(const Fact& f) { return f.section + QChar(0x1f) + f.field; }
+// A fact's key: its section and field (shared strings, no new allocation per fact).
+using FactKey = std::pair<QString, QString>;
+FactKey key(const Fact& f) { return {f.section, f.field}; }
+struct FactKeyHash {
+  std::size_t operator()(const FactKey& k) const {
+    return qHash(k.first) * 1000003u ^ qHash(k.second);
+  }
+};
 
 }  // namespace
 
@@ -96,9 +103,12 @@ void addHostFacts(std::vector<Fact>& out, const v1::NodeReport& node, const v1::
 
 // One port's facts: state, rate, link, firmware, netdevs, MTU and every counter. `sysfs` is
 // the snapshot's port (nullptr when it has none by that name).
+// Counter fields by counter and group, made once per node (every port repeats the names).
+using FieldNames = std::unordered_map<std::string, QString>;
+
 void addPortFacts(std::vector<Fact>& out, const v1::PortSummary& port,
                   const core::CounterWindowIndex& window, const v1::RdmaDevice* device,
-                  const v1::RdmaPort* sysfs) {
+                  const v1::RdmaPort* sysfs, FieldNames& fields) {
   const QString where = q(port.device()) + QLatin1Char('/') + QString::number(port.port());
   out.push_back(
       {where, QStringLiteral("state"), q(port.state()), std::nullopt, stateRank(port.state()), 0});
@@ -130,7 +140,7 @@ void addPortFacts(std::vector<Fact>& out, const v1::PortSummary& port,
                               ? QStringLiteral("device ") + q(c.name)
                               : q(c.name);
     if (const auto amount = c.amount()) {
-      out.push_back({where, field, q(formatCounter(c.name, *amount)), amount, std::nullopt,
+      out.push_back({where, field, QString(), amount, std::nullopt,
                      isTrafficCounter(c.name) ? 0 : -1, c.name});
     } else {
       out.push_back({where, field, QStringLiteral("unavailable: ") + q(c.unavailable), std::nullopt,
@@ -140,6 +150,11 @@ void addPortFacts(std::vector<Fact>& out, const v1::PortSummary& port,
 }
 
 }  // namespace
+
+QString shownValue(const Fact& fact) {
+  if (!fact.value.isEmpty() || !fact.number) return fact.value;
+  return fact.counter.empty() ? number(*fact.number) : q(formatCounter(fact.counter, *fact.number));
+}
 
 std::vector<Fact> factsOf(const JobData& job, int node_index) {
   std::vector<Fact> out;
@@ -157,11 +172,12 @@ std::vector<Fact> factsOf(const JobData& job, int node_index) {
       ports.emplace(std::make_pair(d.name(), p.port()), std::make_pair(&d, &p));
   }
   const core::CounterWindowIndex window(snap);
+  FieldNames fields;
   for (const auto& port : node.ports()) {
     const auto found = ports.find({port.device(), port.port()});
     const bool known = found != ports.end();
     addPortFacts(out, port, window, known ? found->second.first : nullptr,
-                 known ? found->second.second : nullptr);
+                 known ? found->second.second : nullptr, fields);
   }
   // Findings: one fact per code and place, valued by severity (present is worse than absent).
   for (const int i : findingsOfNode(job, node_index)) {
@@ -191,19 +207,19 @@ DiffModel::DiffModel(QObject* parent) : QAbstractTableModel(parent) {}
 std::vector<DiffModel::Row> DiffModel::diff(const std::vector<Fact>& left,
                                             const std::vector<Fact>& right,
                                             bool right_is_majority) {
-  std::unordered_map<QString, const Fact*> by_key;
+  std::unordered_map<FactKey, const Fact*, FactKeyHash> by_key;
   by_key.reserve(right.size());
   for (const auto& f : right) by_key.emplace(key(f), &f);
   std::vector<Row> rows;
-  std::unordered_set<QString> seen;
+  std::unordered_set<FactKey, FactKeyHash> seen;
   seen.reserve(left.size());
   for (const auto& l : left) {
-    QString k = key(l);
+    FactKey k = key(l);
     auto it = by_key.find(k);
     seen.insert(std::move(k));
     if (it == by_key.end()) {
       // A finding only on the left is the left being worse; anything else only exists there.
-      Row r{l.section, l.field, l.value, QString(), QString(), Direction::OnlyLeft};
+      Row r{l.section, l.field, shownValue(l), QString(), QString(), Direction::OnlyLeft};
       if (l.section == QStringLiteral("findings")) {
         r.direction = Direction::Worse;
         r.right = QStringLiteral("(none)");
@@ -218,7 +234,7 @@ std::vector<DiffModel::Row> DiffModel::diff(const std::vector<Fact>& left,
     const Fact& r = *it->second;
     // Numbers by their value: a shown "3.91 GiB" hides a change of a few bytes.
     if (l.number && r.number ? *l.number == *r.number : l.value == r.value) continue;
-    Row row{l.section, l.field, l.value, r.value, QString(), Direction::Changed};
+    Row row{l.section, l.field, shownValue(l), shownValue(r), QString(), Direction::Changed};
     if (l.number && r.number) {
       const double d = *l.number - *r.number;
       row.change = (d > 0 ? QStringLiteral("+") : QString()) +
@@ -237,7 +253,7 @@ std::vector<DiffModel::Row> DiffModel::diff(const std::vector<Fact>& left,
   }
   for (const auto& r : right) {
     if (seen.count(key(r)) != 0) continue;
-    Row row{r.section, r.field, QString(), r.value, QString(), Direction::OnlyRight};
+    Row row{r.section, r.field, QString(), shownValue(r), QString(), Direction::OnlyRight};
     if (r.section == QStringLiteral("findings")) {
       row.direction = Direction::Better;
       row.left = QStringLiteral("(none)");
@@ -301,7 +317,7 @@ std::vector<Fact> majorityFacts(const JobData& job) {
     std::vector<double> numbers;
     int nodes = 0;
   };
-  std::unordered_map<QString, std::size_t> index;  // key -> votes
+  std::unordered_map<FactKey, std::size_t, FactKeyHash> index;  // key -> votes
   std::vector<Votes> votes;
   const int n = job.report.nodes_size();
   for (int i = 0; i < n; ++i) {
@@ -314,7 +330,11 @@ std::vector<Fact> majorityFacts(const JobData& job) {
       auto [it, fresh] = index.try_emplace(key(f), votes.size());
       if (fresh) votes.push_back({f, {}, {}, 0});
       Votes& v = votes[it->second];
-      if (f.number) v.numbers.push_back(*f.number);
+      ++v.nodes;
+      if (f.number) {
+        v.numbers.push_back(*f.number);
+        if (f.value.isEmpty()) continue;  // a counter: judged by its numbers alone
+      }
       auto same = std::find_if(v.values.begin(), v.values.end(),
                                [&](const Value& x) { return x.text == f.value; });
       if (same == v.values.end()) {
@@ -323,7 +343,6 @@ std::vector<Fact> majorityFacts(const JobData& job) {
         ++same->count;
         same->rank = f.rank;
       }
-      ++v.nodes;
     }
   }
   std::vector<Fact> majority;
@@ -331,10 +350,11 @@ std::vector<Fact> majorityFacts(const JobData& job) {
   for (auto& v : votes) {            // in the order keys first appeared
     if (2 * v.nodes <= n) continue;  // most nodes do not have it: no majority to compare with
     Fact f = v.first;
-    if (v.numbers.size() == static_cast<std::size_t>(v.nodes) && !v.numbers.empty()) {
+    // Numbers where most nodes have one (a counter unreadable on a few is still judged).
+    if (2 * v.numbers.size() > static_cast<std::size_t>(v.nodes)) {
       const double m = core::medianOf(std::move(v.numbers));
       f.number = m;
-      f.value = f.counter.empty() ? number(m) : q(formatCounter(f.counter, m));
+      f.value = f.counter.empty() ? number(m) : QString();  // a counter's: shownValue
       if (!f.unit.isEmpty()) f.value = withUnit(m, f.unit);
     } else if (!v.values.empty()) {
       const auto best =

@@ -22,6 +22,8 @@ namespace ibc::console {
 struct Fact {
   QString section;  // "mlx5_0/1", "host", "findings"
   QString field;    // "state", "symbol_error", "PORT_DOWN on mlx5_0/1"
+  // As shown; empty for a counter with a number, which is formatted only when a row shows
+  // it (shownValue): a node may have a million counter facts and few differ.
   QString value;
   std::optional<double> number;
   std::optional<int> rank;
@@ -34,6 +36,9 @@ struct Fact {
   // which have one decimal.
   QString unit;
 };
+
+// What a fact shows: its value, or its number in its counter's unit.
+QString shownValue(const Fact& fact);
 
 // Every fact of node `node_index` of `job`, in a stable order.
 std::vector<Fact> factsOf(const JobData& job, int node_index);
