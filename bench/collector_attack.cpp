@@ -212,13 +212,13 @@ int main(int argc, char** argv) {
     }
     Phase warm{"warm-up", {}, 0, {}};
     measure(warm, c.port, creds, *signer, 3, serial);  // the honest source becomes known
+    const long rss_before = rssMiB(c.pid);
     std::atomic<bool> stop{false};
     std::thread attacker;
     if (attack) {
       attacker = std::thread([&] { attack(c.port, stop); });
       std::this_thread::sleep_for(seconds(3));  // let the attack reach full strength
     }
-    const long rss_before = rssMiB(c.pid);
     Phase p{name, {}, 0, {}};
     measure(p, c.port, creds, *signer, samples, serial);
     const long rss_during = rssMiB(c.pid);
@@ -226,8 +226,9 @@ int main(int argc, char** argv) {
     if (attacker.joinable()) attacker.join();
     std::this_thread::sleep_for(seconds(3));  // the collector notices the attack ended
     print(p);
-    std::printf("  collector RSS: %ld MiB before the attack, %ld MiB during, %ld MiB 3 s after\n",
-                rss_before, rss_during, rssMiB(c.pid));
+    std::printf(
+        "  collector RSS: %ld MiB before the attack, %ld MiB at its end, %ld MiB 3 s after\n",
+        rss_before, rss_during, rssMiB(c.pid));
     ibc::bench::stopCollector(c, SIGKILL);
   };
 
