@@ -5,9 +5,6 @@
 # red team's strength. Extra arguments go to the driver, e.g. --samples 200.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-BUILD=build/release
 . bench/lib.sh
-bench_build "$BUILD" "" ibcollect-collector collector_attack_bench
 ulimit -n "$(ulimit -Hn)"
-exec "$BUILD/collector/collector_attack_bench" --collector "$BUILD/collector/ibcollect-collector" \
-  --make-pki certs/make-pki "$@"
+run_collector_driver collector_attack_bench "$@"

@@ -5,8 +5,5 @@
 # Extra arguments go to the driver, e.g. --snapshots 20000 --work /var/tmp/x.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-BUILD=build/release
 . bench/lib.sh
-bench_build "$BUILD" "" ibcollect-collector collector_backup_bench
-exec "$BUILD/collector/collector_backup_bench" --collector "$BUILD/collector/ibcollect-collector" \
-  --make-pki certs/make-pki "$@"
+run_collector_driver collector_backup_bench "$@"

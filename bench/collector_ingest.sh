@@ -5,8 +5,5 @@
 # e.g. --agents 1000 --rounds 5.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-BUILD=build/release
 . bench/lib.sh
-bench_build "$BUILD" "" ibcollect-collector collector_ingest_bench
-exec "$BUILD/collector/collector_ingest_bench" --collector "$BUILD/collector/ibcollect-collector" \
-  --make-pki certs/make-pki "$@"
+run_collector_driver collector_ingest_bench "$@"

@@ -14,3 +14,15 @@ bench_build() {
   fi
   cmake --build "$build" -j2 --target "$@" >&2
 }
+
+#   run_collector_driver DRIVER [ARGS...]
+# builds the Release collector and the driver (a collector_*_bench target) in build/release
+# and runs the driver against that collector with the repository's certs/make-pki, passing
+# ARGS on. It replaces the shell.
+run_collector_driver() {
+  local driver=$1
+  shift
+  bench_build build/release "" ibcollect-collector "$driver"
+  exec "build/release/collector/$driver" --collector build/release/collector/ibcollect-collector \
+    --make-pki certs/make-pki "$@"
+}
