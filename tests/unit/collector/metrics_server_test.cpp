@@ -106,6 +106,17 @@ struct Pki {
   }
 };
 
+std::unique_ptr<MetricsServer> start(MetricsServerOptions options, EventLog& log);
+
+// A metrics server on 127.0.0.1 speaking HTTPS with `pki`'s collector certificate.
+std::unique_ptr<MetricsServer> startHttps(const Pki& pki, bool require_client, EventLog& log) {
+  MetricsServerOptions o;
+  o.tls = pki.tls(require_client);
+  auto server = start(o, log);
+  EXPECT_TRUE(server == nullptr || server->scheme() == "https");
+  return server;
+}
+
 std::unique_ptr<MetricsServer> start(MetricsServerOptions options, EventLog& log) {
   auto server = MetricsServer::start(
       options, [] { return std::string("ibcollect_up 1\n"); }, log);
@@ -141,11 +152,8 @@ TEST(MetricsServer, PlainHttpOffLoopbackIsRefusedBeforeAnythingIsBound) {
 TEST(MetricsServer, HttpsServesTheMetricsAndAPlainRequestGetsNoMetrics) {
   test::CapturedLog log;
   const Pki pki;
-  MetricsServerOptions o;
-  o.tls = pki.tls(false);
-  auto server = start(o, log);
+  auto server = startHttps(pki, false, log);
   ASSERT_NE(server, nullptr);
-  EXPECT_EQ(server->scheme(), "https");
   const std::string answer = tlsExchange(portOf(*server), pki.ca.certificatePem(), nullptr);
   EXPECT_EQ(answer.rfind("HTTP/1.1 200 OK\r\n", 0), 0u) << answer;
   EXPECT_NE(answer.find("ibcollect_up 1"), std::string::npos);
@@ -157,9 +165,7 @@ TEST(MetricsServer, HttpsServesTheMetricsAndAPlainRequestGetsNoMetrics) {
 TEST(MetricsServer, AClientCertificateCanBeRequired) {
   test::CapturedLog log;
   const Pki pki;
-  MetricsServerOptions o;
-  o.tls = pki.tls(true);
-  auto server = start(o, log);
+  auto server = startHttps(pki, true, log);
   ASSERT_NE(server, nullptr);
   EXPECT_EQ(tlsExchange(portOf(*server), pki.ca.certificatePem(), nullptr), "");
   const TestCredential scraper = pki.ca.issue(ibc::test::supportSpec("prometheus"));
