@@ -16,6 +16,13 @@ namespace {
 
 constexpr std::string_view kRefused = "the collector refused: ";
 
+// The part of an answer a call asked for (moved out), or the call's error.
+template <typename Part>
+Result<Part> partOf(Result<v1::CollectorResponse> answer, Part* (v1::CollectorResponse::*part)()) {
+  if (!answer.ok()) return answer.error();
+  return std::move(*((*answer).*part)());
+}
+
 }  // namespace
 
 bool isRejection(const Error& error) {
@@ -83,17 +90,15 @@ Result<v1::FetchedSnapshot> CollectorApi::fetchSnapshot(const std::string& snaps
   v1::CollectorRequest r;
   r.mutable_fetch()->set_snapshot_id(snapshot_id);
   r.mutable_fetch()->set_tenant(tenant);
-  auto answer = call(std::move(r), Kind::kSnapshot, "a snapshot");
-  if (!answer.ok()) return answer.error();
-  return std::move(*answer->mutable_snapshot());
+  return partOf(call(std::move(r), Kind::kSnapshot, "a snapshot"),
+                &v1::CollectorResponse::mutable_snapshot);
 }
 
 Result<v1::CollectorStats> CollectorApi::stats() {
   v1::CollectorRequest r;
   r.mutable_stats();
-  auto answer = call(std::move(r), Kind::kStats, "its counters");
-  if (!answer.ok()) return answer.error();
-  return std::move(*answer->mutable_stats());
+  return partOf(call(std::move(r), Kind::kStats, "its counters"),
+                &v1::CollectorResponse::mutable_stats);
 }
 
 Result<CaseListing> CollectorApi::listCases(v1::ListCasesRequest filter, std::size_t max_cases) {
@@ -116,26 +121,23 @@ Result<CaseListing> CollectorApi::listCases(v1::ListCasesRequest filter, std::si
 Result<v1::Case> CollectorApi::createCase(v1::CreateCaseRequest request) {
   v1::CollectorRequest r;
   *r.mutable_create_case() = std::move(request);
-  auto answer = call(std::move(r), Kind::kCaseInfo, "a case");
-  if (!answer.ok()) return answer.error();
-  return std::move(*answer->mutable_case_info());
+  return partOf(call(std::move(r), Kind::kCaseInfo, "a case"),
+                &v1::CollectorResponse::mutable_case_info);
 }
 
 Result<v1::Case> CollectorApi::updateCase(v1::UpdateCaseRequest request) {
   v1::CollectorRequest r;
   *r.mutable_update_case() = std::move(request);
-  auto answer = call(std::move(r), Kind::kCaseInfo, "a case");
-  if (!answer.ok()) return answer.error();
-  return std::move(*answer->mutable_case_info());
+  return partOf(call(std::move(r), Kind::kCaseInfo, "a case"),
+                &v1::CollectorResponse::mutable_case_info);
 }
 
 Result<v1::Case> CollectorApi::fetchCase(const std::string& case_id, const std::string& tenant) {
   v1::CollectorRequest r;
   r.mutable_fetch_case()->set_case_id(case_id);
   r.mutable_fetch_case()->set_tenant(tenant);
-  auto answer = call(std::move(r), Kind::kCaseInfo, "a case");
-  if (!answer.ok()) return answer.error();
-  return std::move(*answer->mutable_case_info());
+  return partOf(call(std::move(r), Kind::kCaseInfo, "a case"),
+                &v1::CollectorResponse::mutable_case_info);
 }
 
 }  // namespace ibc::client
