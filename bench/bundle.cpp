@@ -1,6 +1,6 @@
 // Benchmark (on demand, not in CI): `bundle export` and `bundle verify` of an N-node job
 // through the library code the CLI calls — core::buildBundle + the libarchive writer, then
-// the bounded reader + core::verifyBundle — for N = 250 ... max_nodes (default 2,000).
+// the verifying reader (bundle::readVerifiedBundle) — for N = 250 ... max_nodes (default 2,000).
 // Target (issue 13): export and verify of 2,000 nodes each under 2 s; prints the bundle size.
 //
 // The nodes are SYNTHETIC: snapshots collected from the real class-view captures in
@@ -79,15 +79,15 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "archive failed: %s\n", archive.error().message.c_str());
       return 4;
     }
-    auto read = bundle::readBundleArchive(*archive);
+    auto read = bundle::readVerifiedBundle(*archive, **verifier, std::chrono::system_clock::now());
     if (!read.ok()) {
       std::fprintf(stderr, "read failed: %s\n", read.error().message.c_str());
       return 4;
     }
-    const auto check = core::verifyBundle(*read, **verifier, std::chrono::system_clock::now());
+    const auto& check = read->check;
     const auto t2 = std::chrono::steady_clock::now();
     std::printf("%8d %12.1f %12.1f %12zu %12zu %12zu\n", n, ms(t1 - t0), ms(t2 - t1),
-                archive->size(), read->size(), check.problems.size());
+                archive->size(), read->members.size(), check.problems.size());
     if (!check.ok()) {
       std::fprintf(stderr, "verify failed: %s\n", check.problems.front().message.c_str());
       return 4;

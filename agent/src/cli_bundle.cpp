@@ -61,14 +61,60 @@ std::string utc(int64_t ms) {
   return buf;
 }
 
-core::Result<core::BundleMembers> readBundleFile(CliEnvironment& env, const std::string& path) {
+core::Result<std::string> readBundleBytes(CliEnvironment& env, const std::string& path) {
   auto bytes = env.files.readFile(path, ibc::bundle::kMaxBundleFileBytes);
   if (!bytes.ok()) return core::Error{bytes.error().code, path + ": " + bytes.error().message};
-  auto members = ibc::bundle::readBundleArchive(*bytes);
-  if (!members.ok()) {
-    return core::Error{members.error().code, path + ": " + members.error().message};
+  return bytes;
+}
+
+// A bundle read and verified while it inflates, within the reader's memory bound.
+core::Result<ibc::bundle::VerifiedBundle> readVerified(CliEnvironment& env, const std::string& path,
+                                                       const core::SignatureVerifier& verifier) {
+  auto bytes = readBundleBytes(env, path);
+  if (!bytes.ok()) return bytes.error();
+  auto read = ibc::bundle::readVerifiedBundle(*bytes, verifier, env.clock.now());
+  if (!read.ok()) return core::Error{read.error().code, path + ": " + read.error().message};
+  return read;
+}
+
+// What `show` reads, unverified: every member's size, and the bytes of every member but the
+// snapshots (passed over, never held), which together may not pass
+// BundleLimits::max_unvouched_bytes: nothing vouches for them here.
+struct ShownBundle {
+  std::map<std::string, std::uint64_t> sizes;
+  core::BundleMembers members;
+};
+core::Result<ShownBundle> readForShow(CliEnvironment& env, const std::string& path) {
+  auto bytes = readBundleBytes(env, path);
+  if (!bytes.ok()) return bytes.error();
+  const core::BundleLimits limits;
+  ShownBundle out;
+  std::uint64_t held = 0;
+  std::string too_much;
+  auto st = ibc::bundle::streamBundleArchive(
+      *bytes, limits,
+      [&](const std::string& name, std::uint64_t size) {
+        out.sizes[name] = size;
+        if (core::bundleMemberKind(name) == "snapshot") return ibc::bundle::MemberAction::Skip;
+        if (held + size > limits.max_unvouched_bytes) {
+          too_much = name;
+          return ibc::bundle::MemberAction::Stop;
+        }
+        held += size;
+        return ibc::bundle::MemberAction::Read;
+      },
+      [&](std::string name, std::string data) {
+        out.members.emplace(std::move(name), std::move(data));
+      });
+  if (!st.ok()) return core::Error{st.error().code, path + ": " + st.error().message};
+  if (!too_much.empty()) {
+    return core::Error{core::ErrorCode::TooLarge,
+                       path + ": its members other than snapshots pass " +
+                           std::to_string(limits.max_unvouched_bytes >> 20) + " MiB at '" +
+                           core::printable(too_much, 120) +
+                           "': refused (not a bundle ibcollect writes)"};
   }
-  return members;
+  return out;
 }
 
 std::string roleName(const std::string& role) { return role.empty() ? "unknown role" : role; }
@@ -274,12 +320,13 @@ int runVerifyBundle(CliEnvironment& env, const VerifyBundleArgs& a) {
   const auto verifier = verifierFromArgs(
       env, a.transport, "bundle verify needs --ca CA.pem (the CA the signers chain to)");
   if (verifier == nullptr) return core::kExitUsage;
-  auto members = readBundleFile(env, a.bundle);
-  if (!members.ok()) {
-    env.out << a.bundle << ": FAILED archive: " << members.error().message << "\n";
+  auto read = readVerified(env, a.bundle, *verifier);
+  if (!read.ok()) {
+    env.out << a.bundle << ": FAILED archive: " << read.error().message << "\n";
     return core::kExitCollectFailed;
   }
-  const auto check = core::verifyBundle(*members, *verifier, env.clock.now());
+  const auto& check = read->check;
+  const auto& members = read->members;
   for (const auto& p : check.problems) {
     env.out << a.bundle << ": FAILED " << core::printable(p.member, 200) << ": "
             << core::bundleProblemName(p.problem) << ": " << p.message << "\n";
@@ -290,7 +337,7 @@ int runVerifyBundle(CliEnvironment& env, const VerifyBundleArgs& a) {
     printSigners(env.out, check);
     return core::kExitVerifyFailed;
   }
-  env.out << a.bundle << ": OK " << members->size() << " members; manifest signed by "
+  env.out << a.bundle << ": OK " << members.size() << " members; manifest signed by "
           << check.manifest_signature.signer.subject << "; " << check.snapshots.size()
           << " snapshot(s) each signed by its node"
           << (check.manifest && check.manifest->redacted() ? " (redacted: snapshots left out)" : "")
@@ -298,7 +345,7 @@ int runVerifyBundle(CliEnvironment& env, const VerifyBundleArgs& a) {
   printSigners(env.out, check);
   for (const auto& u : check.unchecked) env.out << "  not checked: " << u << "\n";
   // The signed snapshots judged again (docs/formats.md): findings.json must say what they say.
-  const auto again = core::rejudgeBundle(*members);
+  const auto again = core::rejudgeBundle(members);
   if (!again.judged) {
     env.out << "  not judged again: " << again.reason << "\n";
     return core::kExitOk;
@@ -435,13 +482,14 @@ void printHostResults(std::ostream& o, const std::string& bundle, const v1::Bund
 }
 
 int runShow(CliEnvironment& env, const ShowArgs& a) {
-  auto members = readBundleFile(env, a.bundle);
-  if (!members.ok()) {
-    env.err << "ibcollect: " << members.error().message << "\n";
+  auto read = readForShow(env, a.bundle);
+  if (!read.ok()) {
+    env.err << "ibcollect: " << read.error().message << "\n";
     return core::kExitCollectFailed;
   }
-  auto it = members->find(core::kManifestMember);
-  if (it == members->end()) {
+  const auto& members = read->members;
+  auto it = members.find(core::kManifestMember);
+  if (it == members.end()) {
     env.err << "ibcollect: " << a.bundle << ": no manifest.json: not a bundle\n";
     return core::kExitCollectFailed;
   }
@@ -457,12 +505,12 @@ int runShow(CliEnvironment& env, const ShowArgs& a) {
   auto& o = env.out;
   printManifestHead(o, a.bundle, *m);
   printManifestNodes(o, *m);
-  printFindingsByNode(o, *members);
-  o << "\nmembers (" << members->size() << "):\n";
-  for (const auto& [name, bytes] : *members) {
-    o << "  " << core::printable(name, 200) << "  " << bytes.size() << " bytes\n";
+  printFindingsByNode(o, members);
+  o << "\nmembers (" << read->sizes.size() << "):\n";
+  for (const auto& [name, size] : read->sizes) {
+    o << "  " << core::printable(name, 200) << "  " << size << " bytes\n";
   }
-  const auto later = laterAttachments(env, a.bundle, *members);
+  const auto later = laterAttachments(env, a.bundle, members);
   printRecordedSigners(o, *m, later);
   printHostResults(o, a.bundle, *m, later);
   return core::kExitOk;

@@ -32,15 +32,6 @@ struct HostArgs {
   ReportOptions report;
 };
 
-core::Result<core::BundleMembers> readBundle(CliEnvironment& env, const std::string& path) {
-  auto bytes = env.files.readFile(path, ibc::bundle::kMaxBundleFileBytes);
-  if (!bytes.ok()) return core::Error{bytes.error().code, path + ": " + bytes.error().message};
-  auto members = ibc::bundle::readBundleArchive(*bytes);
-  if (!members.ok())
-    return core::Error{members.error().code, path + ": " + members.error().message};
-  return members;
-}
-
 // The suspect VFs of a bundle (pf-inspection.json), as queries.
 core::Result<std::vector<VfQuery>> bundleQueries(const core::BundleMembers& members,
                                                  const std::string& path) {
@@ -81,27 +72,36 @@ void printProblems(CliEnvironment& env, const std::string& path, const core::Bun
   }
 }
 
-// Verifies `path` before its pf-inspection.json is trusted. False (after printing every
-// failing member) when it does not verify.
-bool verifiedBundle(CliEnvironment& env, const std::string& path,
-                    const core::BundleMembers& members, const core::SignatureVerifier& verifier) {
-  const auto check = core::verifyBundle(members, verifier, env.clock.now());
-  if (check.ok()) return true;
-  printProblems(env, path, check);
-  env.err << "ibcollect: " << path << ": " << check.problems.size()
-          << " check(s) failed: not inspecting for a bundle that does not verify; ask the "
-             "exporter for a new one\n";
-  return false;
+// `path` read and verified while it inflates (bounded: ibc::bundle::readVerifiedBundle):
+// its members once it verifies. A bundle that does not verify prints every failing member and
+// `refusal`, and is a PermissionDenied error (exit 5); an unreadable one any other error.
+core::Result<core::BundleMembers> readVerifiedMembers(CliEnvironment& env, const std::string& path,
+                                                      const core::SignatureVerifier& verifier,
+                                                      std::string_view refusal) {
+  auto bytes = env.files.readFile(path, ibc::bundle::kMaxBundleFileBytes);
+  if (!bytes.ok()) return core::Error{bytes.error().code, path + ": " + bytes.error().message};
+  auto read = ibc::bundle::readVerifiedBundle(*bytes, verifier, env.clock.now());
+  if (!read.ok()) return core::Error{read.error().code, path + ": " + read.error().message};
+  if (read->check.ok()) return std::move(read->members);
+  printProblems(env, path, read->check);
+  return core::Error{core::ErrorCode::PermissionDenied,
+                     path + ": " + std::to_string(read->check.problems.size()) +
+                         " check(s) failed: " + std::string(refusal)};
+}
+
+// The exit code of a bundle that could not be read or did not verify, after saying why.
+int bundleRefused(CliEnvironment& env, const core::Error& e) {
+  env.err << "ibcollect: " << e.message << "\n";
+  return e.code == core::ErrorCode::PermissionDenied ? core::kExitVerifyFailed
+                                                     : core::kExitCollectFailed;
 }
 
 int attach(CliEnvironment& env, const HostArgs& a, const core::SnapshotSigner& signer,
            const core::SignatureVerifier& verifier, const v1::HostInspection& in,
            const std::string& json) {
-  auto members = readBundle(env, a.attach_to);
-  if (!members.ok()) {
-    env.err << "ibcollect: " << members.error().message << "\n";
-    return core::kExitCollectFailed;
-  }
+  auto members = readVerifiedMembers(env, a.attach_to, verifier,
+                                     "nothing attached to a bundle that does not verify");
+  if (!members.ok()) return bundleRefused(env, members.error());
   core::BundleCheck verified;
   auto name = core::attachHostResult(*members, {in.host(), json, in.inspected_at_unix_ms()}, signer,
                                      verifier, env.clock.now(), &verified);
@@ -170,12 +170,11 @@ int runHostInspect(CliEnvironment& env, const HostArgs& a) {
     if (verifier == nullptr) return core::kExitUsage;
   }
   if (!a.bundle.empty()) {
-    auto members = readBundle(env, a.bundle);
-    if (members.ok() && !verifiedBundle(env, a.bundle, *members, *verifier)) {
-      return core::kExitVerifyFailed;
-    }
-    auto queries = members.ok() ? bundleQueries(*members, a.bundle)
-                                : core::Result<std::vector<VfQuery>>(members.error());
+    auto members = readVerifiedMembers(env, a.bundle, *verifier,
+                                       "not inspecting for a bundle that does not verify; ask "
+                                       "the exporter for a new one");
+    if (!members.ok()) return bundleRefused(env, members.error());
+    auto queries = bundleQueries(*members, a.bundle);
     if (!queries.ok()) {
       env.err << "ibcollect: " << queries.error().message << "\n";
       return core::kExitCollectFailed;

@@ -54,6 +54,18 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const auto at = std::chrono::system_clock::from_time_t(1798761600);
   const auto check = ibc::core::verifyBundle(*members, verifier(), at);
   if (check.ok() && !check.manifest) std::abort();
+  // The verifying reader over the same bytes: within its bound, and the same verdict when it
+  // read everything.
+  limits.max_unvouched_bytes = 2u << 20;
+  auto verified = ibc::bundle::readVerifiedBundle(in, verifier(), at, limits);
+  if (!verified.ok()) std::abort();  // the archive itself read above
+  if (verified->check.ok() != check.ok()) {
+    bool stopped = false;
+    for (const auto& p : verified->check.problems) {
+      stopped = stopped || p.problem == ibc::core::BundleProblem::Unread;
+    }
+    if (!stopped) std::abort();
+  }
   auto again = ibc::bundle::writeBundleArchive(*members);
   if (!again.ok()) std::abort();
   auto back = ibc::bundle::readBundleArchive(*again, limits);

@@ -4,11 +4,13 @@
 // forgeries of issue 21 (an agent key signing or exporting a bundle) refused.
 
 #include <gtest/gtest.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
 
+#include "bundle_bomb.h"
 #include "fixture_trees.h"
 #include "ibc/agent/os.h"
 #include "ibc/bundle/bundle_archive.h"
@@ -184,6 +186,42 @@ TEST_F(BundleCli, AHostileArchiveIsRefusedWithTheReason) {
   auto s = run({"bundle", "show", path("hostile.ibbundle")});
   EXPECT_EQ(s.exit_code, 4);
   EXPECT_NE(s.err.find("symbolic link"), std::string::npos) << s.err;
+}
+
+// Issue 27: a 2 GiB decompression bomb (SYNTHETIC, ~100 KB on disk) is refused by `bundle
+// verify`, `bundle show` and `host-inspect --bundle` within the reader's bound
+// (bundle_archive.h), not after holding every member. Peak memory is the largest child's
+// RSS (getrusage RUSAGE_CHILDREN: this test process runs only these children and the small
+// set-up ones); before the fix it passed 2 GiB.
+TEST_F(BundleCli, ADecompressionBombIsRefusedWithinTheReadersBound) {
+  const auto good = members(path("good.ibbundle"));
+  const std::string bare = path("bomb-bare.ibbundle");
+  const std::string added = path("bomb-added.ibbundle");
+  ASSERT_LT(ibc::test::writeZeroBomb(bare, {}, 32, 64u << 20), 1u << 20);
+  ibc::test::writeZeroBomb(added, good, 32, 64u << 20);
+
+  auto v = verify(bare);
+  EXPECT_EQ(v.exit_code, 5) << v.out << v.err;
+  EXPECT_NE(v.out.find(": unread: not read: more than 64 MiB of this bundle is vouched for by no "
+                       "verified signature (manifest.json and manifest.sig do not come first)"),
+            std::string::npos)
+      << v.out;
+  v = verify(added);
+  EXPECT_EQ(v.exit_code, 5) << v.out << v.err;
+  EXPECT_NE(v.out.find("members manifest.json does not list at their size"), std::string::npos)
+      << v.out;
+  auto inspect = run({"host-inspect", "--bundle", added, "--ca", pki("ca.pem"), "--root", root_});
+  EXPECT_EQ(inspect.exit_code, 5) << inspect.err;
+  EXPECT_NE(inspect.err.find("not inspecting for a bundle that does not verify"), std::string::npos)
+      << inspect.err;
+  // `show` verifies nothing: it passes over the snapshots' bytes without holding them.
+  auto s = run({"bundle", "show", added});
+  EXPECT_EQ(s.exit_code, 0) << s.err;
+  EXPECT_NE(s.out.find("snapshots/bomb-0031.ibsnap  67108864 bytes"), std::string::npos) << s.out;
+
+  rusage children{};
+  ASSERT_EQ(getrusage(RUSAGE_CHILDREN, &children), 0);
+  EXPECT_LT(children.ru_maxrss, 1024L * 1024) << "peak RSS " << children.ru_maxrss << " KiB";
 }
 
 // Issue 21: a tenant's agent key (it lives in the tenant's VM) neither exports a bundle nor

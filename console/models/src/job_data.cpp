@@ -121,9 +121,9 @@ Result<BundleSnapshots> readBundle(const std::string& path,
   }
   auto bytes = readBounded(path, bundle::kMaxBundleFileBytes);
   if (!bytes.ok()) return bytes.error();
-  auto members = bundle::readBundleArchive(*bytes);
-  if (!members.ok()) return Error{members.error().code, path + ": " + members.error().message};
-  const auto check = core::verifyBundle(*members, *verifier, std::chrono::system_clock::now());
+  auto read = bundle::readVerifiedBundle(*bytes, *verifier, std::chrono::system_clock::now());
+  if (!read.ok()) return Error{read.error().code, path + ": " + read.error().message};
+  const auto& check = read->check;
   if (!check.ok()) {
     std::string why;
     for (const auto& p : check.problems) {
@@ -142,7 +142,7 @@ Result<BundleSnapshots> readBundle(const std::string& path,
   }
   if (signers.empty()) signers = "no signer named";
   BundleSnapshots out;
-  for (auto& [name, data] : *members) {
+  for (auto& [name, data] : read->members) {
     if (core::bundleMemberKind(name) != "snapshot") continue;
     auto env = core::decodeSnapshotFile(data);
     if (!env.ok()) return Error{env.error().code, path + ":" + name + ": " + env.error().message};

@@ -1,5 +1,7 @@
 // The .ibbundle archive: round trip, and every hostile archive refused with its reason. The
-// hostile archives are built here with libarchive itself (what an attacker would use).
+// hostile archives are built here with libarchive itself (what an attacker would use). The
+// verifying reader: a signed bundle read whole, and bombs and forgeries stopped at the bound of
+// what no signature vouches for.
 
 #include "ibc/bundle/bundle_archive.h"
 
@@ -7,7 +9,14 @@
 #include <archive_entry.h>
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+#include <filesystem>
+#include <fstream>
 #include <functional>
+
+#include "bundle_bomb.h"
+#include "ibc/core/snapshot_file.h"
+#include "test_pki.h"
 
 namespace ibc::bundle {
 namespace {
@@ -163,6 +172,156 @@ TEST(BundleArchive, GarbageTruncatedAndOtherFormatsAreMalformed) {
   auto truncated = ibc::bundle::readBundleArchive(good.substr(0, good.size() / 2));
   ASSERT_FALSE(truncated.ok());
   EXPECT_EQ(truncated.error().code, core::ErrorCode::Malformed);
+}
+
+// ---- the verifying reader ------------------------------------------------------------------
+
+namespace v1 = ::ibcollect::v1;
+
+struct SignedJob {
+  test::TestCa ca = test::TestCa::create("archive CA");
+  test::TestCredential node = ca.issue(test::agentSpec("acme", "gpu07"));
+  test::TestCredential alice = ca.issue(test::supportSpec("alice"));
+  test::TestCa other = test::TestCa::create("a forger's CA");
+  test::TestCredential mallory = other.issue(test::supportSpec("mallory"));
+};
+
+const SignedJob& job() {
+  static const SignedJob j;
+  return j;
+}
+
+core::SnapshotSigner signerOf(const test::TestCredential& c) {
+  auto s = core::SnapshotSigner::fromPem(c.certificate_pem, c.key_pem);
+  EXPECT_TRUE(s.ok());
+  return std::move(*s);
+}
+
+// A one-node bundle exported by `exporter` (synthetic snapshot built here).
+core::BundleMembers exported(const test::TestCredential& exporter) {
+  v1::Snapshot s;
+  s.set_schema_version(1);
+  s.mutable_node()->set_hostname("gpu07");
+  s.mutable_node()->set_job_id("4242");
+  s.mutable_node()->set_collected_at_unix_ms(1700000060000);
+  auto env = signerOf(job().node).sign(s);
+  EXPECT_TRUE(env.ok());
+  core::BundleExportOptions o;
+  o.ibcollect_version = "test";
+  o.created_unix_ms = 1700000100000;
+  auto m = core::buildBundle({{core::encodeSnapshotFile(*env), "a.ibsnap"}}, o, signerOf(exporter));
+  EXPECT_TRUE(m.ok()) << (m.ok() ? "" : m.error().message);
+  return m.ok() ? *m : core::BundleMembers{};
+}
+
+std::unique_ptr<core::SignatureVerifier> verifier() {
+  auto v = core::SignatureVerifier::fromPem(job().ca.certificatePem());
+  EXPECT_TRUE(v.ok());
+  return v.ok() ? std::move(*v) : nullptr;
+}
+
+std::string bombFile(const core::BundleMembers& head, int members, std::uint64_t bytes) {
+  const std::string path = (std::filesystem::temp_directory_path() /
+                            ("ibc-bomb-" + std::to_string(::getpid()) + ".ibbundle"))
+                               .string();
+  test::writeZeroBomb(path, head, members, bytes);
+  std::ifstream in(path, std::ios::binary);
+  std::string out((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::filesystem::remove(path);
+  return out;
+}
+
+std::uint64_t heldBytes(const core::BundleMembers& m) {
+  std::uint64_t n = 0;
+  for (const auto& [name, bytes] : m) n += bytes.size();
+  return n;
+}
+
+bool stoppedUnread(const core::BundleCheck& c, std::string_view why) {
+  for (const auto& p : c.problems) {
+    if (p.problem == core::BundleProblem::Unread && p.message.find(why) != std::string::npos) {
+      return true;
+    }
+  }
+  return false;
+}
+
+TEST(VerifiedRead, ASignedBundleIsReadWholeManifestFirstAndVerifies) {
+  const auto members = exported(job().alice);
+  auto bytes = writeBundleArchive(members);
+  ASSERT_TRUE(bytes.ok());
+  std::vector<std::string> order;
+  ASSERT_TRUE(streamBundleArchive(
+                  *bytes, {},
+                  [&](const std::string& name, std::uint64_t) {
+                    order.push_back(name);
+                    return MemberAction::Skip;
+                  },
+                  [](std::string, std::string) { ADD_FAILURE() << "a skipped member was read"; })
+                  .ok());
+  ASSERT_GE(order.size(), 3u);
+  EXPECT_EQ(order[0], "manifest.json");
+  EXPECT_EQ(order[1], "manifest.sig");
+  auto read = readVerifiedBundle(*bytes, *verifier(), std::chrono::system_clock::now());
+  ASSERT_TRUE(read.ok()) << read.error().message;
+  EXPECT_TRUE(read->check.ok());
+  EXPECT_EQ(read->members, members);
+  EXPECT_EQ(read->check.snapshots.size(), 1u);
+}
+
+TEST(VerifiedRead, ABombWithoutAManifestStopsAtTheUnvouchedBound) {
+  core::BundleLimits limits;
+  limits.max_unvouched_bytes = 4u << 20;
+  const auto bomb = bombFile({}, 64, 1u << 20);  // 64 MiB of zeros
+  ASSERT_LT(bomb.size(), 64u * 1024);
+  auto read = readVerifiedBundle(bomb, *verifier(), std::chrono::system_clock::now(), limits);
+  ASSERT_TRUE(read.ok()) << read.error().message;
+  EXPECT_FALSE(read->check.ok());
+  EXPECT_TRUE(stoppedUnread(read->check, "manifest.json and manifest.sig do not come first"));
+  EXPECT_LE(heldBytes(read->members), limits.max_unvouched_bytes);
+  EXPECT_EQ(read->members.size(), 4u);  // 4 of 64 members inflated
+}
+
+TEST(VerifiedRead, AForgedManifestVouchesForNothing) {
+  // A real manifest and signature, signed by a support certificate of a CA not trusted here,
+  // listing the bomb's members is still no one's word.
+  const auto forged = exported(job().mallory);
+  core::BundleMembers head{{"manifest.json", forged.at("manifest.json")},
+                           {"manifest.sig", forged.at("manifest.sig")}};
+  core::BundleLimits limits;
+  limits.max_unvouched_bytes = 4u << 20;
+  auto read = readVerifiedBundle(bombFile(head, 64, 1u << 20), *verifier(),
+                                 std::chrono::system_clock::now(), limits);
+  ASSERT_TRUE(read.ok()) << read.error().message;
+  EXPECT_TRUE(stoppedUnread(read->check, "manifest.json and manifest.sig do not verify"));
+  EXPECT_LE(heldBytes(read->members), limits.max_unvouched_bytes);
+}
+
+TEST(VerifiedRead, MembersAVerifiedManifestDoesNotListStopAtTheBound) {
+  // The exporter's genuine manifest vouches for its own members, not for what is added.
+  const auto real = exported(job().alice);
+  core::BundleLimits limits;
+  limits.max_unvouched_bytes = 4u << 20;
+  auto read = readVerifiedBundle(bombFile(real, 64, 1u << 20), *verifier(),
+                                 std::chrono::system_clock::now(), limits);
+  ASSERT_TRUE(read.ok()) << read.error().message;
+  EXPECT_TRUE(stoppedUnread(read->check, "members manifest.json does not list at their size"));
+  EXPECT_LE(heldBytes(read->members), heldBytes(real) + limits.max_unvouched_bytes);
+}
+
+TEST(VerifiedRead, AMemberLargerThanItsListedSizeIsNotVouchedFor) {
+  auto members = exported(job().alice);
+  const std::string report(core::kReportMember);
+  members[report] += std::string(8u << 20, 'x');  // past the bound, though listed
+  auto bytes = writeBundleArchive(members);
+  ASSERT_TRUE(bytes.ok());
+  core::BundleLimits limits;
+  limits.max_unvouched_bytes = 4u << 20;
+  auto read = readVerifiedBundle(*bytes, *verifier(), std::chrono::system_clock::now(), limits);
+  ASSERT_TRUE(read.ok());
+  ASSERT_FALSE(read->check.ok());
+  EXPECT_EQ(read->check.problems.front().member, report);
+  EXPECT_EQ(read->check.problems.front().problem, core::BundleProblem::Unread);
 }
 
 }  // namespace

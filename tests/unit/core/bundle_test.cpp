@@ -8,6 +8,7 @@
 #include <google/protobuf/util/json_util.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <functional>
 
 #include "fixtures.h"
@@ -177,6 +178,51 @@ TEST(Bundle, ExportHoldsEveryMemberOfTheLayoutAndVerifies) {
   EXPECT_FALSE(check.manifest->redacted());
   EXPECT_EQ(check.manifest->window_start_unix_ms(), 1700000000000);
   EXPECT_EQ(check.manifest->window_end_unix_ms(), 1700000060000);
+}
+
+// The members as they arrive, in any order, give the check the whole map gives; a verified
+// manifest vouches for its members at their listed sizes, and for nothing before it arrived.
+TEST(Bundle, MembersAddedOneAtATimeGiveTheSameCheckInAnyOrder) {
+  auto m = exported();
+  m["report.md"] += "edited";            // a hash problem
+  m["extra.txt"] = "not in the layout";  // an unknown member
+  const std::string expected = problems(verify(m));
+  ASSERT_NE(expected, "");
+  auto v = SignatureVerifier::fromPem(pki().ca.certificatePem());
+  ASSERT_TRUE(v.ok());
+  std::vector<std::pair<std::string, std::string>> order(m.begin(), m.end());
+  for (int round = 0; round < 3; ++round) {
+    BundleVerifier incremental(**v, std::chrono::system_clock::now());
+    for (const auto& [name, bytes] : order) {
+      const bool manifest_in = incremental.manifestVerified();
+      EXPECT_EQ(incremental.vouches("snapshots/gpu07.ibsnap", m["snapshots/gpu07.ibsnap"].size()),
+                manifest_in);
+      incremental.add(name, bytes);
+    }
+    EXPECT_TRUE(incremental.manifestVerified());
+    EXPECT_FALSE(incremental.vouches("snapshots/gpu07.ibsnap", 1));  // not at its listed size
+    EXPECT_FALSE(incremental.vouches("extra.txt", m["extra.txt"].size()));
+    const auto check = incremental.finish();
+    EXPECT_EQ(problems(check), expected) << "round " << round;
+    ASSERT_EQ(check.snapshots.size(), 2u);
+    EXPECT_EQ(check.snapshots[0].first, "snapshots/gpu07.ibsnap");
+    std::reverse(order.begin(), order.end());
+    if (round == 1) std::rotate(order.begin(), order.begin() + 3, order.end());
+  }
+}
+
+TEST(Bundle, AVerifierStoppedEarlyNamesWhereAndSkipsTheWholeBundleChecks) {
+  const auto m = exported();
+  auto v = SignatureVerifier::fromPem(pki().ca.certificatePem());
+  ASSERT_TRUE(v.ok());
+  BundleVerifier incremental(**v, std::chrono::system_clock::now());
+  incremental.add("manifest.json", m.at("manifest.json"));
+  incremental.add("manifest.sig", m.at("manifest.sig"));
+  const auto check = incremental.finish("snapshots/gpu07.ibsnap", "not read: too much");
+  ASSERT_EQ(check.problems.size(), 1u) << problems(check);  // no missing members reported
+  EXPECT_EQ(check.problems[0].problem, BundleProblem::Unread);
+  EXPECT_EQ(bundleProblemName(check.problems[0].problem), "unread");
+  EXPECT_FALSE(check.ok());
 }
 
 TEST(Bundle, FindingsAreTheAnalyzeDocumentAndTheBrokenVfIsTheSuspect) {

@@ -34,6 +34,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -65,6 +66,10 @@ struct BundleLimits {
   std::size_t max_members = 10'000;            // a 2,000-node job is ~2,010 members
   std::uint64_t max_member_bytes = 64u << 20;  // = kMaxSnapshotFileBytes
   std::uint64_t max_total_bytes = 4ull << 30;  // sum of member sizes, decompressed
+  // A verifying reader (ibc::bundle::readVerifiedBundle) inflates at most this many bytes
+  // that no verified signature vouches for (BundleVerifier::vouches) before it stops: a
+  // bomb or a forged bundle costs this much, not max_total_bytes.
+  std::uint64_t max_unvouched_bytes = 64u << 20;
 };
 
 // Member name → bytes, ordered by name (so archives are written in one stable order).
@@ -171,11 +176,12 @@ enum class BundleProblem {
   AttachmentSignature,  // an attachment's signature is missing, malformed or does not verify
   AttachmentChain,      // an attachment record out of order, bound to another state, or
                         // attaching a member that is no host result or already covered
+  Unread,               // the reader stopped here: too much that no signature vouches for
 };
 
 // Stable short name: "malformed_manifest", "manifest_signature", "hash", "snapshot_signature",
 // "unknown_member", "missing_member", "malformed_member", "signer_role", "manifest_claim",
-// "attachment_signature", "attachment_chain".
+// "attachment_signature", "attachment_chain", "unread".
 std::string_view bundleProblemName(BundleProblem problem);
 
 struct BundleMemberProblem {
@@ -228,6 +234,38 @@ struct BundleCheck {
 // Every failing member is named; nothing stops at the first failure.
 BundleCheck verifyBundle(const BundleMembers& members, const SignatureVerifier& verifier,
                          std::chrono::system_clock::time_point at);
+
+// verifyBundle as the members arrive, one at a time in archive order (the archive reader feeds
+// it while it inflates, so no member need be held after it is added): each member is hashed
+// when it is added, a snapshot's signature and facts are checked then, and manifest.json and
+// manifest.sig are checked as soon as both are in, so that what follows them can be told
+// vouched for or not before it is inflated. finish() gives what verifyBundle gives for the
+// same members.
+class BundleVerifier {
+ public:
+  BundleVerifier(const SignatureVerifier& verifier, std::chrono::system_clock::time_point at);
+  ~BundleVerifier();
+  BundleVerifier(const BundleVerifier&) = delete;
+  BundleVerifier& operator=(const BundleVerifier&) = delete;
+
+  // One member (its name as checkMemberName accepts it). A name added twice is a problem.
+  void add(std::string_view name, std::string_view bytes);
+  // True when manifest.json verified (signed by a support certificate that it names) and
+  // lists `name` with exactly `size` bytes: the exporter's signed word bounds it.
+  bool vouches(std::string_view name, std::uint64_t size) const;
+  // True once manifest.json and manifest.sig are in, the signature verified by a support
+  // certificate and the manifest parsed: from then on vouches() may answer yes.
+  bool manifestVerified() const;
+  // The check. `stopped_at` (a member name) says the reader stopped before the end (past
+  // BundleLimits::max_unvouched_bytes): the problems found so far plus one naming where and
+  // why, without the checks that need every member (missing, unknown, claims).
+  BundleCheck finish(std::string_view stopped_at = {}, std::string_view why_stopped = {});
+
+  struct State;  // bundle_verify.cpp
+
+ private:
+  std::unique_ptr<State> s_;
+};
 
 // Attaches a host result after export (host-inspect --attach-to) without re-signing
 // anything it did not check. In order: `signer` must be a provider or support certificate
