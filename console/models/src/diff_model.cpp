@@ -6,7 +6,6 @@
 #include <cmath>
 #include <map>
 #include <unordered_map>
-#include <unordered_set>
 
 #include "ibc/console/port_counters.h"
 #include "ibc/console/units.h"
@@ -136,9 +135,10 @@ void addPortFacts(std::vector<Fact>& out, const v1::PortSummary& port,
   if (sysfs->has_active_mtu())
     addText(out, where, QStringLiteral("MTU"), std::to_string(sysfs->active_mtu()));
   for (const auto& c : portCounters(window, *device, *sysfs)) {
-    const QString field = c.group == QStringLiteral("device hw_counters")
-                              ? QStringLiteral("device ") + q(c.name)
-                              : q(c.name);
+    const bool device_wide = c.group == QStringLiteral("device hw_counters");
+    auto [name, fresh] = fields.try_emplace(device_wide ? "device " + c.name : c.name);
+    if (fresh) name->second = q(name->first);
+    const QString& field = name->second;
     if (const auto amount = c.amount()) {
       out.push_back({where, field, QString(), amount, std::nullopt,
                      isTrafficCounter(c.name) ? 0 : -1, c.name});
@@ -204,65 +204,104 @@ QString directionName(DiffModel::Direction direction) {
 
 DiffModel::DiffModel(QObject* parent) : QAbstractTableModel(parent) {}
 
+namespace {
+
+bool sameKey(const Fact& a, const Fact& b) { return a.field == b.field && a.section == b.section; }
+
+// The row of a fact only the left has (`right_is_majority`: the right is the job's majority).
+DiffModel::Row onlyLeft(const Fact& l, bool right_is_majority) {
+  using Direction = DiffModel::Direction;
+  DiffModel::Row r{l.section, l.field, shownValue(l), QString(), QString(), Direction::OnlyLeft};
+  // A finding only on the left is the left being worse; anything else only exists there.
+  if (l.section == QStringLiteral("findings")) {
+    r.direction = Direction::Worse;
+    r.right = QStringLiteral("(none)");
+    r.change = QStringLiteral("new finding");
+  } else {
+    r.change = right_is_majority ? QStringLiteral("most nodes lack it")
+                                 : QStringLiteral("only on the left");
+  }
+  return r;
+}
+
+DiffModel::Row onlyRight(const Fact& r, bool right_is_majority) {
+  using Direction = DiffModel::Direction;
+  DiffModel::Row row{r.section, r.field, QString(), shownValue(r), QString(), Direction::OnlyRight};
+  if (r.section == QStringLiteral("findings")) {
+    row.direction = Direction::Better;
+    row.left = QStringLiteral("(none)");
+    row.change = QStringLiteral("finding gone");
+  } else {
+    row.change =
+        right_is_majority ? QStringLiteral("missing here") : QStringLiteral("only on the right");
+  }
+  return row;
+}
+
+// A row when the two values of one key differ.
+void addChange(const Fact& l, const Fact& r, std::vector<DiffModel::Row>& rows) {
+  using Direction = DiffModel::Direction;
+  // Numbers by their value: a shown "3.91 GiB" hides a change of a few bytes.
+  if (l.number && r.number ? *l.number == *r.number : l.value == r.value) return;
+  DiffModel::Row row{l.section,     l.field,   shownValue(l),
+                     shownValue(r), QString(), Direction::Changed};
+  if (l.number && r.number) {
+    const double d = *l.number - *r.number;
+    row.change = (d > 0 ? QStringLiteral("+") : QString()) +
+                 (!l.counter.empty()  ? q(formatCounter(l.counter, d))
+                  : !l.unit.isEmpty() ? withUnit(d, l.unit)
+                                      : number(d));
+    if (l.more_is != 0)
+      row.direction = (d > 0) == (l.more_is > 0) ? Direction::Better : Direction::Worse;
+  } else if (l.rank && r.rank && *l.rank != *r.rank) {
+    row.direction = *l.rank < *r.rank ? Direction::Worse : Direction::Better;
+    row.change = directionName(row.direction);
+  } else {
+    row.change = QStringLiteral("changed");
+  }
+  rows.push_back(std::move(row));
+}
+
+}  // namespace
+
 std::vector<DiffModel::Row> DiffModel::diff(const std::vector<Fact>& left,
                                             const std::vector<Fact>& right,
                                             bool right_is_majority) {
-  std::unordered_map<FactKey, const Fact*, FactKeyHash> by_key;
-  by_key.reserve(right.size());
-  for (const auto& f : right) by_key.emplace(key(f), &f);
   std::vector<Row> rows;
-  std::unordered_set<FactKey, FactKeyHash> seen;
-  seen.reserve(left.size());
-  for (const auto& l : left) {
-    FactKey k = key(l);
-    auto it = by_key.find(k);
-    seen.insert(std::move(k));
-    if (it == by_key.end()) {
-      // A finding only on the left is the left being worse; anything else only exists there.
-      Row r{l.section, l.field, shownValue(l), QString(), QString(), Direction::OnlyLeft};
-      if (l.section == QStringLiteral("findings")) {
-        r.direction = Direction::Worse;
-        r.right = QStringLiteral("(none)");
-        r.change = QStringLiteral("new finding");
-      } else {
-        r.change = right_is_majority ? QStringLiteral("most nodes lack it")
-                                     : QStringLiteral("only on the left");
-      }
-      rows.push_back(std::move(r));
+  // Facts come in one stable order (factsOf), so two nodes of one layout match position by
+  // position: walked in step while they do, by key only for the rest.
+  std::size_t same = 0;
+  while (same < left.size() && same < right.size() && sameKey(left[same], right[same])) {
+    addChange(left[same], right[same], rows);
+    ++same;
+  }
+  // The rest by key. A key a node has twice (two findings of one code and place) pairs in
+  // order: the first with the first, the second with the second.
+  constexpr std::size_t kNone = static_cast<std::size_t>(-1);
+  std::unordered_map<FactKey, std::pair<std::size_t, std::size_t>, FactKeyHash> by_key;
+  std::vector<std::size_t> next(right.size(), kNone);  // the next position of the same key
+  by_key.reserve(right.size() - same);
+  for (std::size_t i = same; i < right.size(); ++i) {
+    auto [it, fresh] = by_key.try_emplace(key(right[i]), i, i);  // unpaired head, tail
+    if (!fresh) {
+      next[it->second.second] = i;
+      it->second.second = i;
+    }
+  }
+  std::vector<char> paired(right.size(), 0);
+  for (std::size_t i = same; i < left.size(); ++i) {
+    const auto it = by_key.find(key(left[i]));
+    if (it == by_key.end() || it->second.first == kNone) {
+      rows.push_back(onlyLeft(left[i], right_is_majority));
       continue;
     }
-    const Fact& r = *it->second;
-    // Numbers by their value: a shown "3.91 GiB" hides a change of a few bytes.
-    if (l.number && r.number ? *l.number == *r.number : l.value == r.value) continue;
-    Row row{l.section, l.field, shownValue(l), shownValue(r), QString(), Direction::Changed};
-    if (l.number && r.number) {
-      const double d = *l.number - *r.number;
-      row.change = (d > 0 ? QStringLiteral("+") : QString()) +
-                   (!l.counter.empty()  ? q(formatCounter(l.counter, d))
-                    : !l.unit.isEmpty() ? withUnit(d, l.unit)
-                                        : number(d));
-      if (l.more_is != 0)
-        row.direction = (d > 0) == (l.more_is > 0) ? Direction::Better : Direction::Worse;
-    } else if (l.rank && r.rank && *l.rank != *r.rank) {
-      row.direction = *l.rank < *r.rank ? Direction::Worse : Direction::Better;
-      row.change = directionName(row.direction);
-    } else {
-      row.change = QStringLiteral("changed");
-    }
-    rows.push_back(std::move(row));
+    const std::size_t r = it->second.first;
+    it->second.first = next[r];
+    paired[r] = 1;
+    addChange(left[i], right[r], rows);
   }
-  for (const auto& r : right) {
-    if (seen.count(key(r)) != 0) continue;
-    Row row{r.section, r.field, QString(), shownValue(r), QString(), Direction::OnlyRight};
-    if (r.section == QStringLiteral("findings")) {
-      row.direction = Direction::Better;
-      row.left = QStringLiteral("(none)");
-      row.change = QStringLiteral("finding gone");
-    } else {
-      row.change =
-          right_is_majority ? QStringLiteral("missing here") : QStringLiteral("only on the right");
-    }
-    rows.push_back(std::move(row));
+  for (std::size_t i = same; i < right.size(); ++i) {
+    if (paired[i] == 0) rows.push_back(onlyRight(right[i], right_is_majority));
   }
   // Worst first, then by place, so the first screen holds what matters.
   auto weight = [](Direction d) {
@@ -303,40 +342,92 @@ void DiffModel::compareNodes(const JobData* job, int left, int right) {
           q(job->report.nodes(left).label()), q(job->report.nodes(right).label()));
 }
 
+namespace {
+
+// Per key: how many nodes have each value (few distinct values per key: a short list, not a
+// map per key — a node may have a million facts), and the numbers for a median.
+struct MajorityValue {
+  QString text;
+  int count = 0;
+  std::optional<int> rank;
+};
+struct Votes {
+  Fact first;
+  std::vector<MajorityValue> values;
+  std::vector<double> numbers;
+  int nodes = 0;
+  int last_node = -1;  // the node that voted last (a node votes once per slot)
+};
+
+// The slots the nodes vote in: one per key and occurrence (a key a node has twice takes two
+// slots, as DiffModel::diff pairs them). A node's facts come in the order of the first node's
+// when their layouts match, so a cursor finds the slot without hashing; keys are hashed only
+// from the first mismatch on.
+class Ballot {
+ public:
+  Votes& slotFor(const Fact& f, int node) {
+    if (cursor_ < votes_.size() && votes_[cursor_].last_node != node &&
+        sameKey(votes_[cursor_].first, f)) {
+      return take(cursor_++, node);
+    }
+    if (node == 0) return append(f, node);  // the first node lays the slots out
+    indexAll();
+    const auto it = index_.find(key(f));
+    if (it != index_.end()) {
+      for (const std::size_t slot : it->second) {
+        if (votes_[slot].last_node == node) continue;
+        cursor_ = slot + 1;
+        return take(slot, node);
+      }
+    }
+    return append(f, node);
+  }
+  void nextNode() { cursor_ = 0; }
+  std::vector<Votes>& votes() { return votes_; }
+  void reserve(std::size_t n) { votes_.reserve(n); }
+
+ private:
+  Votes& take(std::size_t slot, int node) {
+    votes_[slot].last_node = node;
+    return votes_[slot];
+  }
+  Votes& append(const Fact& f, int node) {
+    votes_.push_back({f, {}, {}, 0, node});
+    if (indexing_) index_[key(f)].push_back(indexed_++);
+    return votes_.back();
+  }
+  void indexAll() {
+    indexing_ = true;
+    for (; indexed_ < votes_.size(); ++indexed_) {
+      index_[key(votes_[indexed_].first)].push_back(indexed_);
+    }
+  }
+
+  std::vector<Votes> votes_;
+  std::unordered_map<FactKey, std::vector<std::size_t>, FactKeyHash> index_;
+  std::size_t indexed_ = 0;  // votes_[0, indexed_) are in index_
+  bool indexing_ = false;    // from the first mismatch on, every slot is indexed
+  std::size_t cursor_ = 0;
+};
+
+}  // namespace
+
 std::vector<Fact> majorityFacts(const JobData& job) {
-  // Per key: how many nodes have each value (few distinct values per key: a short list, not
-  // a map per key — a node may have a million facts), and the numbers for a median.
-  struct Value {
-    QString text;
-    int count = 0;
-    std::optional<int> rank;
-  };
-  struct Votes {
-    Fact first;
-    std::vector<Value> values;
-    std::vector<double> numbers;
-    int nodes = 0;
-  };
-  std::unordered_map<FactKey, std::size_t, FactKeyHash> index;  // key -> votes
-  std::vector<Votes> votes;
+  Ballot ballot;
   const int n = job.report.nodes_size();
   for (int i = 0; i < n; ++i) {
     std::vector<Fact> facts = factsOf(job, i);
-    if (i == 0) {
-      index.reserve(facts.size());
-      votes.reserve(facts.size());
-    }
+    if (i == 0) ballot.reserve(facts.size());
+    ballot.nextNode();
     for (auto& f : facts) {
-      auto [it, fresh] = index.try_emplace(key(f), votes.size());
-      if (fresh) votes.push_back({f, {}, {}, 0});
-      Votes& v = votes[it->second];
+      Votes& v = ballot.slotFor(f, i);
       ++v.nodes;
       if (f.number) {
         v.numbers.push_back(*f.number);
         if (f.value.isEmpty()) continue;  // a counter: judged by its numbers alone
       }
       auto same = std::find_if(v.values.begin(), v.values.end(),
-                               [&](const Value& x) { return x.text == f.value; });
+                               [&](const MajorityValue& x) { return x.text == f.value; });
       if (same == v.values.end()) {
         v.values.push_back({f.value, 1, f.rank});
       } else {
@@ -345,6 +436,7 @@ std::vector<Fact> majorityFacts(const JobData& job) {
       }
     }
   }
+  std::vector<Votes>& votes = ballot.votes();
   std::vector<Fact> majority;
   majority.reserve(votes.size());
   for (auto& v : votes) {            // in the order keys first appeared
@@ -357,8 +449,8 @@ std::vector<Fact> majorityFacts(const JobData& job) {
       f.value = f.counter.empty() ? number(m) : QString();  // a counter's: shownValue
       if (!f.unit.isEmpty()) f.value = withUnit(m, f.unit);
     } else if (!v.values.empty()) {
-      const auto best =
-          std::max_element(v.values.begin(), v.values.end(), [](const Value& a, const Value& b) {
+      const auto best = std::max_element(
+          v.values.begin(), v.values.end(), [](const MajorityValue& a, const MajorityValue& b) {
             return a.count != b.count ? a.count < b.count : a.text > b.text;
           });
       f.value = best->text;

@@ -1167,6 +1167,49 @@ TEST(DiffModel, AnErrorCounterThatGrewIsWorseAndTrafficOnlyChanged) {
   EXPECT_FALSE(by_field.count("symbol_error"));  // did not move
 }
 
+// Facts are matched position by position while two nodes share a layout and by key after:
+// a node with one more device, listed first, differs in that device and nothing else, against
+// the other node and against the job's majority (SYNTHETIC: the real mlx5 capture with a
+// copy of its device renamed, in memory).
+TEST(DiffModel, ANodeWithAnExtraDeviceFirstDiffersInThatDeviceOnly) {
+  const v1::Snapshot plain = mlx5Snapshot();
+  v1::Snapshot extra = plain;
+  auto* copy = extra.add_devices();
+  *copy = plain.devices(0);
+  copy->set_name("mlx5_9");
+  for (int i = extra.devices_size() - 1; i > 0; --i)
+    extra.mutable_devices()->SwapElements(i, i - 1);
+  const JobData j =
+      diagnoseSnapshots({extra, plain, plain}, {"extra.ibsnap", "a.ibsnap", "b.ibsnap"});
+  DiffModel m;
+  const auto onlyTheExtraDevice = [&](DiffModel::Direction expected) {
+    int extra_rows = 0;
+    for (const auto& r : rowsOf(m)) {
+      if (r.section == "findings" || r.section == "host") continue;
+      EXPECT_TRUE(r.section.startsWith("mlx5_9/"))
+          << r.section.toStdString() << " " << r.field.toStdString();
+      EXPECT_EQ(r.direction, expected) << r.field.toStdString();
+      ++extra_rows;
+    }
+    EXPECT_GT(extra_rows, 10);
+  };
+  m.compareNodes(&j, 0, 1);
+  onlyTheExtraDevice(DiffModel::Direction::OnlyLeft);
+  m.compareNodes(&j, 1, 0);
+  onlyTheExtraDevice(DiffModel::Direction::OnlyRight);
+  m.compareWithMajority(&j, 0);
+  onlyTheExtraDevice(DiffModel::Direction::OnlyLeft);
+  m.compareWithMajority(&j, 1);
+  for (const auto& r : rowsOf(m)) {
+    EXPECT_FALSE(r.section.startsWith("mlx5_")) << r.section.toStdString();
+  }
+  // The majority holds each key once (the first node's layout, then what others add).
+  const auto majority = majorityFacts(j);
+  std::set<std::pair<QString, QString>> keys;
+  for (const auto& f : majority) EXPECT_TRUE(keys.emplace(f.section, f.field).second);
+  EXPECT_EQ(majority.size(), factsOf(j, 1).size());
+}
+
 TEST(ChartData, BusbwOutliersAreTheNodesTheJobVerdictCallsBusbwOutliers) {
   // The job's snapshots, each with a real all_reduce_perf output attached.
   const char* const outputs[] = {

@@ -81,11 +81,13 @@ class DiffModel : public QAbstractTableModel {
   QVariant headerData(int section, Qt::Orientation orientation,
                       int role = Qt::DisplayRole) const override;
 
- private:
+  // One row: a key whose values differ, or that one side lacks.
   struct Row {
     QString section, field, left, right, change;
     Direction direction = Direction::Changed;
   };
+
+ private:
   void setRows(std::vector<Row> rows, QString left_name, QString right_name);
   static std::vector<Row> diff(const std::vector<Fact>& left, const std::vector<Fact>& right,
                                bool right_is_majority);
