@@ -108,12 +108,20 @@ int requestKindField(std::string_view bytes) {
 enum class Phase { Handshake, Idle, Reading, Waiting };
 
 struct Connection {
-  Connection(tcp::socket socket, asio::ssl::context& tls, std::size_t window)
-      : stream(std::move(socket), tls),
-        watchdog(stream.get_executor()),
-        reader_wake(stream.get_executor()),
-        writer_wake(stream.get_executor()),
+  Connection(tcp::socket s, std::size_t window)
+      : socket(std::move(s)),
+        watchdog(socket.get_executor()),
+        reader_wake(socket.get_executor()),
+        writer_wake(socket.get_executor()),
         pipeline(window) {}
+
+  // The TLS stream is made once the ClientHello is in and a handshake slot taken: until
+  // then a connection (silent, trickling, or one of a flood) costs its socket and this
+  // struct, not OpenSSL's session and record buffers (~50 KiB).
+  void startTls(asio::ssl::context& tls) { tls_stream.emplace(std::move(socket), tls); }
+  bool tlsStarted() const { return tls_stream.has_value(); }
+  asio::ssl::stream<tcp::socket>& stream() { return *tls_stream; }
+  tcp::socket& lowest() { return tls_stream ? tls_stream->next_layer() : socket; }
 
   // The reader's deadline (handshake, idle, a frame's bytes) and the writer's (an answer)
   // run at once; the watchdog closes the socket at the earlier. A later deadline is picked
@@ -132,15 +140,16 @@ struct Connection {
   }
   void close() {
     asio::error_code ec;
-    stream.lowest_layer().shutdown(tcp::socket::shutdown_both, ec);
-    stream.lowest_layer().close(ec);
+    lowest().shutdown(tcp::socket::shutdown_both, ec);
+    lowest().close(ec);
   }
   // The reader waits on reader_wake for room in the window, the writer on writer_wake for
   // an answer; one io thread runs both, so a wake-up between a check and its wait is never
   // lost.
   static void wake(asio::steady_timer& t) { t.cancel(); }
 
-  asio::ssl::stream<tcp::socket> stream;
+  tcp::socket socket;  // until startTls moves it into the stream
+  std::optional<asio::ssl::stream<tcp::socket>> tls_stream;
   asio::steady_timer watchdog;
   asio::steady_timer reader_wake;
   asio::steady_timer writer_wake;
@@ -537,7 +546,7 @@ awaitable<asio::error_code> Server::Impl::awaitClientHello(Connection& c) {
   constexpr std::size_t kRecordHeaderBytes = 5;
   constexpr std::size_t kMaxRecordBytes = kRecordHeaderBytes + (16u << 10) + 2048;
   constexpr unsigned char kHandshakeRecord = 0x16;
-  tcp::socket& socket = c.stream.next_layer();
+  tcp::socket& socket = c.socket;
   asio::steady_timer pause(io);
   std::chrono::milliseconds backoff(2);
   for (;;) {
@@ -570,9 +579,9 @@ awaitable<asio::error_code> Server::Impl::awaitClientHello(Connection& c) {
 }
 
 awaitable<void> Server::Impl::session(tcp::socket socket, bool counted) {
-  auto c = std::make_shared<Connection>(std::move(socket), tls, options.max_pipelined_requests);
+  auto c = std::make_shared<Connection>(std::move(socket), options.max_pipelined_requests);
   asio::error_code ec;
-  const auto remote = c->stream.lowest_layer().remote_endpoint(ec);
+  const auto remote = c->lowest().remote_endpoint(ec);
   c->address = ec ? "unknown" : endpointText(remote);
   c->source = ec ? "unknown" : addressText(remote.address());
   connections.insert(c.get());
@@ -612,7 +621,11 @@ void Server::Impl::handshakeFailed(Connection& c, const asio::error_code& ec) {
     reject(v1::REJECT_REASON_HANDSHAKE_TIMEOUT, c, "no " + c.deadline_what);
     return;
   }
-  SSL* ssl = c.stream.native_handle();
+  if (!c.tlsStarted()) {  // it ended before its ClientHello was in
+    reject(v1::REJECT_REASON_TLS_HANDSHAKE_FAILED, c, "TLS handshake: " + ec.message());
+    return;
+  }
+  SSL* ssl = c.stream().native_handle();
   const long verify = SSL_get_verify_result(ssl);
   if (verify != X509_V_OK) {
     const std::string subject =
@@ -656,7 +669,7 @@ awaitable<bool> Server::Impl::answer(Connection& c, const v1::CollectorResponse&
   const std::string frame = core::encodeFrame(response.SerializeAsString());
   c.setWriteDeadline(SteadyClock::now() + options.write_timeout);
   asio::error_code ec;
-  co_await asio::async_write(c.stream, asio::buffer(frame), redirect_error(use_awaitable, ec));
+  co_await asio::async_write(c.stream(), asio::buffer(frame), redirect_error(use_awaitable, ec));
   c.setWriteDeadline(SteadyClock::time_point::max());
   if (ec) {
     if (c.write_expired) {
@@ -694,14 +707,15 @@ awaitable<bool> Server::Impl::handshake(Connection& c) {
       "end to the TLS handshake within " + ms(options.handshake_stall_timeout) + " of its hello";
   c.setReadDeadline(
       std::min(c.read_deadline, SteadyClock::now() + options.handshake_stall_timeout));
-  c.stream.set_verify_callback([&c](bool preverified, asio::ssl::verify_context& ctx) {
+  c.startTls(tls);
+  c.stream().set_verify_callback([&c](bool preverified, asio::ssl::verify_context& ctx) {
     if (!preverified && c.rejected_subject.empty()) {
       c.rejected_subject = subjectOf(X509_STORE_CTX_get0_cert(ctx.native_handle()));
     }
     return preverified;
   });
-  co_await c.stream.async_handshake(asio::ssl::stream_base::server,
-                                    redirect_error(use_awaitable, ec));
+  co_await c.stream().async_handshake(asio::ssl::stream_base::server,
+                                      redirect_error(use_awaitable, ec));
   handshakes.release(c.source);
   if (ec) {
     handshakeFailed(c, ec);
@@ -716,7 +730,7 @@ awaitable<bool> Server::Impl::handshake(Connection& c) {
 // (SSL_get0_peer_certificate reads the session), so tenant and role are the same as
 // then; what may have changed since is the time, so an expired certificate is refused.
 bool Server::Impl::identify(Connection& c) {
-  SSL* ssl = c.stream.native_handle();
+  SSL* ssl = c.stream().native_handle();
   X509* cert = SSL_get0_peer_certificate(ssl);
   if (cert != nullptr && SSL_session_reused(ssl) == 1 &&
       X509_cmp_current_time(X509_get0_notAfter(cert)) <= 0) {
@@ -785,14 +799,14 @@ awaitable<void> Server::Impl::readRequests(std::shared_ptr<Connection> c) {
     c->setReadDeadline(c->pipeline.idle() ? SteadyClock::now() + options.idle_timeout
                                           : SteadyClock::time_point::max());
     unsigned char header[core::kFrameHeaderBytes];
-    const std::size_t got =
-        co_await c->stream.async_read_some(asio::buffer(header), redirect_error(use_awaitable, ec));
+    const std::size_t got = co_await c->stream().async_read_some(asio::buffer(header),
+                                                                 redirect_error(use_awaitable, ec));
     if (ec) co_return;  // the client is done (or idle past idle_timeout): not a rejection
     c->phase = Phase::Reading;
     const auto frame_deadline = SteadyClock::now() + options.read_timeout;
     c->setReadDeadline(frame_deadline);
     if (got < sizeof header) {
-      co_await asio::async_read(c->stream, asio::buffer(header + got, sizeof header - got),
+      co_await asio::async_read(c->stream(), asio::buffer(header + got, sizeof header - got),
                                 redirect_error(use_awaitable, ec));
       if (ec) {
         readFailed(*c, ec);
@@ -846,7 +860,7 @@ awaitable<FrameRead> Server::Impl::readFrame(Connection& c,
     const std::size_t old = payload.size();
     payload.resize(old + step);
     asio::error_code ec;
-    const std::size_t n = co_await c.stream.async_read_some(
+    const std::size_t n = co_await c.stream().async_read_some(
         asio::buffer(payload.data() + old, step), redirect_error(use_awaitable, ec));
     payload.resize(old + n);
     frame.hold->give(step - n);
