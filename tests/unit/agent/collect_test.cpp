@@ -219,16 +219,18 @@ TEST(Collect, AnUnreadableHwCountersDirectoryNeverImprovesTheVerdict) {
   }
 }
 
-// A copy of the real mlx5 tree on disk whose port hw_counters is replaced by `make(path)`.
+// A copy of the real mlx5 tree on disk whose port hw_counters (or another path of the
+// device, `under`) is replaced by `make(path)`.
 class ReplacedHwCounters {
  public:
-  explicit ReplacedHwCounters(const std::function<void(const std::string&)>& make) {
+  explicit ReplacedHwCounters(const std::function<void(const std::string&)>& make,
+                              const std::string& under = "ports/1/hw_counters") {
     std::string pattern = (std::filesystem::temp_directory_path() / "ibc-hwc-XXXXXX").string();
     EXPECT_NE(::mkdtemp(pattern.data()), nullptr);
     dir_ = pattern;
     std::filesystem::copy(ibc::test::fixturePath(kMlx5Root), dir_,
                           std::filesystem::copy_options::recursive);
-    const std::string hwc = dir_ + "/sys/class/infiniband/mlx5_0/ports/1/hw_counters";
+    const std::string hwc = dir_ + "/sys/class/infiniband/mlx5_0/" + under;
     std::filesystem::remove_all(hwc);
     make(hwc);
   }
@@ -266,6 +268,40 @@ TEST(Collect, AHwCountersThatIsNoDirectoryIsAnUnreadableCounterSourceNeverAQuiet
     EXPECT_TRUE(named) << what;
     const auto findings = core::diagnoseNode(snap, {});
     EXPECT_TRUE(hasFinding(findings, "COUNTER_UNAVAILABLE", "warning")) << what;
+  }
+}
+
+// Issue 27: one counter file that is a FIFO or a dangling link, or that fails with EIO or
+// EACCES, is that counter unavailable with its reason and a COUNTER_UNAVAILABLE warning;
+// the read never blocks and the port is never a quiet OK.
+TEST(Collect, EveryUnreadableCounterFileIsAWarningWithItsReason) {
+  const std::string file = "ports/1/counters/symbol_error";
+  const std::vector<std::pair<std::string, std::function<void(const std::string&)>>> on_disk = {
+      {"a dangling link",
+       [](const std::string& p) { std::filesystem::create_symlink("/nonexistent/c", p); }},
+      {"a FIFO", [](const std::string& p) { ASSERT_EQ(::mkfifo(p.c_str(), 0644), 0); }},
+  };
+  const auto judged = [&](const Filesystem& host, const std::string& what) {
+    Harness h;
+    CollectOptions o;
+    o.root = "/tree";
+    const auto snap = collectSnapshot(o, h.seams(host));
+    const auto* c = counter(snap.devices(0).ports(0).counters(), "symbol_error");
+    ASSERT_NE(c, nullptr) << what;
+    EXPECT_FALSE(c->unavailable_reason().empty()) << what;
+    EXPECT_TRUE(hasFinding(core::diagnoseNode(snap, {}), "COUNTER_UNAVAILABLE", "warning"))
+        << what << ": " << c->unavailable_reason();
+  };
+  for (const auto& [what, make] : on_disk) {
+    ReplacedHwCounters tree(make, file);
+    RootedFilesystem host(tree.root());
+    judged(host, what);
+  }
+  RootedFilesystem real(ibc::test::fixturePath(kMlx5Root));
+  for (const ErrorCode code : {ErrorCode::Io, ErrorCode::PermissionDenied}) {
+    FaultyFilesystem host(real);
+    host.faults["/" + file] = code;
+    judged(host, std::string(core::errorCodeName(code)));
   }
 }
 
