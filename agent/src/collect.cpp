@@ -288,7 +288,7 @@ void collectEthtool(const CollectOptions& o, const HostSeams& seams, v1::Snapsho
       if (!second_sample) nd->set_ethtool_unavailable_reason(why);
       continue;
     }
-    auto parsed = core::parseEthtoolStats(r->out);
+    auto parsed = core::parseToolOutputAs(core::kKindEthtoolStats, r->out);
     if (parsed.netdevs.empty()) {
       if (!second_sample) nd->set_ethtool_unavailable_reason("ethtool -S printed no statistics");
       continue;

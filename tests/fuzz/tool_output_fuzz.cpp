@@ -61,10 +61,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace ibc::core;
   const ToolEvidence all = parseToolOutput(text);
   check(all);
-  for (auto parse :
-       {parseIbstat, parseIbstatus, parseIbvDevinfo, parsePerfquery, parseIbportstate,
-        parseIbdev2netdev, parseEthtoolStats, parseEthtoolInfo, parseIpLink, parseSysfsListing}) {
-    const ToolEvidence one = parse(text);
+  for (const std::string_view kind :
+       {kKindIbstat, kKindIbstatus, kKindIbvDevinfo, kKindPerfquery, kKindIbportstate,
+        kKindIbdev2netdev, kKindEthtoolStats, kKindEthtoolInfo, kKindIpLink, kKindSysfsListing}) {
+    const ToolEvidence one = parseToolOutputAs(kind, text);
     check(one);
     require(one.lines_total == all.lines_total);
     require(one.kinds.size() <= 1);

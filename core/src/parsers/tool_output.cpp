@@ -738,13 +738,12 @@ std::string unwrapPasteMarkup(std::string_view text) {
   return out;
 }
 
-ToolEvidence parseToolOutput(std::string_view text) {
-  // Pasted text is often quoted or marked up: unwrap it first, one line per line so that
-  // line-based evidence still matches the paste.
-  const std::string unwrapped = unwrapPasteMarkup(text);
-  text = unwrapped;
-  // Order matters only where two kinds could claim the same line: specific headers first,
-  // the loosest shape (headerless `name: value` ethtool lines) last.
+namespace {
+
+// Every tool's block parser by kind. Order matters only where two kinds could claim the same
+// line: specific headers first, the loosest shape (headerless `name: value` ethtool lines)
+// last.
+const std::vector<BlockParserEntry>& toolParsers() {
   static const std::vector<BlockParserEntry> kAll{
       {kKindSysfsListing, tool_output::parseSysfsListingBlock},
       {kKindIbstat, tool_output::parseIbstatBlock},
@@ -758,38 +757,23 @@ ToolEvidence parseToolOutput(std::string_view text) {
       {kKindEthtoolStats, tool_output::parseEthtoolStatsBlock},
       {{}, tool_output::parseErrorLine},
   };
-  return runBlockParsers(text, kAll);
+  return kAll;
 }
 
-ToolEvidence parseIbstat(std::string_view text) {
-  return runOne(text, kKindIbstat, tool_output::parseIbstatBlock);
+}  // namespace
+
+ToolEvidence parseToolOutput(std::string_view text) {
+  // Pasted text is often quoted or marked up: unwrap it first, one line per line so that
+  // line-based evidence still matches the paste.
+  const std::string unwrapped = unwrapPasteMarkup(text);
+  return runBlockParsers(unwrapped, toolParsers());
 }
-ToolEvidence parseIbstatus(std::string_view text) {
-  return runOne(text, kKindIbstatus, tool_output::parseIbstatusBlock);
-}
-ToolEvidence parseIbvDevinfo(std::string_view text) {
-  return runOne(text, kKindIbvDevinfo, tool_output::parseIbvDevinfoBlock);
-}
-ToolEvidence parsePerfquery(std::string_view text) {
-  return runOne(text, kKindPerfquery, tool_output::parsePerfqueryBlock);
-}
-ToolEvidence parseIbportstate(std::string_view text) {
-  return runOne(text, kKindIbportstate, tool_output::parseIbportstateBlock);
-}
-ToolEvidence parseIbdev2netdev(std::string_view text) {
-  return runOne(text, kKindIbdev2netdev, tool_output::parseIbdev2netdevBlock);
-}
-ToolEvidence parseEthtoolStats(std::string_view text) {
-  return runOne(text, kKindEthtoolStats, tool_output::parseEthtoolStatsBlock);
-}
-ToolEvidence parseEthtoolInfo(std::string_view text) {
-  return runOne(text, kKindEthtoolInfo, tool_output::parseEthtoolInfoBlock);
-}
-ToolEvidence parseIpLink(std::string_view text) {
-  return runOne(text, kKindIpLink, tool_output::parseIpLinkBlock);
-}
-ToolEvidence parseSysfsListing(std::string_view text) {
-  return runOne(text, kKindSysfsListing, tool_output::parseSysfsListingBlock);
+
+ToolEvidence parseToolOutputAs(std::string_view kind, std::string_view text) {
+  for (const auto& entry : toolParsers()) {
+    if (!kind.empty() && entry.kind == kind) return runOne(text, kind, entry.parse);
+  }
+  return runBlockParsers(text, {BlockParserEntry{{}, tool_output::parseErrorLine}});
 }
 
 }  // namespace ibc::core

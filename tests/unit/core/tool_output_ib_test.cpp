@@ -48,7 +48,7 @@ constexpr char kPerfWrapped[] =
 // ---- ibstat ------------------------------------------------------------------------------
 
 TEST(IbstatParser, RoceCaptureHasTwoActiveEthernetPortsAtRate100) {
-  const ToolEvidence ev = parseIbstat(test::readFixture(kRoce));
+  const ToolEvidence ev = parseToolOutputAs(kKindIbstat, test::readFixture(kRoce));
   EXPECT_EQ(kindsOf(ev), "ibstat");
   ASSERT_EQ(ev.devices.size(), 2u);
   for (const char* name : {"mlx5_0", "mlx5_1"}) {
@@ -87,7 +87,7 @@ TEST(IbstatParser, RoceCaptureHasTwoActiveEthernetPortsAtRate100) {
 }
 
 TEST(IbstatParser, Mlx4Port1IsDownDisabledAtRate10AndPort2ActiveAt56) {
-  const ToolEvidence ev = parseIbstat(test::readFixture(kPr847));
+  const ToolEvidence ev = parseToolOutputAs(kKindIbstat, test::readFixture(kPr847));
   const v1::RdmaDevice* dev = findDevice(ev, "mlx4_0");
   ASSERT_NE(dev, nullptr);
   EXPECT_EQ(dev->hca_type(), "MT4099");
@@ -114,7 +114,7 @@ TEST(IbstatParser, Mlx4Port1IsDownDisabledAtRate10AndPort2ActiveAt56) {
 }
 
 TEST(IbstatParser, IbpanicStatFailureMarksTheDeviceMissingAndKeepsTheHealthyOne) {
-  const ToolEvidence ev = parseIbstat(test::readFixture(kGpud));
+  const ToolEvidence ev = parseToolOutputAs(kKindIbstat, test::readFixture(kGpud));
   ASSERT_EQ(ev.devices.size(), 2u);
   const v1::RdmaDevice* healthy = findDevice(ev, "mlx5_7");
   ASSERT_NE(healthy, nullptr);
@@ -142,18 +142,18 @@ TEST(IbstatParser, IbpanicStatFailureMarksTheDeviceMissingAndKeepsTheHealthyOne)
 TEST(IbstatParser, SinglePortFormPrintsFieldsWithoutIndentation) {
   // Synthetic: `ibstat mlx5_2 1` prints "CA: 'name'" and an unindented port dump (ibstat.c
   // port_dump(..., alone=1)); "Rate: 2.5" is how 1X SDR is printed.
-  const ToolEvidence ev = parseIbstat(
-      "CA: 'mlx5_2'\n"
-      "Port 1:\n"
-      "State: Armed\n"
-      "Physical state: LinkUp\n"
-      "Rate: 2.5\n"
-      "Base lid: 12\n"
-      "LMC: 0\n"
-      "SM lid: 1\n"
-      "Capability mask: 0x2651e848\n"
-      "Port GUID: 0x0002c90300a1b2c5\n"
-      "Link layer: InfiniBand\n");
+  const ToolEvidence ev = parseToolOutputAs(kKindIbstat,
+                                            "CA: 'mlx5_2'\n"
+                                            "Port 1:\n"
+                                            "State: Armed\n"
+                                            "Physical state: LinkUp\n"
+                                            "Rate: 2.5\n"
+                                            "Base lid: 12\n"
+                                            "LMC: 0\n"
+                                            "SM lid: 1\n"
+                                            "Capability mask: 0x2651e848\n"
+                                            "Port GUID: 0x0002c90300a1b2c5\n"
+                                            "Link layer: InfiniBand\n");
   const v1::RdmaPort* p = findPort(findDevice(ev, "mlx5_2"), 1);
   ASSERT_NE(p, nullptr);
   EXPECT_EQ(portStateOf(p->state()), PortState::Armed);
@@ -165,7 +165,8 @@ TEST(IbstatParser, SinglePortFormPrintsFieldsWithoutIndentation) {
 
 TEST(IbstatParser, Fdr10RateKeepsItsSpeedName) {
   // Synthetic: ibstat prints "Rate: 40 (FDR10)" for FDR10 links.
-  const ToolEvidence ev = parseIbstat(
+  const ToolEvidence ev = parseToolOutputAs(
+      kKindIbstat,
       "CA 'mlx4_1'\n\tCA type: MT4099\n\tPort 1:\n\t\tState: Active\n\t\tRate: 40 (FDR10)\n");
   const v1::RdmaPort* p = findPort(findDevice(ev, "mlx4_1"), 1);
   ASSERT_NE(p, nullptr);
@@ -175,7 +176,8 @@ TEST(IbstatParser, Fdr10RateKeepsItsSpeedName) {
 }
 
 TEST(IbstatParser, CannotListDeviceNamesMeansNoRdmaDevices) {
-  const ToolEvidence ev = parseIbstat("ibpanic: [4242] main: can't list IB device names\n");
+  const ToolEvidence ev =
+      parseToolOutputAs(kKindIbstat, "ibpanic: [4242] main: can't list IB device names\n");
   EXPECT_TRUE(ev.no_rdma_devices);
   EXPECT_TRUE(ev.devices.empty());
   ASSERT_EQ(ev.tool_errors.size(), 1u);
@@ -185,7 +187,7 @@ TEST(IbstatParser, CannotListDeviceNamesMeansNoRdmaDevices) {
 // ---- ibstatus ----------------------------------------------------------------------------
 
 TEST(IbstatusParser, SysFilesNotFoundForAllDevicesMeansNoRdmaDevices) {
-  const ToolEvidence ev = parseIbstatus(test::readFixture(kIbstatusFatal));
+  const ToolEvidence ev = parseToolOutputAs(kKindIbstatus, test::readFixture(kIbstatusFatal));
   EXPECT_TRUE(ev.no_rdma_devices);
   EXPECT_TRUE(ev.devices.empty());
   ASSERT_EQ(ev.tool_errors.size(), 1u);
@@ -197,7 +199,8 @@ TEST(IbstatusParser, SysFilesNotFoundForAllDevicesMeansNoRdmaDevices) {
 }
 
 TEST(IbstatusParser, SysFilesNotFoundForOneDeviceMarksItMissing) {
-  const ToolEvidence ev = parseIbstatus(
+  const ToolEvidence ev = parseToolOutputAs(
+      kKindIbstatus,
       "Fatal error:  device 'mlx5_3': sys files not found (/sys/class/infiniband/mlx5_3/ports)\n");
   EXPECT_FALSE(ev.no_rdma_devices);
   const v1::RdmaDevice* dev = findDevice(ev, "mlx5_3");
@@ -228,7 +231,7 @@ constexpr char kIbstatusHealthy[] =
     "\n";
 
 TEST(IbstatusParser, HealthyOutputGivesNumberedStatesRatesAndLids) {
-  const ToolEvidence ev = parseIbstatus(kIbstatusHealthy);
+  const ToolEvidence ev = parseToolOutputAs(kKindIbstatus, kIbstatusHealthy);
   const v1::RdmaDevice* dev = findDevice(ev, "mlx4_0");
   ASSERT_NE(dev, nullptr);
   ASSERT_EQ(dev->ports_size(), 2);
@@ -259,7 +262,7 @@ TEST(IbstatusParser, HealthyOutputGivesNumberedStatesRatesAndLids) {
 // ---- ibv_devinfo -------------------------------------------------------------------------
 
 TEST(IbvDevinfoParser, PodCaptureIsAVirtualFunctionStuckInInitWithoutLid) {
-  const ToolEvidence ev = parseIbvDevinfo(test::readFixture(kDevinfoPod));
+  const ToolEvidence ev = parseToolOutputAs(kKindIbvDevinfo, test::readFixture(kDevinfoPod));
   EXPECT_EQ(kindsOf(ev), "ibv_devinfo");
   const v1::RdmaDevice* dev = findDevice(ev, "mlx5_7");
   ASSERT_NE(dev, nullptr);
@@ -289,7 +292,7 @@ TEST(IbvDevinfoParser, PodCaptureIsAVirtualFunctionStuckInInitWithoutLid) {
 }
 
 TEST(IbvDevinfoParser, UcxCaptureHasOneActiveIbPortAndTwoDownPorts) {
-  const ToolEvidence ev = parseIbvDevinfo(test::readFixture(kUcx));
+  const ToolEvidence ev = parseToolOutputAs(kKindIbvDevinfo, test::readFixture(kUcx));
   ASSERT_EQ(ev.devices.size(), 3u);
   const v1::RdmaDevice* mlx5_1 = findDevice(ev, "mlx5_1");
   ASSERT_NE(mlx5_1, nullptr);
@@ -366,7 +369,7 @@ constexpr char kDevinfoVerbose[] =
     "\n";
 
 TEST(IbvDevinfoParser, VerboseOutputGivesRateFromWidthTimesLaneSpeedAndNonZeroGids) {
-  const ToolEvidence ev = parseIbvDevinfo(kDevinfoVerbose);
+  const ToolEvidence ev = parseToolOutputAs(kKindIbvDevinfo, kDevinfoVerbose);
   const v1::RdmaDevice* dev = findDevice(ev, "mlx5_0");
   ASSERT_NE(dev, nullptr);
   EXPECT_EQ(dev->pci().device_id(), "0x101b");  // 4123 = ConnectX-6, a PF
@@ -394,7 +397,8 @@ TEST(IbvDevinfoParser, VerboseOutputGivesRateFromWidthTimesLaneSpeedAndNonZeroGi
 }
 
 TEST(IbvDevinfoParser, FlattenedPasteWithoutIndentationIsStillParsed) {
-  const ToolEvidence ev = parseIbvDevinfo(
+  const ToolEvidence ev = parseToolOutputAs(
+      kKindIbvDevinfo,
       "hca_id: mlx5_4\ntransport: InfiniBand (0)\nfw_ver: 28.39.3004\nvendor_part_id: 4124\n"
       "port: 1\nstate: PORT_ARMED (3)\nport_lid: 9\n");
   const v1::RdmaDevice* dev = findDevice(ev, "mlx5_4");
@@ -406,20 +410,23 @@ TEST(IbvDevinfoParser, FlattenedPasteWithoutIndentationIsStillParsed) {
 }
 
 TEST(IbvDevinfoParser, NoDevicesAndListingsAreUnderstood) {
-  const ToolEvidence none = parseIbvDevinfo("$ ibv_devinfo\nNo IB devices found\n");
+  const ToolEvidence none =
+      parseToolOutputAs(kKindIbvDevinfo, "$ ibv_devinfo\nNo IB devices found\n");
   EXPECT_TRUE(none.no_rdma_devices);
   EXPECT_EQ(none.tool_errors, std::vector<std::string>{"No IB devices found"});
   EXPECT_EQ(kindsOf(none), "ibv_devinfo");
 
-  const ToolEvidence zero = parseIbvDevinfo("0 HCAs found:\n\n");
+  const ToolEvidence zero = parseToolOutputAs(kKindIbvDevinfo, "0 HCAs found:\n\n");
   EXPECT_TRUE(zero.no_rdma_devices);
 
-  const ToolEvidence listed = parseIbvDevinfo("2 HCAs found:\n\tmlx5_0\n\tmlx5_1\n\n");
+  const ToolEvidence listed =
+      parseToolOutputAs(kKindIbvDevinfo, "2 HCAs found:\n\tmlx5_0\n\tmlx5_1\n\n");
   EXPECT_FALSE(listed.no_rdma_devices);
   ASSERT_EQ(listed.devices.size(), 2u);
   EXPECT_EQ(listed.devices[1].name(), "mlx5_1");
 
-  const ToolEvidence missing = parseIbvDevinfo("IB device 'mlx5_9' wasn't found\n");
+  const ToolEvidence missing =
+      parseToolOutputAs(kKindIbvDevinfo, "IB device 'mlx5_9' wasn't found\n");
   const v1::RdmaDevice* dev = findDevice(missing, "mlx5_9");
   ASSERT_NE(dev, nullptr);
   EXPECT_EQ(dev->missing_reason(), "IB device 'mlx5_9' wasn't found");
@@ -429,7 +436,7 @@ TEST(IbvDevinfoParser, NoDevicesAndListingsAreUnderstood) {
 // ---- perfquery ---------------------------------------------------------------------------
 
 TEST(PerfqueryParser, WrappedExtendedHeaderStillGivesLidPortAnd64BitDataCounters) {
-  const ToolEvidence ev = parsePerfquery(test::readFixture(kPerfWrapped));
+  const ToolEvidence ev = parseToolOutputAs(kKindPerfquery, test::readFixture(kPerfWrapped));
   EXPECT_EQ(kindsOf(ev), "perfquery");
   const v1::RdmaPort* p = findPort(findDevice(ev, "lid:21"), 1);
   ASSERT_NE(p, nullptr);
@@ -460,7 +467,7 @@ TEST(PerfqueryParser, WrappedExtendedHeaderStillGivesLidPortAnd64BitDataCounters
 }
 
 TEST(PerfqueryParser, AllZeroCaptureHasEveryCounterZeroIncludingUnmappedQp1Dropped) {
-  const ToolEvidence ev = parsePerfquery(test::readFixture(kPerfZero));
+  const ToolEvidence ev = parseToolOutputAs(kKindPerfquery, test::readFixture(kPerfZero));
   const v1::RdmaPort* p = findPort(findDevice(ev, "lid:10"), 1);
   ASSERT_NE(p, nullptr);
   EXPECT_EQ(p->counters_size(), 22);
@@ -475,18 +482,18 @@ TEST(PerfqueryParser, AllZeroCaptureHasEveryCounterZeroIncludingUnmappedQp1Dropp
 
 TEST(PerfqueryParser, LegacyBlockHas32BitDataCountersSoSaturationShows) {
   // Synthetic `perfquery 5 2` (PortCounters, no -x), libibmad "Name:....value" layout.
-  const ToolEvidence ev = parsePerfquery(
-      "# Port counters: Lid 5 port 2 (CapMask: 0x1600)\n"
-      "PortSelect:......................2\n"
-      "CounterSelect:...................0x1b01\n"
-      "SymbolErrorCounter:..............65535\n"
-      "LinkErrorRecoveryCounter:........255\n"
-      "LinkDownedCounter:...............3\n"
-      "PortXmitData:....................4294967295\n"
-      "PortRcvData:.....................1000\n"
-      "PortXmitPkts:....................10\n"
-      "PortRcvPkts:.....................20\n"
-      "PortXmitWait:....................77\n");
+  const ToolEvidence ev = parseToolOutputAs(kKindPerfquery,
+                                            "# Port counters: Lid 5 port 2 (CapMask: 0x1600)\n"
+                                            "PortSelect:......................2\n"
+                                            "CounterSelect:...................0x1b01\n"
+                                            "SymbolErrorCounter:..............65535\n"
+                                            "LinkErrorRecoveryCounter:........255\n"
+                                            "LinkDownedCounter:...............3\n"
+                                            "PortXmitData:....................4294967295\n"
+                                            "PortRcvData:.....................1000\n"
+                                            "PortXmitPkts:....................10\n"
+                                            "PortRcvPkts:.....................20\n"
+                                            "PortXmitWait:....................77\n");
   const v1::RdmaPort* p = findPort(findDevice(ev, "lid:5"), 2);
   ASSERT_NE(p, nullptr);
   const v1::Counter* data = findCounter(p->counters(), "port_xmit_data");
@@ -514,7 +521,8 @@ TEST_P(PerfqueryNameTable, CounterGetsTheKernelSysfsName) {
   const auto& c = GetParam();
   std::string field = c.tool + ":";
   field.resize(std::max<std::size_t>(field.size() + 1, 33), '.');
-  const ToolEvidence ev = parsePerfquery("# Port counters: Lid 1 port 1\n" + field + "7\n");
+  const ToolEvidence ev =
+      parseToolOutputAs(kKindPerfquery, "# Port counters: Lid 1 port 1\n" + field + "7\n");
   const v1::RdmaPort* p = findPort(findDevice(ev, "lid:1"), 1);
   ASSERT_NE(p, nullptr);
   ASSERT_EQ(p->counters_size(), 1);
@@ -551,7 +559,7 @@ INSTANTIATE_TEST_SUITE_P(
 // ---- ibportstate -------------------------------------------------------------------------
 
 TEST(IbportstateParser, SwitchPorts24To26AreDownDisabled) {
-  const ToolEvidence ev = parseIbportstate(test::readFixture(kExadata));
+  const ToolEvidence ev = parseToolOutputAs(kKindIbportstate, test::readFixture(kExadata));
   EXPECT_EQ(kindsOf(ev), "ibportstate");
   const v1::RdmaDevice* sw = findDevice(ev, "lid:2");
   ASSERT_NE(sw, nullptr);
@@ -571,7 +579,7 @@ TEST(IbportstateParser, SwitchPorts24To26AreDownDisabled) {
 }
 
 TEST(IbportstateParser, BarePortInfoDumpWithExtendedSpeedIsFdr56) {
-  const ToolEvidence ev = parseIbportstate(test::readFixture(kPr847));
+  const ToolEvidence ev = parseToolOutputAs(kKindIbportstate, test::readFixture(kPr847));
   const v1::RdmaDevice* dev = findDevice(ev, "lid:38");
   ASSERT_NE(dev, nullptr);
   const v1::RdmaPort* p = findPort(dev, 0);  // the dump does not say which port
@@ -598,16 +606,16 @@ class IbportstateLaneTable : public ::testing::TestWithParam<LaneCase> {};
 TEST_P(IbportstateLaneTable, ExtendedLaneSpeedMapsToTheKernelRate) {
   const auto& c = GetParam();
   // Synthetic bare PortInfo dump that names its port (LocalPort).
-  const ToolEvidence ev = parseIbportstate(
-      "Lid:.............................7\n"
-      "SMLid:...........................1\n"
-      "LocalPort:.......................1\n"
-      "LinkState:.......................Active\n"
-      "PhysLinkState:...................LinkUp\n"
-      "LinkWidthActive:.................4X\n"
-      "LinkSpeedActive:.................Extended speed\n"
-      "LinkSpeedExtActive:.............." +
-      c.speed_ext + "\n");
+  const ToolEvidence ev = parseToolOutputAs(kKindIbportstate,
+                                            "Lid:.............................7\n"
+                                            "SMLid:...........................1\n"
+                                            "LocalPort:.......................1\n"
+                                            "LinkState:.......................Active\n"
+                                            "PhysLinkState:...................LinkUp\n"
+                                            "LinkWidthActive:.................4X\n"
+                                            "LinkSpeedActive:.................Extended speed\n"
+                                            "LinkSpeedExtActive:.............." +
+                                                c.speed_ext + "\n");
   const v1::RdmaPort* p = findPort(findDevice(ev, "lid:7"), 1);
   ASSERT_NE(p, nullptr);
   EXPECT_EQ(p->rate_gbps(), c.gbps);
@@ -625,7 +633,7 @@ INSTANTIATE_TEST_SUITE_P(Speeds, IbportstateLaneTable,
 // ---- ibdev2netdev ------------------------------------------------------------------------
 
 TEST(Ibdev2netdevParser, BindsEachNetdevToItsDevicePortWithOperstate) {
-  const ToolEvidence ev = parseIbdev2netdev(test::readFixture(kUcx));
+  const ToolEvidence ev = parseToolOutputAs(kKindIbdev2netdev, test::readFixture(kUcx));
   EXPECT_EQ(kindsOf(ev), "ibdev2netdev");
   struct Binding {
     const char* device;
@@ -652,7 +660,8 @@ TEST(Ibdev2netdevParser, BindsEachNetdevToItsDevicePortWithOperstate) {
 
 TEST(Ibdev2netdevParser, VerboseLineAddsPciAddressFirmwareAndPortState) {
   // Synthetic `ibdev2netdev -v` line (MLNX_OFED script format).
-  const ToolEvidence ev = parseIbdev2netdev(
+  const ToolEvidence ev = parseToolOutputAs(
+      kKindIbdev2netdev,
       "0000:0c:00.0 mlx5_0 (MT4123 - MT1911X00000) ConnectX-6 VPI adapter card fw 20.31.1014 "
       "port 1 (ACTIVE) ==> ib0 (Up)\n");
   const v1::RdmaDevice* dev = findDevice(ev, "mlx5_0");

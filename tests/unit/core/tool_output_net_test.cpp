@@ -36,7 +36,7 @@ constexpr char kSysfsGrep[] =
 // ---- ethtool -S --------------------------------------------------------------------------
 
 TEST(EthtoolStatsParser, Cx4LxCaptureWithoutHeaderOrIndentKeepsEveryCounter) {
-  const ToolEvidence ev = parseEthtoolStats(test::readFixture(kCx4lx));
+  const ToolEvidence ev = parseToolOutputAs(kKindEthtoolStats, test::readFixture(kCx4lx));
   EXPECT_EQ(kindsOf(ev), "ethtool-S");
   ASSERT_EQ(ev.netdevs.size(), 1u);
   const v1::NetDevice& n = ev.netdevs[0];
@@ -52,7 +52,7 @@ TEST(EthtoolStatsParser, Cx4LxCaptureWithoutHeaderOrIndentKeepsEveryCounter) {
 }
 
 TEST(EthtoolStatsParser, LegacyCaptureWithFiveSpaceIndentIsParsed) {
-  const ToolEvidence ev = parseEthtoolStats(test::readFixture(kLegacy));
+  const ToolEvidence ev = parseToolOutputAs(kKindEthtoolStats, test::readFixture(kLegacy));
   ASSERT_EQ(ev.netdevs.size(), 1u);
   const v1::NetDevice& n = ev.netdevs[0];
   EXPECT_EQ(n.ethtool_size(), 309);
@@ -64,12 +64,13 @@ TEST(EthtoolStatsParser, LegacyCaptureWithFiveSpaceIndentIsParsed) {
 }
 
 TEST(EthtoolStatsParser, CommandLineNamesTheNetdevAndHeaderIsConsumed) {
-  const ToolEvidence ev = parseEthtoolStats(
-      "[root@gpu-node-7 ~]# ethtool -S eth2 | grep -E 'pause|discard'\n"
-      "NIC statistics:\n"
-      "     rx_discards_phy: 12\n"
-      "     tx_pause_ctrl_phy: 3\n"
-      "     rx_prio3_pause: 1500\n");
+  const ToolEvidence ev =
+      parseToolOutputAs(kKindEthtoolStats,
+                        "[root@gpu-node-7 ~]# ethtool -S eth2 | grep -E 'pause|discard'\n"
+                        "NIC statistics:\n"
+                        "     rx_discards_phy: 12\n"
+                        "     tx_pause_ctrl_phy: 3\n"
+                        "     rx_prio3_pause: 1500\n");
   const v1::NetDevice* n = findNetdev(ev, "eth2");
   ASSERT_NE(n, nullptr);
   EXPECT_EQ(n->ethtool_size(), 3);
@@ -79,7 +80,8 @@ TEST(EthtoolStatsParser, CommandLineNamesTheNetdevAndHeaderIsConsumed) {
 }
 
 TEST(EthtoolStatsParser, NoStatsForIpoibRecordsWhyCountersAreMissing) {
-  const ToolEvidence ev = parseEthtoolStats("$ ethtool -S ib0\nno stats available\n");
+  const ToolEvidence ev =
+      parseToolOutputAs(kKindEthtoolStats, "$ ethtool -S ib0\nno stats available\n");
   const v1::NetDevice* n = findNetdev(ev, "ib0");
   ASSERT_NE(n, nullptr);
   EXPECT_EQ(n->ethtool_unavailable_reason(), "no stats available");
@@ -89,8 +91,8 @@ TEST(EthtoolStatsParser, NoStatsForIpoibRecordsWhyCountersAreMissing) {
 TEST(EthtoolStatsParser, KeyValueLinesOfOtherToolsAreNotCounters) {
   // ibstat/ibv_devinfo fields have spaces in their names or are single lines; a lone
   // "name: number" line is not enough to call a block ethtool -S.
-  const ToolEvidence ev =
-      parseEthtoolStats("Rate: 100\nBase lid: 0\nLMC: 0\nSM lid: 0\n\nrx_packets: 5\n");
+  const ToolEvidence ev = parseToolOutputAs(
+      kKindEthtoolStats, "Rate: 100\nBase lid: 0\nLMC: 0\nSM lid: 0\n\nrx_packets: 5\n");
   EXPECT_TRUE(ev.netdevs.empty());
   EXPECT_TRUE(ev.kinds.empty());
   EXPECT_EQ(ev.lines_unrecognised, 5u);
@@ -99,7 +101,7 @@ TEST(EthtoolStatsParser, KeyValueLinesOfOtherToolsAreNotCounters) {
 // ---- ethtool -i --------------------------------------------------------------------------
 
 TEST(EthtoolInfoParser, CaptureGivesDriverFirmwareAndBusInfo) {
-  const ToolEvidence ev = parseEthtoolInfo(test::readFixture(kDriverInfo));
+  const ToolEvidence ev = parseToolOutputAs(kKindEthtoolInfo, test::readFixture(kDriverInfo));
   EXPECT_EQ(kindsOf(ev), "ethtool-i");
   ASSERT_EQ(ev.driver_infos.size(), 1u);
   const EthtoolDriverInfo& i = ev.driver_infos[0];
@@ -112,9 +114,10 @@ TEST(EthtoolInfoParser, CaptureGivesDriverFirmwareAndBusInfo) {
 }
 
 TEST(EthtoolInfoParser, CommandLineNamesTheNetdevAndGivesItsPciAddress) {
-  const ToolEvidence ev = parseEthtoolInfo(
-      "# ethtool -i enp175s0f0\ndriver: mlx5_core\nversion: 5.0-0\n"
-      "firmware-version: 14.23.1020 (MT_2420110034)\nbus-info: 0000:af:00.0\n");
+  const ToolEvidence ev =
+      parseToolOutputAs(kKindEthtoolInfo,
+                        "# ethtool -i enp175s0f0\ndriver: mlx5_core\nversion: 5.0-0\n"
+                        "firmware-version: 14.23.1020 (MT_2420110034)\nbus-info: 0000:af:00.0\n");
   ASSERT_EQ(ev.driver_infos.size(), 1u);
   EXPECT_EQ(ev.driver_infos[0].netdev, "enp175s0f0");
   const v1::NetDevice* n = findNetdev(ev, "enp175s0f0");
@@ -125,7 +128,7 @@ TEST(EthtoolInfoParser, CommandLineNamesTheNetdevAndGivesItsPciAddress) {
 // ---- ip link -----------------------------------------------------------------------------
 
 TEST(IpLinkParser, IpoibInterfacesAreAdminDownWithNoopQdisc) {
-  const ToolEvidence ev = parseIpLink(test::readFixture(kIpLink));
+  const ToolEvidence ev = parseToolOutputAs(kKindIpLink, test::readFixture(kIpLink));
   EXPECT_EQ(kindsOf(ev), "ip-link");
   ASSERT_EQ(ev.netdevs.size(), 6u);
   for (const char* name : {"ibp5s0", "ibp12s0", "ibp132s0"}) {
@@ -184,7 +187,7 @@ constexpr char kIpStatsOld[] =
     "    2000       20       0       0       6       0      \n";
 
 TEST(IpLinkParser, NewStatisticsLayoutMapsColumnsByHeaderWords) {
-  const ToolEvidence ev = parseIpLink(kIpStatsNew);
+  const ToolEvidence ev = parseToolOutputAs(kKindIpLink, kIpStatsNew);
   const v1::NetDevice* n = findNetdev(ev, "ib0");
   ASSERT_NE(n, nullptr);
   EXPECT_EQ(n->type(), 32u);
@@ -209,7 +212,7 @@ TEST(IpLinkParser, NewStatisticsLayoutMapsColumnsByHeaderWords) {
 }
 
 TEST(IpLinkParser, OldStatisticsLayoutMapsOverrunToRxOverErrors) {
-  const ToolEvidence ev = parseIpLink(kIpStatsOld);
+  const ToolEvidence ev = parseToolOutputAs(kKindIpLink, kIpStatsOld);
   const v1::NetDevice* n = findNetdev(ev, "eth2");
   ASSERT_NE(n, nullptr);
   EXPECT_EQ(valueOf(n->stats(), "rx_bytes"), 1000u);
@@ -233,7 +236,7 @@ class IpLinkCutLineTable : public ::testing::TestWithParam<CutCase> {};
 // A paste cut mid-line must not invent values: what is shown in full is kept, the possibly
 // partial last value is not.
 TEST_P(IpLinkCutLineTable, CutLineKeepsOnlyCompleteValues) {
-  const ToolEvidence ev = parseIpLink(GetParam().text);
+  const ToolEvidence ev = parseToolOutputAs(kKindIpLink, GetParam().text);
   const v1::NetDevice* n = findNetdev(ev, "eth3");
   ASSERT_NE(n, nullptr);
   const std::string& d = GetParam().description;
@@ -283,7 +286,7 @@ INSTANTIATE_TEST_SUITE_P(
 // ---- sysfs listing -----------------------------------------------------------------------
 
 TEST(SysfsListingParser, GrepCaptureKeepsPathsWithPciColonsAndNoPmaValues) {
-  const ToolEvidence ev = parseSysfsListing(test::readFixture(kSysfsGrep));
+  const ToolEvidence ev = parseToolOutputAs(kKindSysfsListing, test::readFixture(kSysfsGrep));
   EXPECT_EQ(kindsOf(ev), "sysfs-listing");
   ASSERT_EQ(ev.sysfs_entries.size(), 8u);
   EXPECT_EQ(ev.sysfs_entries[0].path,
@@ -310,7 +313,7 @@ class SysfsListingLineTable : public ::testing::TestWithParam<SysfsLineCase> {};
 
 TEST_P(SysfsListingLineTable, SplitsAtGrepsSeparatorNotAtColonsInPathOrValue) {
   const auto& c = GetParam();
-  const ToolEvidence ev = parseSysfsListing(c.line + "\n");
+  const ToolEvidence ev = parseToolOutputAs(kKindSysfsListing, c.line + "\n");
   ASSERT_EQ(ev.sysfs_entries.size(), 1u) << c.line;
   EXPECT_EQ(ev.sysfs_entries[0].path, c.path);
   EXPECT_EQ(ev.sysfs_entries[0].value, c.value);
@@ -336,7 +339,8 @@ INSTANTIATE_TEST_SUITE_P(
         SysfsLineCase{"/sys/class/net/ib0/mode:", "/sys/class/net/ib0/mode", ""}));
 
 TEST(SysfsListingParser, GrepErrorsOnSysfsFilesAreToolErrors) {
-  const ToolEvidence ev = parseSysfsListing(
+  const ToolEvidence ev = parseToolOutputAs(
+      kKindSysfsListing,
       "/sys/class/infiniband/mlx5_0/ports/1/counters/link_downed:0\n"
       "grep: /sys/class/infiniband/mlx5_0/ports/1/counters/port_xmit_wait: Invalid argument\n");
   ASSERT_EQ(ev.sysfs_entries.size(), 1u);
@@ -348,7 +352,8 @@ TEST(SysfsListingParser, GrepErrorsOnSysfsFilesAreToolErrors) {
 }
 
 TEST(SysfsListingParser, PathsWithoutAValueSeparatorAreNotEntries) {
-  const ToolEvidence ev = parseSysfsListing("/sys/class/infiniband/mlx5_0/ports/1/state\n");
+  const ToolEvidence ev =
+      parseToolOutputAs(kKindSysfsListing, "/sys/class/infiniband/mlx5_0/ports/1/state\n");
   EXPECT_TRUE(ev.sysfs_entries.empty());
   EXPECT_EQ(ev.lines_unrecognised, 1u);
 }

@@ -155,31 +155,23 @@ ToolEvidence parseToolOutput(std::string_view text);
 // follows whitespace). One output line per input line.
 std::string unwrapPasteMarkup(std::string_view text);
 
-// One parser per tool. Each takes the whole paste, picks out its own blocks, treats the
-// rest as noise or unrecognised (counted), and returns only what its tool printed.
+// One tool's parser (`kind`, a kKind* name): takes the whole paste, picks out that tool's
+// blocks, treats the rest as noise or unrecognised (counted), and returns only what that
+// tool printed (an unknown kind: only the tools' error lines). What each tool's parser reads:
 //
 // ibstat: `CA 'mlx5_0'` (or `CA: 'mlx5_0'` for one port) blocks, tab or space indented;
-// `ibpanic: ... stat of IB device 'X' failed: ...` → device X with missing_reason.
-ToolEvidence parseIbstat(std::string_view text);
+//   `ibpanic: ... stat of IB device 'X' failed: ...` → device X with missing_reason.
 // ibstatus: `Infiniband device 'X' port N status:` blocks; `Fatal error:` lines.
-ToolEvidence parseIbstatus(std::string_view text);
-// ibv_devinfo [-v] `hca_id:` blocks (tabs, spaces or no indentation), ibv_devinfo -l
-// lists, "No IB devices found" and the other errors it prints.
-ToolEvidence parseIbvDevinfo(std::string_view text);
+// ibv_devinfo [-v]: `hca_id:` blocks (tabs, spaces or no indentation), ibv_devinfo -l
+//   lists, "No IB devices found" and the other errors it prints.
 // perfquery [-x]: `# Port [extended ]counters: Lid L port P ...` headers (also wrapped
-// over two lines) and `Name:.....value` counters.
-ToolEvidence parsePerfquery(std::string_view text);
+//   over two lines) and `Name:.....value` counters.
 // ibportstate: `# Port info: Lid L port P` blocks and bare PortInfo dumps.
-ToolEvidence parseIbportstate(std::string_view text);
 // ibdev2netdev [-v]: `mlx5_0 port 1 ==> ib0 (Up)`.
-ToolEvidence parseIbdev2netdev(std::string_view text);
 // ethtool -S: `NIC statistics:` and `name: value` lines, any indentation.
-ToolEvidence parseEthtoolStats(std::string_view text);
 // ethtool -i: `driver:`, `version:`, `firmware-version:`, `bus-info:`, `supports-*:`.
-ToolEvidence parseEthtoolInfo(std::string_view text);
 // ip [-d] [-s [-s]] link|addr [show]: interface headers, link/* lines and statistics.
-ToolEvidence parseIpLink(std::string_view text);
-// `grep . /sys/...` PATH:VALUE lines and grep's own errors on sysfs files.
-ToolEvidence parseSysfsListing(std::string_view text);
+// sysfs listing: `grep . /sys/...` PATH:VALUE lines and grep's own errors on sysfs files.
+ToolEvidence parseToolOutputAs(std::string_view kind, std::string_view text);
 
 }  // namespace ibc::core
