@@ -22,19 +22,12 @@
 #include "synthetic_job.h"
 #include "test_pki.h"
 
-namespace {
-
 using namespace ibc;
 namespace v1 = ::ibcollect::v1;
-
 using bench::ms;
-
-}  // namespace
 
 int main(int argc, char** argv) {
   const auto args = bench::nodeBenchArgs(argc, argv);
-  const int max_nodes = args.max_nodes;
-  const std::vector<v1::Snapshot> templates = bench::captureTemplates(args.fixtures_dir);
 
   const auto ca = test::TestCa::create("bench CA");
   const auto support = ca.issue(test::supportSpec("bench"));
@@ -51,11 +44,11 @@ int main(int argc, char** argv) {
   std::printf("%8s %12s %12s %12s %12s %12s\n", "nodes", "export ms", "verify ms", "bytes",
               "members", "problems");
   std::vector<core::BundleSnapshotInput> inputs;
-  for (int n = 250; n <= max_nodes; n *= 2) {
+  for (int n = 250; n <= args.max_nodes; n *= 2) {
     while (static_cast<int>(inputs.size()) < n) {  // not timed
       const int i = static_cast<int>(inputs.size());
       const std::string name = bench::nodeName("node", i);
-      v1::Snapshot s = bench::syntheticNode(templates, i, name, "4242");
+      v1::Snapshot s = bench::syntheticNode(args.templates, i, name, "4242");
       s.clear_window();  // a bundle of single samples, as before
       const auto cred = ca.issue(test::agentSpec("bench", name));
       auto signer = core::SnapshotSigner::fromPem(cred.certificate_pem, cred.key_pem);

@@ -22,29 +22,22 @@
 #include "ibc/core/step_output.h"
 #include "synthetic_job.h"
 
-namespace {
-
 using namespace ibc;
 namespace v1 = ::ibcollect::v1;
-
 using bench::ms;
-
-}  // namespace
 
 int main(int argc, char** argv) {
   const auto args = bench::nodeBenchArgs(argc, argv);
-  const int max_nodes = args.max_nodes;
-  const std::vector<v1::Snapshot> templates = bench::captureTemplates(args.fixtures_dir);
 
   std::printf("launcher-side --job pipeline on N synthetic nodes (real captures replicated)\n");
   std::printf("%8s %12s %12s %12s %12s %12s %10s\n", "nodes", "reassemble", "decode", "diagnose",
               "report", "total ms", "us/node");
-  for (int n = 250; n <= max_nodes; n *= 2) {
+  for (int n = 250; n <= args.max_nodes; n *= 2) {
     // Build the step output the nodes would send (not timed).
     std::vector<std::string> lines;
     for (int i = 0; i < n; ++i) {
       const std::string name = "node" + std::to_string(i);
-      const v1::Snapshot s = bench::syntheticNode(templates, i, name, "");
+      const v1::Snapshot s = bench::syntheticNode(args.templates, i, name, "");
       for (auto& l : core::encodeStepOutput(name, core::wrapUnsigned(s).SerializeAsString())) {
         l.pop_back();
         lines.push_back(std::move(l));
@@ -79,7 +72,8 @@ int main(int argc, char** argv) {
     std::printf("%8d %12.1f %12.1f %12.1f %12.1f %12.1f %10.1f   (%zu findings, %zu KiB of text)\n",
                 n, ms(t1 - t0), ms(t2 - t1), ms(t3 - t2), ms(t4 - t3), ms(t4 - t0),
                 ms(t4 - t0) * 1000.0 / n, findings_count, text.size() / 1024);
-    if (n < max_nodes && n * 2 > max_nodes) n = max_nodes / 2;  // end exactly at max_nodes
+    if (n < args.max_nodes && n * 2 > args.max_nodes)
+      n = args.max_nodes / 2;  // end exactly at max_nodes
   }
   return 0;
 }

@@ -57,7 +57,7 @@ NodeBenchArgs nodeBenchArgs(int argc, char** argv) {
     std::fprintf(stderr, "usage: %s FIXTURES_DIR [max_nodes]\n", argv[0]);
     std::exit(3);
   }
-  return {argv[1], argc > 2 ? std::atoi(argv[2]) : 2000};
+  return {argv[1], argc > 2 ? std::atoi(argv[2]) : 2000, captureTemplates(argv[1])};
 }
 
 }  // namespace ibc::bench

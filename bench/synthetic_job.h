@@ -32,11 +32,13 @@ std::vector<::ibcollect::v1::Snapshot> captureTemplates(const std::string& fixtu
 // "node0042"-style names: `prefix` and `index` on four digits.
 std::string nodeName(const std::string& prefix, int index);
 
-// The command line of the node-count benchmarks: FIXTURES_DIR [MAX_NODES] (default 2,000).
-// Prints the usage and exits 3 without FIXTURES_DIR.
+// The command line of the node-count benchmarks: FIXTURES_DIR [MAX_NODES] (default 2,000),
+// and the capture templates read from FIXTURES_DIR. Prints the usage and exits 3 without
+// FIXTURES_DIR.
 struct NodeBenchArgs {
   std::string fixtures_dir;
   int max_nodes = 2000;
+  std::vector<::ibcollect::v1::Snapshot> templates;  // captureTemplates(fixtures_dir)
 };
 NodeBenchArgs nodeBenchArgs(int argc, char** argv);
 

@@ -242,19 +242,26 @@ TEST(JobCommand, ScontrolTimingOutSaysWhatScontrolSaid) {
   EXPECT_NE(runJob(silent).err.find("is slurmctld up and reachable from here?"), std::string::npos);
 }
 
+// `node` answers the collection step on task 0's stream: a snapshot of nothing, unsigned or
+// with `signature` (bytes the launcher does not check).
+void answerAs(SlurmCommands& runner, const std::string& node, const std::string& signature = "") {
+  ::ibcollect::v1::Snapshot answered;
+  answered.mutable_node()->set_hostname(node);
+  answered.mutable_node()->set_source("/");
+  auto envelope = core::wrapUnsigned(answered);
+  if (!signature.empty()) envelope.set_signature(signature);
+  for (auto& l : core::encodeStepOutput(node, envelope.SerializeAsString())) {
+    l.pop_back();
+    runner.stream_lines.push_back("0: " + l);
+  }
+}
+
 TEST(JobCommand, AnUnreachableNodesLogTheLauncherCanReadIsStillDiagnosed) {
   // node1433 answers; node1787 never does, but its NCCL_DEBUG_FILE (SYNTHETIC, NCCL's
   // line format) is on a filesystem the launcher sees. Its completion error is reported
   // on node1787, not lost with the unreachable node's empty snapshot.
   SlurmCommands runner = runningEightNodeJob();
-  ::ibcollect::v1::Snapshot answered;
-  answered.mutable_node()->set_hostname("node1433");
-  answered.mutable_node()->set_source("/");
-  for (auto& l :
-       core::encodeStepOutput("node1433", core::wrapUnsigned(answered).SerializeAsString())) {
-    l.pop_back();
-    runner.stream_lines.push_back("0: " + l);
-  }
+  answerAs(runner, "node1433");
   const std::string dir = ibc::test::makeTempDir("launcher-logs");
   std::ofstream(dir + "/nccl.node1787.log")
       << "node1787:4242:4300 [0] transport/net_ib.cc:1295 NCCL WARN NET/IB : Got completion "
@@ -281,15 +288,7 @@ TEST(JobCommand, SignedSnapshotsWithoutACollectorSayTheyWereNotUploadedAndHow) {
   // A node that signed its snapshot (its agent config names an identity) while the launcher
   // has no collector: the output says nothing was uploaded and how to do it.
   SlurmCommands runner = runningEightNodeJob();
-  ::ibcollect::v1::Snapshot answered;
-  answered.mutable_node()->set_hostname("node1433");
-  answered.mutable_node()->set_source("/");
-  auto envelope = core::wrapUnsigned(answered);
-  envelope.set_signature("signature bytes (not checked by the launcher)");
-  for (auto& l : core::encodeStepOutput("node1433", envelope.SerializeAsString())) {
-    l.pop_back();
-    runner.stream_lines.push_back("0: " + l);
-  }
+  answerAs(runner, "node1433", "signature bytes (not checked by the launcher)");
   const std::string dir = ibc::test::makeTempDir("launcher-unsent");
   const auto r =
       runJob(runner, {"--hosts", "node1433", "--out", dir + "/out", "--config", "/dev/null"});
@@ -316,14 +315,7 @@ TEST(JobCommand, ACollectorWithoutTheLaunchersCertificateSaysWhichCertificate) {
 // report says so. Log lines are SYNTHETIC, in NCCL's real completion-error format.
 TEST(JobCommand, ASharedLogWithAHostNameNoNodeHasIsNeverCreditedToAnotherNode) {
   SlurmCommands runner = runningEightNodeJob();
-  ::ibcollect::v1::Snapshot answered;
-  answered.mutable_node()->set_hostname("node1433");
-  answered.mutable_node()->set_source("/");
-  for (auto& l :
-       core::encodeStepOutput("node1433", core::wrapUnsigned(answered).SerializeAsString())) {
-    l.pop_back();
-    runner.stream_lines.push_back("0: " + l);
-  }
+  answerAs(runner, "node1433");
   const std::string dir = ibc::test::makeTempDir("launcher-shared-logs");
   const std::string line =
       ":4242:4300 [0] transport/net_ib.cc:1295 NCCL WARN NET/IB : Got completion from peer "

@@ -2,6 +2,7 @@
 // collected through the agent's probes (node names set per test, since several captures
 // come from the same host), plus synthetic windows.
 
+#include "counter_window.h"
 #include "ibc/core/compare.h"
 #include "ibc/core/job_verdict.h"
 
@@ -346,16 +347,12 @@ TEST(CompareNodes, ANodeWhoseErrorCountersRunAwayDuringTheWindowIsAnOutlier) {
   std::vector<v1::Snapshot> nodes;
   for (const char* n : {"q1", "q2", "bad"}) {
     auto s = collectTree(root, n);
-    auto* w = s.add_window();
-    w->set_interval_seconds(10);
-    auto* p = w->add_ports();
-    p->set_device("mlx5_0");
-    p->set_port(1);
+    const bool bad = std::string(n) == "bad";
+    uint64_t symbol_errors = 0;
     for (const auto& c : s.devices(0).ports(0).counters()) {
-      auto* c2 = p->add_counters();
-      *c2 = c;
-      if (std::string(n) == "bad" && c.name() == "symbol_error") c2->set_value(c.value() + 500);
+      if (c.name() == "symbol_error") symbol_errors = c.value();
     }
+    test::addCounterWindow(s, bad ? "symbol_error" : "", symbol_errors + 500);
     nodes.push_back(std::move(s));
   }
   const auto all = core::compareNodes({&nodes[0], &nodes[1], &nodes[2]}, {});

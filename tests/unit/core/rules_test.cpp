@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "counter_window.h"
 #include "ibc/core/compare.h"
 #include "ibc/core/report.h"
 #include "ibc/core/rules.h"
@@ -96,16 +97,7 @@ void setCounter(v1::Snapshot& s, const std::string& name, uint64_t value) {
 // A 10 s window in which `name` went from `before` (the snapshot) to `after`.
 void addWindow(v1::Snapshot& s, const std::string& name, uint64_t before, uint64_t after) {
   setCounter(s, name, before);
-  auto* w = s.add_window();
-  w->set_interval_seconds(10);
-  auto* p = w->add_ports();
-  p->set_device("mlx5_0");
-  p->set_port(1);
-  for (const auto& c : s.devices(0).ports(0).counters()) {
-    auto* c2 = p->add_counters();
-    *c2 = c;
-    if (c.name() == name) c2->set_value(after);
-  }
+  test::addCounterWindow(s, name, after);
 }
 
 TEST(Rules, TheHealthyBaseNodeHasNoFindings) {
