@@ -162,28 +162,24 @@ TestCredential TestCa::issue(const CertificateSpec& spec) const {
   return TestCredential{certPem(cert.get()), keyPem(key.get()), certDer(cert.get())};
 }
 
-CertificateSpec agentSpec(const std::string& tenant, const std::string& node) {
+namespace {
+CertificateSpec makeSpec(const std::string& tenant, const char* role, const std::string& name) {
   CertificateSpec s;
   s.tenant = tenant;
-  s.role = "agent";
-  s.name = node;
+  s.role = role;
+  s.name = name;
   return s;
 }
+}  // namespace
 
+CertificateSpec agentSpec(const std::string& tenant, const std::string& node) {
+  return makeSpec(tenant, "agent", node);
+}
 CertificateSpec supportSpec(const std::string& name) {
-  CertificateSpec s;
-  s.tenant = "ibcollect";
-  s.role = "support";
-  s.name = name;
-  return s;
+  return makeSpec("ibcollect", "support", name);
 }
-
 CertificateSpec providerSpec(const std::string& name) {
-  CertificateSpec s;
-  s.tenant = "ibcollect";
-  s.role = "provider";
-  s.name = name;
-  return s;
+  return makeSpec("ibcollect", "provider", name);
 }
 
 }  // namespace ibc::test
