@@ -1212,23 +1212,8 @@ TEST(DiffModel, ANodeWithAnExtraDeviceFirstDiffersInThatDeviceOnly) {
 
 TEST(ChartData, BusbwOutliersAreTheNodesTheJobVerdictCallsBusbwOutliers) {
   // The job's snapshots, each with a real all_reduce_perf output attached.
-  const char* const outputs[] = {
-      "real/nccl-tests/"
-      "nccl-tests_all_reduce_perf_16rank-2node-h100-gcp-a3mega_create-a3mega-ztan-fork.txt",
-      "real/nccl-tests/"
-      "nccl-tests_all_reduce_perf_1node-8xa100-validation-off-legacy-format_superbenchmark-tests-"
-      "data.txt",
-      "real/nccl-tests/nccl-tests_all_reduce_perf_rccl-tail-asterisk-footer_rccl-pr-2078.txt",
-      "real/nccl-tests/"
-      "nccl-tests_all_reduce_perf_ring-large-sizes-busbw95_nccl-tests-issue-252.txt",
-  };
-  std::vector<v1::Snapshot> snaps = job().snapshots;
-  std::vector<std::string> files = jobFiles();
-  for (std::size_t i = 0; i < snaps.size(); ++i) {
-    auto* t = snaps[i].add_nccl_tests();
-    *t->mutable_parsed() = core::parseNcclTests(ibc::test::readFixture(outputs[i]));
-  }
-  const JobData j = diagnoseSnapshots(snaps, files);
+  ASSERT_EQ(job().snapshots.size(), 4u);
+  const JobData j = diagnoseSnapshots(withNcclTests(job().snapshots), jobFiles());
   const auto series = busbwPerNode(j);
   const auto& bars = series.values;
   ASSERT_EQ(bars.size(), 4u);
