@@ -11,6 +11,7 @@
 #include <fstream>
 
 #include "bundle_bomb.h"
+#include "collector_process.h"
 #include "fixture_trees.h"
 #include "ibc/agent/os.h"
 #include "ibc/bundle/bundle_archive.h"
@@ -20,20 +21,9 @@
 namespace {
 
 namespace fs = std::filesystem;
+using namespace ibc::test;  // the fixture trees, readAll and writeAll
 using ibc::agent::CommandResult;
 using ibc::agent::ProcessRunner;
-
-using ibc::test::kBrokenTree;
-using ibc::test::kHealthyTree;
-
-std::string readAll(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-}
-void writeAll(const std::string& path, const std::string& bytes) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out << bytes;
-}
 
 class BundleCli : public ::testing::Test {
  protected:

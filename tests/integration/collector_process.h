@@ -38,6 +38,9 @@ inline std::string readAll(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
 }
+inline void writeAll(const std::string& path, const std::string& bytes) {
+  std::ofstream(path, std::ios::binary | std::ios::trunc) << bytes;
+}
 
 // Polls `condition` until it holds or `timeout` passes.
 inline bool eventually(const std::function<bool()>& condition, milliseconds timeout = seconds(20)) {

@@ -49,9 +49,6 @@ namespace v1 = ::ibcollect::v1;
 using ibc::agent::CollectorConnection;
 using ibc::agent::CommandResult;
 using ibc::agent::ProcessRunner;
-using std::chrono::milliseconds;
-using std::chrono::seconds;
-using SteadyClock = std::chrono::steady_clock;
 
 // Under ThreadSanitizer the collector runs several times slower, beside another test on two
 // cores: an honest agent's deadlines in the attack tests stretch by this factor. Every
@@ -68,10 +65,6 @@ constexpr int kSlowdown = 1;
 #else
 constexpr int kSlowdown = 1;
 #endif
-
-void writeAll(const std::string& path, const std::string& bytes) {
-  std::ofstream(path, std::ios::binary | std::ios::trunc) << bytes;
-}
 
 // A port nothing listens on.
 int deadPort() {

@@ -138,6 +138,31 @@ class ConsoleUi : public ::testing::Test {
     for (const auto& f : world->files) out << QString::fromStdString(f);
     return out;
   }
+  // Job 4242 of tenant acme opened from `collector` (startCollectorWithJob), as a support
+  // engineer does; returns when it is loaded.
+  void openJobFrom(const CollectorProcess& collector) {
+    window_->setCollector(world->support(collector.address()), QStringLiteral("acme"));
+    QSignalSpy done(window_.get(), &MainWindow::finished);
+    window_->openCollectorJob(QStringLiteral("acme"), QStringLiteral("4242"), false);
+    ASSERT_TRUE(waitFinished(done));
+    ASSERT_EQ(window_->job()->report.nodes_size(), 3);
+  }
+  // Lists the collector's jobs and expects that to fail with one error: that error.
+  ErrorAdvice listingFailure() {
+    QSignalSpy listed(window_->jobsPage(), &JobsPage::listed);
+    window_->jobsPage()->refresh();
+    EXPECT_TRUE(listed.wait(60000));
+    EXPECT_FALSE(!listed.isEmpty() && listed.at(0).at(0).toBool());
+    EXPECT_EQ(errors_.size(), 1u);
+    return errors_.empty() ? ErrorAdvice{} : errors_.front();
+  }
+  // The node of the grid's current row (-1 when none).
+  int gridCurrentNode() const {
+    const QModelIndex row = window_->gridPage()->view()->currentIndex();
+    return row.isValid()
+               ? row.siblingAtColumn(NodeGridModel::Node).data(NodeGridModel::NodeIndexRole).toInt()
+               : -1;
+  }
   int nodeIndex(const std::string& file) const {
     const auto& r = window_->job()->report;
     for (int i = 0; i < r.nodes_size(); ++i)
@@ -316,11 +341,7 @@ TEST_F(ConsoleUi, AJobOpensWorstFirstOnTheGridTheNodePageAndTheFindingsPage) {
   }
   EXPECT_EQ(port_rank, severityRank(n.worst_severity()));
   // And the grid's selected row is that node.
-  EXPECT_EQ(grid->currentIndex()
-                .siblingAtColumn(NodeGridModel::Node)
-                .data(NodeGridModel::NodeIndexRole)
-                .toInt(),
-            node);
+  EXPECT_EQ(gridCurrentNode(), node);
 }
 
 TEST_F(ConsoleUi, TwoSnapshotsDiffOnlyWhatDiffersWithTheStuckPortsWorse) {
@@ -403,13 +424,9 @@ TEST_F(ConsoleUi, ACollectorThatIsDownIsSaidSoWithWhatToDo) {
   collector->signal(SIGKILL);
   collector->waitExit();
   window_->setCollector(world->support(address), QStringLiteral("acme"));
-  QSignalSpy listed(window_->jobsPage(), &JobsPage::listed);
-  window_->jobsPage()->refresh();
-  ASSERT_TRUE(listed.wait(60000));
-  EXPECT_FALSE(listed.at(0).at(0).toBool());
-  ASSERT_EQ(errors_.size(), 1u);
-  EXPECT_EQ(errors_[0].kind, ErrorKind::CollectorDown) << errors_[0].what.toStdString();
-  EXPECT_TRUE(errors_[0].what.contains(QStringLiteral("refused")));
+  const ErrorAdvice error = listingFailure();
+  EXPECT_EQ(error.kind, ErrorKind::CollectorDown) << error.what.toStdString();
+  EXPECT_TRUE(error.what.contains(QStringLiteral("refused")));
 }
 
 TEST_F(ConsoleUi, ACertificateOfAnotherCaIsRefusedWithTheReason) {
@@ -419,13 +436,9 @@ TEST_F(ConsoleUi, ACertificateOfAnotherCaIsRefusedWithTheReason) {
   window_->setCollector({collector->address(), world->ca(), other + "/support/mallory.pem",
                          other + "/support/mallory.key"},
                         QStringLiteral("acme"));
-  QSignalSpy listed(window_->jobsPage(), &JobsPage::listed);
-  window_->jobsPage()->refresh();
-  ASSERT_TRUE(listed.wait(60000));
-  EXPECT_FALSE(listed.at(0).at(0).toBool());
-  ASSERT_EQ(errors_.size(), 1u);
-  EXPECT_EQ(errors_[0].kind, ErrorKind::Certificate) << errors_[0].what.toStdString();
-  EXPECT_TRUE(errors_[0].next.contains(QStringLiteral("--cert")));
+  const ErrorAdvice error = listingFailure();
+  EXPECT_EQ(error.kind, ErrorKind::Certificate) << error.what.toStdString();
+  EXPECT_TRUE(error.next.contains(QStringLiteral("--cert")));
   EXPECT_TRUE(window_->jobsPage()->statusText().startsWith(QStringLiteral("Could not list jobs")));
 }
 
@@ -435,12 +448,8 @@ TEST_F(ConsoleUi, AnAgentCertificateMayNotBrowseAndTheCollectorsReasonIsShown) {
       {collector->address(), world->ca(), world->pki() + "/agents/acme/node1720.pem",
        world->pki() + "/agents/acme/node1720.key"},
       QStringLiteral("acme"));
-  QSignalSpy listed(window_->jobsPage(), &JobsPage::listed);
-  window_->jobsPage()->refresh();
-  ASSERT_TRUE(listed.wait(60000));
-  EXPECT_FALSE(listed.at(0).at(0).toBool());
-  ASSERT_EQ(errors_.size(), 1u);
-  EXPECT_EQ(errors_[0].kind, ErrorKind::Refused) << errors_[0].what.toStdString();
+  const ErrorAdvice error = listingFailure();
+  EXPECT_EQ(error.kind, ErrorKind::Refused) << error.what.toStdString();
 }
 
 // The stuck node's snapshot with one port state edited after signing (same length, so it
@@ -529,11 +538,8 @@ TEST_F(ConsoleUi, TheEscalatePageWritesASignedBundleThatIbcollectBundleVerifyAcc
 
 TEST_F(ConsoleUi, AJobFetchedFromTheCollectorExportsItsSignedEnvelopes) {
   auto collector = startCollectorWithJob("export");
-  window_->setCollector(world->support(collector->address()), QStringLiteral("acme"));
-  QSignalSpy done(window_.get(), &MainWindow::finished);
-  window_->openCollectorJob(QStringLiteral("acme"), QStringLiteral("4242"), false);
-  ASSERT_TRUE(waitFinished(done));
-  ASSERT_EQ(window_->job()->report.nodes_size(), 3);
+  openJobFrom(*collector);
+  if (HasFatalFailure()) return;
   window_->showPage(QStringLiteral("escalate"));
   window_->escalatePage()->checkNodes({0, 1, 2});
   const std::string path = world->dir + "/fetched.ibbundle";
@@ -545,11 +551,8 @@ TEST_F(ConsoleUi, AJobFetchedFromTheCollectorExportsItsSignedEnvelopes) {
 
 TEST_F(ConsoleUi, TheEscalatePageCreatesACaseInTheCollectorForTheCheckedNodes) {
   auto collector = startCollectorWithJob("case");
-  window_->setCollector(world->support(collector->address()), QStringLiteral("acme"));
-  QSignalSpy done(window_.get(), &MainWindow::finished);
-  window_->openCollectorJob(QStringLiteral("acme"), QStringLiteral("4242"), false);
-  ASSERT_TRUE(waitFinished(done));
-  ASSERT_EQ(window_->job()->report.nodes_size(), 3);
+  openJobFrom(*collector);
+  if (HasFatalFailure()) return;
   window_->showPage(QStringLiteral("escalate"));
   EscalatePage* page = window_->escalatePage();
   page->checkNodes({0, 1});
@@ -793,10 +796,8 @@ TEST_F(ConsoleUi, TheCommandHasTheRealJobIdAndTheJobsExistingCaseIsShownNotDupli
   EXPECT_TRUE(page->hostCommand().contains(QStringLiteral("--bundle job4242.ibbundle")));
 
   auto collector = startCollectorWithJob("existing-case");
-  window_->setCollector(world->support(collector->address()), QStringLiteral("acme"));
-  QSignalSpy done(window_.get(), &MainWindow::finished);
-  window_->openCollectorJob(QStringLiteral("acme"), QStringLiteral("4242"), false);
-  ASSERT_TRUE(waitFinished(done));
+  openJobFrom(*collector);
+  if (HasFatalFailure()) return;
   window_->showPage(QStringLiteral("escalate"));
   page->checkNodes({0, 1});
   EXPECT_TRUE(page->exportCommand().contains(QStringLiteral("--job 4242 --tenant acme")))
@@ -1044,6 +1045,15 @@ QPoint barPoint(ChartsPage& page, int index) {
   return page.chartView()->mapFromScene(chart->mapToScene(at));
 }
 
+// The busbw chart of `job` on a shown page `width` pixels wide; false when it never showed.
+bool showBusbw(ChartsPage& page, const JobData& job, int width) {
+  page.resize(width, 800);
+  page.show();
+  page.setJob(&job);
+  page.setMode(ChartsPage::BusbwPerNode);
+  return QTest::qWaitForWindowExposed(&page);
+}
+
 int nodeNamed(const JobData& job, const std::string& name) {
   for (int i = 0; i < job.report.nodes_size(); ++i)
     if (job.report.nodes(i).node() == name) return i;
@@ -1055,11 +1065,7 @@ TEST(ChartsPageUi, SixteenNodesAreBarsLabelledByWhatTellsThemApartWithNiceTicksA
   const int slow = nodeNamed(job, "gpu-h100-r07-n0011");
   ASSERT_GE(slow, 0);
   ChartsPage page;
-  page.resize(1200, 800);
-  page.show();
-  page.setJob(&job);
-  page.setMode(ChartsPage::BusbwPerNode);
-  ASSERT_TRUE(QTest::qWaitForWindowExposed(&page));
+  ASSERT_TRUE(showBusbw(page, job, 1200));
   EXPECT_FALSE(page.showsDistribution());
   ASSERT_NE(page.barSet(), nullptr);
   ASSERT_EQ(page.barSet()->count(), 16);
@@ -1115,11 +1121,7 @@ TEST(ChartsPageUi, TwoThousandNodesAreADistributionWithTheOutliersNamedAndTheirB
   const JobData job = busbwJob(2000, {{42, 97.5}, {1234, 121.0}, {1999, 250.0}});
   const int worst = nodeNamed(job, "gpu-h100-r07-n0042");
   ChartsPage page;
-  page.resize(1400, 800);
-  page.show();
-  page.setJob(&job);
-  page.setMode(ChartsPage::BusbwPerNode);
-  ASSERT_TRUE(QTest::qWaitForWindowExposed(&page));
+  ASSERT_TRUE(showBusbw(page, job, 1400));
   ASSERT_TRUE(page.showsDistribution());
   ASSERT_NE(page.barSet(), nullptr);
   EXPECT_LE(page.barSet()->count(), 20);  // bins, not 2,000 bars
@@ -1381,12 +1383,7 @@ TEST_F(ConsoleUi, AClickOnAChartsOutlierSelectsItsNodeOnEveryPage) {
   const QRect item = page->outlierList()->visualItemRect(page->outlierList()->item(0));
   QTest::mouseClick(page->outlierList()->viewport(), Qt::LeftButton, {}, item.center());
   EXPECT_EQ(window_->nodePage()->currentNode(), node);
-  QTableView* grid = window_->gridPage()->view();
-  EXPECT_EQ(grid->currentIndex()
-                .siblingAtColumn(NodeGridModel::Node)
-                .data(NodeGridModel::NodeIndexRole)
-                .toInt(),
-            node);
+  EXPECT_EQ(gridCurrentNode(), node);
 }
 
 // Ctrl+C on the node page's counters and on the diff copies the selected rows with the

@@ -35,8 +35,6 @@ namespace fs = std::filesystem;
 namespace v1 = ::ibcollect::v1;
 using ibc::agent::CollectorConnection;
 using ibc::agent::ProcessRunner;
-using std::chrono::milliseconds;
-using std::chrono::seconds;
 
 // Reads until the peer closes or `timeout` passes.
 std::string readToEnd(int fd, milliseconds timeout = seconds(10)) {
