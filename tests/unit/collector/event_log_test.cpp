@@ -50,12 +50,18 @@ TEST(EventLog, StreamLinesHaveTheStableShape) {
   EXPECT_NE(got[1].find("event=message msg=\"free text with spaces\""), std::string::npos);
 }
 
+// At most `lines` lines a second, on a clock the test moves.
+StreamEventLogOptions limitedTo(int lines, const SteadyClock::time_point& now) {
+  StreamEventLogOptions options;
+  options.lines_per_second = lines;
+  options.steady_now = [&now] { return now; };
+  return options;
+}
+
 TEST(EventLog, AFloodOfOneKindIsCutToTheLimitPerSecondAndTheRestIsCounted) {
   std::ostringstream out;
   SteadyClock::time_point now{};
-  StreamEventLogOptions options;
-  options.lines_per_second = 5;
-  options.steady_now = [&now] { return now; };
+  const StreamEventLogOptions options = limitedTo(5, now);
   {
     StreamEventLog log(out, options);
     // 1000 rejected connections within half a second, and one upload rejection among them.
@@ -95,9 +101,7 @@ TEST(EventLog, AFloodOfOneKindIsCutToTheLimitPerSecondAndTheRestIsCounted) {
 TEST(EventLog, SuppressedLinesAreReportedAtExitEvenWithoutALaterEvent) {
   std::ostringstream out;
   SteadyClock::time_point now{};
-  StreamEventLogOptions options;
-  options.lines_per_second = 2;
-  options.steady_now = [&now] { return now; };
+  const StreamEventLogOptions options = limitedTo(2, now);
   {
     StreamEventLog log(out, options);
     for (int i = 0; i < 10; ++i)

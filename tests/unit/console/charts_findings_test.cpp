@@ -28,37 +28,29 @@ NodeSeries busbwSeries(const std::vector<double>& gbs) {
 }
 
 TEST(NiceAxis, TicksAreOneTwoOrFiveTimesAPowerOfTenAndCoverTheRange) {
-  // The old y axis of a 390 GB/s job ticked at 97/195/292/390.
-  const NiceAxis a = niceAxis(0, 390, 6);
-  EXPECT_EQ(a.lo, 0);
-  EXPECT_EQ(a.hi, 400);
-  EXPECT_EQ(a.step, 100);
-  EXPECT_EQ(a.tick_count, 5);
-  EXPECT_EQ(a.decimals, 0);
-
-  const NiceAxis b = niceAxis(0, 390, 9);
-  EXPECT_EQ(b.step, 50);
-  EXPECT_EQ(b.hi, 400);
-  EXPECT_EQ(b.tick_count, 9);
-
-  const NiceAxis c = niceAxis(97.54, 361.2, 21);
-  EXPECT_EQ(c.step, 20);
-  EXPECT_EQ(c.lo, 80);
-  EXPECT_EQ(c.hi, 380);
-  EXPECT_EQ(c.tick_count, 16);
-
-  const NiceAxis d = niceAxis(0.013, 0.087, 5);
-  // 0.02 would take 6 ticks (0 to 0.1): the next nice step.
-  EXPECT_DOUBLE_EQ(d.step, 0.05);
-  EXPECT_NEAR(d.lo, 0, 1e-12);
-  EXPECT_NEAR(d.hi, 0.1, 1e-12);
-  EXPECT_EQ(d.decimals, 2);
-
-  const NiceAxis e = niceAxis(-35, 120, 8);
-  EXPECT_EQ(e.step, 50);
-  EXPECT_EQ(e.lo, -50);
-  EXPECT_EQ(e.hi, 150);
-  EXPECT_EQ(e.tick_count, 5);
+  struct Case {
+    double lo, hi;
+    int max_ticks;
+    double want_lo, want_hi, want_step;
+    int want_ticks, want_decimals;
+  };
+  for (const Case& c : {
+           // The old y axis of a 390 GB/s job ticked at 97/195/292/390.
+           Case{0, 390, 6, 0, 400, 100, 5, 0},
+           Case{0, 390, 9, 0, 400, 50, 9, 0},
+           Case{97.54, 361.2, 21, 80, 380, 20, 16, 0},
+           // 0.02 would take 6 ticks (0 to 0.1): the next nice step.
+           Case{0.013, 0.087, 5, 0, 0.1, 0.05, 3, 2},
+           Case{-35, 120, 8, -50, 150, 50, 5, 0},
+       }) {
+    const NiceAxis a = niceAxis(c.lo, c.hi, c.max_ticks);
+    const std::string what = std::to_string(c.lo) + ".." + std::to_string(c.hi);
+    EXPECT_NEAR(a.lo, c.want_lo, 1e-12) << what;
+    EXPECT_NEAR(a.hi, c.want_hi, 1e-12) << what;
+    EXPECT_NEAR(a.step, c.want_step, 1e-12) << what;
+    EXPECT_EQ(a.tick_count, c.want_ticks) << what;
+    EXPECT_EQ(a.decimals, c.want_decimals) << what;
+  }
 }
 
 TEST(NiceAxis, NeverMoreTicksThanAskedAndAnEmptyRangeIsWidened) {

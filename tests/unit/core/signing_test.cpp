@@ -215,13 +215,19 @@ TEST(Signing, ProblemNamesAreStable) {
   EXPECT_EQ(signatureProblemName(SignatureProblem::Unsigned), "unsigned");
 }
 
+// The identity of acme's agent certificate with CN `name`.
+CertificateIdentity acmeAgent(const std::string& name) {
+  CertificateIdentity id;
+  id.tenant = "acme";
+  id.role = CertificateRole::Agent;
+  id.name = name;
+  return id;
+}
+
 // Issue 11 #7: only a node's own certificate may sign its snapshot. node01's certificate
 // cannot file a snapshot as another node, a path, or a name carrying escape codes.
 TEST(Signing, OnlyTheNodesOwnCertificateMaySignItsSnapshot) {
-  CertificateIdentity node01;
-  node01.tenant = "acme";
-  node01.role = CertificateRole::Agent;
-  node01.name = "node01";
+  const CertificateIdentity node01 = acmeAgent("node01");
   EXPECT_TRUE(checkSignerNode("node01", node01).ok());
   // A hostname whose first label is the CN (gethostname() giving an FQDN) is the same node.
   EXPECT_TRUE(checkSignerNode("node01.cluster.local", node01).ok());
@@ -245,10 +251,7 @@ TEST(Signing, OnlyTheNodesOwnCertificateMaySignItsSnapshot) {
 // A CN that is a DNS name names only itself: the first label alone does not make two
 // hosts one node (before: CN=node01.a could sign for node01.b and for node01).
 TEST(Signing, ACertificateNamedByItsFqdnSignsOnlyForThatName) {
-  CertificateIdentity fqdn;
-  fqdn.tenant = "acme";
-  fqdn.role = CertificateRole::Agent;
-  fqdn.name = "node01.a.example";
+  const CertificateIdentity fqdn = acmeAgent("node01.a.example");
   EXPECT_TRUE(checkSignerNode("node01.a.example", fqdn).ok());
   EXPECT_FALSE(checkSignerNode("node01.b.example", fqdn).ok());
   EXPECT_FALSE(checkSignerNode("node01", fqdn).ok());
