@@ -33,6 +33,14 @@ class TempDir {
   std::string path_;
 };
 
+// A snapshot id (64 hex digits) made of `n`: 000...0042.
+inline std::string hexId(int n) {
+  std::string id(64, '0');
+  const std::string digits = std::to_string(n);
+  id.replace(64 - digits.size(), digits.size(), digits);
+  return id;
+}
+
 inline ::ibcollect::v1::Snapshot makeSnapshot(const std::string& hostname, const std::string& job,
                                               int64_t collected_at_ms) {
   ::ibcollect::v1::Snapshot s;

@@ -20,19 +20,13 @@ namespace {
 namespace v1 = ::ibcollect::v1;
 using std::chrono::hours;
 using std::chrono::milliseconds;
+using test::hexId;
 using test::TempDir;
 using SystemClock = std::chrono::system_clock;
 
 const SystemClock::time_point kNow = SystemClock::time_point(milliseconds(1'800'000'000'000));
 const int64_t kNowMs = 1'800'000'000'000;
 constexpr int64_t kDayMs = 86'400'000;
-
-std::string hexId(int n) {
-  std::string id(64, '0');
-  const std::string digits = std::to_string(n);
-  id.replace(64 - digits.size(), digits.size(), digits);
-  return id;
-}
 
 // A ~64 KiB envelope of random bytes (zstd cannot shrink it: sizes on disk are real).
 SnapshotRecord record(int n, const std::string& tenant, const std::string& job,

@@ -10,14 +10,8 @@ namespace ibc::collector {
 namespace {
 
 namespace v1 = ::ibcollect::v1;
+using test::hexId;
 using test::TempDir;
-
-std::string hexId(int n) {
-  std::string id(64, '0');
-  const std::string digits = std::to_string(n);
-  id.replace(64 - digits.size(), digits.size(), digits);
-  return id;
-}
 
 SnapshotRecord record(int n, const std::string& tenant, const std::string& job,
                       const std::string& node, int64_t time) {
