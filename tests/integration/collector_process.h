@@ -28,8 +28,11 @@
 
 extern char** environ;
 
+namespace ibcollect::v1 {}  // the protocol's messages (proto/ibcollect/v1/)
+
 namespace ibc::test {
 
+namespace v1 = ::ibcollect::v1;
 using std::chrono::milliseconds;
 using std::chrono::seconds;
 using SteadyClock = std::chrono::steady_clock;

@@ -32,7 +32,6 @@ using namespace ibc::test;  // the test PKI and the collector these tests run
 namespace {
 
 namespace fs = std::filesystem;
-namespace v1 = ::ibcollect::v1;
 using ibc::agent::CollectorConnection;
 using ibc::agent::ProcessRunner;
 
