@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "ibc/collector/service/service.h"
+#include "ibc/collector/store/store.h"
 #include "ibcollect/v1/snapshot.pb.h"
 
 namespace ibc::collector::test {
@@ -39,6 +40,23 @@ inline std::string hexId(int n) {
   const std::string digits = std::to_string(n);
   id.replace(64 - digits.size(), digits.size(), digits);
   return id;
+}
+
+// A stored snapshot record `n` (hexId(n)) of `node` in `tenant`'s `job`, its envelope
+// `envelope`.
+inline SnapshotRecord storedRecord(int n, const std::string& tenant, const std::string& job,
+                                   const std::string& node, int64_t collected_ms,
+                                   int64_t received_ms, std::string envelope) {
+  SnapshotRecord r;
+  r.info.set_snapshot_id(hexId(n));
+  r.info.set_tenant(tenant);
+  r.info.set_job_id(job);
+  r.info.set_node(node);
+  r.info.set_collected_at_unix_ms(collected_ms);
+  r.info.set_received_at_unix_ms(received_ms);
+  r.envelope = std::move(envelope);
+  r.info.set_size_bytes(r.envelope.size());
+  return r;
 }
 
 inline ::ibcollect::v1::Snapshot makeSnapshot(const std::string& hostname, const std::string& job,

@@ -31,18 +31,10 @@ constexpr int64_t kDayMs = 86'400'000;
 // A ~64 KiB envelope of random bytes (zstd cannot shrink it: sizes on disk are real).
 SnapshotRecord record(int n, const std::string& tenant, const std::string& job,
                       const std::string& node, int64_t collected_ms, int64_t received_ms) {
-  SnapshotRecord r;
-  r.info.set_snapshot_id(hexId(n));
-  r.info.set_tenant(tenant);
-  r.info.set_job_id(job);
-  r.info.set_node(node);
-  r.info.set_collected_at_unix_ms(collected_ms);
-  r.info.set_received_at_unix_ms(received_ms);
   std::mt19937_64 random(static_cast<uint64_t>(n));
-  r.envelope.resize(64 << 10);
-  for (auto& c : r.envelope) c = static_cast<char>(random());
-  r.info.set_size_bytes(r.envelope.size());
-  return r;
+  std::string envelope(64 << 10, '\0');
+  for (auto& c : envelope) c = static_cast<char>(random());
+  return test::storedRecord(n, tenant, job, node, collected_ms, received_ms, std::move(envelope));
 }
 
 void put(Store& store, const std::vector<SnapshotRecord>& records) {

@@ -15,16 +15,10 @@ using test::TempDir;
 
 SnapshotRecord record(int n, const std::string& tenant, const std::string& job,
                       const std::string& node, int64_t time) {
-  SnapshotRecord r;
-  r.info.set_snapshot_id(hexId(n));
-  r.info.set_tenant(tenant);
-  r.info.set_job_id(job);
-  r.info.set_node(node);
-  r.info.set_collected_at_unix_ms(time);
-  r.info.set_received_at_unix_ms(1'700'000'000'000);
+  SnapshotRecord r = test::storedRecord(
+      n, tenant, job, node, time, 1'700'000'000'000,
+      "envelope-" + std::to_string(n) + std::string(8000, static_cast<char>('a' + n % 26)));
   r.info.set_signer("CN=" + node + ",OU=agent,O=" + tenant);
-  r.envelope = "envelope-" + std::to_string(n) + std::string(8000, static_cast<char>('a' + n % 26));
-  r.info.set_size_bytes(r.envelope.size());
   return r;
 }
 

@@ -943,11 +943,15 @@ TEST(FindingsFilter, KeepsTheNodesThatHoldWithTheirPortsAndGroupsUnderTheModelTe
   EXPECT_EQ(f.rowCount(), 0);
 }
 
+// The real mlx5 capture with hw_counters errors (procfs fixture).
+v1::Snapshot mlx5Snapshot() {
+  return collectTree(ibc::test::fixturePath(
+      "real/sysfs/sysfs_procfs-fixture_mlx5_0_hw-counters-errors.tree/fixtures"));
+}
+
 TEST(CountersModel, ShowsEveryCounterOfAPortWithItsTotalAndNothingForAnotherPort) {
   // The real mlx5 capture with hw_counters errors (procfs fixture).
-  const v1::Snapshot snap = collectTree(ibc::test::fixturePath(
-      "real/sysfs/sysfs_procfs-fixture_mlx5_0_hw-counters-errors.tree/fixtures"));
-  const JobData j = diagnoseSnapshots({snap}, {"mlx5.ibsnap"});
+  const JobData j = diagnoseSnapshots({mlx5Snapshot()}, {"mlx5.ibsnap"});
   CountersModel m;
   QAbstractItemModelTester tester(&m, QAbstractItemModelTester::FailureReportingMode::Fatal);
   m.setPort(&j, 0, "mlx5_0", 1);
@@ -966,9 +970,7 @@ TEST(CountersModel, ShowsEveryCounterOfAPortWithItsTotalAndNothingForAnotherPort
 }
 
 TEST(CountersFilter, NameGlobsGroupsAndNumbersNarrowTheCountersAndATypoShowsNone) {
-  const v1::Snapshot snap = collectTree(ibc::test::fixturePath(
-      "real/sysfs/sysfs_procfs-fixture_mlx5_0_hw-counters-errors.tree/fixtures"));
-  const JobData j = diagnoseSnapshots({snap}, {"mlx5.ibsnap"});
+  const JobData j = diagnoseSnapshots({mlx5Snapshot()}, {"mlx5.ibsnap"});
   CountersModel m;
   m.setPort(&j, 0, "mlx5_0", 1);
   CountersFilter f;
@@ -1047,11 +1049,6 @@ TEST(CountersModel, TroubleComesFirstMovedThenNonZeroErrorsThenTheRestThenUnread
   }
   ASSERT_GE(cqe_row, 0);
   EXPECT_LT(cqe_row, first_quiet);
-}
-
-v1::Snapshot mlx5Snapshot() {
-  return collectTree(ibc::test::fixturePath(
-      "real/sysfs/sysfs_procfs-fixture_mlx5_0_hw-counters-errors.tree/fixtures"));
 }
 
 int nodeLabelled(const JobData& j, const std::string& label) {
