@@ -32,7 +32,6 @@ cleanup() {
 }
 trap cleanup EXIT
 tests/integration/console_make_job.sh "$T" "$BUILD"
-NT=$PWD/tests/fixtures/real/nccl-tests
 
 mkdir -p "$OUT"
 # The collector: its first stdout line says where it listens.
@@ -57,26 +56,7 @@ QT_QPA_PLATFORM=offscreen "$CONSOLE" "$T"/gpu0?.ibsnap --ca "$T/pki/ca.pem" --sc
 QT_QPA_PLATFORM=offscreen "$CONSOLE" "$T"/gpu0?.ibsnap --ca "$T/pki/ca.pem" --screenshot "$OUT" --page findings
 QT_QPA_PLATFORM=offscreen "$CONSOLE" "$T"/gpu0?.ibsnap --ca "$T/pki/ca.pem" --screenshot "$OUT" --page diff
 QT_QPA_PLATFORM=offscreen "$CONSOLE" "$T"/gpu0?.ibsnap --ca "$T/pki/ca.pem" --screenshot "$OUT" --page charts
-# escalate: the same four captures as cloud VMs see them, so that core escalates the PFs to
-# the provider. SYNTHETIC: a DMI sys_vendor/product_name of a QEMU guest added to each copied
-# tree (the captures are bare metal); everything else as captured, signed by the same nodes.
-mkdir -p "$T/vm"
-i=1
-for nt in "$NT"/nccl-tests_all_reduce_perf_16rank-2node-h100-gcp-a3mega_create-a3mega-ztan-fork.txt \
-  "$NT"/nccl-tests_all_reduce_perf_1node-8xa100-validation-off-legacy-format_superbenchmark-tests-data.txt \
-  "$NT"/nccl-tests_all_reduce_perf_rccl-tail-asterisk-footer_rccl-pr-2078.txt \
-  "$NT"/nccl-tests_all_reduce_perf_ring-large-sizes-busbw95_nccl-tests-issue-252.txt; do
-  cp -r "$T/gpu0$i" "$T/vm/gpu0$i"
-  mkdir -p "$T/vm/gpu0$i/sys/class/dmi/id"
-  echo QEMU >"$T/vm/gpu0$i/sys/class/dmi/id/sys_vendor"
-  echo "Standard PC (Q35 + ICH9, 2009)" >"$T/vm/gpu0$i/sys/class/dmi/id/product_name"
-  host=$(cat "$T/vm/gpu0$i"/sys/bus/pci/devices/*/infiniband/*/node_desc | awk '{print $1; exit}')
-  rc=0
-  "$IBC" snapshot --root "$T/vm/gpu0$i" --nccl-tests "$nt" --job 4242 \
-    --cert "$T/pki/agents/acme/$host.pem" --key "$T/pki/agents/acme/$host.key" \
-    -o "$T/vm/gpu0$i.ibsnap" -q >/dev/null 2>&1 || rc=$?
-  [ "$rc" -le 2 ] || { echo "VM snapshot of gpu0$i failed ($rc)" >&2; exit 1; }
-  i=$((i + 1))
-done
+# escalate: the same four captures as cloud VMs see them (console_make_job.sh's DIR/vm), so
+# that core escalates the PFs to the provider.
 QT_QPA_PLATFORM=offscreen "$CONSOLE" "$T"/vm/gpu0?.ibsnap --ca "$T/pki/ca.pem" --screenshot "$OUT" --page escalate
 QT_QPA_PLATFORM=offscreen "$CONSOLE" "$T/mlx5.ibsnap" --screenshot "$OUT" --page node

@@ -285,30 +285,25 @@ bad_line() { # FILE KEY NEW_LINE: replaces KEY's line, prints its number
   sed -i "${n}s/.*/$3/" "$1"
   echo "$n"
 }
+# Runs COMMAND... and expects exit 3 with TEXT in its stderr; else fails saying WHAT.
+refused() { # WHAT TEXT COMMAND...
+  local what=$1 text=$2 rc=0
+  shift 2
+  "$@" >/dev/null 2>"$TMP/err" || rc=$?
+  [ "$rc" = 3 ] && grep -qF "$text" "$TMP/err" || fail "$what: exit $rc, $(cat "$TMP/err")"
+}
 cp "$TMP/collector.conf" "$TMP/typo.conf"
 n=$(bad_line "$TMP/typo.conf" max-connections "max-conections = 10")
-set +e
-ibcollect-collector --config "$TMP/typo.conf" >/dev/null 2>"$TMP/err"
-rc=$?
-set -e
-[ "$rc" = 3 ] && grep -qF "$TMP/typo.conf:$n: unknown key 'max-conections'" "$TMP/err" ||
-  fail "collector, unknown key: exit $rc, $(cat "$TMP/err")"
+refused "collector, unknown key" "$TMP/typo.conf:$n: unknown key 'max-conections'" \
+  ibcollect-collector --config "$TMP/typo.conf"
 cp "$TMP/collector.conf" "$TMP/value.conf"
 n=$(bad_line "$TMP/value.conf" max-connections "max-connections = lots")
-set +e
-ibcollect-collector --config "$TMP/value.conf" >/dev/null 2>"$TMP/err"
-rc=$?
-set -e
-[ "$rc" = 3 ] && grep -qF "$TMP/value.conf:$n: max-connections:" "$TMP/err" ||
-  fail "collector, bad value: exit $rc, $(cat "$TMP/err")"
+refused "collector, bad value" "$TMP/value.conf:$n: max-connections:" \
+  ibcollect-collector --config "$TMP/value.conf"
 derive "$agent_example" "$TMP/agent-bad.conf" retries=many >/dev/null
 n=$(grep -n "^retries = " "$TMP/agent-bad.conf" | cut -d: -f1)
-set +e
-ibcollect upload /dev/null --config "$TMP/agent-bad.conf" >/dev/null 2>"$TMP/err"
-rc=$?
-set -e
-[ "$rc" = 3 ] && grep -qF "$TMP/agent-bad.conf:$n: retries wants" "$TMP/err" ||
-  fail "agent, bad value: exit $rc, $(cat "$TMP/err")"
+refused "agent, bad value" "$TMP/agent-bad.conf:$n: retries wants" \
+  ibcollect upload /dev/null --config "$TMP/agent-bad.conf"
 echo "   bad key and bad values: FILE:LINE: KEY, exit 3"
 
 # ---- the collector as its unit runs it ---------------------------------------------------
