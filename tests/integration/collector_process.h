@@ -28,7 +28,7 @@
 
 extern char** environ;
 
-namespace ibcollect::v1 {}  // the protocol's messages (proto/ibcollect/v1/)
+namespace ibcollect::v1 {}  // namespace ibcollect::v1
 
 namespace ibc::test {
 
