@@ -37,6 +37,7 @@
 #include "ibc/core/signing.h"
 #include "ibc/core/snapshot_file.h"
 #include "test_pki.h"
+#include "upload_load.h"
 
 extern char** environ;
 
@@ -529,38 +530,24 @@ TEST_F(Transport, KillNineDuringUploadsLosesNoAcknowledgedSnapshot) {
   auto signer = ibc::core::SnapshotSigner::fromPem(readAll(node01.cert), readAll(node01.key));
   ASSERT_TRUE(signer.ok());
 
-  std::mutex m;
-  std::map<std::string, std::string> acked;  // id → signed bytes
-  std::atomic<bool> stop{false};
-  std::vector<std::thread> uploaders;
-  for (int t = 0; t < 4; ++t) {
-    uploaders.emplace_back([&, t] {
-      auto c = connect(port, node01);
-      for (int i = 0; c && !stop; ++i) {
+  UploadLoad load(
+      4, [&] { return connect(port, node01); },
+      [&](int t, int i) {
         v1::Snapshot s;
         s.mutable_node()->set_hostname("node01");
         s.mutable_node()->set_job_id("kill9");
         s.mutable_node()->set_collected_at_unix_ms(t * 1'000'000 + i);
         s.add_nccl_logs()->set_raw(std::string(32 * 1024, static_cast<char>('a' + i % 26)));
-        const std::string bytes = signer->sign(s)->SerializeAsString();
         v1::CollectorRequest r;
-        r.mutable_upload()->set_signed_snapshot(bytes);
-        auto ack = c->call(r);
-        if (!ack.ok() || !ack->has_ack()) break;  // the collector died under us
-        std::lock_guard<std::mutex> lock(m);
-        acked[ack->ack().snapshot_id()] = bytes;
-      }
-    });
-  }
-  EXPECT_TRUE(eventually([&] {
-    std::lock_guard<std::mutex> lock(m);
-    return acked.size() >= 40;
-  }));
+        r.mutable_upload()->set_signed_snapshot(signer->sign(s)->SerializeAsString());
+        return r;
+      });
+  EXPECT_TRUE(eventually([&] { return load.count() >= 40; }));
   collector->signal(SIGKILL);
   EXPECT_EQ(collector->waitExit(), 128 + SIGKILL);
-  stop = true;
-  for (auto& t : uploaders) t.join();
+  load.stop();
   collector.reset();
+  const auto acked = load.acked();
 
   auto restarted = startCollector();
   auto c = connect(restarted->port(), support());

@@ -26,6 +26,7 @@
 #include "ibc/collector/store/store.h"
 #include "ibc/core/frame.h"
 #include "ibc/core/signing.h"
+#include "upload_load.h"
 
 using namespace ibc::test;  // the test PKI and the collector these tests run
 
@@ -331,26 +332,10 @@ TEST_F(Ops, BackupUnderLoadHoldsEveryAcknowledgedSnapshotAndRestoresIntoANewColl
   auto signer = ibc::core::SnapshotSigner::fromPem(readAll(node01.cert), readAll(node01.key));
   ASSERT_TRUE(signer.ok());
 
-  std::mutex m;
-  std::vector<std::pair<std::string, std::string>> acked;  // id, signed bytes, in ack order
-  std::atomic<bool> stop{false};
-  std::vector<std::thread> uploaders;
-  for (int t = 0; t < 2; ++t) {
-    uploaders.emplace_back([&, t] {
-      auto c = connect(port, node01);
-      for (int i = 0; c && !stop; ++i) {
-        const auto r = upload(*signer, t * 1'000'000 + i, 32 * 1024);
-        auto ack = c->call(r);
-        if (!ack.ok() || !ack->has_ack()) break;
-        std::lock_guard<std::mutex> lock(m);
-        acked.emplace_back(ack->ack().snapshot_id(), r.upload().signed_snapshot());
-      }
-    });
-  }
-  const auto count = [&] {
-    std::lock_guard<std::mutex> lock(m);
-    return acked.size();
-  };
+  UploadLoad load(
+      2, [&] { return connect(port, node01); },
+      [&](int t, int i) { return upload(*signer, t * 1'000'000 + i, 32 * 1024); });
+  const auto count = [&] { return load.count(); };
   ASSERT_TRUE(eventually([&] { return count() >= 100; }));
   const std::size_t before = count();
   ProcessRunner runner;
@@ -358,8 +343,7 @@ TEST_F(Ops, BackupUnderLoadHoldsEveryAcknowledgedSnapshotAndRestoresIntoANewColl
       {IBC_COLLECTOR_BINARY, "backup", "--data", path("data"), path("backups/b1")}, seconds(120));
   const std::size_t after = count();
   ASSERT_TRUE(eventually([&] { return count() >= after + 20; }));  // ingest went on
-  stop = true;
-  for (auto& t : uploaders) t.join();
+  load.stop();
   ASSERT_TRUE(backup.ok());
   ASSERT_EQ(backup->exit_code, 0) << backup->err << collector->log();
   EXPECT_NE(backup->out.find("by the running collector: bytes="), std::string::npos) << backup->out;
@@ -385,6 +369,7 @@ TEST_F(Ops, BackupUnderLoadHoldsEveryAcknowledgedSnapshotAndRestoresIntoANewColl
   EXPECT_NE(offline->out.find("(no collector running)"), std::string::npos) << offline->out;
 
   // Restore: a collector on the backup serves every snapshot acknowledged before it began.
+  const auto acked = load.acked();
   auto restored = startCollector({}, "backups/b1");
   auto c = connect(restored->port(), support());
   ASSERT_NE(c, nullptr);
