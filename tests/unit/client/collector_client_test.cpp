@@ -16,9 +16,14 @@ namespace {
 namespace v1 = ::ibcollect::v1;
 using namespace ibc::test;  // the test PKI and the collector these tests run
 
-TEST(CollectorClient, APipelinedCallReturnsEachRequestsOwnAnswerInOrder) {
+// A collector in the test process and acme's node01, whose agent certificate it trusts.
+class CollectorClient : public ::testing::Test {
+ protected:
   InProcessCollector collector;
-  const auto node01 = collector.ca().issue(agentSpec("acme", "node01"));
+  const TestCredential node01 = collector.ca().issue(agentSpec("acme", "node01"));
+};
+
+TEST_F(CollectorClient, APipelinedCallReturnsEachRequestsOwnAnswerInOrder) {
   auto c = collector.connect(node01);
   ASSERT_NE(c, nullptr);
   std::vector<v1::CollectorRequest> requests;
@@ -46,9 +51,7 @@ TEST(CollectorClient, APipelinedCallReturnsEachRequestsOwnAnswerInOrder) {
   EXPECT_TRUE(after->has_ack());
 }
 
-TEST(CollectorClient, TightLimitsStillDeliverEveryRequestOneAtATime) {
-  InProcessCollector collector;
-  const auto node01 = collector.ca().issue(agentSpec("acme", "node01"));
+TEST_F(CollectorClient, TightLimitsStillDeliverEveryRequestOneAtATime) {
   auto c = collector.connect(node01);
   ASSERT_NE(c, nullptr);
   std::vector<v1::CollectorRequest> requests;
@@ -64,9 +67,7 @@ TEST(CollectorClient, TightLimitsStillDeliverEveryRequestOneAtATime) {
   EXPECT_TRUE(c->callPipelined({}).empty());
 }
 
-TEST(CollectorClient, AfterAFrameRejectionTheRequestsNotAnsweredFailWithTheConnection) {
-  InProcessCollector collector;
-  const auto node01 = collector.ca().issue(agentSpec("acme", "node01"));
+TEST_F(CollectorClient, AfterAFrameRejectionTheRequestsNotAnsweredFailWithTheConnection) {
   auto c = collector.connect(node01);
   ASSERT_NE(c, nullptr);
   v1::CollectorRequest empty_upload;
@@ -86,9 +87,7 @@ TEST(CollectorClient, AfterAFrameRejectionTheRequestsNotAnsweredFailWithTheConne
 // The collector authorises by the client certificate; a resumed TLS 1.3 session exchanges
 // none, so the collector must know the peer from the ticket: the upload is accepted as
 // acme's node01 (the signer's tenant must be the peer's), logged with that identity.
-TEST(CollectorClient, ASecondConnectionResumesTheSessionAndTheCollectorStillKnowsThePeer) {
-  InProcessCollector collector;
-  const auto node01 = collector.ca().issue(agentSpec("acme", "node01"));
+TEST_F(CollectorClient, ASecondConnectionResumesTheSessionAndTheCollectorStillKnowsThePeer) {
   TlsCollectorConnector connector(collector.endpoint(), collector.credentials(node01));
   std::string second_id;
   for (int round = 0; round < 2; ++round) {
@@ -108,10 +107,8 @@ TEST(CollectorClient, ASecondConnectionResumesTheSessionAndTheCollectorStillKnow
   EXPECT_EQ(lines.size(), 1u);
 }
 
-TEST(CollectorClient, AResumedSessionKeepsItsRoleSupportReadsAgentsDoNot) {
-  InProcessCollector collector;
+TEST_F(CollectorClient, AResumedSessionKeepsItsRoleSupportReadsAgentsDoNot) {
   const auto alice = collector.ca().issue(ibc::test::supportSpec("alice"));
-  const auto node01 = collector.ca().issue(agentSpec("acme", "node01"));
   v1::CollectorRequest jobs;
   jobs.mutable_list_jobs()->set_tenant("acme");
   for (const auto* who : {&alice, &node01}) {
@@ -133,8 +130,7 @@ TEST(CollectorClient, AResumedSessionKeepsItsRoleSupportReadsAgentsDoNot) {
 
 // A resumed session exchanges no certificate, so OpenSSL checks none: the collector refuses
 // one whose certificate has expired since the full handshake.
-TEST(CollectorClient, AResumedSessionWhoseCertificateHasExpiredSinceIsRefused) {
-  InProcessCollector collector;
+TEST_F(CollectorClient, AResumedSessionWhoseCertificateHasExpiredSinceIsRefused) {
   auto spec = agentSpec("acme", "node01");
   spec.not_after = std::chrono::system_clock::now() + std::chrono::seconds(2);
   const auto short_lived = collector.ca().issue(spec);
@@ -165,7 +161,8 @@ TEST(CollectorClient, AResumedSessionWhoseCertificateHasExpiredSinceIsRefused) {
   EXPECT_EQ(collector.service().stats().uploads_stored(), 1u);
 }
 
-TEST(CollectorClient, ATicketTheCollectorCannotUseIsAFullHandshakeNotAnError) {
+// Its own two collectors (one CA): a restart between the connections.
+TEST(CollectorClientRestart, ATicketTheCollectorCannotUseIsAFullHandshakeNotAnError) {
   auto sessions = std::make_shared<TlsSessionCache>();
   ibc::test::TestCa ca = ibc::test::TestCa::create();
   const auto node01 = ca.issue(agentSpec("acme", "node01"));
