@@ -77,9 +77,11 @@ core::Result<ibc::bundle::VerifiedBundle> readVerified(CliEnvironment& env, cons
   return read;
 }
 
-// What `show` reads, unverified: every member's size, and the bytes of every member but the
-// snapshots (passed over, never held), which together may not pass
-// BundleLimits::max_unvouched_bytes: nothing vouches for them here.
+// What `show` reads, unverified: every member's size, and the bytes of only what it prints
+// from (manifest.json, findings.json, attachment records); the rest (snapshots, report,
+// runbook, host results) is passed over, never held. What it holds may not pass twice a
+// member's bound (BundleLimits::max_member_bytes: a manifest and a findings.json of a large
+// job): nothing vouches for it here.
 struct ShownBundle {
   std::map<std::string, std::uint64_t> sizes;
   core::BundleMembers members;
@@ -95,8 +97,11 @@ core::Result<ShownBundle> readForShow(CliEnvironment& env, const std::string& pa
       *bytes, limits,
       [&](const std::string& name, std::uint64_t size) {
         out.sizes[name] = size;
-        if (core::bundleMemberKind(name) == "snapshot") return ibc::bundle::MemberAction::Skip;
-        if (held + size > limits.max_unvouched_bytes) {
+        const std::string_view kind = core::bundleMemberKind(name);
+        if (kind != "manifest" && kind != "findings" && kind != "attachment") {
+          return ibc::bundle::MemberAction::Skip;
+        }
+        if (held + size > 2 * limits.max_member_bytes) {
           too_much = name;
           return ibc::bundle::MemberAction::Stop;
         }
@@ -109,8 +114,8 @@ core::Result<ShownBundle> readForShow(CliEnvironment& env, const std::string& pa
   if (!st.ok()) return core::Error{st.error().code, path + ": " + st.error().message};
   if (!too_much.empty()) {
     return core::Error{core::ErrorCode::TooLarge,
-                       path + ": its members other than snapshots pass " +
-                           std::to_string(limits.max_unvouched_bytes >> 20) + " MiB at '" +
+                       path + ": the members `show` reads pass " +
+                           std::to_string((2 * limits.max_member_bytes) >> 20) + " MiB at '" +
                            core::printable(too_much, 120) +
                            "': refused (not a bundle ibcollect writes)"};
   }

@@ -214,6 +214,18 @@ TEST_F(BundleCli, ADecompressionBombIsRefusedWithinTheReadersBound) {
   EXPECT_LT(children.ru_maxrss, 1024L * 1024) << "peak RSS " << children.ru_maxrss << " KiB";
 }
 
+// `show` holds only what it prints from: a large job's report and runbook (40 MiB each here,
+// SYNTHETIC filler; within a member's bound) are passed over, not added up against a bound.
+TEST_F(BundleCli, ShowHoldsOnlyWhatItPrintsFrom) {
+  auto large = members(path("good.ibbundle"));
+  large["report.md"] = std::string(40u << 20, 'r');
+  large["pf-inspection.md"] = std::string(40u << 20, 'p');
+  auto s = run({"bundle", "show", rewrite("large.ibbundle", large)});
+  EXPECT_EQ(s.exit_code, 0) << s.err;
+  EXPECT_NE(s.out.find("report.md  41943040 bytes"), std::string::npos) << s.out;
+  EXPECT_NE(s.out.find("case CASE-9, tenant acme, job 77"), std::string::npos) << s.out;
+}
+
 // Issue 21: a tenant's agent key (it lives in the tenant's VM) neither exports a bundle nor
 // re-signs one; a provider certificate does not export either.
 TEST_F(BundleCli, OnlyASupportCertificateExports) {
