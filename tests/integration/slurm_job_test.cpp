@@ -382,7 +382,9 @@ std::pair<CommandResult, bool> jobWhileSignalling(SlurmJob& t, const std::string
                                                   const std::vector<std::string>& args,
                                                   std::chrono::milliseconds& elapsed) {
   CommandResult result;
-  std::thread run([&] { result = t.runJob(args, &elapsed); });
+  // A jthread: should anything below throw, the job is still waited for (no std::terminate,
+  // no job left running into the next test) and the test reports the exception.
+  std::jthread run([&] { result = t.runJob(args, &elapsed); });
   bool sent = false;
   const auto deadline = std::chrono::steady_clock::now() + 20s;
   while (!sent && std::chrono::steady_clock::now() < deadline) {
