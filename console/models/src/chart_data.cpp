@@ -1,6 +1,5 @@
 #include "ibc/console/chart_data.h"
 
-#include "ibc/core/counters.h"
 #include "ibc/core/node_metrics.h"
 
 #include <algorithm>
@@ -17,33 +16,6 @@ namespace ibc::console {
 namespace v1 = ::ibcollect::v1;
 
 namespace {
-
-// `counter` over every port of `snap` (a device-level counter once per device); with a
-// window, the sum of the deltas of the ports sampled twice. In the counter's own counts (4-byte
-// words for the data counters). nullopt when no port has it readable.
-std::optional<double> counterSum(const v1::Snapshot& snap, const std::string& counter,
-                                 bool use_window) {
-  std::optional<double> total;
-  const core::CounterWindowIndex window(snap);
-  for (const auto& d : snap.devices()) {
-    bool device_counted = false;
-    for (const auto& p : d.ports()) {
-      for (const auto& c : portCounters(window, d, p)) {
-        if (c.name != counter || !c.total) continue;
-        const bool device_level = c.group == QStringLiteral("device hw_counters");
-        if (device_level && device_counted) continue;
-        device_counted = device_counted || device_level;
-        if (use_window && core::latestWindow(snap) != nullptr) {
-          if (!c.delta) continue;
-          total = total.value_or(0) + static_cast<double>(*c.delta);
-        } else {
-          total = total.value_or(0) + static_cast<double>(*c.total);
-        }
-      }
-    }
-  }
-  return total;
-}
 
 // Core judged the counts; the values are shown in their unit.
 void keepMarks(NodeSeries& series, core::OutlierMarks marks, double scale) {
@@ -73,13 +45,10 @@ NodeSeries busbwPerNode(const JobData& job) {
   NodeSeries series;
   series.quantity = NodeQuantity::Busbw;
   series.nodes = job.report.nodes_size();
+  // Core's per-node value and rule, as NODE_OUTLIER judges them.
   for (int i = 0; i < job.report.nodes_size() && i < static_cast<int>(job.snapshots.size()); ++i) {
-    std::optional<double> peak;
-    for (const auto& t : job.snapshots[static_cast<std::size_t>(i)].nccl_tests()) {
-      for (const auto& r : t.parsed().rows())
-        peak = std::max(peak.value_or(0), std::max(r.oop_busbw_gbs(), r.ip_busbw_gbs()));
-    }
-    if (peak) series.values.push_back({i, job.report.nodes(i).label(), *peak});
+    if (auto peak = core::peakBusbwGbs(job.snapshots[static_cast<std::size_t>(i)]))
+      series.values.push_back({i, job.report.nodes(i).label(), *peak});
   }
   keepMarks(series, core::markBusbwOutliers(valuesOf(series)), 1.0);
   return series;
@@ -92,7 +61,7 @@ NodeSeries counterPerNode(const JobData& job, const std::string& counter) {
   series.unit = counterUnit(counter);
   series.nodes = job.report.nodes_size();
   for (int i = 0; i < job.report.nodes_size() && i < static_cast<int>(job.snapshots.size()); ++i) {
-    if (auto v = counterSum(job.snapshots[static_cast<std::size_t>(i)], counter, true))
+    if (auto v = core::nodeCounterSum(job.snapshots[static_cast<std::size_t>(i)], counter))
       series.values.push_back({i, job.report.nodes(i).label(), *v});
   }
   // Judged on the counts, as NODE_OUTLIER judges them; shown in the counter's unit.
@@ -259,7 +228,7 @@ std::vector<TimeValue> counterOverTime(const JobData& job, int node_index,
   for (std::size_t i = 0; i < job.snapshots.size(); ++i) {
     const auto& s = job.snapshots[i];
     if (s.node().hostname() != host) continue;
-    if (auto v = counterSum(s, counter, false))
+    if (auto v = core::nodeCounterSum(s, counter, core::CounterSum::Totals))
       out.push_back({static_cast<int>(i), s.node().collected_at_unix_ms(), *v * scale});
   }
   std::stable_sort(out.begin(), out.end(),

@@ -82,13 +82,9 @@ void addHostFacts(std::vector<Fact>& out, const v1::NodeReport& node, const v1::
   }
   out.push_back({host, QStringLiteral("verdict"), q(node.worst_severity()), std::nullopt,
                  3 - severityRank(node.worst_severity()), 0});
-  // nccl-tests: the peak bus bandwidth over all sizes, in and out of place.
-  std::optional<double> busbw;
-  for (const auto& t : snap.nccl_tests()) {
-    for (const auto& r : t.parsed().rows())
-      busbw = std::max(busbw.value_or(0), std::max(r.oop_busbw_gbs(), r.ip_busbw_gbs()));
-  }
-  if (busbw) {
+  // nccl-tests: the peak bus bandwidth over all sizes, in and out of place (core's value,
+  // the one NODE_OUTLIER judges).
+  if (const std::optional<double> busbw = core::peakBusbwGbs(snap)) {
     out.push_back({QStringLiteral("nccl-tests"),
                    QStringLiteral("peak busbw"),
                    withUnit(*busbw, QStringLiteral(" GB/s")),

@@ -206,13 +206,9 @@ void NodeGridModel::addNodeRows(Prepared& out, const JobData& job, int i, const 
   const std::map<PortKey, PortSources> sources =
       snap != nullptr ? portSourcesOf(*snap, window) : std::map<PortKey, PortSources>{};
   const FindingsByPort by_port(mine);
-  std::optional<double> busbw;
-  if (snap != nullptr) {
-    for (const auto& t : snap->nccl_tests()) {
-      for (const auto& r : t.parsed().rows())
-        busbw = std::max(busbw.value_or(0), std::max(r.oop_busbw_gbs(), r.ip_busbw_gbs()));
-    }
-  }
+  // Core's value, the one NODE_OUTLIER judges (none when no row moved data).
+  const std::optional<double> busbw =
+      snap != nullptr ? core::peakBusbwGbs(*snap) : std::optional<double>();
   auto fill = [&](Row& r, const std::string& device, uint32_t port) {
     for (double& k : r.sort) k = kEmpty;
     r.node = i;

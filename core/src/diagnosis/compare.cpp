@@ -313,12 +313,7 @@ void counterOutliers(const std::vector<NodeView>& nodes, const CompareOptions& o
 void busbw(const std::vector<NodeView>& nodes, std::vector<v1::Finding>& out) {
   std::vector<std::pair<std::size_t, double>> peaks;
   for (std::size_t i = 0; i < nodes.size(); ++i) {
-    double peak = 0;
-    for (const auto& t : nodes[i].snap->nccl_tests()) {
-      for (const auto& r : t.parsed().rows())
-        peak = std::max({peak, r.oop_busbw_gbs(), r.ip_busbw_gbs()});
-    }
-    if (peak > 0) peaks.emplace_back(i, peak);
+    if (const auto peak = peakBusbwGbs(*nodes[i].snap)) peaks.emplace_back(i, *peak);
   }
   if (peaks.size() < 2) return;
   std::vector<double> v;

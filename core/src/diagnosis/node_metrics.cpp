@@ -125,6 +125,38 @@ OutlierMarks mark(const std::vector<double>& values, Rule is_outlier) {
 
 }  // namespace
 
+std::optional<double> peakBusbwGbs(const v1::Snapshot& snapshot) {
+  double peak = 0;
+  for (const auto& t : snapshot.nccl_tests()) {
+    for (const auto& r : t.parsed().rows())
+      peak = std::max({peak, r.oop_busbw_gbs(), r.ip_busbw_gbs()});
+  }
+  return peak > 0 ? std::optional<double>(peak) : std::nullopt;
+}
+
+std::optional<double> nodeCounterSum(const v1::Snapshot& snapshot, std::string_view counter,
+                                     CounterSum sum) {
+  std::optional<double> total;
+  const CounterWindowIndex window(snapshot);
+  const bool windowed = sum == CounterSum::Moved && latestWindow(snapshot) != nullptr;
+  for (const auto& d : snapshot.devices()) {
+    bool device_counted = false;
+    for (const auto& p : d.ports()) {
+      for (const auto& c : portCounterValues(window, d, p)) {
+        if (c.name != counter || !c.total) continue;
+        if (c.device_level && device_counted) continue;
+        device_counted = device_counted || c.device_level;
+        if (!windowed) {
+          total = total.value_or(0) + static_cast<double>(*c.total);
+        } else if (c.delta) {
+          total = total.value_or(0) + static_cast<double>(*c.delta);
+        }
+      }
+    }
+  }
+  return total;
+}
+
 OutlierMarks markBusbwOutliers(const std::vector<double>& busbw_gbs) {
   OutlierMarks m = mark(busbw_gbs, isBusbwOutlier);
   m.threshold = kBusbwOutlierFraction * m.median;

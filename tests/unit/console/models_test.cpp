@@ -1207,6 +1207,31 @@ TEST(DiffModel, ANodeWithAnExtraDeviceFirstDiffersInThatDeviceOnly) {
   EXPECT_EQ(majority.size(), factsOf(j, 1).size());
 }
 
+// A node whose nccl-tests output moved nothing (every row 0 GB/s: SYNTHETIC, in memory) is
+// neither charted nor judged, as core's NODE_OUTLIER leaves it out: the chart used to plot it
+// at 0 and call it an outlier the job's verdict never named.
+TEST(ChartData, ANodeWhoseTestMovedNothingIsNotChartedAsCoreDoesNotJudgeIt) {
+  auto snaps = withNcclTests(job().snapshots);
+  snaps[0].clear_nccl_tests();
+  snaps[0].add_nccl_tests()->mutable_parsed()->add_rows()->set_oop_busbw_gbs(0);
+  const JobData j = diagnoseSnapshots(snaps, jobFiles());
+  const auto series = busbwPerNode(j);
+  ASSERT_EQ(series.values.size(), 3u);
+  for (const auto& v : series.values) EXPECT_NE(v.node, 0);
+  for (int i : findingsOfNode(j, 0)) {
+    const auto& f = j.report.findings(i);
+    EXPECT_FALSE(f.code() == "NODE_OUTLIER" && f.summary().find("nccl-tests") != std::string::npos)
+        << f.summary();
+  }
+  // Nor does the grid show it a busbw, let alone mark it.
+  NodeGridModel m;
+  m.setJob(&j);
+  const int row = rowOfPort(m, QString::fromStdString(j.report.nodes(0).label()), "mlx5_0");
+  ASSERT_GE(row, 0);
+  EXPECT_TRUE(m.index(row, NodeGridModel::Busbw).data().toString().isEmpty());
+  EXPECT_FALSE(m.index(row, NodeGridModel::Busbw).data(NodeGridModel::OutlierRole).toBool());
+}
+
 TEST(ChartData, BusbwOutliersAreTheNodesTheJobVerdictCallsBusbwOutliers) {
   // The job's snapshots, each with a real all_reduce_perf output attached.
   ASSERT_EQ(job().snapshots.size(), 4u);

@@ -113,6 +113,36 @@ TEST(PortCounterValues, HaveNoDeltaWithoutAWindow) {
   }
 }
 
+// The per-node values the charts and NODE_OUTLIER judge: a counter summed over the ports,
+// moved (window) or total; a device's own counter once; nothing readable is no value.
+TEST(NodeCounterSum, MovedInTheWindowElseTotalsAndNothingWhenUnreadable) {
+  v1::Snapshot s = mlx4Node("a", 5, 250);
+  auto* second = s.mutable_devices(0)->add_ports();  // a second port, the same counters
+  *second = s.devices(0).ports(0);
+  second->set_port(2);
+  EXPECT_EQ(nodeCounterSum(s, "symbol_error"), 5.0);  // port 2 has no window sample
+  EXPECT_EQ(nodeCounterSum(s, "symbol_error", CounterSum::Totals), 8.0 + 3.0);
+  EXPECT_EQ(nodeCounterSum(s, "out_of_buffer", CounterSum::Totals), 0.0);  // once, reset
+  EXPECT_FALSE(nodeCounterSum(s, "VL15_dropped"));
+  EXPECT_FALSE(nodeCounterSum(s, "no_such_counter"));
+  s.clear_window();
+  EXPECT_EQ(nodeCounterSum(s, "symbol_error"), 6.0);  // no window: the totals
+}
+
+// A node whose nccl-tests rows all moved nothing has no peak to judge (nor to chart).
+TEST(PeakBusbw, TheLargestBusbwOfAnyRowAndNothingWhenNoRowMovedData) {
+  v1::Snapshot s;
+  EXPECT_FALSE(peakBusbwGbs(s));
+  auto* rows = s.add_nccl_tests()->mutable_parsed();
+  rows->add_rows()->set_oop_busbw_gbs(0);
+  EXPECT_FALSE(peakBusbwGbs(s));
+  rows->add_rows()->set_oop_busbw_gbs(120.5);
+  auto* r = rows->add_rows();
+  r->set_oop_busbw_gbs(200.0);
+  r->set_ip_busbw_gbs(201.5);
+  EXPECT_EQ(peakBusbwGbs(s), 201.5);
+}
+
 TEST(NodeCounterMetrics, ThroughputComesFromCountersExtWhenTheLegacyCounterStopped) {
   const auto m = nodeCounterMetrics(mlx4Node("a", 0, 250));
   ASSERT_TRUE(m.windowed);

@@ -7,6 +7,7 @@
 
 #include <cstddef>
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -98,6 +99,20 @@ enum class CounterUnit { Count, Packets, Bytes };
 CounterUnit counterUnit(std::string_view name);
 // How many of its unit one count is: 4 for the 4-byte-word data counters, else 1.
 double counterScale(std::string_view name);
+
+// The per-node values those marks are put on, one definition each for NODE_OUTLIER and the
+// console's charts:
+// - a node's nccl-tests peak bus bandwidth, GB/s: the largest out-of-place or in-place busbw
+//   of any row of any output; nullopt when none is above 0 (no output, or a test that moved
+//   nothing: not judged against its peers);
+std::optional<double> peakBusbwGbs(const ::ibcollect::v1::Snapshot& snapshot);
+// - `counter` over a node's ports (a device's own hw_counter once per device): with a counter
+//   window (and `Moved`), the sum of the deltas of the ports sampled twice, else the totals;
+//   in the counter's counts (4-byte words for the data counters); nullopt when no port has
+//   it readable.
+enum class CounterSum { Moved, Totals };
+std::optional<double> nodeCounterSum(const ::ibcollect::v1::Snapshot& snapshot,
+                                     std::string_view counter, CounterSum sum = CounterSum::Moved);
 
 OutlierMarks markBusbwOutliers(const std::vector<double>& busbw_gbs);
 OutlierMarks markCounterOutliers(const std::vector<double>& values,
