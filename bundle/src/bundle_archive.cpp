@@ -134,23 +134,20 @@ class MemberWalk {
   // past its bound stops here, whatever its header said.
   core::Result<std::string> read(const std::string& name) {
     std::string data;
-    char chunk[64 * 1024];
-    for (;;) {
-      const la_ssize_t n = archive_read_data(a_, chunk, sizeof chunk);
-      if (n == 0) return data;
-      if (n < 0) {
-        return Error{ErrorCode::Malformed,
-                     "damaged bundle at " + shown(name) + ": " + archiveError(a_)};
-      }
-      if (auto st = count(name, data.size(), static_cast<std::size_t>(n)); !st.ok()) {
-        return st.error();
-      }
-      data.append(chunk, static_cast<std::size_t>(n));
-    }
+    if (auto st = inflate(name, &data); !st.ok()) return st.error();
+    return data;
   }
 
   // Passes over the current member, inflating it (counted) but holding nothing.
-  core::Status skip(const std::string& name) {
+  core::Status skip(const std::string& name) { return inflate(name, nullptr); }
+
+ private:
+  static std::string shown(const std::string& name) {
+    return "member '" + core::printable(name, 120) + "'";
+  }
+
+  // Inflates the current member into `into` (nullptr: nowhere), counting every byte.
+  core::Status inflate(const std::string& name, std::string* into) {
     char chunk[64 * 1024];
     std::size_t seen = 0;
     for (;;) {
@@ -162,12 +159,8 @@ class MemberWalk {
       }
       if (auto st = count(name, seen, static_cast<std::size_t>(n)); !st.ok()) return st;
       seen += static_cast<std::size_t>(n);
+      if (into != nullptr) into->append(chunk, static_cast<std::size_t>(n));
     }
-  }
-
- private:
-  static std::string shown(const std::string& name) {
-    return "member '" + core::printable(name, 120) + "'";
   }
 
   core::Status count(const std::string& name, std::size_t so_far, std::size_t n) {
