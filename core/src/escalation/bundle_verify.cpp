@@ -104,6 +104,9 @@ struct SnapshotFacts {
 
 // One verification: what has arrived, and what it has learnt so far that later steps need.
 struct BundleVerifier::State {
+  State(const SignatureVerifier& v, std::chrono::system_clock::time_point when)
+      : verifier(v), at(when) {}
+
   const SignatureVerifier& verifier;
   std::chrono::system_clock::time_point at;
   BundleCheck check;
@@ -569,7 +572,7 @@ bool keptForLater(std::string_view name) {
 
 BundleVerifier::BundleVerifier(const SignatureVerifier& verifier,
                                std::chrono::system_clock::time_point at)
-    : s_(new State{verifier, at, {}, {}, {}, {}, {}, {}, {}, {}, {}, false, false}) {}
+    : s_(std::make_unique<State>(verifier, at)) {}
 
 BundleVerifier::~BundleVerifier() = default;
 
@@ -598,17 +601,22 @@ bool BundleVerifier::vouches(std::string_view name, std::uint64_t size) const {
 
 BundleCheck BundleVerifier::finish(std::string_view stopped_at, std::string_view why_stopped) {
   State& v = *s_;
+  // Stopped early, only what was read is judged: nothing is "missing" or "unknown", no claim
+  // about every member can be checked.
   const bool complete = stopped_at.empty();
-  if (complete) checkManifestPresence(v);
-  if (v.check.manifest && complete) checkListedMembers(v);
   if (complete) {
+    checkManifestPresence(v);
+    if (v.check.manifest) checkListedMembers(v);
     const auto manifest = v.digests.find(kManifestMember);
     checkAttachments(v, manifest != v.digests.end() ? manifest->second.sha256 : std::string());
+    if (v.check.manifest) checkUnknownMembers(v);
   }
-  if (v.check.manifest && complete) checkUnknownMembers(v);
   for (auto& p : v.snapshot_problems) v.check.problems.push_back(std::move(p));
-  if (v.check.manifest && complete) checkManifestClaims(v, *v.check.manifest);
-  if (!complete) v.problem(stopped_at, BundleProblem::Unread, std::string(why_stopped));
+  if (!complete) {
+    v.problem(stopped_at, BundleProblem::Unread, std::string(why_stopped));
+  } else if (v.check.manifest) {
+    checkManifestClaims(v, *v.check.manifest);
+  }
 
   BundleCheck check = std::move(v.check);
   std::stable_sort(check.problems.begin(), check.problems.end(),
