@@ -1,6 +1,8 @@
 #include "ibc/collector/service/metrics.h"
 
 #include <charconv>
+#include <initializer_list>
+#include <utility>
 
 namespace ibc::collector {
 
@@ -51,13 +53,18 @@ void family(std::string& out, const char* name, const char* type, const char* he
   out += '\n';
 }
 
+// One sample line; `value` as the exposition format writes it.
+void sample(std::string& out, const std::string& name, const std::string& value) {
+  out += name + ' ' + value + '\n';
+}
 void sample(std::string& out, const std::string& name, uint64_t value) {
-  out += name + ' ' + std::to_string(value) + '\n';
+  sample(out, name, std::to_string(value));
 }
 
 // A family of one sample without labels.
+template <typename Value>
 void single(std::string& out, const char* name, const char* type, const char* help,
-            uint64_t value) {
+            const Value& value) {
   family(out, name, type, help);
   sample(out, name, value);
 }
@@ -97,12 +104,13 @@ std::string prometheusText(const MetricsSnapshot& m) {
          "Seconds from an upload taken by the service to its durable acknowledgement.");
   const auto& h = m.ack_latency;
   for (std::size_t i = 0; i < kAckLatencyBuckets.size(); ++i) {
-    out += "ibcollect_ack_latency_seconds_bucket{le=\"" + number(kAckLatencyBuckets[i]) + "\"} " +
-           std::to_string(h.cumulative[i]) + '\n';
+    sample(out,
+           "ibcollect_ack_latency_seconds_bucket{le=\"" + number(kAckLatencyBuckets[i]) + "\"}",
+           h.cumulative[i]);
   }
-  out += "ibcollect_ack_latency_seconds_bucket{le=\"+Inf\"} " + std::to_string(h.count) + '\n';
-  out += "ibcollect_ack_latency_seconds_sum " + number(h.sum_seconds) + '\n';
-  out += "ibcollect_ack_latency_seconds_count " + std::to_string(h.count) + '\n';
+  sample(out, "ibcollect_ack_latency_seconds_bucket{le=\"+Inf\"}", h.count);
+  sample(out, "ibcollect_ack_latency_seconds_sum", number(h.sum_seconds));
+  sample(out, "ibcollect_ack_latency_seconds_count", h.count);
 
   if (m.store_size) {
     const auto& z = *m.store_size;
@@ -110,9 +118,11 @@ std::string prometheusText(const MetricsSnapshot& m) {
            "Bytes of the store on disk: live SST and blob files plus the WAL.");
     sample(out, "ibcollect_store_size_bytes", z.sst_bytes + z.blob_bytes + z.wal_bytes);
     family(out, "ibcollect_store_part_bytes", "gauge", "Bytes of the store on disk, by part.");
-    sample(out, "ibcollect_store_part_bytes{part=\"sst\"}", z.sst_bytes);
-    sample(out, "ibcollect_store_part_bytes{part=\"blob\"}", z.blob_bytes);
-    sample(out, "ibcollect_store_part_bytes{part=\"wal\"}", z.wal_bytes);
+    using Part = std::pair<const char*, uint64_t>;
+    for (const auto& [part, bytes] :
+         {Part{"sst", z.sst_bytes}, Part{"blob", z.blob_bytes}, Part{"wal", z.wal_bytes}}) {
+      sample(out, std::string("ibcollect_store_part_bytes{part=\"") + part + "\"}", bytes);
+    }
   }
 
   single(out, "ibcollect_open_connections", "gauge", "Connections open now.", s.connections_open());
@@ -120,9 +130,9 @@ std::string prometheusText(const MetricsSnapshot& m) {
          s.connections_accepted());
   single(out, "ibcollect_retention_deleted_snapshots_total", "counter",
          "Snapshots deleted by the retention policy.", m.retention_deleted);
-  family(out, "process_start_time_seconds", "gauge",
-         "Start time of the process since unix epoch in seconds.");
-  out += "process_start_time_seconds " + number(m.process_start_time_seconds) + '\n';
+  single(out, "process_start_time_seconds", "gauge",
+         "Start time of the process since unix epoch in seconds.",
+         number(m.process_start_time_seconds));
   return out;
 }
 

@@ -92,74 +92,66 @@ void tally(const RuleContext& ctx, PortTally& t, const std::string& key_device, 
   g.readings.push_back(std::move(r));
 }
 
-struct ClassText {
-  FindingCode code;
-  const char* what;
-  const char* action;
-};
-
-ClassText textFor(CounterClass cls) {
+// A class's text; its severity is the one of a counter that moved during the window (a
+// count from before the snapshot is one step lower).
+FindingText textFor(CounterClass cls) {
   switch (cls) {
     case CounterClass::PhyError:
       return {
-          FindingCode::PhyErrors, "physical-layer errors",
+          FindingCode::PhyErrors, Severity::Critical, "physical-layer errors",
           "Bit errors on the link: cable, transceiver or switch port. Check whether they still "
           "grow (`ibcollect snapshot --window 30`); `mlxlink -d <pci> -p <port> -c -e -m` shows "
           "BER, effective errors and module temperature/power; reseat or replace the cable and "
           "check the switch port's counters."};
     case CounterClass::LinkDowned:
-      return {FindingCode::LinkDowned, "link down events",
+      return {FindingCode::LinkDowned, Severity::Critical, "link down events",
               "The link went down and retrained: a flapping cable/module or switch port. Correlate "
               "with kernel link events and NCCL `port error` async events; inspect the module "
               "(`mlxlink -m`) and the switch port log."};
     case CounterClass::BufferOverrun:
-      return {FindingCode::BufferOverrun, "receive buffer overruns",
+      return {FindingCode::BufferOverrun, Severity::Critical, "receive buffer overruns",
               "The receiver could not drain incoming packets (PCIe or CPU bottleneck, too few "
               "receive buffers, or missing flow control). Check PCIe link speed/width and NUMA "
               "placement; on RoCE make sure PFC is enabled on the RDMA traffic priority."};
     case CounterClass::XmitDiscard:
-      return {FindingCode::XmitDiscards, "transmit discards",
+      return {FindingCode::XmitDiscards, Severity::Critical, "transmit discards",
               "Packets were dropped on transmit (link down while sending, head-of-line timeouts, "
               "a congested or misbehaving switch port). Correlate with LINK_DOWNED and CONGESTION; "
               "check the switch port and the fabric for credit loops."};
     case CounterClass::Congestion:
-      return {FindingCode::Congestion, "congestion",
+      return {FindingCode::Congestion, Severity::Warning, "congestion",
               "The port waited to transmit (no credits, pause frames or CNPs): fabric congestion, "
               "not a fault of this node by itself. Compare with the other nodes of the job "
               "(`ibcollect --job`); check adaptive routing and ECN/PFC configuration."};
     case CounterClass::TransportRetry:
-      return {FindingCode::TransportRetries, "transport retries",
+      return {FindingCode::TransportRetries, Severity::Critical, "transport retries",
               "RDMA transport retried (ACK timeouts, sequence errors, retransmissions): packets "
               "were lost or delayed between this node and a peer. If the physical-layer counters "
               "here are clean the loss is beyond this port: inspect the peer, the switch path and, "
               "for a VF, the PF (escalate). On RoCE check PFC/ECN for the RDMA priority."};
     case CounterClass::CqeError:
-      return {FindingCode::CqeErrors, "completion errors",
+      return {FindingCode::CqeErrors, Severity::Critical, "completion errors",
               "Work requests completed with errors; flushed completions follow the first error and "
               "are not causes. Correlate with the NCCL log's first completion status: 12 (retry "
               "exceeded) points to the fabric or a dead peer, 4/10 (protection/access) to memory "
               "registration or the application."};
     case CounterClass::PcieError:
-      return {FindingCode::PcieError, "PCIe errors",
+      return {FindingCode::PcieError, Severity::Critical, "PCIe errors",
               "The NIC counted PCIe signal-integrity events: a marginal PCIe slot, riser or card "
               "seating. Check `lspci -vvv` AER status and the kernel log for AER messages; reseat "
               "the card (host side for a VF)."};
     case CounterClass::CqeFlush:
     case CounterClass::None: break;
   }
-  return {FindingCode::PhyErrors, "", ""};
+  return {FindingCode::PhyErrors, Severity::Info, "", ""};
 }
 
 void emit(RuleContext& ctx, const PortTally& t, const std::string& where) {
   for (const auto& [cls, g] : t.groups) {
     if (cls == CounterClass::CqeFlush || cls == CounterClass::None) continue;
-    const ClassText text = textFor(cls);
-    Severity sev;
-    if (cls == CounterClass::Congestion) {
-      sev = g.moved ? Severity::Warning : Severity::Info;
-    } else {
-      sev = g.moved ? Severity::Critical : Severity::Warning;
-    }
+    const FindingText text = textFor(cls);
+    const Severity sev =
+        g.moved ? text.severity : static_cast<Severity>(static_cast<int>(text.severity) - 1);
     std::vector<std::string> ev;
     for (const auto& r : g.readings) ev.push_back(r.text);
     if (cls == CounterClass::CqeError) {
@@ -169,7 +161,7 @@ void emit(RuleContext& ctx, const PortTally& t, const std::string& where) {
       }
     }
     std::string summary =
-        where + ": " + text.what +
+        where + ": " + text.summary +
         (g.moved ? " increased during the " + num(ctx.window.intervalSeconds()) + " s window"
                  : " counted before this snapshot");
     ctx.add({text.code, sev, "", t.device, t.port, std::move(summary), std::move(ev), text.action});

@@ -29,6 +29,15 @@ struct RuleContext {
   bool hasFinding(FindingCode code) const;
 };
 
+// What a rule says of one class of evidence: its code, its severity, the summary's words
+// and the action (the rule adds the node's specifics).
+struct FindingText {
+  FindingCode code;
+  Severity severity;
+  const char* summary;
+  const char* action;
+};
+
 void runLinkRules(RuleContext& ctx);
 void runCounterRules(RuleContext& ctx);
 void runHostRules(RuleContext& ctx);

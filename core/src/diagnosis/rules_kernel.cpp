@@ -41,14 +41,7 @@ std::string deviceFor(const RuleContext& ctx, const KernelMessageSubject& subjec
   return {};
 }
 
-struct CodeFor {
-  FindingCode code;
-  Severity severity;
-  const char* summary;
-  const char* action;
-};
-
-CodeFor codeFor(KernelEvent e) {
+FindingText codeFor(KernelEvent e) {
   switch (e) {
     case KernelEvent::LinkDown:
     case KernelEvent::LinkUp:
@@ -127,7 +120,7 @@ void runKernelLogRules(RuleContext& ctx) {
     }
   };
   std::map<Key, EventGroup> groups;
-  std::map<Key, CodeFor> texts;
+  std::map<Key, FindingText> texts;
   bool link_trouble = false;  // "link is not ready" only counts next to real link events
   for (const auto& line : ctx.snap.kernel_log().lines()) {
     const KernelEvent e = classifyKernelMessage(line.text());
@@ -140,7 +133,7 @@ void runKernelLogRules(RuleContext& ctx) {
     const KernelEvent e = classifyKernelMessage(line.text());
     if (e == KernelEvent::None || e == KernelEvent::LinkUp) continue;
     if (e == KernelEvent::LinkNotReady && !link_trouble) continue;
-    const CodeFor c = codeFor(e);
+    const FindingText c = codeFor(e);
     if (c.severity == Severity::Info) continue;
     Key key{c.code, deviceFor(ctx, kernelMessageSubjectOf(line.text()))};
     auto& g = groups[key];
@@ -153,7 +146,7 @@ void runKernelLogRules(RuleContext& ctx) {
     if (!inserted && c.severity > it->second.severity) it->second = c;
   }
   for (const auto& [key, g] : groups) {
-    const CodeFor& c = texts.at(key);
+    const FindingText& c = texts.at(key);
     Severity sev = c.severity;
     if (g.severe) sev = Severity::Critical;
     std::vector<std::string> ev;
