@@ -3,6 +3,7 @@
 // trees (one broken, one healthy), then every member kind tampered with in turn, and the
 // forgeries of issue 21 (an agent key signing or exporting a bundle) refused.
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <sys/resource.h>
 #include <unistd.h>
@@ -17,6 +18,10 @@
 #include "ibc/bundle/bundle_archive.h"
 #include "ibc/core/bundle.h"
 #include "ibc/core/signing.h"
+#include "ibcollect_run.h"
+
+using ::testing::HasSubstr;
+using ::testing::Not;
 
 namespace {
 
@@ -57,11 +62,7 @@ class BundleCli : public ::testing::Test {
   static void TearDownTestSuite() { fs::remove_all(root_); }
 
   static CommandResult run(std::vector<std::string> args) {
-    args.insert(args.begin(), IBC_BINARY);
-    ProcessRunner runner;
-    auto r = runner.run(args, std::chrono::seconds(120));
-    EXPECT_TRUE(r.ok());
-    return r.ok() ? *r : CommandResult{};
+    return ibc::test::runIbcollect(std::move(args));
   }
   static std::string path(const std::string& name) { return root_ + "/" + name; }
   static std::string pki(const std::string& name) { return root_ + "/pki/" + name; }
@@ -89,39 +90,32 @@ std::string BundleCli::root_;
 TEST_F(BundleCli, AnExportedBundleVerifiesAndShowSaysWhatIsInside) {
   auto v = verify(path("good.ibbundle"));
   EXPECT_EQ(v.exit_code, 0) << v.out << v.err;
-  EXPECT_NE(v.out.find("OK 8 members; manifest signed by CN=alice,OU=support,O=ibcollect; 2 "
-                       "snapshot(s) each signed by its node"),
-            std::string::npos)
-      << v.out;
-  EXPECT_NE(v.out.find("signers (1):\n  exporter  CN=alice,OU=support,O=ibcollect (support)  "
-                       "signed manifest.json\n"),
-            std::string::npos)
-      << v.out;
+  EXPECT_THAT(v.out,
+              HasSubstr("OK 8 members; manifest signed by CN=alice,OU=support,O=ibcollect; 2 "
+                        "snapshot(s) each signed by its node"));
+  EXPECT_THAT(v.out,
+              HasSubstr("signers (1):\n  exporter  CN=alice,OU=support,O=ibcollect (support)  "
+                        "signed manifest.json\n"));
   // The signed snapshots judged again say what findings.json says (docs/formats.md).
-  EXPECT_NE(v.out.find("judged again: the snapshots give the same "), std::string::npos) << v.out;
+  EXPECT_THAT(v.out, HasSubstr("judged again: the snapshots give the same "));
   auto s = run({"bundle", "show", path("good.ibbundle")});
   EXPECT_EQ(s.exit_code, 0) << s.err;
-  EXPECT_NE(s.out.find("findings (findings.json, warning and critical):\n  node01:"),
-            std::string::npos)
-      << s.out;
-  EXPECT_NE(s.out.find("case CASE-9, tenant acme, job 77"), std::string::npos) << s.out;
+  EXPECT_THAT(s.out, HasSubstr("findings (findings.json, warning and critical):\n  node01:"));
+  EXPECT_THAT(s.out, HasSubstr("case CASE-9, tenant acme, job 77"));
   // The job's verdict (as `ibcollect compare` of the two snapshots): node01's port runs
   // below its peer's rate, and that is its most specific finding.
-  EXPECT_NE(s.out.find("node01  warning   LINK_RATE_BELOW_EXPECTED  (host inspection: see "
-                       "pf-inspection.md)"),
-            std::string::npos)
-      << s.out;
-  EXPECT_NE(s.out.find("node02  ok        -\n"), std::string::npos) << s.out;
-  EXPECT_NE(s.out.find("snapshots/node01.ibsnap"), std::string::npos) << s.out;
-  EXPECT_NE(s.out.find("host results attached (0): none yet"), std::string::npos) << s.out;
-  EXPECT_NE(s.out.find("signers (1):\n  exporter  CN=alice,OU=support,O=ibcollect (support)  "
-                       "signed manifest.json\n"),
-            std::string::npos)
-      << s.out;
+  EXPECT_THAT(s.out, HasSubstr("node01  warning   LINK_RATE_BELOW_EXPECTED  (host inspection: see "
+                               "pf-inspection.md)"));
+  EXPECT_THAT(s.out, HasSubstr("node02  ok        -\n"));
+  EXPECT_THAT(s.out, HasSubstr("snapshots/node01.ibsnap"));
+  EXPECT_THAT(s.out, HasSubstr("host results attached (0): none yet"));
+  EXPECT_THAT(s.out,
+              HasSubstr("signers (1):\n  exporter  CN=alice,OU=support,O=ibcollect (support)  "
+                        "signed manifest.json\n"));
   const auto m = members(path("good.ibbundle"));
-  EXPECT_NE(m.at("pf-inspection.md").find("## node01 mlx5_0 port 1"), std::string::npos);
-  EXPECT_NE(m.at("pf-inspection.md").find("mlxlink -d <PF> -p 1 -m -c -e"), std::string::npos);
-  EXPECT_EQ(m.at("pf-inspection.md").find("node02"), std::string::npos);
+  EXPECT_THAT(m.at("pf-inspection.md"), HasSubstr("## node01 mlx5_0 port 1"));
+  EXPECT_THAT(m.at("pf-inspection.md"), HasSubstr("mlxlink -d <PF> -p 1 -m -c -e"));
+  EXPECT_THAT(m.at("pf-inspection.md"), Not(HasSubstr("node02")));
   // findings.json is what `analyze --format json` prints for the same snapshots.
   auto analyzed =
       run({"analyze", path("node01.ibsnap"), path("node02.ibsnap"), "--format", "json"});
@@ -143,19 +137,18 @@ TEST_F(BundleCli, EveryTamperedMemberKindIsNamedAndVerifyExitsFive) {
     m.at(member)[m.at(member).size() / 2] ^= 0x20;
     auto v = verify(rewrite("flipped.ibbundle", m));
     EXPECT_EQ(v.exit_code, 5) << member << "\n" << v.out;
-    EXPECT_NE(v.out.find("FAILED " + member + ": "), std::string::npos) << member << "\n" << v.out;
+    EXPECT_THAT(v.out, HasSubstr("FAILED " + member + ": ")) << member << "\n" << v.out;
   }
   auto added = good;
   added["host/intruder.json"] = "{}";
   auto v = verify(rewrite("added.ibbundle", added));
   EXPECT_EQ(v.exit_code, 5);
-  EXPECT_NE(v.out.find("FAILED host/intruder.json: unknown_member"), std::string::npos) << v.out;
+  EXPECT_THAT(v.out, HasSubstr("FAILED host/intruder.json: unknown_member"));
   auto removed = good;
   removed.erase("snapshots/node02.ibsnap");
   v = verify(rewrite("removed.ibbundle", removed));
   EXPECT_EQ(v.exit_code, 5);
-  EXPECT_NE(v.out.find("FAILED snapshots/node02.ibsnap: missing_member"), std::string::npos)
-      << v.out;
+  EXPECT_THAT(v.out, HasSubstr("FAILED snapshots/node02.ibsnap: missing_member"));
 }
 
 TEST_F(BundleCli, AHostileArchiveIsRefusedWithTheReason) {
@@ -171,11 +164,11 @@ TEST_F(BundleCli, AHostileArchiveIsRefusedWithTheReason) {
   ASSERT_EQ(t->exit_code, 0) << t->err;
   auto v = verify(path("hostile.ibbundle"));
   EXPECT_EQ(v.exit_code, 4);
-  EXPECT_NE(v.out.find("FAILED archive:"), std::string::npos) << v.out;
-  EXPECT_NE(v.out.find("symbolic link: refused"), std::string::npos) << v.out;
+  EXPECT_THAT(v.out, HasSubstr("FAILED archive:"));
+  EXPECT_THAT(v.out, HasSubstr("symbolic link: refused"));
   auto s = run({"bundle", "show", path("hostile.ibbundle")});
   EXPECT_EQ(s.exit_code, 4);
-  EXPECT_NE(s.err.find("symbolic link"), std::string::npos) << s.err;
+  EXPECT_THAT(s.err, HasSubstr("symbolic link"));
 }
 
 // Issue 27: a 2 GiB decompression bomb (SYNTHETIC, ~100 KB on disk) is refused by `bundle
@@ -192,22 +185,19 @@ TEST_F(BundleCli, ADecompressionBombIsRefusedWithinTheReadersBound) {
 
   auto v = verify(bare);
   EXPECT_EQ(v.exit_code, 5) << v.out << v.err;
-  EXPECT_NE(v.out.find(": unread: not read: more than 64 MiB of this bundle is vouched for by no "
-                       "verified signature (manifest.json and manifest.sig do not come first)"),
-            std::string::npos)
-      << v.out;
+  EXPECT_THAT(v.out,
+              HasSubstr(": unread: not read: more than 64 MiB of this bundle is vouched for by no "
+                        "verified signature (manifest.json and manifest.sig do not come first)"));
   v = verify(added);
   EXPECT_EQ(v.exit_code, 5) << v.out << v.err;
-  EXPECT_NE(v.out.find("members manifest.json does not list at their size"), std::string::npos)
-      << v.out;
+  EXPECT_THAT(v.out, HasSubstr("members manifest.json does not list at their size"));
   auto inspect = run({"host-inspect", "--bundle", added, "--ca", pki("ca.pem"), "--root", root_});
   EXPECT_EQ(inspect.exit_code, 5) << inspect.err;
-  EXPECT_NE(inspect.err.find("not inspecting for a bundle that does not verify"), std::string::npos)
-      << inspect.err;
+  EXPECT_THAT(inspect.err, HasSubstr("not inspecting for a bundle that does not verify"));
   // `show` verifies nothing: it passes over the snapshots' bytes without holding them.
   auto s = run({"bundle", "show", added});
   EXPECT_EQ(s.exit_code, 0) << s.err;
-  EXPECT_NE(s.out.find("snapshots/bomb-0031.ibsnap  67108864 bytes"), std::string::npos) << s.out;
+  EXPECT_THAT(s.out, HasSubstr("snapshots/bomb-0031.ibsnap  67108864 bytes"));
 
   rusage children{};
   ASSERT_EQ(getrusage(RUSAGE_CHILDREN, &children), 0);
@@ -222,8 +212,8 @@ TEST_F(BundleCli, ShowHoldsOnlyWhatItPrintsFrom) {
   large["pf-inspection.md"] = std::string(40u << 20, 'p');
   auto s = run({"bundle", "show", rewrite("large.ibbundle", large)});
   EXPECT_EQ(s.exit_code, 0) << s.err;
-  EXPECT_NE(s.out.find("report.md  41943040 bytes"), std::string::npos) << s.out;
-  EXPECT_NE(s.out.find("case CASE-9, tenant acme, job 77"), std::string::npos) << s.out;
+  EXPECT_THAT(s.out, HasSubstr("report.md  41943040 bytes"));
+  EXPECT_THAT(s.out, HasSubstr("case CASE-9, tenant acme, job 77"));
 }
 
 // Issue 21: a tenant's agent key (it lives in the tenant's VM) neither exports a bundle nor
@@ -234,8 +224,7 @@ TEST_F(BundleCli, OnlyASupportCertificateExports) {
     auto r = run({"bundle", "export", path("node01.ibsnap"), path("node02.ibsnap"), "-o", out,
                   "--cert", pki(cert + ".pem"), "--key", pki(cert + ".key")});
     EXPECT_EQ(r.exit_code, 3) << cert << "\n" << r.err;
-    EXPECT_NE(r.err.find("only a support certificate exports"), std::string::npos) << cert << "\n"
-                                                                                   << r.err;
+    EXPECT_THAT(r.err, HasSubstr("only a support certificate exports")) << cert << "\n" << r.err;
     EXPECT_FALSE(fs::exists(out)) << cert;
   }
 }
@@ -249,19 +238,16 @@ TEST_F(BundleCli, ABundleSignedWithAnAgentKeyFailsVerifyOnItsRole) {
   m["manifest.sig"] = *ibc::core::signManifest(m.at("manifest.json"), *signer);
   auto v = verify(rewrite("agent-signed.ibbundle", m));
   EXPECT_EQ(v.exit_code, 5) << v.out;
-  EXPECT_NE(v.out.find("FAILED manifest.sig: signer_role: CN=g1,OU=agent,O=globex (role agent) "
-                       "may not sign a bundle: only a support certificate exports one"),
-            std::string::npos)
-      << v.out;
-  EXPECT_NE(v.out.find("FAILED manifest.json: manifest_claim: manifest.json says it was exported "
-                       "by CN=alice,OU=support,O=ibcollect but manifest.sig is signed by "
-                       "CN=g1,OU=agent,O=globex"),
-            std::string::npos)
-      << v.out;
-  EXPECT_NE(v.out.find("  exporter  CN=g1,OU=agent,O=globex (agent)  signed manifest.json  NOT "
-                       "VERIFIED"),
-            std::string::npos)
-      << v.out;
+  EXPECT_THAT(v.out,
+              HasSubstr("FAILED manifest.sig: signer_role: CN=g1,OU=agent,O=globex (role agent) "
+                        "may not sign a bundle: only a support certificate exports one"));
+  EXPECT_THAT(v.out,
+              HasSubstr("FAILED manifest.json: manifest_claim: manifest.json says it was exported "
+                        "by CN=alice,OU=support,O=ibcollect but manifest.sig is signed by "
+                        "CN=g1,OU=agent,O=globex"));
+  EXPECT_THAT(v.out,
+              HasSubstr("  exporter  CN=g1,OU=agent,O=globex (agent)  signed manifest.json  NOT "
+                        "VERIFIED"));
 }
 
 TEST_F(BundleCli, RedactedExportLeavesSnapshotsOutAndNoNodeName) {
@@ -271,16 +257,14 @@ TEST_F(BundleCli, RedactedExportLeavesSnapshotsOutAndNoNodeName) {
   ASSERT_EQ(ex.exit_code, 0) << ex.err;
   auto v = verify(path("redacted.ibbundle"));
   EXPECT_EQ(v.exit_code, 0) << v.out;
-  EXPECT_NE(v.out.find("not checked: tenant 'acme', 2 node name(s), their snapshot ids and "
-                       "signers: the bundle is redacted"),
-            std::string::npos)
-      << v.out;
+  EXPECT_THAT(v.out, HasSubstr("not checked: tenant 'acme', 2 node name(s), their snapshot ids and "
+                               "signers: the bundle is redacted"));
   for (const auto& [name, bytes] : members(path("redacted.ibbundle"))) {
     EXPECT_EQ(name.rfind("snapshots/", 0), std::string::npos) << name;
     if (name == "manifest.sig") continue;  // the exporter's certificate chain
-    EXPECT_EQ(bytes.find("node01"), std::string::npos) << name;
-    EXPECT_EQ(bytes.find("node02"), std::string::npos) << name;
-    EXPECT_EQ(bytes.find(root_), std::string::npos) << name << " names the exporter's paths";
+    EXPECT_THAT(bytes, Not(HasSubstr("node01"))) << name;
+    EXPECT_THAT(bytes, Not(HasSubstr("node02"))) << name;
+    EXPECT_THAT(bytes, Not(HasSubstr(root_))) << name << " names the exporter's paths";
   }
 }
 
@@ -288,28 +272,27 @@ TEST_F(BundleCli, UsageErrorsSayWhatToDo) {
   auto none = run({"bundle", "export", "-o", path("x.ibbundle"), "--cert", pki("support/alice.pem"),
                    "--key", pki("support/alice.key")});
   EXPECT_EQ(none.exit_code, 3);
-  EXPECT_NE(none.err.find("FILE.ibsnap... or --job ID"), std::string::npos) << none.err;
+  EXPECT_THAT(none.err, HasSubstr("FILE.ibsnap... or --job ID"));
   // --case alone fetches the case: it needs the collector and a support certificate.
   auto cased =
       run({"bundle", "export", "--case", "C-1", "-o", path("x.ibbundle"), "--cert",
            pki("support/alice.pem"), "--key", pki("support/alice.key"), "--config", "/dev/null"});
   EXPECT_EQ(cased.exit_code, 3);
-  EXPECT_NE(cased.err.find("collector"), std::string::npos) << cased.err;
+  EXPECT_THAT(cased.err, HasSubstr("collector"));
   auto unsigned_export = run({"bundle", "export", path("node01.ibsnap"), "-o", path("x.ibbundle"),
                               "--config", "/dev/null"});
   EXPECT_EQ(unsigned_export.exit_code, 3);
-  EXPECT_NE(unsigned_export.err.find("--cert CERT.pem --key KEY.pem"), std::string::npos)
-      << unsigned_export.err;
+  EXPECT_THAT(unsigned_export.err, HasSubstr("--cert CERT.pem --key KEY.pem"));
   auto exists = run({"bundle", "export", path("node01.ibsnap"), "-o", path("good.ibbundle"),
                      "--cert", pki("support/alice.pem"), "--key", pki("support/alice.key")});
   EXPECT_EQ(exists.exit_code, 3);
-  EXPECT_NE(exists.err.find("--force"), std::string::npos);
+  EXPECT_THAT(exists.err, HasSubstr("--force"));
   auto noca = run({"bundle", "verify", path("good.ibbundle"), "--config", "/dev/null"});
   EXPECT_EQ(noca.exit_code, 3);
-  EXPECT_NE(noca.err.find("--ca CA.pem"), std::string::npos);
+  EXPECT_THAT(noca.err, HasSubstr("--ca CA.pem"));
   auto help = run({"bundle", "export", "--help"});
   EXPECT_EQ(help.exit_code, 0);
-  EXPECT_NE(help.out.find("--redact"), std::string::npos);
+  EXPECT_THAT(help.out, HasSubstr("--redact"));
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 // The real `ibcollect` binary on fixture trees and bad input: exit codes, messages, the
 // JSON shape of docs/commands.md, files written, bounded reads.
 
+#include <gmock/gmock.h>
 #include <google/protobuf/struct.pb.h>
 #include <google/protobuf/util/json_util.h>
 #include <gtest/gtest.h>
@@ -14,6 +15,9 @@
 #include <set>
 
 #include "ibc/agent/os.h"
+
+using ::testing::HasSubstr;
+using ::testing::Not;
 
 namespace {
 
@@ -69,17 +73,17 @@ google::protobuf::Struct parseJson(const std::string& text) {
 TEST_F(Cli, VersionAndHelpExitZero) {
   auto v = run({"--version"});
   EXPECT_EQ(v.exit_code, 0);
-  EXPECT_NE(v.out.find("ibcollect 0."), std::string::npos) << v.out;
+  EXPECT_THAT(v.out, HasSubstr("ibcollect 0."));
   auto h = run({"--help"});
   EXPECT_EQ(h.exit_code, 0);
-  EXPECT_NE(h.out.find("snapshot"), std::string::npos);
-  EXPECT_NE(h.out.find("analyze"), std::string::npos);
-  EXPECT_NE(h.out.find("Exit codes"), std::string::npos);
+  EXPECT_THAT(h.out, HasSubstr("snapshot"));
+  EXPECT_THAT(h.out, HasSubstr("analyze"));
+  EXPECT_THAT(h.out, HasSubstr("Exit codes"));
   // --job takes the report's judgement options, --expect-busbw too (issue 23).
-  EXPECT_NE(h.out.find("--expect-busbw"), std::string::npos) << h.out;
+  EXPECT_THAT(h.out, HasSubstr("--expect-busbw"));
   auto sh = run({"snapshot", "--help"});
   EXPECT_EQ(sh.exit_code, 0);
-  EXPECT_NE(sh.out.find("--window"), std::string::npos);
+  EXPECT_THAT(sh.out, HasSubstr("--window"));
 }
 
 TEST_F(Cli, UsageErrorsExitThreeAndSayWhy) {
@@ -89,10 +93,10 @@ TEST_F(Cli, UsageErrorsExitThreeAndSayWhy) {
   EXPECT_EQ(bad_cmd.exit_code, 3);
   auto missing_root = run({"snapshot", "--root", path("does-not-exist")});
   EXPECT_EQ(missing_root.exit_code, 3);
-  EXPECT_NE(missing_root.err.find("does-not-exist"), std::string::npos) << missing_root.err;
+  EXPECT_THAT(missing_root.err, HasSubstr("does-not-exist"));
   auto bad_format = run({"analyze", "--root", kMlx5Tree, "--format", "xml"});
   EXPECT_EQ(bad_format.exit_code, 3);
-  EXPECT_NE(bad_format.err.find("xml"), std::string::npos) << bad_format.err;
+  EXPECT_THAT(bad_format.err, HasSubstr("xml"));
   auto bad_window = run({"snapshot", "--root", kMlx5Tree, "--window", "-1"});
   EXPECT_EQ(bad_window.exit_code, 3);
 }
@@ -126,18 +130,17 @@ TEST_F(Cli, EachCommandsHelpShowsItsOwnExamplesAndUsageErrorsPointToIt) {
     const auto h = run(args);
     ASSERT_EQ(h.exit_code, 0) << name << ": " << h.err;
     const std::string own = "  ibcollect " + command.front();
-    EXPECT_NE(h.out.find("Example"), std::string::npos) << name << ":\n" << h.out;
-    EXPECT_NE(h.out.find(own), std::string::npos) << name << ":\n" << h.out;
-    EXPECT_EQ(h.out.find("ibcollect --job 1234"), std::string::npos) << name << ":\n" << h.out;
+    EXPECT_THAT(h.out, HasSubstr("Example")) << name << ":\n" << h.out;
+    EXPECT_THAT(h.out, HasSubstr(own)) << name << ":\n" << h.out;
+    EXPECT_THAT(h.out, Not(HasSubstr("ibcollect --job 1234"))) << name << ":\n" << h.out;
     std::istringstream lines(h.out);
     for (std::string l; std::getline(lines, l);) EXPECT_LE(l.size(), 80u) << name << ": " << l;
   }
   const auto nested = run({"case", "update"});
   EXPECT_EQ(nested.exit_code, 3);
-  EXPECT_NE(nested.err.find("Run 'ibcollect case update --help' for usage."), std::string::npos)
-      << nested.err;
+  EXPECT_THAT(nested.err, HasSubstr("Run 'ibcollect case update --help' for usage."));
   const auto create = run({"case", "create", "--help"});
-  EXPECT_EQ(create.out.find("to download from"), std::string::npos) << create.out;
+  EXPECT_THAT(create.out, Not(HasSubstr("to download from")));
 }
 
 TEST_F(Cli, SnapshotWritesAFileThatAnalyzeReadsBackWithTheSameFindings) {
@@ -185,9 +188,7 @@ TEST_F(Cli, SnapshotAlwaysKeepsAFileAndNeverOverwritesWithoutForce) {
   }
   ASSERT_EQ(kept.size(), 2u) << first.err << second.err;
   for (const auto& name : kept) {
-    EXPECT_NE(name.find("sysfs_procfs-fixture_mlx5_0_hw-counters-errors.tree-20"),
-              std::string::npos)
-        << name;
+    EXPECT_THAT(name, HasSubstr("sysfs_procfs-fixture_mlx5_0_hw-counters-errors.tree-20"));
     EXPECT_TRUE(first.err.find("snapshot saved to " + name) != std::string::npos ||
                 second.err.find("snapshot saved to " + name) != std::string::npos)
         << name;
@@ -198,8 +199,8 @@ TEST_F(Cli, SnapshotAlwaysKeepsAFileAndNeverOverwritesWithoutForce) {
   write("taken.ibsnap", "precious");
   auto refused = run({"snapshot", "--root", kMlx5Tree, "-o", path("taken.ibsnap")});
   EXPECT_EQ(refused.exit_code, 3);
-  EXPECT_NE(refused.err.find("already exists"), std::string::npos) << refused.err;
-  EXPECT_NE(refused.err.find("--force"), std::string::npos) << refused.err;
+  EXPECT_THAT(refused.err, HasSubstr("already exists"));
+  EXPECT_THAT(refused.err, HasSubstr("--force"));
   auto forced = run({"snapshot", "--root", kMlx5Tree, "-o", path("taken.ibsnap"), "--force"});
   EXPECT_EQ(forced.exit_code, 1) << forced.err;
   EXPECT_GT(std::filesystem::file_size(path("taken.ibsnap")), 1000u);
@@ -213,10 +214,8 @@ TEST_F(Cli, AnUnknownLinkLayerInAPasteIsNotBlamedOnAMissingFile) {
       "/real/ibtools/"
       "ibportstate-and-ibstat_mlx4-port1-down-disabled-port2-active56_rdma-core-pr-847.txt";
   auto r = run({"analyze", "--tool-output", paste});
-  EXPECT_EQ(r.out.find("no link_layer file"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("mlx4_0 port 2: link layer unknown (the evidence does not say it)"),
-            std::string::npos)
-      << r.out;
+  EXPECT_THAT(r.out, Not(HasSubstr("no link_layer file")));
+  EXPECT_THAT(r.out, HasSubstr("mlx4_0 port 2: link layer unknown (the evidence does not say it)"));
 }
 
 // Issue 10: `analyze` of pasted output can save it as a snapshot that reads back the same.
@@ -228,8 +227,7 @@ TEST_F(Cli, AnalyzeOfAPasteSavesASnapshotThatReadsBackWithTheSameFindings) {
   auto first =
       run({"analyze", "--tool-output", paste, "-o", path("paste.ibsnap"), "--format", "json"});
   ASSERT_EQ(first.exit_code, 2) << first.err;  // port 1 is down
-  EXPECT_NE(first.err.find("snapshot saved to " + path("paste.ibsnap")), std::string::npos)
-      << first.err;
+  EXPECT_THAT(first.err, HasSubstr("snapshot saved to " + path("paste.ibsnap")));
   auto again = run({"analyze", path("paste.ibsnap"), "--format", "json"});
   EXPECT_EQ(again.exit_code, 2) << again.err;
   const auto codes = [](const std::string& json) {
@@ -244,7 +242,7 @@ TEST_F(Cli, AnalyzeOfAPasteSavesASnapshotThatReadsBackWithTheSameFindings) {
             codes(again.out).count("PORT_DOWN") + codes(again.out).count("PHYS_LINK_NOT_UP"));
   auto refused = run({"analyze", "--tool-output", paste, "-o", path("paste.ibsnap")});
   EXPECT_EQ(refused.exit_code, 3);
-  EXPECT_NE(refused.err.find("--force"), std::string::npos);
+  EXPECT_THAT(refused.err, HasSubstr("--force"));
 }
 
 // Issue 11 #10: an empty kernel log given on purpose is said, not a collection failure.
@@ -252,18 +250,17 @@ TEST_F(Cli, AnEmptyDmesgFileIsANoteAndTheVerdictIsTheExitCode) {
   auto r =
       run({"snapshot", "--root", kMlx5Tree, "--dmesg-file", "/dev/null", "-o", path("n.ibsnap")});
   EXPECT_EQ(r.exit_code, 1) << r.err;
-  EXPECT_NE(r.err.find("note: /dev/null: empty file"), std::string::npos) << r.err;
-  EXPECT_EQ(r.err.find("cannot read"), std::string::npos) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("note: /dev/null: empty file"));
+  EXPECT_THAT(r.err, Not(HasSubstr("cannot read")));
 }
 
 // Issue 10: the real mlx5 capture is a ConnectX-4 Lx VF (PCI 0x1016, Ethernet only) whose
 // tree says InfiniBand at "25 Gb/sec (1X EDR)": the report says so instead of passing it on.
 TEST_F(Cli, AnEthernetOnlyAdapterClaimingInfiniBandGetsARemark) {
   auto r = run({"analyze", "--root", kMlx5Tree});
-  EXPECT_NE(r.out.find("mlx5_0 port 1: ConnectX-4 Lx VF (PCI device 0x1016) is an Ethernet-only "
-                       "adapter, yet link_layer says InfiniBand"),
-            std::string::npos)
-      << r.out;
+  EXPECT_THAT(r.out,
+              HasSubstr("mlx5_0 port 1: ConnectX-4 Lx VF (PCI device 0x1016) is an Ethernet-only "
+                        "adapter, yet link_layer says InfiniBand"));
 }
 
 // Issue 10: evidence from two sources merges in one place, in core. A paste that says port 1
@@ -279,12 +276,11 @@ TEST_F(Cli, APasteContradictingASnapshotKeepsItsFindingsAndTheConflictIsSaid) {
   ASSERT_EQ(run({"snapshot", "--root", tree, "-o", path("n.ibsnap")}).exit_code, 0);
   auto r = run({"analyze", path("n.ibsnap"), "--tool-output", paste, "--format", "json"});
   EXPECT_EQ(r.exit_code, 2) << r.err;
-  EXPECT_NE(r.err.find("conflicting evidence: devices[mlx4_0].ports[1].state: '4: ACTIVE' (" +
-                       path("n.ibsnap") + ", kept) vs 'Down' (" + paste + ")"),
-            std::string::npos)
-      << r.err;
+  EXPECT_THAT(r.err,
+              HasSubstr("conflicting evidence: devices[mlx4_0].ports[1].state: '4: ACTIVE' (" +
+                        path("n.ibsnap") + ", kept) vs 'Down' (" + paste + ")"));
   // The same state in two spellings is not a conflict.
-  EXPECT_EQ(r.err.find("ports[2].state"), std::string::npos) << r.err;
+  EXPECT_THAT(r.err, Not(HasSubstr("ports[2].state")));
   const auto doc = parseJson(r.out);
   bool kept = false;
   for (const auto& v : doc.fields().at("findings").list_value().values()) {
@@ -331,10 +327,10 @@ TEST_F(Cli, TwoPastesFindWhatOneFileWithTheSameBytesFinds) {
 TEST_F(Cli, TextReportHasTheTableFindingsAndNextSteps) {
   auto r = run({"analyze", "--root", kMlx5Tree});
   EXPECT_EQ(r.exit_code, 1);
-  EXPECT_NE(r.out.find("NODE"), std::string::npos);
-  EXPECT_NE(r.out.find("mlx5_0 (VF)"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("WARNING  CQE_ERRORS"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("next step:"), std::string::npos);
+  EXPECT_THAT(r.out, HasSubstr("NODE"));
+  EXPECT_THAT(r.out, HasSubstr("mlx5_0 (VF)"));
+  EXPECT_THAT(r.out, HasSubstr("WARNING  CQE_ERRORS"));
+  EXPECT_THAT(r.out, HasSubstr("next step:"));
 }
 
 TEST_F(Cli, GarbageAndTruncatedSnapshotsAreRejectedByNameWithExitFour) {
@@ -352,7 +348,7 @@ TEST_F(Cli, GarbageAndTruncatedSnapshotsAreRejectedByNameWithExitFour) {
   for (const char* name : {"garbage.ibsnap", "empty.ibsnap", "truncated.ibsnap"}) {
     auto r = run({"analyze", path(name)});
     EXPECT_EQ(r.exit_code, 4) << name;
-    EXPECT_NE(r.err.find(name), std::string::npos) << r.err;
+    EXPECT_THAT(r.err, HasSubstr(name));
   }
   // A bad file next to a good one: the good one is still reported, and its verdict is the
   // exit code (docs/commands.md: a verdict wins over an input problem, 2 beats 1 beats 4).
@@ -360,8 +356,8 @@ TEST_F(Cli, GarbageAndTruncatedSnapshotsAreRejectedByNameWithExitFour) {
   ASSERT_TRUE(verdict == 1 || verdict == 2) << verdict;
   auto mixed = run({"analyze", path("good.ibsnap"), path("garbage.ibsnap")});
   EXPECT_EQ(mixed.exit_code, verdict);
-  EXPECT_NE(mixed.out.find("CQE_ERRORS"), std::string::npos);
-  EXPECT_NE(mixed.err.find("not an ibcollect snapshot"), std::string::npos) << mixed.err;
+  EXPECT_THAT(mixed.out, HasSubstr("CQE_ERRORS"));
+  EXPECT_THAT(mixed.err, HasSubstr("not an ibcollect snapshot"));
 }
 
 TEST_F(Cli, UnrecognisedToolOutputIsAnInputError) {
@@ -373,7 +369,7 @@ TEST_F(Cli, UnrecognisedToolOutputIsAnInputError) {
   for (const char* name : {"garbage.txt", "empty.txt"}) {
     auto r = run({"analyze", "--tool-output", path(name)});
     EXPECT_EQ(r.exit_code, 4) << name << r.err;
-    EXPECT_NE(r.err.find("no known tool output"), std::string::npos) << r.err;
+    EXPECT_THAT(r.err, HasSubstr("no known tool output"));
   }
 }
 
@@ -400,11 +396,10 @@ TEST_F(Cli, EmptyOrUnrecognisedLogsAreInputErrorsNeverAQuietOk) {
                         Case{"--dmesg-file", "prose.txt", "no kernel log lines recognised"}}) {
     auto r = run({"analyze", c.option, path(c.file)});
     EXPECT_EQ(r.exit_code, 4) << c.option << " " << c.file << "\n" << r.out << r.err;
-    EXPECT_NE(r.err.find(path(c.file) + ": " + c.says), std::string::npos)
-        << c.option << " " << c.file << "\n"
-        << r.err;
-    EXPECT_NE(r.err.find("nothing to analyze"), std::string::npos) << r.err;
-    EXPECT_EQ(r.out.find("OK"), std::string::npos) << r.out;
+    EXPECT_THAT(r.err, HasSubstr(path(c.file) + ": " + c.says)) << c.option << " " << c.file << "\n"
+                                                                << r.err;
+    EXPECT_THAT(r.err, HasSubstr("nothing to analyze"));
+    EXPECT_THAT(r.out, Not(HasSubstr("OK")));
   }
 }
 
@@ -420,10 +415,10 @@ TEST_F(Cli, AnUnrecognisedLogBesideATreeIsAnInputErrorNotAQuietOk) {
     auto r = run({"analyze", "--root", qdr, option, path("prose.txt")});
     EXPECT_EQ(r.exit_code, verdict == 1 || verdict == 2 ? verdict : 4) << option << "\n"
                                                                        << r.out << r.err;
-    EXPECT_NE(r.err.find(path("prose.txt") + ": no "), std::string::npos) << option << r.err;
-    EXPECT_NE(r.err.find("1 input(s) could not be read or were not recognised"), std::string::npos)
+    EXPECT_THAT(r.err, HasSubstr(path("prose.txt") + ": no ")) << option << r.err;
+    EXPECT_THAT(r.err, HasSubstr("1 input(s) could not be read or were not recognised"))
         << option << r.err;
-    EXPECT_NE(r.out.find("mlx4_0"), std::string::npos) << option << r.out;
+    EXPECT_THAT(r.out, HasSubstr("mlx4_0")) << option << r.out;
   }
   // A real kernel log without RDMA lines is a kernel log: no error.
   write("quiet-dmesg.txt",
@@ -431,7 +426,7 @@ TEST_F(Cli, AnUnrecognisedLogBesideATreeIsAnInputErrorNotAQuietOk) {
         "clocksource tsc\n");
   auto r = run({"analyze", "--root", qdr, "--dmesg-file", path("quiet-dmesg.txt")});
   EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
-  EXPECT_EQ(r.err.find("quiet-dmesg.txt"), std::string::npos) << r.err;
+  EXPECT_THAT(r.err, Not(HasSubstr("quiet-dmesg.txt")));
 }
 
 TEST_F(Cli, AnUnrecognisedLogBesideAGoodOneKeepsTheGoodOnesFindings) {
@@ -444,9 +439,8 @@ TEST_F(Cli, AnUnrecognisedLogBesideAGoodOneKeepsTheGoodOnesFindings) {
   auto r = run({"analyze", "--nccl-log", good, "--nccl-log", path("prose.txt")});
   // The good log's verdict wins over the unrecognised one (docs/commands.md).
   EXPECT_EQ(r.exit_code, verdict) << r.err;
-  EXPECT_NE(r.out.find("NCCL_IB_UNAVAILABLE"), std::string::npos) << r.out;
-  EXPECT_NE(r.err.find("1 input(s) could not be read or were not recognised"), std::string::npos)
-      << r.err;
+  EXPECT_THAT(r.out, HasSubstr("NCCL_IB_UNAVAILABLE"));
+  EXPECT_THAT(r.err, HasSubstr("1 input(s) could not be read or were not recognised"));
 }
 
 TEST_F(Cli, AnUnreadableInputIsNamedOnceWithTheOsReason) {
@@ -457,15 +451,15 @@ TEST_F(Cli, AnUnreadableInputIsNamedOnceWithTheOsReason) {
   const auto first = r.err.find(unreadable);
   ASSERT_NE(first, std::string::npos) << r.err;
   EXPECT_EQ(r.err.find(unreadable, first + 1), std::string::npos) << r.err;
-  EXPECT_NE(r.err.find("Input/output error"), std::string::npos) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("Input/output error"));
 }
 
 TEST_F(Cli, UnwritableOutputSaysNothingWasKeptAndTheVerdictStaysTheExitCode) {
   auto r = run({"snapshot", "--root", kMlx5Tree, "-o", path("no-such-dir/node.ibsnap")});
   EXPECT_EQ(r.exit_code, 1) << "the tree's WARNING wins over the write failure";
-  EXPECT_NE(r.err.find("could not write the snapshot"), std::string::npos) << r.err;
-  EXPECT_NE(r.err.find("nothing was kept"), std::string::npos);
-  EXPECT_NE(r.out.find("CQE_ERRORS"), std::string::npos);  // the report is still printed
+  EXPECT_THAT(r.err, HasSubstr("could not write the snapshot"));
+  EXPECT_THAT(r.err, HasSubstr("nothing was kept"));
+  EXPECT_THAT(r.out, HasSubstr("CQE_ERRORS"));  // the report is still printed
 }
 
 TEST_F(Cli, FullDiskLeavesNoPartialSnapshot) {
@@ -484,9 +478,8 @@ TEST_F(Cli, FullDiskLeavesNoPartialSnapshot) {
       std::chrono::seconds(60));
   ASSERT_TRUE(r.ok());
   EXPECT_EQ(r->exit_code, 1) << r->err;  // the tree's WARNING; the failure is printed
-  EXPECT_NE(r->err.find("No space left on device"), std::string::npos) << r->err;
-  EXPECT_NE(r->out.find("LEFT: fill\n"), std::string::npos)
-      << "partial or temporary file left: " << r->out;
+  EXPECT_THAT(r->err, HasSubstr("No space left on device"));
+  EXPECT_THAT(r->out, HasSubstr("LEFT: fill\n")) << "partial or temporary file left: " << r->out;
 }
 
 TEST_F(Cli, AGibibyteLogIsReadBoundedAndStillAnalysed) {
@@ -501,12 +494,11 @@ TEST_F(Cli, AGibibyteLogIsReadBoundedAndStillAnalysed) {
   }
   auto r = run({"analyze", "--nccl-log", path("huge.log"), "--format", "json"});
   EXPECT_EQ(r.exit_code, 1) << r.err;
-  EXPECT_NE(r.out.find("NCCL_IB_UNAVAILABLE"), std::string::npos);   // from the head
-  EXPECT_NE(r.out.find("NCCL_SOCKET_FALLBACK"), std::string::npos);  // from the tail
+  EXPECT_THAT(r.out, HasSubstr("NCCL_IB_UNAVAILABLE"));   // from the head
+  EXPECT_THAT(r.out, HasSubstr("NCCL_SOCKET_FALLBACK"));  // from the tail
   // Said, so nobody believes the middle was read.
-  EXPECT_NE(r.err.find("note: " + path("huge.log") + ": larger than the 64 MiB read bound"),
-            std::string::npos)
-      << r.err;
+  EXPECT_THAT(r.err,
+              HasSubstr("note: " + path("huge.log") + ": larger than the 64 MiB read bound"));
 }
 
 TEST_F(Cli, BytesThatAreNotTextInSysfsNeitherBreakTheSnapshotNorReachTheTerminal) {
@@ -523,11 +515,11 @@ TEST_F(Cli, BytesThatAreNotTextInSysfsNeitherBreakTheSnapshotNorReachTheTerminal
       << "\xc3(\n";
   auto snap = run({"snapshot", "--root", tree, "-o", path("odd.ibsnap")});
   EXPECT_EQ(snap.exit_code, 1) << snap.err;
-  EXPECT_EQ(snap.err.find("invalid UTF-8"), std::string::npos) << snap.err;  // protobuf's complaint
+  EXPECT_THAT(snap.err, Not(HasSubstr("invalid UTF-8")));  // protobuf's complaint
   auto text = run({"analyze", path("odd.ibsnap")});
   EXPECT_EQ(text.exit_code, 1) << text.err;
-  EXPECT_NE(text.out.find("PORT_STATE_UNKNOWN"), std::string::npos) << text.out;
-  EXPECT_NE(text.out.find("Act?[31mive?"), std::string::npos) << text.out;
+  EXPECT_THAT(text.out, HasSubstr("PORT_STATE_UNKNOWN"));
+  EXPECT_THAT(text.out, HasSubstr("Act?[31mive?"));
   for (const char c : text.out) {
     const auto u = static_cast<unsigned char>(c);
     ASSERT_TRUE(u >= 0x20 || c == '\n' || c == '\t') << "control byte " << int(u) << " in\n"
@@ -551,9 +543,9 @@ TEST_F(Cli, UnreadableAndOddSysfsFilesNeverAbortTheSnapshot) {
   std::ofstream(port + "/rate", std::ios::trunc).close();
   auto r = run({"snapshot", "--root", tree, "--format", "json"});
   EXPECT_EQ(r.exit_code, 1) << r.err;
-  EXPECT_NE(r.out.find("\"unavailable_reason\": \"ENOENT\""), std::string::npos);
-  EXPECT_NE(r.out.find("\"probe\": \"sysfs.port\""), std::string::npos);  // state: EISDIR recorded
-  EXPECT_NE(r.out.find("CQE_ERRORS"), std::string::npos);
+  EXPECT_THAT(r.out, HasSubstr("\"unavailable_reason\": \"ENOENT\""));
+  EXPECT_THAT(r.out, HasSubstr("\"probe\": \"sysfs.port\""));  // state: EISDIR recorded
+  EXPECT_THAT(r.out, HasSubstr("CQE_ERRORS"));
 }
 
 }  // namespace
@@ -589,36 +581,35 @@ TEST_F(Cli, EveryHelpFitsEightyColumnsAndFetchSaysWhoseCertificate) {
     EXPECT_LE(longestLine(h.out), 80u) << c << "\n" << h.out;
   }
   auto fetch = run({"fetch", "--help"});
-  EXPECT_NE(fetch.out.find("support certificate"), std::string::npos) << fetch.out;
-  EXPECT_EQ(fetch.out.find("This node's certificate"), std::string::npos) << fetch.out;
-  EXPECT_EQ(fetch.out.find("--spool"), std::string::npos) << fetch.out;
-  EXPECT_EQ(fetch.out.find("--retries"), std::string::npos) << fetch.out;
+  EXPECT_THAT(fetch.out, HasSubstr("support certificate"));
+  EXPECT_THAT(fetch.out, Not(HasSubstr("This node's certificate")));
+  EXPECT_THAT(fetch.out, Not(HasSubstr("--spool")));
+  EXPECT_THAT(fetch.out, Not(HasSubstr("--retries")));
 }
 
 TEST_F(Cli, ExplainSaysWhatACodeMeansAndATypoNamesTheNearestCodes) {
   auto sm = run({"explain", "port_not_active_sm"});
   EXPECT_EQ(sm.exit_code, 0) << sm.err;
   EXPECT_EQ(sm.out.rfind("PORT_NOT_ACTIVE_SM\n", 0), 0u) << sm.out;
-  EXPECT_NE(sm.out.find("Escalates to the provider: yes (subnet_manager)"), std::string::npos);
-  EXPECT_NE(sm.out.find("Next step:\n  Check that a subnet manager runs"), std::string::npos)
-      << sm.out;
+  EXPECT_THAT(sm.out, HasSubstr("Escalates to the provider: yes (subnet_manager)"));
+  EXPECT_THAT(sm.out, HasSubstr("Next step:\n  Check that a subnet manager runs"));
   auto typo = run({"explain", "PORT_DWN"});
   EXPECT_EQ(typo.exit_code, 3);
-  EXPECT_NE(typo.err.find("did you mean PORT_DOWN"), std::string::npos) << typo.err;
+  EXPECT_THAT(typo.err, HasSubstr("did you mean PORT_DOWN"));
   auto list = run({"explain", "--list"});
   EXPECT_EQ(list.exit_code, 0) << list.err;
-  EXPECT_NE(list.out.find("NCCL_SOCKET_FALLBACK"), std::string::npos);
+  EXPECT_THAT(list.out, HasSubstr("NCCL_SOCKET_FALLBACK"));
 }
 
 TEST_F(Cli, AParseErrorPrintsOneUsageLineNamingTheCommand) {
   auto r = run({"snapshot", "--bogus"});
   EXPECT_EQ(r.exit_code, 3);
-  EXPECT_NE(r.err.find("--bogus"), std::string::npos) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("--bogus"));
   std::size_t usage = 0;
   for (auto p = r.err.find("--help"); p != std::string::npos; p = r.err.find("--help", p + 1))
     ++usage;
   EXPECT_EQ(usage, 1u) << r.err;
-  EXPECT_NE(r.err.find("Run 'ibcollect snapshot --help' for usage."), std::string::npos) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("Run 'ibcollect snapshot --help' for usage."));
 }
 
 TEST_F(Cli, TextFitsTheWidthFromTheFlagOrColumns) {
@@ -627,7 +618,7 @@ TEST_F(Cli, TextFitsTheWidthFromTheFlagOrColumns) {
   auto flag = runWithEnv({}, {"analyze", "--root", kMlx5Tree, "--width", "80"});
   EXPECT_EQ(flag.exit_code, 1);
   EXPECT_LE(longestLine(flag.out), 80u) << flag.out;
-  EXPECT_NE(flag.out.find("next step:"), std::string::npos);
+  EXPECT_THAT(flag.out, HasSubstr("next step:"));
   auto columns = runWithEnv({"COLUMNS=80"}, {"analyze", "--root", kMlx5Tree});
   EXPECT_LE(longestLine(columns.out), 80u) << columns.out;
   EXPECT_EQ(columns.out, flag.out);
@@ -636,14 +627,14 @@ TEST_F(Cli, TextFitsTheWidthFromTheFlagOrColumns) {
 TEST_F(Cli, QuietShowsTheVerdictOnlyAndColourIsForTerminalsOrWhenAsked) {
   auto q = run({"analyze", "--root", kMlx5Tree, "-q"});
   EXPECT_EQ(q.exit_code, 1);
-  EXPECT_NE(q.out.find("WARNING"), std::string::npos) << q.out;
-  EXPECT_EQ(q.out.find("next step:"), std::string::npos) << q.out;
+  EXPECT_THAT(q.out, HasSubstr("WARNING"));
+  EXPECT_THAT(q.out, Not(HasSubstr("next step:")));
   auto v = run({"analyze", "--root", kMlx5Tree, "-v"});
   EXPECT_GE(v.out.size(), run({"analyze", "--root", kMlx5Tree}).out.size());
   auto plain = run({"analyze", "--root", kMlx5Tree, "--color", "auto"});
-  EXPECT_EQ(plain.out.find('\x1b'), std::string::npos) << "auto: stdout is not a terminal";
+  EXPECT_THAT(plain.out, Not(HasSubstr("\x1b"))) << "auto: stdout is not a terminal";
   auto always = run({"analyze", "--root", kMlx5Tree, "--color", "always"});
-  EXPECT_NE(always.out.find("\x1b[33mWARNING\x1b[0m"), std::string::npos) << always.out;
+  EXPECT_THAT(always.out, HasSubstr("\x1b[33mWARNING\x1b[0m"));
   auto bad = run({"analyze", "--root", kMlx5Tree, "--color", "sometimes"});
   EXPECT_EQ(bad.exit_code, 3);
 }
@@ -654,16 +645,16 @@ TEST_F(Cli, NcclTestsResultsAreShownAndExpectBusbwJudgesThem) {
       "/real/nccl-tests/"
       "nccl-tests_all_reduce_perf_ring-large-sizes-busbw95_nccl-tests-issue-252.txt";
   auto shown = run({"analyze", "--root", kMlx5Tree, "--nccl-tests", nt});
-  EXPECT_NE(shown.out.find("SIZE (B)    ALGBW GB/s  BUSBW GB/s"), std::string::npos) << shown.out;
-  EXPECT_NE(shown.out.find("4294967296  55.64       97.37"), std::string::npos) << shown.out;
-  EXPECT_NE(shown.out.find("average busbw 95.30 GB/s"), std::string::npos) << shown.out;
-  EXPECT_EQ(shown.out.find("NCCL_TEST_LOW_BUSBW"), std::string::npos) << shown.out;
+  EXPECT_THAT(shown.out, HasSubstr("SIZE (B)    ALGBW GB/s  BUSBW GB/s"));
+  EXPECT_THAT(shown.out, HasSubstr("4294967296  55.64       97.37"));
+  EXPECT_THAT(shown.out, HasSubstr("average busbw 95.30 GB/s"));
+  EXPECT_THAT(shown.out, Not(HasSubstr("NCCL_TEST_LOW_BUSBW")));
   auto low = run({"analyze", "--root", kMlx5Tree, "--nccl-tests", nt, "--expect-busbw", "150"});
-  EXPECT_NE(low.out.find("expected busbw 150.00 GB/s"), std::string::npos) << low.out;
-  EXPECT_NE(low.out.find("NCCL_TEST_LOW_BUSBW"), std::string::npos) << low.out;
-  EXPECT_NE(low.out.find("below the expected 150 GB/s"), std::string::npos) << low.out;
+  EXPECT_THAT(low.out, HasSubstr("expected busbw 150.00 GB/s"));
+  EXPECT_THAT(low.out, HasSubstr("NCCL_TEST_LOW_BUSBW"));
+  EXPECT_THAT(low.out, HasSubstr("below the expected 150 GB/s"));
   auto fine = run({"analyze", "--root", kMlx5Tree, "--nccl-tests", nt, "--expect-busbw", "90"});
-  EXPECT_EQ(fine.out.find("NCCL_TEST_LOW_BUSBW"), std::string::npos) << fine.out;
+  EXPECT_THAT(fine.out, Not(HasSubstr("NCCL_TEST_LOW_BUSBW")));
 }
 
 // `--color auto` on a real terminal: script(1) gives the binary a pseudo-terminal.
@@ -681,8 +672,8 @@ TEST_F(Cli, ColourAutoOnATerminalHonoursNoColor) {
   };
   EXPECT_NE(onTerminal("TERM=xterm").find("\x1b[33mWARNING\x1b[0m"), std::string::npos);
   const std::string no_color = onTerminal("NO_COLOR=1");
-  EXPECT_EQ(no_color.find("\x1b["), std::string::npos) << no_color;
-  EXPECT_NE(no_color.find("WARNING"), std::string::npos) << no_color;
+  EXPECT_THAT(no_color, Not(HasSubstr("\x1b[")));
+  EXPECT_THAT(no_color, HasSubstr("WARNING"));
 }
 
 TEST_F(Cli, JobTakesTheTextFlagsToo) {

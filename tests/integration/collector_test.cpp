@@ -5,6 +5,7 @@
 
 #include <arpa/inet.h>
 #include <fcntl.h>
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <poll.h>
@@ -38,6 +39,9 @@
 #include "ibc/core/snapshot_file.h"
 #include "test_pki.h"
 #include "upload_load.h"
+
+using ::testing::HasSubstr;
+using ::testing::Not;
 
 extern char** environ;
 
@@ -258,13 +262,13 @@ TEST_F(Transport, UploadedSnapshotsComeBackByteIdenticalThroughFetch) {
   const std::string a = takeSnapshot("a.ibsnap", "501", agent("acme", "node01"));
   auto up = runWith({"upload", a}, collector->address(), agent("acme", "node01"));
   EXPECT_EQ(up.exit_code, 0) << up.err;
-  EXPECT_NE(up.err.find("delivered"), std::string::npos) << up.err;
+  EXPECT_THAT(up.err, HasSubstr("delivered"));
   // `snapshot` uploads by itself when a collector is configured (node02, same job).
   auto snap =
       runWith({"snapshot", "--root", treeOf("node02"), "--job", "501", "-o", path("b.ibsnap")},
               collector->address(), agent("acme", "node02"));
   EXPECT_LE(snap.exit_code, 2) << snap.err;
-  EXPECT_NE(snap.err.find("delivered the snapshot"), std::string::npos) << snap.err;
+  EXPECT_THAT(snap.err, HasSubstr("delivered the snapshot"));
 
   auto fetched = runWith({"fetch", "--job", "501", "--tenant", "acme", "-o", path("out")},
                          collector->address(), support());
@@ -277,7 +281,7 @@ TEST_F(Transport, UploadedSnapshotsComeBackByteIdenticalThroughFetch) {
   for (const auto& e : fs::directory_iterator(path("out"))) verify.push_back(e.path());
   auto v = run(verify);
   EXPECT_EQ(v.exit_code, 0) << v.out;
-  EXPECT_NE(v.out.find("OK signed by CN=node01,OU=agent,O=acme"), std::string::npos) << v.out;
+  EXPECT_THAT(v.out, HasSubstr("OK signed by CN=node01,OU=agent,O=acme"));
 }
 
 // Issue 24: `upload` of several files sends them over one connection, several in flight;
@@ -294,10 +298,10 @@ TEST_F(Transport, UploadOfSeveralFilesUsesOneConnectionAndTheCollectorLogsEachAc
   auto up = runWith({"upload", a, b, foreign, c}, collector->address(), agent("acme", "node01"));
   EXPECT_EQ(up.exit_code, 4) << up.err;  // globex's snapshot is refused
   for (const auto& file : {a, b, c}) {
-    EXPECT_NE(up.err.find("delivered " + file + " to"), std::string::npos) << up.err;
+    EXPECT_THAT(up.err, HasSubstr("delivered " + file + " to"));
   }
-  EXPECT_NE(up.err.find(foreign + " was refused for good"), std::string::npos) << up.err;
-  EXPECT_NE(up.err.find("tenant_mismatch"), std::string::npos) << up.err;
+  EXPECT_THAT(up.err, HasSubstr(foreign + " was refused for good"));
+  EXPECT_THAT(up.err, HasSubstr("tenant_mismatch"));
   // Its own connection and this stats query's.
   EXPECT_EQ(stats(port).connections_accepted(), connections + 2);
   std::size_t accepted = 0;
@@ -305,54 +309,49 @@ TEST_F(Transport, UploadOfSeveralFilesUsesOneConnectionAndTheCollectorLogsEachAc
   for (std::string line; std::getline(log, line);) {
     if (line.find("event=upload_accepted") == std::string::npos) continue;
     ++accepted;
-    EXPECT_NE(line.find("tenant=acme role=agent cn=node01"), std::string::npos) << line;
+    EXPECT_THAT(line, HasSubstr("tenant=acme role=agent cn=node01"));
   }
   EXPECT_EQ(accepted, 3u) << collector->log();
-  EXPECT_NE(collector->log().find("event=upload_accepted snapshot="), std::string::npos);
+  EXPECT_THAT(collector->log(), HasSubstr("event=upload_accepted snapshot="));
 }
 
 TEST_F(Transport, BadUploadsAreRejectedWithTheirReasonWhileHonestAgentsAreServed) {
   auto collector = startCollector();
   const std::string addr = collector->address();
   const std::string good = takeSnapshot("good.ibsnap", "600", agent("acme", "node01"));
+  // `upload` of `file` as `who` ends with exit code 4 and says `why`.
+  const auto refused = [&](const std::string& file, const Identity& who, const std::string& why) {
+    auto r = runWith({"upload", file}, addr, who);
+    EXPECT_EQ(r.exit_code, 4) << r.err;
+    EXPECT_THAT(r.err, HasSubstr(why));
+  };
 
   // Tampered: one byte of the signed snapshot flipped.
   std::string bytes = readAll(good);
   bytes[bytes.size() / 2] ^= 0x20;
   writeAll(path("tampered.ibsnap"), bytes);
-  auto tampered = runWith({"upload", path("tampered.ibsnap")}, addr, agent("acme", "node01"));
-  EXPECT_EQ(tampered.exit_code, 4);
-  EXPECT_NE(tampered.err.find("bad_signature"), std::string::npos) << tampered.err;
+  refused(path("tampered.ibsnap"), agent("acme", "node01"), "bad_signature");
   auto offline = run({"verify", path("tampered.ibsnap"), "--ca", pki_ + "/ca.pem"});
   EXPECT_EQ(offline.exit_code, 5);
-  EXPECT_NE(offline.out.find("FAILED"), std::string::npos) << offline.out;
+  EXPECT_THAT(offline.out, HasSubstr("FAILED"));
 
   // Signed under another CA, uploaded over an honest connection.
   const Identity stranger{other_pki_ + "/agents/acme/node01.pem",
                           other_pki_ + "/agents/acme/node01.key", "node01"};
   const std::string foreign = takeSnapshot("foreign.ibsnap", "600", stranger);
-  auto wrong_ca = runWith({"upload", foreign}, addr, agent("acme", "node01"));
-  EXPECT_EQ(wrong_ca.exit_code, 4);
-  EXPECT_NE(wrong_ca.err.find("unknown_ca"), std::string::npos) << wrong_ca.err;
+  refused(foreign, agent("acme", "node01"), "unknown_ca");
   // ... and a TLS client certificate of that CA: refused at the handshake.
-  auto wrong_ca_tls = runWith({"upload", good}, addr, stranger);
-  EXPECT_EQ(wrong_ca_tls.exit_code, 4);
-  EXPECT_NE(wrong_ca_tls.err.find("kept in the spool"), std::string::npos) << wrong_ca_tls.err;
+  refused(good, stranger, "kept in the spool");
 
   // An expired certificate, as signer and as TLS client.
   const Identity expired{root_ + "/expired.pem", root_ + "/expired.key", "node01"};
   const std::string old = takeSnapshot("old.ibsnap", "600", expired);
-  auto expired_signer = runWith({"upload", old}, addr, agent("acme", "node01"));
-  EXPECT_EQ(expired_signer.exit_code, 4);
-  EXPECT_NE(expired_signer.err.find("certificate_expired"), std::string::npos)
-      << expired_signer.err;
+  refused(old, agent("acme", "node01"), "certificate_expired");
   auto expired_tls = runWith({"upload", good}, addr, expired);
   EXPECT_EQ(expired_tls.exit_code, 4);
 
   // Another tenant writing acme's snapshot, and an agent reading.
-  auto other_tenant = runWith({"upload", good}, addr, agent("globex", "gx01"));
-  EXPECT_EQ(other_tenant.exit_code, 4);
-  EXPECT_NE(other_tenant.err.find("tenant_mismatch"), std::string::npos) << other_tenant.err;
+  refused(good, agent("globex", "gx01"), "tenant_mismatch");
   // `fetch` refuses an agent certificate locally; the collector refuses it too, for clients
   // that skip the local check.
   auto agent_reads = runWith({"fetch", "--job", "600", "--tenant", "acme", "-o", path("x")}, addr,
@@ -387,7 +386,7 @@ TEST_F(Transport, BadUploadsAreRejectedWithTheirReasonWhileHonestAgentsAreServed
                              "TLS client certificate", "certificate has expired",
                              // the rejected TLS client is named by its subject
                              "CN=node01: certificate has expired"}) {
-    EXPECT_NE(log.find(reason), std::string::npos) << reason << " in\n" << log;
+    EXPECT_THAT(log, HasSubstr(reason)) << reason << " in\n" << log;
   }
 }
 
@@ -413,7 +412,7 @@ TEST_F(Transport, GarbageAndOversizedFramesAreRejectedAndTheirConnectionsClosed)
   ASSERT_TRUE(too_large.ok()) << too_large.error().message;
   ASSERT_TRUE(r.ParseFromString(*too_large));
   EXPECT_EQ(r.rejection().reason(), v1::REJECT_REASON_FRAME_TOO_LARGE);
-  EXPECT_NE(r.rejection().message().find("1073741824"), std::string::npos);
+  EXPECT_THAT(r.rejection().message(), HasSubstr("1073741824"));
   EXPECT_FALSE(oversized->readFrame(seconds(10)).ok());
 
   // Plain bytes where a TLS handshake belongs.
@@ -467,9 +466,8 @@ TEST_F(Transport, AClientSendingOneByteASecondIsCutOffWhileOthersAreServed) {
   trickle.join();
   ::close(fd);
   const std::string log = collector->log();
-  EXPECT_NE(log.find("frame not complete within 2000 ms"), std::string::npos) << log;
-  EXPECT_NE(log.find("no whole ClientHello within 2000 ms of connecting"), std::string::npos)
-      << log;
+  EXPECT_THAT(log, HasSubstr("frame not complete within 2000 ms"));
+  EXPECT_THAT(log, HasSubstr("no whole ClientHello within 2000 ms of connecting"));
 }
 
 TEST_F(Transport, SilentAndTricklingConnectionsHoldNoHandshakeSlot) {
@@ -574,10 +572,8 @@ TEST_F(Transport, SigtermDrainsExitsCleanlyAndPrintsTheCounters) {
   EXPECT_EQ(collector->waitExit(), 0);
   EXPECT_FALSE(idle->readFrame(seconds(5)).ok());  // closed between frames
   const std::string log = collector->log();
-  EXPECT_NE(log.find("event=signal_received signal=SIGTERM"), std::string::npos) << log;
-  EXPECT_NE(log.find("event=collector_stopped connections=2 requests=1 stored=1"),
-            std::string::npos)
-      << log;
+  EXPECT_THAT(log, HasSubstr("event=signal_received signal=SIGTERM"));
+  EXPECT_THAT(log, HasSubstr("event=collector_stopped connections=2 requests=1 stored=1"));
 }
 
 TEST_F(Transport, WhileTheCollectorIsDownAgentsSpoolAndFlushDeliversEachOnce) {
@@ -587,7 +583,7 @@ TEST_F(Transport, WhileTheCollectorIsDownAgentsSpoolAndFlushDeliversEachOnce) {
                      agent("acme", "node01"));
     // The tree's verdict is WARNING: it wins over the delivery problem, which is printed.
     EXPECT_EQ(r.exit_code, 1) << r.err;
-    EXPECT_NE(r.err.find("kept in the spool: " + path("spool") + "/"), std::string::npos) << r.err;
+    EXPECT_THAT(r.err, HasSubstr("kept in the spool: " + path("spool") + "/"));
   }
   std::vector<fs::path> spooled;
   for (const auto& e : fs::directory_iterator(path("spool"))) {
@@ -599,7 +595,7 @@ TEST_F(Transport, WhileTheCollectorIsDownAgentsSpoolAndFlushDeliversEachOnce) {
   auto collector = startCollector();
   auto flush = runWith({"flush"}, collector->address(), agent("acme", "node01"));
   EXPECT_EQ(flush.exit_code, 0) << flush.err;
-  EXPECT_NE(flush.out.find("3 delivered, 0 already stored"), std::string::npos) << flush.out;
+  EXPECT_THAT(flush.out, HasSubstr("3 delivered, 0 already stored"));
   EXPECT_EQ(std::distance(fs::directory_iterator(path("spool")), fs::directory_iterator()), 0);
 
   // A flush that crashed after the acknowledgement but before removing the file sends it
@@ -607,9 +603,9 @@ TEST_F(Transport, WhileTheCollectorIsDownAgentsSpoolAndFlushDeliversEachOnce) {
   writeAll(spooled[0], kept_copy);
   auto again = runWith({"flush"}, collector->address(), agent("acme", "node01"));
   EXPECT_EQ(again.exit_code, 0) << again.err;
-  EXPECT_NE(again.out.find("0 delivered, 1 already stored"), std::string::npos) << again.out;
+  EXPECT_THAT(again.out, HasSubstr("0 delivered, 1 already stored"));
   auto empty = runWith({"flush"}, collector->address(), agent("acme", "node01"));
-  EXPECT_NE(empty.out.find("is empty"), std::string::npos) << empty.out;
+  EXPECT_THAT(empty.out, HasSubstr("is empty"));
 
   auto c = connect(collector->port(), support());
   v1::CollectorRequest nodes;
@@ -632,16 +628,16 @@ TEST_F(Transport, LocalCredentialMistakesFailAtOnceAndAreNeverSpooled) {
   auto r =
       runWith({"snapshot", "--root", treeOf("node01"), "-o", path("a.ibsnap")}, addr, mismatched);
   EXPECT_EQ(r.exit_code, 3) << r.err;
-  EXPECT_NE(r.err.find("does not belong to the certificate"), std::string::npos) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("does not belong to the certificate"));
 
   const std::string file = takeSnapshot("signed.ibsnap", "801", agent("acme", "node01"));
   r = runWith({"upload", file}, addr, support());
   EXPECT_EQ(r.exit_code, 3) << r.err;
-  EXPECT_NE(r.err.find("is a support certificate"), std::string::npos) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("is a support certificate"));
 
   r = runWith({"fetch", "--job", "801", "-o", path("fetched")}, addr, agent("acme", "node01"));
   EXPECT_EQ(r.exit_code, 3) << r.err;
-  EXPECT_NE(r.err.find("needs a support certificate"), std::string::npos) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("needs a support certificate"));
 
   EXPECT_FALSE(fs::exists(path("spool")) && !fs::is_empty(path("spool")))
       << "a local mistake was spooled";
@@ -658,10 +654,9 @@ TEST_F(Transport, ASnapshotSignedByAnotherNodeFailsVerifyAndIsRefused) {
   auto refused = run({"snapshot", "--root", treeOf("node02"), "--cert", node01.cert, "--key",
                       node01.key, "-o", path("refused.ibsnap")});
   EXPECT_EQ(refused.exit_code, 4) << refused.err;
-  EXPECT_NE(refused.err.find("not signing: the snapshot describes node 'node02' but is signed by "
-                             "the certificate of 'node01'"),
-            std::string::npos)
-      << refused.err;
+  EXPECT_THAT(refused.err,
+              HasSubstr("not signing: the snapshot describes node 'node02' but is signed by "
+                        "the certificate of 'node01'"));
   // ... so the forger signs node02's snapshot with node01's key by other means.
   auto taken = run({"snapshot", "--root", treeOf("node02"), "-o", path("unsigned.ibsnap")});
   ASSERT_LE(taken.exit_code, 2) << taken.err;
@@ -674,13 +669,12 @@ TEST_F(Transport, ASnapshotSignedByAnotherNodeFailsVerifyAndIsRefused) {
   writeAll(path("forged.ibsnap"), ibc::core::encodeSnapshotFile(*forged));
   auto verify = run({"verify", path("forged.ibsnap"), "--ca", pki_ + "/ca.pem"});
   EXPECT_EQ(verify.exit_code, 5);
-  EXPECT_NE(verify.out.find("FAILED node_mismatch: the snapshot describes node 'node02' but is "
-                            "signed by the certificate of 'node01'"),
-            std::string::npos)
-      << verify.out;
+  EXPECT_THAT(verify.out,
+              HasSubstr("FAILED node_mismatch: the snapshot describes node 'node02' but is "
+                        "signed by the certificate of 'node01'"));
   auto up = runWith({"upload", path("forged.ibsnap")}, collector->address(), node01);
   EXPECT_EQ(up.exit_code, 4);
-  EXPECT_NE(up.err.find("node_mismatch"), std::string::npos) << up.err;
+  EXPECT_THAT(up.err, HasSubstr("node_mismatch"));
   EXPECT_EQ(stats(collector->port()).uploads_stored(), 0u);
 }
 
@@ -699,15 +693,14 @@ TEST_F(Transport, UnsignedBytesAppendedToASnapshotAreRefusedByVerifyAndTheCollec
   writeAll(path("padded.ibsnap"), bytes);
   auto verify = run({"verify", good, path("padded.ibsnap"), "--ca", pki_ + "/ca.pem"});
   EXPECT_EQ(verify.exit_code, 5);
-  EXPECT_NE(verify.out.find(good + ": OK"), std::string::npos) << verify.out;
-  EXPECT_NE(verify.out.find(path("padded.ibsnap") + ": FAILED malformed: the envelope carries 1 "
-                                                    "unknown field(s)"),
-            std::string::npos)
-      << verify.out;
+  EXPECT_THAT(verify.out, HasSubstr(good + ": OK"));
+  EXPECT_THAT(verify.out,
+              HasSubstr(path("padded.ibsnap") + ": FAILED malformed: the envelope carries 1 "
+                                                "unknown field(s)"));
   auto up =
       runWith({"upload", path("padded.ibsnap")}, collector->address(), agent("acme", "node01"));
   EXPECT_EQ(up.exit_code, 4);
-  EXPECT_NE(up.err.find("unknown field"), std::string::npos) << up.err;
+  EXPECT_THAT(up.err, HasSubstr("unknown field"));
   EXPECT_EQ(stats(collector->port()).uploads_stored(), 0u);
 }
 
@@ -722,17 +715,17 @@ TEST_F(Transport, AFullSpoolIsReportedLoudlyAndNamesTheFileThatHoldsTheSnapshot)
       {"snapshot", "--root", treeOf("node01"), "--spool-limit-mb", "1", "-o", path("kept.ibsnap")},
       dead, agent("acme", "node01"));
   EXPECT_EQ(r.exit_code, 1) << r.err;
-  EXPECT_NE(r.err.find("spool full"), std::string::npos) << r.err;
-  EXPECT_NE(r.err.find("it is saved in " + path("kept.ibsnap")), std::string::npos) << r.err;
-  EXPECT_EQ(r.err.find("nothing holds this snapshot"), std::string::npos) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("spool full"));
+  EXPECT_THAT(r.err, HasSubstr("it is saved in " + path("kept.ibsnap")));
+  EXPECT_THAT(r.err, Not(HasSubstr("nothing holds this snapshot")));
   EXPECT_TRUE(fs::exists(path("kept.ibsnap")));
 
   r = runWith({"snapshot", "--root", treeOf("node01"), "--spool-limit-mb", "1", "-o",
                path("no-such-dir/kept.ibsnap")},
               dead, agent("acme", "node01"));
   EXPECT_EQ(r.exit_code, 1) << r.err;
-  EXPECT_NE(r.err.find("NOT delivered and NOT kept"), std::string::npos) << r.err;
-  EXPECT_NE(r.err.find("nothing holds this snapshot now"), std::string::npos) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("NOT delivered and NOT kept"));
+  EXPECT_THAT(r.err, HasSubstr("nothing holds this snapshot now"));
 }
 
 TEST_F(Transport, ConfigFilesGiveTheSameKeysAsTheFlags) {
@@ -749,11 +742,10 @@ TEST_F(Transport, ConfigFilesGiveTheSameKeysAsTheFlags) {
   auto r =
       run({"snapshot", "--root", treeOf("node01"), "--job", "801", "--config", path("agent.conf")});
   EXPECT_LE(r.exit_code, 2) << r.err;
-  EXPECT_NE(r.err.find("delivered the snapshot to " + collector.address()), std::string::npos)
-      << r.err;
+  EXPECT_THAT(r.err, HasSubstr("delivered the snapshot to " + collector.address()));
   auto bad = run({"upload", path("agent.conf"), "--config", path("missing.conf")});
   EXPECT_EQ(bad.exit_code, 3);
-  EXPECT_NE(bad.err.find("missing.conf"), std::string::npos) << bad.err;
+  EXPECT_THAT(bad.err, HasSubstr("missing.conf"));
 }
 
 TEST_F(Transport, CollectorVersionWorksWithoutOtherFlags) {
@@ -775,10 +767,8 @@ TEST_F(Transport, ConfigFileMistakesNameFileLineAndKeyInAgentAndCollectorAlike) 
   auto typo = runner.run({IBC_COLLECTOR_BINARY, "--config", conf}, seconds(30));
   ASSERT_TRUE(typo.ok());
   EXPECT_EQ(typo->exit_code, 3);
-  EXPECT_NE(typo->err.find(conf + ":7: unknown key 'max-conections' (valid keys: "),
-            std::string::npos)
-      << typo->err;
-  EXPECT_NE(typo->err.find("max-connections"), std::string::npos) << typo->err;
+  EXPECT_THAT(typo->err, HasSubstr(conf + ":7: unknown key 'max-conections' (valid keys: "));
+  EXPECT_THAT(typo->err, HasSubstr("max-connections"));
 
   std::string text = readAll(conf);
   text.replace(text.find("max-conections = 10"), 19, "max-connections = lots");
@@ -786,8 +776,7 @@ TEST_F(Transport, ConfigFileMistakesNameFileLineAndKeyInAgentAndCollectorAlike) 
   auto bad_value = runner.run({IBC_COLLECTOR_BINARY, "--config", conf}, seconds(30));
   ASSERT_TRUE(bad_value.ok());
   EXPECT_EQ(bad_value->exit_code, 3);
-  EXPECT_NE(bad_value->err.find(conf + ":7: max-connections: "), std::string::npos)
-      << bad_value->err;
+  EXPECT_THAT(bad_value->err, HasSubstr(conf + ":7: max-connections: "));
 
   // The colon form starts a working collector.
   text.replace(text.find("max-connections = lots"), 22, "max-connections: 10");
@@ -798,9 +787,8 @@ TEST_F(Transport, ConfigFileMistakesNameFileLineAndKeyInAgentAndCollectorAlike) 
   writeAll(path("agent.conf"), "collector = x:1\nretries = many\n");
   auto agent_bad = run({"upload", path("agent.conf"), "--config", path("agent.conf")});
   EXPECT_EQ(agent_bad.exit_code, 3);
-  EXPECT_NE(agent_bad.err.find(path("agent.conf") + ":2: retries wants a number from 0 to 100"),
-            std::string::npos)
-      << agent_bad.err;
+  EXPECT_THAT(agent_bad.err,
+              HasSubstr(path("agent.conf") + ":2: retries wants a number from 0 to 100"));
 }
 
 // Issue 11 #3: complete ClientHellos that then stall (16 a second from one source, no
@@ -882,8 +870,8 @@ TEST_F(Transport, SilentSocketsCannotFillTheConnectionLimit) {
       if (fd >= 0) silent.push_back(fd);
     }
     for (int i = 0; i < 3; ++i) expectHonestUploadServed(collector->port(), 10 + i, strict);
-    EXPECT_NE(collector->log().find("to make room: the collector is at its connection limit"),
-              std::string::npos)
+    EXPECT_THAT(collector->log(),
+                HasSubstr("to make room: the collector is at its connection limit"))
         << collector->log().substr(0, 2000);
     for (int fd : silent) ::close(fd);
   }
@@ -901,8 +889,8 @@ TEST_F(Transport, SilentSocketsCannotFillTheConnectionLimit) {
     }
     EXPECT_GE(silent.size(), 2000u) << "the attack did not reach the connection limit";
     for (int i = 0; i < 3; ++i) expectHonestUploadServed(collector->port(), 20 + i, strict);
-    EXPECT_NE(collector->log().find("to make room: the collector is at its connection limit"),
-              std::string::npos)
+    EXPECT_THAT(collector->log(),
+                HasSubstr("to make room: the collector is at its connection limit"))
         << collector->log().substr(0, 2000);
     for (int fd : silent) ::close(fd);
   }
@@ -1026,8 +1014,7 @@ TEST_F(Transport, OneTenantsHalfSentFramesDoNotBlockAnother) {
   ASSERT_TRUE(r.ParseFromString(*answer));
   ASSERT_TRUE(r.has_rejection()) << r.DebugString();
   EXPECT_EQ(r.rejection().reason(), v1::REJECT_REASON_FRAME_TOO_LARGE);
-  EXPECT_NE(r.rejection().message().find("only an agent's upload may be larger"),
-            std::string::npos);
+  EXPECT_THAT(r.rejection().message(), HasSubstr("only an agent's upload may be larger"));
 }
 
 // Issue 11 #2: a collector whose disk fills during ingest never aborts, never acknowledges

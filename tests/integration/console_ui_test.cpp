@@ -4,6 +4,7 @@
 // PKI) holding the same job, uploaded by the real `ibcollect upload`. Errors go to a sink
 // the test installs (the window's dialogs are non-modal; nothing here waits on a click).
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <signal.h>
 
@@ -69,6 +70,9 @@
 #include "pages/jobs_page.h"
 #include "pages/node_page.h"
 #include "widgets/filter_edit.h"
+
+using ::testing::HasSubstr;
+using ::testing::Not;
 
 namespace ibc::console {
 namespace {
@@ -181,9 +185,8 @@ TEST_F(ConsoleUi, RealSnapshotFilesOpenCheckedAgainstTheCaAndTheStatusBarSaysFro
   EXPECT_TRUE(job->errors.empty());
   EXPECT_TRUE(errors_.empty());
   ASSERT_EQ(job->trust.size(), 4u);
-  for (const auto& t : job->trust)
-    EXPECT_NE(t.find("checked against the CA"), std::string::npos) << t;
-  EXPECT_NE(job->trust[0].find("CN=node1720"), std::string::npos) << job->trust[0];
+  for (const auto& t : job->trust) EXPECT_THAT(t, HasSubstr("checked against the CA"));
+  EXPECT_THAT(job->trust[0], HasSubstr("CN=node1720"));
   const QString status = window_->statusBar()->currentMessage();
   EXPECT_TRUE(status.startsWith(QStringLiteral("4 node(s), "))) << status.toStdString();
   EXPECT_TRUE(status.contains(QStringLiteral("4 file(s) in ") + QString::fromStdString(world->dir)))
@@ -195,8 +198,7 @@ TEST_F(ConsoleUi, RealSnapshotFilesOpenCheckedAgainstTheCaAndTheStatusBarSaysFro
 TEST_F(ConsoleUi, WithoutACaTheSignatureIsCheckedForTamperingAndTheStatusSaysTheSignerIsNot) {
   openFiles(jobFiles(), "");
   ASSERT_EQ(window_->job()->report.nodes_size(), 4);
-  for (const auto& t : window_->job()->trust)
-    EXPECT_NE(t.find("NOT checked against a CA"), std::string::npos) << t;
+  for (const auto& t : window_->job()->trust) EXPECT_THAT(t, HasSubstr("NOT checked against a CA"));
   EXPECT_TRUE(window_->statusText().contains(QStringLiteral("4 signature(s) not checked")))
       << window_->statusText().toStdString();
 }
@@ -241,8 +243,7 @@ TEST_F(ConsoleUi, ATenantsJobsAreListedAndAJobIsFetchedOnAWorkerThreadIntoTheGri
   EXPECT_TRUE(errors_.empty());
   EXPECT_EQ(observed.load(), 3);
   EXPECT_TRUE(off_gui_thread.load());
-  for (const auto& t : fetched->trust)
-    EXPECT_NE(t.find("checked against the CA"), std::string::npos) << t;
+  for (const auto& t : fetched->trust) EXPECT_THAT(t, HasSubstr("checked against the CA"));
   EXPECT_EQ(window_->findChild<QTabWidget*>(QString(), Qt::FindDirectChildrenOnly)->currentWidget(),
             window_->gridPage());
   EXPECT_TRUE(
@@ -408,8 +409,7 @@ TEST_F(ConsoleUi, ACollectorKilledMidLoadGivesAnErrorWhileTheWindowKeepsRunning)
   const JobData* job = window_->job();
   EXPECT_EQ(job->report.nodes_size(), 0);
   ASSERT_EQ(job->errors.size(), 1u);
-  EXPECT_NE(job->errors[0].find("stopped answering after 1 of 3 snapshots"), std::string::npos)
-      << job->errors[0];
+  EXPECT_THAT(job->errors[0], HasSubstr("stopped answering after 1 of 3 snapshots"));
   ASSERT_EQ(errors_.size(), 1u);
   EXPECT_EQ(errors_[0].kind, ErrorKind::CollectorDown) << errors_[0].what.toStdString();
   EXPECT_TRUE(errors_[0].next.contains(QStringLiteral("File > Reload")));
@@ -478,10 +478,9 @@ TEST_F(ConsoleUi, ATamperedSnapshotIsRefusedWithTheReasonAndNeverShown) {
     ASSERT_EQ(job->report.nodes_size(), 1);
     EXPECT_EQ(job->report.nodes(0).snapshot_file(), world->files[0]);
     ASSERT_EQ(job->errors.size(), 1u);
-    EXPECT_NE(job->errors[0].find(tampered + ": REFUSED, the snapshot was changed after it was "
-                                             "signed"),
-              std::string::npos)
-        << job->errors[0];
+    EXPECT_THAT(job->errors[0],
+                HasSubstr(tampered + ": REFUSED, the snapshot was changed after it was "
+                                     "signed"));
     ASSERT_EQ(errors_.size(), 1u);
     EXPECT_EQ(errors_[0].kind, ErrorKind::Tampered);
     EXPECT_TRUE(errors_[0].next.contains(QStringLiteral("original")));
@@ -526,9 +525,9 @@ TEST_F(ConsoleUi, TheEscalatePageWritesASignedBundleThatIbcollectBundleVerifyAcc
   const std::string listing = world->dir + "/show.txt";
   ASSERT_EQ(run(std::string(IBC_BINARY) + " bundle show " + path + " > " + listing + " 2>&1"), 0);
   const std::string shown = test::readAll(listing);
-  EXPECT_NE(shown.find("CN=alice"), std::string::npos) << shown;
-  EXPECT_NE(shown.find("node1720"), std::string::npos) << shown;
-  EXPECT_NE(shown.find("node1661"), std::string::npos) << shown;
+  EXPECT_THAT(shown, HasSubstr("CN=alice"));
+  EXPECT_THAT(shown, HasSubstr("node1720"));
+  EXPECT_THAT(shown, HasSubstr("node1661"));
   // A byte flipped in the written bundle fails the same verify (the test can fail).
   std::string bytes = test::readAll(path);
   bytes[bytes.size() / 2] = static_cast<char>(bytes[bytes.size() / 2] ^ 0x5a);
@@ -737,15 +736,14 @@ TEST_F(ConsoleUi, TheEscalatePageListsEveryMemberWithItsSizeAndWritesExactlyThos
   ASSERT_TRUE(error.isEmpty()) << error.toStdString();
   EXPECT_EQ(verifyBundle(path), 0);
   const std::string map = test::readAll(path + ".pseudonyms.tsv");
-  EXPECT_NE(map.find("node1661"), std::string::npos) << map;
+  EXPECT_THAT(map, HasSubstr("node1661"));
   auto written = bundle::readBundleArchive(test::readAll(path));
   ASSERT_TRUE(written.ok()) << written.error().message;
   std::set<std::string> names, planned;
   for (const auto& [name, bytes] : *written) names.insert(name);
   for (const auto& p : page->plan().members) planned.insert(p.name);
   EXPECT_EQ(names, planned);
-  for (const auto& [name, bytes] : *written)
-    EXPECT_EQ(bytes.find("node1661"), std::string::npos) << name;
+  for (const auto& [name, bytes] : *written) EXPECT_THAT(bytes, Not(HasSubstr("node1661"))) << name;
 }
 
 TEST_F(ConsoleUi, SuspectsArePreselectedFirstWithTheirReasonAndAVfWithoutIdentityIsMarked) {
@@ -928,8 +926,8 @@ TEST_F(ConsoleUi, GeometryAndTheLastConnectionSurviveARestartAndTheCommandLineWi
   // Never a key's contents: only the path.
   const QString file = QSettings().fileName();
   const std::string text = test::readAll(file.toStdString());
-  EXPECT_NE(text.find("alice.key"), std::string::npos) << file.toStdString();
-  EXPECT_EQ(text.find("PRIVATE KEY"), std::string::npos);
+  EXPECT_THAT(text, HasSubstr("alice.key")) << file.toStdString();
+  EXPECT_THAT(text, Not(HasSubstr("PRIVATE KEY")));
 }
 
 // Issue 22: desktop habits. Enter on a grid row opens its node on the node page; the row's

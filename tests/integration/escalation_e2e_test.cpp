@@ -7,6 +7,7 @@
 // attached to the case travels into the next export. An agent certificate attaching and
 // host-inspect on a tampered bundle are refused (issue 21).
 
+#include <gmock/gmock.h>
 #include <google/protobuf/struct.pb.h>
 #include <google/protobuf/util/json_util.h>
 #include <gtest/gtest.h>
@@ -19,6 +20,9 @@
 #include "fixture_trees.h"
 #include "ibc/agent/os.h"
 #include "ibc/bundle/bundle_archive.h"
+#include "ibcollect_run.h"
+
+using ::testing::HasSubstr;
 
 namespace {
 
@@ -82,11 +86,7 @@ class Escalation : public ::testing::Test {
   }
 
   static CommandResult run(std::vector<std::string> args) {
-    args.insert(args.begin(), IBC_BINARY);
-    ProcessRunner runner;
-    auto r = runner.run(args, std::chrono::seconds(120));
-    EXPECT_TRUE(r.ok());
-    return r.ok() ? *r : CommandResult{};
+    return ibc::test::runIbcollect(std::move(args));
   }
   // The support engineer's connection flags appended.
   static std::vector<std::string> support(std::vector<std::string> args) {
@@ -141,13 +141,11 @@ TEST_F(Escalation, ACaseIsExportedInspectedOnTheHostAttachedAndStillVerifies) {
   const std::string bundle = path("case.ibbundle");
   auto ex = run(support({"bundle", "export", "--case", case_id_, "-o", bundle}));
   ASSERT_EQ(ex.exit_code, 0) << ex.err;
-  EXPECT_NE(ex.err.find("fetched case " + case_id_ + ": 2 snapshot(s)"), std::string::npos)
-      << ex.err;
+  EXPECT_THAT(ex.err, HasSubstr("fetched case " + case_id_ + ": 2 snapshot(s)"));
   auto v = verify(bundle);
   EXPECT_EQ(v.exit_code, 0) << v.out;
   auto show = run({"bundle", "show", bundle});
-  EXPECT_NE(show.out.find("case " + case_id_ + ", tenant acme, job 77"), std::string::npos)
-      << show.out;
+  EXPECT_THAT(show.out, HasSubstr("case " + case_id_ + ", tenant acme, job 77"));
 
   // The PF with physical errors hosts the broken node's VF as VF 1: mapped by node GUID and
   // judged with the real PF-side captures.
@@ -186,31 +184,24 @@ TEST_F(Escalation, ACaseIsExportedInspectedOnTheHostAttachedAndStillVerifies) {
                        pfFixture("dmesg-pf_mlx5-health-synd"), "--attach-to", bundle, "--cert",
                        pki("provider/hank.pem"), "--key", pki("provider/hank.key")});
   EXPECT_EQ(attached.exit_code, 2) << attached.err;
-  EXPECT_NE(attached.err.find("attached host/host-pf-errors.json to " + bundle +
-                              ", signed by CN=hank,OU=provider,O=ibcollect (provider)"),
-            std::string::npos)
-      << attached.err;
+  EXPECT_THAT(attached.err, HasSubstr("attached host/host-pf-errors.json to " + bundle +
+                                      ", signed by CN=hank,OU=provider,O=ibcollect (provider)"));
   v = verify(bundle);
   EXPECT_EQ(v.exit_code, 0) << v.out;
-  EXPECT_NE(v.out.find("OK 11 members; manifest signed by CN=alice,OU=support,O=ibcollect"),
-            std::string::npos)
-      << v.out;
-  EXPECT_NE(v.out.find("signers (2):\n"
-                       "  exporter  CN=alice,OU=support,O=ibcollect (support)  signed "
-                       "manifest.json\n"
-                       "  attachment 1  CN=hank,OU=provider,O=ibcollect (provider)  signed "
-                       "host/host-pf-errors.json\n"),
-            std::string::npos)
-      << v.out;
+  EXPECT_THAT(v.out,
+              HasSubstr("OK 11 members; manifest signed by CN=alice,OU=support,O=ibcollect"));
+  EXPECT_THAT(v.out, HasSubstr("signers (2):\n"
+                               "  exporter  CN=alice,OU=support,O=ibcollect (support)  signed "
+                               "manifest.json\n"
+                               "  attachment 1  CN=hank,OU=provider,O=ibcollect (provider)  signed "
+                               "host/host-pf-errors.json\n"));
   show = run({"bundle", "show", bundle});
-  EXPECT_NE(show.out.find("host results attached (1):\n  host/host-pf-errors.json  host "
-                          "host-pf-errors, attached by CN=hank,OU=provider,O=ibcollect (provider)"),
-            std::string::npos)
-      << show.out;
-  EXPECT_NE(show.out.find("  attachment 1  CN=hank,OU=provider,O=ibcollect (provider)  signed "
-                          "host/host-pf-errors.json\n"),
-            std::string::npos)
-      << show.out;
+  EXPECT_THAT(show.out,
+              HasSubstr("host results attached (1):\n  host/host-pf-errors.json  host "
+                        "host-pf-errors, attached by CN=hank,OU=provider,O=ibcollect (provider)"));
+  EXPECT_THAT(show.out,
+              HasSubstr("  attachment 1  CN=hank,OU=provider,O=ibcollect (provider)  signed "
+                        "host/host-pf-errors.json\n"));
   auto members = ibc::bundle::readBundleArchive(ibc::test::readAll(bundle));
   ASSERT_TRUE(members.ok());
   EXPECT_EQ(members->at("manifest.sig"), manifest_before);
@@ -220,13 +211,11 @@ TEST_F(Escalation, ACaseIsExportedInspectedOnTheHostAttachedAndStillVerifies) {
   auto second = inspect(bundle, {"--root", host("bundle-pf-clean"), "--attach-to", bundle, "--cert",
                                  pki("support/alice.pem"), "--key", pki("support/alice.key")});
   EXPECT_LE(second.exit_code, 2) << second.err;
-  EXPECT_NE(second.err.find("attached host/host-pf-clean.json"), std::string::npos) << second.err;
+  EXPECT_THAT(second.err, HasSubstr("attached host/host-pf-clean.json"));
   v = verify(bundle);
   EXPECT_EQ(v.exit_code, 0) << v.out;
-  EXPECT_NE(v.out.find("  attachment 2  CN=alice,OU=support,O=ibcollect (support)  signed "
-                       "host/host-pf-clean.json\n"),
-            std::string::npos)
-      << v.out;
+  EXPECT_THAT(v.out, HasSubstr("  attachment 2  CN=alice,OU=support,O=ibcollect (support)  signed "
+                               "host/host-pf-clean.json\n"));
 
   // A byte flipped in the attached member is named by verify.
   members = ibc::bundle::readBundleArchive(ibc::test::readAll(bundle));
@@ -238,7 +227,7 @@ TEST_F(Escalation, ACaseIsExportedInspectedOnTheHostAttachedAndStillVerifies) {
   std::ofstream(path("flipped.ibbundle"), std::ios::binary) << *flipped;
   v = verify(path("flipped.ibbundle"));
   EXPECT_EQ(v.exit_code, 5);
-  EXPECT_NE(v.out.find("FAILED host/host-pf-errors.json: hash: "), std::string::npos) << v.out;
+  EXPECT_THAT(v.out, HasSubstr("FAILED host/host-pf-errors.json: hash: "));
 }
 
 // Issue 21: an agent key attaching, and host-inspect on a tampered bundle, are refused.
@@ -251,9 +240,8 @@ TEST_F(Escalation, AnAgentCannotAttachAndATamperedBundleIsNeitherInspectedNorAtt
     auto r = inspect(bundle, {"--root", host("bundle-pf-errors"), "--attach-to", bundle, "--cert",
                               pki(cert + ".pem"), "--key", pki(cert + ".key")});
     EXPECT_EQ(r.exit_code, 3) << cert << "\n" << r.err;
-    EXPECT_NE(r.err.find("may not attach to a bundle: only a provider or support certificate"),
-              std::string::npos)
-        << r.err;
+    EXPECT_THAT(r.err,
+                HasSubstr("may not attach to a bundle: only a provider or support certificate"));
     EXPECT_EQ(r.out, "") << "refused before anything was inspected";
     EXPECT_EQ(ibc::test::readAll(bundle), original) << cert;
   }
@@ -270,25 +258,23 @@ TEST_F(Escalation, AnAgentCannotAttachAndATamperedBundleIsNeitherInspectedNorAtt
   auto r = inspect(tampered, {"--root", host("bundle-pf-errors"), "--format", "json"});
   EXPECT_EQ(r.exit_code, 5) << r.err;
   EXPECT_EQ(r.out, "");
-  EXPECT_NE(r.err.find("FAILED pf-inspection.json: hash: "), std::string::npos) << r.err;
-  EXPECT_NE(r.err.find("not inspecting for a bundle that does not verify"), std::string::npos)
-      << r.err;
+  EXPECT_THAT(r.err, HasSubstr("FAILED pf-inspection.json: hash: "));
+  EXPECT_THAT(r.err, HasSubstr("not inspecting for a bundle that does not verify"));
 
   // --attach-to a tampered bundle (inspecting by --vf): nothing is attached.
   r = run({"host-inspect", "--vf", "0000:42:00.3", "--root", host("bundle-pf-clean"), "--attach-to",
            tampered, "--ca", pki("ca.pem"), "--cert", pki("provider/hank.pem"), "--key",
            pki("provider/hank.key")});
   EXPECT_EQ(r.exit_code, 5) << r.err;
-  EXPECT_NE(r.err.find("FAILED pf-inspection.json: hash: "), std::string::npos) << r.err;
-  EXPECT_NE(r.err.find("nothing attached to a bundle that does not verify"), std::string::npos)
-      << r.err;
+  EXPECT_THAT(r.err, HasSubstr("FAILED pf-inspection.json: hash: "));
+  EXPECT_THAT(r.err, HasSubstr("nothing attached to a bundle that does not verify"));
   EXPECT_EQ(ibc::test::readAll(tampered), *tampered_bytes);
 
   // Without a CA there is nothing to verify against: a usage error.
   r = run({"host-inspect", "--bundle", bundle, "--root", host("bundle-pf-errors"), "--config",
            "/dev/null"});
   EXPECT_EQ(r.exit_code, 3) << r.err;
-  EXPECT_NE(r.err.find("give --ca CA.pem"), std::string::npos) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("give --ca CA.pem"));
 }
 
 TEST_F(Escalation, AHostResultAttachedToTheCaseTravelsIntoTheNextExport) {
@@ -301,18 +287,16 @@ TEST_F(Escalation, AHostResultAttachedToTheCaseTravelsIntoTheNextExport) {
 
   auto attached = run(support({"case", "attach", case_id_, path("hv.json")}));
   ASSERT_EQ(attached.exit_code, 0) << attached.err;
-  EXPECT_NE(attached.out.find("host results: 1\n    host-pf-clean, attached by alice"),
-            std::string::npos)
-      << attached.out;
+  EXPECT_THAT(attached.out, HasSubstr("host results: 1\n    host-pf-clean, attached by alice"));
   auto escalated = run(support({"case", "update", case_id_, "--state", "escalated", "--note",
                                 "PF clean; switch port next"}));
   ASSERT_EQ(escalated.exit_code, 0) << escalated.err;
-  EXPECT_NE(escalated.out.find("  escalated  revision"), std::string::npos) << escalated.out;
+  EXPECT_THAT(escalated.out, HasSubstr("  escalated  revision"));
 
   const std::string next = path("next.ibbundle");
   auto ex = run(support({"bundle", "export", "--case", case_id_, "-o", next}));
   ASSERT_EQ(ex.exit_code, 0) << ex.err;
-  EXPECT_NE(ex.err.find("1 host result(s)"), std::string::npos) << ex.err;
+  EXPECT_THAT(ex.err, HasSubstr("1 host result(s)"));
   auto v = verify(next);
   EXPECT_EQ(v.exit_code, 0) << v.out;
   auto members = ibc::bundle::readBundleArchive(ibc::test::readAll(next));
@@ -321,10 +305,9 @@ TEST_F(Escalation, AHostResultAttachedToTheCaseTravelsIntoTheNextExport) {
   EXPECT_EQ(members->at("host/host-pf-clean.json"), report.out);
 
   auto listed = run(support({"case", "list", "--tenant", "acme", "--state", "escalated"}));
-  EXPECT_NE(listed.out.find(case_id_ + "  escalated  tenant acme  job 77  2 snapshot(s)  1 host "
-                                       "result(s)  slow all_reduce"),
-            std::string::npos)
-      << listed.out;
+  EXPECT_THAT(listed.out,
+              HasSubstr(case_id_ + "  escalated  tenant acme  job 77  2 snapshot(s)  1 host "
+                                   "result(s)  slow all_reduce"));
 }
 
 TEST_F(Escalation, CasesRefuseAgentsOtherTenantsAndStaleRevisions) {
@@ -332,26 +315,23 @@ TEST_F(Escalation, CasesRefuseAgentsOtherTenantsAndStaleRevisions) {
   auto as_agent = run({"case", "list", "--collector", collector_->address(), "--ca", pki("ca.pem"),
                        "--cert", agent + ".pem", "--key", agent + ".key"});
   EXPECT_EQ(as_agent.exit_code, 3);
-  EXPECT_NE(as_agent.err.find("needs a support certificate"), std::string::npos) << as_agent.err;
+  EXPECT_THAT(as_agent.err, HasSubstr("needs a support certificate"));
 
   auto other = run(support({"case", "show", case_id_, "--tenant", "globex"}));
   EXPECT_EQ(other.exit_code, 4);
-  EXPECT_NE(other.err.find("not_found: no case " + case_id_ + " of tenant globex"),
-            std::string::npos)
-      << other.err;
+  EXPECT_THAT(other.err, HasSubstr("not_found: no case " + case_id_ + " of tenant globex"));
   auto missing = run(support(
       {"bundle", "export", "--case", "case-20000101-00000000", "-o", path("missing.ibbundle")}));
   EXPECT_EQ(missing.exit_code, 4);
-  EXPECT_NE(missing.err.find("not_found"), std::string::npos) << missing.err;
+  EXPECT_THAT(missing.err, HasSubstr("not_found"));
   EXPECT_FALSE(fs::exists(path("missing.ibbundle")));
 
   ASSERT_EQ(run(support({"case", "update", case_id_, "--note", "first"})).exit_code, 0);
   auto stale =
       run(support({"case", "update", case_id_, "--note", "late", "--expect-revision", "1"}));
   EXPECT_EQ(stale.exit_code, 4);
-  EXPECT_NE(stale.err.find("conflict: case " + case_id_ + " is at revision"), std::string::npos)
-      << stale.err;
-  EXPECT_NE(collector_->log().find("event=request_rejected reason=conflict"), std::string::npos);
+  EXPECT_THAT(stale.err, HasSubstr("conflict: case " + case_id_ + " is at revision"));
+  EXPECT_THAT(collector_->log(), HasSubstr("event=request_rejected reason=conflict"));
 }
 
 }  // namespace

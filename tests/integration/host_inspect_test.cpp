@@ -2,6 +2,7 @@
 // tests/fixtures/synthetic/make_host_trees.py composes from real parts, with the real PF
 // captures as --paste: mapping (vf_map) and judgement per tree, exit codes.
 
+#include <gmock/gmock.h>
 #include <google/protobuf/struct.pb.h>
 #include <google/protobuf/util/json_util.h>
 #include <gtest/gtest.h>
@@ -14,6 +15,9 @@
 
 #include "ibc/agent/host_inspect.h"
 #include "ibc/agent/os.h"
+#include "ibcollect_run.h"
+
+using ::testing::HasSubstr;
 
 namespace {
 
@@ -45,11 +49,7 @@ class HostInspect : public ::testing::Test {
   static void TearDownTestSuite() { std::filesystem::remove_all(trees_); }
 
   CommandResult run(std::vector<std::string> args) {
-    args.insert(args.begin(), IBC_BINARY);
-    ProcessRunner runner;
-    auto r = runner.run(args, std::chrono::seconds(120));
-    EXPECT_TRUE(r.ok());
-    return r.ok() ? *r : CommandResult{};
+    return ibc::test::runIbcollect(std::move(args));
   }
   static std::string tree(const std::string& name) { return (trees_ / name).string(); }
 
@@ -111,8 +111,8 @@ TEST_F(HostInspect, CleanTreeMapsByPciAndIsPfClean) {
   // Text: the VF table and the verdict, fitted to 80 columns.
   auto t = run({"host-inspect", "--root", tree("pf-clean"), "--vf", "42:00.3", "--width", "80"});
   EXPECT_EQ(t.exit_code, 0);
-  EXPECT_NE(t.out.find("(virtfn1)"), std::string::npos) << t.out;
-  EXPECT_NE(t.out.find("PF_CLEAN"), std::string::npos) << t.out;
+  EXPECT_THAT(t.out, HasSubstr("(virtfn1)"));
+  EXPECT_THAT(t.out, HasSubstr("PF_CLEAN"));
   std::istringstream lines(t.out);
   for (std::string line; std::getline(lines, line);) EXPECT_LE(line.size(), 80u) << line;
 }
@@ -147,7 +147,7 @@ TEST_F(HostInspect, UsageErrorsAndUnrecognisedPastes) {
       run({"host-inspect", "--root", tree("pf-clean"), "--vf", "0000:42:00.3", "--paste", junk});
   std::filesystem::remove(junk);
   EXPECT_EQ(r.exit_code, 4);
-  EXPECT_NE(r.err.find("nothing recognised"), std::string::npos) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("nothing recognised"));
 }
 
 // A bundle is verified before its pf-inspection.json is believed (issue 21): without a CA
@@ -160,19 +160,17 @@ TEST_F(HostInspect, ABundleNeedsACaToBeVerifiedAgainstBeforeItIsRead) {
   auto r =
       run({"host-inspect", "--bundle", fake, "--root", tree("pf-clean"), "--config", "/dev/null"});
   EXPECT_EQ(r.exit_code, 3) << r.err;
-  EXPECT_NE(r.err.find("host-inspect verifies the bundle first: give --ca CA.pem"),
-            std::string::npos)
-      << r.err;
+  EXPECT_THAT(r.err, HasSubstr("host-inspect verifies the bundle first: give --ca CA.pem"));
   EXPECT_EQ(r.out, "");
   // --attach-to signs: without a certificate it is a usage error before anything else.
   r = run({"host-inspect", "--vf", "0000:42:00.3", "--root", tree("pf-clean"), "--attach-to", fake,
            "--config", "/dev/null"});
   std::filesystem::remove(fake);
   EXPECT_EQ(r.exit_code, 3) << r.err;
-  EXPECT_NE(r.err.find("your provider or support certificate"), std::string::npos) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("your provider or support certificate"));
   EXPECT_EQ(r.out, "");
   auto help = run({"host-inspect", "--help"});
-  EXPECT_NE(help.out.find("--ca"), std::string::npos) << help.out;
+  EXPECT_THAT(help.out, HasSubstr("--ca"));
 }
 
 TEST(VfArgument, GuidMacAndPciSpellingsNormalise) {

@@ -8,6 +8,7 @@
 // --screenshot` open the bundle. At every stage node3's and node4's (node, code) sets are the
 // same. An agent certificate attaching, and host-inspect on a tampered bundle, are refused.
 
+#include <gmock/gmock.h>
 #include <google/protobuf/struct.pb.h>
 #include <google/protobuf/util/json_util.h>
 #include <gtest/gtest.h>
@@ -30,6 +31,10 @@
 #include "ibcollect/v1/report.pb.h"
 #include "slurm_cluster.h"
 #include "sysfs_json.h"
+
+using ::testing::Not;
+
+using ::testing::HasSubstr;
 
 namespace {
 
@@ -240,11 +245,10 @@ TEST_F(JobVerdictE2e, OneVerdictFromTheJobThroughTheBundleToTheHostAndTheConsole
   auto members = ibc::bundle::readBundleArchive(ibc::test::readAll(bundle));
   ASSERT_TRUE(members.ok());
   same(codesOf(members->at("findings.json")), "bundle findings.json");
-  EXPECT_NE(members->at("report.md").find("## Ports per node"), std::string::npos);
-  EXPECT_EQ(members->at("pf-inspection.md").find("Why: ESCALATE_HOST_INSPECTION"),
-            std::string::npos);
+  EXPECT_THAT(members->at("report.md"), HasSubstr("## Ports per node"));
+  EXPECT_THAT(members->at("pf-inspection.md"), Not(HasSubstr("Why: ESCALATE_HOST_INSPECTION")));
   auto shown = run({IBC_BINARY, "bundle", "show", bundle});
-  EXPECT_NE(shown.out.find("  node4: "), std::string::npos) << shown.out;
+  EXPECT_THAT(shown.out, HasSubstr("  node4: "));
 
   // The redacted export: no node name, log host name or GID of the job survives.
   auto redacted =
@@ -296,10 +300,8 @@ TEST_F(JobVerdictE2e, OneVerdictFromTheJobThroughTheBundleToTheHostAndTheConsole
   EXPECT_LE(attached.exit_code, 2) << attached.err;
   auto verified = run({IBC_BINARY, "bundle", "verify", bundle, "--ca", pki("ca.pem")});
   EXPECT_EQ(verified.exit_code, 0) << verified.out;
-  EXPECT_NE(verified.out.find("judged again: the snapshots give the same"), std::string::npos)
-      << verified.out;
-  EXPECT_NE(verified.out.find("CN=hank,OU=provider,O=ibcollect (provider)"), std::string::npos)
-      << verified.out;
+  EXPECT_THAT(verified.out, HasSubstr("judged again: the snapshots give the same"));
+  EXPECT_THAT(verified.out, HasSubstr("CN=hank,OU=provider,O=ibcollect (provider)"));
   members = ibc::bundle::readBundleArchive(ibc::test::readAll(bundle));
   ASSERT_TRUE(members.ok());
   same(codesOf(members->at("findings.json")), "attached bundle findings.json");

@@ -4,6 +4,7 @@
 // load restored into a new collector, and the event log's shape and rate limit.
 
 #include <arpa/inet.h>
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <poll.h>
@@ -27,6 +28,9 @@
 #include "ibc/core/frame.h"
 #include "ibc/core/signing.h"
 #include "upload_load.h"
+
+using ::testing::HasSubstr;
+using ::testing::Not;
 
 using namespace ibc::test;  // the test PKI and the collector these tests run
 
@@ -201,7 +205,7 @@ TEST_F(Ops, MetricsScrapedOverHttpMatchWhatWasSent) {
   ASSERT_TRUE(eventually([&] {
     const std::string answer = http(metrics_port, "GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n");
     EXPECT_EQ(answer.rfind("HTTP/1.1 200 OK\r\n", 0), 0u) << answer.substr(0, 200);
-    EXPECT_NE(answer.find("Content-Type: text/plain; version=0.0.4"), std::string::npos);
+    EXPECT_THAT(answer, HasSubstr("Content-Type: text/plain; version=0.0.4"));
     m = parseWithPrometheus(body(answer), dir_);
     return m["ibcollect_open_connections{}"] == 1;
   })) << "open connections: "
@@ -240,16 +244,16 @@ TEST_F(Ops, MetricsScrapedOverHttpMatchWhatWasSent) {
 
   // The log names the rejections but holds no snapshot contents and no key material.
   const std::string log = collector->log();
-  EXPECT_NE(log.find("event=upload_rejected reason=bad_signature"), std::string::npos) << log;
-  EXPECT_NE(log.find("event=upload_rejected reason=tenant_mismatch"), std::string::npos) << log;
-  EXPECT_EQ(log.find(std::string(64, 'h')), std::string::npos);  // snapshot 7's NCCL text
+  EXPECT_THAT(log, HasSubstr("event=upload_rejected reason=bad_signature"));
+  EXPECT_THAT(log, HasSubstr("event=upload_rejected reason=tenant_mismatch"));
+  EXPECT_THAT(log, Not(HasSubstr(std::string(64, 'h'))));  // snapshot 7's NCCL text
   std::istringstream key_lines(readAll(pki_ + "/collector.key") + readAll(node01.key));
   for (std::string line; std::getline(key_lines, line);) {
     if (line.size() > 20 && line.find("-----") == std::string::npos) {
-      EXPECT_EQ(log.find(line), std::string::npos) << "key material in the log";
+      EXPECT_THAT(log, Not(HasSubstr(line))) << "key material in the log";
     }
   }
-  EXPECT_EQ(log.find("PRIVATE KEY"), std::string::npos);
+  EXPECT_THAT(log, Not(HasSubstr("PRIVATE KEY")));
 
   // Only GET/HEAD /metrics; bounded request heads; HTTP or nothing.
   EXPECT_EQ(http(metrics_port, "GET /other HTTP/1.1\r\n\r\n").rfind("HTTP/1.1 404", 0), 0u);
@@ -306,8 +310,7 @@ TEST_F(Ops, RetentionAtStartDeletesOldSnapshotsEverywhereAndLogsIt) {
     return collector->log().find("event=retention_done") != std::string::npos;
   })) << collector->log();
   const std::string log = collector->log();
-  EXPECT_NE(log.find("event=retention_done deleted=30 deleted_bytes=1500000"), std::string::npos)
-      << log;
+  EXPECT_THAT(log, HasSubstr("event=retention_done deleted=30 deleted_bytes=1500000"));
   auto c = connect(collector->port(), support());
   ASSERT_NE(c, nullptr);
   for (int n = 0; n < 40; ++n) {
@@ -346,10 +349,8 @@ TEST_F(Ops, BackupUnderLoadHoldsEveryAcknowledgedSnapshotAndRestoresIntoANewColl
   load.stop();
   ASSERT_TRUE(backup.ok());
   ASSERT_EQ(backup->exit_code, 0) << backup->err << collector->log();
-  EXPECT_NE(backup->out.find("by the running collector: bytes="), std::string::npos) << backup->out;
-  EXPECT_NE(collector->log().find("event=backup_done dest=" + path("backups/b1")),
-            std::string::npos)
-      << collector->log();
+  EXPECT_THAT(backup->out, HasSubstr("by the running collector: bytes="));
+  EXPECT_THAT(collector->log(), HasSubstr("event=backup_done dest=" + path("backups/b1")));
   std::cout << "backup under load: " << backup->out << "acknowledged before it: " << before
             << ", while it ran: " << after - before << "\n";
   // Backing up into an existing directory is refused.
@@ -366,7 +367,7 @@ TEST_F(Ops, BackupUnderLoadHoldsEveryAcknowledgedSnapshotAndRestoresIntoANewColl
       {IBC_COLLECTOR_BINARY, "backup", "--data", path("data"), path("backups/b2")}, seconds(60));
   ASSERT_TRUE(offline.ok());
   EXPECT_EQ(offline->exit_code, 0) << offline->err;
-  EXPECT_NE(offline->out.find("(no collector running)"), std::string::npos) << offline->out;
+  EXPECT_THAT(offline->out, HasSubstr("(no collector running)"));
 
   // Restore: a collector on the backup serves every snapshot acknowledged before it began.
   const auto acked = load.acked();
@@ -475,7 +476,7 @@ TEST(OpsHelp, HelpFitsEightyColumnsAndNamesEveryOperationsFlag) {
   ASSERT_TRUE(r.ok());
   for (const char* flag :
        {"--metrics ADDR:PORT", "--retain-days N", "--max-store-gb X", "backup"}) {
-    EXPECT_NE(r->out.find(flag), std::string::npos) << flag << " in\n" << r->out;
+    EXPECT_THAT(r->out, HasSubstr(flag)) << flag << " in\n" << r->out;
   }
 }
 

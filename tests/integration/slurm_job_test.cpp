@@ -2,6 +2,7 @@
 // (tests/integration/slurm/cluster.sh): slurmctld and one slurmd per node, each node in
 // its own namespaces seeing a different real fixture tree as its RDMA hardware.
 
+#include <gmock/gmock.h>
 #include <google/protobuf/struct.pb.h>
 #include <google/protobuf/util/json_util.h>
 #include <gtest/gtest.h>
@@ -24,6 +25,9 @@
 #include "ibc/core/text.h"
 #include "slurm_cluster.h"
 #include "sysfs_json.h"
+
+using ::testing::HasSubstr;
+using ::testing::Not;
 
 namespace {
 
@@ -337,11 +341,10 @@ TEST_F(SlurmJob, AUserWhoMayNotRunStepsInTheJobGetsOneMessageAndExitCode4) {
                       60s);
   ASSERT_TRUE(r.ok());
   EXPECT_EQ(r->exit_code, 4) << r->err;
-  EXPECT_NE(r->err.find("does not let this user run a step in job " + job_), std::string::npos)
-      << r->err;
-  EXPECT_NE(r->err.find("Access/permission denied"), std::string::npos) << r->err;
-  EXPECT_EQ(r->err.find("unreachable"), std::string::npos) << r->err;
-  EXPECT_EQ(r->err.find("srun: srun:"), std::string::npos) << r->err;
+  EXPECT_THAT(r->err, HasSubstr("does not let this user run a step in job " + job_));
+  EXPECT_THAT(r->err, HasSubstr("Access/permission denied"));
+  EXPECT_THAT(r->err, Not(HasSubstr("unreachable")));
+  EXPECT_THAT(r->err, Not(HasSubstr("srun: srun:")));
   EXPECT_EQ(r->out, "");
   EXPECT_FALSE(std::filesystem::exists(dir_ / "run8"));
 }
@@ -350,9 +353,15 @@ TEST_F(SlurmJob, AUserWhoMayNotRunStepsInTheJobGetsOneMessageAndExitCode4) {
 // step's supervisor (also `job-step`) and whose Slurm node is `node`. slurmstepd detaches
 // from slurmd, so the process tree cannot be walked from slurmd.
 pid_t findCollector(const std::string& node) {
+  // A process may exit while its files are read (read() fails with ESRCH and libstdc++
+  // throws): it is not the one looked for, so it reads as empty.
   auto slurp = [](const std::filesystem::path& p) {
-    std::ifstream in(p);
-    return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    try {
+      std::ifstream in(p);
+      return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    } catch (const std::ios_base::failure&) {
+      return std::string();
+    }
   };
   std::error_code ec;
   for (auto it = std::filesystem::directory_iterator("/proc", ec);
@@ -470,8 +479,7 @@ TEST_F(SlurmJob, EveryNodeSignsItsSnapshotAndTheLauncherUploadsThemToTheCollecto
                    (dir_ / "spool").string()});
   EXPECT_EQ(r.exit_code, 2) << r.err << collector.log();  // node3's critical finding; all delivered
   // Over one connection, pipelined: one line for the six.
-  EXPECT_NE(r.err.find("delivered 6 of 6 snapshot(s) to " + collector.address()), std::string::npos)
-      << r.err;
+  EXPECT_THAT(r.err, HasSubstr("delivered 6 of 6 snapshot(s) to " + collector.address()));
 
   // Support fetches the job: the very bytes the nodes signed.
   ProcessRunner runner;
@@ -550,10 +558,8 @@ TEST_F(SlurmJob, NodesWithoutIbcollectStillAnswerBecauseSrunShipsTheLauncher) {
         << n << ": " << verdict(nodes, n, ctx).unreachable_reason;
   }
   EXPECT_TRUE(has(verdict(nodes, "node3", ctx), "PORT_NOT_ACTIVE_SM", "critical"));
-  EXPECT_NE(shipped->err.find("srun ships this program to the nodes (" + ship.string() +
-                              "/ibcollect-job" + job_ + "-"),
-            std::string::npos)
-      << shipped->err;
+  EXPECT_THAT(shipped->err, HasSubstr("srun ships this program to the nodes (" + ship.string() +
+                                      "/ibcollect-job" + job_ + "-"));
   // Each step removed its copy, and the last one the directory: nothing is left.
   EXPECT_TRUE(std::filesystem::is_empty(ship)) << ctx.substr(0, 2000);
 
@@ -568,8 +574,8 @@ TEST_F(SlurmJob, NodesWithoutIbcollectStillAnswerBecauseSrunShipsTheLauncher) {
   ASSERT_EQ(none.size(), 6u) << installed->out.substr(0, 1000) << installed->err;
   for (const auto& [node, v] : none) {
     EXPECT_EQ(v.severity, "unreachable") << node;
-    EXPECT_NE(v.unreachable_reason.find("ibcollect is not installed at " + launcher.string()),
-              std::string::npos)
+    EXPECT_THAT(v.unreachable_reason,
+                HasSubstr("ibcollect is not installed at " + launcher.string()))
         << node << ": " << v.unreachable_reason;
   }
 }
@@ -588,17 +594,12 @@ TEST_F(SlurmJob, ANodeThatCannotTakeOrRunTheCopyIsNamedAndTheOthersAnswer) {
   const std::string ctx = r.out + r.err;
   const auto& full = verdict(nodes, "node2", ctx);
   EXPECT_EQ(full.severity, "unreachable");
-  EXPECT_NE(full.unreachable_reason.find("srun could not copy ibcollect to the node"),
-            std::string::npos)
-      << full.unreachable_reason;
-  EXPECT_NE(full.unreachable_reason.find("REQUEST_FILE_BCAST(node2)"), std::string::npos)
-      << full.unreachable_reason;
+  EXPECT_THAT(full.unreachable_reason, HasSubstr("srun could not copy ibcollect to the node"));
+  EXPECT_THAT(full.unreachable_reason, HasSubstr("REQUEST_FILE_BCAST(node2)"));
   const auto& noexec = verdict(nodes, "node4", ctx);
   EXPECT_EQ(noexec.severity, "unreachable");
-  EXPECT_NE(noexec.unreachable_reason.find("probably mounted noexec"), std::string::npos)
-      << noexec.unreachable_reason;
-  EXPECT_NE(noexec.unreachable_reason.find("slurmstepd-node4: error: execve()"), std::string::npos)
-      << noexec.unreachable_reason;
+  EXPECT_THAT(noexec.unreachable_reason, HasSubstr("probably mounted noexec"));
+  EXPECT_THAT(noexec.unreachable_reason, HasSubstr("slurmstepd-node4: error: execve()"));
   for (const char* n : {"node1", "node3", "node5", "node6"}) {
     EXPECT_NE(verdict(nodes, n, ctx).severity, "unreachable")
         << n << ": " << verdict(nodes, n, ctx).unreachable_reason;
@@ -638,19 +639,19 @@ TEST_F(SlurmJob, UnknownFinishedAndSlurmlessJobsSayWhyWithTheirExitCodes) {
   auto unknown = runner.run({IBC_BINARY, "--job", "999999"}, 60s);
   ASSERT_TRUE(unknown.ok());
   EXPECT_EQ(unknown->exit_code, 3);
-  EXPECT_NE(unknown->err.find("does not exist"), std::string::npos) << unknown->err;
+  EXPECT_THAT(unknown->err, HasSubstr("does not exist"));
 
   const std::string done = submit("true", 1, "COMPLETED");
   ASSERT_FALSE(done.empty());
   auto finished = runner.run({IBC_BINARY, "--job", done}, 60s);
   ASSERT_TRUE(finished.ok());
   EXPECT_EQ(finished->exit_code, 4);
-  EXPECT_NE(finished->err.find("COMPLETED"), std::string::npos) << finished->err;
+  EXPECT_THAT(finished->err, HasSubstr("COMPLETED"));
 
   auto no_slurm = runner.run({"env", "PATH=/nonexistent", IBC_BINARY, "--job", job_}, 60s);
   ASSERT_TRUE(no_slurm.ok());
   EXPECT_EQ(no_slurm->exit_code, 4);
-  EXPECT_NE(no_slurm->err.find("Slurm is not installed"), std::string::npos) << no_slurm->err;
+  EXPECT_THAT(no_slurm->err, HasSubstr("Slurm is not installed"));
 }
 
 }  // namespace

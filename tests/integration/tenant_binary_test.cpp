@@ -6,6 +6,7 @@
 // package provides it.
 
 #include <elf.h>
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -16,6 +17,8 @@
 #include <vector>
 
 #include "ibc/agent/os.h"
+
+using ::testing::HasSubstr;
 
 namespace {
 
@@ -85,14 +88,14 @@ TEST(TenantBinary, SupportCommandsRunTheSupportProgramGitStyle) {
   auto viaTenant = runner.run({IBC_BINARY, "bundle", "--help"}, std::chrono::seconds(30));
   ASSERT_TRUE(viaTenant.ok());
   EXPECT_EQ(viaTenant->exit_code, 0) << viaTenant->err;
-  EXPECT_NE(viaTenant->out.find("export"), std::string::npos) << viaTenant->out;
+  EXPECT_THAT(viaTenant->out, HasSubstr("export"));
   auto direct = runner.run({kSupport, "bundle", "--help"}, std::chrono::seconds(30));
   ASSERT_TRUE(direct.ok());
   EXPECT_EQ(viaTenant->out, direct->out);
 
   auto tenantHelp = runner.run({IBC_BINARY, "--help"}, std::chrono::seconds(30));
   ASSERT_TRUE(tenantHelp.ok());
-  EXPECT_NE(tenantHelp->out.find("Support commands (ibcollect-support):"), std::string::npos);
+  EXPECT_THAT(tenantHelp->out, HasSubstr("Support commands (ibcollect-support):"));
 }
 
 TEST(TenantBinary, ASupportCommandWithoutTheSupportProgramNamesThePackage) {
@@ -107,8 +110,8 @@ TEST(TenantBinary, ASupportCommandWithoutTheSupportProgramNamesThePackage) {
   std::filesystem::remove_all(dir);
   ASSERT_TRUE(r.ok());
   EXPECT_EQ(r->exit_code, 3);
-  EXPECT_NE(r->err.find("provided by the package ibcollect-support"), std::string::npos) << r->err;
-  EXPECT_NE(r->err.find("apt-get install ibcollect-support"), std::string::npos) << r->err;
+  EXPECT_THAT(r->err, HasSubstr("provided by the package ibcollect-support"));
+  EXPECT_THAT(r->err, HasSubstr("apt-get install ibcollect-support"));
 }
 
 }  // namespace

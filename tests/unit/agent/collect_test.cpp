@@ -3,6 +3,7 @@
 
 #include "ibc/agent/collect.h"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <functional>
@@ -16,6 +17,8 @@
 #include "ibc/core/findings.h"
 #include "ibc/core/rules.h"
 #include "sysfs_json.h"
+
+using ::testing::HasSubstr;
 
 namespace ibc::agent {
 namespace {
@@ -148,7 +151,7 @@ TEST(Collect, ReadsTheRealMlx5TreeWithRawAndParsedValues) {
   EXPECT_EQ(d.hca_type(), "MT4118");
   EXPECT_EQ(d.node_guid(), "0a7f:bc12:45ef:d23b");  // file has no trailing newline
   EXPECT_TRUE(d.is_virtual_function());
-  EXPECT_NE(d.virtual_function_evidence().find("0x1016"), std::string::npos);
+  EXPECT_THAT(d.virtual_function_evidence(), HasSubstr("0x1016"));
   ASSERT_EQ(d.ports_size(), 1);
   const auto& p = d.ports(0);
   EXPECT_EQ(p.state().code(), 4);
@@ -164,7 +167,7 @@ TEST(Collect, ReadsTheRealMlx5TreeWithRawAndParsedValues) {
   EXPECT_EQ(counter(p.counters(), "symbol_error")->width_bits(), 16u);
   EXPECT_FALSE(snap.host().collected());  // a tree: no host facts of this machine
   EXPECT_EQ(snap.node().hostname(), "sysfs_procfs-fixture_mlx5_0_hw-counters-errors.tree");
-  EXPECT_NE(snap.kernel_log().unavailable_reason().find("--dmesg-file"), std::string::npos);
+  EXPECT_THAT(snap.kernel_log().unavailable_reason(), HasSubstr("--dmesg-file"));
   EXPECT_TRUE(h.runner.calls.empty()) << "a tree must never run commands";
 }
 
@@ -214,8 +217,8 @@ TEST(Collect, AnUnreadableHwCountersDirectoryNeverImprovesTheVerdict) {
     if (f.code() != "COUNTER_UNAVAILABLE") continue;
     EXPECT_EQ(f.device(), "mlx5_0");
     EXPECT_EQ(f.port(), 1u);
-    EXPECT_NE(f.summary().find("EACCES"), std::string::npos) << f.summary();
-    EXPECT_NE(f.evidence(1).find("hw_counters/ (directory)"), std::string::npos);
+    EXPECT_THAT(f.summary(), HasSubstr("EACCES"));
+    EXPECT_THAT(f.evidence(1), HasSubstr("hw_counters/ (directory)"));
   }
 }
 

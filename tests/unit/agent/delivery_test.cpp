@@ -1,5 +1,6 @@
 #include "ibc/agent/delivery.h"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -8,6 +9,8 @@
 #include <set>
 
 #include "ibc/core/snapshot_file.h"
+
+using ::testing::HasSubstr;
 
 namespace ibc::agent {
 namespace {
@@ -174,14 +177,14 @@ TEST_F(DeliveryTest, RetriesWithGrowingBackoffThenSpoolsAndSaysWhere) {
   ASSERT_TRUE(out.ok());
   EXPECT_EQ(out->status, DeliveryStatus::Spooled);
   EXPECT_EQ(out->attempts, 4);
-  EXPECT_NE(out->detail.find("Connection refused"), std::string::npos);
+  EXPECT_THAT(out->detail, HasSubstr("Connection refused"));
   EXPECT_EQ(out->kept_at, dir_ + "/spool/" + out->snapshot_id + ".ibsnap");
   EXPECT_TRUE(fs::exists(out->kept_at));
   ASSERT_EQ(clock_.sleeps.size(), 3u);  // between the 4 tries, none after the last
   EXPECT_LT(clock_.sleeps[0], clock_.sleeps[2]);
   EXPECT_LE(clock_.sleeps[2], retry_.max_backoff);
   EXPECT_EQ(notices_.size(), 3u);
-  EXPECT_NE(notices_[0].find("retrying in"), std::string::npos);
+  EXPECT_THAT(notices_[0], HasSubstr("retrying in"));
 }
 
 TEST_F(DeliveryTest, ALostAcknowledgementIsRetriedAndRecognisedNotStoredTwice) {
@@ -207,7 +210,7 @@ TEST_F(DeliveryTest, OverloadIsRetriedAndAPermanentRefusalIsKeptAsideNotRetried)
   ASSERT_TRUE(refused.ok());
   EXPECT_EQ(refused->status, DeliveryStatus::Rejected);
   EXPECT_EQ(collector_.calls, calls + 1);
-  EXPECT_NE(refused->detail.find("bad_signature"), std::string::npos) << refused->detail;
+  EXPECT_THAT(refused->detail, HasSubstr("bad_signature"));
   EXPECT_EQ(refused->kept_at, dir_ + "/spool/rejected/" + refused->snapshot_id + ".ibsnap");
   EXPECT_TRUE(spool_.pending()->empty());
 }
@@ -220,8 +223,8 @@ TEST_F(DeliveryTest, NotDeliveredAndNotKeptIsAnErrorThatSaysBoth) {
   SnapshotDelivery d(connector_, full, clock_, retry_);
   auto out = d.deliver(envelope(1));
   ASSERT_FALSE(out.ok());
-  EXPECT_NE(out.error().message.find("Connection refused"), std::string::npos);
-  EXPECT_NE(out.error().message.find("spool full"), std::string::npos) << out.error().message;
+  EXPECT_THAT(out.error().message, HasSubstr("Connection refused"));
+  EXPECT_THAT(out.error().message, HasSubstr("spool full"));
 }
 
 TEST_F(DeliveryTest, FlushSendsEverythingOnceAndStopsWhenTheCollectorIsDown) {
@@ -292,13 +295,13 @@ TEST_F(DeliveryTest, ABatchTheCollectorNeverTakesIsSpooledSnapshotBySnapshot) {
     ASSERT_TRUE(out[i].ok());
     EXPECT_EQ(out[i]->status, DeliveryStatus::Spooled);
     EXPECT_EQ(out[i]->attempts, 4);
-    EXPECT_NE(out[i]->detail.find("Connection refused"), std::string::npos);
+    EXPECT_THAT(out[i]->detail, HasSubstr("Connection refused"));
     EXPECT_TRUE(fs::exists(out[i]->kept_at)) << out[i]->kept_at;
   }
   EXPECT_EQ(collector_.connect_calls, 4) << "one connection attempt per round, not per snapshot";
   EXPECT_EQ(spool_.pending()->size(), 5u);
   ASSERT_EQ(notices_.size(), 3u);
-  EXPECT_NE(notices_[0].find("5 snapshots not delivered yet"), std::string::npos) << notices_[0];
+  EXPECT_THAT(notices_[0], HasSubstr("5 snapshots not delivered yet"));
 }
 
 TEST_F(DeliveryTest, ABatchThatCannotBeKeptSaysSoForEachSnapshot) {
@@ -310,7 +313,7 @@ TEST_F(DeliveryTest, ABatchThatCannotBeKeptSaysSoForEachSnapshot) {
   std::vector<v1::SignedSnapshot> envs = {envelope(1), envelope(2)};
   for (const auto& o : d.deliverAll(pointers(envs))) {
     ASSERT_FALSE(o.ok());
-    EXPECT_NE(o.error().message.find("spool full"), std::string::npos) << o.error().message;
+    EXPECT_THAT(o.error().message, HasSubstr("spool full"));
   }
 }
 
@@ -339,7 +342,7 @@ TEST(AgentConfig, ParsesEveryKeyAndRejectsUnknownOnes) {
   EXPECT_EQ(many.error().message, "a.conf:2: retries wants a number from 0 to 100, got 'many'");
   auto zero = parseAgentConfig("spool-limit-mb = 0\n", "a.conf");
   ASSERT_FALSE(zero.ok());
-  EXPECT_NE(zero.error().message.find("a.conf:1: spool-limit-mb"), std::string::npos);
+  EXPECT_THAT(zero.error().message, HasSubstr("a.conf:1: spool-limit-mb"));
 }
 
 // `key: value` (a YAML habit) means the same; trailing comments and sections are handled.
@@ -350,17 +353,17 @@ TEST(AgentConfig, ColonSyntaxAndCommentsAreAcceptedSectionsAndDuplicatesAreNot) 
   EXPECT_EQ(s->retries, 1);
   auto section = parseAgentConfig("[agent]\ncollector = gw:1\n", "a.conf");
   ASSERT_FALSE(section.ok());
-  EXPECT_NE(section.error().message.find("a.conf:1: sections are not used"), std::string::npos);
+  EXPECT_THAT(section.error().message, HasSubstr("a.conf:1: sections are not used"));
   auto twice = parseAgentConfig("ca = /a\nca = /b\n", "a.conf");
   ASSERT_FALSE(twice.ok());
-  EXPECT_NE(twice.error().message.find("a.conf:2: ca is given twice"), std::string::npos);
+  EXPECT_THAT(twice.error().message, HasSubstr("a.conf:2: ca is given twice"));
   auto open_quote = parseAgentConfig("ca = \"/a\n", "a.conf");
   ASSERT_FALSE(open_quote.ok());
-  EXPECT_NE(open_quote.error().message.find("a.conf:1: ca: the quoted value is not closed"),
-            std::string::npos);
+  EXPECT_THAT(open_quote.error().message,
+              HasSubstr("a.conf:1: ca: the quoted value is not closed"));
   auto no_sep = parseAgentConfig("collector gw:1\n", "a.conf");
   ASSERT_FALSE(no_sep.ok());
-  EXPECT_NE(no_sep.error().message.find("a.conf:1: expected `key = value`"), std::string::npos);
+  EXPECT_THAT(no_sep.error().message, HasSubstr("a.conf:1: expected `key = value`"));
 }
 
 TEST(AgentConfig, FlagsWinOverTheFileAndFilesAreReadThroughTheSeam) {

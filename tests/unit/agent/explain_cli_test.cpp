@@ -1,6 +1,7 @@
 // `ibcollect explain` over the whole finding registry, and `completion` of both programs,
 // through runCli / runSupportCli (what main() runs) with string streams.
 
+#include <gmock/gmock.h>
 #include <google/protobuf/struct.pb.h>
 #include <google/protobuf/util/json_util.h>
 #include <gtest/gtest.h>
@@ -14,6 +15,9 @@
 #include "ibc/core/findings.h"
 #include "ibc/core/rules.h"
 #include "ibc/core/text.h"
+
+using ::testing::HasSubstr;
+using ::testing::Not;
 
 namespace ibc::agent {
 namespace {
@@ -80,16 +84,13 @@ TEST(Explain, EveryCodeOfTheRegistryIsExplainedWithItsClassEscalationAndNextStep
     ASSERT_EQ(r.code, core::kExitOk) << r.err;
     EXPECT_TRUE(r.err.empty()) << r.err;
     EXPECT_EQ(r.out.rfind(name + "\n", 0), 0u) << r.out;
-    EXPECT_NE(r.out.find("class " + std::string(core::findingClassName(t.finding_class))),
-              std::string::npos)
-        << r.out;
+    EXPECT_THAT(r.out, HasSubstr("class " + std::string(core::findingClassName(t.finding_class))));
     // The escalation line follows core's escalation, never a list of explain's own.
     const auto kind = core::escalationKindFor({name});
     const std::string answer =
         kind ? "yes (" + std::string(core::escalationKindName(*kind)) + ")"
              : (t.finding_class == core::FindingClass::Escalation ? "it is the escalation" : "no");
-    EXPECT_NE(r.out.find("\nEscalates to the provider: " + answer + "\n"), std::string::npos)
-        << r.out;
+    EXPECT_THAT(r.out, HasSubstr("\nEscalates to the provider: " + answer + "\n"));
     EXPECT_FALSE(section(r.out, "What it means:").empty()) << r.out;
     EXPECT_FALSE(section(r.out, "What raises it:").empty()) << r.out;
     EXPECT_FALSE(section(r.out, "Escalates to the provider:").empty()) << r.out;
@@ -111,12 +112,10 @@ TEST(Explain, TheClassDecidesTheEscalationLine) {
   EXPECT_NE(explain({"PORT_NOT_ACTIVE_SM"}).out.find("yes (subnet_manager)"), std::string::npos);
   EXPECT_NE(explain({"PHY_ERRORS"}).out.find("yes (physical)"), std::string::npos);
   const std::string retries = explain({"TRANSPORT_RETRIES"}).out;
-  EXPECT_NE(retries.find("yes (transport_path)"), std::string::npos) << retries;
-  EXPECT_NE(retries.find("Only when the VF side is clean"), std::string::npos) << retries;
+  EXPECT_THAT(retries, HasSubstr("yes (transport_path)"));
+  EXPECT_THAT(retries, HasSubstr("Only when the VF side is clean"));
   const std::string memlock = explain({"MEMLOCK_LIMIT"}).out;
-  EXPECT_NE(memlock.find("Escalates to the provider: no\n  Never: tenant configuration"),
-            std::string::npos)
-      << memlock;
+  EXPECT_THAT(memlock, HasSubstr("Escalates to the provider: no\n  Never: tenant configuration"));
   EXPECT_NE(explain({"NCCL_COLLECTIVE_TIMEOUT"}).out.find("Never: the application"),
             std::string::npos);
 }
@@ -125,26 +124,24 @@ TEST(Explain, AnUnknownCodeExitsThreeNamingTheNearestCodes) {
   const CliRun typo = explain({"PORT_DWN"});
   EXPECT_EQ(typo.code, core::kExitUsage);
   EXPECT_TRUE(typo.out.empty()) << typo.out;
-  EXPECT_NE(typo.err.find("no finding code \"PORT_DWN\"; did you mean PORT_DOWN"),
-            std::string::npos)
-      << typo.err;
+  EXPECT_THAT(typo.err, HasSubstr("no finding code \"PORT_DWN\"; did you mean PORT_DOWN"));
   const CliRun lower = explain({"nccl_socket_fallbak"});
   EXPECT_EQ(lower.code, core::kExitUsage);
-  EXPECT_NE(lower.err.find("did you mean NCCL_SOCKET_FALLBACK"), std::string::npos) << lower.err;
+  EXPECT_THAT(lower.err, HasSubstr("did you mean NCCL_SOCKET_FALLBACK"));
   const CliRun prefix = explain({"pf_"});
   EXPECT_EQ(prefix.code, core::kExitUsage);
-  EXPECT_NE(prefix.err.find("PF_NOT_FOUND"), std::string::npos) << prefix.err;
+  EXPECT_THAT(prefix.err, HasSubstr("PF_NOT_FOUND"));
   const CliRun nothing = explain({"ZZZZZZZZZZZZ"});
   EXPECT_EQ(nothing.code, core::kExitUsage);
-  EXPECT_EQ(nothing.err.find("did you mean"), std::string::npos) << nothing.err;
-  EXPECT_NE(nothing.err.find("ibcollect explain --list"), std::string::npos) << nothing.err;
+  EXPECT_THAT(nothing.err, Not(HasSubstr("did you mean")));
+  EXPECT_THAT(nothing.err, HasSubstr("ibcollect explain --list"));
 }
 
 TEST(Explain, NeitherOrBothACodeAndListIsAUsageError) {
   EXPECT_EQ(explain({}).code, core::kExitUsage);
   const CliRun both = explain({"PORT_DOWN", "--list"});
   EXPECT_EQ(both.code, core::kExitUsage);
-  EXPECT_NE(both.err.find("give one finding CODE or --list"), std::string::npos) << both.err;
+  EXPECT_THAT(both.err, HasSubstr("give one finding CODE or --list"));
   EXPECT_EQ(explain({"PORT_DOWN", "--format", "yaml"}).code, core::kExitUsage);
 }
 
@@ -193,8 +190,8 @@ TEST(Explain, MarkdownHasASectionPerCodeAndNoStrayMarkup) {
   ASSERT_EQ(r.code, core::kExitOk) << r.err;
   EXPECT_EQ(r.out.rfind("# Finding codes\n", 0), 0u);
   for (const auto& t : core::findingRegistry()) {
-    EXPECT_NE(r.out.find("\n### " + std::string(t.name) + "\n"), std::string::npos) << t.name;
-    EXPECT_NE(r.out.find("(#" + core::toLower(t.name) + ")"), std::string::npos) << t.name;
+    EXPECT_THAT(r.out, HasSubstr("\n### " + std::string(t.name) + "\n")) << t.name;
+    EXPECT_THAT(r.out, HasSubstr("(#" + core::toLower(t.name) + ")")) << t.name;
   }
   // Placeholders such as <pci> stay inside code spans or are escaped: never raw HTML.
   bool code = false;
@@ -215,14 +212,13 @@ TEST(Completion, EachProgramPrintsAScriptForEachShell) {
     ASSERT_EQ(bash.code, core::kExitOk) << bash.err;
     std::string function = "_" + name;
     for (char& c : function) c = c == '-' ? '_' : c;
-    EXPECT_NE(bash.out.find("\ncomplete -F " + function + " " + name + "\n"), std::string::npos)
-        << bash.out;
+    EXPECT_THAT(bash.out, HasSubstr("\ncomplete -F " + function + " " + name + "\n"));
     const CliRun zsh = run(program, {"completion", "zsh"});
     ASSERT_EQ(zsh.code, core::kExitOk) << zsh.err;
     EXPECT_EQ(zsh.out.rfind("#compdef " + name + "\n", 0), 0u) << zsh.out.substr(0, 200);
     const CliRun fish = run(program, {"completion", "fish"});
     ASSERT_EQ(fish.code, core::kExitOk) << fish.err;
-    EXPECT_NE(fish.out.find("complete -c " + name + " "), std::string::npos);
+    EXPECT_THAT(fish.out, HasSubstr("complete -c " + name + " "));
     EXPECT_EQ(run(program, {"completion", "tcsh"}).code, core::kExitUsage);
   }
 }
@@ -230,25 +226,22 @@ TEST(Completion, EachProgramPrintsAScriptForEachShell) {
 TEST(Completion, TheScriptsComeFromTheCommandLineDefinitions) {
   const std::string bash = run(&runCli, {"completion", "bash"}).out;
   // Subcommands, options, their values and files, as --help defines them.
-  EXPECT_NE(bash.find("'') REPLY='snapshot analyze compare upload flush verify explain"),
-            std::string::npos)
-      << bash;
-  EXPECT_NE(bash.find("'snapshot|--format') REPLY='choices text json'"), std::string::npos);
-  EXPECT_NE(bash.find("'|--launcher') REPLY='choices srun ssh'"), std::string::npos);
-  EXPECT_NE(bash.find("'snapshot|--color') REPLY='choices auto always never'"), std::string::npos);
-  EXPECT_NE(bash.find("'snapshot|--root') REPLY='dir'"), std::string::npos);
-  EXPECT_NE(bash.find("'snapshot|--window') REPLY='none'"), std::string::npos);
-  EXPECT_NE(bash.find("'analyze|--nccl-log') REPLY='file'"), std::string::npos);
-  EXPECT_NE(bash.find("'explain') REPLY='choices NO_RDMA_DEVICES PORT_DOWN"), std::string::npos);
+  EXPECT_THAT(bash, HasSubstr("'') REPLY='snapshot analyze compare upload flush verify explain"));
+  EXPECT_THAT(bash, HasSubstr("'snapshot|--format') REPLY='choices text json'"));
+  EXPECT_THAT(bash, HasSubstr("'|--launcher') REPLY='choices srun ssh'"));
+  EXPECT_THAT(bash, HasSubstr("'snapshot|--color') REPLY='choices auto always never'"));
+  EXPECT_THAT(bash, HasSubstr("'snapshot|--root') REPLY='dir'"));
+  EXPECT_THAT(bash, HasSubstr("'snapshot|--window') REPLY='none'"));
+  EXPECT_THAT(bash, HasSubstr("'analyze|--nccl-log') REPLY='file'"));
+  EXPECT_THAT(bash, HasSubstr("'explain') REPLY='choices NO_RDMA_DEVICES PORT_DOWN"));
   // Flags take no value; the hidden node side of --job is not offered.
-  EXPECT_EQ(bash.find("|--force')"), std::string::npos);
-  EXPECT_EQ(bash.find("job-step"), std::string::npos);
+  EXPECT_THAT(bash, Not(HasSubstr("|--force')")));
+  EXPECT_THAT(bash, Not(HasSubstr("job-step")));
   // The support commands are ibcollect-support's to complete.
-  EXPECT_NE(bash.find("'bundle' | 'case' | 'fetch' | 'host-inspect')"), std::string::npos);
+  EXPECT_THAT(bash, HasSubstr("'bundle' | 'case' | 'fetch' | 'host-inspect')"));
   const std::string support = run(&runSupportCli, {"completion", "bash"}).out;
-  EXPECT_NE(support.find("'bundle') REPLY='export verify show'"), std::string::npos) << support;
-  EXPECT_NE(support.find("'case update|--state') REPLY='choices open escalated closed'"),
-            std::string::npos);
+  EXPECT_THAT(support, HasSubstr("'bundle') REPLY='export verify show'"));
+  EXPECT_THAT(support, HasSubstr("'case update|--state') REPLY='choices open escalated closed'"));
 }
 
 }  // namespace

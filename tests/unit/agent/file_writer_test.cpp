@@ -1,6 +1,7 @@
 // The write seam (agent/os.h FileWriter) on a real temporary directory, and the spool
 // going through it: a failing writer is what a full disk or a read-only spool looks like.
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -12,6 +13,8 @@
 #include "ibc/agent/os.h"
 #include "ibc/agent/spool.h"
 #include "ibc/core/snapshot_file.h"
+
+using ::testing::HasSubstr;
 
 namespace ibc::agent {
 namespace {
@@ -55,7 +58,7 @@ TEST_F(DiskFileWriterTest, NeverPutsAFileInPlaceOfAFifoOrADirectory) {
   const auto st = disk_.writeFileAtomic(fifo, "x");
   ASSERT_FALSE(st.ok());
   EXPECT_EQ(st.error().code, core::ErrorCode::InvalidArgument);
-  EXPECT_NE(st.error().message.find("not a regular file"), std::string::npos);
+  EXPECT_THAT(st.error().message, HasSubstr("not a regular file"));
   EXPECT_TRUE(fs::is_fifo(fifo));
   fs::create_directory(dir_ / "d");
   EXPECT_FALSE(disk_.writeFileAtomic((dir_ / "d").string(), "x").ok());
@@ -70,7 +73,7 @@ TEST_F(DiskFileWriterTest, AMissingParentIsNotFoundNamingThePath) {
   const auto st = disk_.writeFileAtomic(path, "x");
   ASSERT_FALSE(st.ok());
   EXPECT_EQ(st.error().code, core::ErrorCode::NotFound);
-  EXPECT_NE(st.error().message.find(path), std::string::npos) << st.error().message;
+  EXPECT_THAT(st.error().message, HasSubstr(path));
   EXPECT_FALSE(fs::exists(dir_ / "no"));
 }
 
@@ -105,7 +108,7 @@ TEST_F(DiskFileWriterTest, RemovesAndRenamesWithTheOsReason) {
   const auto gone = disk_.removeFile(b);
   ASSERT_FALSE(gone.ok());
   EXPECT_EQ(gone.error().code, core::ErrorCode::NotFound);
-  EXPECT_NE(gone.error().message.find(b), std::string::npos) << gone.error().message;
+  EXPECT_THAT(gone.error().message, HasSubstr(b));
   EXPECT_EQ(disk_.renameFile(a, b).error().code, core::ErrorCode::NotFound);
 }
 
@@ -136,8 +139,7 @@ TEST_F(DiskFileWriterTest, TheSpoolWritesOnlyThroughItsWriterAndSaysWhyItFailed)
   const auto kept = spool.keep(core::wrapUnsigned(s));
   ASSERT_FALSE(kept.ok());
   EXPECT_EQ(full.writes, 1);
-  EXPECT_NE(kept.error().message.find("No space left on device"), std::string::npos)
-      << kept.error().message;
+  EXPECT_THAT(kept.error().message, HasSubstr("No space left on device"));
   EXPECT_TRUE(spool.pending()->empty());
   struct stat st {};
   ASSERT_EQ(::stat((dir_ / "spool").c_str(), &st), 0);  // made through the writer, private

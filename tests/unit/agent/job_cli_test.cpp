@@ -1,6 +1,7 @@
 // `ibcollect --job` end to end through runCli with scripted Slurm commands: what the user
 // sees when srun refuses the step (docs/commands.md exit code 4, one message).
 
+#include <gmock/gmock.h>
 #include <google/protobuf/struct.pb.h>
 #include <google/protobuf/util/json_util.h>
 #include <gtest/gtest.h>
@@ -18,6 +19,9 @@
 #include "ibc/core/snapshot_file.h"
 #include "ibc/core/step_output.h"
 #include "sysfs_json.h"
+
+using ::testing::HasSubstr;
+using ::testing::Not;
 
 namespace ibc::agent {
 namespace {
@@ -141,8 +145,7 @@ TEST(SupportCommands, RunTheSupportProgramBesideThisOneAndNeverABareName) {
                          env, nullptr, writer, "",      nullptr, exec};
   EXPECT_EQ(runCli({"case", "list"}, unknown), core::kExitUsage);
   EXPECT_EQ(ran.size(), 1u);
-  EXPECT_NE(err.str().find("cannot tell where this ibcollect is installed"), std::string::npos)
-      << err.str();
+  EXPECT_THAT(err.str(), HasSubstr("cannot tell where this ibcollect is installed"));
 }
 
 // Slurm answering `scontrol show job` with the real capture of a running 8-node job.
@@ -171,12 +174,11 @@ TEST(JobCommand, SrunRefusingTheStepIsOneMessageAndExitCode4) {
   EXPECT_EQ(r.code, core::kExitCollectFailed) << r.err;
   EXPECT_EQ(runner.streamed, std::vector<std::string>{"srun"});
   EXPECT_EQ(count(r.err, "Access/permission denied"), 1u) << r.err;
-  EXPECT_NE(r.err.find("does not let this user run a step in job 8401413"), std::string::npos)
-      << r.err;
+  EXPECT_THAT(r.err, HasSubstr("does not let this user run a step in job 8401413"));
   // Not eight nodes "unreachable" with "no answer within 15 s", and no report or
   // snapshot directory for a collection that never ran.
-  EXPECT_EQ(r.err.find("unreachable"), std::string::npos) << r.err;
-  EXPECT_EQ(r.err.find("no answer within"), std::string::npos) << r.err;
+  EXPECT_THAT(r.err, Not(HasSubstr("unreachable")));
+  EXPECT_THAT(r.err, Not(HasSubstr("no answer within")));
   EXPECT_EQ(r.out, "");
   EXPECT_TRUE(r.dirs_made.empty());
 }
@@ -191,7 +193,7 @@ TEST(JobCommand, SnapshotsDefaultToTheUsersStateDirectoryAndThePathIsPrinted) {
   const auto r = runJob(runner, {"--timeout", "1"}, &env);
   ASSERT_EQ(r.dirs_made.size(), 1u) << r.err;
   EXPECT_EQ(r.dirs_made[0].rfind("/state/ibcollect/job8401413-", 0), 0u) << r.dirs_made[0];
-  EXPECT_NE(r.err.find("snapshots in " + r.dirs_made[0]), std::string::npos) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("snapshots in " + r.dirs_made[0]));
 
   env.vars.erase("XDG_STATE_HOME");
   SlurmCommands again = runningEightNodeJob();
@@ -207,9 +209,8 @@ TEST(JobCommand, AnInvalidJobIdSaysItMayBeHiddenByPrivateData) {
       CommandResult{1, false, "", "slurm_load_jobs error: Invalid job id specified\n", false};
   const auto r = runJob(runner);
   EXPECT_EQ(r.code, core::kExitUsage);
-  EXPECT_NE(r.err.find("job 8401413 does not exist or is not visible to you (Slurm PrivateData)"),
-            std::string::npos)
-      << r.err;
+  EXPECT_THAT(r.err,
+              HasSubstr("job 8401413 does not exist or is not visible to you (Slurm PrivateData)"));
   EXPECT_TRUE(runner.streamed.empty());
 }
 
@@ -219,8 +220,7 @@ TEST(JobCommand, AMissingSlurmConfIsNamedAtOnceNotAfterScontrolsRetries) {
   env.vars["SLURM_CONF"] = "/nonexistent/slurm.conf";
   const auto r = runJob(runner, {}, &env);
   EXPECT_EQ(r.code, core::kExitUsage);
-  EXPECT_NE(r.err.find("SLURM_CONF=/nonexistent/slurm.conf does not exist"), std::string::npos)
-      << r.err;
+  EXPECT_THAT(r.err, HasSubstr("SLURM_CONF=/nonexistent/slurm.conf does not exist"));
   EXPECT_TRUE(runner.streamed.empty());
 }
 
@@ -233,13 +233,11 @@ TEST(JobCommand, ScontrolTimingOutSaysWhatScontrolSaid) {
       false};
   const auto r = runJob(runner);
   EXPECT_EQ(r.code, core::kExitCollectFailed);
-  EXPECT_NE(r.err.find("it said: scontrol: error: s_p_parse_file: cannot stat file "
-                       "/etc/slurm/slurm.conf"),
-            std::string::npos)
-      << r.err;
+  EXPECT_THAT(r.err, HasSubstr("it said: scontrol: error: s_p_parse_file: cannot stat file "
+                               "/etc/slurm/slurm.conf"));
   SlurmCommands silent;
   silent.scripts["scontrol show job"] = CommandResult{-1, true, "", "", false};
-  EXPECT_NE(runJob(silent).err.find("is slurmctld up and reachable from here?"), std::string::npos);
+  EXPECT_THAT(runJob(silent).err, HasSubstr("is slurmctld up and reachable from here?"));
 }
 
 // `node` answers the collection step on task 0's stream: a snapshot of nothing, unsigned or
@@ -270,7 +268,7 @@ TEST(JobCommand, AnUnreachableNodesLogTheLauncherCanReadIsStillDiagnosed) {
                                  "--out", dir + "/out"});
   // node1787 is unreachable, and its log's critical finding is the verdict (2 beats 4).
   EXPECT_EQ(r.code, core::kExitCritical) << r.err;
-  EXPECT_NE(r.err.find("1 of 2 node(s) unreachable"), std::string::npos) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("1 of 2 node(s) unreachable"));
   google::protobuf::Struct doc;
   ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(r.out, &doc).ok())
       << r.out.substr(0, 500);
@@ -292,12 +290,9 @@ TEST(JobCommand, SignedSnapshotsWithoutACollectorSayTheyWereNotUploadedAndHow) {
   const std::string dir = ibc::test::makeTempDir("launcher-unsent");
   const auto r =
       runJob(runner, {"--hosts", "node1433", "--out", dir + "/out", "--config", "/dev/null"});
-  EXPECT_NE(r.err.find("1 snapshot(s) signed by their nodes were not uploaded (no --collector)"),
-            std::string::npos)
-      << r.err;
-  EXPECT_NE(r.err.find("ibcollect upload " + dir + "/out/*.ibsnap --collector HOST:PORT"),
-            std::string::npos)
-      << r.err;
+  EXPECT_THAT(r.err,
+              HasSubstr("1 snapshot(s) signed by their nodes were not uploaded (no --collector)"));
+  EXPECT_THAT(r.err, HasSubstr("ibcollect upload " + dir + "/out/*.ibsnap --collector HOST:PORT"));
 }
 
 TEST(JobCommand, ACollectorWithoutTheLaunchersCertificateSaysWhichCertificate) {
@@ -305,7 +300,7 @@ TEST(JobCommand, ACollectorWithoutTheLaunchersCertificateSaysWhichCertificate) {
   const auto r =
       runJob(runner, {"--collector", "127.0.0.1:1", "--ca", "/dev/null", "--config", "/dev/null"});
   EXPECT_EQ(r.code, core::kExitUsage);
-  EXPECT_NE(r.err.find("agent certificate of the job's tenant"), std::string::npos) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("agent certificate of the job's tenant"));
 }
 
 // Issue 10: a shared --nccl-log glob (no %h) the launcher reads itself. Logs whose NCCL
@@ -350,12 +345,9 @@ TEST(JobCommand, ASharedLogWithAHostNameNoNodeHasIsNeverCreditedToAnotherNode) {
   std::string all;
   for (const auto& n : notices) all += n.string_value() + "\n";
   ASSERT_EQ(notices.size(), 2) << all;
-  EXPECT_NE(all.find("names host 'ip-10-0-0-9', which is not a node of the job"), std::string::npos)
-      << all;
+  EXPECT_THAT(all, HasSubstr("names host 'ip-10-0-0-9', which is not a node of the job"));
   // node1787's own log printed the container's name: its evidence stays node1787's, said once.
-  EXPECT_NE(all.find("evidence of node1787 names host 'trainer-7f9c4', not node1787"),
-            std::string::npos)
-      << all;
+  EXPECT_THAT(all, HasSubstr("evidence of node1787 names host 'trainer-7f9c4', not node1787"));
 }
 
 // Zero-install --job (issue 24): with srun and no --agent this program is shipped to the
@@ -380,8 +372,7 @@ TEST(JobCommand, ByDefaultSrunShipsThisProgramIntoAPrivateDirectoryUnderTmp) {
   // srun copies this program (the CLI environment's own path) and runs the copy.
   EXPECT_NE(std::find(step.begin(), step.end(), "/opt/ibcollect/bin/ibcollect"), step.end());
   EXPECT_NE(std::find(step.begin(), step.end(), "--shipped"), step.end());
-  EXPECT_NE(r.err.find("srun ships this program to the nodes (" + dir + ")"), std::string::npos)
-      << r.err;
+  EXPECT_THAT(r.err, HasSubstr("srun ships this program to the nodes (" + dir + ")"));
 }
 
 TEST(JobCommand, EveryRunShipsIntoADirectoryOfItsOwn) {
@@ -412,7 +403,7 @@ TEST(JobCommand, AgentMeansInstalledOnTheNodesAndNothingIsShipped) {
             0);
   EXPECT_NE(std::find(step.begin(), step.end(), "/usr/bin/ibcollect"), step.end());
   EXPECT_EQ(std::find(step.begin(), step.end(), "--shipped"), step.end());
-  EXPECT_EQ(r.err.find("ships"), std::string::npos) << r.err;
+  EXPECT_THAT(r.err, Not(HasSubstr("ships")));
 }
 
 TEST(JobCommand, ShipDirWithoutShippingOrRelativeIsAUsageError) {
@@ -423,7 +414,7 @@ TEST(JobCommand, ShipDirWithoutShippingOrRelativeIsAUsageError) {
     SlurmCommands runner = runningEightNodeJob();
     const auto r = runJob(runner, args);
     EXPECT_EQ(r.code, core::kExitUsage) << ::testing::PrintToString(args) << r.err;
-    EXPECT_NE(r.err.find("--ship-dir"), std::string::npos) << r.err;
+    EXPECT_THAT(r.err, HasSubstr("--ship-dir"));
     EXPECT_TRUE(runner.streamed.empty());
   }
 }
@@ -450,9 +441,8 @@ TEST(JobCommand, HelpSaysWhatIsShippedAndHowToUseAnInstalledAgent) {
     if (c == '\n') c = ' ';
     if (c != ' ' || help.empty() || help.back() != ' ') help += c;
   }
-  EXPECT_NE(help.find("srun ships this program to the nodes (srun --bcast)"), std::string::npos)
-      << help;
-  EXPECT_NE(help.find("--ship-dir"), std::string::npos) << help;
+  EXPECT_THAT(help, HasSubstr("srun ships this program to the nodes (srun --bcast)"));
+  EXPECT_THAT(help, HasSubstr("--ship-dir"));
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 
 #include "ibc/agent/job.h"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -14,6 +15,8 @@
 #include "fixtures.h"
 #include "ibc/core/snapshot_file.h"
 #include "ibc/core/step_output.h"
+
+using ::testing::HasSubstr;
 
 namespace ibc::agent {
 namespace {
@@ -70,6 +73,14 @@ JobOptions options(const std::string& id) {
   return o;
 }
 
+// Job 77 collected over ssh, `parallelism` sessions at a time (0: the default).
+JobOptions sshOptions(std::size_t parallelism = 0) {
+  JobOptions o = options("77");
+  o.launcher = Launcher::Ssh;
+  if (parallelism > 0) o.ssh_parallelism = parallelism;
+  return o;
+}
+
 TEST(ResolveSlurmJob, ARunningJobFromARealCapture) {
   ScriptedRunner r;
   r.scripts["scontrol"] = ok(ibc::test::readFixture(
@@ -88,10 +99,8 @@ TEST(ResolveSlurmJob, AFailedJobHasNoNodesToCollect) {
   auto job = resolveSlurmJob(r, options("42"));
   ASSERT_FALSE(job.ok());
   EXPECT_EQ(job.error().code, ErrorCode::Unsupported);
-  EXPECT_NE(job.error().message.find("FAILED (NonZeroExitCode)"), std::string::npos)
-      << job.error().message;
-  EXPECT_NE(job.error().message.find("--launcher ssh --hosts asus"), std::string::npos)
-      << job.error().message;
+  EXPECT_THAT(job.error().message, HasSubstr("FAILED (NonZeroExitCode)"));
+  EXPECT_THAT(job.error().message, HasSubstr("--launcher ssh --hosts asus"));
 }
 
 TEST(ResolveSlurmJob, UnknownJobsPermissionAndMissingSlurmAreDistinct) {
@@ -104,9 +113,8 @@ TEST(ResolveSlurmJob, UnknownJobsPermissionAndMissingSlurmAreDistinct) {
 
   // Slurm 22.05 prints this for a job that does not exist and for one PrivateData=jobs
   // hides from this user alike: the message must not claim the job does not exist.
-  EXPECT_NE(u.error().message.find("does not exist or is not visible to you (Slurm PrivateData)"),
-            std::string::npos)
-      << u.error().message;
+  EXPECT_THAT(u.error().message,
+              HasSubstr("does not exist or is not visible to you (Slurm PrivateData)"));
 
   ScriptedRunner denied;
   denied.scripts["scontrol"] =
@@ -119,13 +127,13 @@ TEST(ResolveSlurmJob, UnknownJobsPermissionAndMissingSlurmAreDistinct) {
   auto n = resolveSlurmJob(none, options("7"));
   ASSERT_FALSE(n.ok());
   EXPECT_EQ(n.error().code, ErrorCode::Unavailable);
-  EXPECT_NE(n.error().message.find("--launcher ssh"), std::string::npos);
+  EXPECT_THAT(n.error().message, HasSubstr("--launcher ssh"));
 
   ScriptedRunner hung;
   hung.scripts["scontrol"] = CommandResult{-1, true, "", "", false};
   auto h = resolveSlurmJob(hung, options("7"));
   ASSERT_FALSE(h.ok());
-  EXPECT_NE(h.error().message.find("slurmctld"), std::string::npos);
+  EXPECT_THAT(h.error().message, HasSubstr("slurmctld"));
 }
 
 TEST(ExpandJobHosts, FallsBackToTheBuiltInExpansionWithoutScontrol) {
@@ -141,7 +149,7 @@ TEST(UnresponsiveNodes, ReadsSinfoStates) {
   const auto down =
       unresponsiveNodes(r, {"node1", "node2", "node3", "node4", "node5"}, std::chrono::seconds(5));
   EXPECT_EQ(down.size(), 2u);
-  EXPECT_NE(down.at("node2").find("not responding"), std::string::npos);
+  EXPECT_THAT(down.at("node2"), HasSubstr("not responding"));
   EXPECT_EQ(down.count("node5"), 0u);  // draining nodes still run the job's steps
 }
 
@@ -168,8 +176,7 @@ TEST(CollectJob, ReassemblesEveryNodeFromSrunsMergedOutputAndNamesTheSilentOne) 
   EXPECT_TRUE(coll.nodes[0].answered);
   EXPECT_TRUE(coll.nodes[1].answered);
   EXPECT_FALSE(coll.nodes[2].answered);
-  EXPECT_NE(coll.nodes[2].unreachable_reason.find("node3: task 2"), std::string::npos)
-      << coll.nodes[2].unreachable_reason;
+  EXPECT_THAT(coll.nodes[2].unreachable_reason, HasSubstr("node3: task 2"));
   auto snap = core::openSnapshot(coll.nodes[1].envelope);
   ASSERT_TRUE(snap.ok());
   EXPECT_EQ(snap->devices(0).name(), "mlx5_0");
@@ -259,8 +266,7 @@ TEST(CollectJob, ANodesOwnPermissionErrorIsNotSlurmRefusingTheStep) {
   const auto coll = collectJob(options("1234"), {"node1"}, r, clock, nullptr);
   EXPECT_FALSE(coll.launch_refused);
   ASSERT_EQ(coll.nodes.size(), 1u);
-  EXPECT_NE(coll.nodes[0].unreachable_reason.find("node1: task 0"), std::string::npos)
-      << coll.nodes[0].unreachable_reason;
+  EXPECT_THAT(coll.nodes[0].unreachable_reason, HasSubstr("node1: task 0"));
 }
 
 TEST(CollectJob, NodesThatNeverAnswerAreUnreachableWithTheTimeoutInTheReason) {
@@ -270,23 +276,22 @@ TEST(CollectJob, NodesThatNeverAnswerAreUnreachableWithTheTimeoutInTheReason) {
   const auto coll = collectJob(options("1234"), {"node1"}, r, clock, nullptr);
   ASSERT_EQ(coll.nodes.size(), 1u);
   EXPECT_FALSE(coll.nodes[0].answered);
-  EXPECT_NE(coll.nodes[0].unreachable_reason.find("no answer within 5 s"), std::string::npos);
+  EXPECT_THAT(coll.nodes[0].unreachable_reason, HasSubstr("no answer within 5 s"));
   EXPECT_FALSE(coll.notices.empty());
 }
 
 TEST(CollectJob, SshRunsOneQuotedRemoteCommandPerHost) {
   ScriptedRunner r;
   FixedClock clock;
-  auto o = options("77");
-  o.launcher = Launcher::Ssh;
+  auto o = sshOptions();
   o.nccl_logs = {"/tmp/nccl.%h.log"};
   (void)collectJob(o, {"gpu1", "gpu2"}, r, clock, nullptr);
   ASSERT_EQ(r.calls.size(), 2u);
   for (const auto& argv : r.calls) {
     EXPECT_EQ(argv[0], "ssh");
     EXPECT_NE(std::find(argv.begin(), argv.end(), "BatchMode=yes"), argv.end());
-    EXPECT_NE(argv.back().find("'job-step'"), std::string::npos) << argv.back();
-    EXPECT_NE(argv.back().find("'/tmp/nccl.%h.log'"), std::string::npos) << argv.back();
+    EXPECT_THAT(argv.back(), HasSubstr("'job-step'"));
+    EXPECT_THAT(argv.back(), HasSubstr("'/tmp/nccl.%h.log'"));
   }
 }
 
@@ -387,9 +392,7 @@ TEST(CollectJob, SshHostsBeyondTheParallelismStartTheirWindowAfterTheyAreLaunche
   // One session at a time, three hosts: host 2 and 3 can only be launched once host 1's
   // window is over, so they need a window start of their own.
   SessionClock clock;
-  auto o = options("77");
-  o.launcher = Launcher::Ssh;
-  o.ssh_parallelism = 1;
+  auto o = sshOptions(1);
   SshNodes r(clock, o.window);
   r.late_step_fails = true;
   const auto begin = clock.now();
@@ -406,14 +409,12 @@ TEST(CollectJob, SshHostsBeyondTheParallelismStartTheirWindowAfterTheyAreLaunche
   // Bounded: each wave within launch slack + window + --timeout.
   EXPECT_LE(clock.now() - begin, 3 * (o.launch_slack + o.window + o.timeout));
   ASSERT_EQ(coll.notices.size(), 1u);
-  EXPECT_NE(coll.notices[0].find("3 waves"), std::string::npos) << coll.notices[0];
+  EXPECT_THAT(coll.notices[0], HasSubstr("3 waves"));
 }
 
 TEST(CollectJob, SshWavesShareOneWindowStartPerWaveAndNeverOverlap) {
   SessionClock clock;
-  auto o = options("77");
-  o.launcher = Launcher::Ssh;
-  o.ssh_parallelism = 2;
+  auto o = sshOptions(2);
   SshNodes r(clock, o.window);
   const auto hosts = hostNames(5);
   const auto coll = collectJob(o, hosts, r, clock, nullptr);
@@ -435,8 +436,7 @@ TEST(CollectJob, SshWavesShareOneWindowStartPerWaveAndNeverOverlap) {
 
 TEST(CollectJob, SshWithinTheParallelismIsOneWaveWithOneWindowStart) {
   SessionClock clock;
-  auto o = options("77");
-  o.launcher = Launcher::Ssh;
+  auto o = sshOptions();
   SshNodes r(clock, o.window);
   const auto coll = collectJob(o, hostNames(40), r, clock, nullptr);
   std::set<std::chrono::system_clock::time_point> starts;
@@ -561,8 +561,8 @@ TEST(CollectJob, ShippingMakesAPrivateDirectoryOnEveryNodeThenCopiesThisProgramI
   ASSERT_GE(mk.size(), 5u);
   EXPECT_EQ(mk[mk.size() - 5], "/bin/sh");
   EXPECT_EQ(mk[mk.size() - 4], "-c");
-  EXPECT_NE(mk[mk.size() - 3].find("mkdir -m 700 -- \"$1\""), std::string::npos);
-  EXPECT_NE(mk[mk.size() - 3].find("[ -O \"$1\" ]"), std::string::npos);  // ours, or refused
+  EXPECT_THAT(mk[mk.size() - 3], HasSubstr("mkdir -m 700 -- \"$1\""));
+  EXPECT_THAT(mk[mk.size() - 3], HasSubstr("[ -O \"$1\" ]"));  // ours, or refused
   EXPECT_EQ(mk.back(), kShipDir);
 
   // 2. srun copies this program into it (one name per node: DIR/) and runs the copy.
@@ -608,9 +608,9 @@ TEST(CollectJob, ANodeWhereTheDirectoryCannotBeMadeIsNamedAndTheOthersAreCollect
   EXPECT_TRUE(coll.nodes[2].answered);
   ASSERT_FALSE(coll.nodes[1].answered);
   const auto& why = coll.nodes[1].unreachable_reason;
-  EXPECT_NE(why.find("could not make the directory " + kShipDir), std::string::npos) << why;
-  EXPECT_NE(why.find("Read-only file system"), std::string::npos) << why;
-  EXPECT_NE(why.find("--ship-dir"), std::string::npos) << why;
+  EXPECT_THAT(why, HasSubstr("could not make the directory " + kShipDir));
+  EXPECT_THAT(why, HasSubstr("Read-only file system"));
+  EXPECT_THAT(why, HasSubstr("--ship-dir"));
   EXPECT_FALSE(coll.launch_refused);
 }
 
@@ -646,14 +646,14 @@ TEST(CollectJob, ACopyThatFailsOnANodeNamesItAndTheOthersGetAStepOfTheirOwn) {
   EXPECT_TRUE(coll.nodes[0].answered);
   EXPECT_TRUE(coll.nodes[2].answered);
   const auto& why = coll.nodes[1].unreachable_reason;
-  EXPECT_NE(why.find("could not copy ibcollect to the node"), std::string::npos) << why;
-  EXPECT_NE(why.find("REQUEST_FILE_BCAST(node2): Unspecified error"), std::string::npos) << why;
-  EXPECT_NE(why.find("full"), std::string::npos) << why;
+  EXPECT_THAT(why, HasSubstr("could not copy ibcollect to the node"));
+  EXPECT_THAT(why, HasSubstr("REQUEST_FILE_BCAST(node2): Unspecified error"));
+  EXPECT_THAT(why, HasSubstr("full"));
   // The aborted step may have left copies anywhere: the directory goes on every node.
   const auto& cleanup = r.calls.back();
   EXPECT_EQ(std::find(cleanup.begin(), cleanup.end(), "job-step"), cleanup.end());
   EXPECT_EQ(valueOf(cleanup, "--nodelist="), "node[1-3]");
-  EXPECT_NE(cleanup[cleanup.size() - 3].find("rm -f -- \"$1\"/slurm_bcast_*"), std::string::npos);
+  EXPECT_THAT(cleanup[cleanup.size() - 3], HasSubstr("rm -f -- \"$1\"/slurm_bcast_*"));
   EXPECT_EQ(cleanup.back(), kShipDir);
 }
 
@@ -674,11 +674,10 @@ TEST(CollectJob, CopiesThatKeepFailingStopAfterThreeStepsAndNameEveryNode) {
   const auto coll = collectJob(shipping(), {"node1", "node2", "node3", "node4"}, r, clock, nullptr);
   EXPECT_EQ(r.collections().size(), 3u);
   for (int i = 0; i < 3; ++i) {
-    EXPECT_NE(coll.nodes[i].unreachable_reason.find("could not copy"), std::string::npos) << i;
+    EXPECT_THAT(coll.nodes[i].unreachable_reason, HasSubstr("could not copy")) << i;
   }
   EXPECT_FALSE(coll.nodes[3].answered);
-  EXPECT_NE(coll.nodes[3].unreachable_reason.find("aborted the step 3 times"), std::string::npos)
-      << coll.nodes[3].unreachable_reason;
+  EXPECT_THAT(coll.nodes[3].unreachable_reason, HasSubstr("aborted the step 3 times"));
 }
 
 TEST(CollectJob, ACopyAbortedWithoutANodeNameFailsEveryNodeWithSrunsWords) {
@@ -694,8 +693,7 @@ TEST(CollectJob, ACopyAbortedWithoutANodeNameFailsEveryNodeWithSrunsWords) {
   const auto coll = collectJob(shipping(), {"node1", "node2"}, r, clock, nullptr);
   EXPECT_EQ(r.collections().size(), 1u);
   for (const auto& n : coll.nodes) {
-    EXPECT_NE(n.unreachable_reason.find("Failed to broadcast"), std::string::npos)
-        << n.unreachable_reason;
+    EXPECT_THAT(n.unreachable_reason, HasSubstr("Failed to broadcast"));
   }
 }
 
@@ -710,9 +708,9 @@ TEST(CollectJob, ANoexecShipDirectoryIsNamedWithWhatToDoAndTheCopyIsRemoved) {
   const auto coll = collectJob(shipping(), {"node1", "node2"}, r, clock, nullptr);
   EXPECT_TRUE(coll.nodes[0].answered);
   const auto& why = coll.nodes[1].unreachable_reason;
-  EXPECT_NE(why.find("execve(): " + kShipDir), std::string::npos) << why;
-  EXPECT_NE(why.find("/tmp is probably mounted noexec"), std::string::npos) << why;
-  EXPECT_NE(why.find("--ship-dir DIR"), std::string::npos) << why;
+  EXPECT_THAT(why, HasSubstr("execve(): " + kShipDir));
+  EXPECT_THAT(why, HasSubstr("/tmp is probably mounted noexec"));
+  EXPECT_THAT(why, HasSubstr("--ship-dir DIR"));
   // node1's step removed its own copy; node2's never started.
   EXPECT_EQ(valueOf(r.calls.back(), "--nodelist="), "node2");
   EXPECT_EQ(r.calls.back().back(), kShipDir);
@@ -726,8 +724,8 @@ TEST(CollectJob, ACopyLeftBehindIsNamedWhenItCannotBeRemoved) {
   FixedClock clock;
   const auto coll = collectJob(shipping(), {"node1"}, r, clock, nullptr);
   const std::string notices = ::testing::PrintToString(coll.notices);
-  EXPECT_NE(notices.find("could not remove " + kShipDir), std::string::npos) << notices;
-  EXPECT_NE(notices.find("node1"), std::string::npos) << notices;
+  EXPECT_THAT(notices, HasSubstr("could not remove " + kShipDir));
+  EXPECT_THAT(notices, HasSubstr("node1"));
 }
 
 TEST(CollectJob, AMissingLibraryIsCreditedToTheNodeRunningThatTask) {
@@ -742,8 +740,8 @@ TEST(CollectJob, AMissingLibraryIsCreditedToTheNodeRunningThatTask) {
   FixedClock clock;
   const auto coll = collectJob(options("1234"), {"node1", "node2"}, r, clock, nullptr);
   const auto& why = coll.nodes[1].unreachable_reason;
-  EXPECT_NE(why.find("a shared library it needs is missing"), std::string::npos) << why;
-  EXPECT_NE(why.find("libprotobuf.so.32"), std::string::npos) << why;
+  EXPECT_THAT(why, HasSubstr("a shared library it needs is missing"));
+  EXPECT_THAT(why, HasSubstr("libprotobuf.so.32"));
   EXPECT_TRUE(coll.nodes[0].unreachable_reason.empty()) << coll.nodes[0].unreachable_reason;
 }
 
@@ -756,8 +754,8 @@ TEST(CollectJob, AnAgentMissingOnTheNodesSaysToLeaveOutAgentSoSrunShipsIt) {
   FixedClock clock;
   const auto coll = collectJob(options("1234"), {"node1"}, r, clock, nullptr);
   const auto& why = coll.nodes[0].unreachable_reason;
-  EXPECT_NE(why.find("not installed at /opt/ibcollect/bin/ibcollect"), std::string::npos) << why;
-  EXPECT_NE(why.find("leave out --agent"), std::string::npos) << why;
+  EXPECT_THAT(why, HasSubstr("not installed at /opt/ibcollect/bin/ibcollect"));
+  EXPECT_THAT(why, HasSubstr("leave out --agent"));
 }
 
 TEST(CollectJob, OverSshAMissingIbcollectSaysToInstallItOrUseSrun) {
@@ -770,11 +768,9 @@ TEST(CollectJob, OverSshAMissingIbcollectSaysToInstallItOrUseSrun) {
   FixedClock clock;
   const auto coll = collectJob(o, {"host1"}, r, clock, nullptr);
   const auto& why = coll.nodes[0].unreachable_reason;
-  EXPECT_NE(why.find("not installed at /opt/ibcollect/bin/ibcollect on the node"),
-            std::string::npos)
-      << why;
-  EXPECT_NE(why.find("install ibcollect on the nodes"), std::string::npos) << why;
-  EXPECT_NE(why.find("use --launcher srun"), std::string::npos) << why;
+  EXPECT_THAT(why, HasSubstr("not installed at /opt/ibcollect/bin/ibcollect on the node"));
+  EXPECT_THAT(why, HasSubstr("install ibcollect on the nodes"));
+  EXPECT_THAT(why, HasSubstr("use --launcher srun"));
 }
 
 // Remembers what it was asked to remove.

@@ -5,6 +5,7 @@
 //   IBC_UPDATE_GOLDEN=1 build/test/tests/unit/ibc_agent_tests --gtest_filter='ReportGolden*'
 // and review the diff of tests/fixtures/golden/ like code.
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -22,6 +23,9 @@
 #include "ibc/core/nccl_tests.h"
 #include "ibc/core/report.h"
 #include "sysfs_json.h"
+
+using ::testing::HasSubstr;
+using ::testing::Not;
 
 namespace ibc::agent {
 namespace {
@@ -188,7 +192,7 @@ TEST(ReportGolden, JobWithTheSameNcclTestsOnEveryNodeText) {
        at = text.find("SIZE (B)", at + 1))
     ++tables;
   EXPECT_EQ(tables, 1u) << text;
-  EXPECT_NE(text.find("node[1-4] (4 nodes carry this same output)"), std::string::npos) << text;
+  EXPECT_THAT(text, HasSubstr("node[1-4] (4 nodes carry this same output)"));
   compareWithGolden("job_nccl_tests_text_100.txt", text);
 }
 
@@ -217,16 +221,12 @@ TEST(ReportGolden, NcclFailuresNameThePeerNodeAndItsPortEvidence) {
   for (const auto& e : completion->evidence()) evidence += e + "\n";
   const std::string dev2 = nodes[1].snapshot.devices(1).name();
   const std::string dev4 = nodes[3].snapshot.devices(0).name();
-  EXPECT_NE(evidence.find("peer 10.216.210.236 is node2 " + dev2 +
-                          " port 1, with no finding on that port"),
-            std::string::npos)
-      << evidence;
-  EXPECT_NE(evidence.find("peer fd00:1148:9000:5000:4:200:3:ff1f is node4 " + dev4 +
-                          " port 1, which shows LINK_RATE_BELOW_EXPECTED: "),
-            std::string::npos)
-      << evidence;
+  EXPECT_THAT(evidence, HasSubstr("peer 10.216.210.236 is node2 " + dev2 +
+                                  " port 1, with no finding on that port"));
+  EXPECT_THAT(evidence, HasSubstr("peer fd00:1148:9000:5000:4:200:3:ff1f is node4 " + dev4 +
+                                  " port 1, which shows LINK_RATE_BELOW_EXPECTED: "));
   // An address no node of the job holds (ff20, ff21, ff22) names nobody.
-  EXPECT_EQ(evidence.find("ff20 is"), std::string::npos) << evidence;
+  EXPECT_THAT(evidence, Not(HasSubstr("ff20 is")));
 }
 
 TEST(ReportGolden, Issue21BundleReportMarkdown) {
@@ -234,8 +234,8 @@ TEST(ReportGolden, Issue21BundleReportMarkdown) {
   const auto inspection = core::buildPfInspection(nodes, "CASE-21", "4242");
   const std::string md =
       core::renderBundleReport(core::buildReport(nodes), issue21Manifest(), inspection);
-  EXPECT_NE(md.find("## Ports per node"), std::string::npos);
-  EXPECT_NE(md.find("| node4 | mlx5_"), std::string::npos);
+  EXPECT_THAT(md, HasSubstr("## Ports per node"));
+  EXPECT_THAT(md, HasSubstr("| node4 | mlx5_"));
   compareWithGolden("issue21_report.md", md);
 }
 

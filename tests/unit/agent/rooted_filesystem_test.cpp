@@ -2,6 +2,7 @@
 // the kernel's openat2(RESOLVE_IN_ROOT) and with the checked walk used where the kernel
 // lacks it, while sysfs' own relative links keep working.
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -13,6 +14,9 @@
 #include "fixtures.h"
 #include "ibc/agent/collect.h"
 #include "ibc/agent/os.h"
+
+using ::testing::HasSubstr;
+using ::testing::Not;
 
 namespace ibc::agent {
 namespace {
@@ -117,8 +121,7 @@ TEST_P(HostileTree, ASnapshotOfTheTreeHoldsNoByteOfTheAnalystsFiles) {
   EXPECT_EQ(snap.devices(0).ports(0).state().raw(), "4: ACTIVE");
   std::string bytes;
   ASSERT_TRUE(snap.SerializeToString(&bytes));
-  EXPECT_EQ(bytes.find(kSecret), std::string::npos)
-      << "the analyst's file leaked into the snapshot";
+  EXPECT_THAT(bytes, Not(HasSubstr(kSecret))) << "the analyst's file leaked into the snapshot";
 }
 
 TEST(RootedFilesystem, ARootThatCannotBeOpenedFailsEveryReadWithItsReason) {
@@ -126,7 +129,7 @@ TEST(RootedFilesystem, ARootThatCannotBeOpenedFailsEveryReadWithItsReason) {
   auto r = tree.readFile("/sys/class/infiniband", 10);
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.error().code, ErrorCode::NotFound);
-  EXPECT_NE(r.error().message.find("/nonexistent-ibcollect-root"), std::string::npos);
+  EXPECT_THAT(r.error().message, HasSubstr("/nonexistent-ibcollect-root"));
 }
 
 INSTANTIATE_TEST_SUITE_P(Resolution, HostileTree,

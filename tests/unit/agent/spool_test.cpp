@@ -1,5 +1,6 @@
 #include "ibc/agent/spool.h"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -8,6 +9,8 @@
 
 #include "ibc/agent/os.h"
 #include "ibc/core/snapshot_file.h"
+
+using ::testing::HasSubstr;
 
 namespace ibc::agent {
 namespace {
@@ -77,8 +80,8 @@ TEST_F(SpoolTest, AFullSpoolRefusesLoudlyAndKeepsWhatItHas) {
   auto third = spool.keep(envelope(3));
   ASSERT_FALSE(third.ok());
   EXPECT_EQ(third.error().code, core::ErrorCode::TooLarge);
-  EXPECT_NE(third.error().message.find("spool full"), std::string::npos) << third.error().message;
-  EXPECT_NE(third.error().message.find(dir_), std::string::npos);
+  EXPECT_THAT(third.error().message, HasSubstr("spool full"));
+  EXPECT_THAT(third.error().message, HasSubstr(dir_));
   EXPECT_EQ(spool.pending()->size(), 2u);
   // A snapshot already kept is still fine: it takes no more room.
   EXPECT_TRUE(spool.keep(envelope(1)).ok());
@@ -115,8 +118,7 @@ TEST_F(SpoolTest, ADiskWriteFailureIsReportedWithItsCause) {
   Spool spool(dir_, {}, no_space);
   auto kept = spool.keep(envelope(1));
   ASSERT_FALSE(kept.ok());
-  EXPECT_NE(kept.error().message.find("No space left on device"), std::string::npos)
-      << kept.error().message;
+  EXPECT_THAT(kept.error().message, HasSubstr("No space left on device"));
   EXPECT_TRUE(spool.pending()->empty());
 }
 
@@ -127,7 +129,7 @@ TEST_F(SpoolTest, ASpoolPathThatCannotBeADirectoryIsReportedByName) {
   Spool spool(dir_, {}, disk_);
   auto kept = spool.keep(envelope(1));
   ASSERT_FALSE(kept.ok());
-  EXPECT_NE(kept.error().message.find(dir_), std::string::npos) << kept.error().message;
+  EXPECT_THAT(kept.error().message, HasSubstr(dir_));
   std::ifstream left(dir_);
   EXPECT_EQ(std::string(std::istreambuf_iterator<char>(left), {}), "not a directory");
 }
@@ -159,8 +161,8 @@ TEST_F(SpoolTest, AnEntryThatVanishedIsNamedWithTheOsReason) {
   auto read = spool.read(entry);
   ASSERT_FALSE(read.ok());
   EXPECT_EQ(read.error().code, core::ErrorCode::NotFound);
-  EXPECT_NE(read.error().message.find(entry.path), std::string::npos) << read.error().message;
-  EXPECT_NE(read.error().message.find("No such file"), std::string::npos) << read.error().message;
+  EXPECT_THAT(read.error().message, HasSubstr(entry.path));
+  EXPECT_THAT(read.error().message, HasSubstr("No such file"));
 }
 
 TEST_F(SpoolTest, ACorruptSpoolFileIsMalformedAndCanBeMovedAside) {

@@ -7,6 +7,7 @@
 
 #include <archive.h>
 #include <archive_entry.h>
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <unistd.h>
@@ -17,6 +18,8 @@
 #include "bundle_bomb.h"
 #include "ibc/core/snapshot_file.h"
 #include "test_pki.h"
+
+using ::testing::HasSubstr;
 
 namespace ibc::bundle {
 namespace {
@@ -127,7 +130,7 @@ TEST(BundleArchive, DevicesAndFifosAreRefused) {
 
 TEST(BundleArchive, DuplicateNamesAreRefused) {
   const auto why = refusal(makeArchive({{"report.md", "a"}, {"report.md", "b"}}));
-  EXPECT_NE(why.find("appears twice"), std::string::npos) << why;
+  EXPECT_THAT(why, HasSubstr("appears twice"));
 }
 
 TEST(BundleArchive, MoreMembersThanTheBoundAreRefused) {
@@ -148,7 +151,7 @@ TEST(BundleArchive, AZstdBombStopsAtTheBoundWhileInflating) {
   core::BundleLimits limits;
   limits.max_member_bytes = 1u << 20;
   const auto why = refusal(bomb, limits);
-  EXPECT_NE(why.find("more than a member may be"), std::string::npos) << why;
+  EXPECT_THAT(why, HasSubstr("more than a member may be"));
 }
 
 TEST(BundleArchive, AMemberWhoseHeaderUndersellsItIsCountedAsItInflates) {
@@ -159,7 +162,7 @@ TEST(BundleArchive, AMemberWhoseHeaderUndersellsItIsCountedAsItInflates) {
   core::BundleLimits limits;
   limits.max_total_bytes = 4u << 20;
   const auto why = refusal(makeArchive(entries), limits);
-  EXPECT_NE(why.find("in all"), std::string::npos) << why;
+  EXPECT_THAT(why, HasSubstr("in all"));
 }
 
 TEST(BundleArchive, GarbageTruncatedAndOtherFormatsAreMalformed) {

@@ -4,10 +4,13 @@
 
 #include "ibc/client/collector_api.h"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include "ibc/core/snapshot_file.h"
 #include "in_process_collector.h"
+
+using ::testing::HasSubstr;
 
 namespace ibc::client {
 namespace {
@@ -119,8 +122,7 @@ TEST(CollectorApi, ARejectionIsAnErrorNamingTheReasonAndTheConnectionGoesOn) {
   auto missing = api.fetchSnapshot(ids[0], "globex");  // acme's snapshot, asked as globex's
   ASSERT_FALSE(missing.ok());
   EXPECT_TRUE(isRejection(missing.error()));
-  EXPECT_NE(missing.error().message.find("not_found"), std::string::npos)
-      << missing.error().message;
+  EXPECT_THAT(missing.error().message, HasSubstr("not_found"));
   auto still = api.fetchSnapshot(ids[0], "acme");
   EXPECT_TRUE(still.ok()) << still.error().message;
 
@@ -130,7 +132,7 @@ TEST(CollectorApi, ARejectionIsAnErrorNamingTheReasonAndTheConnectionGoesOn) {
   auto jobs = as_agent.listJobs("acme");
   ASSERT_FALSE(jobs.ok());
   EXPECT_TRUE(isRejection(jobs.error()));
-  EXPECT_NE(jobs.error().message.find("forbidden"), std::string::npos) << jobs.error().message;
+  EXPECT_THAT(jobs.error().message, HasSubstr("forbidden"));
 }
 
 TEST(CollectorApi, AConnectionTheCollectorClosedIsNotARejection) {

@@ -1,9 +1,13 @@
 #include "ibc/collector/service/accepted_upload_log.h"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include "collector_test_support.h"
 #include "ibc/collector/service/service.h"
+
+using ::testing::HasSubstr;
+using ::testing::Not;
 
 namespace ibc::collector {
 namespace {
@@ -79,8 +83,8 @@ TEST_F(AcceptedUploadLogTest, TheNextSecondStartsAfreshAndNamesNoTenantWhenThere
   accepted_.accepted(peer("globex"), upload(8, "globex"));
   const auto counted = lines("uploads_accepted");
   ASSERT_EQ(counted.size(), 1u);
-  EXPECT_NE(counted[0].find("count=3 tenants=2 stored=3"), std::string::npos) << counted[0];
-  EXPECT_EQ(counted[0].find("tenant="), std::string::npos) << counted[0];
+  EXPECT_THAT(counted[0], HasSubstr("count=3 tenants=2 stored=3"));
+  EXPECT_THAT(counted[0], Not(HasSubstr("tenant=")));
   EXPECT_EQ(lines("upload_accepted").size(), 6u);
 }
 
@@ -90,8 +94,8 @@ TEST_F(AcceptedUploadLogTest, ADrainWritesThePartOfASecondNotCountedYet) {
   accepted_.flush();
   const auto counted = lines("uploads_accepted");
   ASSERT_EQ(counted.size(), 1u);
-  EXPECT_NE(counted[0].find("count=2 "), std::string::npos) << counted[0];
-  EXPECT_NE(counted[0].find(" seconds=0.4"), std::string::npos) << counted[0];
+  EXPECT_THAT(counted[0], HasSubstr("count=2 "));
+  EXPECT_THAT(counted[0], HasSubstr(" seconds=0.4"));
 }
 
 }  // namespace

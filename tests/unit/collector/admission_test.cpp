@@ -50,9 +50,13 @@ TEST(AdmissionBudget, AFrameLargerThanTheWholeBudgetGoesWhenNothingElseHoldsAny)
   EXPECT_TRUE(budget.tryAcquire(1));
 }
 
-TEST(AdmissionBudget, AWaiterThatGaveUpIsNeverGranted) {
-  AdmissionBudget budget(10);
-  ASSERT_TRUE(budget.tryAcquire(10));
+// A budget of 10 that one frame holds whole: whoever asks now waits.
+struct AdmissionBudgetHeldWhole : ::testing::Test {
+  AdmissionBudget budget{10};
+  void SetUp() override { ASSERT_TRUE(budget.tryAcquire(10)); }
+};
+
+TEST_F(AdmissionBudgetHeldWhole, AWaiterThatGaveUpIsNeverGranted) {
   Waiting late(5);
   budget.enqueue(late.waiter);
   budget.forget(late.waiter);  // its deadline passed
@@ -62,9 +66,7 @@ TEST(AdmissionBudget, AWaiterThatGaveUpIsNeverGranted) {
   EXPECT_EQ(budget.used(), 0u);
 }
 
-TEST(AdmissionBudget, CloseWakesEveryWaiterUngrantedAndRefusesLaterOnes) {
-  AdmissionBudget budget(10);
-  ASSERT_TRUE(budget.tryAcquire(10));
+TEST_F(AdmissionBudgetHeldWhole, CloseWakesEveryWaiterUngrantedAndRefusesLaterOnes) {
   Waiting a(5), b(5);
   budget.enqueue(a.waiter);
   budget.enqueue(b.waiter);

@@ -1,9 +1,12 @@
 #include "ibc/collector/event_log.h"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <regex>
 #include <sstream>
+
+using ::testing::HasSubstr;
 
 namespace ibc::collector {
 namespace {
@@ -47,7 +50,7 @@ TEST(EventLog, StreamLinesHaveTheStableShape) {
   const auto got = lines(out.str());
   ASSERT_EQ(got.size(), 3u) << out.str();
   for (const auto& line : got) EXPECT_TRUE(std::regex_match(line, kLineShape)) << line;
-  EXPECT_NE(got[1].find("event=message msg=\"free text with spaces\""), std::string::npos);
+  EXPECT_THAT(got[1], HasSubstr("event=message msg=\"free text with spaces\""));
 }
 
 // At most `lines` lines a second, on a clock the test moves.
@@ -84,17 +87,16 @@ TEST(EventLog, AFloodOfOneKindIsCutToTheLimitPerSecondAndTheRestIsCounted) {
     if (line.find("reason=handshake_timeout") != std::string::npos) ++timeouts;
     if (line.find("event=log_suppressed") != std::string::npos) {
       ++suppressed;
-      EXPECT_NE(
-          line.find("level=warn event=log_suppressed kind=connection_rejected/handshake_timeout "
-                    "count=995"),
-          std::string::npos)
-          << line;
+      EXPECT_THAT(
+          line,
+          HasSubstr("level=warn event=log_suppressed kind=connection_rejected/handshake_timeout "
+                    "count=995"));
     }
   }
   EXPECT_EQ(timeouts, 6u) << out.str();  // 5 in the first second, 1 in the next
   EXPECT_EQ(suppressed, 1u) << out.str();
-  EXPECT_NE(out.str().find("reason=bad_signature"), std::string::npos);
-  EXPECT_NE(out.str().find("reason=unknown_ca"), std::string::npos);
+  EXPECT_THAT(out.str(), HasSubstr("reason=bad_signature"));
+  EXPECT_THAT(out.str(), HasSubstr("reason=unknown_ca"));
   EXPECT_EQ(got.size(), 9u) << out.str();
 }
 
@@ -107,9 +109,7 @@ TEST(EventLog, SuppressedLinesAreReportedAtExitEvenWithoutALaterEvent) {
     for (int i = 0; i < 10; ++i)
       log.event(LogLevel::Warn, "connection_rejected", {{"reason", "x"}});
   }
-  EXPECT_NE(out.str().find("event=log_suppressed kind=connection_rejected/x count=8"),
-            std::string::npos)
-      << out.str();
+  EXPECT_THAT(out.str(), HasSubstr("event=log_suppressed kind=connection_rejected/x count=8"));
 }
 
 }  // namespace

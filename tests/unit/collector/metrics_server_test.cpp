@@ -5,6 +5,7 @@
 #include "ibc/collector/net/metrics_server.h"
 
 #include <arpa/inet.h>
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <openssl/err.h>
@@ -19,6 +20,9 @@
 #include "collector_test_support.h"
 #include "loopback.h"
 #include "test_pki.h"
+
+using ::testing::HasSubstr;
+using ::testing::Not;
 
 namespace ibc::collector {
 namespace {
@@ -131,7 +135,7 @@ TEST(MetricsServer, PlainHttpOnLoopbackAnswersTheMetrics) {
   EXPECT_EQ(server->scheme(), "http");
   const std::string answer = plainExchange(portOf(*server), kRequest);
   EXPECT_EQ(answer.rfind("HTTP/1.1 200 OK\r\n", 0), 0u) << answer;
-  EXPECT_NE(answer.find("ibcollect_up 1"), std::string::npos);
+  EXPECT_THAT(answer, HasSubstr("ibcollect_up 1"));
 }
 
 TEST(MetricsServer, PlainHttpOffLoopbackIsRefusedBeforeAnythingIsBound) {
@@ -143,9 +147,7 @@ TEST(MetricsServer, PlainHttpOffLoopbackIsRefusedBeforeAnythingIsBound) {
         o, [] { return std::string(); }, log);
     ASSERT_FALSE(server.ok()) << host;
     EXPECT_EQ(server.error().code, core::ErrorCode::InvalidArgument) << host;
-    EXPECT_NE(server.error().message.find("plain HTTP is served on loopback only"),
-              std::string::npos)
-        << server.error().message;
+    EXPECT_THAT(server.error().message, HasSubstr("plain HTTP is served on loopback only"));
   }
 }
 
@@ -156,10 +158,10 @@ TEST(MetricsServer, HttpsServesTheMetricsAndAPlainRequestGetsNoMetrics) {
   ASSERT_NE(server, nullptr);
   const std::string answer = tlsExchange(portOf(*server), pki.ca.certificatePem(), nullptr);
   EXPECT_EQ(answer.rfind("HTTP/1.1 200 OK\r\n", 0), 0u) << answer;
-  EXPECT_NE(answer.find("ibcollect_up 1"), std::string::npos);
+  EXPECT_THAT(answer, HasSubstr("ibcollect_up 1"));
   const std::string plain = plainExchange(portOf(*server), kRequest);
-  EXPECT_EQ(plain.find("ibcollect_up"), std::string::npos) << plain;
-  EXPECT_EQ(plain.find("HTTP/1.1"), std::string::npos) << plain;
+  EXPECT_THAT(plain, Not(HasSubstr("ibcollect_up")));
+  EXPECT_THAT(plain, Not(HasSubstr("HTTP/1.1")));
 }
 
 TEST(MetricsServer, AClientCertificateCanBeRequired) {
@@ -170,7 +172,7 @@ TEST(MetricsServer, AClientCertificateCanBeRequired) {
   EXPECT_EQ(tlsExchange(portOf(*server), pki.ca.certificatePem(), nullptr), "");
   const TestCredential scraper = pki.ca.issue(ibc::test::supportSpec("prometheus"));
   const std::string answer = tlsExchange(portOf(*server), pki.ca.certificatePem(), &scraper);
-  EXPECT_NE(answer.find("ibcollect_up 1"), std::string::npos) << answer;
+  EXPECT_THAT(answer, HasSubstr("ibcollect_up 1"));
   // A certificate of another CA is refused.
   const TestCa other = TestCa::create("other CA");
   const TestCredential stranger = other.issue(ibc::test::supportSpec("mallory"));

@@ -31,11 +31,15 @@ std::vector<uint64_t> drain(RequestPipeline& p) {
   return out;
 }
 
-TEST(RequestPipeline, AnswersLeaveInRequestOrderWhateverOrderTheyArriveIn) {
-  RequestPipeline p(8);
+// Three requests open in a window of eight, numbered 1, 2 and 3 by the connection.
+struct RequestPipelineOfThree : ::testing::Test {
+  RequestPipeline p{8};
   const uint64_t a = p.open();
   const uint64_t b = p.open();
   const uint64_t c = p.open();
+};
+
+TEST_F(RequestPipelineOfThree, AnswersLeaveInRequestOrderWhateverOrderTheyArriveIn) {
   p.complete(c, ack(3));
   p.complete(b, rejection(2, v1::REJECT_REASON_BAD_SIGNATURE));
   EXPECT_TRUE(drain(p).empty());  // the first answer has not arrived: nothing leaves
@@ -88,13 +92,9 @@ TEST(RequestPipeline, ARefusalIsAnsweredAfterEverythingBeforeItAndEndsTheConnect
   EXPECT_TRUE(p.idle());
 }
 
-TEST(RequestPipeline, AfterAFrameThatIsNotARequestNothingLaterIsAnswered) {
-  RequestPipeline p(8);
-  const uint64_t a = p.open();
-  const uint64_t garbage = p.open();
-  const uint64_t c = p.open();
+TEST_F(RequestPipelineOfThree, AfterAFrameThatIsNotARequestNothingLaterIsAnswered) {
   p.complete(c, ack(3));
-  p.complete(garbage, rejection(0, v1::REJECT_REASON_MALFORMED_REQUEST));
+  p.complete(b, rejection(0, v1::REJECT_REASON_MALFORMED_REQUEST));  // b was garbage
   p.complete(a, ack(1));
   auto first = p.next();
   ASSERT_TRUE(first.has_value());

@@ -2,13 +2,12 @@
 // Service and a RocksDB store in the test process, driven through the real TLS client with
 // raw frames, so a test decides exactly what is in flight.
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include <vector>
-
 #include <atomic>
-
 #include <thread>
+#include <vector>
 
 #include "ibc/core/frame.h"
 #include "ibc/core/snapshot_file.h"
@@ -166,7 +165,7 @@ TEST(ServerPipeline, ReadAheadBytesCountAgainstTheTenantsBudget) {
   const auto refused = readAnswer(*c);
   ASSERT_TRUE(refused.has_rejection()) << refused.DebugString();
   EXPECT_EQ(refused.rejection().reason(), v1::REJECT_REASON_OVERLOADED);
-  EXPECT_NE(refused.rejection().message().find("no room to read the frame"), std::string::npos);
+  EXPECT_THAT(refused.rejection().message(), ::testing::HasSubstr("no room to read the frame"));
   EXPECT_FALSE(c->readFrame(seconds(30)).ok());
 }
 

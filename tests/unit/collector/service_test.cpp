@@ -1,5 +1,6 @@
 #include "ibc/collector/service/service.h"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -13,6 +14,8 @@
 #include "ibc/core/frame.h"
 #include "ibc/core/snapshot_file.h"
 #include "test_pki.h"
+
+using ::testing::HasSubstr;
 
 namespace ibc::collector {
 namespace {
@@ -82,8 +85,7 @@ class ServiceTest : public ::testing::Test {
     ASSERT_TRUE(r.has_rejection()) << r.DebugString();
     EXPECT_EQ(r.rejection().reason(), reason) << r.rejection().message();
     EXPECT_FALSE(r.rejection().retryable());
-    EXPECT_NE(r.rejection().message().find(message_part), std::string::npos)
-        << r.rejection().message();
+    EXPECT_THAT(r.rejection().message(), HasSubstr(message_part));
     EXPECT_EQ(rejected(reason), before + 1);
     EXPECT_TRUE(log_.contains("_rejected reason=" + core::rejectReasonName(reason)));
   }
@@ -113,7 +115,7 @@ TEST_F(ServiceTest, AnAgentUploadIsAcknowledgedWithItsIdOnceStored) {
   EXPECT_EQ((*stored)->info.job_id(), "77");
   EXPECT_EQ((*stored)->info.node(), "node01");
   EXPECT_EQ((*stored)->info.collected_at_unix_ms(), 1000);
-  EXPECT_NE((*stored)->info.signer().find("CN=node01"), std::string::npos);
+  EXPECT_THAT((*stored)->info.signer(), HasSubstr("CN=node01"));
   EXPECT_EQ(service_->stats().uploads_stored(), 1u);
 }
 
@@ -171,7 +173,7 @@ TEST_F(ServiceTest, EveryBadUploadIsRejectedWithItsReasonLoggedAndCounted) {
   for (const char* name : {"bad_signature=1", "unknown_ca=1", "certificate_expired=1", "unsigned=1",
                            "tenant_mismatch=1", "signer_not_an_agent=1", "forbidden=1",
                            "malformed_request=2", "unsupported_request=1"}) {
-    EXPECT_NE(line.find(name), std::string::npos) << name << " in " << line;
+    EXPECT_THAT(line, HasSubstr(name)) << name << " in " << line;
   }
 }
 
@@ -508,7 +510,7 @@ TEST_F(CaseTest, ACaseNeverCoversAnotherTenantsSnapshot) {
   const auto refused = query(peerFor(support_), r);
   ASSERT_TRUE(refused.has_rejection());
   EXPECT_EQ(refused.rejection().reason(), v1::REJECT_REASON_NOT_FOUND);
-  EXPECT_NE(refused.rejection().message().find("of tenant acme"), std::string::npos);
+  EXPECT_THAT(refused.rejection().message(), HasSubstr("of tenant acme"));
 
   const auto made = createForJob("acme", "77");
   ASSERT_TRUE(made.has_case_info());
@@ -623,15 +625,14 @@ TEST_F(CaseTest, BadCaseRequestsAreRefusedWithWhatIsWrong) {
     const auto r = update(b.fill);
     ASSERT_TRUE(r.has_rejection()) << b.message;
     EXPECT_EQ(r.rejection().reason(), b.reason) << r.rejection().message();
-    EXPECT_NE(r.rejection().message().find(b.message), std::string::npos)
-        << r.rejection().message();
+    EXPECT_THAT(r.rejection().message(), HasSubstr(b.message));
   }
   EXPECT_EQ((*store_->getCase("acme", id))->revision(), 1u);
 
   const auto no_job = createForJob("acme", "404");
   ASSERT_TRUE(no_job.has_rejection());
   EXPECT_EQ(no_job.rejection().reason(), v1::REJECT_REASON_NOT_FOUND);
-  EXPECT_NE(no_job.rejection().message().find("has no snapshots"), std::string::npos);
+  EXPECT_THAT(no_job.rejection().message(), HasSubstr("has no snapshots"));
 }
 
 TEST_F(CaseTest, CasesListByTenantJobAndStateWithPaging) {

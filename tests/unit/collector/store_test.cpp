@@ -1,10 +1,13 @@
 #include "ibc/collector/store/store.h"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <rocksdb/db.h>
 
 #include "collector_test_support.h"
 #include "store/store_access.h"
+
+using ::testing::HasSubstr;
 
 namespace ibc::collector {
 namespace {
@@ -119,7 +122,7 @@ TEST(Store, ASecondOpenOfTheSameDirectoryIsAnIoError) {
   auto second = Store::open(dir.path());
   ASSERT_FALSE(second.ok());
   EXPECT_EQ(second.error().code, ErrorCode::Io);
-  EXPECT_NE(second.error().message.find(dir.path()), std::string::npos);
+  EXPECT_THAT(second.error().message, HasSubstr(dir.path()));
 }
 
 TEST(Store, ListsJobsNodesAndSnapshotsOfOneTenantOnly) {
@@ -266,9 +269,8 @@ TEST(Store, BelowTheFreeSpaceFloorWritesAreRefusedAndResumeWhenSpaceReturns) {
   auto refused = store.put({&r2});
   ASSERT_FALSE(refused.ok());
   EXPECT_EQ(refused.error().code, ErrorCode::Unavailable);
-  EXPECT_NE(refused.error().message.find("only 10 MiB free"), std::string::npos)
-      << refused.error().message;
-  EXPECT_NE(refused.error().message.find("--min-free-mb"), std::string::npos);
+  EXPECT_THAT(refused.error().message, HasSubstr("only 10 MiB free"));
+  EXPECT_THAT(refused.error().message, HasSubstr("--min-free-mb"));
   auto missing = store.get(hexId(2));
   ASSERT_TRUE(missing.ok());
   EXPECT_FALSE(missing->has_value()) << "a refused write left a record";
@@ -291,8 +293,8 @@ TEST(Store, AStoreOfTheOldSchemaIsRefusedWithWhatToDo) {
   auto s = Store::open(dir.path());
   ASSERT_FALSE(s.ok());
   EXPECT_EQ(s.error().code, ErrorCode::Unsupported);
-  EXPECT_NE(s.error().message.find("schema 1"), std::string::npos) << s.error().message;
-  EXPECT_NE(s.error().message.find("new --data directory"), std::string::npos);
+  EXPECT_THAT(s.error().message, HasSubstr("schema 1"));
+  EXPECT_THAT(s.error().message, HasSubstr("new --data directory"));
 }
 
 // The on-disk layout (store.h): stores written by earlier collectors must keep reading and

@@ -4,6 +4,7 @@
 // stuck in INIT. Two of them are the same host (node1720), as real fetches give. Every model
 // is checked with QAbstractItemModelTester (Fatal), and every verdict against core's report.
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 
@@ -40,6 +41,9 @@
 #include "ibc/core/snapshot_file.h"
 #include "sysfs_json.h"
 #include "test_pki.h"
+
+using ::testing::HasSubstr;
+using ::testing::Not;
 
 namespace ibc::console {
 namespace {
@@ -116,8 +120,8 @@ TEST(LoadSnapshotFiles, AFifoOrADirectoryNamedIbsnapIsRefusedAtOnceAndTheRestLoa
   const JobData j = loadSnapshotFiles({fifo, folder, jobFiles().front()});
   EXPECT_EQ(j.report.nodes_size(), 1);
   ASSERT_EQ(j.errors.size(), 2u);
-  EXPECT_NE(j.errors[0].find("not a regular file (a FIFO)"), std::string::npos) << j.errors[0];
-  EXPECT_NE(j.errors[1].find("not a regular file (a directory)"), std::string::npos) << j.errors[1];
+  EXPECT_THAT(j.errors[0], HasSubstr("not a regular file (a FIFO)"));
+  EXPECT_THAT(j.errors[1], HasSubstr("not a regular file (a directory)"));
 }
 
 TEST(ConsoleJob, FourRealSnapshotsLoadAsFourNodesWithTheCollidingHostToldApart) {
@@ -169,10 +173,8 @@ TEST(ConsoleJob, ABundleOpensVerifiedWithTheCaAndIsRefusedWithoutItOrTampered) {
   EXPECT_TRUE(opened.errors.empty()) << opened.errors.front();
   ASSERT_EQ(opened.report.nodes_size(), 2);
   ASSERT_EQ(opened.trust.size(), 2u);
-  EXPECT_NE(opened.trust[0].find(
-                "which verified (exported by CN=alice,OU=support,O=ibcollect (support))"),
-            std::string::npos)
-      << opened.trust[0];
+  EXPECT_THAT(opened.trust[0],
+              HasSubstr("which verified (exported by CN=alice,OU=support,O=ibcollect (support))"));
   EXPECT_EQ(opened.signed_files.size(), 2u);  // the signed bytes travel into a new export
   // The same verdict as the files themselves judged as a job.
   const JobData direct =
@@ -184,7 +186,7 @@ TEST(ConsoleJob, ABundleOpensVerifiedWithTheCaAndIsRefusedWithoutItOrTampered) {
   const JobData no_ca = loadSnapshotFiles({good});
   EXPECT_EQ(no_ca.report.nodes_size(), 0);
   ASSERT_EQ(no_ca.errors.size(), 1u);
-  EXPECT_NE(no_ca.errors[0].find("--ca"), std::string::npos) << no_ca.errors[0];
+  EXPECT_THAT(no_ca.errors[0], HasSubstr("--ca"));
 
   auto tampered = *members;
   tampered["report.md"] += "\nAll healthy, close the case.\n";
@@ -192,8 +194,8 @@ TEST(ConsoleJob, ABundleOpensVerifiedWithTheCaAndIsRefusedWithoutItOrTampered) {
       loadSnapshotFiles({write("tampered.ibbundle", tampered)}, {}, {}, nullptr, verifier->get());
   EXPECT_EQ(refused.report.nodes_size(), 0);
   ASSERT_EQ(refused.errors.size(), 1u);
-  EXPECT_NE(refused.errors[0].find("does not verify"), std::string::npos) << refused.errors[0];
-  EXPECT_NE(refused.errors[0].find("report.md"), std::string::npos) << refused.errors[0];
+  EXPECT_THAT(refused.errors[0], HasSubstr("does not verify"));
+  EXPECT_THAT(refused.errors[0], HasSubstr("report.md"));
 }
 
 // Issue 22: every row says who signed its snapshot and whether that is the node (the
@@ -238,8 +240,8 @@ TEST(ConsoleJob, EachSnapshotSaysWhetherItsSignerIsTheNodeAndMixedJobsOpenApart)
   EXPECT_TRUE(j.signers[0].checked);
   EXPECT_FALSE(j.signers[1].is_node);
   EXPECT_EQ(j.signers[1].name, node_a);
-  EXPECT_NE(j.trust[1].find("NOT the node's own certificate"), std::string::npos) << j.trust[1];
-  EXPECT_EQ(j.trust[0].find("NOT"), std::string::npos) << j.trust[0];
+  EXPECT_THAT(j.trust[1], HasSubstr("NOT the node's own certificate"));
+  EXPECT_THAT(j.trust[0], Not(HasSubstr("NOT")));
   ASSERT_EQ(j.groups.size(), 1u);
   NodeGridModel m;
   m.setJob(&j);
@@ -282,8 +284,8 @@ TEST(ConsoleJob, UnreadableFilesAreNamedAndTheRestIsShown) {
   const JobData j = loadSnapshotFiles(files);
   EXPECT_EQ(j.report.nodes_size(), 1);
   ASSERT_EQ(j.errors.size(), 2u);
-  EXPECT_NE(j.errors[0].find("garbage.ibsnap"), std::string::npos) << j.errors[0];
-  EXPECT_NE(j.errors[1].find("missing.ibsnap: No such file"), std::string::npos) << j.errors[1];
+  EXPECT_THAT(j.errors[0], HasSubstr("garbage.ibsnap"));
+  EXPECT_THAT(j.errors[1], HasSubstr("missing.ibsnap: No such file"));
 }
 
 TEST(ConsoleJob, ALoadCancelledBeforeTheFirstFileReadsNothingAndSaysSo) {
@@ -367,12 +369,18 @@ TEST(NodeGridModel, WidestRowsHoldTheLongestPlainAndBoldTextAndSetJobHandsBackTh
   EXPECT_EQ(m.widestRows(NodeGridModel::Node)[0], -1);
 }
 
-TEST(GridFilter, TermsNarrowTheRowsAndATypoShowsNothingWithAReason) {
+// The grid of the real job behind its filter, the filter watched by QAbstractItemModelTester.
+struct GridFilterOnJob : ::testing::Test {
   NodeGridModel m;
-  m.setJob(&job());
   GridFilter f;
-  QAbstractItemModelTester tester(&f, QAbstractItemModelTester::FailureReportingMode::Fatal);
-  f.setGridModel(&m);
+  QAbstractItemModelTester tester{&f, QAbstractItemModelTester::FailureReportingMode::Fatal};
+  GridFilterOnJob() {
+    m.setJob(&job());
+    f.setGridModel(&m);
+  }
+};
+
+TEST_F(GridFilterOnJob, TermsNarrowTheRowsAndATypoShowsNothingWithAReason) {
   EXPECT_EQ(f.rowCount(), 32);
   f.setFilterText("severity>=critical");
   EXPECT_EQ(f.rowCount(), 2);
@@ -389,13 +397,8 @@ TEST(GridFilter, TermsNarrowTheRowsAndATypoShowsNothingWithAReason) {
   EXPECT_EQ(f.rowCount(), 32);
 }
 
-TEST(GridFilter, AnyColumnByItsKeyWithComparisonsAndTheContextMenusClauseRoundTrips) {
-  NodeGridModel m;
-  m.setJob(&job());
-  GridFilter f;
-  QAbstractItemModelTester tester(&f, QAbstractItemModelTester::FailureReportingMode::Fatal);
-  f.setGridModel(&m);
-  auto shownColumn = [&f](int column) {
+TEST_F(GridFilterOnJob, AnyColumnByItsKeyWithComparisonsAndTheContextMenusClauseRoundTrips) {
+  auto shownColumn = [this](int column) {
     QStringList out;
     for (int r = 0; r < f.rowCount(); ++r) out << f.index(r, column).data().toString();
     return out;
@@ -446,11 +449,7 @@ TEST(GridFilter, AnyColumnByItsKeyWithComparisonsAndTheContextMenusClauseRoundTr
   EXPECT_TRUE(f.filterError().contains(QStringLiteral("no column")));
 }
 
-TEST(GridFilter, SortingByRateIsNumericAndByNodeIsNatural) {
-  NodeGridModel m;
-  m.setJob(&job());
-  GridFilter f;
-  f.setGridModel(&m);
+TEST_F(GridFilterOnJob, SortingByRateIsNumericAndByNodeIsNatural) {
   f.sort(NodeGridModel::Rate, Qt::AscendingOrder);
   EXPECT_EQ(f.index(0, NodeGridModel::Rate).data().toString(), "100 Gb/s (4X EDR)");
   f.sort(NodeGridModel::Verdict, Qt::DescendingOrder);
@@ -1337,14 +1336,14 @@ TEST(Escalation, ACaseRequestCoversTheCheckedNodesSnapshotIdsAndCodes) {
   EXPECT_EQ(r.nodes(0), "node2183");
   ASSERT_EQ(r.finding_codes_size(), 1);
   EXPECT_EQ(r.finding_codes(0), "KERNEL_LINK_FLAP");
-  EXPECT_NE(r.title().find("KERNEL_LINK_FLAP on 1 node(s)"), std::string::npos) << r.title();
+  EXPECT_THAT(r.title(), HasSubstr("KERNEL_LINK_FLAP on 1 node(s)"));
 
   // Every node, every finding: plain node names (never a label with the file), codes sorted.
   std::vector<int> all;
   for (int i = 0; i < j.report.nodes_size(); ++i) all.push_back(i);
   const auto every = caseRequestFor(j, all, {});
   EXPECT_EQ(every.snapshot_ids_size(), j.report.nodes_size());
-  for (const auto& n : every.nodes()) EXPECT_EQ(n.find(' '), std::string::npos) << n;
+  for (const auto& n : every.nodes()) EXPECT_THAT(n, Not(HasSubstr(" ")));
   EXPECT_TRUE(std::is_sorted(every.finding_codes().begin(), every.finding_codes().end()));
   EXPECT_GT(every.finding_codes_size(), 1);
 }
@@ -1464,7 +1463,7 @@ TEST(BundlePlan, TheRunbookPaneRendersOnlyTheSelectedNodesVfSections) {
   // Each section shown is the runbook's own, word for word.
   const auto first = stuck_part.markdown.find("\n## ");
   ASSERT_NE(first, std::string::npos);
-  EXPECT_NE(md.find(stuck_part.markdown.substr(first)), std::string::npos);
+  EXPECT_THAT(md, HasSubstr(stuck_part.markdown.substr(first)));
 
   // A node without a section (or none selected): the first section, said to be one of many.
   const RunbookPart none = runbookOfNode(md, "");
@@ -1507,8 +1506,8 @@ TEST(BundlePlan, EveryMemberCoreWritesIsListedWithTheSizeItWillHave) {
     if (m.name.rfind("snapshots/", 0) != 0) continue;
     ++snapshots;
     EXPECT_TRUE(m.exact);
-    EXPECT_NE(m.contents.find("NCCL log"), std::string::npos) << m.contents;
-    EXPECT_NE(m.contents.find("kernel log line"), std::string::npos) << m.contents;
+    EXPECT_THAT(m.contents, HasSubstr("NCCL log"));
+    EXPECT_THAT(m.contents, HasSubstr("kernel log line"));
   }
   EXPECT_EQ(snapshots, 2);
   EXPECT_TRUE(plan.members.back().name == "manifest.sig");
@@ -1517,7 +1516,7 @@ TEST(BundlePlan, EveryMemberCoreWritesIsListedWithTheSizeItWillHave) {
   EXPECT_EQ(plan.pf_inspection_md, bundle.at("pf-inspection.md"));
   ASSERT_EQ(plan.carried.size(), 2u);
   EXPECT_EQ(plan.carried[1].rfind("node1661: CRITICAL ", 0), 0u) << plan.carried[1];
-  EXPECT_NE(plan.carried[1].find("PORT_NOT_ACTIVE_SM"), std::string::npos) << plan.carried[1];
+  EXPECT_THAT(plan.carried[1], HasSubstr("PORT_NOT_ACTIVE_SM"));
 
   // The files' sizes come from the files the job was opened from.
   const BundlePlan files = planBundle(bundlePlanInputs(job(), {0}, ""), false);
@@ -1577,8 +1576,7 @@ TEST(BundlePlan, ANodeCheckedWithoutItsPeersSaysWhichOfItsFindingsTheBundleWillN
   ASSERT_EQ(alone.differences.size(), 1u);
   EXPECT_EQ(alone.differences[0], "node1720 (gpu02.ibsnap): not carried FW_VERSION_MISMATCH");
   for (const auto& c : job_codes) {
-    if (carried.count(c) == 0)
-      EXPECT_NE(alone.differences[0].find(c), std::string::npos) << alone.differences[0];
+    if (carried.count(c) == 0) EXPECT_THAT(alone.differences[0], HasSubstr(c));
   }
   EXPECT_TRUE(planBundle(bundlePlanInputs(s.job, {}, ""), false).members.empty());
 }
@@ -1670,10 +1668,10 @@ TEST(Escalation, TheCommandCarriesTheRealJobIdAndTheJobsCaseInsteadOfCreatingAno
   JobData j = s.job;
   // Opened files: named, and the bundle named after the job.
   const auto files = escalationCommands(j, {0, 1}, nullptr, false);
-  EXPECT_NE(files.export_line.find(jobFiles()[0]), std::string::npos) << files.export_line;
-  EXPECT_NE(files.export_line.find("-o job4242.ibbundle"), std::string::npos);
-  EXPECT_EQ(files.export_line.find("<JOB>"), std::string::npos);
-  EXPECT_NE(files.host_line.find("--bundle job4242.ibbundle"), std::string::npos);
+  EXPECT_THAT(files.export_line, HasSubstr(jobFiles()[0]));
+  EXPECT_THAT(files.export_line, HasSubstr("-o job4242.ibbundle"));
+  EXPECT_THAT(files.export_line, Not(HasSubstr("<JOB>")));
+  EXPECT_THAT(files.host_line, HasSubstr("--bundle job4242.ibbundle"));
   EXPECT_NE(escalationCommands(j, {0}, nullptr, true).export_line.find(" --redact"),
             std::string::npos);
   EXPECT_EQ(jobIdOf(j, {0, 3}), "4242");
@@ -1683,9 +1681,8 @@ TEST(Escalation, TheCommandCarriesTheRealJobIdAndTheJobsCaseInsteadOfCreatingAno
   for (int i = 0; i < j.report.nodes_size(); ++i)
     j.snapshot_ids.push_back(std::string(63, 'a') + char('0' + i));
   const auto by_job = escalationCommands(j, {0, 1}, nullptr, false);
-  EXPECT_NE(by_job.export_line.find("--job 4242 --tenant acme"), std::string::npos)
-      << by_job.export_line;
-  EXPECT_NE(by_job.note.find("every node of the job (4)"), std::string::npos) << by_job.note;
+  EXPECT_THAT(by_job.export_line, HasSubstr("--job 4242 --tenant acme"));
+  EXPECT_THAT(by_job.note, HasSubstr("every node of the job (4)"));
   EXPECT_TRUE(escalationCommands(j, {0, 1, 2, 3}, nullptr, false).note.empty());
 
   std::vector<v1::Case> cases(3);
@@ -1710,7 +1707,7 @@ TEST(Escalation, TheCommandCarriesTheRealJobIdAndTheJobsCaseInsteadOfCreatingAno
   EXPECT_EQ(caseOfJob(cases, "globex", "4242"), nullptr);
   EXPECT_EQ(caseOfJob(cases, "acme", ""), nullptr);
   const auto by_case = escalationCommands(j, {0, 1}, found, false);
-  EXPECT_NE(by_case.export_line.find("--case case-open --tenant acme"), std::string::npos);
+  EXPECT_THAT(by_case.export_line, HasSubstr("--case case-open --tenant acme"));
   EXPECT_TRUE(by_case.note.empty()) << by_case.note;
   EXPECT_NE(escalationCommands(j, {0}, found, false).note.find("case's 2 snapshot(s)"),
             std::string::npos);

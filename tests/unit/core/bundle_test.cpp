@@ -5,6 +5,7 @@
 
 #include "ibc/core/bundle.h"
 
+#include <gmock/gmock.h>
 #include <google/protobuf/util/json_util.h>
 #include <gtest/gtest.h>
 
@@ -22,6 +23,9 @@
 #include "ibc/core/snapshot_file.h"
 #include "ibc/core/text.h"
 #include "test_pki.h"
+
+using ::testing::HasSubstr;
+using ::testing::Not;
 
 namespace ibc::core {
 namespace {
@@ -228,8 +232,8 @@ TEST(Bundle, AVerifierStoppedEarlyNamesWhereAndSkipsTheWholeBundleChecks) {
 TEST(Bundle, FindingsAreTheAnalyzeDocumentAndTheBrokenVfIsTheSuspect) {
   const auto m = exported();
   const std::string& findings = m.at("findings.json");
-  EXPECT_NE(findings.find("\"nodes\""), std::string::npos);
-  EXPECT_NE(findings.find("ESCALATE_HOST_INSPECTION"), std::string::npos);
+  EXPECT_THAT(findings, HasSubstr("\"nodes\""));
+  EXPECT_THAT(findings, HasSubstr("ESCALATE_HOST_INSPECTION"));
   auto manifest = parseManifest(m.at("manifest.json"));
   ASSERT_TRUE(manifest.ok());
   ASSERT_EQ(manifest->nodes_size(), 2);
@@ -237,14 +241,14 @@ TEST(Bundle, FindingsAreTheAnalyzeDocumentAndTheBrokenVfIsTheSuspect) {
   EXPECT_EQ(manifest->nodes(0).worst_severity(), "critical");
   EXPECT_FALSE(manifest->nodes(1).suspect());
   const std::string& pf = m.at("pf-inspection.json");
-  EXPECT_NE(pf.find("0000:0c:00.1"), std::string::npos);
-  EXPECT_NE(pf.find("4c4c4544-0042-3510-8052-b7c04f4e3232"), std::string::npos);
+  EXPECT_THAT(pf, HasSubstr("0000:0c:00.1"));
+  EXPECT_THAT(pf, HasSubstr("4c4c4544-0042-3510-8052-b7c04f4e3232"));
   const std::string& md = m.at("pf-inspection.md");
-  EXPECT_NE(md.find("mlxlink -d <PF> -p 1 -m -c -e"), std::string::npos);
-  EXPECT_NE(md.find("0a:7f:bc:12:45:ef:d2:3c"), std::string::npos) << md;
-  EXPECT_NE(md.find("ipmitool sel list"), std::string::npos);
-  EXPECT_EQ(md.find("gpu08"), std::string::npos) << "the healthy node is no suspect";
-  EXPECT_NE(m.at("report.md").find("| gpu08 | ok |"), std::string::npos) << m.at("report.md");
+  EXPECT_THAT(md, HasSubstr("mlxlink -d <PF> -p 1 -m -c -e"));
+  EXPECT_THAT(md, HasSubstr("0a:7f:bc:12:45:ef:d2:3c"));
+  EXPECT_THAT(md, HasSubstr("ipmitool sel list"));
+  EXPECT_THAT(md, Not(HasSubstr("gpu08"))) << "the healthy node is no suspect";
+  EXPECT_THAT(m.at("report.md"), HasSubstr("| gpu08 | ok |"));
 }
 
 TEST(Bundle, TwoSnapshotsOfOneNodeGetTwoMembers) {
@@ -519,15 +523,14 @@ TEST(Bundle, AnAgentCertificateCannotAttachNorExport) {
   auto r = attach(m, pki().node01);
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.error().code, ErrorCode::PermissionDenied);
-  EXPECT_NE(r.error().message.find("OU=agent"), std::string::npos) << r.error().message;
-  EXPECT_NE(r.error().message.find("provider or support"), std::string::npos) << r.error().message;
+  EXPECT_THAT(r.error().message, HasSubstr("OU=agent"));
+  EXPECT_THAT(r.error().message, HasSubstr("provider or support"));
   EXPECT_EQ(m, before);
 
   auto ex = buildBundle(twoNodes(), {}, signerOf(pki().node01));
   ASSERT_FALSE(ex.ok());
   EXPECT_EQ(ex.error().code, ErrorCode::PermissionDenied);
-  EXPECT_NE(ex.error().message.find("only a support certificate exports"), std::string::npos)
-      << ex.error().message;
+  EXPECT_THAT(ex.error().message, HasSubstr("only a support certificate exports"));
   ex = buildBundle(twoNodes(), {}, signerOf(pki().hank));
   ASSERT_FALSE(ex.ok()) << "a provider attaches; it does not export";
   EXPECT_EQ(ex.error().code, ErrorCode::PermissionDenied);
@@ -543,7 +546,7 @@ TEST(Bundle, AReportEditedAfterExportIsNotLaunderedByAnAttachment) {
   auto r = attach(m, pki().hank, "hv12", &verified);
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.error().code, ErrorCode::InvalidArgument);
-  EXPECT_NE(r.error().message.find("report.md hash"), std::string::npos) << r.error().message;
+  EXPECT_THAT(r.error().message, HasSubstr("report.md hash"));
   EXPECT_TRUE(names(verified, "report.md", BundleProblem::HashMismatch)) << problems(verified);
   EXPECT_EQ(m, tampered) << "nothing is attached to a bundle that does not verify";
 
@@ -640,11 +643,11 @@ TEST(Bundle, AnotherTenantsValidlySignedSnapshotSwappedInIsNamed) {
   EXPECT_FALSE(check.ok());
   const std::string message =
       messageOf(check, "snapshots/gpu07.ibsnap", BundleProblem::ManifestClaim);
-  EXPECT_NE(message.find("snapshot id"), std::string::npos) << problems(check);
+  EXPECT_THAT(message, HasSubstr("snapshot id")) << problems(check);
   EXPECT_TRUE(names(check, "manifest.json", BundleProblem::ManifestClaim)) << problems(check);
   std::string all = problems(check);
-  EXPECT_NE(all.find("tenant 'globex'"), std::string::npos) << all;
-  EXPECT_NE(all.find("O=globex"), std::string::npos) << all;
+  EXPECT_THAT(all, HasSubstr("tenant 'globex'"));
+  EXPECT_THAT(all, HasSubstr("O=globex"));
   // Its own signature is fine: only the claims fail.
   EXPECT_FALSE(names(check, "snapshots/gpu07.ibsnap", BundleProblem::SnapshotSignature)) << all;
 
@@ -653,8 +656,7 @@ TEST(Bundle, AnotherTenantsValidlySignedSnapshotSwappedInIsNamed) {
   mixed[0].file_bytes = theirs;
   auto built = buildBundle(mixed, {}, signerOf(pki().alice));
   ASSERT_FALSE(built.ok());
-  EXPECT_NE(built.error().message.find("2 tenants (acme, globex)"), std::string::npos)
-      << built.error().message;
+  EXPECT_THAT(built.error().message, HasSubstr("2 tenants (acme, globex)"));
 }
 
 // Issue 21: a globex agent forged a bundle claiming tenant acme and exporter alice.
@@ -726,9 +728,8 @@ TEST(Bundle, ARedactedBundleSaysWhatCouldNotBeChecked) {
   auto check = verify(m);
   EXPECT_TRUE(check.ok()) << problems(check);
   ASSERT_EQ(check.unchecked.size(), 1u);
-  EXPECT_NE(check.unchecked[0].find("tenant 'acme', 2 node name(s)"), std::string::npos)
-      << check.unchecked[0];
-  EXPECT_NE(check.unchecked[0].find("redacted"), std::string::npos);
+  EXPECT_THAT(check.unchecked[0], HasSubstr("tenant 'acme', 2 node name(s)"));
+  EXPECT_THAT(check.unchecked[0], HasSubstr("redacted"));
   EXPECT_TRUE(verify(exported(false)).unchecked.empty());
   // A redacted manifest over a bundle that carries a snapshot contradicts itself.
   m["snapshots/gpu07.ibsnap"] = exported(false).at("snapshots/gpu07.ibsnap");
@@ -816,12 +817,12 @@ TEST(Bundle, RedactionLeavesNoHostNameIpOrUserName) {
   for (const auto& [name, bytes] : plain) everything += bytes;
   // The test can fail: each secret is there without redaction (in some member).
   for (const auto& s : secrets) {
-    EXPECT_NE(everything.find(s), std::string::npos) << s << " never appears unredacted";
+    EXPECT_THAT(everything, HasSubstr(s)) << s << " never appears unredacted";
   }
   const auto redacted = exported(true);
   EXPECT_TRUE(verify(redacted).ok()) << problems(verify(redacted));
   for (const auto& [name, bytes] : redacted) {
-    EXPECT_EQ(name.find("snapshots/"), std::string::npos) << "signed snapshots are left out";
+    EXPECT_THAT(name, Not(HasSubstr("snapshots/"))) << "signed snapshots are left out";
     if (name == "manifest.sig") continue;  // the exporter's certificate chain (DER)
     for (const auto& s : secrets) {
       // Case-insensitive scan between non-alphanumeric bytes (inside paths and file names
@@ -847,8 +848,8 @@ TEST(Bundle, RedactionLeavesNoHostNameIpOrUserName) {
   EXPECT_TRUE(manifest->redacted());
   EXPECT_EQ(manifest->nodes(0).node(), "node-001");
   EXPECT_EQ(manifest->nodes(0).member(), "");
-  EXPECT_NE(redacted.at("findings.json").find("ip-00"), std::string::npos);
-  EXPECT_NE(redacted.at("report.md").find("node-001"), std::string::npos);
+  EXPECT_THAT(redacted.at("findings.json"), HasSubstr("ip-00"));
+  EXPECT_THAT(redacted.at("report.md"), HasSubstr("node-001"));
 }
 
 TEST(Redactor, PseudonymsAreStableAndCoverEveryForm) {
@@ -906,13 +907,13 @@ TEST(Bundle, PlaceholderOrZeroIdentitiesNeverReachThePfRunbook) {
   EXPECT_EQ(vf.pci_address(), "0000:0c:00.1");  // what is well-formed stays
   const std::string md = renderPfInspectionMarkdown(pf);
   for (const std::string placeholder : {"node_guid", "port_guid", "fw_ver", "'address'"}) {
-    EXPECT_EQ(md.find(placeholder), std::string::npos) << placeholder << "\n" << md;
+    EXPECT_THAT(md, Not(HasSubstr(placeholder))) << placeholder << "\n" << md;
   }
-  EXPECT_NE(md.find("0000:0c:00.1"), std::string::npos) << md;
+  EXPECT_THAT(md, HasSubstr("0000:0c:00.1"));
   // Placeholders in prose are code: a Markdown renderer would take a bare "<PF_NETDEV>" for
   // an HTML tag and hide it (and what follows).
-  EXPECT_NE(md.find("the mst device `<PF>` of `<PF_PCI>`"), std::string::npos) << md;
-  EXPECT_EQ(md.find(" <PF_NETDEV>,"), std::string::npos) << md;
+  EXPECT_THAT(md, HasSubstr("the mst device `<PF>` of `<PF_PCI>`"));
+  EXPECT_THAT(md, Not(HasSubstr(" <PF_NETDEV>,")));
 }
 
 }  // namespace
@@ -941,14 +942,14 @@ TEST(BundleJudgement, AFindingDroppedFromFindingsJsonIsNamed) {
   const auto again = rejudgeBundle(members);
   ASSERT_TRUE(again.judged) << again.reason;
   ASSERT_EQ(again.differences.size(), 1u);
-  EXPECT_NE(again.differences[0].find(dropped.code()), std::string::npos) << again.differences[0];
-  EXPECT_NE(again.differences[0].find("missing from findings.json"), std::string::npos);
+  EXPECT_THAT(again.differences[0], HasSubstr(dropped.code()));
+  EXPECT_THAT(again.differences[0], HasSubstr("missing from findings.json"));
 }
 
 TEST(BundleJudgement, ARedactedBundleSaysItCannotBeJudgedAgain) {
   const auto again = rejudgeBundle(exported(true));
   EXPECT_FALSE(again.judged);
-  EXPECT_NE(again.reason.find("redacted"), std::string::npos) << again.reason;
+  EXPECT_THAT(again.reason, HasSubstr("redacted"));
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 #include "ibc/core/compare.h"
 #include "ibc/core/job_verdict.h"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <map>
@@ -16,6 +17,9 @@
 #include "ibc/core/nccl_log.h"
 #include "ibc/core/report.h"
 #include "sysfs_json.h"
+
+using ::testing::HasSubstr;
+using ::testing::Not;
 
 namespace ibc::agent {
 namespace {
@@ -108,10 +112,10 @@ TEST(JobVerdict, TwoSnapshotsOfOneHostEachKeepTheirOwnFindings) {
         << f.source();
   }
   ASSERT_EQ(report.notices_size(), 1);
-  EXPECT_NE(report.notices(0).find("2 inputs name the same node 'gpu01'"), std::string::npos);
+  EXPECT_THAT(report.notices(0), HasSubstr("2 inputs name the same node 'gpu01'"));
   const std::string text = core::renderText(report, {});
-  EXPECT_NE(text.find("gpu01 (after.ibsnap)"), std::string::npos) << text;
-  EXPECT_NE(text.find("note: 2 inputs name the same node 'gpu01'"), std::string::npos) << text;
+  EXPECT_THAT(text, HasSubstr("gpu01 (after.ibsnap)"));
+  EXPECT_THAT(text, HasSubstr("note: 2 inputs name the same node 'gpu01'"));
 }
 
 // Issue 10: two snapshots of one host that say the same (two fetches of one file, or a
@@ -204,10 +208,9 @@ TEST(CompareNodes, TwoRealFirmwareVersionsAreAMismatchOnTheOddNode) {
   const auto* f = find(odd, "FW_VERSION_MISMATCH");
   ASSERT_NE(f, nullptr) << dump(all);
   EXPECT_EQ(f->severity(), "warning");
-  EXPECT_NE(f->summary().find("fw 20.35.1012 vs 20.31.2354"), std::string::npos) << f->summary();
+  EXPECT_THAT(f->summary(), HasSubstr("fw 20.35.1012 vs 20.31.2354"));
   ASSERT_EQ(f->evidence_size(), 9);  // the 8 odd devices, then the majority
-  EXPECT_NE(f->evidence(8).find("majority: fw 20.31.2354 on 16 of 24"), std::string::npos)
-      << f->evidence(8);
+  EXPECT_THAT(f->evidence(8), HasSubstr("majority: fw 20.31.2354 on 16 of 24"));
   EXPECT_TRUE(onNode(all, "a").empty()) << dump(all);
   EXPECT_TRUE(onNode(all, "b").empty()) << dump(all);
 }
@@ -259,7 +262,7 @@ TEST(CompareNodes, ExpectRateReplacesThePeersMajority) {
     EXPECT_EQ(f.node(), "c");
     std::string ev;
     for (const auto& e : f.evidence()) ev += e + "\n";
-    EXPECT_EQ(ev.find("peers' majority"), std::string::npos) << ev;
+    EXPECT_THAT(ev, Not(HasSubstr("peers' majority")));
   }
   EXPECT_EQ(below, 8u) << dump(job200);  // one per port of c
 }
@@ -381,7 +384,7 @@ TEST(CompareNodes, RanksAtAnEarlierOpCountOnOneNodeAreLagging) {
   // NCCL prints opCounts in hex: 87 is "opCount 57", 120 "opCount 78".
   const auto* f = find(all, "NCCL_RANK_LAGGING");
   ASSERT_NE(f, nullptr);
-  EXPECT_NE(f->summary().find("(opCount 57)"), std::string::npos) << f->summary();
+  EXPECT_THAT(f->summary(), HasSubstr("(opCount 57)"));
   ASSERT_EQ(f->evidence_size(), 2);
   EXPECT_EQ(f->evidence(0), "opCount 57: b rank 6");
   EXPECT_EQ(f->evidence(1).substr(0, 12), "opCount 78: ");
@@ -447,7 +450,7 @@ TEST(CompareNodes, PyTorchSeqNumsAreDecimalAndNeverComparedWithNcclOpCounts) {
   const auto* f = find(all, "NCCL_RANK_LAGGING");
   ASSERT_NE(f, nullptr);
   EXPECT_EQ(f->node(), "b");
-  EXPECT_NE(f->summary().find("(SeqNum 7750)"), std::string::npos) << f->summary();
+  EXPECT_THAT(f->summary(), HasSubstr("(SeqNum 7750)"));
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 
 #include "ibc/core/compare.h"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <set>
@@ -16,6 +17,9 @@
 #include "ibc/core/nccl_log.h"
 #include "ibc/core/rules.h"
 #include "ibc/core/sysfs_values.h"
+
+using ::testing::HasSubstr;
+using ::testing::Not;
 
 namespace ibc::core {
 namespace {
@@ -119,8 +123,7 @@ TEST(JobVerdict, ALogHostNameThatIsNoNodeStaysWithTheNodeThatBroughtItAsANotice)
   ASSERT_EQ(countCode(nodes[2], "NCCL_IB_COMPLETION_ERROR"), 1u);
   for (const auto& f : nodes[2].findings) EXPECT_EQ(f.node(), "node3");
   ASSERT_EQ(nodes[2].notices.size(), 1u);
-  EXPECT_NE(nodes[2].notices[0].find("names host 'kp-ddp-worker-0', not node3"), std::string::npos)
-      << nodes[2].notices[0];
+  EXPECT_THAT(nodes[2].notices[0], HasSubstr("names host 'kp-ddp-worker-0', not node3"));
   const auto report = buildReport(nodes);
   EXPECT_EQ(report.nodes_size(), 3);
   for (const auto& f : report.findings()) EXPECT_NE(f.node(), "kp-ddp-worker-0");
@@ -132,7 +135,7 @@ TEST(JobVerdict, ALogLineNamingAnotherNodeOfTheJobStaysWithItsCarrier) {
   EXPECT_EQ(countCode(nodes[0], "NCCL_IB_COMPLETION_ERROR"), 0u);
   EXPECT_EQ(countCode(nodes[1], "NCCL_IB_COMPLETION_ERROR"), 1u);
   ASSERT_EQ(nodes[1].notices.size(), 1u);
-  EXPECT_NE(nodes[1].notices[0].find("another node of this job"), std::string::npos);
+  EXPECT_THAT(nodes[1].notices[0], HasSubstr("another node of this job"));
 }
 
 // SYNTHETIC: a VM node with `vfs` ConnectX-6 VFs, one InfiniBand port each, all ACTIVE
@@ -194,7 +197,7 @@ TEST(JobVerdict, ARateKnownSlowOnlyFromThePeersIsEscalatedAsPhysical) {
   ASSERT_NE(e, nullptr);
   EXPECT_EQ(reasonsOf(*e), std::vector<std::string>{"LINK_RATE_BELOW_EXPECTED"});
   EXPECT_EQ(e->port(), 1u);
-  EXPECT_NE(e->action().find("mlxlink -d <PF> -p 1 -m -c -e"), std::string::npos) << e->action();
+  EXPECT_THAT(e->action(), HasSubstr("mlxlink -d <PF> -p 1 -m -c -e"));
   EXPECT_EQ(findOn(nodes[3], "VF_IDENTITY_MISSING"), nullptr);
   const auto inspection = buildPfInspection(nodes, "", "4242");
   ASSERT_EQ(inspection.suspects_size(), 8);
@@ -218,10 +221,10 @@ TEST(JobVerdict, PortsTheSmHasNotActivatedEscalateWithTheSmRunbookNeverCircularl
   ASSERT_NE(e, nullptr);
   EXPECT_EQ(e->severity(), "critical");
   EXPECT_EQ(reasonsOf(*e), std::vector<std::string>{"PORT_NOT_ACTIVE_SM"});
-  EXPECT_NE(e->summary().find("subnet manager"), std::string::npos) << e->summary();
-  EXPECT_NE(e->action().find("sriov/<N>/policy"), std::string::npos) << e->action();
-  EXPECT_NE(e->action().find("virt_enabled"), std::string::npos);
-  EXPECT_EQ(e->action().find("BMC"), std::string::npos) << "no physical runbook: " << e->action();
+  EXPECT_THAT(e->summary(), HasSubstr("subnet manager"));
+  EXPECT_THAT(e->action(), HasSubstr("sriov/<N>/policy"));
+  EXPECT_THAT(e->action(), HasSubstr("virt_enabled"));
+  EXPECT_THAT(e->action(), Not(HasSubstr("BMC"))) << "no physical runbook: " << e->action();
   const auto inspection = buildPfInspection(nodes, "", "");
   ASSERT_EQ(inspection.suspects_size(), 2);
   for (const auto& vf : inspection.suspects()) {
@@ -230,12 +233,12 @@ TEST(JobVerdict, PortsTheSmHasNotActivatedEscalateWithTheSmRunbookNeverCircularl
               std::vector<std::string>{"PORT_NOT_ACTIVE_SM"});
     std::string steps;
     for (const auto& st : vf.steps()) steps += st.command() + "\n";
-    EXPECT_NE(steps.find("sriov/<N>/node"), std::string::npos) << steps;
-    EXPECT_EQ(steps.find("ipmitool sel"), std::string::npos) << steps;
+    EXPECT_THAT(steps, HasSubstr("sriov/<N>/node"));
+    EXPECT_THAT(steps, Not(HasSubstr("ipmitool sel")));
   }
   const std::string md = renderPfInspectionMarkdown(inspection);
-  EXPECT_EQ(md.find("Why: ESCALATE_HOST_INSPECTION"), std::string::npos) << md;
-  EXPECT_NE(md.find("Why: PORT_NOT_ACTIVE_SM"), std::string::npos) << md;
+  EXPECT_THAT(md, Not(HasSubstr("Why: ESCALATE_HOST_INSPECTION")));
+  EXPECT_THAT(md, HasSubstr("Why: PORT_NOT_ACTIVE_SM"));
 }
 
 TEST(JobVerdict, TenantConfigurationIsNeverEscalated) {
@@ -260,7 +263,7 @@ TEST(JobVerdict, ASuspectVfNothingIdentifiesRaisesVfIdentityMissing) {
   const auto* missing = findOn(nodes[1], "VF_IDENTITY_MISSING", "mlx5_1");
   ASSERT_NE(missing, nullptr);
   EXPECT_EQ(missing->severity(), "warning");
-  EXPECT_NE(missing->action().find("product_uuid"), std::string::npos);
+  EXPECT_THAT(missing->action(), HasSubstr("product_uuid"));
   // The sysfs file that held its own name is unknown, never an identity.
   const auto* e = findOn(nodes[1], "ESCALATE_HOST_INSPECTION", "mlx5_1");
   ASSERT_NE(e, nullptr);
@@ -269,7 +272,7 @@ TEST(JobVerdict, ASuspectVfNothingIdentifiesRaisesVfIdentityMissing) {
   ASSERT_EQ(inspection.suspects_size(), 1);
   EXPECT_TRUE(inspection.suspects(0).identity_missing());
   EXPECT_TRUE(inspection.suspects(0).node_guid().empty());
-  EXPECT_NE(renderPfInspectionMarkdown(inspection).find("VF_IDENTITY_MISSING"), std::string::npos);
+  EXPECT_THAT(renderPfInspectionMarkdown(inspection), HasSubstr("VF_IDENTITY_MISSING"));
 }
 
 TEST(FindingRegistry, EveryCodeHasOneRowThatNamesItBackAndAClass) {

@@ -1,8 +1,11 @@
 #include "ibc/core/frame.h"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <random>
+
+using ::testing::HasSubstr;
 
 namespace ibc::core {
 namespace {
@@ -42,7 +45,7 @@ TEST(Frame, OversizedHeaderIsRejectedBeforeAnyPayloadArrives) {
   auto st = d.feed(std::string_view(reinterpret_cast<const char*>(header), 4));
   ASSERT_FALSE(st.ok());
   EXPECT_EQ(st.error().code, ErrorCode::TooLarge);
-  EXPECT_NE(st.error().message.find("1001"), std::string::npos) << st.error().message;
+  EXPECT_THAT(st.error().message, HasSubstr("1001"));
   EXPECT_TRUE(d.failed());
   // Stays failed: the stream lost its framing.
   EXPECT_FALSE(d.feed(encodeFrame("ok")).ok());

@@ -1,5 +1,6 @@
 #include "ibc/core/json.h"
 
+#include <gmock/gmock.h>
 #include <google/protobuf/util/json_util.h>
 #include <gtest/gtest.h>
 
@@ -8,6 +9,9 @@
 
 #include "ibcollect/v1/report.pb.h"
 #include "ibcollect/v1/signed.pb.h"
+
+using ::testing::HasSubstr;
+using ::testing::Not;
 
 namespace ibc::core {
 namespace {
@@ -104,8 +108,8 @@ TEST(Json, CompactAndIndentedOutputHoldTheSameDocument) {
   const auto r = richReport();
   const std::string compact = messageToJson(r, -1);
   const std::string indented = messageToJson(r, 2);
-  EXPECT_EQ(compact.find('\n'), std::string::npos);
-  EXPECT_NE(indented.find("\n  \"findings\": ["), std::string::npos) << indented;
+  EXPECT_THAT(compact, Not(HasSubstr("\n")));
+  EXPECT_THAT(indented, HasSubstr("\n  \"findings\": ["));
   EXPECT_EQ(nlohmann::json::parse(compact), nlohmann::json::parse(indented));
 }
 
@@ -116,8 +120,8 @@ TEST(Json, IndentedOutputHasOneMemberPerLineAndEmptyContainersInline) {
   f.add_evidence("state: 1: DOWN");
   const std::string out = messageToJson(f, 2);
   EXPECT_TRUE(out.starts_with("{\n  \"code\": \"LINK_DOWN\",\n")) << out;
-  EXPECT_NE(out.find(",\n  \"port\": 1,\n"), std::string::npos) << out;
-  EXPECT_NE(out.find("\"evidence\": [\n    \"state: 1: DOWN\"\n  ]"), std::string::npos) << out;
+  EXPECT_THAT(out, HasSubstr(",\n  \"port\": 1,\n"));
+  EXPECT_THAT(out, HasSubstr("\"evidence\": [\n    \"state: 1: DOWN\"\n  ]"));
   EXPECT_EQ(out.back(), '}');
   f.clear_evidence();
   EXPECT_NE(messageToJson(f, 2).find("\"evidence\": []"), std::string::npos);

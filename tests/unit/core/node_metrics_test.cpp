@@ -3,12 +3,15 @@
 
 #include "ibc/core/node_metrics.h"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <string>
 #include <vector>
 
 #include "ibc/core/compare.h"
+
+using ::testing::HasSubstr;
 
 namespace ibc::core {
 namespace {
@@ -199,7 +202,7 @@ TEST(CompareNodes, ANodeMovingLessDataInCountersExtIsAnOutlier) {
     if (f.code() != "NODE_OUTLIER") continue;
     ++outliers;
     EXPECT_EQ(f.node(), "c");
-    EXPECT_NE(f.summary().find("Gb/s of RDMA data"), std::string::npos) << f.summary();
+    EXPECT_THAT(f.summary(), HasSubstr("Gb/s of RDMA data"));
   }
   EXPECT_EQ(outliers, 1);
 }

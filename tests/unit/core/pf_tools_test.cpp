@@ -1,6 +1,7 @@
 // PF-side parsers and the PF judge on the real captures of tests/fixtures/real/pf (labels
 // in its PROVENANCE.md), plus good/empty/truncated/garbage/huge input.
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -10,6 +11,8 @@
 #include "ibc/core/pf_judge.h"
 #include "ibc/core/pf_tools.h"
 #include "pf_evidence.h"
+
+using ::testing::HasSubstr;
 
 namespace ibc::core {
 namespace {
@@ -339,7 +342,7 @@ TEST(PfJudge, AVfWithNothingToLookForIsVfIdentityMissingNeverPfNotFound) {
   const auto missing = pfNotFoundFinding(vf, "host7", "/");
   EXPECT_EQ(missing.code(), "VF_IDENTITY_MISSING");
   EXPECT_EQ(missing.severity(), "warning");
-  EXPECT_NE(missing.action().find("node GUID"), std::string::npos) << missing.action();
+  EXPECT_THAT(missing.action(), HasSubstr("node GUID"));
   vf.add_identities("node_guid 0002:c903:00a0:b1c2");
   const auto not_found = pfNotFoundFinding(vf, "host7", "/");
   EXPECT_EQ(not_found.code(), "PF_NOT_FOUND");
@@ -351,14 +354,14 @@ TEST(LspciParser, FunctionsReadingAllOnesAreUnreadableWithTheirLine) {
   ASSERT_EQ(fns.size(), 16u);  // 2 PFs, 6 VFs, 7 VFs (rev ff), 0000:0b:08.1
   EXPECT_EQ(fns[0].address(), "0b:00.0");
   EXPECT_FALSE(fns[0].config_unreadable());
-  EXPECT_NE(fns[0].description().find("[15b3:1015]"), std::string::npos);
+  EXPECT_THAT(fns[0].description(), HasSubstr("[15b3:1015]"));
   int unreadable = 0;
   for (const auto& f : fns) unreadable += f.config_unreadable() ? 1 : 0;
   EXPECT_EQ(unreadable, 8);
   EXPECT_EQ(fns[8].address(), "0b:01.0");
-  EXPECT_NE(fns[8].unreadable_line().find("(rev ff)"), std::string::npos);
+  EXPECT_THAT(fns[8].unreadable_line(), HasSubstr("(rev ff)"));
   EXPECT_EQ(fns.back().address(), "0000:0b:08.1");
-  EXPECT_NE(fns.back().unreadable_line().find("Unknown header type 7f"), std::string::npos);
+  EXPECT_THAT(fns.back().unreadable_line(), HasSubstr("Unknown header type 7f"));
 }
 
 TEST(LspciParser, HealthyLinkAndMaskedAdvisoryBitAreNoErrors) {
@@ -379,7 +382,7 @@ TEST(LspciParser, HealthyLinkAndMaskedAdvisoryBitAreNoErrors) {
 TEST(LspciParser, AVfWithoutALinkOfItsOwnIsNotDowngraded) {
   const auto fns = parseLspci(pf("lspci-vvv_cx5-vf"));
   ASSERT_EQ(fns.size(), 1u);
-  EXPECT_NE(fns[0].link_sta().find("(downgraded)"), std::string::npos);
+  EXPECT_THAT(fns[0].link_sta(), HasSubstr("(downgraded)"));
   EXPECT_FALSE(fns[0].link_downgraded());
 }
 
@@ -416,9 +419,9 @@ TEST(LspciParser, WrappedAerRegistersAndLinkBelowCapability) {
   ASSERT_EQ(codes(findings), std::vector<std::string>{"PF_PCIE_ERRORS:critical"});
   std::string ev;
   for (const auto& line : findings[0].evidence()) ev += line + "\n";
-  EXPECT_NE(ev.find("5e:00.0 LnkSta:"), std::string::npos) << ev;
-  EXPECT_NE(ev.find("fatal per UESvrt: DLP"), std::string::npos) << ev;
-  EXPECT_NE(ev.find("5e:00.0 CESta:"), std::string::npos) << ev;
+  EXPECT_THAT(ev, HasSubstr("5e:00.0 LnkSta:"));
+  EXPECT_THAT(ev, HasSubstr("fatal per UESvrt: DLP"));
+  EXPECT_THAT(ev, HasSubstr("5e:00.0 CESta:"));
 }
 
 TEST(LspciParser, EmptyGarbageAndOtherToolsGiveNothingAndHugeInputIsBounded) {
@@ -437,10 +440,8 @@ TEST(PfJudge, UnreadableFunctionsAreCriticalAndNamed) {
   EXPECT_NE(std::find(ev.kinds.begin(), ev.kinds.end(), std::string(kKindLspci)), ev.kinds.end());
   const auto findings = judgePf(evidenceFrom(ev), {}, "h", "t");
   ASSERT_EQ(codes(findings), std::vector<std::string>{"PF_PCIE_ERRORS:critical"});
-  EXPECT_NE(findings[0].summary().find("8 PCI function(s)"), std::string::npos)
-      << findings[0].summary();
-  EXPECT_NE(findings[0].evidence(0).find("0b:01.0 reads all ones"), std::string::npos)
-      << findings[0].evidence(0);
+  EXPECT_THAT(findings[0].summary(), HasSubstr("8 PCI function(s)"));
+  EXPECT_THAT(findings[0].evidence(0), HasSubstr("0b:01.0 reads all ones"));
 }
 
 }  // namespace

@@ -9,6 +9,7 @@
 // Beside it: bytes written by an older schema still parse as they meant (the window that
 // became a list, the netdevs string that became a list).
 
+#include <gmock/gmock.h>
 #include <google/protobuf/descriptor.h>
 #include <gtest/gtest.h>
 
@@ -23,6 +24,8 @@
 #include "ibc/core/counters.h"
 #include "ibc/core/snapshot_file.h"
 #include "ibcollect/v1/report.pb.h"
+
+using ::testing::HasSubstr;
 
 namespace ibc::core {
 namespace {
@@ -124,10 +127,10 @@ TEST(ProtoSchema, EveryProtoFileMatchesItsCheckedInDescriptorDump) {
 TEST(ProtoSchema, TheDumpSeesARenumberedField) {
   // The dump names numbers, so a renumbering cannot pass unnoticed.
   const std::string dump = dumpFile(*v1::Snapshot::descriptor()->file());
-  EXPECT_NE(dump.find("message ibcollect.v1.Snapshot\n  1 schema_version singular uint32\n"),
-            std::string::npos)
+  EXPECT_THAT(dump,
+              HasSubstr("message ibcollect.v1.Snapshot\n  1 schema_version singular uint32\n"))
       << dump.substr(0, 400);
-  EXPECT_NE(dump.find("  9 window repeated ibcollect.v1.CounterWindow\n"), std::string::npos);
+  EXPECT_THAT(dump, HasSubstr("  9 window repeated ibcollect.v1.CounterWindow\n"));
 }
 
 TEST(StoredSchema, ASnapshotStoredWithOneWindowReadsAsAListOfOneAndKeepsItsId) {

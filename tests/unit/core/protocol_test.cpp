@@ -1,8 +1,11 @@
 #include "ibc/core/protocol.h"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <string>
+
+using ::testing::HasSubstr;
 
 namespace ibc::core {
 namespace {
@@ -53,7 +56,7 @@ TEST(Protocol, EndpointsWithoutAValidPortAreRefusedQuotingTheText) {
     auto e = parseCollectorEndpoint(bad);
     ASSERT_FALSE(e.ok()) << bad;
     EXPECT_EQ(e.error().code, ErrorCode::InvalidArgument);
-    EXPECT_NE(e.error().message.find("'" + bad + "'"), std::string::npos) << e.error().message;
+    EXPECT_THAT(e.error().message, HasSubstr("'" + bad + "'"));
   }
 }
 

@@ -2,6 +2,7 @@
 // evidence: the exact set of NCCL_* codes its PROVENANCE.md entry labels ("Expected codes"),
 // none for a healthy run. The count diagnosed right is printed (issue 10 asks for it).
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -13,6 +14,8 @@
 #include "fixtures.h"
 #include "ibc/core/nccl_log.h"
 #include "ibc/core/rules.h"
+
+using ::testing::HasSubstr;
 
 namespace ibc::core {
 namespace {
@@ -126,8 +129,7 @@ TEST(NcclCaptureDiagnosis, RanksAtDifferentSeqNumsNameWhoIsBehind) {
   EXPECT_EQ(timeout->severity(), "critical");
   ASSERT_NE(lagging, nullptr);
   EXPECT_EQ(lagging->severity(), "critical");
-  EXPECT_NE(lagging->summary().find("behind: rank 1 (at SeqNum 118)"), std::string::npos)
-      << lagging->summary();
+  EXPECT_THAT(lagging->summary(), HasSubstr("behind: rank 1 (at SeqNum 118)"));
   ASSERT_EQ(lagging->evidence_size(), 2);
   EXPECT_EQ(lagging->evidence(0), "SeqNum 118: rank 1");
   EXPECT_EQ(lagging->evidence(1), "SeqNum 120: rank 0, rank 2");

@@ -3,6 +3,7 @@
 // (synthetic, to pin the layout); tests/unit/agent/report_golden_test.cpp renders reports
 // of real captures.
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <sstream>
@@ -11,6 +12,9 @@
 
 #include "ibc/core/findings.h"
 #include "ibc/core/report.h"
+
+using ::testing::HasSubstr;
+using ::testing::Not;
 
 namespace ibc::core {
 namespace {
@@ -59,13 +63,11 @@ TEST(ReportText, LongNextStepsWrapAtWordBoundariesWithAHangingIndent) {
   o.width = 80;
   const std::string text = renderText(report, o);
   for (const auto& l : lines(text)) EXPECT_LE(l.size(), 80u) << l;
-  EXPECT_NE(text.find("  next step: Run jobs with `ulimit -l unlimited`: add `* - memlock "
-                      "unlimited`\n    under /etc/security/limits.d/,"),
-            std::string::npos)
-      << text;
+  EXPECT_THAT(text, HasSubstr("  next step: Run jobs with `ulimit -l unlimited`: add `* - memlock "
+                              "unlimited`\n    under /etc/security/limits.d/,"));
   // Width 0: one line per item, as before.
   const std::string unwrapped = renderText(report, {});
-  EXPECT_NE(unwrapped.find("  next step: " + kLongAction + "\n"), std::string::npos) << unwrapped;
+  EXPECT_THAT(unwrapped, HasSubstr("  next step: " + kLongAction + "\n"));
 }
 
 TEST(ReportText, AWordLongerThanALineIsCutSoEveryLineFits) {
@@ -77,7 +79,7 @@ TEST(ReportText, AWordLongerThanALineIsCutSoEveryLineFits) {
   const std::string text = renderText(report, o);
   // The findings (the table below has its own minimum width).
   for (const auto& l : lines(text.substr(text.find("\n\n")))) EXPECT_LE(l.size(), 60u) << l;
-  EXPECT_NE(text.find(std::string(50, 'x')), std::string::npos) << text;
+  EXPECT_THAT(text, HasSubstr(std::string(50, 'x')));
 }
 
 TEST(ReportText, TheSameFindingOnEightPortsIsOneEntryWithADeviceRange) {
@@ -88,17 +90,15 @@ TEST(ReportText, TheSameFindingOnEightPortsIsOneEntryWithADeviceRange) {
                          dev + " port 1: congestion counted before this snapshot"));
   }
   const std::string text = renderText(buildReport({node("gpu1", fs)}), {});
-  EXPECT_NE(text.find("INFO  CONGESTION  gpu1 mlx5_0..mlx5_7 port 1 (8 places)\n"
-                      "  Congestion counted before this snapshot\n"),
-            std::string::npos)
-      << text;
+  EXPECT_THAT(text, HasSubstr("INFO  CONGESTION  gpu1 mlx5_0..mlx5_7 port 1 (8 places)\n"
+                              "  Congestion counted before this snapshot\n"));
   EXPECT_EQ(count(text, "next step:"), 1u) << text;
   // -v: every place its own entry, with its own evidence.
   TextOptions v;
   v.verbose = true;
   const std::string verbose = renderText(buildReport({node("gpu1", fs)}), v);
   EXPECT_EQ(count(verbose, "next step:"), 8u) << verbose;
-  EXPECT_NE(verbose.find("evidence of mlx5_7"), std::string::npos) << verbose;
+  EXPECT_THAT(verbose, HasSubstr("evidence of mlx5_7"));
 }
 
 TEST(ReportText, TheSameFindingOnManyNodesIsOneEntryWithAHostlist) {
@@ -109,8 +109,7 @@ TEST(ReportText, TheSameFindingOnManyNodesIsOneEntryWithAHostlist) {
   }
   nodes.push_back(node("node7", {}));
   const std::string text = renderText(buildReport(nodes), {});
-  EXPECT_NE(text.find("WARNING  MEMLOCK_LIMIT  node[2-5,9] (5 places)\n"), std::string::npos)
-      << text;
+  EXPECT_THAT(text, HasSubstr("WARNING  MEMLOCK_LIMIT  node[2-5,9] (5 places)\n"));
   EXPECT_EQ(count(text, "MEMLOCK_LIMIT"), 1u) << text;
 }
 
@@ -123,9 +122,8 @@ TEST(ReportText, DifferentPlacesOnDifferentNodesAreNotMixedUp) {
        node("node3", {finding(FindingCode::Congestion, Severity::Info, "node3", "mlx5_0", 1,
                               "mlx5_0 port 1: congestion counted before this snapshot")})});
   const std::string text = renderText(report, {});
-  EXPECT_NE(text.find("CONGESTION  node1 mlx4_0 ports 1,2; node3 mlx5_0 port 1 (3 places)"),
-            std::string::npos)
-      << text;
+  EXPECT_THAT(text,
+              HasSubstr("CONGESTION  node1 mlx4_0 ports 1,2; node3 mlx5_0 port 1 (3 places)"));
 }
 
 TEST(ReportText, WorstFindingIsTheMostSpecificAtEqualSeverity) {
@@ -166,14 +164,13 @@ TEST(ReportText, FailedProbesAreNamedWithPathAndErrorInVerboseAndJson) {
   const auto report = buildReport(std::move(nodes));
   ASSERT_EQ(report.nodes(0).failed_probes_size(), 1);
   const std::string plain = renderText(report);
-  EXPECT_NE(plain.find("1 probe(s) failed (-v names them)"), std::string::npos) << plain;
+  EXPECT_THAT(plain, HasSubstr("1 probe(s) failed (-v names them)"));
   TextOptions verbose;
   verbose.verbose = true;
   const std::string text = renderText(report, verbose);
-  EXPECT_NE(text.find("hw_counters /sys/class/infiniband/mlx5_0/ports/1/hw_counters: EACCES: "
-                      "Permission denied"),
-            std::string::npos)
-      << text;
+  EXPECT_THAT(text,
+              HasSubstr("hw_counters /sys/class/infiniband/mlx5_0/ports/1/hw_counters: EACCES: "
+                        "Permission denied"));
   const auto json = renderJson(report);
   ASSERT_TRUE(json.ok());
   EXPECT_NE(json->find("\"failed_probes\""), std::string::npos) << *json;
@@ -188,11 +185,10 @@ TEST(ReportText, QuietShowsTheVerdictTableAndCountsOnly) {
   q.quiet = true;
   q.node_table = true;
   const std::string text = renderText(report, q);
-  EXPECT_NE(text.find("node1"), std::string::npos) << text;
-  EXPECT_NE(text.find("1 node; 1 finding: 0 critical, 1 warning, 0 info"), std::string::npos)
-      << text;
-  EXPECT_EQ(text.find("next step"), std::string::npos) << text;
-  EXPECT_EQ(text.find("memlock"), std::string::npos) << text;
+  EXPECT_THAT(text, HasSubstr("node1"));
+  EXPECT_THAT(text, HasSubstr("1 node; 1 finding: 0 critical, 1 warning, 0 info"));
+  EXPECT_THAT(text, Not(HasSubstr("next step")));
+  EXPECT_THAT(text, Not(HasSubstr("memlock")));
 }
 
 TEST(ReportText, ColourTouchesOnlySeverityWordsAndNeverHostileText) {
@@ -202,8 +198,8 @@ TEST(ReportText, ColourTouchesOnlySeverityWordsAndNeverHostileText) {
   TextOptions c;
   c.color = true;
   const std::string text = renderText(report, c);
-  EXPECT_NE(text.find("\x1b[33mWARNING\x1b[0m  MEMLOCK_LIMIT"), std::string::npos) << text;
-  EXPECT_EQ(text.find("\x1b[31m"), std::string::npos) << text;
+  EXPECT_THAT(text, HasSubstr("\x1b[33mWARNING\x1b[0m  MEMLOCK_LIMIT"));
+  EXPECT_THAT(text, Not(HasSubstr("\x1b[31m")));
   // Table verdict, node line and finding header, each opened and closed.
   EXPECT_EQ(count(text, "\x1b["), 6u) << text;
   EXPECT_EQ(renderText(report, {}).find('\x1b'), std::string::npos);

@@ -4,6 +4,7 @@
 // cover the ones no capture in tests/fixtures/real shows. Each snapshot is a healthy node
 // (one bare-metal ConnectX port, ACTIVE/LinkUp at 200 Gb/s) plus the evidence of the row.
 
+#include <gmock/gmock.h>
 #include <google/protobuf/text_format.h>
 #include <gtest/gtest.h>
 
@@ -15,6 +16,9 @@
 #include "ibc/core/compare.h"
 #include "ibc/core/report.h"
 #include "ibc/core/rules.h"
+
+using ::testing::HasSubstr;
+using ::testing::Not;
 
 namespace ibc::core {
 namespace {
@@ -64,6 +68,14 @@ v1::Snapshot snapshot(const std::string& extra) {
   const std::string text = std::string(kHealthyNode) + extra;
   EXPECT_TRUE(google::protobuf::TextFormat::ParseFromString(text, &s)) << text;
   return s;
+}
+
+// `e` as sysfs reads "CODE: NAME" (the parser's code, name and raw text).
+void setEnum(v1::EnumValue* e, int code, const std::string& name) {
+  e->Clear();
+  e->set_code(code);
+  e->set_name(name);
+  e->set_raw(std::to_string(code) + ": " + name);
 }
 
 std::string describe(const std::vector<v1::Finding>& findings) {
@@ -116,27 +128,23 @@ class CounterRules : public ::testing::TestWithParam<CounterCase> {};
 
 TEST_P(CounterRules, SeverityFollowsWhetherTheCounterMoved) {
   const CounterCase& c = GetParam();
-  {
+  // The c.code finding of a snapshot whose counter went from 7 to `after` over the window.
+  const auto judged = [&c](uint64_t after) {
     auto s = snapshot("");
-    addWindow(s, c.counter, 7, 7);
+    addWindow(s, c.counter, 7, after);
     const auto findings = diagnoseNode(s, {});
     const auto* f = find(findings, c.code);
-    ASSERT_NE(f, nullptr) << describe(findings);
-    EXPECT_EQ(f->severity(), c.old_total_severity) << describe(findings);
-    EXPECT_EQ(f->device(), "mlx5_0");
-    EXPECT_EQ(f->port(), 1u);
-    EXPECT_FALSE(f->action().empty());
-  }
-  {
-    auto s = snapshot("");
-    addWindow(s, c.counter, 7, 19);
-    const auto findings = diagnoseNode(s, {});
-    const auto* f = find(findings, c.code);
-    ASSERT_NE(f, nullptr) << describe(findings);
-    EXPECT_EQ(f->severity(), c.moving_severity) << describe(findings);
-    const std::string evidence = f->evidence_size() > 0 ? f->evidence(0) : "";
-    EXPECT_NE(evidence.find(c.counter), std::string::npos) << evidence;
-  }
+    EXPECT_NE(f, nullptr) << describe(findings);
+    return f ? *f : v1::Finding();
+  };
+  const v1::Finding counted = judged(7);  // counted before the snapshot, still
+  EXPECT_EQ(counted.severity(), c.old_total_severity) << counted.ShortDebugString();
+  EXPECT_EQ(counted.device(), "mlx5_0");
+  EXPECT_EQ(counted.port(), 1u);
+  EXPECT_FALSE(counted.action().empty());
+  const v1::Finding moving = judged(19);
+  EXPECT_EQ(moving.severity(), c.moving_severity) << moving.ShortDebugString();
+  EXPECT_THAT(moving.evidence_size() > 0 ? moving.evidence(0) : "", HasSubstr(c.counter));
 }
 
 INSTANTIATE_TEST_SUITE_P(
@@ -173,7 +181,7 @@ TEST_P(KernelRules, ALineOfTheDriversOwnFormatGivesItsCode) {
   EXPECT_EQ(f->severity(), c.severity) << describe(findings);
   EXPECT_EQ(f->device(), "mlx5_0") << "the PCI address names the device";
   ASSERT_GT(f->evidence_size(), 0);
-  EXPECT_NE(f->evidence(0).find(c.line), std::string::npos) << f->evidence(0);
+  EXPECT_THAT(f->evidence(0), HasSubstr(c.line));
 }
 
 INSTANTIATE_TEST_SUITE_P(
@@ -234,7 +242,7 @@ TEST(Rules, NcclGdrDisabledIsAWarning) {
   ASSERT_NE(f, nullptr) << describe(findings);
   EXPECT_EQ(f->severity(), "warning");
   ASSERT_GT(f->evidence_size(), 0);
-  EXPECT_NE(f->evidence(0).find("GPU Direct RDMA Disabled"), std::string::npos);
+  EXPECT_THAT(f->evidence(0), HasSubstr("GPU Direct RDMA Disabled"));
 }
 
 constexpr const char* kTwoNodeRun = R"pb(
@@ -265,7 +273,7 @@ TEST(Rules, NcclTestWrongResultsIsCriticalAndNamesTheRow) {
   ASSERT_NE(f, nullptr) << describe(findings);
   EXPECT_EQ(f->severity(), "critical");
   ASSERT_GT(f->evidence_size(), 0);
-  EXPECT_NE(f->evidence(0).find("8589934592"), std::string::npos) << f->evidence(0);
+  EXPECT_THAT(f->evidence(0), HasSubstr("8589934592"));
   EXPECT_EQ(find(diagnoseNode(snapshot(twoNodeRun("24.5", "0")), {}), "NCCL_TEST_WRONG_RESULTS"),
             nullptr);
 }
@@ -286,7 +294,7 @@ TEST(Rules, NcclTestLowBusbwIsJudgedAgainstTheNodesActivePorts) {
   bool budget = false;
   for (const auto& e : f->evidence()) budget = budget || e.find("link budget 25 GB/s") == 0;
   EXPECT_TRUE(budget) << describe(findings);
-  EXPECT_NE(f->summary().find("40%"), std::string::npos) << f->summary();
+  EXPECT_THAT(f->summary(), HasSubstr("40%"));
   const auto b = busbwAgainstLinks(snapshot(twoNodeRun("10.0", "0")),
                                    snapshot(twoNodeRun("10.0", "0")).nccl_tests(0));
   EXPECT_DOUBLE_EQ(b.link_budget_gbs(), 25.0);
@@ -299,7 +307,7 @@ TEST(Rules, NcclTestLowBusbwIsJudgedAgainstTheNodesActivePorts) {
   const auto expected = diagnoseNode(snapshot(twoNodeRun("24.5", "0")), o);
   f = find(expected, "NCCL_TEST_LOW_BUSBW");
   ASSERT_NE(f, nullptr) << describe(expected);
-  EXPECT_NE(f->summary().find("--expect-busbw"), std::string::npos) << f->summary();
+  EXPECT_THAT(f->summary(), HasSubstr("--expect-busbw"));
   o.expect_busbw_gbs = 8;
   EXPECT_EQ(find(diagnoseNode(snapshot(twoNodeRun("10.0", "0")), o), "NCCL_TEST_LOW_BUSBW"),
             nullptr);
@@ -320,10 +328,8 @@ TEST(Rules, NcclTestLowBusbwAgainstAnotherRunOfTheSameHosts) {
   for (const auto& f : findings) {
     if (f.code() != "NCCL_TEST_LOW_BUSBW") continue;
     ++low;
-    EXPECT_NE(f.summary().find("of the 122 GB/s another run on the same hosts reached"),
-              std::string::npos)
-        << f.summary();
-    EXPECT_NE(f.evidence(f.evidence_size() - 1).find("slow.out"), std::string::npos);
+    EXPECT_THAT(f.summary(), HasSubstr("of the 122 GB/s another run on the same hosts reached"));
+    EXPECT_THAT(f.evidence(f.evidence_size() - 1), HasSubstr("slow.out"));
   }
   EXPECT_EQ(low, 1) << describe(findings);
   // Other hosts are another fabric path: no comparison.
@@ -382,8 +388,8 @@ TEST(Rules, NcclTransportErrorsOnAVmWithCleanVfsEscalateTheNode) {
   EXPECT_EQ(f->device(), "") << "node-level: no device to pin the NCCL error on";
   std::string evidence;
   for (const auto& line : f->evidence()) evidence += line + "\n";
-  EXPECT_NE(evidence.find("NCCL_IB_COMPLETION_ERROR"), std::string::npos) << evidence;
-  EXPECT_NE(evidence.find("VF mlx5_0"), std::string::npos) << evidence;
+  EXPECT_THAT(evidence, HasSubstr("NCCL_IB_COMPLETION_ERROR"));
+  EXPECT_THAT(evidence, HasSubstr("VF mlx5_0"));
 }
 
 TEST(Rules, APortStateThatMeansNothingIsAWarningNotASilentOk) {
@@ -397,14 +403,14 @@ TEST(Rules, APortStateThatMeansNothingIsAWarningNotASilentOk) {
   EXPECT_EQ(f->severity(), "warning");
   EXPECT_EQ(f->device(), "mlx5_0");
   EXPECT_EQ(f->port(), 1u);
-  EXPECT_NE(f->summary().find("\"Act?[31mive\""), std::string::npos) << f->summary();
+  EXPECT_THAT(f->summary(), HasSubstr("\"Act?[31mive\""));
 
   // Expected but not read (the collector leaves an empty state for a missing file).
   s.mutable_devices(0)->mutable_ports(0)->mutable_state()->Clear();
   findings = diagnoseNode(s, {});
   f = find(findings, "PORT_STATE_UNKNOWN");
   ASSERT_NE(f, nullptr) << describe(findings);
-  EXPECT_NE(f->summary().find("could not be read"), std::string::npos) << f->summary();
+  EXPECT_THAT(f->summary(), HasSubstr("could not be read"));
 
   // A paste with no state at all (perfquery, a counters listing) says nothing about it.
   s.mutable_devices(0)->mutable_ports(0)->clear_state();
@@ -426,33 +432,25 @@ TEST(Rules, APortStateThatMeansNothingIsAWarningNotASilentOk) {
 TEST(Rules, ADisabledPortIsOneCriticalWhoseNextStepIsToEnableIt) {
   auto s = snapshot("");
   auto* port = s.mutable_devices(0)->mutable_ports(0);
-  *port->mutable_state() = v1::EnumValue();
-  port->mutable_state()->set_code(1);
-  port->mutable_state()->set_name("DOWN");
-  port->mutable_state()->set_raw("1: DOWN");
-  *port->mutable_phys_state() = v1::EnumValue();
-  port->mutable_phys_state()->set_code(3);
-  port->mutable_phys_state()->set_name("Disabled");
-  port->mutable_phys_state()->set_raw("3: Disabled");
+  setEnum(port->mutable_state(), 1, "DOWN");
+  setEnum(port->mutable_phys_state(), 3, "Disabled");
   const auto findings = diagnoseNode(s, {});
   int criticals = 0;
   for (const auto& f : findings) criticals += f.severity() == "critical" ? 1 : 0;
   EXPECT_EQ(criticals, 1) << describe(findings);
   const auto* f = find(findings, "PORT_DOWN");
   ASSERT_NE(f, nullptr) << describe(findings);
-  EXPECT_NE(f->summary().find("disabled"), std::string::npos) << f->summary();
-  EXPECT_NE(f->action().find("Enable the port"), std::string::npos) << f->action();
-  EXPECT_EQ(f->action().find("reseat"), std::string::npos) << f->action();
+  EXPECT_THAT(f->summary(), HasSubstr("disabled"));
+  EXPECT_THAT(f->action(), HasSubstr("Enable the port"));
+  EXPECT_THAT(f->action(), Not(HasSubstr("reseat")));
   EXPECT_EQ(find(findings, "PHYS_LINK_NOT_UP"), nullptr) << describe(findings);
 
   // Polling: still one critical, and the next step is the cable.
-  port->mutable_phys_state()->set_code(2);
-  port->mutable_phys_state()->set_name("Polling");
-  port->mutable_phys_state()->set_raw("2: Polling");
+  setEnum(port->mutable_phys_state(), 2, "Polling");
   const auto polling = diagnoseNode(s, {});
   f = find(polling, "PORT_DOWN");
   ASSERT_NE(f, nullptr) << describe(polling);
-  EXPECT_NE(f->action().find("cable"), std::string::npos) << f->action();
+  EXPECT_THAT(f->action(), HasSubstr("cable"));
   EXPECT_EQ(find(polling, "PHYS_LINK_NOT_UP"), nullptr) << describe(polling);
 }
 
@@ -527,8 +525,8 @@ TEST(Wording, ADeviceInAVmWithoutPciEvidenceIsNotCalledAVf) {
   const auto findings = diagnoseNode(s, {});
   const auto* esc = find(findings, "ESCALATE_HOST_INSPECTION");
   ASSERT_NE(esc, nullptr) << describe(findings);
-  EXPECT_EQ(esc->summary().find("is a virtual function"), std::string::npos) << esc->summary();
-  EXPECT_NE(esc->summary().find("no PCI evidence that it is a VF"), std::string::npos);
+  EXPECT_THAT(esc->summary(), Not(HasSubstr("is a virtual function")));
+  EXPECT_THAT(esc->summary(), HasSubstr("no PCI evidence that it is a VF"));
   bool named = false;
   for (const auto& e : esc->evidence()) {
     EXPECT_NE(e.rfind("VF ", 0), 0u) << e;
@@ -536,7 +534,7 @@ TEST(Wording, ADeviceInAVmWithoutPciEvidenceIsNotCalledAVf) {
   }
   EXPECT_TRUE(named) << describe(findings);
   for (const auto& f : findings) {
-    EXPECT_EQ(f.action().find("This is a virtual function"), std::string::npos) << f.action();
+    EXPECT_THAT(f.action(), Not(HasSubstr("This is a virtual function")));
   }
 }
 
@@ -553,26 +551,23 @@ TEST(Wording, TransportErrorsInAVmWithoutPciEvidenceDoNotCallTheDeviceAVf) {
   const auto findings = diagnoseNode(s, {});
   const auto* esc = find(findings, "ESCALATE_HOST_INSPECTION");
   ASSERT_NE(esc, nullptr) << describe(findings);
-  EXPECT_EQ(esc->summary().find("VF-side"), std::string::npos) << esc->summary();
-  EXPECT_EQ(esc->summary().find("beyond the VF"), std::string::npos) << esc->summary();
-  EXPECT_NE(esc->summary().find("no PCI evidence that it is a VF"), std::string::npos)
-      << esc->summary();
-  EXPECT_EQ(esc->action().find("this VF"), std::string::npos) << esc->action();
+  EXPECT_THAT(esc->summary(), Not(HasSubstr("VF-side")));
+  EXPECT_THAT(esc->summary(), Not(HasSubstr("beyond the VF")));
+  EXPECT_THAT(esc->summary(), HasSubstr("no PCI evidence that it is a VF"));
+  EXPECT_THAT(esc->action(), Not(HasSubstr("this VF")));
   for (const auto& e : esc->evidence()) EXPECT_NE(e.rfind("VF ", 0), 0u) << e;
 }
 
 TEST(Wording, INITWithAnUnknownPhysicalStateDoesNotClaimTheLinkIsUp) {
   auto s = snapshot("");
   auto* port = s.mutable_devices(0)->mutable_ports(0);
-  port->mutable_state()->set_code(2);
-  port->mutable_state()->set_name("INIT");
-  port->mutable_state()->set_raw("2: INIT");
+  setEnum(port->mutable_state(), 2, "INIT");
   port->clear_phys_state();
   const auto findings = diagnoseNode(s, {});
   const auto* f = find(findings, "PORT_NOT_ACTIVE_SM");
   ASSERT_NE(f, nullptr) << describe(findings);
-  EXPECT_EQ(f->summary().find("while the physical link is up"), std::string::npos) << f->summary();
-  EXPECT_NE(f->summary().find("physical state is unknown"), std::string::npos) << f->summary();
+  EXPECT_THAT(f->summary(), Not(HasSubstr("while the physical link is up")));
+  EXPECT_THAT(f->summary(), HasSubstr("physical state is unknown"));
 }
 
 TEST(Wording, UnparsedStatesAreSaidInWordsAndEthernetOnlyAdaptersGetARemark) {
@@ -590,25 +585,22 @@ TEST(Wording, UnparsedStatesAreSaidInWordsAndEthernetOnlyAdaptersGetARemark) {
   node.findings = diagnoseNode(s, {});
   const auto report = buildReport({node});
   const std::string text = renderText(report, {});
-  EXPECT_EQ(text.find("?9"), std::string::npos) << text;
-  EXPECT_NE(text.find("unknown (\"9: BOGUS\")"), std::string::npos) << text;
-  EXPECT_NE(text.find("remark: node1 mlx5_0 port 1: ConnectX-4 Lx VF (PCI device 0x1016) is an "
-                      "Ethernet-only adapter, yet link_layer says InfiniBand"),
-            std::string::npos)
-      << text;
+  EXPECT_THAT(text, Not(HasSubstr("?9")));
+  EXPECT_THAT(text, HasSubstr("unknown (\"9: BOGUS\")"));
+  EXPECT_THAT(text,
+              HasSubstr("remark: node1 mlx5_0 port 1: ConnectX-4 Lx VF (PCI device 0x1016) is an "
+                        "Ethernet-only adapter, yet link_layer says InfiniBand"));
   ASSERT_EQ(report.nodes(0).ports_size(), 1);
-  EXPECT_NE(report.nodes(0).ports(0).remark().find("Ethernet-only"), std::string::npos);
+  EXPECT_THAT(report.nodes(0).ports(0).remark(), HasSubstr("Ethernet-only"));
 
   // A rate without an InfiniBand speed name is not said to name one.
   AnalyzedNode bare_node = node;
   bare_node.snapshot.mutable_devices(0)->mutable_ports(0)->set_rate_raw("25");
   bare_node.snapshot.mutable_devices(0)->mutable_ports(0)->clear_speed_name();
   const auto bare = buildReport({bare_node});
-  EXPECT_EQ(bare.nodes(0).ports(0).remark().find("names an InfiniBand speed"), std::string::npos)
-      << bare.nodes(0).ports(0).remark();
-  EXPECT_NE(bare.nodes(0).ports(0).remark().find("yet link_layer says InfiniBand: the evidence"),
-            std::string::npos)
-      << bare.nodes(0).ports(0).remark();
+  EXPECT_THAT(bare.nodes(0).ports(0).remark(), Not(HasSubstr("names an InfiniBand speed")));
+  EXPECT_THAT(bare.nodes(0).ports(0).remark(),
+              HasSubstr("yet link_layer says InfiniBand: the evidence"));
 
   // A real RoCE port: the rate is shown as a number, not an InfiniBand speed name.
   port->set_link_layer("Ethernet");
@@ -616,8 +608,8 @@ TEST(Wording, UnparsedStatesAreSaidInWordsAndEthernetOnlyAdaptersGetARemark) {
   AnalyzedNode roce;
   roce.snapshot = s;
   const std::string roce_text = renderText(buildReport({roce}), {});
-  EXPECT_NE(roce_text.find("25 Gb/s"), std::string::npos) << roce_text;
-  EXPECT_EQ(roce_text.find("EDR"), std::string::npos) << roce_text;
+  EXPECT_THAT(roce_text, HasSubstr("25 Gb/s"));
+  EXPECT_THAT(roce_text, Not(HasSubstr("EDR")));
 }
 
 }  // namespace

@@ -1,5 +1,6 @@
 #include "ibc/core/signing.h"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <google/protobuf/io/coded_stream.h>
@@ -9,6 +10,9 @@
 #include "ibc/core/snapshot_file.h"
 #include "ibc/core/text.h"
 #include "test_pki.h"
+
+using ::testing::HasSubstr;
+using ::testing::Not;
 
 namespace ibc::core {
 namespace {
@@ -60,7 +64,7 @@ TEST(Signing, SignedSnapshotVerifiesAndNamesTheSigner) {
   EXPECT_EQ(check.signer.tenant, "acme");
   EXPECT_EQ(check.signer.role, CertificateRole::Agent);
   EXPECT_EQ(check.signer.name, "node01");
-  EXPECT_NE(check.signer.subject.find("CN=node01"), std::string::npos) << check.signer.subject;
+  EXPECT_THAT(check.signer.subject, HasSubstr("CN=node01"));
   // Twice: the second check runs from the chain cache and must agree.
   EXPECT_TRUE(pki().verifier->verify(env, kNow).ok());
 }
@@ -81,7 +85,7 @@ TEST(Signing, TamperedSnapshotBytesAreABadSignature) {
   env.set_snapshot(bytes);
   const auto check = pki().verifier->verify(env, kNow);
   EXPECT_EQ(check.problem, SignatureProblem::BadSignature);
-  EXPECT_NE(check.message.find("does not match"), std::string::npos) << check.message;
+  EXPECT_THAT(check.message, HasSubstr("does not match"));
   EXPECT_EQ(check.signer.name, "node01");
 }
 
@@ -100,7 +104,7 @@ TEST(Signing, CertificateOfAnotherCaIsAnUnknownCa) {
   const auto env = signWith(other.issue(agentSpec("acme", "node01")));
   const auto check = pki().verifier->verify(env, kNow);
   EXPECT_EQ(check.problem, SignatureProblem::UnknownCa);
-  EXPECT_NE(check.message.find("issuer"), std::string::npos) << check.message;
+  EXPECT_THAT(check.message, HasSubstr("issuer"));
   EXPECT_EQ(check.signer.tenant, "acme");
 }
 
@@ -111,8 +115,8 @@ TEST(Signing, ExpiredAndNotYetValidCertificatesAreNamedWithTheirDates) {
   const auto expired = signWith(pki().ca.issue(spec));
   const auto e = pki().verifier->verify(expired, kNow);
   EXPECT_EQ(e.problem, SignatureProblem::CertificateExpired);
-  EXPECT_NE(e.message.find("expired"), std::string::npos) << e.message;
-  EXPECT_NE(e.message.find("CN=old"), std::string::npos) << e.message;
+  EXPECT_THAT(e.message, HasSubstr("expired"));
+  EXPECT_THAT(e.message, HasSubstr("CN=old"));
   // The same envelope verifies at a time the certificate was valid.
   EXPECT_TRUE(pki().verifier->verify(expired, kNow - hours(36)).ok());
   // ... and a cached chain is re-judged at a time outside its window.
@@ -123,7 +127,7 @@ TEST(Signing, ExpiredAndNotYetValidCertificatesAreNamedWithTheirDates) {
   const auto future = signWith(pki().ca.issue(spec));
   const auto f = pki().verifier->verify(future, kNow);
   EXPECT_EQ(f.problem, SignatureProblem::CertificateNotYetValid);
-  EXPECT_NE(f.message.find("valid from"), std::string::npos) << f.message;
+  EXPECT_THAT(f.message, HasSubstr("valid from"));
 }
 
 TEST(Signing, NonEd25519KeysAreRefusedForSigningAndVerification) {
@@ -133,13 +137,13 @@ TEST(Signing, NonEd25519KeysAreRefusedForSigningAndVerification) {
   auto signer = SnapshotSigner::fromPem(ec.certificate_pem, ec.key_pem);
   ASSERT_FALSE(signer.ok());
   EXPECT_EQ(signer.error().code, ErrorCode::Unsupported);
-  EXPECT_NE(signer.error().message.find("Ed25519"), std::string::npos);
+  EXPECT_THAT(signer.error().message, HasSubstr("Ed25519"));
 
   auto env = signWith(pki().agent);
   env.set_certificate_chain(0, ec.certificate_der);
   const auto check = pki().verifier->verify(env, kNow);
   EXPECT_EQ(check.problem, SignatureProblem::WrongKeyType);
-  EXPECT_NE(check.message.find("not Ed25519"), std::string::npos) << check.message;
+  EXPECT_THAT(check.message, HasSubstr("not Ed25519"));
 }
 
 TEST(Signing, KeyOfAnotherCertificateIsRefused) {
@@ -171,7 +175,7 @@ TEST(Signing, GarbageInputsAreNamed) {
   bad_der.set_certificate_chain(0, "\x30\x82garbage");
   const auto check = pki().verifier->verify(bad_der, kNow);
   EXPECT_EQ(check.problem, SignatureProblem::MalformedChain);
-  EXPECT_NE(check.message.find("not valid DER"), std::string::npos);
+  EXPECT_THAT(check.message, HasSubstr("not valid DER"));
 
   auto trailing = env;
   trailing.set_certificate_chain(0, env.certificate_chain(0) + "x");
@@ -185,7 +189,7 @@ TEST(Signing, AmbiguousSubjectsAreMalformed) {
   const auto two_roles = pki().ca.issue(spec);
   auto id = certificateIdentity(two_roles.certificate_der);
   ASSERT_FALSE(id.ok());
-  EXPECT_NE(id.error().message.find("more than one OU"), std::string::npos);
+  EXPECT_THAT(id.error().message, HasSubstr("more than one OU"));
   auto env = signWith(pki().agent);
   env.set_certificate_chain(0, two_roles.certificate_der);
   EXPECT_EQ(pki().verifier->verify(env, kNow).problem, SignatureProblem::MalformedChain);
@@ -240,11 +244,11 @@ TEST(Signing, OnlyTheNodesOwnCertificateMaySignItsSnapshot) {
     const auto st = checkSignerNode(other, node01);
     ASSERT_FALSE(st.ok()) << "accepted '" << printable(other) << "'";
     EXPECT_EQ(st.error().code, ErrorCode::InvalidArgument);
-    EXPECT_NE(st.error().message.find("only a node's own certificate"), std::string::npos);
+    EXPECT_THAT(st.error().message, HasSubstr("only a node's own certificate"));
     // The message prints both names without the raw escape byte.
-    EXPECT_NE(st.error().message.find("'node01'"), std::string::npos) << st.error().message;
-    EXPECT_EQ(st.error().message.find('\x1b'), std::string::npos);
-    EXPECT_EQ(st.error().message.find('\n'), std::string::npos);
+    EXPECT_THAT(st.error().message, HasSubstr("'node01'"));
+    EXPECT_THAT(st.error().message, Not(HasSubstr("\x1b")));
+    EXPECT_THAT(st.error().message, Not(HasSubstr("\n")));
   }
 }
 
@@ -291,10 +295,8 @@ TEST(Signing, EnvelopesWithUnknownFieldsOrNonCanonicalEncodingsAreRefused) {
   auto unknown = parseSignedEnvelope(padded);
   ASSERT_FALSE(unknown.ok());
   EXPECT_EQ(unknown.error().code, ErrorCode::Malformed);
-  EXPECT_NE(unknown.error().message.find("1 unknown field(s)"), std::string::npos)
-      << unknown.error().message;
-  EXPECT_NE(unknown.error().message.find("1048576 bytes"), std::string::npos)
-      << unknown.error().message;
+  EXPECT_THAT(unknown.error().message, HasSubstr("1 unknown field(s)"));
+  EXPECT_THAT(unknown.error().message, HasSubstr("1048576 bytes"));
 
   // The same envelope with its signature field repeated (the last one wins when parsing):
   // another byte string meaning one envelope.
@@ -306,8 +308,7 @@ TEST(Signing, EnvelopesWithUnknownFieldsOrNonCanonicalEncodingsAreRefused) {
   }
   auto parsed_repeat = parseSignedEnvelope(repeated);
   ASSERT_FALSE(parsed_repeat.ok());
-  EXPECT_NE(parsed_repeat.error().message.find("canonical"), std::string::npos)
-      << parsed_repeat.error().message;
+  EXPECT_THAT(parsed_repeat.error().message, HasSubstr("canonical"));
 
   // Reordered fields: the chain first, then the rest.
   std::string reordered;
@@ -322,7 +323,7 @@ TEST(Signing, EnvelopesWithUnknownFieldsOrNonCanonicalEncodingsAreRefused) {
   ASSERT_NE(reordered, canonical);
   auto parsed_reorder = parseSignedEnvelope(reordered);
   ASSERT_FALSE(parsed_reorder.ok());
-  EXPECT_NE(parsed_reorder.error().message.find("canonical"), std::string::npos);
+  EXPECT_THAT(parsed_reorder.error().message, HasSubstr("canonical"));
 }
 
 }  // namespace

@@ -1,11 +1,14 @@
 #include "ibc/core/step_output.h"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <random>
 
 #include "ibc/core/encoding.h"
+
+using ::testing::HasSubstr;
 
 namespace ibc::core {
 namespace {
@@ -76,7 +79,7 @@ TEST(StepOutput, MissingOrDamagedChunksAreReportedNotDecoded) {
     if (k == 3) continue;
     missing.addLine(lines[k].substr(0, lines[k].size() - 1));
   }
-  EXPECT_NE(missing.results().at("n1").error.find("incomplete"), std::string::npos);
+  EXPECT_THAT(missing.results().at("n1").error, HasSubstr("incomplete"));
   EXPECT_TRUE(missing.results().at("n1").envelope.empty());
 
   StepOutputCollector damaged;
@@ -85,7 +88,7 @@ TEST(StepOutput, MissingOrDamagedChunksAreReportedNotDecoded) {
     if (k == 1) l[l.size() - 5] = l[l.size() - 5] == 'A' ? 'B' : 'A';
     damaged.addLine(l);
   }
-  EXPECT_NE(damaged.results().at("n1").error.find("digest mismatch"), std::string::npos);
+  EXPECT_THAT(damaged.results().at("n1").error, HasSubstr("digest mismatch"));
 
   StepOutputCollector cut;
   for (std::size_t k = 0; k + 1 < lines.size(); ++k)
@@ -113,7 +116,7 @@ TEST(StepOutput, GarbageEmptyAndHugeLinesAreIgnored) {
   EXPECT_EQ(c.addLine("IBCSTEP1 n 1/1 " + std::string(10 << 20, 'A')),
             "");  // huge chunk: accepted as text
   EXPECT_EQ(c.addLine("IBCSTEP1 n end 00"), "n");
-  EXPECT_NE(c.results().at("n").error.find("digest"), std::string::npos);
+  EXPECT_THAT(c.results().at("n").error, HasSubstr("digest"));
 }
 
 }  // namespace

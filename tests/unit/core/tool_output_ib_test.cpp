@@ -4,6 +4,7 @@
 // clearly synthetic text in the format the tools print (rdma-core ibstat.c, the ibstatus
 // script, libibverbs/examples/devinfo.c, libibmad field dumps).
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <ostream>
@@ -13,6 +14,8 @@
 #include "ibc/core/sysfs_values.h"
 #include "ibc/core/tool_output.h"
 #include "tool_evidence_lookup.h"
+
+using ::testing::HasSubstr;
 
 namespace ibc::core {
 namespace {
@@ -275,8 +278,8 @@ TEST(IbvDevinfoParser, PodCaptureIsAVirtualFunctionStuckInInitWithoutLid) {
   EXPECT_EQ(dev->pci().device_id(), "0x101e");
   EXPECT_TRUE(dev->pci().is_virtual_function());
   EXPECT_TRUE(dev->is_virtual_function());
-  EXPECT_NE(dev->virtual_function_evidence().find("4126"), std::string::npos);
-  EXPECT_NE(dev->pci().virtual_function_evidence().find("0x101e"), std::string::npos);
+  EXPECT_THAT(dev->virtual_function_evidence(), HasSubstr("4126"));
+  EXPECT_THAT(dev->pci().virtual_function_evidence(), HasSubstr("0x101e"));
   const v1::RdmaPort* p = findPort(dev, 1);
   ASSERT_NE(p, nullptr);
   EXPECT_EQ(p->state().code(), 2);
