@@ -64,7 +64,8 @@ namespace {
 // A fact that is text only (no value to compare), when there is text.
 void addText(std::vector<Fact>& out, const QString& section, const QString& field,
              const std::string& value) {
-  if (!value.empty()) out.push_back({section, field, q(value), std::nullopt, std::nullopt, 0});
+  if (!value.empty())
+    out.push_back({section, field, q(value), std::nullopt, std::nullopt, 0, {}, {}});
 }
 
 // The host's facts: kernel, rdma-core, OFED, memlock, the verdict, nccl-tests' peak busbw.
@@ -76,12 +77,23 @@ void addHostFacts(std::vector<Fact>& out, const v1::NodeReport& node, const v1::
   if (snap.host().memlock_unlimited()) {
     addText(out, host, QStringLiteral("memlock"), "unlimited");
   } else if (snap.host().has_memlock_soft_bytes()) {
-    out.push_back({host, QStringLiteral("memlock"),
+    out.push_back({host,
+                   QStringLiteral("memlock"),
                    number(static_cast<double>(snap.host().memlock_soft_bytes())),
-                   static_cast<double>(snap.host().memlock_soft_bytes()), std::nullopt, 1});
+                   static_cast<double>(snap.host().memlock_soft_bytes()),
+                   std::nullopt,
+                   1,
+                   {},
+                   {}});
   }
-  out.push_back({host, QStringLiteral("verdict"), q(node.worst_severity()), std::nullopt,
-                 3 - severityRank(node.worst_severity()), 0});
+  out.push_back({host,
+                 QStringLiteral("verdict"),
+                 q(node.worst_severity()),
+                 std::nullopt,
+                 3 - severityRank(node.worst_severity()),
+                 0,
+                 {},
+                 {}});
   // nccl-tests: the peak bus bandwidth over all sizes, in and out of place (core's value,
   // the one NODE_OUTLIER judges).
   if (const std::optional<double> busbw = core::peakBusbwGbs(snap)) {
@@ -105,10 +117,22 @@ void addPortFacts(std::vector<Fact>& out, const v1::PortSummary& port,
                   const core::CounterWindowIndex& window, const v1::RdmaDevice* device,
                   const v1::RdmaPort* sysfs, FieldNames& fields) {
   const QString where = q(port.device()) + QLatin1Char('/') + QString::number(port.port());
-  out.push_back(
-      {where, QStringLiteral("state"), q(port.state()), std::nullopt, stateRank(port.state()), 0});
-  out.push_back({where, QStringLiteral("phys state"), q(port.phys_state()), std::nullopt,
-                 physRank(port.phys_state()), 0});
+  out.push_back({where,
+                 QStringLiteral("state"),
+                 q(port.state()),
+                 std::nullopt,
+                 stateRank(port.state()),
+                 0,
+                 {},
+                 {}});
+  out.push_back({where,
+                 QStringLiteral("phys state"),
+                 q(port.phys_state()),
+                 std::nullopt,
+                 physRank(port.phys_state()),
+                 0,
+                 {},
+                 {}});
   if (port.rate_gbps() > 0) {
     // core's one way of printing a rate, compared by its number
     out.push_back({where,
@@ -136,11 +160,23 @@ void addPortFacts(std::vector<Fact>& out, const v1::PortSummary& port,
     if (fresh) name->second = q(name->first);
     const QString& field = name->second;
     if (const auto amount = c.amount()) {
-      out.push_back({where, field, QString(), amount, std::nullopt,
-                     isTrafficCounter(c.name) ? 0 : -1, c.name});
+      out.push_back({where,
+                     field,
+                     QString(),
+                     amount,
+                     std::nullopt,
+                     isTrafficCounter(c.name) ? 0 : -1,
+                     c.name,
+                     {}});
     } else {
-      out.push_back({where, field, QStringLiteral("unavailable: ") + q(c.unavailable), std::nullopt,
-                     std::nullopt, 0});
+      out.push_back({where,
+                     field,
+                     QStringLiteral("unavailable: ") + q(c.unavailable),
+                     std::nullopt,
+                     std::nullopt,
+                     0,
+                     {},
+                     {}});
     }
   }
 }
@@ -181,8 +217,14 @@ std::vector<Fact> factsOf(const JobData& job, int node_index) {
     QString where = q(f.device());
     if (f.port() != 0) where += QLatin1Char('/') + QString::number(f.port());
     const QString field = where.isEmpty() ? q(f.code()) : q(f.code()) + " on " + where;
-    out.push_back({QStringLiteral("findings"), field, q(f.severity()), std::nullopt,
-                   3 - severityRank(f.severity()), 0});
+    out.push_back({QStringLiteral("findings"),
+                   field,
+                   q(f.severity()),
+                   std::nullopt,
+                   3 - severityRank(f.severity()),
+                   0,
+                   {},
+                   {}});
   }
   return out;
 }

@@ -92,8 +92,7 @@ void GridFilter::setFilterText(const QString& text) {
   ParsedFilter parsed = parseFilter(text, keys);
   error_ = parsed.error;
   for (FilterTerm& f : parsed.terms) {
-    Term t{Term::Kind::Column, {}, 0, {}, -1};
-    t.filter = f;
+    Term t{Term::Kind::Column, {}, 0, {}, -1, -1, f};
     if (f.key == QLatin1String("severity")) {
       t.kind = Term::Kind::MinSeverity;
     } else if (f.key.isEmpty()) {

@@ -14,6 +14,8 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <string>
+#include <utility>
 
 #include "bundle_bomb.h"
 #include "ibc/core/snapshot_file.h"
@@ -25,11 +27,13 @@ namespace ibc::bundle {
 namespace {
 
 struct Entry {
+  Entry(std::string n, std::string b, mode_t t = AE_IFREG, std::string l = {}, bool hard = false)
+      : name(std::move(n)), bytes(std::move(b)), type(t), link(std::move(l)), hardlink(hard) {}
   std::string name;
   std::string bytes;
-  mode_t type = AE_IFREG;
+  mode_t type;
   std::string link;  // symlink target
-  bool hardlink = false;
+  bool hardlink;
 };
 
 la_ssize_t append(archive*, void* client, const void* buffer, size_t length) {
@@ -166,7 +170,7 @@ TEST(BundleArchive, AMemberWhoseHeaderUndersellsItIsCountedAsItInflates) {
 }
 
 TEST(BundleArchive, GarbageTruncatedAndOtherFormatsAreMalformed) {
-  for (const std::string bad :
+  for (const std::string& bad :
        {std::string(), std::string("not an archive at all"), std::string(1000, '\0')}) {
     auto r = ibc::bundle::readBundleArchive(bad);
     EXPECT_FALSE(r.ok());
