@@ -136,9 +136,16 @@ class Ops : public ::testing::Test {
     return c.ok() ? std::move(*c) : nullptr;
   }
 
-  // A signed upload request of node01's snapshot number `n`.
-  static v1::CollectorRequest upload(const ibc::core::SnapshotSigner& signer, int n,
-                                     std::size_t padding = 0) {
+  static Identity node01() { return agent("acme", "node01"); }
+
+  // An upload request of node01's snapshot number `n`, signed by node01's certificate.
+  static v1::CollectorRequest upload(int n, std::size_t padding = 0) {
+    static const auto signer =
+        ibc::core::SnapshotSigner::fromPem(readAll(node01().cert), readAll(node01().key));
+    if (!signer.ok()) {
+      ADD_FAILURE() << "node01's signer: " << signer.error().message;
+      return {};
+    }
     v1::Snapshot s;
     s.mutable_node()->set_hostname("node01");
     s.mutable_node()->set_job_id("ops");
@@ -146,7 +153,7 @@ class Ops : public ::testing::Test {
     if (padding > 0)
       s.add_nccl_logs()->set_raw(std::string(padding, static_cast<char>('a' + n % 26)));
     v1::CollectorRequest r;
-    r.mutable_upload()->set_signed_snapshot(signer.sign(s)->SerializeAsString());
+    r.mutable_upload()->set_signed_snapshot(signer->sign(s)->SerializeAsString());
     return r;
   }
 
@@ -167,9 +174,6 @@ TEST_F(Ops, MetricsScrapedOverHttpMatchWhatWasSent) {
   ASSERT_EQ(metrics_address.rfind("127.0.0.1:", 0), 0u) << metrics_address;
   const int metrics_port = std::stoi(metrics_address.substr(10));
 
-  const Identity node01 = agent("acme", "node01");
-  auto signer = ibc::core::SnapshotSigner::fromPem(readAll(node01.cert), readAll(node01.key));
-  ASSERT_TRUE(signer.ok());
   uint64_t frame_bytes = 0;
   std::map<CollectorConnection*, uint64_t> request_ids;  // call() numbers requests from 1
   const auto send = [&](CollectorConnection& c, v1::CollectorRequest r) {
@@ -179,15 +183,15 @@ TEST_F(Ops, MetricsScrapedOverHttpMatchWhatWasSent) {
     EXPECT_TRUE(answer.ok());
     return answer.ok() ? *answer : v1::CollectorResponse();
   };
-  auto held = connect(collector->port(), node01);  // stays open during the scrape
+  auto held = connect(collector->port(), node01());  // stays open during the scrape
   ASSERT_NE(held, nullptr);
   // Three new snapshots, one of them twice.
-  for (int n = 0; n < 3; ++n) EXPECT_TRUE(send(*held, upload(*signer, n, 1000)).has_ack());
-  EXPECT_TRUE(send(*held, upload(*signer, 0, 1000)).has_ack());
+  for (int n = 0; n < 3; ++n) EXPECT_TRUE(send(*held, upload(n, 1000)).has_ack());
+  EXPECT_TRUE(send(*held, upload(0, 1000)).has_ack());
   // A tampered signature, and another tenant uploading acme's snapshot.
   {
-    auto c = connect(collector->port(), node01);
-    auto bad = upload(*signer, 7, 1000);  // the flipped byte lands in the signed snapshot
+    auto c = connect(collector->port(), node01());
+    auto bad = upload(7, 1000);  // the flipped byte lands in the signed snapshot
     std::string bytes = bad.upload().signed_snapshot();
     bytes[bytes.size() / 2] ^= 0x20;
     bad.mutable_upload()->set_signed_snapshot(bytes);
@@ -196,7 +200,7 @@ TEST_F(Ops, MetricsScrapedOverHttpMatchWhatWasSent) {
   }
   {
     auto c = connect(collector->port(), agent("globex", "gx01"));
-    const auto r = send(*c, upload(*signer, 8));
+    const auto r = send(*c, upload(8));
     EXPECT_EQ(r.rejection().reason(), v1::REJECT_REASON_TENANT_MISMATCH) << r.DebugString();
   }
 
@@ -247,7 +251,7 @@ TEST_F(Ops, MetricsScrapedOverHttpMatchWhatWasSent) {
   EXPECT_THAT(log, HasSubstr("event=upload_rejected reason=bad_signature"));
   EXPECT_THAT(log, HasSubstr("event=upload_rejected reason=tenant_mismatch"));
   EXPECT_THAT(log, Not(HasSubstr(std::string(64, 'h'))));  // snapshot 7's NCCL text
-  std::istringstream key_lines(readAll(pki_ + "/collector.key") + readAll(node01.key));
+  std::istringstream key_lines(readAll(pki_ + "/collector.key") + readAll(node01().key));
   for (std::string line; std::getline(key_lines, line);) {
     if (line.size() > 20 && line.find("-----") == std::string::npos) {
       EXPECT_THAT(log, Not(HasSubstr(line))) << "key material in the log";
@@ -331,13 +335,10 @@ TEST_F(Ops, RetentionAtStartDeletesOldSnapshotsEverywhereAndLogsIt) {
 TEST_F(Ops, BackupUnderLoadHoldsEveryAcknowledgedSnapshotAndRestoresIntoANewCollector) {
   auto collector = startCollector();
   const int port = collector->port();
-  const Identity node01 = agent("acme", "node01");
-  auto signer = ibc::core::SnapshotSigner::fromPem(readAll(node01.cert), readAll(node01.key));
-  ASSERT_TRUE(signer.ok());
 
   UploadLoad load(
-      2, [&] { return connect(port, node01); },
-      [&](int t, int i) { return upload(*signer, t * 1'000'000 + i, 32 * 1024); });
+      2, [&] { return connect(port, node01()); },
+      [&](int t, int i) { return upload(t * 1'000'000 + i, 32 * 1024); });
   const auto count = [&] { return load.count(); };
   ASSERT_TRUE(eventually([&] { return count() >= 100; }));
   const std::size_t before = count();
