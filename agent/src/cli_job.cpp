@@ -446,7 +446,10 @@ int runJob(CliEnvironment& env, const JobArgs& a) {
 
 int runCompare(CliEnvironment& env, const std::vector<std::string>& files,
                const ReportOptions& ro) {
-  std::vector<core::AnalyzedNode> nodes;
+  // Each snapshot is judged as it is read and kept slim: thousands of nodes fit in memory,
+  // and the report reads nothing of what a slim snapshot let go (job_verdict.h).
+  core::JobJudgement judgement({ruleOptions(ro), {}});
+  std::size_t added = 0;
   int failed = 0;
   for (const auto& f : files) {
     auto snap = readSnapshotFile(env.files, f);
@@ -458,13 +461,14 @@ int runCompare(CliEnvironment& env, const std::vector<std::string>& files,
     core::AnalyzedNode n;
     n.snapshot = std::move(snap).value();
     n.snapshot_file = f;
-    nodes.push_back(std::move(n));
+    judgement.add(std::move(n), /*slim=*/true);
+    ++added;
   }
-  if (nodes.empty()) {
+  if (added == 0) {
     env.err << "ibcollect: nothing to compare: every input failed\n";
     return core::kExitCollectFailed;
   }
-  core::judgeJob(nodes, {ruleOptions(ro), {}});
+  auto nodes = judgement.finish();
   const int code = printReport(env, std::move(nodes), ro, /*node_table=*/true);
   return failed > 0 ? core::kExitCollectFailed : code;
 }

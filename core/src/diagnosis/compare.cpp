@@ -263,10 +263,13 @@ void rates(const std::vector<NodeView>& nodes, const CompareOptions& o,
 
 // Window deltas per node and counter class (node_metrics.h), and data throughput.
 void counterOutliers(const std::vector<NodeView>& nodes, const CompareOptions& o,
+                     const std::vector<const NodeCounterMetrics*>* metrics,
                      std::vector<v1::Finding>& out) {
   std::vector<NodeCounterMetrics> totals;
   totals.reserve(nodes.size());
-  for (const auto& n : nodes) totals.push_back(nodeCounterMetrics(*n.snap));
+  for (std::size_t i = 0; i < nodes.size(); ++i) {
+    totals.push_back(metrics != nullptr ? *(*metrics)[i] : nodeCounterMetrics(*nodes[i].snap));
+  }
   for (const auto& x : core::counterOutliers(totals, o.outlier_factor)) {
     const CounterClass cls = x.cls;
     out.push_back(makeFinding(
@@ -420,7 +423,8 @@ void rankLagging(const std::vector<NodeView>& nodes, std::vector<v1::Finding>& o
 
 std::vector<v1::Finding> compareNodes(const std::vector<const v1::Snapshot*>& snaps,
                                       const CompareOptions& o,
-                                      const std::vector<std::string>* labels) {
+                                      const std::vector<std::string>* labels,
+                                      const std::vector<const NodeCounterMetrics*>* metrics) {
   std::vector<v1::Finding> out;
   if (snaps.size() < 2) return out;
   std::vector<NodeView> nodes;
@@ -432,7 +436,7 @@ std::vector<v1::Finding> compareNodes(const std::vector<const v1::Snapshot*>& sn
   firmware(nodes, out);
   mtu(nodes, out);
   rates(nodes, o, out);
-  counterOutliers(nodes, o, out);
+  counterOutliers(nodes, o, metrics, out);
   busbw(nodes, out);
   deviceLayout(nodes, out);
   rankLagging(nodes, out);

@@ -7,6 +7,7 @@
 #include <set>
 #include <tuple>
 #include <unordered_map>
+#include <utility>
 
 #include "ibc/core/findings.h"
 #include "ibc/core/slurm.h"
@@ -175,23 +176,100 @@ void escalateJudged(std::vector<AnalyzedNode>& nodes, const std::vector<std::siz
   }
 }
 
+// Whether the verdict judges a node's evidence: every node that answered, and an unreachable
+// node whose NCCL logs or nccl-tests output the launcher read (they are its logs, whatever
+// host name they print).
+bool judgedNode(const AnalyzedNode& n) {
+  const auto& s = n.snapshot;
+  return n.unreachable_reason.empty() || s.nccl_logs_size() > 0 || s.nccl_tests_size() > 0;
+}
+
 }  // namespace
 
+namespace {
+
+// Empties `field` and frees its elements (a RepeatedPtrField's Clear() keeps them for reuse).
+template <typename T>
+void release(google::protobuf::RepeatedPtrField<T>* field) {
+  google::protobuf::RepeatedPtrField<T> empty;
+  field->Swap(&empty);
+}
+
+// The answered nodes' counter movement for compareNodes when a node is slim (its counters
+// were measured when it was added; the others' are measured into `measured`); empty when no
+// node is slim (compareNodes reads the snapshots) or fewer than two answered.
+std::vector<const NodeCounterMetrics*> countersOf(
+    const std::vector<AnalyzedNode>& nodes, const std::vector<std::size_t>& answered,
+    const std::vector<std::optional<NodeCounterMetrics>>& taken,
+    std::vector<NodeCounterMetrics>& measured) {
+  std::vector<const NodeCounterMetrics*> out;
+  const bool any_slim =
+      std::any_of(taken.begin(), taken.end(), [](const auto& m) { return m.has_value(); });
+  if (!any_slim || answered.size() < 2) return out;
+  measured.reserve(answered.size());  // no reallocation: `out` points into it
+  for (std::size_t i : answered) {
+    if (!taken[i]) measured.push_back(nodeCounterMetrics(nodes[i].snapshot));
+  }
+  std::size_t next = 0;
+  for (std::size_t i : answered) out.push_back(taken[i] ? &*taken[i] : &measured[next++]);
+  return out;
+}
+
+}  // namespace
+
+void slimSnapshot(v1::Snapshot& snapshot) {
+  for (auto& d : *snapshot.mutable_devices()) {
+    release(d.mutable_hw_counters());
+    for (auto& p : *d.mutable_ports()) {
+      release(p.mutable_counters());
+      release(p.mutable_hw_counters());
+      release(p.mutable_counters_ext());
+    }
+  }
+  for (auto& n : *snapshot.mutable_netdevs()) {
+    release(n.mutable_stats());
+    release(n.mutable_ethtool());
+  }
+  release(snapshot.mutable_window());
+  release(snapshot.mutable_kernel_log()->mutable_lines());
+  // set_allocated_raw(nullptr) frees the text; clear_raw() would keep its capacity.
+  for (auto& log : *snapshot.mutable_nccl_logs()) log.set_allocated_raw(nullptr);
+  for (auto& t : *snapshot.mutable_tool_outputs()) t.set_allocated_raw(nullptr);
+}
+
+JobJudgement::JobJudgement(JobVerdictOptions options) : options_(std::move(options)) {}
+
+void JobJudgement::add(AnalyzedNode node, bool slim) {
+  // 1. The node's own evidence rules, now, while its whole snapshot is at hand.
+  evidence_.push_back(judgedNode(node) ? diagnoseNodeEvidence(node.snapshot, options_.rules)
+                                       : std::vector<v1::Finding>{});
+  metrics_.emplace_back();
+  if (slim) {
+    metrics_.back() = nodeCounterMetrics(node.snapshot);
+    slimSnapshot(node.snapshot);
+  }
+  nodes_.push_back(std::move(node));
+}
+
 void judgeJob(std::vector<AnalyzedNode>& nodes, const JobVerdictOptions& options) {
+  JobJudgement judgement(options);
+  for (auto& n : nodes) judgement.add(std::move(n), false);
+  nodes = judgement.finish();
+}
+
+std::vector<AnalyzedNode> JobJudgement::finish() {
+  std::vector<AnalyzedNode> nodes = std::move(nodes_);
+  const auto& options = options_;
   labelNodes(nodes);
-  if (nodes.empty()) return;
+  if (nodes.empty()) return nodes;
   const JobNodeIndex index(nodes);
   std::vector<std::size_t> answered;
   std::vector<const v1::Snapshot*> snaps;
   std::vector<std::string> labels;
   std::unordered_map<std::string, std::size_t> by_label;
-  // An unreachable node whose NCCL logs the launcher read is judged on those: they are its
-  // logs, whatever host name they print.
   std::vector<std::size_t> judged;
   for (std::size_t i = 0; i < nodes.size(); ++i) {
-    const auto& s = nodes[i].snapshot;
-    if (nodes[i].unreachable_reason.empty() || s.nccl_logs_size() > 0 || s.nccl_tests_size() > 0)
-      judged.push_back(i);
+    if (judgedNode(nodes[i])) judged.push_back(i);
     if (!nodes[i].unreachable_reason.empty()) continue;
     answered.push_back(i);
     snaps.push_back(&nodes[i].snapshot);
@@ -212,7 +290,7 @@ void judgeJob(std::vector<AnalyzedNode>& nodes, const JobVerdictOptions& options
   std::vector<Carried> carried;
   std::unordered_map<std::string, std::size_t> by_words;
   for (std::size_t i : judged) {
-    for (auto& f : diagnoseNodeEvidence(nodes[i].snapshot, options.rules)) {
+    for (auto& f : evidence_[i]) {
       std::string key = wordsOf(f);
       if (name_count[nodeName(nodes[i].snapshot)] > 1) key += '\0' + std::to_string(i);
       const auto [it, fresh] = by_words.emplace(std::move(key), carried.size());
@@ -255,7 +333,9 @@ void judgeJob(std::vector<AnalyzedNode>& nodes, const JobVerdictOptions& options
   // other (a node with fewer active ports and a low busbw has two NODE_OUTLIERs).
   JobVerdictOptions o = options;
   o.compare.expect_rate_gbps = options.rules.expect_rate_gbps;
-  for (auto& f : compareNodes(snaps, o.compare, &labels)) {
+  std::vector<NodeCounterMetrics> measured;
+  const auto metrics = countersOf(nodes, answered, metrics_, measured);
+  for (auto& f : compareNodes(snaps, o.compare, &labels, metrics.empty() ? nullptr : &metrics)) {
     std::size_t owner = answered.empty() ? 0 : answered.front();
     if (const auto it = by_label.find(f.node()); it != by_label.end()) {
       owner = it->second;
@@ -272,6 +352,9 @@ void judgeJob(std::vector<AnalyzedNode>& nodes, const JobVerdictOptions& options
   // 3. Escalation by class over each node's whole findings.
   escalateJudged(nodes, judged);
   for (auto& n : nodes) sortFindings(n.findings);
+  evidence_.clear();
+  metrics_.clear();
+  return nodes;
 }
 
 }  // namespace ibc::core

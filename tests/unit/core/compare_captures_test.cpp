@@ -453,5 +453,77 @@ TEST(CompareNodes, PyTorchSeqNumsAreDecimalAndNeverComparedWithNcclOpCounts) {
   EXPECT_THAT(f->summary(), HasSubstr("(SeqNum 7750)"));
 }
 
+// A job that exercises every cross-node rule and a kernel log: real captures (good, stuck,
+// swapped names) and SYNTHETIC windows on the real mlx5 capture (a node whose symbol_error
+// runs away, one moving a tenth of its peers' data).
+std::vector<v1::Snapshot> mixedJob() {
+  std::vector<v1::Snapshot> out;
+  out.push_back(gcm("learn_good_8xhdr200-all-active", "a"));
+  out.push_back(gcm("learn_good_8xhdr200-all-active", "b"));
+  out.push_back(gcm("learn_stuck_ib_intf_two-ports-state-INIT-ipoib-down", "c"));
+  out.push_back(gcm("learn_ib_misbound_if_mlx5-names-swapped-vs-pci", "d"));
+  out.push_back(
+      windowed("q1", {{"port_xmit_data", 1'250'000'000}, {"port_rcv_data", 1'250'000'000}}));
+  out.push_back(
+      windowed("q2", {{"port_xmit_data", 1'250'000'000}, {"port_rcv_data", 1'250'000'000}}));
+  out.push_back(
+      windowed("slow", {{"port_xmit_data", 125'000'000}, {"port_rcv_data", 125'000'000}}));
+  out.push_back(windowed("bad", {{"symbol_error", 500}, {"port_xmit_data", 1'250'000'000}}));
+  auto* line = out.back().mutable_kernel_log()->add_lines();
+  line->set_text("mlx5_core 0000:01:00.0 ens1f0np0: Link down");
+  line->set_line_number(1);
+  out.back().mutable_kernel_log()->set_source("dmesg");
+  return out;
+}
+
+std::vector<core::AnalyzedNode> asNodes(const std::vector<v1::Snapshot>& snaps) {
+  std::vector<core::AnalyzedNode> nodes;
+  for (const auto& s : snaps) {
+    core::AnalyzedNode n;
+    n.snapshot = s;
+    nodes.push_back(std::move(n));
+  }
+  return nodes;
+}
+
+TEST(JobJudgement, SlimNodesGetExactlyTheFindingsOfJudgeJob) {
+  const auto snaps = mixedJob();
+  auto whole = asNodes(snaps);
+  core::judgeJob(whole, {});
+  core::JobJudgement judgement({});
+  for (auto& n : asNodes(snaps)) judgement.add(std::move(n), /*slim=*/true);
+  const auto slim = judgement.finish();
+  ASSERT_EQ(slim.size(), whole.size());
+  std::size_t findings = 0;
+  for (std::size_t i = 0; i < whole.size(); ++i) {
+    EXPECT_EQ(slim[i].label, whole[i].label);
+    ASSERT_EQ(slim[i].findings.size(), whole[i].findings.size()) << whole[i].label;
+    for (std::size_t k = 0; k < whole[i].findings.size(); ++k) {
+      EXPECT_EQ(slim[i].findings[k].SerializeAsString(), whole[i].findings[k].SerializeAsString())
+          << whole[i].findings[k].ShortDebugString();
+    }
+    findings += whole[i].findings.size();
+  }
+  // The job is not a quiet one: the comparison and the kernel log had something to say.
+  const auto all = judged(
+      {&snaps[0], &snaps[1], &snaps[2], &snaps[3], &snaps[4], &snaps[5], &snaps[6], &snaps[7]});
+  EXPECT_EQ(all.size(), findings);
+  EXPECT_TRUE(has(onNode(all, "bad"), "NODE_OUTLIER", "critical")) << dump(all);
+  EXPECT_TRUE(has(onNode(all, "slow"), "NODE_OUTLIER", "warning")) << dump(all);
+  EXPECT_TRUE(has(onNode(all, "c"), "MTU_MISMATCH", "warning")) << dump(all);
+  EXPECT_TRUE(has(onNode(all, "bad"), "KERNEL_LINK_FLAP", "warning")) << dump(all);
+  // ... and the slim snapshots kept what the report reads, not what only the rules read.
+  const auto& bad = slim.back().snapshot;
+  EXPECT_EQ(bad.devices_size(), snaps.back().devices_size());
+  EXPECT_EQ(bad.devices(0).ports_size(), snaps.back().devices(0).ports_size());
+  EXPECT_EQ(bad.devices(0).ports(0).state().name(),
+            snaps.back().devices(0).ports(0).state().name());
+  EXPECT_EQ(bad.devices(0).ports(0).counters_size(), 0);
+  EXPECT_EQ(bad.window_size(), 0);
+  EXPECT_EQ(bad.kernel_log().lines_size(), 0);
+  EXPECT_EQ(bad.kernel_log().source(), "dmesg");
+  EXPECT_LT(bad.ByteSizeLong(), snaps.back().ByteSizeLong() / 2);
+}
+
 }  // namespace
 }  // namespace ibc::agent

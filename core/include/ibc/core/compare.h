@@ -14,6 +14,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "ibc/core/node_metrics.h"
 #include "ibc/core/report.h"
 #include "ibcollect/v1/report.pb.h"
 #include "ibcollect/v1/snapshot.pb.h"
@@ -34,9 +35,12 @@ struct CompareOptions {
 // Findings that need several nodes to see. Fewer than two nodes: none. Findings name each
 // node by nodeName(), or by `labels[i]` when given (one per node, unique: two snapshots
 // of one host are two nodes here).
+// `metrics` (one per node, when given) are the nodes' nodeCounterMetrics, taken before their
+// counters were let go (JobJudgement's slim nodes); without them they are read from `nodes`.
 std::vector<::ibcollect::v1::Finding> compareNodes(
     const std::vector<const ::ibcollect::v1::Snapshot*>& nodes, const CompareOptions& options,
-    const std::vector<std::string>* labels = nullptr);
+    const std::vector<std::string>* labels = nullptr,
+    const std::vector<const NodeCounterMetrics*>* metrics = nullptr);
 
 // Which node of a job a host name (from a log line or a finding) refers to: a node whose
 // Slurm name (nodeName()) or hostname is that name, else one whose short form is the

@@ -12,11 +12,13 @@
 // each node's whole findings, so that a port known to be slow only from its peers is escalated
 // like one below `--expect-rate`.
 
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "ibc/core/analyzed_node.h"
 #include "ibc/core/compare.h"
+#include "ibc/core/node_metrics.h"
 #include "ibc/core/rules.h"
 
 namespace ibc::core {
@@ -38,5 +40,30 @@ struct JobVerdictOptions {
 // are judged only on the NCCL logs and nccl-tests output the launcher read for them.
 // Each node's findings are sorted. Linear in nodes × findings.
 void judgeJob(std::vector<AnalyzedNode>& nodes, const JobVerdictOptions& options);
+
+// The same verdict taken one node at a time, for jobs too large to hold every parsed snapshot
+// at once (`compare` of thousands of files): add() runs the node's own evidence rules at once;
+// with `slim` it then lets go of what only those rules read (slimSnapshot), keeping the
+// counters' movement the cross-node findings compare. finish() gives exactly the nodes and
+// findings judgeJob gives for the same nodes in the same order (their snapshots slim where
+// asked). judgeJob is add() of every node without slimming, then finish().
+class JobJudgement {
+ public:
+  explicit JobJudgement(JobVerdictOptions options);
+  void add(AnalyzedNode node, bool slim);
+  std::vector<AnalyzedNode> finish();
+
+ private:
+  JobVerdictOptions options_;
+  std::vector<AnalyzedNode> nodes_;
+  std::vector<std::vector<::ibcollect::v1::Finding>> evidence_;  // per node: its own rules'
+  std::vector<std::optional<NodeCounterMetrics>> metrics_;       // per node, taken when slimmed
+};
+
+// Clears what only a node's own evidence rules read and no later step, report or page of a
+// judged job needs: port, device and netdev counters, the counter window, the kernel log's
+// lines and the raw text of NCCL logs and pasted tool outputs (nccl-tests tables stay: the
+// report carries them). What is left is a fraction of the parsed snapshot.
+void slimSnapshot(::ibcollect::v1::Snapshot& snapshot);
 
 }  // namespace ibc::core
