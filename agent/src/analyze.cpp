@@ -147,10 +147,39 @@ Result<v1::Snapshot> readSnapshotFile(const Filesystem& files, const std::string
   return core::readSnapshotFile(path, *bytes);
 }
 
+namespace {
+
+// Saved snapshots alone (`analyze A.ibsnap B.ibsnap ...`): judged as they are read and kept
+// slim, as `compare` does (nothing is merged into them and none is saved again).
+AnalyzeOutcome judgeSavedSnapshots(const std::vector<std::string>& files,
+                                   const core::RuleOptions& rules, const HostSeams& seams) {
+  AnalyzeOutcome out;
+  core::JobJudgement judgement({rules, {}});
+  for (const auto& path : files) {
+    auto snap = readSnapshotFile(seams.files, path);
+    if (!snap.ok()) {
+      out.input_errors.push_back(snap.error().message);
+      continue;
+    }
+    core::AnalyzedNode n;
+    n.snapshot = std::move(snap).value();
+    n.snapshot_file = path;
+    judgement.add(std::move(n), /*slim=*/true);
+  }
+  out.nodes = judgement.finish();
+  return out;
+}
+
+}  // namespace
+
 AnalyzeOutcome analyzeInputs(
     const AnalyzeInputs& in, const core::RuleOptions& rules, const HostSeams& seams,
     const std::function<std::unique_ptr<Filesystem>(const std::string&)>& open_root,
     const std::string& agent_version) {
+  const bool have_evidence = !in.nccl_logs.empty() || !in.nccl_tests.empty() ||
+                             !in.tool_outputs.empty() || !in.dmesg_file.empty();
+  if (!in.root && !have_evidence && in.snapshot_files.size() >= 2)
+    return judgeSavedSnapshots(in.snapshot_files, rules, seams);
   AnalyzeOutcome out;
   std::vector<core::AnalyzedNode> nodes;
   // The findings of each paste that contradicted the node it was merged into.
@@ -166,8 +195,6 @@ AnalyzeOutcome analyzeInputs(
     n.snapshot_file = path;
     nodes.push_back(std::move(n));
   }
-  const bool have_evidence = !in.nccl_logs.empty() || !in.nccl_tests.empty() ||
-                             !in.tool_outputs.empty() || !in.dmesg_file.empty();
   if (in.root || (in.snapshot_files.empty() && !have_evidence)) {
     nodes.push_back(collectRootNode(in, seams, open_root, agent_version, out));
   }
