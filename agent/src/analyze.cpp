@@ -147,6 +147,15 @@ Result<v1::Snapshot> readSnapshotFile(const Filesystem& files, const std::string
   return core::readSnapshotFile(path, *bytes);
 }
 
+Result<core::AnalyzedNode> readSavedNode(const Filesystem& files, const std::string& path) {
+  auto snap = readSnapshotFile(files, path);
+  if (!snap.ok()) return snap.error();
+  core::AnalyzedNode n;
+  n.snapshot = std::move(snap).value();
+  n.snapshot_file = path;
+  return n;
+}
+
 namespace {
 
 // Saved snapshots alone (`analyze A.ibsnap B.ibsnap ...`): judged as they are read and kept
@@ -156,15 +165,11 @@ AnalyzeOutcome judgeSavedSnapshots(const std::vector<std::string>& files,
   AnalyzeOutcome out;
   core::JobJudgement judgement({rules, {}});
   for (const auto& path : files) {
-    auto snap = readSnapshotFile(seams.files, path);
-    if (!snap.ok()) {
-      out.input_errors.push_back(snap.error().message);
-      continue;
+    if (auto n = readSavedNode(seams.files, path); n.ok()) {
+      judgement.add(std::move(n).value(), /*slim=*/true);
+    } else {
+      out.input_errors.push_back(n.error().message);
     }
-    core::AnalyzedNode n;
-    n.snapshot = std::move(snap).value();
-    n.snapshot_file = path;
-    judgement.add(std::move(n), /*slim=*/true);
   }
   out.nodes = judgement.finish();
   return out;
@@ -185,15 +190,11 @@ AnalyzeOutcome analyzeInputs(
   // The findings of each paste that contradicted the node it was merged into.
   std::vector<std::pair<std::string, std::vector<v1::Finding>>> own_findings;
   for (const auto& path : in.snapshot_files) {
-    auto snap = readSnapshotFile(seams.files, path);
-    if (!snap.ok()) {
-      out.input_errors.push_back(snap.error().message);
-      continue;
+    if (auto n = readSavedNode(seams.files, path); n.ok()) {
+      nodes.push_back(std::move(n).value());
+    } else {
+      out.input_errors.push_back(n.error().message);
     }
-    core::AnalyzedNode n;
-    n.snapshot = std::move(snap).value();
-    n.snapshot_file = path;
-    nodes.push_back(std::move(n));
   }
   if (in.root || (in.snapshot_files.empty() && !have_evidence)) {
     nodes.push_back(collectRootNode(in, seams, open_root, agent_version, out));

@@ -452,16 +452,13 @@ int runCompare(CliEnvironment& env, const std::vector<std::string>& files,
   std::size_t added = 0;
   int failed = 0;
   for (const auto& f : files) {
-    auto snap = readSnapshotFile(env.files, f);
-    if (!snap.ok()) {
-      env.err << "ibcollect: " << snap.error().message << "\n";
+    auto n = readSavedNode(env.files, f);
+    if (!n.ok()) {
+      env.err << "ibcollect: " << n.error().message << "\n";
       ++failed;
       continue;
     }
-    core::AnalyzedNode n;
-    n.snapshot = std::move(snap).value();
-    n.snapshot_file = f;
-    judgement.add(std::move(n), /*slim=*/true);
+    judgement.add(std::move(n).value(), /*slim=*/true);
     ++added;
   }
   if (added == 0) {

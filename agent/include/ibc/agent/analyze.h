@@ -50,5 +50,7 @@ void mergeToolEvidence(const core::ToolEvidence& evidence, const std::string& so
 
 // Reads and decodes a .ibsnap file (bounded). Errors name the file and the problem.
 Result<v1::Snapshot> readSnapshotFile(const Filesystem& files, const std::string& path);
+// The same, as a node of a report: the snapshot with its file named.
+Result<core::AnalyzedNode> readSavedNode(const Filesystem& files, const std::string& path);
 
 }  // namespace ibc::agent
