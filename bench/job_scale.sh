@@ -5,7 +5,7 @@
 # node certificate), so the nodes cost nothing and the figures are the launcher's and the
 # collector's. Two runs of the real Release `ibcollect --job 4242 --window 0`:
 #   verdict: without a collector: resolve, reassemble, judge, write N files, print the
-#            verdict (wall time of the whole process);
+#            verdict (wall time of the whole process, and its peak RSS on stderr);
 #   stored:  with --collector (a real ibcollect-collector on 127.0.0.1, real PKI, RocksDB in
 #            a temp dir): the time the launcher reports for uploading the N signed snapshots
 #            (every one acknowledged = durably stored); the collector is then asked for the
@@ -43,19 +43,21 @@ done
 ADDR=$(sed -n 's/^listening on //p' "$WORK/collector.out")
 [ -n "$ADDR" ] || { cat "$WORK/collector.log" >&2; echo "the collector did not start" >&2; exit 1; }
 
-IBC=$PWD/$BUILD/agent/ibcollect
+# IBC_JOB_LAUNCHER: another ibcollect to time as the launcher (a build before a change).
+IBC=${IBC_JOB_LAUNCHER:-$PWD/$BUILD/agent/ibcollect}
 now() { date +%s.%N; }
 echo "== verdict: ibcollect --job 4242 on $N nodes (fake launcher)" >&2
 t0=$(now)
 rc=0
-PATH="$WORK/bin:$PATH" "$IBC" --job 4242 --window 0 --agent "$IBC" --out "$WORK/out-verdict" --format text \
-  >"$WORK/verdict.txt" 2>"$WORK/verdict.err" || rc=$?
+PATH="$WORK/bin:$PATH" /usr/bin/time -f "%M" -o "$WORK/verdict.rss" "$IBC" --job 4242 --window 0 \
+  --agent "$IBC" --out "$WORK/out-verdict" --format text >"$WORK/verdict.txt" 2>"$WORK/verdict.err" || rc=$?
 t1=$(now)
 [ "$rc" -le 2 ] || { cat "$WORK/verdict.err" >&2; echo "--job failed (exit $rc)" >&2; exit 1; }
 kept=$(ls "$WORK/out-verdict" | wc -l)
 [ "$kept" -eq "$N" ] || { echo "--job kept $kept snapshot files, not $N" >&2; exit 1; }
 verdict=$(echo "$t1 - $t0" | bc -l)
 grep -m3 -E "node|OK|WARN|CRIT" "$WORK/verdict.txt" | sed 's/^/   /' >&2 || true
+echo "   the launcher's peak RSS: $(($(tail -1 "$WORK/verdict.rss") / 1024)) MiB" >&2
 
 echo "== stored: the same job with --collector $ADDR" >&2
 rc=0

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cmath>
 #include <ctime>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -282,12 +283,11 @@ struct KeptSnapshots {
   bool write_failed = false;
 };
 
-// One AnalyzedNode per host, in the job's order: an unreachable one with why, else its
-// snapshot, written into `kept.dir`.
-std::vector<core::AnalyzedNode> assembleNodes(
-    CliEnvironment& env, const JobHosts& job,
-    const std::map<std::string, const NodeResult*>& by_host, KeptSnapshots& kept) {
-  std::vector<core::AnalyzedNode> nodes;
+// One AnalyzedNode per host to `take`, in the job's order: an unreachable one with why, else
+// its snapshot, written into `kept.dir`.
+void assembleNodes(CliEnvironment& env, const JobHosts& job,
+                   const std::map<std::string, const NodeResult*>& by_host, KeptSnapshots& kept,
+                   const std::function<void(core::AnalyzedNode)>& take) {
   for (const auto& h : job.hosts) {
     core::AnalyzedNode n;
     n.snapshot.mutable_node()->set_hostname(h);
@@ -316,9 +316,8 @@ std::vector<core::AnalyzedNode> assembleNodes(
         }
       }
     }
-    nodes.push_back(std::move(n));
+    take(std::move(n));
   }
-  return nodes;
 }
 
 // Uploads what the nodes signed (each node signs with its own identity, the collector
@@ -373,13 +372,12 @@ bool uploadSigned(CliEnvironment& env, const SnapshotTransport& transport,
   return failed;
 }
 
-// Judges the job, prints the report and where the snapshots are; the exit code.
+// Prints the judged job's report and where the snapshots are; the exit code.
 int reportJob(CliEnvironment& env, const JobArgs& a, std::vector<core::AnalyzedNode> nodes,
               const KeptSnapshots& kept, bool delivery_failed) {
   const std::size_t total = nodes.size();
   std::size_t unreachable = 0;
   for (const auto& n : nodes) unreachable += n.unreachable_reason.empty() ? 0 : 1;
-  core::judgeJob(nodes, {ruleOptions(a.report), {}});
   const int code = printReport(env, std::move(nodes), a.report, /*node_table=*/true);
   if (a.report.format != "json") {
     env.out << "\n"
@@ -438,10 +436,21 @@ int runJob(CliEnvironment& env, const JobArgs& a) {
   }
   std::map<std::string, const NodeResult*> by_host;
   for (const auto& r : coll.nodes) by_host[r.node] = &r;
-  auto nodes = assembleNodes(env, job, by_host, kept);
+  // Each node is judged as it is assembled and kept slim (thousands fit in memory); logs the
+  // launcher reads may belong to any node, so with them every node is assembled first.
+  core::JobJudgement judgement({ruleOptions(a.report), {}});
+  std::vector<core::AnalyzedNode> nodes;
+  assembleNodes(env, job, by_host, kept, [&](core::AnalyzedNode n) {
+    if (a.nccl_logs.empty()) {
+      judgement.add(std::move(n), /*slim=*/true);
+    } else {
+      nodes.push_back(std::move(n));
+    }
+  });
   attachLauncherLogs(env, a, nodes);
+  for (auto& n : nodes) judgement.add(std::move(n), /*slim=*/true);
   const bool delivery_failed = uploadSigned(env, *transport, job.hosts, by_host, kept);
-  return reportJob(env, a, std::move(nodes), kept, delivery_failed);
+  return reportJob(env, a, judgement.finish(), kept, delivery_failed);
 }
 
 int runCompare(CliEnvironment& env, const std::vector<std::string>& files,
