@@ -361,7 +361,7 @@ QString ChartsPage::drawBars(QChart* chart) {
     const NodeValue& v = series_.values[static_cast<std::size_t>(i)];
     bars_->append(v.value / scale.divisor);
     categories << q(v.label.substr(prefix.size()));
-    if (series_.isOutlier(static_cast<std::size_t>(i))) bars_->selectBar(i);
+    if (v.outlier) bars_->selectBar(i);
   }
   int annotated = 0;
   for (const int k : outliersWorstFirst(series_)) {

@@ -17,18 +17,14 @@ namespace v1 = ::ibcollect::v1;
 
 namespace {
 
-// Core judged the counts; the values are shown in their unit.
-void keepMarks(NodeSeries& series, core::OutlierMarks marks, double scale) {
-  series.marks = std::move(marks);
-  series.scale = scale;
-  for (auto& v : series.values) v.value *= scale;
-}
-
-std::vector<double> valuesOf(const NodeSeries& series) {
-  std::vector<double> values;
-  values.reserve(series.values.size());
-  for (const auto& v : series.values) values.push_back(v.value);
-  return values;
+// Core's values and marks (in counts) as a series of the nodes that have a value.
+void fill(NodeSeries& series, const JobData& job, core::NodeOutliers judged, double scale) {
+  series.nodes = job.report.nodes_size();
+  for (int i = 0; i < series.nodes; ++i) {
+    const auto& v = judged.value[static_cast<std::size_t>(i)];
+    if (v) series.values.push_back({i, job.report.nodes(i).label(), *v});
+  }
+  keepJudgement(series, std::move(judged.marks), scale);
 }
 
 int decimalsFor(double step) {
@@ -41,16 +37,20 @@ bool isSeparator(char c) {
 
 }  // namespace
 
+void keepJudgement(NodeSeries& series, core::OutlierMarks marks, double scale) {
+  for (std::size_t k = 0; k < series.values.size(); ++k) {
+    series.values[k].value *= scale;
+    series.values[k].outlier = k < marks.outlier.size() && marks.outlier[k];
+  }
+  series.marks = std::move(marks);
+  series.scale = scale;
+}
+
 NodeSeries busbwPerNode(const JobData& job) {
   NodeSeries series;
   series.quantity = NodeQuantity::Busbw;
-  series.nodes = job.report.nodes_size();
-  // Core's per-node value and rule, as NODE_OUTLIER judges them.
-  for (int i = 0; i < job.report.nodes_size() && i < static_cast<int>(job.snapshots.size()); ++i) {
-    if (auto peak = core::peakBusbwGbs(job.snapshots[static_cast<std::size_t>(i)]))
-      series.values.push_back({i, job.report.nodes(i).label(), *peak});
-  }
-  keepMarks(series, core::markBusbwOutliers(valuesOf(series)), 1.0);
+  // Core's per-node values and marks, the ones its NODE_OUTLIER judges.
+  fill(series, job, core::nodeBusbwOutliers(snapshotsOf(job)), 1.0);
   return series;
 }
 
@@ -59,13 +59,8 @@ NodeSeries counterPerNode(const JobData& job, const std::string& counter) {
   series.quantity = NodeQuantity::Counter;
   series.counter = counter;
   series.unit = counterUnit(counter);
-  series.nodes = job.report.nodes_size();
-  for (int i = 0; i < job.report.nodes_size() && i < static_cast<int>(job.snapshots.size()); ++i) {
-    if (auto v = core::nodeCounterSum(job.snapshots[static_cast<std::size_t>(i)], counter))
-      series.values.push_back({i, job.report.nodes(i).label(), *v});
-  }
-  // Judged on the counts, as NODE_OUTLIER judges them; shown in the counter's unit.
-  keepMarks(series, core::markCounterOutliers(valuesOf(series)), counterScale(counter));
+  // Judged by core on the counts; shown in the counter's unit.
+  fill(series, job, core::nodeCounterOutliers(snapshotsOf(job), counter), counterScale(counter));
   return series;
 }
 
@@ -79,24 +74,24 @@ std::string formatValue(const NodeSeries& series, double value) {
 }
 
 std::string outlierRule(const NodeSeries& series) {
-  // Core's rule in its words, with this job's numbers in their unit.
-  if (series.quantity == NodeQuantity::Busbw)
-    return series.marks.rule + " (" + formatValue(series, series.median()) + ")";
-  return series.marks.rule + " = " + formatValue(series, series.threshold()) + " (median " +
-         formatValue(series, series.median()) + ")";
+  // Core's rule in its words, with core's numbers for this job in the unit shown.
+  const std::string core_median = formatValue(series, series.marks.median * series.scale);
+  if (series.quantity == NodeQuantity::Busbw) return series.marks.rule + " (" + core_median + ")";
+  return series.marks.rule + " = " + formatValue(series, series.marks.threshold * series.scale) +
+         " (median " + core_median + ")";
 }
 
 std::string describeValue(const NodeSeries& series, std::size_t k) {
   const NodeValue& value = series.values[k];
   std::string out = value.label + ": " + formatValue(series, value.value) + "\n";
-  if (series.isOutlier(k)) return out + "outlier: " + outlierRule(series);
+  if (value.outlier) return out + "outlier: " + outlierRule(series);
   return out + "not an outlier (an outlier is " + outlierRule(series) + ")";
 }
 
 std::vector<int> outliersWorstFirst(const NodeSeries& series) {
   std::vector<int> out;
   for (std::size_t k = 0; k < series.values.size(); ++k)
-    if (series.isOutlier(k)) out.push_back(static_cast<int>(k));
+    if (series.values[k].outlier) out.push_back(static_cast<int>(k));
   const bool low_is_worse = series.quantity == NodeQuantity::Busbw;
   std::stable_sort(out.begin(), out.end(), [&](int a, int b) {
     const double va = series.values[static_cast<std::size_t>(a)].value;

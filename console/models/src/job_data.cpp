@@ -333,6 +333,15 @@ void indexFindings(JobData& job) {
   }
 }
 
+std::vector<const v1::Snapshot*> snapshotsOf(const JobData& job) {
+  std::vector<const v1::Snapshot*> out;
+  for (int i = 0; i < job.report.nodes_size(); ++i) {
+    const auto k = static_cast<std::size_t>(i);
+    out.push_back(k < job.snapshots.size() ? &job.snapshots[k] : nullptr);
+  }
+  return out;
+}
+
 void dropRawText(v1::Snapshot& snapshot) {
   // set_allocated_raw(nullptr) frees the text; clear_raw() would keep its capacity.
   for (auto& log : *snapshot.mutable_nccl_logs()) log.set_allocated_raw(nullptr);

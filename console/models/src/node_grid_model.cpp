@@ -165,7 +165,7 @@ NodeGridModel::Prepared NodeGridModel::prepare(const JobData* job) {
     key_ids[k] = intern(out.counter_ids, counterOfColumn(kKeyColumns[k]));
   out.rows.reserve(static_cast<std::size_t>(job->report.nodes_size()) * 8);
   for (int i = 0; i < job->report.nodes_size(); ++i) addNodeRows(out, *job, i, key_ids);
-  judgeColumns(out, key_ids);
+  judgeColumns(out, *job, key_ids);
   indexColumns(out);
   return out;
 }
@@ -333,7 +333,7 @@ void NodeGridModel::addPortCounters(Prepared& out, Row& r, const PortSources& so
 
 // The job's majorities and the cells that differ from them (core's rules for counters and
 // busbw).
-void NodeGridModel::judgeColumns(Prepared& out, const KeyIds& key_ids) {
+void NodeGridModel::judgeColumns(Prepared& out, const JobData& job, const KeyIds& key_ids) {
   // The job's majority per judged column: a value more than half of the port rows share.
   // Cells that differ are the outliers an engineer looks for first.
   for (int c : {State, PhysState, Rate, LinkLayer, Mtu, Firmware, Function}) {
@@ -352,10 +352,9 @@ void NodeGridModel::judgeColumns(Prepared& out, const KeyIds& key_ids) {
       if (r.port >= 0 && r.cells[c] != out.majority[c]) r.outlier[c] = true;
     }
   }
-  // Error counters and bus bandwidth: marked by core (markCounterOutliers,
-  // markBusbwOutliers: the rules NODE_OUTLIER judges; chart_data uses them too). Counters
-  // are judged on what they counted (the window's delta, else the total), whatever the cell
-  // shows (a rate); the majority shown is the cells' median.
+  // Error counters, per port: marked by core's rule (markCounterOutliers, the one NODE_OUTLIER
+  // and the charts apply per node). Counters are judged on what they counted (the window's delta,
+  // else the total), whatever the cell shows (a rate); the majority shown is the cells' median.
   for (std::size_t k = 0; k < kKeyColumns.size(); ++k) {
     const int c = kKeyColumns[k];
     std::vector<double> values;
@@ -377,20 +376,13 @@ void NodeGridModel::judgeColumns(Prepared& out, const KeyIds& key_ids) {
       if (marks.outlier[i]) counted_rows[i]->outlier[c] = true;
     }
   }
-  {
-    std::vector<double> values;
-    std::vector<Row*> rows;
+  // Bus bandwidth is a node's: core's per-node marks (what NODE_OUTLIER judges and the chart
+  // shows), on every row of the node; the majority shown is core's median node.
+  const core::NodeOutliers busbw = core::nodeBusbwOutliers(snapshotsOf(job));
+  if (busbw.judged() >= 2) {
+    out.majority[Busbw] = QString::number(busbw.marks.median, 'f', 1);
     for (auto& r : out.rows) {
-      if (std::isnan(r.sort[Busbw])) continue;
-      values.push_back(r.sort[Busbw]);
-      rows.push_back(&r);
-    }
-    if (values.size() >= 2) {
-      const auto marks = core::markBusbwOutliers(values);
-      out.majority[Busbw] = QString::number(marks.median, 'f', 1);
-      for (std::size_t i = 0; i < rows.size(); ++i) {
-        if (marks.outlier[i]) rows[i]->outlier[Busbw] = true;
-      }
+      if (busbw.outlier[static_cast<std::size_t>(r.node)]) r.outlier[Busbw] = true;
     }
   }
 }

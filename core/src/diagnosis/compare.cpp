@@ -314,18 +314,15 @@ void counterOutliers(const std::vector<NodeView>& nodes, const CompareOptions& o
 }
 
 void busbw(const std::vector<NodeView>& nodes, std::vector<v1::Finding>& out) {
-  std::vector<std::pair<std::size_t, double>> peaks;
+  std::vector<const v1::Snapshot*> snaps;
+  snaps.reserve(nodes.size());
+  for (const auto& n : nodes) snaps.push_back(n.snap);
+  // The same values and marks the console's grid and charts show.
+  const NodeOutliers judged = nodeBusbwOutliers(snaps);
+  const double med = judged.marks.median;
   for (std::size_t i = 0; i < nodes.size(); ++i) {
-    if (const auto peak = peakBusbwGbs(*nodes[i].snap)) peaks.emplace_back(i, *peak);
-  }
-  if (peaks.size() < 2) return;
-  std::vector<double> v;
-  for (const auto& [i, p] : peaks) v.push_back(p);
-  const auto marks = markBusbwOutliers(v);
-  const double med = marks.median;
-  for (std::size_t k = 0; k < peaks.size(); ++k) {
-    if (!marks.outlier[k]) continue;
-    const auto& [i, p] = peaks[k];
+    if (!judged.outlier[i]) continue;
+    const double p = *judged.value[i];
     out.push_back(
         makeFinding({FindingCode::NodeOutlier,
                      Severity::Warning,
@@ -335,7 +332,7 @@ void busbw(const std::vector<NodeView>& nodes, std::vector<v1::Finding>& out) {
                      "nccl-tests bus bandwidth " + formatNumber(p, 3) +
                          " GB/s, the median node reached " + formatNumber(med, 3) + " GB/s",
                      {"peak busbw " + formatNumber(p, 3) + " GB/s",
-                      "median over " + std::to_string(peaks.size()) + " nodes " +
+                      "median over " + std::to_string(judged.judged()) + " nodes " +
                           formatNumber(med, 3) + " GB/s"},
                      "Compare this node's link rate, PCIe, GDR and congestion findings with its "
                      "peers'; rerun nccl-tests on pairs to isolate the link."}));

@@ -193,4 +193,38 @@ CounterUnit counterUnit(std::string_view name) {
 
 double counterScale(std::string_view name) { return isDataWords(name) ? 4.0 : 1.0; }
 
+namespace {
+
+template <typename ValueOf, typename Judge>
+NodeOutliers nodeOutliers(const std::vector<const v1::Snapshot*>& nodes, const ValueOf& value_of,
+                          const Judge& judge) {
+  NodeOutliers out;
+  out.value.reserve(nodes.size());
+  std::vector<double> judged;
+  for (const auto* s : nodes) {
+    out.value.push_back(s != nullptr ? value_of(*s) : std::nullopt);
+    if (out.value.back()) judged.push_back(*out.value.back());
+  }
+  out.marks = judge(judged);
+  out.outlier.assign(nodes.size(), false);
+  std::size_t k = 0;
+  for (std::size_t i = 0; i < nodes.size(); ++i) {
+    if (out.value[i]) out.outlier[i] = out.marks.outlier[k++];
+  }
+  return out;
+}
+
+}  // namespace
+
+NodeOutliers nodeBusbwOutliers(const std::vector<const v1::Snapshot*>& nodes) {
+  return nodeOutliers(nodes, peakBusbwGbs, markBusbwOutliers);
+}
+
+NodeOutliers nodeCounterOutliers(const std::vector<const v1::Snapshot*>& nodes,
+                                 std::string_view counter) {
+  return nodeOutliers(
+      nodes, [counter](const v1::Snapshot& s) { return nodeCounterSum(s, counter); },
+      [](const std::vector<double>& v) { return markCounterOutliers(v); });
+}
+
 }  // namespace ibc::core

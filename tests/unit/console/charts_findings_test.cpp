@@ -23,7 +23,7 @@ NodeSeries busbwSeries(const std::vector<double>& gbs) {
     std::snprintf(name, sizeof name, "gpu-%04zu", i);
     s.values.push_back({static_cast<int>(i), name, gbs[i]});
   }
-  s.marks = core::markBusbwOutliers(gbs);
+  keepJudgement(s, core::markBusbwOutliers(gbs), 1.0);
   return s;
 }
 
@@ -168,7 +168,7 @@ TEST(OutlierWords, OutliersAreNamedWorstFirstWithTheirValueAndTheRuleIsCores) {
   c.counter = "symbol_error";
   c.unit = counterUnit(c.counter);
   c.values = {{0, "a", 0}, {1, "b", 120}, {2, "c", 0}, {3, "d", 40}, {4, "e", 0}};
-  c.marks = core::markCounterOutliers({0, 120, 0, 40, 0});  // core marks b and d
+  keepJudgement(c, core::markCounterOutliers({0, 120, 0, 40, 0}), 1.0);  // core marks b and d
   ASSERT_EQ(c.outliers(), 2);
   EXPECT_EQ(outliersWorstFirst(c), (std::vector<int>{1, 3}));  // the highest first
   EXPECT_EQ(outlierRule(c), "above 10 x max(median, 1) = 10 (median 0)");

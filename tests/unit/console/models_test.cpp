@@ -1246,7 +1246,7 @@ TEST(ChartData, BusbwOutliersAreTheNodesTheJobVerdictCallsBusbwOutliers) {
   int outliers = 0;
   for (std::size_t k = 0; k < bars.size(); ++k) {
     const auto& b = bars[k];
-    const bool outlier = series.isOutlier(k);
+    const bool outlier = b.outlier;
     outliers += outlier ? 1 : 0;
     bool judged = false;
     for (const int i : findingsOfNode(j, b.node)) {
@@ -1257,7 +1257,18 @@ TEST(ChartData, BusbwOutliersAreTheNodesTheJobVerdictCallsBusbwOutliers) {
     EXPECT_EQ(outlier, judged) << b.label << " " << b.value;
   }
   EXPECT_GE(outliers, 1);
-  EXPECT_TRUE(series.isOutlier(3));
+  EXPECT_TRUE(bars[3].outlier);
+  // The grid marks the busbw cells of exactly those nodes, on every row of the node.
+  NodeGridModel grid;
+  grid.setJob(&j);
+  for (int r = 0; r < grid.rowCount(); ++r) {
+    const int node = grid.index(r, 0).data(NodeGridModel::NodeIndexRole).toInt();
+    bool bar_outlier = false;
+    for (const auto& b : bars) bar_outlier = bar_outlier || (b.node == node && b.outlier);
+    EXPECT_EQ(grid.index(r, NodeGridModel::Busbw).data(NodeGridModel::OutlierRole).toBool(),
+              bar_outlier)
+        << "row " << r;
+  }
   EXPECT_EQ(series.outliers(), outliers);
   EXPECT_EQ(series.nodes, 4);
   EXPECT_TRUE(busbwPerNode(job()).values.empty());  // no nccl-tests: no bars, never zeros

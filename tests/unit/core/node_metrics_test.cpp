@@ -146,6 +146,33 @@ TEST(PeakBusbw, TheLargestBusbwOfAnyRowAndNothingWhenNoRowMovedData) {
   EXPECT_EQ(peakBusbwGbs(s), 201.5);
 }
 
+TEST(NodeBusbwOutliers, ValuesMarksAndTheNodesWithoutAValueInNodeOrder) {
+  // Four nodes' peak busbw, one node without nccl-tests output between them (not judged).
+  std::vector<v1::Snapshot> snaps(5);
+  const double peaks[] = {338.8, 235.3, 0, 361.2, 97.5};
+  for (std::size_t i = 0; i < snaps.size(); ++i) {
+    if (peaks[i] == 0) continue;
+    auto* row = snaps[i].add_nccl_tests()->mutable_parsed()->add_rows();
+    row->set_oop_busbw_gbs(peaks[i]);
+  }
+  const std::vector<const v1::Snapshot*> nodes = {&snaps[0], &snaps[1], &snaps[2],
+                                                  &snaps[3], &snaps[4], nullptr};
+  const NodeOutliers judged = nodeBusbwOutliers(nodes);
+  ASSERT_EQ(judged.value.size(), 6u);
+  EXPECT_EQ(judged.value[0], 338.8);
+  EXPECT_FALSE(judged.value[2]);
+  EXPECT_FALSE(judged.value[5]);
+  EXPECT_EQ(judged.judged(), 4u);
+  // The same marks markBusbwOutliers gives the four values, each on its own node.
+  const auto marks = markBusbwOutliers({338.8, 235.3, 361.2, 97.5});
+  EXPECT_EQ(judged.marks.median, marks.median);
+  EXPECT_EQ(judged.outlier,
+            (std::vector<bool>{false, marks.outlier[1], false, false, true, false}));
+  EXPECT_TRUE(marks.outlier[3]);
+  // One node alone has no peers: nothing is marked.
+  EXPECT_EQ(nodeBusbwOutliers({&snaps[0]}).outlier, std::vector<bool>{false});
+}
+
 TEST(NodeCounterMetrics, ThroughputComesFromCountersExtWhenTheLegacyCounterStopped) {
   const auto m = nodeCounterMetrics(mlx4Node("a", 0, 250));
   ASSERT_TRUE(m.windowed);

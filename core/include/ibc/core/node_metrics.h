@@ -118,4 +118,18 @@ OutlierMarks markBusbwOutliers(const std::vector<double>& busbw_gbs);
 OutlierMarks markCounterOutliers(const std::vector<double>& values,
                                  double factor = kCounterOutlierFactor);
 
+// One value per node of a job and core's marks on it: what NODE_OUTLIER judges (busbw) and
+// what the console's grid and charts show, computed in one place. `value[i]` is node i's
+// (nullopt: it has none and is not judged); `marks` are over the judged nodes in node
+// order; `outlier[i]` is node i's mark.
+struct NodeOutliers {
+  std::vector<std::optional<double>> value;
+  std::vector<bool> outlier;
+  OutlierMarks marks;
+  std::size_t judged() const { return marks.outlier.size(); }
+};
+NodeOutliers nodeBusbwOutliers(const std::vector<const ::ibcollect::v1::Snapshot*>& nodes);
+NodeOutliers nodeCounterOutliers(const std::vector<const ::ibcollect::v1::Snapshot*>& nodes,
+                                 std::string_view counter);
+
 }  // namespace ibc::core

@@ -19,9 +19,10 @@
 namespace ibc::console {
 
 struct NodeValue {
-  int node = 0;       // index into report.nodes()
-  std::string label;  // the node's label
-  double value = 0;   // GB/s for busbw; the counter's unit (counterUnit) for counters
+  int node = 0;          // index into report.nodes()
+  std::string label;     // the node's label
+  double value = 0;      // GB/s for busbw; the counter's unit (counterUnit) for counters
+  bool outlier = false;  // core's mark (core::NodeOutliers), never the console's
 };
 
 enum class NodeQuantity { Busbw, Counter };
@@ -33,15 +34,17 @@ struct NodeSeries {
   CounterUnit unit = CounterUnit::Count;  // for Counter
   std::vector<NodeValue> values;          // nodes that have the value, in node order
   int nodes = 0;                          // nodes in the job
-  // Core's judgement of the values (node_metrics.h): median, threshold, rule and which are
-  // outliers, in the values' own counts; `scale` turns a count into the unit shown.
+  // Core's judgement of the values (core::NodeOutliers, node_metrics.h): its median,
+  // threshold and rule in the values' own counts, for the words that explain a mark; `scale`
+  // turns a count into the unit shown. Each value carries its own mark.
   core::OutlierMarks marks;
   double scale = 1;
-  double median() const { return marks.median * scale; }
-  double threshold() const { return marks.threshold * scale; }
   int outliers() const { return marks.count(); }
-  bool isOutlier(std::size_t k) const { return k < marks.outlier.size() && marks.outlier[k]; }
 };
+
+// Keeps core's `marks` of `series.values` (same order) and shows the values in `scale`
+// units: each value takes its mark. What every series is built with.
+void keepJudgement(NodeSeries& series, core::OutlierMarks marks, double scale);
 
 // The peak bus bandwidth (GB/s) of each node's nccl-tests output (the larger of out-of-place
 // and in-place over all sizes), for nodes that have one; outliers by core::markBusbwOutliers.

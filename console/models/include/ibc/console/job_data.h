@@ -121,6 +121,9 @@ int nodeOfFinding(const JobData& job, int finding);
 std::vector<int> findingsOfNode(const JobData& job, int node);
 // Fills finding_node and node_findings from the report (diagnoseSnapshots calls it).
 void indexFindings(JobData& job);
+// The job's snapshots, one per report node (null where a node has none): what core's per-node
+// judgements (core::nodeBusbwOutliers, nodeCounterOutliers) take.
+std::vector<const ::ibcollect::v1::Snapshot*> snapshotsOf(const JobData& job);
 
 // Clears the raw text a snapshot carries beside its parsed results (NCCL logs, nccl-tests
 // outputs, pasted tool outputs): what the console keeps of each node once it is judged.

@@ -165,7 +165,7 @@ class NodeGridModel : public QAbstractTableModel {
       const ::ibcollect::v1::Snapshot& snap, const ::ibcollect::v1::CounterWindow* window);
   static void addPortCounters(Prepared& out, Row& r, const PortSources& sources, double interval,
                               const KeyIds& key_ids);
-  static void judgeColumns(Prepared& out, const KeyIds& key_ids);
+  static void judgeColumns(Prepared& out, const JobData& job, const KeyIds& key_ids);
   static void indexColumns(Prepared& out);
 
   const JobData* job_ = nullptr;
