@@ -61,11 +61,41 @@ struct FactKeyHash {
 
 namespace {
 
+// A fact shown as words: compared by `rank` when given (a state's order), else as text.
+Fact wordFact(QString section, QString field, QString value, std::optional<int> rank = {}) {
+  Fact f;
+  f.section = std::move(section);
+  f.field = std::move(field);
+  f.value = std::move(value);
+  f.rank = rank;
+  return f;
+}
+
+// A fact with a number: `more_is` +1 when more is better, 0 when neither; shown as `shown`
+// when given, else the number with `unit`.
+Fact numberFact(QString section, QString field, double number, int more_is, QString unit = {},
+                QString shown = {}) {
+  Fact f = wordFact(std::move(section), std::move(field),
+                    shown.isEmpty() ? withUnit(number, unit) : std::move(shown));
+  f.number = number;
+  f.more_is = more_is;
+  f.unit = std::move(unit);
+  return f;
+}
+
+// A counter's amount, formatted only when a row shows it (in the counter's unit).
+Fact counterFact(QString section, QString field, double amount, const std::string& counter) {
+  Fact f = wordFact(std::move(section), std::move(field), QString());
+  f.number = amount;
+  f.more_is = isTrafficCounter(counter) ? 0 : -1;
+  f.counter = counter;
+  return f;
+}
+
 // A fact that is text only (no value to compare), when there is text.
 void addText(std::vector<Fact>& out, const QString& section, const QString& field,
              const std::string& value) {
-  if (!value.empty())
-    out.push_back({section, field, q(value), std::nullopt, std::nullopt, 0, {}, {}});
+  if (!value.empty()) out.push_back(wordFact(section, field, q(value)));
 }
 
 // The host's facts: kernel, rdma-core, OFED, memlock, the verdict, nccl-tests' peak busbw.
@@ -77,34 +107,16 @@ void addHostFacts(std::vector<Fact>& out, const v1::NodeReport& node, const v1::
   if (snap.host().memlock_unlimited()) {
     addText(out, host, QStringLiteral("memlock"), "unlimited");
   } else if (snap.host().has_memlock_soft_bytes()) {
-    out.push_back({host,
-                   QStringLiteral("memlock"),
-                   number(static_cast<double>(snap.host().memlock_soft_bytes())),
-                   static_cast<double>(snap.host().memlock_soft_bytes()),
-                   std::nullopt,
-                   1,
-                   {},
-                   {}});
+    out.push_back(numberFact(host, QStringLiteral("memlock"),
+                             static_cast<double>(snap.host().memlock_soft_bytes()), 1));
   }
-  out.push_back({host,
-                 QStringLiteral("verdict"),
-                 q(node.worst_severity()),
-                 std::nullopt,
-                 3 - severityRank(node.worst_severity()),
-                 0,
-                 {},
-                 {}});
+  out.push_back(wordFact(host, QStringLiteral("verdict"), q(node.worst_severity()),
+                         3 - severityRank(node.worst_severity())));
   // nccl-tests: the peak bus bandwidth over all sizes, in and out of place (core's value,
   // the one NODE_OUTLIER judges).
   if (const std::optional<double> busbw = core::peakBusbwGbs(snap)) {
-    out.push_back({QStringLiteral("nccl-tests"),
-                   QStringLiteral("peak busbw"),
-                   withUnit(*busbw, QStringLiteral(" GB/s")),
-                   busbw,
-                   std::nullopt,
-                   1,
-                   {},
-                   QStringLiteral(" GB/s")});
+    out.push_back(numberFact(QStringLiteral("nccl-tests"), QStringLiteral("peak busbw"), *busbw, 1,
+                             QStringLiteral(" GB/s")));
   }
 }
 
@@ -117,32 +129,13 @@ void addPortFacts(std::vector<Fact>& out, const v1::PortSummary& port,
                   const core::CounterWindowIndex& window, const v1::RdmaDevice* device,
                   const v1::RdmaPort* sysfs, FieldNames& fields) {
   const QString where = q(port.device()) + QLatin1Char('/') + QString::number(port.port());
-  out.push_back({where,
-                 QStringLiteral("state"),
-                 q(port.state()),
-                 std::nullopt,
-                 stateRank(port.state()),
-                 0,
-                 {},
-                 {}});
-  out.push_back({where,
-                 QStringLiteral("phys state"),
-                 q(port.phys_state()),
-                 std::nullopt,
-                 physRank(port.phys_state()),
-                 0,
-                 {},
-                 {}});
+  out.push_back(wordFact(where, QStringLiteral("state"), q(port.state()), stateRank(port.state())));
+  out.push_back(wordFact(where, QStringLiteral("phys state"), q(port.phys_state()),
+                         physRank(port.phys_state())));
   if (port.rate_gbps() > 0) {
     // core's one way of printing a rate, compared by its number
-    out.push_back({where,
-                   QStringLiteral("rate"),
-                   q(port.rate()),
-                   port.rate_gbps(),
-                   std::nullopt,
-                   1,
-                   {},
-                   QStringLiteral(" Gb/s")});
+    out.push_back(numberFact(where, QStringLiteral("rate"), port.rate_gbps(), 1,
+                             QStringLiteral(" Gb/s"), q(port.rate())));
   } else {
     addText(out, where, QStringLiteral("rate"), port.rate());
   }
@@ -160,23 +153,9 @@ void addPortFacts(std::vector<Fact>& out, const v1::PortSummary& port,
     if (fresh) name->second = q(name->first);
     const QString& field = name->second;
     if (const auto amount = c.amount()) {
-      out.push_back({where,
-                     field,
-                     QString(),
-                     amount,
-                     std::nullopt,
-                     isTrafficCounter(c.name) ? 0 : -1,
-                     c.name,
-                     {}});
+      out.push_back(counterFact(where, field, *amount, c.name));
     } else {
-      out.push_back({where,
-                     field,
-                     QStringLiteral("unavailable: ") + q(c.unavailable),
-                     std::nullopt,
-                     std::nullopt,
-                     0,
-                     {},
-                     {}});
+      out.push_back(wordFact(where, field, QStringLiteral("unavailable: ") + q(c.unavailable)));
     }
   }
 }
@@ -217,14 +196,8 @@ std::vector<Fact> factsOf(const JobData& job, int node_index) {
     QString where = q(f.device());
     if (f.port() != 0) where += QLatin1Char('/') + QString::number(f.port());
     const QString field = where.isEmpty() ? q(f.code()) : q(f.code()) + " on " + where;
-    out.push_back({QStringLiteral("findings"),
-                   field,
-                   q(f.severity()),
-                   std::nullopt,
-                   3 - severityRank(f.severity()),
-                   0,
-                   {},
-                   {}});
+    out.push_back(wordFact(QStringLiteral("findings"), field, q(f.severity()),
+                           3 - severityRank(f.severity())));
   }
   return out;
 }

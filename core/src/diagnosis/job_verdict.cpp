@@ -184,10 +184,6 @@ bool judgedNode(const AnalyzedNode& n) {
   return n.unreachable_reason.empty() || s.nccl_logs_size() > 0 || s.nccl_tests_size() > 0;
 }
 
-}  // namespace
-
-namespace {
-
 // Empties `field` and frees its elements (a RepeatedPtrField's Clear() keeps them for reuse).
 template <typename T>
 void release(google::protobuf::RepeatedPtrField<T>* field) {

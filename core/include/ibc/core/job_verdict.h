@@ -60,10 +60,11 @@ class JobJudgement {
   std::vector<std::optional<NodeCounterMetrics>> metrics_;       // per node, taken when slimmed
 };
 
-// Clears what only a node's own evidence rules read and no later step, report or page of a
-// judged job needs: port, device and netdev counters, the counter window, the kernel log's
-// lines and the raw text of NCCL logs and pasted tool outputs (nccl-tests tables stay: the
-// report carries them). What is left is a fraction of the parsed snapshot.
+// Clears what only a node's own evidence rules read, which no later step of the verdict and
+// nothing in the report needs (the console's pages do: they keep whole snapshots): port, device and
+// netdev counters, the counter window, the kernel log's lines and the raw text of NCCL logs and
+// pasted tool outputs (nccl-tests tables stay: the report carries them). What is left is a fraction
+// of the parsed snapshot.
 void slimSnapshot(::ibcollect::v1::Snapshot& snapshot);
 
 }  // namespace ibc::core
