@@ -100,21 +100,33 @@ void DiffPage::recompute() {
           tr("Working out the job's majority over %1 nodes...").arg(job_->report.nodes_size()));
       return;
     }
-    if (!majority_) majority_ = std::make_shared<const std::vector<Fact>>(majorityFacts(*job_));
+    if (!majority_) majority_ = std::make_shared<const Majority>(majorityFacts(*job_));
     model_->compareWithMajority(job_, left, *majority_);
   } else {
     model_->compareNodes(job_, left, right);
   }
   view_->resizeColumnsToContents();
+  if (!model_->error().isEmpty()) {
+    summary_->setText(tr("Cannot compare: %1").arg(model_->error()));
+    return;
+  }
+  QString unread;
+  if (right < 0 && majority_->unread > 0) {
+    unread = tr(" (%1 node(s) whose snapshot could not be read again did not vote: %2)")
+                 .arg(majority_->unread)
+                 .arg(QString::fromStdString(majority_->first_error));
+  }
   if (model_->rowCount() == 0) {
     summary_->setText(tr("%1 and %2 do not differ in anything the snapshots hold.")
-                          .arg(model_->leftName(), model_->rightName()));
+                          .arg(model_->leftName(), model_->rightName()) +
+                      unread);
   } else {
     summary_->setText(tr("%1 difference(s) between %2 and %3; %4 where %2 is worse (red, "
                          "listed first); green where it is better.")
                           .arg(model_->rowCount())
                           .arg(model_->leftName(), model_->rightName())
-                          .arg(model_->worseCount()));
+                          .arg(model_->worseCount()) +
+                      unread);
   }
 }
 
@@ -132,7 +144,7 @@ void DiffPage::loadJob(LoadedJob* job) {
   QPointer<DiffPage> self(this);
   QThread* worker =
       QThread::create([hold = job->shared_from_this(), self, generation = generation_]() mutable {
-        auto facts = std::make_shared<const std::vector<Fact>>(majorityFacts(*hold->data));
+        auto facts = std::make_shared<const Majority>(majorityFacts(*hold->data));
         hold.reset();  // a replaced job is freed here, not on the GUI thread
         if (!self) return;
         QMetaObject::invokeMethod(

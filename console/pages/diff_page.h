@@ -15,7 +15,7 @@ class QTableView;
 namespace ibc::console {
 
 class DiffModel;
-struct Fact;
+struct Majority;
 struct JobData;
 
 class DiffPage : public Page {
@@ -45,7 +45,7 @@ class DiffPage : public Page {
   const JobData* job_ = nullptr;
   // The job's majority (majorityFacts), computed once per job: on a worker for a loaded job
   // (~1 s at 2,000 nodes), at once for one given by setJob.
-  std::shared_ptr<const std::vector<Fact>> majority_;
+  std::shared_ptr<const Majority> majority_;
   bool majority_pending_ = false;
   int generation_ = 0;
   QComboBox* left_;

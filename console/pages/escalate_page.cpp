@@ -410,6 +410,12 @@ void EscalatePage::replan() {
         qApp,
         [self, plan, generation] {
           if (!self || generation != self->plan_generation_) return;
+          if (!plan->error.empty()) {
+            self->carried_->setPlainText(tr("Cannot work out the bundle: %1").arg(q(plan->error)));
+            self->plan_applied_ = generation;
+            emit self->planned();
+            return;
+          }
           self->markdown_ = q(plan->pf_inspection_md);
           self->showRunbook();
           QString text = tr("The bundle carries %1 finding(s), %2 suspect VF(s), %3 "

@@ -102,10 +102,19 @@ void NodePage::showNode(int node_index, const QString& device, int port) {
   if (job_ == nullptr || node_ < 0 || node_ >= job_->report.nodes_size() ||
       node_ >= static_cast<int>(job_->snapshots.size())) {
     facts_->setText(tr("No node selected."));
-    counters_->setPort(nullptr, -1, {}, 0);
+    counters_->setPort(nullptr, {}, 0);
+    whole_.reset();
     return;
   }
   const auto& n = job_->report.nodes(node_);
+  // Counters, kernel log and NCCL logs are read from the node's file, once per node shown.
+  auto whole = readFullSnapshot(*job_, node_);
+  whole_error_ = whole.ok() ? QString() : q(whole.error().message);
+  if (whole.ok()) {
+    whole_ = std::move(*whole);
+  } else {
+    whole_.reset();
+  }
   facts_->setText(factsOf(node_));
 
   // The port asked for, else the node's worst (worst first, issue 22).
@@ -155,7 +164,6 @@ QString NodePage::factsOf(int node) const {
 }
 
 void NodePage::showLogs() {
-  const auto& snap = job_->snapshots[static_cast<std::size_t>(node_)];
   // Kernel log and NCCL log lines; those a finding of this node quotes are highlighted and
   // the first of them is scrolled to.
   QStringList evidence;
@@ -163,19 +171,16 @@ void NodePage::showLogs() {
     for (const auto& e : job_->report.findings(k).evidence()) evidence << q(e);
   }
   QStringList lines;
-  if (snap.kernel_log().lines_size() > 0)
-    lines << tr("== kernel log (%1)").arg(q(snap.kernel_log().source()));
-  for (const auto& l : snap.kernel_log().lines()) lines << q(l.timestamp() + " " + l.text());
-  if (snap.nccl_logs_size() > 0) {
-    // The job holds no raw text: the log is read from the snapshot's file when shown.
-    auto full = readFullSnapshot(*job_, node_);
-    if (!full.ok()) {
-      lines << tr("== NCCL log(s) not shown: %1").arg(q(full.error().message));
-    } else {
-      for (const auto& log : full->nccl_logs()) {
-        lines << tr("== NCCL log %1").arg(q(log.source()));
-        lines << q(log.raw()).split(QLatin1Char('\n'));
-      }
+  if (!whole_) {
+    lines << tr("== kernel log and NCCL log(s) not shown: %1").arg(whole_error_);
+  } else {
+    const auto& snap = *whole_;
+    if (snap.kernel_log().lines_size() > 0)
+      lines << tr("== kernel log (%1)").arg(q(snap.kernel_log().source()));
+    for (const auto& l : snap.kernel_log().lines()) lines << q(l.timestamp() + " " + l.text());
+    for (const auto& log : snap.nccl_logs()) {
+      lines << tr("== NCCL log %1").arg(q(log.source()));
+      lines << q(log.raw()).split(QLatin1Char('\n'));
     }
   }
   if (lines.isEmpty()) {
@@ -228,11 +233,14 @@ void NodePage::showPort() {
   const int p = ports_->currentData().toInt();
   const auto& n = job_->report.nodes(node_);
   if (p < 0 || p >= n.ports_size()) {
-    counters_->setPort(nullptr, -1, {}, 0);
+    counters_->setPort(nullptr, {}, 0);
     return;
   }
-  counters_->setPort(job_, node_, q(n.ports(p).device()), static_cast<int>(n.ports(p).port()));
+  counters_->setPort(whole_ ? &*whole_ : nullptr, q(n.ports(p).device()),
+                     static_cast<int>(n.ports(p).port()));
   counters_view_->resizeColumnsToContents();
+  empty_->setText(whole_ ? tr("This port has no counters in the snapshot (the capture held none).")
+                         : tr("Counters not shown: %1").arg(whole_error_));
   empty_->setVisible(counters_->rowCount() == 0);
 }
 

@@ -4,6 +4,9 @@
 // window deltas, rates, unavailable ones with their reason), and its kernel log and NCCL
 // log lines with the lines behind findings highlighted.
 
+#include <optional>
+
+#include "ibcollect/v1/snapshot.pb.h"
 #include "pages/page.h"
 
 class QComboBox;
@@ -49,6 +52,10 @@ class NodePage : public Page {
 
   const JobData* job_ = nullptr;
   int node_ = -1;
+  // The shown node's whole snapshot, read again from its file when the node is shown (the job
+  // keeps it slim); unset with the reason when it could not be read.
+  std::optional<::ibcollect::v1::Snapshot> whole_;
+  QString whole_error_;
   QLabel* facts_;
   QComboBox* ports_;
   QLabel* empty_;

@@ -85,7 +85,7 @@ Result<BundleExportResult> writeBundleExport(const BundleExportInputs& chosen,
     auto envelope = core::decodeSnapshotFile(*bytes);
     auto snapshot = envelope.ok() ? core::openSnapshot(*envelope)
                                   : Result<::ibcollect::v1::Snapshot>(envelope.error());
-    if (snapshot.ok()) dropRawText(*snapshot);  // as the job holds it
+    if (snapshot.ok()) keptForm(*snapshot);  // as the job holds it
     if (!snapshot.ok() || core::serializeSnapshot(*snapshot) != node.shown)
       return Error{ErrorCode::Malformed,
                    node.file + " changed since it was opened: open it again (File > Reload)"};

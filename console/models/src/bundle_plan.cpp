@@ -60,7 +60,14 @@ BundlePlanInputs bundlePlanInputs(const JobData& job, const std::vector<int>& no
     if (n < 0 || n >= job.report.nodes_size() || n >= static_cast<int>(job.snapshots.size()))
       continue;
     const auto i = static_cast<std::size_t>(n);
-    in.snapshots.push_back(job.snapshots[i]);
+    auto ref = snapshotRef(job, n);
+    if (!ref.ok()) {
+      SnapshotRef unreadable;  // planBundle says why
+      unreadable.where = ref.error().message;
+      in.checked.push_back(std::move(unreadable));
+    } else {
+      in.checked.push_back(std::move(*ref));
+    }
     in.labels.push_back(job.report.nodes(n).label());
     std::uint64_t size = 0;
     if (i < job.signed_files.size() && !job.signed_files[i].empty()) {
@@ -286,9 +293,22 @@ void planPseudonyms(const BundlePlanInputs& in, core::Redactor& redactor, Bundle
 
 }  // namespace
 
-BundlePlan planBundle(const BundlePlanInputs& in, bool redact) {
+BundlePlan planBundle(BundlePlanInputs in, bool redact) {
   BundlePlan plan;
   plan.redact = redact;
+  in.snapshots.clear();
+  for (const auto& ref : in.checked) {
+    if (ref.file.empty() && ref.signed_bytes.empty() && ref.kept_bytes.empty()) {
+      plan.error = ref.where;
+      return plan;
+    }
+    auto whole = readFullSnapshot(ref);
+    if (!whole.ok()) {
+      plan.error = whole.error().message;
+      return plan;
+    }
+    in.snapshots.push_back(std::move(*whole));
+  }
   if (in.snapshots.empty()) return plan;
 
   PlannedNodes planned = planNodes(in);

@@ -50,7 +50,7 @@ NodeSeries busbwPerNode(const JobData& job) {
   NodeSeries series;
   series.quantity = NodeQuantity::Busbw;
   // Core's per-node values and marks, the ones its NODE_OUTLIER judges.
-  fill(series, job, core::nodeBusbwOutliers(snapshotsOf(job)), 1.0);
+  fill(series, job, core::nodeBusbwOutliers(busbwPeaks(job)), 1.0);
   return series;
 }
 
@@ -59,8 +59,18 @@ NodeSeries counterPerNode(const JobData& job, const std::string& counter) {
   series.quantity = NodeQuantity::Counter;
   series.counter = counter;
   series.unit = counterUnit(counter);
-  // Judged by core on the counts; shown in the counter's unit.
-  fill(series, job, core::nodeCounterOutliers(snapshotsOf(job), counter), counterScale(counter));
+  // Core's node sums, kept per node when the job was loaded (the job holds no parsed counters);
+  // judged by core on the counts, shown in the counter's unit.
+  const int id = job.counter_names.find(counter);
+  std::vector<std::optional<double>> values;
+  for (int i = 0; i < job.report.nodes_size(); ++i) {
+    const auto k = static_cast<std::size_t>(i);
+    const NodeCounters::Sum* sum =
+        id >= 0 && k < job.counters.size() ? job.counters[k].sum(id) : nullptr;
+    values.push_back(sum != nullptr && sum->has_moved ? std::optional<double>(sum->moved)
+                                                      : std::nullopt);
+  }
+  fill(series, job, core::nodeCounterOutliers(std::move(values)), counterScale(counter));
   return series;
 }
 
@@ -220,11 +230,13 @@ std::vector<TimeValue> counterOverTime(const JobData& job, int node_index,
   if (node_index < 0 || node_index >= static_cast<int>(job.snapshots.size())) return out;
   const std::string host = job.snapshots[static_cast<std::size_t>(node_index)].node().hostname();
   const double scale = counterScale(counter);
-  for (std::size_t i = 0; i < job.snapshots.size(); ++i) {
+  const int id = job.counter_names.find(counter);
+  for (std::size_t i = 0; id >= 0 && i < job.snapshots.size() && i < job.counters.size(); ++i) {
     const auto& s = job.snapshots[i];
     if (s.node().hostname() != host) continue;
-    if (auto v = core::nodeCounterSum(s, counter, core::CounterSum::Totals))
-      out.push_back({static_cast<int>(i), s.node().collected_at_unix_ms(), *v * scale});
+    // Core's node sum of the totals (nodeCounterSum's Totals), kept when the job was loaded.
+    if (const auto* sum = job.counters[i].sum(id); sum != nullptr && sum->has_totals)
+      out.push_back({static_cast<int>(i), s.node().collected_at_unix_ms(), sum->totals * scale});
   }
   std::stable_sort(out.begin(), out.end(),
                    [](const TimeValue& a, const TimeValue& b) { return a.unix_ms < b.unix_ms; });
@@ -233,12 +245,9 @@ std::vector<TimeValue> counterOverTime(const JobData& job, int node_index,
 
 std::vector<std::string> counterNames(const JobData& job) {
   std::set<std::string> names;
-  for (const auto& s : job.snapshots) {
-    for (const auto& d : s.devices()) {
-      for (const auto& p : d.ports()) {
-        core::forEachCounter(
-            p, [&](core::CounterGroup, const v1::Counter& c) { names.insert(c.name()); });
-      }
+  for (const auto& node : job.counters) {
+    for (const auto& sum : node.sums) {
+      if (sum.on_port) names.insert(job.counter_names.name(sum.id));
     }
   }
   return {names.begin(), names.end()};

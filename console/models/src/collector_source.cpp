@@ -123,12 +123,8 @@ Result<JobData> fetchJob(const CollectorSettings& settings, const std::string& t
   if (!credentials.ok()) return credentials.error();
   auto verifier = core::SignatureVerifier::fromPem(credentials->ca_pem);
   if (!verifier.ok()) return Error{verifier.error().code, "--ca: " + verifier.error().message};
-  std::vector<v1::Snapshot> snapshots;
-  std::vector<std::string> sources;
-  std::vector<std::string> ids;
-  std::vector<std::string> trust;
-  std::vector<SignerInfo> signers;
-  std::vector<std::string> signed_files;
+  // One snapshot parsed whole at a time (a 2,000-node job is judged as it arrives).
+  JobAssembler assembled;
   std::vector<std::string> errors;
   bool cancelled = false;
   for (std::size_t k = 0; k < infos.size(); ++k) {
@@ -162,27 +158,25 @@ Result<JobData> fetchJob(const CollectorSettings& settings, const std::string& t
       } else if (!snap.ok()) {
         errors.push_back(name + " (" + infos[k].node() + "): " + snap.error().message);
       } else {
-        snapshots.push_back(std::move(*snap));
-        sources.push_back(name);
-        ids.push_back(infos[k].snapshot_id());
-        SignerInfo signer = describeSigner(*envelope, snapshots.back(), verifier->get() != nullptr);
-        trust.push_back(withSigner(checked.words, signer));
-        signers.push_back(std::move(signer));
-        signed_files.push_back(core::encodeSnapshotFile(*envelope));
+        SnapshotSource source;
+        source.file = name;
+        source.id = infos[k].snapshot_id();
+        source.described = true;
+        source.signer = describeSigner(*envelope, *snap, verifier->get() != nullptr);
+        source.trust = withSigner(checked.words, source.signer);
+        source.signed_bytes = core::encodeSnapshotFile(*envelope);
+        source.size = source.signed_bytes.size();
+        assembled.add(std::move(*snap), std::move(source));
       }
     }
     if (progress) progress(k + 1, infos.size());
   }
-  JobData job = diagnoseSnapshots(std::move(snapshots), sources);
-  job.trust = std::move(trust);
-  job.signers = std::move(signers);
-  job.signed_files = std::move(signed_files);
+  JobData job = assembled.finish();
   job.errors.insert(job.errors.begin(), errors.begin(), errors.end());
   job.origin = "collector " + settings.endpoint + ", tenant " + tenant + ", job " + job_id;
   job.cancelled = cancelled;
   job.tenant = tenant;
   job.groups = {{tenant, job_id, {}, true}};  // one job of one tenant, as asked
-  job.snapshot_ids = std::move(ids);
   return job;
 }
 

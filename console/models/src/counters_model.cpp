@@ -20,11 +20,11 @@ namespace v1 = ::ibcollect::v1;
 
 CountersModel::CountersModel(QObject* parent) : QAbstractTableModel(parent) {}
 
-void CountersModel::setPort(const JobData* job, int node_index, const QString& device, int port) {
+void CountersModel::setPort(const v1::Snapshot* snapshot, const QString& device, int port) {
   beginResetModel();
   rows_.clear();
-  if (job != nullptr && node_index >= 0 && node_index < static_cast<int>(job->snapshots.size())) {
-    const auto& snap = job->snapshots[static_cast<std::size_t>(node_index)];
+  if (snapshot != nullptr) {
+    const auto& snap = *snapshot;
     const auto* window = core::latestWindow(snap);
     const double seconds = window != nullptr ? window->interval_seconds() : 0;
     for (auto& c : portCounters(snap, device.toStdString(), static_cast<uint32_t>(port))) {

@@ -14,6 +14,7 @@
 namespace ibc::console {
 
 namespace v1 = ::ibcollect::v1;
+using core::Result;
 
 namespace {
 
@@ -167,13 +168,16 @@ QString shownValue(const Fact& fact) {
   return fact.counter.empty() ? number(*fact.number) : q(formatCounter(fact.counter, *fact.number));
 }
 
-std::vector<Fact> factsOf(const JobData& job, int node_index) {
+Result<std::vector<Fact>> factsOf(const JobData& job, int node_index) {
+  auto whole = readFullSnapshot(job, node_index);
+  if (!whole.ok()) return whole.error();
+  return factsOf(job, node_index, *whole);
+}
+
+std::vector<Fact> factsOf(const JobData& job, int node_index, const v1::Snapshot& snap) {
   std::vector<Fact> out;
-  if (node_index < 0 || node_index >= job.report.nodes_size() ||
-      node_index >= static_cast<int>(job.snapshots.size()))
-    return out;
+  if (node_index < 0 || node_index >= job.report.nodes_size()) return out;
   const auto& node = job.report.nodes(node_index);
-  const auto& snap = job.snapshots[static_cast<std::size_t>(node_index)];
   addHostFacts(out, node, snap);
   // The snapshot's ports by device and number, indexed once (a node may have thousands).
   std::map<std::pair<std::string, uint32_t>, std::pair<const v1::RdmaDevice*, const v1::RdmaPort*>>
@@ -335,6 +339,7 @@ std::vector<DiffModel::Row> DiffModel::diff(const std::vector<Fact>& left,
 
 void DiffModel::setRows(std::vector<Row> rows, QString left_name, QString right_name) {
   beginResetModel();
+  error_.clear();
   rows_ = std::move(rows);
   left_name_ = std::move(left_name);
   right_name_ = std::move(right_name);
@@ -349,8 +354,15 @@ void DiffModel::compareNodes(const JobData* job, int left, int right) {
     clear();
     return;
   }
-  setRows(diff(factsOf(*job, left), factsOf(*job, right), false),
-          q(job->report.nodes(left).label()), q(job->report.nodes(right).label()));
+  auto l = factsOf(*job, left);
+  auto r = l.ok() ? factsOf(*job, right) : Result<std::vector<Fact>>(l.error());
+  if (!r.ok()) {
+    clear();
+    error_ = q(r.error().message);
+    return;
+  }
+  setRows(diff(*l, *r, false), q(job->report.nodes(left).label()),
+          q(job->report.nodes(right).label()));
 }
 
 namespace {
@@ -423,15 +435,22 @@ class Ballot {
 
 }  // namespace
 
-std::vector<Fact> majorityFacts(const JobData& job) {
+Majority majorityFacts(const JobData& job) {
   Ballot ballot;
-  const int n = job.report.nodes_size();
-  for (int i = 0; i < n; ++i) {
-    std::vector<Fact> facts = factsOf(job, i);
-    if (i == 0) ballot.reserve(facts.size());
+  Majority out;
+  // One node's whole snapshot at a time, read again from its file (the job keeps them slim).
+  for (int i = 0; i < job.report.nodes_size(); ++i) {
+    auto whole = readFullSnapshot(job, i);
+    if (!whole.ok()) {
+      if (out.unread++ == 0) out.first_error = whole.error().message;
+      continue;
+    }
+    const int voter = out.voters++;
+    std::vector<Fact> facts = factsOf(job, i, *whole);
+    if (voter == 0) ballot.reserve(facts.size());
     ballot.nextNode();
     for (auto& f : facts) {
-      Votes& v = ballot.slotFor(f, i);
+      Votes& v = ballot.slotFor(f, voter);
       ++v.nodes;
       if (f.number) {
         v.numbers.push_back(*f.number);
@@ -447,8 +466,9 @@ std::vector<Fact> majorityFacts(const JobData& job) {
       }
     }
   }
+  const int n = out.voters;
   std::vector<Votes>& votes = ballot.votes();
-  std::vector<Fact> majority;
+  std::vector<Fact>& majority = out.facts;
   majority.reserve(votes.size());
   for (auto& v : votes) {            // in the order keys first appeared
     if (2 * v.nodes <= n) continue;  // most nodes do not have it: no majority to compare with
@@ -472,7 +492,7 @@ std::vector<Fact> majorityFacts(const JobData& job) {
     }
     majority.push_back(std::move(f));
   }
-  return majority;
+  return out;
 }
 
 void DiffModel::compareWithMajority(const JobData* job, int node) {
@@ -483,15 +503,20 @@ void DiffModel::compareWithMajority(const JobData* job, int node) {
   compareWithMajority(job, node, majorityFacts(*job));
 }
 
-void DiffModel::compareWithMajority(const JobData* job, int node,
-                                    const std::vector<Fact>& majority) {
+void DiffModel::compareWithMajority(const JobData* job, int node, const Majority& majority) {
   if (job == nullptr || node < 0 || node >= job->report.nodes_size()) {
     clear();
     return;
   }
+  auto facts = factsOf(*job, node);
+  if (!facts.ok()) {
+    clear();
+    error_ = q(facts.error().message);
+    return;
+  }
   // The node's own facts that only a minority share stay "only left" rows.
-  setRows(diff(factsOf(*job, node), majority, true), q(job->report.nodes(node).label()),
-          tr("majority of %1 nodes").arg(job->report.nodes_size()));
+  setRows(diff(*facts, majority.facts, true), q(job->report.nodes(node).label()),
+          tr("majority of %1 nodes").arg(majority.voters));
 }
 
 int DiffModel::worseCount() const {

@@ -333,11 +333,11 @@ void indexFindings(JobData& job) {
   }
 }
 
-std::vector<const v1::Snapshot*> snapshotsOf(const JobData& job) {
-  std::vector<const v1::Snapshot*> out;
+std::vector<std::optional<double>> busbwPeaks(const JobData& job) {
+  std::vector<std::optional<double>> out;
   for (int i = 0; i < job.report.nodes_size(); ++i) {
     const auto k = static_cast<std::size_t>(i);
-    out.push_back(k < job.snapshots.size() ? &job.snapshots[k] : nullptr);
+    out.push_back(k < job.counters.size() ? job.counters[k].peak_busbw_gbs : std::nullopt);
   }
   return out;
 }
@@ -349,33 +349,74 @@ void dropRawText(v1::Snapshot& snapshot) {
   for (auto& t : *snapshot.mutable_tool_outputs()) t.set_allocated_raw(nullptr);
 }
 
-Result<v1::Snapshot> readFullSnapshot(const JobData& job, int node) {
+void keptForm(v1::Snapshot& snapshot) {
+  dropRawText(snapshot);
+  core::slimSnapshot(snapshot);
+  // What no page reads of a judged node but from its whole snapshot (node page, diff, bundle
+  // plan): NCCL logs' and nccl-tests' parsed results (their peak busbw is kept with the
+  // counters), the kernel log and pasted tool outputs. RepeatedPtrField's Clear() would keep
+  // its elements: swapped out, they are freed.
+  auto release = [](auto* field) {
+    std::remove_reference_t<decltype(*field)> gone;
+    field->Swap(&gone);
+  };
+  release(snapshot.mutable_nccl_logs());
+  release(snapshot.mutable_nccl_tests());
+  release(snapshot.mutable_tool_outputs());
+  snapshot.clear_kernel_log();
+}
+
+Result<SnapshotRef> snapshotRef(const JobData& job, int node) {
   if (node < 0 || node >= job.report.nodes_size() || node >= static_cast<int>(job.snapshots.size()))
     return Error{core::ErrorCode::InvalidArgument, "no node " + std::to_string(node)};
   const auto i = static_cast<std::size_t>(node);
+  SnapshotRef ref;
   const std::string& file = job.report.nodes(node).snapshot_file();
-  Result<v1::SignedSnapshot> envelope = Error{core::ErrorCode::NotFound, ""};
+  ref.where = file.empty() ? job.report.nodes(node).label() : file;
   if (i < job.signed_files.size() && !job.signed_files[i].empty()) {
-    envelope = core::decodeSnapshotFile(job.signed_files[i]);
+    ref.signed_bytes = job.signed_files[i];
+  } else if (i < job.kept_bytes.size() && !job.kept_bytes[i].empty()) {
+    ref.kept_bytes = job.kept_bytes[i];
   } else if (file.empty()) {
     return Error{core::ErrorCode::NotFound,
                  job.report.nodes(node).label() + ": it came from no file to read again"};
   } else {
-    auto bytes = readBounded(file);
-    if (!bytes.ok()) return bytes.error();
-    envelope = core::decodeSnapshotFile(*bytes);
+    ref.file = file;
   }
-  auto full =
-      envelope.ok() ? core::openSnapshot(*envelope) : Result<v1::Snapshot>(envelope.error());
-  const std::string where = file.empty() ? job.report.nodes(node).label() : file;
-  if (!full.ok()) return Error{full.error().code, where + ": " + full.error().message};
+  ref.kept = job.snapshots[i];
+  return ref;
+}
+
+Result<v1::Snapshot> readFullSnapshot(const SnapshotRef& ref) {
+  Result<v1::Snapshot> full = Error{core::ErrorCode::NotFound, ""};
+  if (!ref.signed_bytes.empty()) {
+    auto envelope = core::decodeSnapshotFile(ref.signed_bytes);
+    full = envelope.ok() ? core::openSnapshot(*envelope) : Result<v1::Snapshot>(envelope.error());
+  } else if (!ref.kept_bytes.empty()) {
+    v1::Snapshot parsed;
+    if (!parsed.ParseFromString(ref.kept_bytes))
+      return Error{core::ErrorCode::Malformed, ref.where + ": its kept copy does not parse"};
+    full = std::move(parsed);
+  } else {
+    auto bytes = readBounded(ref.file);
+    if (!bytes.ok()) return bytes.error();
+    auto envelope = core::decodeSnapshotFile(*bytes);
+    full = envelope.ok() ? core::openSnapshot(*envelope) : Result<v1::Snapshot>(envelope.error());
+  }
+  if (!full.ok()) return Error{full.error().code, ref.where + ": " + full.error().message};
   v1::Snapshot light = *full;
-  dropRawText(light);
-  if (core::serializeSnapshot(light) != core::serializeSnapshot(job.snapshots[i])) {
+  keptForm(light);
+  if (core::serializeSnapshot(light) != core::serializeSnapshot(ref.kept)) {
     return Error{core::ErrorCode::Malformed,
-                 where + " changed since it was opened: open it again (File > Reload)"};
+                 ref.where + " changed since it was opened: open it again (File > Reload)"};
   }
   return full;
+}
+
+Result<v1::Snapshot> readFullSnapshot(const JobData& job, int node) {
+  auto ref = snapshotRef(job, node);
+  if (!ref.ok()) return ref.error();
+  return readFullSnapshot(*ref);
 }
 
 NodeSelection firstLook(const JobData& job) {
@@ -425,82 +466,114 @@ int worstPort(const v1::NodeReport& node) {
   return worst;
 }
 
-JobData diagnoseSnapshots(std::vector<v1::Snapshot> snapshots,
-                          const std::vector<std::string>& files,
-                          const core::JobVerdictOptions& options) {
-  JobData out;
-  std::vector<core::AnalyzedNode> nodes;
-  nodes.reserve(snapshots.size());
-  // One parsed copy of each snapshot at any time (a 2,000-node job's parsed snapshots are
-  // ~200 MB): the nodes take them, the report hands them back.
-  for (std::size_t i = 0; i < snapshots.size(); ++i) {
-    core::AnalyzedNode n;
-    n.snapshot = std::move(snapshots[i]);
-    dropRawText(n.snapshot);  // judged on the parsed results (core never reads the raw text)
-    n.include_snapshot = true;
-    if (i < files.size()) n.snapshot_file = files[i];
-    nodes.push_back(std::move(n));
-  }
-  snapshots.clear();
-  snapshots.shrink_to_fit();
-  core::judgeJob(nodes, options);
-  out.report = core::buildReport(std::move(nodes));
+JobAssembler::JobAssembler(core::JobVerdictOptions options) : judgement_(std::move(options)) {}
+
+void JobAssembler::add(v1::Snapshot snapshot, SnapshotSource source) {
+  job_.counters.push_back(nodeCountersOf(snapshot, job_.counter_names));
+  // Read again from its file or signed bytes when a page shows it whole; else kept serialized.
+  job_.kept_bytes.push_back(!source.in_file && source.signed_bytes.empty()
+                                ? core::serializeSnapshot(snapshot)
+                                : std::string());
+  described_ = described_ || source.described;
+  job_.trust.push_back(std::move(source.trust));
+  job_.signers.push_back(std::move(source.signer));
+  job_.signed_files.push_back(std::move(source.signed_bytes));
+  job_.signed_sizes.push_back(source.size);
+  job_.snapshot_ids.push_back(std::move(source.id));
+  core::AnalyzedNode n;
+  n.snapshot = std::move(snapshot);
+  dropRawText(n.snapshot);  // judged on the parsed results (core never reads the raw text)
+  n.include_snapshot = true;
+  n.snapshot_file = std::move(source.file);
+  judgement_.add(std::move(n), /*slim=*/true);
+}
+
+JobData JobAssembler::finish() {
+  JobData out = std::move(job_);
+  job_ = JobData{};
+  out.report = core::buildReport(judgement_.finish());
   out.snapshots.resize(static_cast<std::size_t>(out.report.nodes_size()));
   for (int i = 0; i < out.report.nodes_size(); ++i) {
     auto* node = out.report.mutable_nodes(i);
     auto& kept = out.snapshots[static_cast<std::size_t>(i)];
     kept.Swap(node->mutable_snapshot());
     node->clear_snapshot();
+    keptForm(kept);  // slim already; its nccl-tests tables' raw text goes too
     // The pages read nccl-tests results from the snapshot: the report's copy is freed (a
     // RepeatedPtrField's Clear() would keep its elements).
     google::protobuf::RepeatedPtrField<v1::NcclTestsOutput> copy;
     node->mutable_nccl_tests()->Swap(&copy);
   }
+  // What no loader gave is left empty, as the fields say.
+  auto none = [](const auto& v) {
+    return std::all_of(v.begin(), v.end(),
+                       [](const auto& x) { return x == std::decay_t<decltype(x)>{}; });
+  };
+  if (!described_) {
+    out.trust.clear();
+    out.signers.clear();
+  }
+  if (none(out.signed_files)) out.signed_files.clear();
+  if (none(out.signed_sizes)) out.signed_sizes.clear();
+  if (none(out.snapshot_ids)) out.snapshot_ids.clear();
+  if (none(out.kept_bytes)) out.kept_bytes.clear();
   indexFindings(out);
   return out;
 }
 
+JobData diagnoseSnapshots(std::vector<v1::Snapshot> snapshots,
+                          const std::vector<std::string>& files,
+                          const core::JobVerdictOptions& options) {
+  JobAssembler job(options);
+  for (std::size_t i = 0; i < snapshots.size(); ++i) {
+    SnapshotSource source;
+    if (i < files.size()) source.file = files[i];
+    job.add(std::move(snapshots[i]), std::move(source));
+  }
+  return job.finish();
+}
+
 namespace {
 
-// The opened snapshots by tenant (the signer's) and job: `group_of[i]` is snapshot i's group;
-// the largest group (the first of equal ones) is marked shown.
-std::vector<OpenedGroup> groupOpened(const std::vector<v1::Snapshot>& snapshots,
-                                     const std::vector<SignerInfo>& signers,
-                                     const std::vector<std::string>& opened_as,
-                                     std::vector<std::size_t>& group_of) {
-  std::vector<OpenedGroup> groups;
-  group_of.assign(snapshots.size(), 0);
-  for (std::size_t i = 0; i < snapshots.size(); ++i) {
-    const std::string& tenant = signers[i].tenant;
-    const std::string& job_id = snapshots[i].node().job_id();
-    std::size_t g = 0;
-    while (g < groups.size() && (groups[g].tenant != tenant || groups[g].job_id != job_id)) ++g;
-    if (g == groups.size()) groups.push_back({tenant, job_id, {}, false});
-    auto& list = groups[g].files;
-    if (list.empty() || list.back() != opened_as[i]) list.push_back(opened_as[i]);
-    group_of[i] = g;
-  }
-  std::size_t shown = 0;
-  std::vector<std::size_t> counts(groups.size(), 0);
-  for (const std::size_t g : group_of) ++counts[g];
-  for (std::size_t g = 1; g < groups.size(); ++g) {
-    if (counts[g] > counts[shown]) shown = g;
-  }
-  if (!groups.empty()) groups[shown].shown = true;
-  return groups;
-}
+// The opened snapshots by tenant (the signer's) and job, each group assembled apart: files of
+// several jobs or tenants are never one job.
+class OpenedGroups {
+ public:
+  explicit OpenedGroups(const core::JobVerdictOptions& options) : options_(options) {}
 
-// Keeps the entries of `v` whose snapshot is in group `shown`, in order.
-template <typename T>
-void keepGroup(std::vector<T>& v, const std::vector<std::size_t>& group_of, std::size_t shown) {
-  std::size_t kept = 0;
-  for (std::size_t i = 0; i < v.size(); ++i) {
-    if (group_of[i] != shown) continue;
-    if (kept != i) v[kept] = std::move(v[i]);
-    ++kept;
+  void add(v1::Snapshot snapshot, SnapshotSource source, const std::string& opened_as) {
+    const std::string& tenant = source.signer.tenant;
+    const std::string& job_id = snapshot.node().job_id();
+    std::size_t g = 0;
+    while (g < groups_.size() && (groups_[g].tenant != tenant || groups_[g].job_id != job_id)) ++g;
+    if (g == groups_.size()) {
+      groups_.push_back({tenant, job_id, {}, false});
+      jobs_.emplace_back(options_);
+    }
+    auto& list = groups_[g].files;
+    if (list.empty() || list.back() != opened_as) list.push_back(opened_as);
+    jobs_[g].add(std::move(snapshot), std::move(source));
   }
-  v.resize(kept);
-}
+
+  // The largest group (the first of equal ones) judged; the others are listed for the jobs
+  // page to open.
+  JobData finish() {
+    std::size_t shown = 0;
+    for (std::size_t g = 1; g < jobs_.size(); ++g) {
+      if (jobs_[g].size() > jobs_[shown].size()) shown = g;
+    }
+    JobData out = jobs_.empty() ? JobAssembler(options_).finish() : jobs_[shown].finish();
+    jobs_.clear();
+    if (!groups_.empty()) groups_[shown].shown = true;
+    out.groups = std::move(groups_);
+    return out;
+  }
+
+ private:
+  core::JobVerdictOptions options_;
+  std::vector<OpenedGroup> groups_;
+  std::vector<JobAssembler> jobs_;  // one per group
+};
 
 }  // namespace
 
@@ -509,13 +582,7 @@ JobData loadSnapshotFiles(const std::vector<std::string>& paths,
                           const std::function<void(std::size_t, std::size_t)>& progress,
                           const std::atomic<bool>* cancel,
                           const core::SignatureVerifier* verifier) {
-  std::vector<v1::Snapshot> snapshots;
-  std::vector<std::string> files;
-  std::vector<std::string> opened_as;  // the path given (a bundle's, for its members)
-  std::vector<std::string> trust;
-  std::vector<SignerInfo> signers;
-  std::vector<std::string> signed_files;
-  std::vector<std::uint64_t> sizes;
+  OpenedGroups groups(options);
   std::vector<std::string> errors;
   bool cancelled = false;
   for (std::size_t i = 0; i < paths.size(); ++i) {
@@ -530,14 +597,14 @@ JobData loadSnapshotFiles(const std::vector<std::string>& paths,
         errors.push_back(b.error().message);
       } else {
         for (std::size_t k = 0; k < b->members.size(); ++k) {
-          snapshots.push_back(std::move(b->opened[k].snapshot));
-          trust.push_back(std::move(b->opened[k].trust));
-          signers.push_back(std::move(b->opened[k].signer));
-          files.push_back(path + ":" + b->members[k]);
-          opened_as.push_back(path);
-          sizes.push_back(b->signed_bytes[k].size());
-          signed_files.resize(snapshots.size());
-          signed_files.back() = std::move(b->signed_bytes[k]);
+          SnapshotSource source;
+          source.file = path + ":" + b->members[k];
+          source.described = true;
+          source.trust = std::move(b->opened[k].trust);
+          source.signer = std::move(b->opened[k].signer);
+          source.size = b->signed_bytes[k].size();
+          source.signed_bytes = std::move(b->signed_bytes[k]);
+          groups.add(std::move(b->opened[k].snapshot), std::move(source), path);
         }
       }
       if (progress) progress(i + 1, paths.size());
@@ -545,43 +612,20 @@ JobData loadSnapshotFiles(const std::vector<std::string>& paths,
     }
     auto snap = readSnapshot(path, verifier);
     if (snap.ok()) {
-      snapshots.push_back(std::move(snap->snapshot));
-      trust.push_back(std::move(snap->trust));
-      signers.push_back(std::move(snap->signer));
-      files.push_back(path);
-      opened_as.push_back(path);
-      sizes.push_back(snap->bytes);
+      SnapshotSource source;
+      source.file = path;
+      source.in_file = true;
+      source.described = true;
+      source.trust = std::move(snap->trust);
+      source.signer = std::move(snap->signer);
+      source.size = snap->bytes;
+      groups.add(std::move(snap->snapshot), std::move(source), path);
     } else {
       errors.push_back(snap.error().message);
     }
     if (progress) progress(i + 1, paths.size());
   }
-  signed_files.resize(snapshots.size());
-
-  // Files of several jobs or tenants are never one job: the largest group is judged (the
-  // first of equal ones), the others are listed for the jobs page to open.
-  std::vector<std::size_t> group_of;
-  std::vector<OpenedGroup> groups = groupOpened(snapshots, signers, opened_as, group_of);
-  if (groups.size() > 1) {
-    const auto shown = static_cast<std::size_t>(
-        std::find_if(groups.begin(), groups.end(), [](const auto& g) { return g.shown; }) -
-        groups.begin());
-    keepGroup(snapshots, group_of, shown);
-    keepGroup(files, group_of, shown);
-    keepGroup(trust, group_of, shown);
-    keepGroup(signers, group_of, shown);
-    keepGroup(signed_files, group_of, shown);
-    keepGroup(sizes, group_of, shown);
-  }
-
-  const bool any_signed = std::any_of(signed_files.begin(), signed_files.end(),
-                                      [](const auto& b) { return !b.empty(); });
-  JobData out = diagnoseSnapshots(std::move(snapshots), files, options);
-  if (any_signed) out.signed_files = std::move(signed_files);
-  out.signed_sizes = std::move(sizes);
-  out.trust = std::move(trust);
-  out.signers = std::move(signers);
-  out.groups = std::move(groups);
+  JobData out = groups.finish();
   out.errors = std::move(errors);
   out.cancelled = cancelled;
   return out;

@@ -7,6 +7,7 @@
 #include <QCollator>
 #include <QColor>
 #include <QFont>
+#include <QSet>
 #include <algorithm>
 #include <array>
 #include <cmath>
@@ -102,37 +103,18 @@ NodeGridModel::Prepared NodeGridModel::setJob(const JobData* job, Prepared prepa
   has_window_ = prepared.has_window;
   std::copy(std::begin(prepared.empty_column), std::end(prepared.empty_column),
             std::begin(empty_column_));
-  std::swap(counter_ids_, prepared.counter_ids);
   for (int c = 0; c < ColumnCount; ++c) std::swap(widest_rows_[c], prepared.widest_rows[c]);
   endResetModel();
   return prepared;  // now the previous job's rows
 }
 
-int NodeGridModel::intern(CounterIds& ids, const std::string& name) {
-  auto it = ids.find(std::string_view(name));
-  if (it != ids.end()) return it->second;
-  const int id = static_cast<int>(ids.size());
-  ids.emplace(name, id);
-  return id;
-}
-
 int NodeGridModel::counterId(std::string_view name) const {
-  auto it = counter_ids_.find(name);
-  return it == counter_ids_.end() ? -1 : it->second;
+  return job_ != nullptr ? job_->counter_names.find(name) : -1;
 }
 
 namespace {
 
 constexpr double kEmpty = std::numeric_limits<double>::quiet_NaN();
-
-const v1::Counter* findCounter(const google::protobuf::RepeatedPtrField<v1::Counter>* list,
-                               const std::string& name) {
-  if (list == nullptr) return nullptr;
-  for (const auto& c : *list) {
-    if (c.name() == name) return &c;
-  }
-  return nullptr;
-}
 
 QString formatAmount(double v) {
   if (v == 0) return QStringLiteral("0");
@@ -155,33 +137,45 @@ constexpr std::array<int, 5> kKeyColumns = {NodeGridModel::SymbolErrors, NodeGri
 NodeGridModel::Prepared NodeGridModel::prepare(const JobData* job) {
   Prepared out;
   out.rows.clear();
-  out.counter_ids.clear();
   out.outlier_rows = 0;
   out.has_window = false;
   for (auto& m : out.majority) m.clear();
   if (job == nullptr) return out;
   KeyIds key_ids;
   for (std::size_t k = 0; k < kKeyColumns.size(); ++k)
-    key_ids[k] = intern(out.counter_ids, counterOfColumn(kKeyColumns[k]));
+    key_ids[k] = job->counter_names.find(counterOfColumn(kKeyColumns[k]));
   out.rows.reserve(static_cast<std::size_t>(job->report.nodes_size()) * 8);
-  for (int i = 0; i < job->report.nodes_size(); ++i) addNodeRows(out, *job, i, key_ids);
+  // Each distinct text is held once: QString is implicitly shared, so rows that repeat a value
+  // ("ACTIVE", "0", a node's name on each of its ports) share one copy (a 2,000-node job's grid
+  // held ~16,000 copies of "ACTIVE" before).
+  QSet<QString> texts;
+  auto share = [&texts](QString& text) {
+    if (!text.isEmpty()) text = *texts.insert(text);
+  };
+  for (int i = 0; i < job->report.nodes_size(); ++i) {
+    const std::size_t first = out.rows.size();
+    addNodeRows(out, *job, i, key_ids);
+    for (std::size_t k = first; k < out.rows.size(); ++k) {
+      for (auto& cell : out.rows[k].cells) share(cell);
+      for (auto& code : out.rows[k].codes) share(code);
+    }
+  }
   judgeColumns(out, *job, key_ids);
   indexColumns(out);
   return out;
 }
 
-// One row per port of node `i` (a node-only row when it has none), with its cells, sort keys
-// and counters.
+// A snapshot's ports (device, port) with their kept counters and netdev MTUs.
 std::map<PortKey, NodeGridModel::PortSources> NodeGridModel::portSourcesOf(
-    const v1::Snapshot& snap, const v1::CounterWindow* window) {
+    const v1::Snapshot& snap, const NodeCounters* counters) {
   std::map<PortKey, PortSources> sources;
   for (const auto& d : snap.devices()) {
-    for (const auto& p : d.ports()) sources[{d.name(), p.port()}] = {&d, &p, nullptr, {}};
+    for (const auto& p : d.ports()) sources[{d.name(), p.port()}] = {&p, nullptr, {}};
   }
-  for (int w = 0; window != nullptr && w < window->ports_size(); ++w) {
-    const auto& sample = window->ports(w);
-    if (auto it = sources.find({sample.device(), sample.port()}); it != sources.end())
-      it->second.second = &sample;
+  for (std::size_t k = 0; counters != nullptr && k < counters->ports.size(); ++k) {
+    const auto& kept = counters->ports[k];
+    if (auto it = sources.find({kept.device, kept.port}); it != sources.end())
+      it->second.counters = &kept;
   }
   for (const auto& nd : snap.netdevs()) {
     auto it = sources.find({nd.rdma_device(), nd.rdma_port()});
@@ -191,6 +185,8 @@ std::map<PortKey, NodeGridModel::PortSources> NodeGridModel::portSourcesOf(
   return sources;
 }
 
+// One row per port of node `i` (a node-only row when it has none), with its cells, sort keys
+// and counters.
 void NodeGridModel::addNodeRows(Prepared& out, const JobData& job, int i, const KeyIds& key_ids) {
   const auto& report = job.report;
   const auto& n = report.nodes(i);
@@ -199,16 +195,17 @@ void NodeGridModel::addNodeRows(Prepared& out, const JobData& job, int i, const 
   for (const int k : findingsOfNode(job, i)) mine.push_back(&report.findings(k));
   const v1::Snapshot* snap =
       i < static_cast<int>(job.snapshots.size()) ? &job.snapshots[std::size_t(i)] : nullptr;
-  const v1::CounterWindow* window = snap != nullptr ? core::latestWindow(*snap) : nullptr;
-  const double interval = window != nullptr ? window->interval_seconds() : 0;
+  const NodeCounters* counters =
+      i < static_cast<int>(job.counters.size()) ? &job.counters[std::size_t(i)] : nullptr;
+  const double interval = counters != nullptr ? counters->interval_seconds : 0;
   if (interval > 0) out.has_window = true;
   // The snapshot's ports, indexed once.
   const std::map<PortKey, PortSources> sources =
-      snap != nullptr ? portSourcesOf(*snap, window) : std::map<PortKey, PortSources>{};
+      snap != nullptr ? portSourcesOf(*snap, counters) : std::map<PortKey, PortSources>{};
   const FindingsByPort by_port(mine);
   // Core's value, the one NODE_OUTLIER judges (none when no row moved data).
   const std::optional<double> busbw =
-      snap != nullptr ? core::peakBusbwGbs(*snap) : std::optional<double>();
+      counters != nullptr ? counters->peak_busbw_gbs : std::optional<double>();
   auto fill = [&](Row& r, const std::string& device, uint32_t port) {
     for (double& k : r.sort) k = kEmpty;
     r.node = i;
@@ -274,57 +271,28 @@ void NodeGridModel::addNodeRows(Prepared& out, const JobData& job, int i, const 
       continue;
     }
     const auto found = sources.find({port.device(), port.port()});
-    addPortCounters(out, r, found != sources.end() ? found->second : PortSources{}, interval,
-                    key_ids);
+    addPortCounters(r, found != sources.end() ? found->second : PortSources{}, interval, key_ids);
     out.rows.push_back(std::move(r));
   }
 }
 
-// A port row's MTU and counters, read once from the snapshot: amounts (window deltas, else
-// totals) for filters and top-X, the key counters' cells (per second over a window).
-void NodeGridModel::addPortCounters(Prepared& out, Row& r, const PortSources& sources,
-                                    double interval, const KeyIds& key_ids) {
-  const v1::RdmaPort* raw = sources.port;
-  const v1::RdmaDevice* raw_device = sources.device;
-  const v1::PortCounterSample* second = sources.second;
+// A port row's MTU and counters (the job's kept amounts: window deltas, else totals, for filters
+// and top-X), the key counters' cells (per second over a window).
+void NodeGridModel::addPortCounters(Row& r, const PortSources& sources, double interval,
+                                    const KeyIds& key_ids) {
   std::optional<uint32_t> mtu = sources.netdev_mtu;
-  if (!mtu && raw != nullptr && raw->has_active_mtu()) mtu = raw->active_mtu();
+  if (!mtu && sources.port != nullptr && sources.port->has_active_mtu())
+    mtu = sources.port->active_mtu();
   if (mtu) {
     r.cells[Mtu] = QString::number(*mtu);
     r.sort[Mtu] = *mtu;
   }
-  auto add = [&](const google::protobuf::RepeatedPtrField<v1::Counter>& list,
-                 const google::protobuf::RepeatedPtrField<v1::Counter>* later) {
-    for (const auto& c : list) {
-      if (!c.unavailable_reason().empty()) continue;
-      double amount = static_cast<double>(c.value());
-      if (interval > 0) {
-        // A counter that went backwards was reset or wrapped: no delta rather than a
-        // wrong one (nor a total posing as a delta).
-        const auto* s = findCounter(later, c.name());
-        if (s == nullptr || !s->unavailable_reason().empty() || s->value() < c.value()) continue;
-        amount = static_cast<double>(s->value() - c.value());
-      }
-      r.counters.emplace_back(intern(out.counter_ids, c.name()), amount);
-    }
-  };
-  if (raw != nullptr) {
-    add(raw->counters(), second != nullptr ? &second->counters() : nullptr);
-    add(raw->counters_ext(), second != nullptr ? &second->counters_ext() : nullptr);
-    add(raw->hw_counters(), second != nullptr ? &second->hw_counters() : nullptr);
-  }
-  if (raw_device != nullptr && interval <= 0) add(raw_device->hw_counters(), nullptr);
-  // First of a name wins (counters before counters_ext before hw_counters).
-  std::stable_sort(r.counters.begin(), r.counters.end(),
-                   [](const auto& a, const auto& b) { return a.first < b.first; });
-  r.counters.erase(std::unique(r.counters.begin(), r.counters.end(),
-                               [](const auto& a, const auto& b) { return a.first == b.first; }),
-                   r.counters.end());
+  r.counters = sources.counters;
+  if (r.counters == nullptr) return;
   for (std::size_t k = 0; k < kKeyColumns.size(); ++k) {
-    const auto it =
-        std::lower_bound(r.counters.begin(), r.counters.end(), std::make_pair(key_ids[k], -1e300));
-    if (it == r.counters.end() || it->first != key_ids[k]) continue;
-    const double v = interval > 0 ? it->second / interval : it->second;
+    const std::optional<double> amount = r.counters->amount(key_ids[k]);
+    if (!amount) continue;
+    const double v = interval > 0 ? *amount / interval : *amount;
     r.sort[kKeyColumns[k]] = v;
     r.cells[kKeyColumns[k]] =
         interval > 0 ? formatAmount(v) + QStringLiteral("/s") : formatAmount(v);
@@ -361,10 +329,9 @@ void NodeGridModel::judgeColumns(Prepared& out, const JobData& job, const KeyIds
     std::vector<Row*> counted_rows;
     std::vector<double> shown;
     for (auto& r : out.rows) {
-      const auto it = std::lower_bound(r.counters.begin(), r.counters.end(),
-                                       std::make_pair(key_ids[k], -1e300));
-      if (it != r.counters.end() && it->first == key_ids[k]) {
-        values.push_back(it->second);
+      if (const auto amount =
+              r.counters != nullptr ? r.counters->amount(key_ids[k]) : std::optional<double>()) {
+        values.push_back(*amount);
         counted_rows.push_back(&r);
       }
       if (!std::isnan(r.sort[c])) shown.push_back(r.sort[c]);
@@ -378,7 +345,7 @@ void NodeGridModel::judgeColumns(Prepared& out, const JobData& job, const KeyIds
   }
   // Bus bandwidth is a node's: core's per-node marks (what NODE_OUTLIER judges and the chart
   // shows), on every row of the node; the majority shown is core's median node.
-  const core::NodeOutliers busbw = core::nodeBusbwOutliers(snapshotsOf(job));
+  const core::NodeOutliers busbw = core::nodeBusbwOutliers(busbwPeaks(job));
   if (busbw.judged() >= 2) {
     out.majority[Busbw] = QString::number(busbw.marks.median, 'f', 1);
     for (auto& r : out.rows) {
@@ -547,10 +514,8 @@ std::optional<double> NodeGridModel::counter(int row, const QString& name) const
 
 std::optional<double> NodeGridModel::counter(int row, int id) const {
   if (id < 0 || row < 0 || row >= static_cast<int>(rows_.size())) return std::nullopt;
-  const auto& list = rows_[static_cast<std::size_t>(row)].counters;
-  const auto it = std::lower_bound(list.begin(), list.end(), std::make_pair(id, -1e300));
-  if (it == list.end() || it->first != id) return std::nullopt;
-  return it->second;
+  const NodeCounters::Port* port = rows_[static_cast<std::size_t>(row)].counters;
+  return port != nullptr ? port->amount(id) : std::nullopt;
 }
 
 }  // namespace ibc::console

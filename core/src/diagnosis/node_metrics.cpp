@@ -134,27 +134,56 @@ std::optional<double> peakBusbwGbs(const v1::Snapshot& snapshot) {
   return peak > 0 ? std::optional<double>(peak) : std::nullopt;
 }
 
-std::optional<double> nodeCounterSum(const v1::Snapshot& snapshot, std::string_view counter,
-                                     CounterSum sum) {
-  std::optional<double> total;
+namespace {
+
+// The walk nodeCounterSum and nodeCounterSums share: add(value) for each counter value a node
+// sum counts (a device's own hw_counter once per device; values without a total are unread).
+template <typename Add>
+void forEachSummed(const v1::Snapshot& snapshot, const Add& add) {
   const CounterWindowIndex window(snapshot);
-  const bool windowed = sum == CounterSum::Moved && latestWindow(snapshot) != nullptr;
   for (const auto& d : snapshot.devices()) {
-    bool device_counted = false;
+    std::set<std::string, std::less<>> device_counted;
     for (const auto& p : d.ports()) {
-      for (const auto& c : portCounterValues(window, d, p)) {
-        if (c.name != counter || !c.total) continue;
-        if (c.device_level && device_counted) continue;
-        device_counted = device_counted || c.device_level;
-        if (!windowed) {
-          total = total.value_or(0) + static_cast<double>(*c.total);
-        } else if (c.delta) {
-          total = total.value_or(0) + static_cast<double>(*c.delta);
-        }
+      for (auto& c : portCounterValues(window, d, p)) {
+        if (!c.total) continue;
+        if (c.device_level && !device_counted.insert(c.name).second) continue;
+        add(c);
       }
     }
   }
+}
+
+// One value into a sum: the totals, or with a window (and Moved) the deltas only.
+void addTo(std::optional<double>& sum, const PortCounterValue& c, bool windowed) {
+  if (!windowed) {
+    sum = sum.value_or(0) + static_cast<double>(*c.total);
+  } else if (c.delta) {
+    sum = sum.value_or(0) + static_cast<double>(*c.delta);
+  }
+}
+
+}  // namespace
+
+std::optional<double> nodeCounterSum(const v1::Snapshot& snapshot, std::string_view counter,
+                                     CounterSum sum) {
+  std::optional<double> total;
+  const bool windowed = sum == CounterSum::Moved && latestWindow(snapshot) != nullptr;
+  forEachSummed(snapshot, [&](const PortCounterValue& c) {
+    if (c.name == counter) addTo(total, c, windowed);
+  });
   return total;
+}
+
+std::map<std::string, NodeCounterSums, std::less<>> nodeCounterSums(const v1::Snapshot& snapshot) {
+  std::map<std::string, NodeCounterSums, std::less<>> out;
+  const bool windowed = latestWindow(snapshot) != nullptr;
+  forEachSummed(snapshot, [&](const PortCounterValue& c) {
+    auto& sums = out[c.name];
+    addTo(sums.moved, c, windowed);
+    addTo(sums.totals, c, false);
+    sums.on_port = sums.on_port || !c.device_level;
+  });
+  return out;
 }
 
 OutlierMarks markBusbwOutliers(const std::vector<double>& busbw_gbs) {
@@ -195,36 +224,52 @@ double counterScale(std::string_view name) { return isDataWords(name) ? 4.0 : 1.
 
 namespace {
 
-template <typename ValueOf, typename Judge>
-NodeOutliers nodeOutliers(const std::vector<const v1::Snapshot*>& nodes, const ValueOf& value_of,
-                          const Judge& judge) {
+// Core's marks on one value per node (nodes without a value are not judged).
+template <typename Judge>
+NodeOutliers markNodes(std::vector<std::optional<double>> values, const Judge& judge) {
   NodeOutliers out;
-  out.value.reserve(nodes.size());
+  out.value = std::move(values);
   std::vector<double> judged;
-  for (const auto* s : nodes) {
-    out.value.push_back(s != nullptr ? value_of(*s) : std::nullopt);
-    if (out.value.back()) judged.push_back(*out.value.back());
+  for (const auto& v : out.value) {
+    if (v) judged.push_back(*v);
   }
   out.marks = judge(judged);
-  out.outlier.assign(nodes.size(), false);
+  out.outlier.assign(out.value.size(), false);
   std::size_t k = 0;
-  for (std::size_t i = 0; i < nodes.size(); ++i) {
+  for (std::size_t i = 0; i < out.value.size(); ++i) {
     if (out.value[i]) out.outlier[i] = out.marks.outlier[k++];
   }
   return out;
 }
 
+template <typename ValueOf>
+std::vector<std::optional<double>> valuesOf(const std::vector<const v1::Snapshot*>& nodes,
+                                            const ValueOf& value_of) {
+  std::vector<std::optional<double>> values;
+  values.reserve(nodes.size());
+  for (const auto* s : nodes) values.push_back(s != nullptr ? value_of(*s) : std::nullopt);
+  return values;
+}
+
 }  // namespace
 
 NodeOutliers nodeBusbwOutliers(const std::vector<const v1::Snapshot*>& nodes) {
-  return nodeOutliers(nodes, peakBusbwGbs, markBusbwOutliers);
+  return nodeBusbwOutliers(valuesOf(nodes, peakBusbwGbs));
+}
+
+NodeOutliers nodeBusbwOutliers(std::vector<std::optional<double>> peaks) {
+  return markNodes(std::move(peaks), markBusbwOutliers);
 }
 
 NodeOutliers nodeCounterOutliers(const std::vector<const v1::Snapshot*>& nodes,
                                  std::string_view counter) {
-  return nodeOutliers(
-      nodes, [counter](const v1::Snapshot& s) { return nodeCounterSum(s, counter); },
-      [](const std::vector<double>& v) { return markCounterOutliers(v); });
+  return nodeCounterOutliers(
+      valuesOf(nodes, [counter](const v1::Snapshot& s) { return nodeCounterSum(s, counter); }));
+}
+
+NodeOutliers nodeCounterOutliers(std::vector<std::optional<double>> values) {
+  return markNodes(std::move(values),
+                   [](const std::vector<double>& v) { return markCounterOutliers(v); });
 }
 
 }  // namespace ibc::core

@@ -38,6 +38,7 @@
 #include "ibc/console/port_counters.h"
 #include "ibc/core/bundle.h"
 #include "ibc/core/nccl_tests.h"
+#include "ibc/core/node_metrics.h"
 #include "ibc/core/snapshot_file.h"
 #include "sysfs_json.h"
 #include "test_pki.h"
@@ -100,6 +101,19 @@ const JobData& job() {
   return data;
 }
 
+// Node `i` of `j` whole, read again from its file (the job keeps its snapshots slim).
+v1::Snapshot wholeSnapshot(const JobData& j, std::size_t i) {
+  auto whole = readFullSnapshot(j, static_cast<int>(i));
+  EXPECT_TRUE(whole.ok()) << (whole.ok() ? "" : whole.error().message);
+  return whole.ok() ? std::move(*whole) : v1::Snapshot{};
+}
+
+std::vector<v1::Snapshot> wholeSnapshots(const JobData& j) {
+  std::vector<v1::Snapshot> out;
+  for (std::size_t i = 0; i < j.snapshots.size(); ++i) out.push_back(wholeSnapshot(j, i));
+  return out;
+}
+
 int rowOfPort(const NodeGridModel& m, const QString& node, const QString& device) {
   for (int r = 0; r < m.rowCount(); ++r) {
     if (m.index(r, NodeGridModel::Node).data().toString() == node &&
@@ -124,6 +138,94 @@ TEST(LoadSnapshotFiles, AFifoOrADirectoryNamedIbsnapIsRefusedAtOnceAndTheRestLoa
   EXPECT_THAT(j.errors[1], HasSubstr("not a regular file (a directory)"));
 }
 
+// The job keeps each snapshot slim (a 2,000-node job cannot hold parsed counters: issue 22):
+// no counters, window or kernel lines, and what the pages read of its counters was taken from
+// the whole snapshot, equal to what the whole one gives; the whole one is read again from its
+// file.
+TEST(ConsoleJob, KeepsEachSnapshotSlimWithItsCountersTakenWhole) {
+  const JobData& j = job();
+  ASSERT_EQ(j.counters.size(), j.snapshots.size());
+  EXPECT_TRUE(j.kept_bytes.empty());  // every node is in a file to read again
+  int whole_counters = 0;
+  std::vector<v1::Snapshot> wholes = wholeSnapshots(j);
+  for (std::size_t i = 0; i < j.snapshots.size(); ++i) {
+    const v1::Snapshot& whole = wholes[i];
+    v1::Snapshot kept = whole;
+    keptForm(kept);
+    EXPECT_EQ(core::serializeSnapshot(kept), core::serializeSnapshot(j.snapshots[i])) << i;
+    for (const auto& d : j.snapshots[i].devices()) {
+      for (const auto& p : d.ports()) EXPECT_EQ(p.counters_size(), 0) << i;
+    }
+    for (const auto& d : whole.devices()) {
+      for (const auto& p : d.ports()) whole_counters += p.counters_size();
+    }
+    // The kept counters, by name, are the whole snapshot's.
+    CounterNames names;
+    const NodeCounters fresh = nodeCountersOf(whole, names);
+    ASSERT_EQ(fresh.ports.size(), j.counters[i].ports.size());
+    for (std::size_t p = 0; p < fresh.ports.size(); ++p) {
+      ASSERT_EQ(fresh.ports[p].amounts.size(), j.counters[i].ports[p].amounts.size());
+      for (std::size_t k = 0; k < fresh.ports[p].amounts.size(); ++k) {
+        const auto& [id, amount] = fresh.ports[p].amounts[k];
+        EXPECT_EQ(j.counters[i].ports[p].amount(j.counter_names.find(names.name(id))), amount);
+      }
+    }
+  }
+  EXPECT_GT(whole_counters, 100);
+  // The charts' per-node values are core's over the whole snapshots.
+  std::vector<const v1::Snapshot*> pointers;
+  for (const auto& w : wholes) pointers.push_back(&w);
+  for (const char* counter : {"symbol_error", "port_rcv_data", "link_downed"}) {
+    const auto core_values = core::nodeCounterOutliers(pointers, counter);
+    const NodeSeries series = counterPerNode(j, counter);
+    std::size_t k = 0;
+    for (std::size_t i = 0; i < wholes.size(); ++i) {
+      if (!core_values.value[i]) continue;
+      ASSERT_LT(k, series.values.size()) << counter;
+      EXPECT_EQ(series.values[k].node, static_cast<int>(i));
+      EXPECT_EQ(series.values[k].value, *core_values.value[i] * core::counterScale(counter));
+      EXPECT_EQ(series.values[k].outlier, core_values.outlier[i]);
+      ++k;
+    }
+    EXPECT_EQ(k, series.values.size()) << counter;
+  }
+}
+
+// A file changed or gone after it was opened is never shown as the snapshot judged: the node
+// page, the diff and the bundle plan say so and name the file; the majority says who did not
+// vote.
+TEST(ConsoleJob, AFileChangedOrGoneSinceOpeningIsNamedNotShown) {
+  const std::string dir = ibc::test::makeTempDir("console-changed");
+  std::vector<std::string> files;
+  for (std::size_t i = 0; i < 3; ++i) {
+    files.push_back(dir + "/n" + std::to_string(i) + ".ibsnap");
+    std::filesystem::copy_file(jobFiles()[i], files.back());
+  }
+  const JobData j = loadSnapshotFiles(files);
+  ASSERT_EQ(j.report.nodes_size(), 3);
+  ASSERT_TRUE(readFullSnapshot(j, 0).ok());
+  std::filesystem::copy_file(jobFiles()[3], files[0],
+                             std::filesystem::copy_options::overwrite_existing);
+  std::filesystem::remove(files[1]);
+  const auto changed = readFullSnapshot(j, 0);
+  ASSERT_FALSE(changed.ok());
+  EXPECT_THAT(changed.error().message, HasSubstr(files[0] + " changed since it was opened"));
+  const auto gone = readFullSnapshot(j, 1);
+  ASSERT_FALSE(gone.ok());
+  EXPECT_THAT(gone.error().message, HasSubstr(files[1]));
+  const Majority majority = majorityFacts(j);
+  EXPECT_EQ(majority.voters, 1);
+  EXPECT_EQ(majority.unread, 2);
+  EXPECT_THAT(majority.first_error, HasSubstr(files[0]));
+  DiffModel diff;
+  diff.compareNodes(&j, 2, 0);
+  EXPECT_EQ(diff.rowCount(), 0);
+  EXPECT_THAT(diff.error().toStdString(), HasSubstr("changed since it was opened"));
+  const BundlePlan plan = planBundle(bundlePlanInputs(j, {0, 2}, ""), false);
+  EXPECT_TRUE(plan.members.empty());
+  EXPECT_THAT(plan.error, HasSubstr(files[0]));
+}
+
 TEST(ConsoleJob, FourRealSnapshotsLoadAsFourNodesWithTheCollidingHostToldApart) {
   const JobData& j = job();
   EXPECT_TRUE(j.errors.empty());
@@ -143,7 +245,7 @@ TEST(ConsoleJob, ABundleOpensVerifiedWithTheCaAndIsRefusedWithoutItOrTampered) {
   const auto alice = ca.issue(ibc::test::supportSpec("alice"));
   std::vector<core::BundleSnapshotInput> inputs;
   for (std::size_t i : {std::size_t{0}, std::size_t{2}}) {
-    v1::Snapshot s = job().snapshots[i];
+    v1::Snapshot s = wholeSnapshot(job(), i);
     const std::string node = core::snapshotNodeName(s.node());
     const auto cred = ca.issue(ibc::test::agentSpec("acme", node));
     auto signer = core::SnapshotSigner::fromPem(cred.certificate_pem, cred.key_pem);
@@ -177,8 +279,8 @@ TEST(ConsoleJob, ABundleOpensVerifiedWithTheCaAndIsRefusedWithoutItOrTampered) {
               HasSubstr("which verified (exported by CN=alice,OU=support,O=ibcollect (support))"));
   EXPECT_EQ(opened.signed_files.size(), 2u);  // the signed bytes travel into a new export
   // The same verdict as the files themselves judged as a job.
-  const JobData direct =
-      diagnoseSnapshots({job().snapshots[0], job().snapshots[2]}, {"a.ibsnap", "b.ibsnap"});
+  const JobData direct = diagnoseSnapshots({wholeSnapshot(job(), 0), wholeSnapshot(job(), 2)},
+                                           {"a.ibsnap", "b.ibsnap"});
   ASSERT_EQ(opened.report.findings_size(), direct.report.findings_size());
   for (int i = 0; i < direct.report.findings_size(); ++i)
     EXPECT_EQ(opened.report.findings(i).code(), direct.report.findings(i).code()) << i;
@@ -222,8 +324,8 @@ TEST(ConsoleJob, EachSnapshotSaysWhetherItsSignerIsTheNodeAndMixedJobsOpenApart)
     std::ofstream(dir + "/" + name, std::ios::binary) << bytes;
     return dir + "/" + name;
   };
-  const v1::Snapshot a = job().snapshots[0];
-  const v1::Snapshot b = job().snapshots[2];
+  const v1::Snapshot a = wholeSnapshot(job(), 0);
+  const v1::Snapshot b = wholeSnapshot(job(), 2);
   const std::string node_a = core::snapshotNodeName(a.node());
   const std::string node_b = core::snapshotNodeName(b.node());
   ASSERT_NE(node_a, node_b);
@@ -548,7 +650,7 @@ TEST(NodeGridModel, KeyCounterColumnsAreTheTotalsCoreReadAndMtuIsTheNetdevs) {
       std::optional<uint64_t> total;
       bool seen = false;
       for (const auto& c :
-           portCounters(j.snapshots[std::size_t(n)], device.toStdString(), uint32_t(port))) {
+           portCounters(wholeSnapshot(j, std::size_t(n)), device.toStdString(), uint32_t(port))) {
         if (c.name != NodeGridModel::counterOfColumn(column) || seen) continue;
         seen = true;
         total = c.total;
@@ -613,7 +715,7 @@ TEST(NodeGridModel, WithAWindowCounterColumnsAreRatesAndTheGrowingPortIsTheOutli
 }
 
 TEST(NodeGridModel, BusbwIsTheNodesPeakAndTheSlowNodesRowsAreOutliers) {
-  const JobData j = diagnoseSnapshots(withNcclTests(job().snapshots), jobFiles());
+  const JobData j = diagnoseSnapshots(withNcclTests(wholeSnapshots(job())), jobFiles());
   NodeGridModel m;
   QAbstractItemModelTester tester(&m, QAbstractItemModelTester::FailureReportingMode::Fatal);
   m.setJob(&j);
@@ -807,7 +909,7 @@ const JobData& bigJob() {
     std::vector<v1::Snapshot> snaps;
     std::vector<std::string> files;
     for (int i = 0; i < 2000; ++i) {
-      v1::Snapshot s = job().snapshots[static_cast<std::size_t>(i % 4)];
+      v1::Snapshot s = wholeSnapshot(job(), static_cast<std::size_t>(i % 4));
       char name[32];
       std::snprintf(name, sizeof name, "node%04d", i + 1);
       s.mutable_node()->set_hostname(name);
@@ -953,7 +1055,8 @@ TEST(CountersModel, ShowsEveryCounterOfAPortWithItsTotalAndNothingForAnotherPort
   const JobData j = diagnoseSnapshots({mlx5Snapshot()}, {"mlx5.ibsnap"});
   CountersModel m;
   QAbstractItemModelTester tester(&m, QAbstractItemModelTester::FailureReportingMode::Fatal);
-  m.setPort(&j, 0, "mlx5_0", 1);
+  const v1::Snapshot whole = wholeSnapshot(j, 0);  // the job keeps it without counters
+  m.setPort(&whole, "mlx5_0", 1);
   ASSERT_GT(m.rowCount(), 10);
   bool saw_cqe = false;
   for (int r = 0; r < m.rowCount(); ++r) {
@@ -964,14 +1067,15 @@ TEST(CountersModel, ShowsEveryCounterOfAPortWithItsTotalAndNothingForAnotherPort
     }
   }
   EXPECT_TRUE(saw_cqe);
-  m.setPort(&j, 0, "mlx5_9", 1);
+  m.setPort(&whole, "mlx5_9", 1);
   EXPECT_EQ(m.rowCount(), 0);
 }
 
 TEST(CountersFilter, NameGlobsGroupsAndNumbersNarrowTheCountersAndATypoShowsNone) {
   const JobData j = diagnoseSnapshots({mlx5Snapshot()}, {"mlx5.ibsnap"});
   CountersModel m;
-  m.setPort(&j, 0, "mlx5_0", 1);
+  const v1::Snapshot whole = wholeSnapshot(j, 0);
+  m.setPort(&whole, "mlx5_0", 1);
   CountersFilter f;
   QAbstractItemModelTester tester(&f, QAbstractItemModelTester::FailureReportingMode::Fatal);
   f.setSourceModel(&m);
@@ -1010,8 +1114,9 @@ TEST(CountersModel, TroubleComesFirstMovedThenNonZeroErrorsThenTheRestThenUnread
   CountersModel m;
   QAbstractItemModelTester tester(&m, QAbstractItemModelTester::FailureReportingMode::Fatal);
   // The mlx4 QDR capture's port 1, whose symbol_error grew by 50 in the window.
-  const auto& d = j.snapshots[0].devices(0);
-  m.setPort(&j, 0, QString::fromStdString(d.name()), 1);
+  const v1::Snapshot whole = wholeSnapshot(j, 0);
+  const auto& d = whole.devices(0);
+  m.setPort(&whole, QString::fromStdString(d.name()), 1);
   ASSERT_GT(m.rowCount(), 5);
   EXPECT_EQ(m.index(0, CountersModel::Name).data().toString(), "symbol_error");
   EXPECT_EQ(m.index(0, 0).data(CountersModel::ConcernRole).toInt(), CountersModel::Moved);
@@ -1036,7 +1141,8 @@ TEST(CountersModel, TroubleComesFirstMovedThenNonZeroErrorsThenTheRestThenUnread
       {collectTree(ibc::test::fixturePath("real/sysfs/sysfs_procfs-fixture_mlx5_0_hw-"
                                           "counters-errors.tree/fixtures"))},
       {"mlx5.ibsnap"});
-  m.setPort(&mlx5, 0, "mlx5_0", 1);
+  const v1::Snapshot mlx5_whole = wholeSnapshot(mlx5, 0);
+  m.setPort(&mlx5_whole, "mlx5_0", 1);
   ASSERT_GT(m.rowCount(), 10);
   EXPECT_EQ(m.index(0, 0).data(CountersModel::ConcernRole).toInt(), CountersModel::NonZeroError);
   int cqe_row = -1;
@@ -1201,16 +1307,20 @@ TEST(DiffModel, ANodeWithAnExtraDeviceFirstDiffersInThatDeviceOnly) {
   }
   // The majority holds each key once (the first node's layout, then what others add).
   const auto majority = majorityFacts(j);
+  EXPECT_EQ(majority.voters, 3);
+  EXPECT_EQ(majority.unread, 0);
   std::set<std::pair<QString, QString>> keys;
-  for (const auto& f : majority) EXPECT_TRUE(keys.emplace(f.section, f.field).second);
-  EXPECT_EQ(majority.size(), factsOf(j, 1).size());
+  for (const auto& f : majority.facts) EXPECT_TRUE(keys.emplace(f.section, f.field).second);
+  const auto second = factsOf(j, 1);
+  ASSERT_TRUE(second.ok());
+  EXPECT_EQ(majority.facts.size(), second->size());
 }
 
 // A node whose nccl-tests output moved nothing (every row 0 GB/s: SYNTHETIC, in memory) is
 // neither charted nor judged, as core's NODE_OUTLIER leaves it out: the chart used to plot it
 // at 0 and call it an outlier the job's verdict never named.
 TEST(ChartData, ANodeWhoseTestMovedNothingIsNotChartedAsCoreDoesNotJudgeIt) {
-  auto snaps = withNcclTests(job().snapshots);
+  auto snaps = withNcclTests(wholeSnapshots(job()));
   snaps[0].clear_nccl_tests();
   snaps[0].add_nccl_tests()->mutable_parsed()->add_rows()->set_oop_busbw_gbs(0);
   const JobData j = diagnoseSnapshots(snaps, jobFiles());
@@ -1234,7 +1344,7 @@ TEST(ChartData, ANodeWhoseTestMovedNothingIsNotChartedAsCoreDoesNotJudgeIt) {
 TEST(ChartData, BusbwOutliersAreTheNodesTheJobVerdictCallsBusbwOutliers) {
   // The job's snapshots, each with a real all_reduce_perf output attached.
   ASSERT_EQ(job().snapshots.size(), 4u);
-  const JobData j = diagnoseSnapshots(withNcclTests(job().snapshots), jobFiles());
+  const JobData j = diagnoseSnapshots(withNcclTests(wholeSnapshots(job())), jobFiles());
   const auto series = busbwPerNode(j);
   const auto& bars = series.values;
   ASSERT_EQ(bars.size(), 4u);
@@ -1276,7 +1386,7 @@ TEST(ChartData, BusbwOutliersAreTheNodesTheJobVerdictCallsBusbwOutliers) {
 
 TEST(ChartData, ACounterPerNodeLeavesOutNodesWithoutItAndOverTimeIsOldestFirst) {
   const v1::Snapshot mlx5 = mlx5Snapshot();
-  std::vector<v1::Snapshot> snaps = {job().snapshots[0], mlx5};
+  std::vector<v1::Snapshot> snaps = {wholeSnapshot(job(), 0), mlx5};
   const JobData j = diagnoseSnapshots(snaps, {jobFiles()[0], "mlx5.ibsnap"});
   const auto series = counterPerNode(j, "resp_cqe_error");
   const auto& bars = series.values;
@@ -1363,7 +1473,7 @@ TEST(Escalation, ACaseRequestCoversTheCheckedNodesSnapshotIdsAndCodes) {
 // captures with the virtualization evidence a VM's snapshot carries (SYNTHETIC field).
 const JobData& vmJob() {
   static const JobData data = [] {
-    std::vector<v1::Snapshot> snaps = job().snapshots;
+    std::vector<v1::Snapshot> snaps = wholeSnapshots(job());
     for (auto& s : snaps) {
       s.mutable_node()->set_virtual_machine(true);
       s.mutable_node()->set_virtualization_evidence("CPU flag hypervisor");
@@ -1419,7 +1529,7 @@ struct SignedJob {
 SignedJob signedVmJob(const std::function<void(std::vector<v1::Snapshot>&)>& edit = {}) {
   static const auto ca = ibc::test::TestCa::create("console plan CA");
   SignedJob out;
-  std::vector<v1::Snapshot> snaps = vmJob().snapshots;
+  std::vector<v1::Snapshot> snaps = wholeSnapshots(vmJob());
   for (auto& s : snaps) s.mutable_node()->set_job_id("4242");
   if (edit) edit(snaps);
   for (const auto& s : snaps) {
@@ -1580,7 +1690,7 @@ TEST(BundlePlan, ANodeCheckedWithoutItsPeersSaysWhichOfItsFindingsTheBundleWillN
   for (const int f : findingsOfNode(s.job, slow)) job_codes.insert(s.job.report.findings(f).code());
   std::set<std::string> carried;
   const JobData judged_alone =
-      diagnoseSnapshots({s.job.snapshots[static_cast<std::size_t>(slow)]}, {"x"});
+      diagnoseSnapshots({wholeSnapshot(s.job, static_cast<std::size_t>(slow))}, {"x"});
   for (const auto& f : judged_alone.report.findings()) carried.insert(f.code());
   // Here: a firmware differing from the peers' can only be told with the peers.
   ASSERT_NE(job_codes, carried);

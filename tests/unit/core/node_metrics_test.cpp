@@ -132,6 +132,28 @@ TEST(NodeCounterSum, MovedInTheWindowElseTotalsAndNothingWhenUnreadable) {
   EXPECT_EQ(nodeCounterSum(s, "symbol_error"), 6.0);  // no window: the totals
 }
 
+// Every counter's sums in one walk (what the console keeps of a node) are exactly
+// nodeCounterSum's, moved and totals, with and without a window; the device's own counter is
+// not a port's.
+TEST(NodeCounterSums, AreNodeCounterSumForEveryCounterInOneWalk) {
+  v1::Snapshot s = mlx4Node("a", 5, 250);
+  auto* second = s.mutable_devices(0)->add_ports();
+  *second = s.devices(0).ports(0);
+  second->set_port(2);
+  for (const bool windowed : {true, false}) {
+    if (!windowed) s.clear_window();
+    const auto all = nodeCounterSums(s);
+    ASSERT_EQ(all.count("symbol_error"), 1u);
+    EXPECT_EQ(all.count("VL15_dropped"), 0u);  // unreadable everywhere: no sum
+    EXPECT_TRUE(all.at("symbol_error").on_port);
+    EXPECT_FALSE(all.at("out_of_buffer").on_port);  // only the device's own
+    for (const auto& [name, sums] : all) {
+      EXPECT_EQ(sums.moved, nodeCounterSum(s, name)) << name << " " << windowed;
+      EXPECT_EQ(sums.totals, nodeCounterSum(s, name, CounterSum::Totals)) << name;
+    }
+  }
+}
+
 // A node whose nccl-tests rows all moved nothing has no peak to judge (nor to chart).
 TEST(PeakBusbw, TheLargestBusbwOfAnyRowAndNothingWhenNoRowMovedData) {
   v1::Snapshot s;

@@ -114,6 +114,18 @@ enum class CounterSum { Moved, Totals };
 std::optional<double> nodeCounterSum(const ::ibcollect::v1::Snapshot& snapshot,
                                      std::string_view counter, CounterSum sum = CounterSum::Moved);
 
+// Every counter of a node summed as nodeCounterSum sums it (Moved and Totals), in one walk:
+// what a caller keeps of a node's counters when it lets the snapshot go (the console's charts
+// keep these for every node of a job, not its parsed counters). `on_port`: the counter is a
+// port's (not only a device's own hw_counter).
+struct NodeCounterSums {
+  std::optional<double> moved;
+  std::optional<double> totals;
+  bool on_port = false;
+};
+std::map<std::string, NodeCounterSums, std::less<>> nodeCounterSums(
+    const ::ibcollect::v1::Snapshot& snapshot);
+
 OutlierMarks markBusbwOutliers(const std::vector<double>& busbw_gbs);
 OutlierMarks markCounterOutliers(const std::vector<double>& values,
                                  double factor = kCounterOutlierFactor);
@@ -129,7 +141,12 @@ struct NodeOutliers {
   std::size_t judged() const { return marks.outlier.size(); }
 };
 NodeOutliers nodeBusbwOutliers(const std::vector<const ::ibcollect::v1::Snapshot*>& nodes);
+// The same marks on peaks already taken (peakBusbwGbs, one per node; nullopt: none).
+NodeOutliers nodeBusbwOutliers(std::vector<std::optional<double>> peaks);
 NodeOutliers nodeCounterOutliers(const std::vector<const ::ibcollect::v1::Snapshot*>& nodes,
                                  std::string_view counter);
+// The same marks on values already summed (nodeCounterSum's Moved, or nodeCounterSums' `moved`,
+// one per node; nullopt: the node has none).
+NodeOutliers nodeCounterOutliers(std::vector<std::optional<double>> values);
 
 }  // namespace ibc::core

@@ -28,9 +28,12 @@
 namespace ibc::console {
 
 struct BundlePlanInputs {
-  std::vector<::ibcollect::v1::Snapshot> snapshots;  // the checked nodes', in job order
-  std::vector<std::string> labels;                   // their labels in the job
-  std::vector<std::uint64_t> signed_sizes;           // bytes of each signed .ibsnap; 0 unknown
+  // Where the checked nodes' whole snapshots are read again from, in job order (the job keeps
+  // them slim); planBundle reads them into `snapshots`.
+  std::vector<SnapshotRef> checked;
+  std::vector<::ibcollect::v1::Snapshot> snapshots;
+  std::vector<std::string> labels;          // their labels in the job
+  std::vector<std::uint64_t> signed_sizes;  // bytes of each signed .ibsnap; 0 unknown
   // Distinct finding codes the job verdict has for each checked node (what the pages show).
   std::vector<std::vector<std::string>> job_codes;
   std::string case_id;  // may be empty
@@ -68,10 +71,13 @@ struct BundlePlan {
   // buildBundle's Redactor assigns them (a test holds the two together), for the page; the
   // map file beside the bundle is core's (Redactor::mapText: addresses and users too).
   std::vector<std::pair<std::string, std::string>> host_pseudonyms;
+  // A checked node's snapshot could not be read again (its file gone or changed): why.
+  std::string error;
 };
 
-// Judges and renders; empty plan (no member) when `inputs` has no snapshot.
-BundlePlan planBundle(const BundlePlanInputs& inputs, bool redact);
+// Reads the checked snapshots, judges and renders; empty plan (no member) when `inputs` has
+// no snapshot, or with `error` set when one could not be read again.
+BundlePlan planBundle(BundlePlanInputs inputs, bool redact);
 
 // "812 bytes", "14.2 KiB", "3.1 MiB"; "about 1 KiB" when not exact.
 std::string sizeWords(std::uint64_t bytes, bool exact = true);

@@ -30,8 +30,9 @@ class CountersModel : public QAbstractTableModel {
   enum Concern { Moved = 0, NonZeroError = 1, Quiet = 2, Unreadable = 3 };
 
   explicit CountersModel(QObject* parent = nullptr);
-  // Shows `device` `port` of node `node_index` of `job` (nullptr or not found: empty).
-  void setPort(const JobData* job, int node_index, const QString& device, int port);
+  // Shows `device` `port` of `snapshot`, a whole one (readFullSnapshot: the job keeps its
+  // snapshots without counters); nullptr or not found: empty.
+  void setPort(const ::ibcollect::v1::Snapshot* snapshot, const QString& device, int port);
 
   int rowCount(const QModelIndex& parent = {}) const override;
   int columnCount(const QModelIndex& parent = {}) const override;

@@ -10,6 +10,7 @@
 #include <QAbstractTableModel>
 #include <QString>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "ibc/console/job_data.h"
@@ -40,13 +41,23 @@ struct Fact {
 // What a fact shows: its value, or its number in its counter's unit.
 QString shownValue(const Fact& fact);
 
-// Every fact of node `node_index` of `job`, in a stable order.
-std::vector<Fact> factsOf(const JobData& job, int node_index);
+// Every fact of node `node_index` of `job`, in a stable order, from its whole snapshot
+// (`whole`, or read again: readFullSnapshot; an error says why it could not be).
+std::vector<Fact> factsOf(const JobData& job, int node_index,
+                          const ::ibcollect::v1::Snapshot& whole);
+core::Result<std::vector<Fact>> factsOf(const JobData& job, int node_index);
 
 // The job's majority per fact: the value most nodes have (the median for numbers), for facts
-// more than half the nodes have. Pure (a worker computes it for a large job: ~1 s at 2,000
-// nodes).
-std::vector<Fact> majorityFacts(const JobData& job);
+// more than half the nodes have. Each node's snapshot is read again, one at a time (a worker
+// computes it for a large job: ~1 s at 2,000 nodes); nodes whose snapshot cannot be read do
+// not vote, and the result says so.
+struct Majority {
+  std::vector<Fact> facts;
+  int voters = 0;           // the nodes that voted
+  int unread = 0;           // the nodes whose snapshot could not be read again
+  std::string first_error;  // why the first of those could not be
+};
+Majority majorityFacts(const JobData& job);
 
 class DiffModel : public QAbstractTableModel {
   Q_OBJECT
@@ -67,8 +78,11 @@ class DiffModel : public QAbstractTableModel {
   // numbers); facts most nodes have and this one lacks are listed too.
   void compareWithMajority(const JobData* job, int node);
   // The same against a majority computed before (majorityFacts).
-  void compareWithMajority(const JobData* job, int node, const std::vector<Fact>& majority);
+  void compareWithMajority(const JobData* job, int node, const Majority& majority);
   void clear();
+  // Why the last comparison shows nothing: a side's snapshot could not be read again (its file
+  // gone or changed); "" otherwise.
+  QString error() const { return error_; }
 
   QString leftName() const { return left_name_; }
   QString rightName() const { return right_name_; }
@@ -94,6 +108,7 @@ class DiffModel : public QAbstractTableModel {
 
   std::vector<Row> rows_;
   QString left_name_, right_name_;
+  QString error_;
 };
 
 QString directionName(DiffModel::Direction direction);

@@ -9,9 +9,11 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "ibc/console/node_counters.h"
 #include "ibc/core/job_verdict.h"
 #include "ibc/core/report.h"
 #include "ibc/core/signing.h"
@@ -48,9 +50,17 @@ struct OpenedGroup {
 struct JobData {
   // One per snapshot that could be read, in the order given; report.nodes() has the same
   // order and each node's label (unique even when two snapshots share a host name). Held
-  // without their raw text (dropRawText: NCCL logs, nccl-tests tables, pasted tool outputs);
-  // a page that shows it reads it again (readFullSnapshot). The parsed results stay.
+  // slim (keptForm: without counters, counter window, kernel log lines and raw text, what a
+  // 2,000-node job cannot hold parsed); a page that shows them reads the snapshot again
+  // (readFullSnapshot). Identity, ports, devices, netdevs and parsed results stay.
   std::vector<::ibcollect::v1::Snapshot> snapshots;
+  // Per snapshot (same order): its counters as the grid, the charts and the filters read them,
+  // taken while it was whole; counter ids name counter_names.
+  std::vector<NodeCounters> counters;
+  CounterNames counter_names;
+  // Per snapshot that came from neither a file nor signed bytes (diagnosed in memory): its
+  // whole serialized snapshot, for readFullSnapshot; "" otherwise. May be empty.
+  std::vector<std::string> kept_bytes;
   ::ibcollect::v1::Report report;
   // Per snapshot (same order): how far its signature was checked, in words ("signed by
   // CN=node01 ..., checked against the CA", "UNSIGNED: ..."). Never "valid" unless it is.
@@ -98,6 +108,37 @@ struct SignatureTrust {
 SignatureTrust checkSnapshotSignature(const ::ibcollect::v1::SignedSnapshot& envelope,
                                       const core::SignatureVerifier* verifier);
 
+// What a loader knows of a snapshot besides itself.
+struct SnapshotSource {
+  std::string file;      // where it came from ("" when unknown): the node's source
+  bool in_file = false;  // `file` is an .ibsnap to read again (else the whole snapshot is kept)
+  // How far its signature was checked and who signed it (checkSnapshotSignature, describeSigner);
+  // `described` false when nobody checked (snapshots diagnosed in memory).
+  bool described = false;
+  std::string trust;
+  SignerInfo signer;
+  std::string signed_bytes;  // its signed .ibsnap when it is in no file (collector, bundle)
+  std::uint64_t size = 0;    // the signed .ibsnap's size in bytes; 0 when unknown
+  std::string id;            // the collector's snapshot id; "" for opened files
+};
+
+// Builds a JobData one snapshot at a time, so that a large job is never held parsed whole
+// (issue 22): each snapshot's counters are kept compact for the pages (nodeCountersOf), core
+// judges the node's own evidence at once (core::JobJudgement) and the job keeps the snapshot
+// slim (keptForm). finish() judges across the nodes: every finding is core::judgeJob's.
+class JobAssembler {
+ public:
+  explicit JobAssembler(core::JobVerdictOptions options = {});
+  void add(::ibcollect::v1::Snapshot snapshot, SnapshotSource source);
+  std::size_t size() const { return job_.counters.size(); }
+  JobData finish();
+
+ private:
+  core::JobJudgement judgement_;
+  JobData job_;
+  bool described_ = false;
+};
+
 // `progress(done, total)` is called after each file; setting `cancel` stops before the next
 // file (what was read so far is diagnosed and returned, with `cancelled` set). Each file's
 // signature is checked (checkSnapshotSignature with `verifier`, which may be null); a file
@@ -108,8 +149,8 @@ JobData loadSnapshotFiles(const std::vector<std::string>& paths,
                           const std::atomic<bool>* cancel = nullptr,
                           const core::SignatureVerifier* verifier = nullptr);
 
-// The same diagnosis over snapshots already in memory (tests, the collector's answers).
-// `files` names where each came from ("" when unknown); it gives each node its source.
+// The same diagnosis over snapshots already in memory (tests). `files` names where each came
+// from ("" when unknown); it gives each node its source.
 JobData diagnoseSnapshots(std::vector<::ibcollect::v1::Snapshot> snapshots,
                           const std::vector<std::string>& files,
                           const core::JobVerdictOptions& options = {});
@@ -121,18 +162,32 @@ int nodeOfFinding(const JobData& job, int finding);
 std::vector<int> findingsOfNode(const JobData& job, int node);
 // Fills finding_node and node_findings from the report (diagnoseSnapshots calls it).
 void indexFindings(JobData& job);
-// The job's snapshots, one per report node (null where a node has none): what core's per-node
-// judgements (core::nodeBusbwOutliers, nodeCounterOutliers) take.
-std::vector<const ::ibcollect::v1::Snapshot*> snapshotsOf(const JobData& job);
+// Each report node's nccl-tests peak bus bandwidth as core takes it (core::peakBusbwGbs, kept when
+// the job was loaded; nullopt where a node has none): what core::nodeBusbwOutliers judges.
+std::vector<std::optional<double>> busbwPeaks(const JobData& job);
 
 // Clears the raw text a snapshot carries beside its parsed results (NCCL logs, nccl-tests
-// outputs, pasted tool outputs): what the console keeps of each node once it is judged.
+// outputs, pasted tool outputs).
 void dropRawText(::ibcollect::v1::Snapshot& snapshot);
+// What the job keeps of a snapshot once it is judged: no raw text (dropRawText) and slim
+// (core::slimSnapshot).
+void keptForm(::ibcollect::v1::Snapshot& snapshot);
 
-// Snapshot `node` with its raw text, read again from where it came from (its signed bytes
-// when at hand, else its file). An error names the file when it is gone, unreadable, or no
-// longer holds the snapshot that was judged (then File > Reload).
+// Snapshot `node` whole (counters, kernel log, raw text), read again from where it came from
+// (its signed bytes when at hand, else its file). An error names the file when it is gone,
+// unreadable, or no longer holds the snapshot that was judged (then File > Reload).
 core::Result<::ibcollect::v1::Snapshot> readFullSnapshot(const JobData& job, int node);
+// The same in two steps, for a worker that must not hold the job: where node `node`'s snapshot
+// is read again from and what the job kept of it (copied out of the job), then the read.
+struct SnapshotRef {
+  std::string where;               // its file, else its label: what an error names
+  std::string file;                // an .ibsnap to read
+  std::string signed_bytes;        // else its signed .ibsnap bytes
+  std::string kept_bytes;          // else its whole serialized snapshot
+  ::ibcollect::v1::Snapshot kept;  // what the job holds of it (keptForm)
+};
+core::Result<SnapshotRef> snapshotRef(const JobData& job, int node);
+core::Result<::ibcollect::v1::Snapshot> readFullSnapshot(const SnapshotRef& ref);
 
 // Where opening a job lands (worst first, console/README.md): the first finding, with a node, of
 // the most severe group (severity, then the more specific code, as the findings page orders its

@@ -72,11 +72,6 @@ class NodeGridModel : public QAbstractTableModel {
 
  private:
   struct Row;
-  struct NameHash {
-    using is_transparent = void;
-    std::size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
-  };
-  using CounterIds = std::unordered_map<std::string, int, NameHash, std::equal_to<>>;
 
  public:
   // Everything setJob computes, computed apart: a loader builds it on its worker thread
@@ -93,7 +88,6 @@ class NodeGridModel : public QAbstractTableModel {
     Prepared() {
       for (auto& w : widest_rows) w = {-1, -1};
     }
-    CounterIds counter_ids;
   };
   static Prepared prepare(const JobData* job);
   // Swaps `prepared` in and returns what it replaced, so a caller can free a large job's
@@ -146,24 +140,23 @@ class NodeGridModel : public QAbstractTableModel {
     bool trusted = false;  // signed by the node's own certificate
     QStringList codes;
     bool outlier[ColumnCount] = {};
-    // (counter id, amount) sorted by id: window delta when there is one, else the total.
-    std::vector<std::pair<int, double>> counters;
+    // The port's counters as the job keeps them (JobData::counters; not owned): ids of the
+    // job's counter_names, window deltas when there are some, else totals. Null without any.
+    const NodeCounters::Port* counters = nullptr;
   };
-  static int intern(CounterIds& ids, const std::string& name);
   // prepare()'s steps. KeyIds: the counter id of each key counter column.
   using KeyIds = std::array<int, 5>;
   static void addNodeRows(Prepared& out, const JobData& job, int i, const KeyIds& key_ids);
   // What a snapshot holds of one port, looked up once per node (a node may have thousands).
   struct PortSources {
-    const ::ibcollect::v1::RdmaDevice* device = nullptr;
     const ::ibcollect::v1::RdmaPort* port = nullptr;
-    const ::ibcollect::v1::PortCounterSample* second = nullptr;  // the latest window's
+    const NodeCounters::Port* counters = nullptr;  // the job's kept counters of the port
     std::optional<uint32_t> netdev_mtu;
   };
-  // A snapshot's ports (device, port) with their latest window samples and netdev MTUs.
+  // A snapshot's ports (device, port) with their kept counters and netdev MTUs.
   static std::map<std::pair<std::string, uint32_t>, PortSources> portSourcesOf(
-      const ::ibcollect::v1::Snapshot& snap, const ::ibcollect::v1::CounterWindow* window);
-  static void addPortCounters(Prepared& out, Row& r, const PortSources& sources, double interval,
+      const ::ibcollect::v1::Snapshot& snap, const NodeCounters* counters);
+  static void addPortCounters(Row& r, const PortSources& sources, double interval,
                               const KeyIds& key_ids);
   static void judgeColumns(Prepared& out, const JobData& job, const KeyIds& key_ids);
   static void indexColumns(Prepared& out);
@@ -175,7 +168,6 @@ class NodeGridModel : public QAbstractTableModel {
   bool has_window_ = false;
   bool empty_column_[ColumnCount] = {};
   std::array<int, 2> widest_rows_[ColumnCount] = {};
-  CounterIds counter_ids_;
 };
 
 }  // namespace ibc::console
