@@ -22,9 +22,14 @@ void fill(NodeSeries& series, const JobData& job, core::NodeOutliers judged, dou
   series.nodes = job.report.nodes_size();
   for (int i = 0; i < series.nodes; ++i) {
     const auto& v = judged.value[static_cast<std::size_t>(i)];
-    if (v) series.values.push_back({i, job.report.nodes(i).label(), *v});
+    // Each node carries core's own mark for it (NodeOutliers::outlier), shown in its unit.
+    if (v) {
+      series.values.push_back({i, job.report.nodes(i).label(), *v * scale,
+                               judged.outlier[static_cast<std::size_t>(i)]});
+    }
   }
-  keepJudgement(series, std::move(judged.marks), scale);
+  series.marks = std::move(judged.marks);
+  series.scale = scale;
 }
 
 int decimalsFor(double step) {
