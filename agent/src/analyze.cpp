@@ -166,7 +166,7 @@ AnalyzeOutcome judgeSavedSnapshots(const std::vector<std::string>& files,
   core::JobJudgement judgement({rules, {}});
   for (const auto& path : files) {
     if (auto n = readSavedNode(seams.files, path); n.ok()) {
-      judgement.add(std::move(n).value(), /*slim=*/true);
+      judgement.add(std::move(n).value(), core::Keep::Report);
     } else {
       out.input_errors.push_back(n.error().message);
     }

@@ -442,13 +442,13 @@ int runJob(CliEnvironment& env, const JobArgs& a) {
   std::vector<core::AnalyzedNode> nodes;
   assembleNodes(env, job, by_host, kept, [&](core::AnalyzedNode n) {
     if (a.nccl_logs.empty()) {
-      judgement.add(std::move(n), /*slim=*/true);
+      judgement.add(std::move(n), core::Keep::Report);
     } else {
       nodes.push_back(std::move(n));
     }
   });
   attachLauncherLogs(env, a, nodes);
-  for (auto& n : nodes) judgement.add(std::move(n), /*slim=*/true);
+  for (auto& n : nodes) judgement.add(std::move(n), core::Keep::Report);
   const bool delivery_failed = uploadSigned(env, *transport, job.hosts, by_host, kept);
   return reportJob(env, a, judgement.finish(), kept, delivery_failed);
 }
@@ -467,7 +467,7 @@ int runCompare(CliEnvironment& env, const std::vector<std::string>& files,
       ++failed;
       continue;
     }
-    judgement.add(std::move(n).value(), /*slim=*/true);
+    judgement.add(std::move(n).value(), core::Keep::Report);
     ++added;
   }
   if (added == 0) {

@@ -136,7 +136,7 @@ void NodePage::showNode(int node_index, const QString& device, int port) {
 
 QString NodePage::factsOf(int node) const {
   const auto& n = job_->report.nodes(node);
-  const auto& snap = job_->snapshots[static_cast<std::size_t>(node)];
+  const auto snap = job_->snapshots[static_cast<std::size_t>(node)];
   const auto& id = snap.node();
   QStringList facts;
   facts << QStringLiteral("<b>%1</b>").arg(q(n.label()).toHtmlEscaped());

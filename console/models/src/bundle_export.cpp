@@ -50,7 +50,7 @@ Result<BundleExportInputs> bundleExportInputs(const JobData& job, const std::vec
         return Error{ErrorCode::NotFound, node.label() + ": its signed bytes are not at hand"};
       e.file = node.snapshot_file();
       e.source = e.file;
-      e.shown = core::serializeSnapshot(job.snapshots[i]);
+      e.shown = job.snapshots.bytes(i);
     }
     out.nodes.push_back(std::move(e));
   }

@@ -89,17 +89,25 @@ namespace {
 struct PlannedNodes {
   std::vector<core::AnalyzedNode> nodes;
   std::vector<std::string> member_names;  // snapshots/<stem>.ibsnap, one per snapshot
-  std::string job_id;                     // the snapshots' job id when they agree, else empty
-  int64_t first = 0, last = 0;            // collection window (unix ms; 0 when unknown)
+  std::vector<std::string> contents;      // what each snapshot carries, for people
+  // Each snapshot's node name and hostname (the pseudonyms a redacted bundle gives).
+  std::vector<std::pair<std::string, std::string>> names;
+  std::string job_id;           // the snapshots' job id when they agree, else empty
+  int64_t first = 0, last = 0;  // collection window (unix ms; 0 when unknown)
 };
 
-PlannedNodes planNodes(const BundlePlanInputs& in) {
+// Takes the snapshots: each is judged once, as its node (the plan keeps no other copy).
+PlannedNodes planNodes(std::vector<v1::Snapshot> snapshots,
+                       const std::vector<std::string>& labels) {
   // Member names as core gives them: core's host-member naming applies the same safe stem
   // and "-2" suffixes that buildBundle gives snapshots/<node>.ibsnap.
   PlannedNodes p;
   core::BundleMembers taken;
   std::set<std::string> job_ids;
-  for (const auto& s : in.snapshots) {
+  for (std::size_t i = 0; i < snapshots.size(); ++i) {
+    auto& s = snapshots[i];
+    p.contents.push_back(snapshotContents(s, labels[i]));
+    p.names.emplace_back(core::snapshotNodeName(s.node()), s.node().hostname());
     const std::string probe = core::hostMemberName(taken, core::snapshotNodeName(s.node()));
     taken.emplace(probe, std::string());
     const std::string stem = probe.substr(core::kHostDir.size(),
@@ -112,7 +120,7 @@ PlannedNodes planNodes(const BundlePlanInputs& in) {
       p.last = std::max(p.last, at);
     }
     core::AnalyzedNode a;
-    a.snapshot = s;
+    a.snapshot = std::move(s);
     a.snapshot_file = p.member_names.back();
     p.nodes.push_back(std::move(a));
   }
@@ -218,19 +226,23 @@ void planCarried(const BundlePlanInputs& in, const JobData& judged, BundlePlan& 
 
 // The signed snapshots: members when plain, left out when redacted (their signed bytes cannot
 // be). Returns the members as placeholders of their size, for the manifest.
-core::BundleMembers planSnapshotMembers(const BundlePlanInputs& in,
-                                        const std::vector<std::string>& member_names, bool redact,
-                                        BundlePlan& plan) {
-  core::BundleMembers members;
-  for (std::size_t i = 0; i < in.snapshots.size(); ++i) {
-    PlannedMember m{member_names[i], in.signed_sizes[i], in.signed_sizes[i] > 0,
-                    snapshotContents(in.snapshots[i], in.labels[i])};
+// Each member as the manifest describes it (SHA-256 and size), by name as the manifest lists them:
+// the plan describes a member when it is made and keeps no member's bytes.
+using DescribedMembers = std::map<std::string, v1::BundleMember, std::less<>>;
+
+DescribedMembers planSnapshotMembers(const BundlePlanInputs& in, const PlannedNodes& planned,
+                                     bool redact, BundlePlan& plan) {
+  DescribedMembers members;
+  for (std::size_t i = 0; i < planned.member_names.size(); ++i) {
+    PlannedMember m{planned.member_names[i], in.signed_sizes[i], in.signed_sizes[i] > 0,
+                    planned.contents[i]};
     if (redact) {
       m.contents += " (its signed bytes cannot be redacted)";
       plan.left_out.push_back(std::move(m));
     } else {
       // Placeholder bytes of the same size: the manifest lists the size, never the content.
-      members.emplace(m.name, std::string(static_cast<std::size_t>(m.bytes), '\0'));
+      members.emplace(m.name, core::describeMember(
+                                  m.name, std::string(static_cast<std::size_t>(m.bytes), '\0')));
       plan.members.push_back(std::move(m));
     }
   }
@@ -241,19 +253,23 @@ core::BundleMembers planSnapshotMembers(const BundlePlanInputs& in,
 // and the signature. The redactor's calls keep buildBundle's order, so the pseudonyms agree.
 void planRenderedMembers(const BundlePlanInputs& in, const JobData& judged,
                          const v1::PfInspection& inspection, v1::BundleManifest& manifest,
-                         core::BundleMembers& members, core::Redactor& redactor, BundlePlan& plan) {
+                         DescribedMembers& members, core::Redactor& redactor, BundlePlan& plan) {
   const bool redact = plan.redact;
-  const auto scrub = [&](std::string text) { return redact ? redactor.redact(text) : text; };
+  // Returning `text` itself moves it (a conditional expression would copy it).
+  const auto scrub = [&](std::string text) {
+    if (!redact) return text;
+    return redactor.redact(text);
+  };
   auto findings_json = core::renderJson(judged.report);
   const auto add = [&](std::string_view name, std::string bytes, std::string contents,
                        bool exact = true) {
     plan.members.push_back({std::string(name), bytes.size(), exact, std::move(contents)});
-    members.emplace(std::string(name), std::move(bytes));
+    members.emplace(std::string(name), core::describeMember(name, bytes));
   };
   add(core::kFindingsMember, scrub(findings_json.ok() ? std::move(*findings_json) : std::string()),
       "the bundle's verdict: " +
           plural(static_cast<std::size_t>(plan.findings), "finding", "findings") + " of " +
-          plural(in.snapshots.size(), "node", "nodes") + " (judged again by core)");
+          plural(in.labels.size(), "node", "nodes") + " (judged again by core)");
   // report.md names the exporter and the time: known once signed.
   add(core::kReportMember, scrub(core::renderBundleReport(judged.report, manifest, inspection)),
       "for people: verdict per node, port table, findings with evidence and next steps", false);
@@ -265,8 +281,7 @@ void planRenderedMembers(const BundlePlanInputs& in, const JobData& judged,
   add(core::kPfInspectionJsonMember, scrub(core::messageToJson(inspection, 2) + "\n"),
       "the same runbook for host-inspect (PfInspection)");
   if (redact) plan.pf_inspection_md = redactor.redact(plan.pf_inspection_md);
-  for (const auto& [name, bytes] : members)
-    *manifest.add_members() = core::describeMember(name, bytes);
+  for (auto& [name, described] : members) *manifest.add_members() = std::move(described);
   add(core::kManifestMember, core::renderManifest(manifest),
       "SHA-256 and size of every member, nodes, job, case" +
           std::string(redact ? ", redacted: true" : "") + "; names you as exporter",
@@ -276,10 +291,10 @@ void planRenderedMembers(const BundlePlanInputs& in, const JobData& judged,
                           "your Ed25519 signature over manifest.json, with your certificate"});
 }
 
-void planPseudonyms(const BundlePlanInputs& in, core::Redactor& redactor, BundlePlan& plan) {
+void planPseudonyms(const PlannedNodes& planned, core::Redactor& redactor, BundlePlan& plan) {
   std::set<std::string> seen;
-  for (const auto& s : in.snapshots) {
-    for (const std::string& name : {core::snapshotNodeName(s.node()), s.node().hostname()}) {
+  for (const auto& [node_name, hostname] : planned.names) {
+    for (const std::string& name : {node_name, hostname}) {
       if (name.empty() || !seen.insert(name).second) continue;
       plan.host_pseudonyms.emplace_back(redactor.hostPseudonym(name), name);
     }
@@ -296,7 +311,7 @@ void planPseudonyms(const BundlePlanInputs& in, core::Redactor& redactor, Bundle
 BundlePlan planBundle(BundlePlanInputs in, bool redact) {
   BundlePlan plan;
   plan.redact = redact;
-  in.snapshots.clear();
+  std::vector<v1::Snapshot> snapshots;
   for (const auto& ref : in.checked) {
     if (ref.file.empty() && ref.signed_bytes.empty() && ref.kept_bytes.empty()) {
       plan.error = ref.where;
@@ -307,11 +322,11 @@ BundlePlan planBundle(BundlePlanInputs in, bool redact) {
       plan.error = whole.error().message;
       return plan;
     }
-    in.snapshots.push_back(std::move(*whole));
+    snapshots.push_back(std::move(*whole));
   }
-  if (in.snapshots.empty()) return plan;
+  if (snapshots.empty()) return plan;
 
-  PlannedNodes planned = planNodes(in);
+  PlannedNodes planned = planNodes(std::move(snapshots), in.labels);
   plan.job_id = planned.job_id;
   core::Redactor redactor;
   if (redact) learnNames(redactor, planned.nodes);
@@ -325,10 +340,10 @@ BundlePlan planBundle(BundlePlanInputs in, bool redact) {
   plan.findings = judged.report.findings_size();
   planCarried(in, judged, plan);
 
-  auto members = planSnapshotMembers(in, planned.member_names, redact, plan);
+  auto members = planSnapshotMembers(in, planned, redact, plan);
   planRenderedMembers(in, judged, inspection, manifest, members, redactor, plan);
   for (const auto& m : plan.members) plan.total_bytes += m.bytes;
-  if (redact) planPseudonyms(in, redactor, plan);
+  if (redact) planPseudonyms(planned, redactor, plan);
   return plan;
 }
 

@@ -237,7 +237,7 @@ std::vector<TimeValue> counterOverTime(const JobData& job, int node_index,
   const double scale = counterScale(counter);
   const int id = job.counter_names.find(counter);
   for (std::size_t i = 0; id >= 0 && i < job.snapshots.size() && i < job.counters.size(); ++i) {
-    const auto& s = job.snapshots[i];
+    const auto s = job.snapshots[i];
     if (s.node().hostname() != host) continue;
     // Core's node sum of the totals (nodeCounterSum's Totals), kept when the job was loaded.
     if (const auto* sum = job.counters[i].sum(id); sum != nullptr && sum->has_totals)

@@ -19,6 +19,7 @@
 
 #include "ibc/bundle/bundle_archive.h"
 #include "ibc/core/bundle.h"
+#include "ibc/core/encoding.h"
 #include "ibc/core/findings.h"
 #include "ibc/core/snapshot_file.h"
 
@@ -78,6 +79,7 @@ struct Opened {
   std::string trust;
   std::uint64_t bytes = 0;  // the signed file's size
   SignerInfo signer;
+  std::string digest;  // the SHA-256 (hex) of the file's bytes
 };
 
 Result<Opened> readSnapshot(const std::string& path, const core::SignatureVerifier* verifier) {
@@ -93,7 +95,8 @@ Result<Opened> readSnapshot(const std::string& path, const core::SignatureVerifi
   dropRawText(*snap);
   SignerInfo signer = describeSigner(*env, *snap, verifier != nullptr);
   std::string words = withSigner(std::move(trust.words), signer);
-  return Opened{std::move(*snap), std::move(words), bytes->size(), std::move(signer)};
+  return Opened{std::move(*snap), std::move(words), bytes->size(), std::move(signer),
+                core::sha256Hex(*bytes)};
 }
 
 bool isBundlePath(const std::string& path) {
@@ -301,6 +304,25 @@ std::vector<int> findingsOfNode(const JobData& job, int node) {
   return out;
 }
 
+void KeptSnapshots::push_back(const v1::Snapshot& kept) {
+  const std::string bytes = core::serializeSnapshot(kept);
+  // Level 1: as small as the default's within a few bytes, at a fraction of the time.
+  packed_.push_back(qCompress(reinterpret_cast<const uchar*>(bytes.data()),
+                              static_cast<qsizetype>(bytes.size()), 1));
+}
+
+std::string KeptSnapshots::bytes(std::size_t i) const {
+  const QByteArray raw = qUncompress(packed_[i]);
+  return std::string(raw.constData(), static_cast<std::size_t>(raw.size()));
+}
+
+v1::Snapshot KeptSnapshots::operator[](std::size_t i) const {
+  const QByteArray raw = qUncompress(packed_[i]);
+  v1::Snapshot s;
+  s.ParseFromArray(raw.constData(), static_cast<int>(raw.size()));  // its own serialization
+  return s;
+}
+
 void indexFindings(JobData& job) {
   const auto& nodes = job.report.nodes();
   // The same rule as the scan, through maps: first node per source, first per name, and
@@ -382,8 +404,8 @@ Result<SnapshotRef> snapshotRef(const JobData& job, int node) {
                  job.report.nodes(node).label() + ": it came from no file to read again"};
   } else {
     ref.file = file;
+    if (i < job.file_digests.size()) ref.digest = job.file_digests[i];
   }
-  ref.kept = job.snapshots[i];
   return ref;
 }
 
@@ -400,16 +422,14 @@ Result<v1::Snapshot> readFullSnapshot(const SnapshotRef& ref) {
   } else {
     auto bytes = readBounded(ref.file);
     if (!bytes.ok()) return bytes.error();
+    if (!ref.digest.empty() && core::sha256Hex(*bytes) != ref.digest) {
+      return Error{core::ErrorCode::Malformed,
+                   ref.where + " changed since it was opened: open it again (File > Reload)"};
+    }
     auto envelope = core::decodeSnapshotFile(*bytes);
     full = envelope.ok() ? core::openSnapshot(*envelope) : Result<v1::Snapshot>(envelope.error());
   }
   if (!full.ok()) return Error{full.error().code, ref.where + ": " + full.error().message};
-  v1::Snapshot light = *full;
-  keptForm(light);
-  if (core::serializeSnapshot(light) != core::serializeSnapshot(ref.kept)) {
-    return Error{core::ErrorCode::Malformed,
-                 ref.where + " changed since it was opened: open it again (File > Reload)"};
-  }
   return full;
 }
 
@@ -474,6 +494,7 @@ void JobAssembler::add(v1::Snapshot snapshot, SnapshotSource source) {
   job_.kept_bytes.push_back(!source.in_file && source.signed_bytes.empty()
                                 ? core::serializeSnapshot(snapshot)
                                 : std::string());
+  job_.file_digests.push_back(std::move(source.file_digest));
   described_ = described_ || source.described;
   job_.trust.push_back(std::move(source.trust));
   job_.signers.push_back(std::move(source.signer));
@@ -485,25 +506,25 @@ void JobAssembler::add(v1::Snapshot snapshot, SnapshotSource source) {
   dropRawText(n.snapshot);  // judged on the parsed results (core never reads the raw text)
   n.include_snapshot = true;
   n.snapshot_file = std::move(source.file);
-  judgement_.add(std::move(n), /*slim=*/true);
+  judgement_.add(std::move(n), core::Keep::Verdict);
 }
 
 JobData JobAssembler::finish() {
   JobData out = std::move(job_);
   job_ = JobData{};
   out.report = core::buildReport(judgement_.finish());
-  out.snapshots.resize(static_cast<std::size_t>(out.report.nodes_size()));
+  // Every node's kept form is packed before any parsed snapshot is freed: the parsed ones then
+  // go as one block the system can take back, not as holes between what the job keeps.
+  std::vector<v1::Snapshot> parsed(static_cast<std::size_t>(out.report.nodes_size()));
   for (int i = 0; i < out.report.nodes_size(); ++i) {
     auto* node = out.report.mutable_nodes(i);
-    auto& kept = out.snapshots[static_cast<std::size_t>(i)];
+    auto& kept = parsed[static_cast<std::size_t>(i)];
     kept.Swap(node->mutable_snapshot());
     node->clear_snapshot();
-    keptForm(kept);  // slim already; its nccl-tests tables' raw text goes too
-    // The pages read nccl-tests results from the snapshot: the report's copy is freed (a
-    // RepeatedPtrField's Clear() would keep its elements).
-    google::protobuf::RepeatedPtrField<v1::NcclTestsOutput> copy;
-    node->mutable_nccl_tests()->Swap(&copy);
+    keptForm(kept);  // slim already (Keep::Verdict): what is left of its NCCL logs goes too
+    out.snapshots.push_back(kept);
   }
+  parsed.clear();
   // What no loader gave is left empty, as the fields say.
   auto none = [](const auto& v) {
     return std::all_of(v.begin(), v.end(),
@@ -517,6 +538,7 @@ JobData JobAssembler::finish() {
   if (none(out.signed_sizes)) out.signed_sizes.clear();
   if (none(out.snapshot_ids)) out.snapshot_ids.clear();
   if (none(out.kept_bytes)) out.kept_bytes.clear();
+  if (none(out.file_digests)) out.file_digests.clear();
   indexFindings(out);
   return out;
 }
@@ -615,6 +637,7 @@ JobData loadSnapshotFiles(const std::vector<std::string>& paths,
       SnapshotSource source;
       source.file = path;
       source.in_file = true;
+      source.file_digest = std::move(snap->digest);
       source.described = true;
       source.trust = std::move(snap->trust);
       source.signer = std::move(snap->signer);

@@ -1,5 +1,9 @@
 #include "ibc/console/job_loader.h"
 
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
+
 #include <QMetaObject>
 #include <QPointer>
 #include <QThread>
@@ -41,6 +45,12 @@ void JobLoader::start(Work work) {
         },
         cancel.get()));
     job->grid = NodeGridModel::prepare(job->data.get());
+#ifdef __GLIBC__
+    // Loading frees tens of MiB it used for a while (whole parsed snapshots, the judgement's
+    // working sets) into this thread's malloc arena, where the GUI thread's pages cannot reuse
+    // it: it goes back to the system, not kept as the console's for its lifetime.
+    malloc_trim(0);
+#endif
     if (!self) return;
     QMetaObject::invokeMethod(
         self,

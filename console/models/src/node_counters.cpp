@@ -121,6 +121,9 @@ NodeCounters nodeCountersOf(const v1::Snapshot& snapshot, CounterNames& names) {
   }
   std::sort(out.sums.begin(), out.sums.end(),
             [](const NodeCounters::Sum& a, const NodeCounters::Sum& b) { return a.id < b.id; });
+  // Held for every node of the job: no room for growth.
+  out.ports.shrink_to_fit();
+  out.sums.shrink_to_fit();
   return out;
 }
 

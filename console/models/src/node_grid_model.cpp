@@ -7,7 +7,6 @@
 #include <QCollator>
 #include <QColor>
 #include <QFont>
-#include <QSet>
 #include <algorithm>
 #include <array>
 #include <cmath>
@@ -98,6 +97,8 @@ NodeGridModel::Prepared NodeGridModel::setJob(const JobData* job, Prepared prepa
   beginResetModel();
   job_ = job;
   std::swap(rows_, prepared.rows);
+  std::swap(texts_, prepared.texts);
+  std::swap(code_lists_, prepared.code_lists);
   for (int c = 0; c < ColumnCount; ++c) std::swap(majority_[c], prepared.majority[c]);
   outlier_rows_ = prepared.outlier_rows;
   has_window_ = prepared.has_window;
@@ -145,24 +146,27 @@ NodeGridModel::Prepared NodeGridModel::prepare(const JobData* job) {
   for (std::size_t k = 0; k < kKeyColumns.size(); ++k)
     key_ids[k] = job->counter_names.find(counterOfColumn(kKeyColumns[k]));
   out.rows.reserve(static_cast<std::size_t>(job->report.nodes_size()) * 8);
-  // Each distinct text is held once: QString is implicitly shared, so rows that repeat a value
-  // ("ACTIVE", "0", a node's name on each of its ports) share one copy (a 2,000-node job's grid
-  // held ~16,000 copies of "ACTIVE" before).
-  QSet<QString> texts;
-  auto share = [&texts](QString& text) {
-    if (!text.isEmpty()) text = *texts.insert(text);
-  };
-  for (int i = 0; i < job->report.nodes_size(); ++i) {
-    const std::size_t first = out.rows.size();
-    addNodeRows(out, *job, i, key_ids);
-    for (std::size_t k = first; k < out.rows.size(); ++k) {
-      for (auto& cell : out.rows[k].cells) share(cell);
-      for (auto& code : out.rows[k].codes) share(code);
-    }
-  }
+  Interned ids;
+  for (int i = 0; i < job->report.nodes_size(); ++i) addNodeRows(out, ids, *job, i, key_ids);
   judgeColumns(out, *job, key_ids);
   indexColumns(out);
   return out;
+}
+
+NodeGridModel::TextId NodeGridModel::intern(Prepared& out, Interned& ids, const QString& text) {
+  if (text.isEmpty()) return 0;
+  const auto [at, fresh] = ids.texts.try_emplace(text, static_cast<TextId>(out.texts.size()));
+  if (fresh) out.texts.push_back(text);
+  return at->second;
+}
+
+NodeGridModel::TextId NodeGridModel::internCodes(Prepared& out, Interned& ids,
+                                                 const QStringList& codes) {
+  if (codes.isEmpty()) return 0;
+  const auto [at, fresh] =
+      ids.code_lists.try_emplace(codes, static_cast<TextId>(out.code_lists.size()));
+  if (fresh) out.code_lists.push_back(codes);
+  return at->second;
 }
 
 // A snapshot's ports (device, port) with their kept counters and netdev MTUs.
@@ -187,14 +191,16 @@ std::map<PortKey, NodeGridModel::PortSources> NodeGridModel::portSourcesOf(
 
 // One row per port of node `i` (a node-only row when it has none), with its cells, sort keys
 // and counters.
-void NodeGridModel::addNodeRows(Prepared& out, const JobData& job, int i, const KeyIds& key_ids) {
+void NodeGridModel::addNodeRows(Prepared& out, Interned& ids, const JobData& job, int i,
+                                const KeyIds& key_ids) {
   const auto& report = job.report;
   const auto& n = report.nodes(i);
   // The node's findings as every page attributes them (JobData's index, one pass).
   std::vector<const v1::Finding*> mine;
   for (const int k : findingsOfNode(job, i)) mine.push_back(&report.findings(k));
-  const v1::Snapshot* snap =
-      i < static_cast<int>(job.snapshots.size()) ? &job.snapshots[std::size_t(i)] : nullptr;
+  std::optional<v1::Snapshot> kept;  // parsed for this node's rows (sources point into it)
+  if (i < static_cast<int>(job.snapshots.size())) kept = job.snapshots[std::size_t(i)];
+  const v1::Snapshot* snap = kept ? &*kept : nullptr;
   const NodeCounters* counters =
       i < static_cast<int>(job.counters.size()) ? &job.counters[std::size_t(i)] : nullptr;
   const double interval = counters != nullptr ? counters->interval_seconds : 0;
@@ -209,45 +215,51 @@ void NodeGridModel::addNodeRows(Prepared& out, const JobData& job, int i, const 
   auto fill = [&](Row& r, const std::string& device, uint32_t port) {
     for (double& k : r.sort) k = kEmpty;
     r.node = i;
-    r.cells[Node] = q(n.label().empty() ? n.node() : n.label());
+    r.cells[Node] = intern(out, ids, q(n.label().empty() ? n.node() : n.label()));
     const v1::Finding* worst = nullptr;
     int count = 0;
+    QStringList codes;
     for (const auto* f : by_port.of(device, port)) {
       ++count;
-      r.codes << q(f->code());
+      codes << q(f->code());
       const int rank = severityRank(f->severity());
       if (worst == nullptr || rank > severityRank(worst->severity()) ||
           (rank == severityRank(worst->severity()) &&
            core::findingSpecificity(f->code()) < core::findingSpecificity(worst->code())))
         worst = f;
     }
-    r.codes.removeDuplicates();
+    codes.removeDuplicates();
+    r.codes = internCodes(out, ids, codes);
     r.severity = worst != nullptr ? severityRank(worst->severity()) : 0;
-    r.cells[Findings] = QString::number(count);
+    r.cells[Findings] = intern(out, ids, QString::number(count));
     r.sort[Findings] = count;
-    r.cells[Verdict] = n.unreachable_reason().empty()
-                           ? (worst != nullptr && r.severity >= 2 ? q(worst->severity()).toUpper()
-                                                                  : QStringLiteral("OK"))
-                           : QStringLiteral("UNREACHABLE");
+    r.cells[Verdict] = intern(out, ids,
+                              n.unreachable_reason().empty() ? (worst != nullptr && r.severity >= 2
+                                                                    ? q(worst->severity()).toUpper()
+                                                                    : QStringLiteral("OK"))
+                                                             : QStringLiteral("UNREACHABLE"));
     r.sort[Verdict] = n.unreachable_reason().empty() ? r.severity : 4;
-    r.cells[WorstFinding] = worst != nullptr && r.severity >= 1 ? q(worst->code()) : QString();
+    r.cells[WorstFinding] =
+        intern(out, ids, worst != nullptr && r.severity >= 1 ? q(worst->code()) : QString());
     if (static_cast<std::size_t>(i) < job.signers.size()) {
       const SignerInfo& s = job.signers[static_cast<std::size_t>(i)];
       r.trusted = s.is_signed && s.is_node;
-      r.cells[Signer] = !s.is_signed ? tr("UNSIGNED")
-                        : s.is_node  ? q(s.name) + (s.checked ? QString() : tr(" (no CA)"))
-                                     : tr("%1: NOT the node").arg(q(s.name));
+      r.cells[Signer] = intern(out, ids,
+                               !s.is_signed ? tr("UNSIGNED")
+                               : s.is_node  ? q(s.name) + (s.checked ? QString() : tr(" (no CA)"))
+                                            : tr("%1: NOT the node").arg(q(s.name)));
     }
     if (busbw) {
-      r.cells[Busbw] = QString::number(*busbw, 'f', 1);
+      r.cells[Busbw] = intern(out, ids, QString::number(*busbw, 'f', 1));
       r.sort[Busbw] = *busbw;
     }
   };
   if (n.ports_size() == 0) {
     Row r;
     fill(r, "", 0);
-    r.cells[State] = n.unreachable_reason().empty() ? QStringLiteral("no RDMA port")
-                                                    : QStringLiteral("did not answer");
+    r.cells[State] = intern(out, ids,
+                            n.unreachable_reason().empty() ? QStringLiteral("no RDMA port")
+                                                           : QStringLiteral("did not answer"));
     out.rows.push_back(std::move(r));
     return;
   }
@@ -256,35 +268,38 @@ void NodeGridModel::addNodeRows(Prepared& out, const JobData& job, int i, const 
     Row r;
     fill(r, port.device(), port.port());
     r.port = p;
-    r.cells[Device] = q(port.device());
-    r.cells[Port] = QString::number(port.port());
+    r.cells[Device] = intern(out, ids, q(port.device()));
+    r.cells[Port] = intern(out, ids, QString::number(port.port()));
     r.sort[Port] = port.port();
-    r.cells[State] = q(port.state());
-    r.cells[PhysState] = q(port.phys_state());
-    r.cells[Rate] = q(port.rate());  // core's one way of printing a rate
+    r.cells[State] = intern(out, ids, q(port.state()));
+    r.cells[PhysState] = intern(out, ids, q(port.phys_state()));
+    r.cells[Rate] = intern(out, ids, q(port.rate()));  // core's one way of printing a rate
     r.sort[Rate] = port.rate_gbps();
-    r.cells[LinkLayer] = q(port.link_layer());
-    r.cells[Firmware] = q(port.fw_ver());
-    r.cells[Function] = port.virtual_function() ? QStringLiteral("VF") : QString();
+    r.cells[LinkLayer] = intern(out, ids, q(port.link_layer()));
+    r.cells[Firmware] = intern(out, ids, q(port.fw_ver()));
+    r.cells[Function] =
+        intern(out, ids, port.virtual_function() ? QStringLiteral("VF") : QString());
     if (snap == nullptr) {
       out.rows.push_back(std::move(r));
       continue;
     }
     const auto found = sources.find({port.device(), port.port()});
-    addPortCounters(r, found != sources.end() ? found->second : PortSources{}, interval, key_ids);
+    addPortCounters(out, ids, r, found != sources.end() ? found->second : PortSources{}, interval,
+                    key_ids);
     out.rows.push_back(std::move(r));
   }
 }
 
 // A port row's MTU and counters (the job's kept amounts: window deltas, else totals, for filters
 // and top-X), the key counters' cells (per second over a window).
-void NodeGridModel::addPortCounters(Row& r, const PortSources& sources, double interval,
+void NodeGridModel::addPortCounters(Prepared& out, Interned& ids, Row& r,
+                                    const PortSources& sources, double interval,
                                     const KeyIds& key_ids) {
   std::optional<uint32_t> mtu = sources.netdev_mtu;
   if (!mtu && sources.port != nullptr && sources.port->has_active_mtu())
     mtu = sources.port->active_mtu();
   if (mtu) {
-    r.cells[Mtu] = QString::number(*mtu);
+    r.cells[Mtu] = intern(out, ids, QString::number(*mtu));
     r.sort[Mtu] = *mtu;
   }
   r.counters = sources.counters;
@@ -295,7 +310,7 @@ void NodeGridModel::addPortCounters(Row& r, const PortSources& sources, double i
     const double v = interval > 0 ? *amount / interval : *amount;
     r.sort[kKeyColumns[k]] = v;
     r.cells[kKeyColumns[k]] =
-        interval > 0 ? formatAmount(v) + QStringLiteral("/s") : formatAmount(v);
+        intern(out, ids, interval > 0 ? formatAmount(v) + QStringLiteral("/s") : formatAmount(v));
   }
 }
 
@@ -305,19 +320,21 @@ void NodeGridModel::judgeColumns(Prepared& out, const JobData& job, const KeyIds
   // The job's majority per judged column: a value more than half of the port rows share.
   // Cells that differ are the outliers an engineer looks for first.
   for (int c : {State, PhysState, Rate, LinkLayer, Mtu, Firmware, Function}) {
-    std::unordered_map<QString, int> counts;
+    std::unordered_map<TextId, int> counts;
     int port_rows = 0;
     for (const auto& r : out.rows) {
       if (r.port < 0) continue;
       ++port_rows;
       ++counts[r.cells[c]];
     }
+    TextId majority = 0;  // the empty text is no majority to differ from
     for (const auto& [value, count] : counts) {
-      if (2 * count > port_rows) out.majority[c] = value;
+      if (2 * count > port_rows) majority = value;
     }
-    if (out.majority[c].isNull() || port_rows < 2) continue;
+    out.majority[c] = out.texts[majority];
+    if (majority == 0 || port_rows < 2) continue;
     for (auto& r : out.rows) {
-      if (r.port >= 0 && r.cells[c] != out.majority[c]) r.outlier[c] = true;
+      if (r.port >= 0 && r.cells[c] != majority) r.outlier[c] = true;
     }
   }
   // Error counters, per port: marked by core's rule (markCounterOutliers, the one NODE_OUTLIER
@@ -366,14 +383,15 @@ void NodeGridModel::indexColumns(Prepared& out) {
   }();
   for (int c :
        {Node, Device, State, PhysState, LinkLayer, Firmware, Function, WorstFinding, Signer}) {
-    std::vector<QString> values;
+    std::vector<TextId> values;
     values.reserve(out.rows.size());
     for (const auto& r : out.rows) values.push_back(r.cells[c]);
     std::sort(values.begin(), values.end());
     values.erase(std::unique(values.begin(), values.end()), values.end());
-    std::sort(values.begin(), values.end(),
-              [](const QString& a, const QString& b) { return collator.compare(a, b) < 0; });
-    std::unordered_map<QString, double> rank;
+    std::sort(values.begin(), values.end(), [&out](TextId a, TextId b) {
+      return collator.compare(out.texts[a], out.texts[b]) < 0;
+    });
+    std::unordered_map<TextId, double> rank;
     for (std::size_t k = 0; k < values.size(); ++k) rank.emplace(values[k], double(k));
     for (auto& r : out.rows) r.sort[c] = rank[r.cells[c]];
   }
@@ -383,13 +401,13 @@ void NodeGridModel::indexColumns(Prepared& out) {
   }
   for (int c = 0; c < ColumnCount; ++c) {
     out.empty_column[c] = std::all_of(out.rows.begin(), out.rows.end(),
-                                      [c](const Row& r) { return r.cells[c].isEmpty(); });
+                                      [c](const Row& r) { return r.cells[c] == 0; });
     // The longest text in each font (outliers are bold).
     for (int i = 0; i < static_cast<int>(out.rows.size()); ++i) {
       const Row& r = out.rows[static_cast<std::size_t>(i)];
       int& widest = out.widest_rows[c][r.outlier[c] ? 1 : 0];
-      if (widest < 0 ||
-          r.cells[c].size() > out.rows[static_cast<std::size_t>(widest)].cells[c].size())
+      if (widest < 0 || out.texts[r.cells[c]].size() >
+                            out.texts[out.rows[static_cast<std::size_t>(widest)].cells[c]].size())
         widest = i;
     }
   }
@@ -410,19 +428,19 @@ QVariant NodeGridModel::data(const QModelIndex& index, int role) const {
   const int c = index.column();
   switch (role) {
     case Qt::DisplayRole:
-    case RawValueRole: return r.cells[c];
+    case RawValueRole: return cell(r, c);
     case SortRole: return std::isnan(r.sort[c]) ? QVariant() : QVariant(r.sort[c]);
     case SeverityRole: return r.severity;
     case OutlierRole: return r.outlier[c];
     case NodeIndexRole: return r.node;
-    case CodesRole: return r.codes;
+    case CodesRole: return code_lists_[r.codes];
     case Qt::BackgroundRole:
       if (c == Verdict && r.severity >= 2) return QBrush(severityColor(r.severity));
-      if (c == Verdict && r.cells[Verdict] == QLatin1String("UNREACHABLE"))
+      if (c == Verdict && cell(r, Verdict) == QLatin1String("UNREACHABLE"))
         return QBrush(severityColor(3));
       if (r.outlier[c]) return QBrush(QColor(0xff, 0xe0, 0x8a));
-      if (c == Signer && !r.trusted && !r.cells[Signer].isEmpty())
-        return QBrush(severityColor(r.cells[Signer].startsWith(QLatin1String("UNSIGNED")) ? 2 : 3));
+      if (c == Signer && !r.trusted && r.cells[Signer] != 0)
+        return QBrush(severityColor(cell(r, Signer).startsWith(QLatin1String("UNSIGNED")) ? 2 : 3));
       return {};
     case Qt::FontRole:
       if (r.outlier[c] || (c == Verdict && r.severity >= 2)) {
@@ -437,10 +455,11 @@ QVariant NodeGridModel::data(const QModelIndex& index, int role) const {
     case Qt::ToolTipRole:
       if (r.outlier[c]) {
         return tr("%1 differs from the job's majority (%2)")
-            .arg(r.cells[c].isEmpty() ? tr("(empty)") : r.cells[c],
+            .arg(r.cells[c] == 0 ? tr("(empty)") : cell(r, c),
                  majority_[c].isEmpty() ? tr("empty") : majority_[c]);
       }
-      if (c == WorstFinding || c == Findings) return r.codes.join(QStringLiteral(", "));
+      if (c == WorstFinding || c == Findings)
+        return code_lists_[r.codes].join(QStringLiteral(", "));
       return {};
     case Qt::TextAlignmentRole:
       if (c == Port || c == Rate || c == Mtu || c == Findings || c == Busbw ||
@@ -500,7 +519,7 @@ int NodeGridModel::rowOf(int node_index, const QString& device, int port) const 
     const Row& r = rows_[i];
     if (r.node != node_index) continue;
     if (device.isEmpty() ||
-        (r.cells[Device] == device && (port == 0 || r.cells[Port].toInt() == port)))
+        (cell(r, Device) == device && (port == 0 || cell(r, Port).toInt() == port)))
       return static_cast<int>(i);
   }
   return -1;

@@ -313,12 +313,17 @@ void counterOutliers(const std::vector<NodeView>& nodes, const CompareOptions& o
   }
 }
 
-void busbw(const std::vector<NodeView>& nodes, std::vector<v1::Finding>& out) {
-  std::vector<const v1::Snapshot*> snaps;
-  snaps.reserve(nodes.size());
-  for (const auto& n : nodes) snaps.push_back(n.snap);
-  // The same values and marks the console's grid and charts show.
-  const NodeOutliers judged = nodeBusbwOutliers(snaps);
+void busbw(const std::vector<NodeView>& nodes,
+           const std::vector<const NodeCounterMetrics*>* metrics, std::vector<v1::Finding>& out) {
+  // The same values and marks the console's grid and charts show; a slim node's peak was
+  // taken with its metrics (its nccl-tests tables may be gone).
+  std::vector<std::optional<double>> peaks;
+  peaks.reserve(nodes.size());
+  for (std::size_t i = 0; i < nodes.size(); ++i) {
+    peaks.push_back(metrics != nullptr ? (*metrics)[i]->peak_busbw_gbs
+                                       : peakBusbwGbs(*nodes[i].snap));
+  }
+  const NodeOutliers judged = nodeBusbwOutliers(std::move(peaks));
   const double med = judged.marks.median;
   for (std::size_t i = 0; i < nodes.size(); ++i) {
     if (!judged.outlier[i]) continue;
@@ -434,7 +439,7 @@ std::vector<v1::Finding> compareNodes(const std::vector<const v1::Snapshot*>& sn
   mtu(nodes, out);
   rates(nodes, o, out);
   counterOutliers(nodes, o, metrics, out);
-  busbw(nodes, out);
+  busbw(nodes, metrics, out);
   deviceLayout(nodes, out);
   rankLagging(nodes, out);
   return out;

@@ -97,6 +97,17 @@ std::vector<std::string> peersOf(const v1::NcclEvent& e) {
   return out;
 }
 
+// The code of an NCCL failure that names its peer (a completion error, connect or QP failure),
+// which joinPeers joins to the peer's node; nullptr for other events.
+const std::string* peerFailureCode(v1::NcclEvent::Kind kind) {
+  static const std::map<v1::NcclEvent::Kind, std::string> kCodeOf = {
+      {v1::NcclEvent::IB_COMPLETION_ERROR, "NCCL_IB_COMPLETION_ERROR"},
+      {v1::NcclEvent::CONNECT_FAILED, "NCCL_CONNECT_FAILED"},
+      {v1::NcclEvent::QP_SETUP_FAILED, "NCCL_QP_SETUP_FAILED"}};
+  const auto it = kCodeOf.find(kind);
+  return it == kCodeOf.end() ? nullptr : &it->second;
+}
+
 // NCCL failures joined to the job's fabric evidence: a completion error, connect or QP failure
 // that names a peer address or GID which a port of another node of the job holds gets that
 // peer's node, port and port findings beside it.
@@ -118,17 +129,13 @@ void joinPeers(std::vector<AnalyzedNode>& nodes, const std::vector<std::size_t>&
     }
   }
   if (by_address.empty()) return;
-  static const std::map<v1::NcclEvent::Kind, std::string> kCodeOf = {
-      {v1::NcclEvent::IB_COMPLETION_ERROR, "NCCL_IB_COMPLETION_ERROR"},
-      {v1::NcclEvent::CONNECT_FAILED, "NCCL_CONNECT_FAILED"},
-      {v1::NcclEvent::QP_SETUP_FAILED, "NCCL_QP_SETUP_FAILED"}};
   for (auto& n : nodes) {
     std::map<std::string, std::vector<std::string>> lines;  // code -> evidence to add
     std::set<std::pair<std::string, std::string>> told;     // code, peer node/port
     for (const auto& log : n.snapshot.nccl_logs()) {
       for (const auto& e : log.parsed().events()) {
-        const auto code = kCodeOf.find(e.kind());
-        if (code == kCodeOf.end()) continue;
+        const std::string* code = peerFailureCode(e.kind());
+        if (code == nullptr) continue;
         for (const auto& peer : peersOf(e)) {
           const auto at = by_address.find(addressKey(peer));
           if (at == by_address.end() || &nodes[at->second.node] == &n) continue;
@@ -136,7 +143,7 @@ void joinPeers(std::vector<AnalyzedNode>& nodes, const std::vector<std::size_t>&
           const AnalyzedNode& other = nodes[pl.node];
           const std::string where =
               other.label + " " + pl.device + " port " + std::to_string(pl.port);
-          if (!told.emplace(code->second, where).second || told.size() > 16) continue;
+          if (!told.emplace(*code, where).second || told.size() > 16) continue;
           std::string said;
           for (const auto& f : other.findings) {
             if (f.device() != pl.device || f.port() != pl.port || f.severity() == "info" ||
@@ -144,7 +151,7 @@ void joinPeers(std::vector<AnalyzedNode>& nodes, const std::vector<std::size_t>&
               continue;
             said += (said.empty() ? "" : "; ") + f.code() + ": " + f.summary();
           }
-          lines[code->second].push_back(
+          lines[*code].push_back(
               "peer " + peer + " is " + where +
               (said.empty() ? ", with no finding on that port" : ", which shows " + said));
         }
@@ -229,32 +236,57 @@ void slimSnapshot(v1::Snapshot& snapshot) {
   release(snapshot.mutable_window());
   release(snapshot.mutable_kernel_log()->mutable_lines());
   // set_allocated_raw(nullptr) frees the text; clear_raw() would keep its capacity.
-  for (auto& log : *snapshot.mutable_nccl_logs()) log.set_allocated_raw(nullptr);
+  for (auto& log : *snapshot.mutable_nccl_logs()) {
+    log.set_allocated_raw(nullptr);
+    // What the cross-node steps read of a log: its ranks' progress (NCCL_RANK_LAGGING) and
+    // the failures that name a peer (joinPeers).
+    v1::NcclLogSummary kept;
+    kept.mutable_ranks()->Swap(log.mutable_parsed()->mutable_ranks());
+    for (auto& e : *log.mutable_parsed()->mutable_events()) {
+      if (peerFailureCode(e.kind()) != nullptr) kept.add_events()->Swap(&e);
+    }
+    log.mutable_parsed()->Swap(&kept);
+  }
   for (auto& t : *snapshot.mutable_tool_outputs()) t.set_allocated_raw(nullptr);
 }
 
 JobJudgement::JobJudgement(JobVerdictOptions options) : options_(std::move(options)) {}
 
-void JobJudgement::add(AnalyzedNode node, bool slim) {
+void JobJudgement::add(AnalyzedNode node, Keep keep) {
   // 1. The node's own evidence rules, now, while its whole snapshot is at hand.
-  evidence_.push_back(judgedNode(node) ? diagnoseNodeEvidence(node.snapshot, options_.rules)
-                                       : std::vector<v1::Finding>{});
+  judged_.push_back(judgedNode(node));
+  evidence_.push_back(judged_.back() ? diagnoseNodeEvidence(node.snapshot, options_.rules)
+                                     : std::vector<v1::Finding>{});
   metrics_.emplace_back();
-  if (slim) {
+  slim_.emplace_back();
+  if (keep != Keep::Whole) {
     metrics_.back() = nodeCounterMetrics(node.snapshot);
     slimSnapshot(node.snapshot);
+    if (keep == Keep::Verdict) release(node.snapshot.mutable_nccl_tests());
+    slim_.back() = node.snapshot.SerializeAsString();
+    node.snapshot = v1::Snapshot();  // frees it (Clear() would keep its elements)
   }
   nodes_.push_back(std::move(node));
 }
 
 void judgeJob(std::vector<AnalyzedNode>& nodes, const JobVerdictOptions& options) {
   JobJudgement judgement(options);
-  for (auto& n : nodes) judgement.add(std::move(n), false);
+  for (auto& n : nodes) judgement.add(std::move(n), Keep::Whole);
   nodes = judgement.finish();
 }
 
-std::vector<AnalyzedNode> JobJudgement::finish() {
+std::vector<AnalyzedNode> JobJudgement::takeNodes() {
   std::vector<AnalyzedNode> nodes = std::move(nodes_);
+  for (std::size_t i = 0; i < nodes.size(); ++i) {
+    if (slim_[i].empty()) continue;
+    nodes[i].snapshot.ParseFromString(slim_[i]);  // its own serialization
+    std::string().swap(slim_[i]);
+  }
+  return nodes;
+}
+
+std::vector<AnalyzedNode> JobJudgement::finish() {
+  std::vector<AnalyzedNode> nodes = takeNodes();
   const auto& options = options_;
   labelNodes(nodes);
   if (nodes.empty()) return nodes;
@@ -265,7 +297,7 @@ std::vector<AnalyzedNode> JobJudgement::finish() {
   std::unordered_map<std::string, std::size_t> by_label;
   std::vector<std::size_t> judged;
   for (std::size_t i = 0; i < nodes.size(); ++i) {
-    if (judgedNode(nodes[i])) judged.push_back(i);
+    if (judged_[i]) judged.push_back(i);
     if (!nodes[i].unreachable_reason.empty()) continue;
     answered.push_back(i);
     snaps.push_back(&nodes[i].snapshot);

@@ -34,6 +34,7 @@ double medianOf(std::vector<double> v) {
 
 NodeCounterMetrics nodeCounterMetrics(const v1::Snapshot& s) {
   NodeCounterMetrics m;
+  m.peak_busbw_gbs = peakBusbwGbs(s);
   const CounterWindowIndex window(s);
   if (!window.present()) return m;
   m.windowed = true;

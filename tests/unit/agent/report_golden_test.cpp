@@ -229,6 +229,61 @@ TEST(ReportGolden, NcclFailuresNameThePeerNodeAndItsPortEvidence) {
   EXPECT_THAT(evidence, Not(HasSubstr("ff20 is")));
 }
 
+// The verdict taken one node at a time (JobJudgement, as `compare`, `--job` and the console
+// take it) is judgeJob's on this job's real NCCL logs, whose completion error names peers by
+// address and GID (joined to node2 and node4 as above) and whose nccl-tests output every node
+// carries: what a slim node lets go of (raw text, kernel lines, counters, NCCL events that name
+// no peer; with Keep::Verdict its nccl-tests tables too) changes no finding. The report of
+// Keep::Report nodes is the whole one's (the CLI's text and JSON); Keep::Verdict nodes' report
+// entries carry no nccl-tests tables (the console reads them from the node's file).
+TEST(ReportGolden, SlimNodesGetTheWholeVerdictOnRealNcclLogsAndPeers) {
+  auto job = issue21Job();
+  job[1].snapshot.mutable_devices(1)->mutable_ports(0)->add_gids(
+      "0000:0000:0000:0000:0000:ffff:0ad8:d2ec");
+  job[3].snapshot.mutable_devices(0)->mutable_ports(0)->add_gids(
+      "fd00:1148:9000:5000:0004:0200:0003:ff1f");
+  const auto table = core::parseNcclTests(ibc::test::readFixture(
+      "real/nccl-tests/nccl-tests_all_reduce_perf_16rank-2node-h100-gcp-a3mega_create-a3mega-"
+      "ztan-fork.txt"));
+  for (auto& n : job) {
+    auto* t = n.snapshot.add_nccl_tests();
+    t->set_source("/scratch/logs/all_reduce_perf.out");
+    *t->mutable_parsed() = table;
+    n.findings.clear();
+    n.notices.clear();
+  }
+  auto whole = job;
+  core::judgeJob(whole, {});
+  const v1::Report whole_report = core::buildReport(whole);
+  std::size_t joined = 0;
+  for (const auto& f : whole_report.findings()) {
+    for (const auto& e : f.evidence()) joined += e.rfind("peer ", 0) == 0 ? 1 : 0;
+  }
+  ASSERT_GE(joined, 2u);  // the peers were joined: the slim nodes must join them too
+  for (const core::Keep keep : {core::Keep::Report, core::Keep::Verdict}) {
+    core::JobJudgement judgement({});
+    for (const auto& n : job) judgement.add(n, keep);
+    const v1::Report slim = core::buildReport(judgement.finish());
+    ASSERT_EQ(slim.findings_size(), whole_report.findings_size());
+    for (int k = 0; k < slim.findings_size(); ++k) {
+      EXPECT_EQ(slim.findings(k).SerializeAsString(), whole_report.findings(k).SerializeAsString())
+          << slim.findings(k).ShortDebugString();
+    }
+    ASSERT_EQ(slim.nodes_size(), whole_report.nodes_size());
+    for (int i = 0; i < slim.nodes_size(); ++i) {
+      if (keep == core::Keep::Report) {
+        EXPECT_EQ(slim.nodes(i).SerializeAsString(), whole_report.nodes(i).SerializeAsString());
+      } else {
+        v1::NodeReport without = whole_report.nodes(i);
+        ASSERT_GT(without.nccl_tests_size(), 0);
+        without.clear_nccl_tests();
+        without.clear_busbw();
+        EXPECT_EQ(slim.nodes(i).SerializeAsString(), without.SerializeAsString());
+      }
+    }
+  }
+}
+
 TEST(ReportGolden, Issue21BundleReportMarkdown) {
   const auto nodes = issue21Job();
   const auto inspection = core::buildPfInspection(nodes, "CASE-21", "4242");

@@ -491,7 +491,7 @@ TEST(JobJudgement, SlimNodesGetExactlyTheFindingsOfJudgeJob) {
   auto whole = asNodes(snaps);
   core::judgeJob(whole, {});
   core::JobJudgement judgement({});
-  for (auto& n : asNodes(snaps)) judgement.add(std::move(n), /*slim=*/true);
+  for (auto& n : asNodes(snaps)) judgement.add(std::move(n), core::Keep::Report);
   const auto slim = judgement.finish();
   ASSERT_EQ(slim.size(), whole.size());
   std::size_t findings = 0;

@@ -35,8 +35,9 @@ struct CompareOptions {
 // Findings that need several nodes to see. Fewer than two nodes: none. Findings name each
 // node by nodeName(), or by `labels[i]` when given (one per node, unique: two snapshots
 // of one host are two nodes here).
-// `metrics` (one per node, when given) are the nodes' nodeCounterMetrics, taken before their
-// counters were let go (JobJudgement's slim nodes); without them they are read from `nodes`.
+// `metrics` (one per node, when given) are the nodes' nodeCounterMetrics (counter movement and
+// busbw peak), taken before their counters and nccl-tests tables were let go (JobJudgement's
+// slim nodes); without them they are read from `nodes`.
 std::vector<::ibcollect::v1::Finding> compareNodes(
     const std::vector<const ::ibcollect::v1::Snapshot*>& nodes, const CompareOptions& options,
     const std::vector<std::string>* labels = nullptr,

@@ -41,29 +41,47 @@ struct JobVerdictOptions {
 // Each node's findings are sorted. Linear in nodes × findings.
 void judgeJob(std::vector<AnalyzedNode>& nodes, const JobVerdictOptions& options);
 
+// What JobJudgement keeps of a node's snapshot once its own evidence rules have read it.
+enum class Keep {
+  Whole,   // everything (judgeJob)
+  Report,  // what the report and the cross-node steps read (slimSnapshot): the CLI's reports
+  // What the cross-node steps read, and no nccl-tests tables: the node's report entry carries
+  // neither its nccl-tests tables nor their busbw (the console, which reads them from the node's
+  // whole snapshot when a page shows it).
+  Verdict,
+};
+
 // The same verdict taken one node at a time, for jobs too large to hold every parsed snapshot
-// at once (`compare` of thousands of files): add() runs the node's own evidence rules at once;
-// with `slim` it then lets go of what only those rules read (slimSnapshot), keeping the
-// counters' movement the cross-node findings compare. finish() gives exactly the nodes and
-// findings judgeJob gives for the same nodes in the same order (their snapshots slim where
-// asked). judgeJob is add() of every node without slimming, then finish().
+// at once (`compare` of thousands of files): add() runs the node's own evidence rules at once,
+// then lets go of what `keep` does not keep, measuring first what the cross-node findings compare
+// (nodeCounterMetrics: counter movement, busbw peak), and holds what is left serialized until
+// finish() (a parsed snapshot takes several times its bytes) parses all of them at once, together
+// (their memory is one block to give back after). finish() gives exactly the findings judgeJob
+// gives for the same nodes in the same order. judgeJob is add() of every node with Keep::Whole,
+// then finish().
 class JobJudgement {
  public:
   explicit JobJudgement(JobVerdictOptions options);
-  void add(AnalyzedNode node, bool slim);
+  void add(AnalyzedNode node, Keep keep);
   std::vector<AnalyzedNode> finish();
 
  private:
+  // The nodes added, each slim one parsed again.
+  std::vector<AnalyzedNode> takeNodes();
+
   JobVerdictOptions options_;
   std::vector<AnalyzedNode> nodes_;
+  std::vector<bool> judged_;                                     // per node: judgedNode() at add
   std::vector<std::vector<::ibcollect::v1::Finding>> evidence_;  // per node: its own rules'
   std::vector<std::optional<NodeCounterMetrics>> metrics_;       // per node, taken when slimmed
+  std::vector<std::string> slim_;  // per node: its slim snapshot serialized; "" when whole
 };
 
 // Clears what only a node's own evidence rules read, which no later step of the verdict and
-// nothing in the report needs (the console's pages do: they keep whole snapshots): port, device and
-// netdev counters, the counter window, the kernel log's lines and the raw text of NCCL logs and
-// pasted tool outputs (nccl-tests tables stay: the report carries them). What is left is a fraction
+// nothing in the report needs (the console's pages do: they read whole snapshots): port, device
+// and netdev counters, the counter window, the kernel log's lines, the raw text of NCCL logs and
+// pasted tool outputs, and of the NCCL logs' results all but the ranks' progress and the failures
+// that name a peer (nccl-tests tables stay: the report carries them). What is left is a fraction
 // of the parsed snapshot.
 void slimSnapshot(::ibcollect::v1::Snapshot& snapshot);
 

@@ -39,6 +39,8 @@ struct NodeCounterMetrics {
   std::map<CounterClass, ClassMovement> classes;
   // port_xmit_data + port_rcv_data over the window (4-byte words × 4), all ports.
   double bytes_per_second = 0;
+  // The node's nccl-tests peak busbw (peakBusbwGbs), windowed or not.
+  std::optional<double> peak_busbw_gbs;
 };
 
 NodeCounterMetrics nodeCounterMetrics(const ::ibcollect::v1::Snapshot& snapshot);

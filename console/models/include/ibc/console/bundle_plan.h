@@ -29,9 +29,8 @@ namespace ibc::console {
 
 struct BundlePlanInputs {
   // Where the checked nodes' whole snapshots are read again from, in job order (the job keeps
-  // them slim); planBundle reads them into `snapshots`.
+  // them slim); planBundle reads them one by one.
   std::vector<SnapshotRef> checked;
-  std::vector<::ibcollect::v1::Snapshot> snapshots;
   std::vector<std::string> labels;          // their labels in the job
   std::vector<std::uint64_t> signed_sizes;  // bytes of each signed .ibsnap; 0 unknown
   // Distinct finding codes the job verdict has for each checked node (what the pages show).

@@ -5,6 +5,7 @@
 // the CLI never disagree. No Qt widgets here; no I/O on the GUI thread (callers run
 // loadSnapshotFiles on a worker).
 
+#include <QByteArray>
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
@@ -47,13 +48,31 @@ struct OpenedGroup {
   bool shown = false;  // the group this JobData judged
 };
 
+// A job's snapshots as it keeps them: each in keptForm, serialized and compressed (parsed, a
+// snapshot's many small messages and strings take several times its bytes, and its bytes deflate
+// to a quarter: 2,000 parsed snapshots took ~30 MiB, kept so ~1.5 MiB). A page parses the one it
+// reads (microseconds).
+class KeptSnapshots {
+ public:
+  void push_back(const ::ibcollect::v1::Snapshot& kept);
+  std::size_t size() const { return packed_.size(); }
+  bool empty() const { return packed_.empty(); }
+  // Snapshot `i` parsed again (it parses: the bytes are its own serialization).
+  ::ibcollect::v1::Snapshot operator[](std::size_t i) const;
+  // Snapshot `i` as core::serializeSnapshot wrote it.
+  std::string bytes(std::size_t i) const;
+
+ private:
+  std::vector<QByteArray> packed_;  // qCompress of each serialization
+};
+
 struct JobData {
   // One per snapshot that could be read, in the order given; report.nodes() has the same
   // order and each node's label (unique even when two snapshots share a host name). Held
-  // slim (keptForm: without counters, counter window, kernel log lines and raw text, what a
-  // 2,000-node job cannot hold parsed); a page that shows them reads the snapshot again
-  // (readFullSnapshot). Identity, ports, devices, netdevs and parsed results stay.
-  std::vector<::ibcollect::v1::Snapshot> snapshots;
+  // slim (keptForm: without counters, counter window, kernel log lines, raw text and parsed
+  // logs, what a 2,000-node job cannot hold) and serialized; a page that shows a node whole
+  // reads its snapshot again (readFullSnapshot). Identity, ports, devices and netdevs stay.
+  KeptSnapshots snapshots;
   // Per snapshot (same order): its counters as the grid, the charts and the filters read them,
   // taken while it was whole; counter ids name counter_names.
   std::vector<NodeCounters> counters;
@@ -61,6 +80,9 @@ struct JobData {
   // Per snapshot that came from neither a file nor signed bytes (diagnosed in memory): its
   // whole serialized snapshot, for readFullSnapshot; "" otherwise. May be empty.
   std::vector<std::string> kept_bytes;
+  // Per snapshot read from a file: the SHA-256 (hex) of the file's bytes as they were judged, so
+  // that a page reading the file again knows it is still that file; "" otherwise. May be empty.
+  std::vector<std::string> file_digests;
   ::ibcollect::v1::Report report;
   // Per snapshot (same order): how far its signature was checked, in words ("signed by
   // CN=node01 ..., checked against the CA", "UNSIGNED: ..."). Never "valid" unless it is.
@@ -110,8 +132,9 @@ SignatureTrust checkSnapshotSignature(const ::ibcollect::v1::SignedSnapshot& env
 
 // What a loader knows of a snapshot besides itself.
 struct SnapshotSource {
-  std::string file;      // where it came from ("" when unknown): the node's source
-  bool in_file = false;  // `file` is an .ibsnap to read again (else the whole snapshot is kept)
+  std::string file;         // where it came from ("" when unknown): the node's source
+  bool in_file = false;     // `file` is an .ibsnap to read again (else the whole snapshot is kept)
+  std::string file_digest;  // with in_file: the SHA-256 (hex) of the bytes read
   // How far its signature was checked and who signed it (checkSnapshotSignature, describeSigner);
   // `described` false when nobody checked (snapshots diagnosed in memory).
   bool described = false;
@@ -175,16 +198,16 @@ void keptForm(::ibcollect::v1::Snapshot& snapshot);
 
 // Snapshot `node` whole (counters, kernel log, raw text), read again from where it came from
 // (its signed bytes when at hand, else its file). An error names the file when it is gone,
-// unreadable, or no longer holds the snapshot that was judged (then File > Reload).
+// unreadable, or no longer holds the bytes that were judged (then File > Reload).
 core::Result<::ibcollect::v1::Snapshot> readFullSnapshot(const JobData& job, int node);
 // The same in two steps, for a worker that must not hold the job: where node `node`'s snapshot
-// is read again from and what the job kept of it (copied out of the job), then the read.
+// is read again from and how to know it (copied out of the job), then the read.
 struct SnapshotRef {
-  std::string where;               // its file, else its label: what an error names
-  std::string file;                // an .ibsnap to read
-  std::string signed_bytes;        // else its signed .ibsnap bytes
-  std::string kept_bytes;          // else its whole serialized snapshot
-  ::ibcollect::v1::Snapshot kept;  // what the job holds of it (keptForm)
+  std::string where;         // its file, else its label: what an error names
+  std::string file;          // an .ibsnap to read
+  std::string signed_bytes;  // else its signed .ibsnap bytes
+  std::string kept_bytes;    // else its whole serialized snapshot
+  std::string digest;        // with `file`: its bytes' SHA-256 when judged ("" unknown)
 };
 core::Result<SnapshotRef> snapshotRef(const JobData& job, int node);
 core::Result<::ibcollect::v1::Snapshot> readFullSnapshot(const SnapshotRef& ref);

@@ -12,7 +12,9 @@
 
 #include <QAbstractTableModel>
 #include <QString>
+#include <QStringList>
 #include <array>
+#include <cstdint>
 #include <map>
 #include <optional>
 #include <string>
@@ -78,6 +80,11 @@ class NodeGridModel : public QAbstractTableModel {
   // (plain data, no QObject) and the GUI thread only swaps it in.
   struct Prepared {
     std::vector<Row> rows;
+    // Every distinct cell text and code list once; rows hold their ids (a 2,000-node job's
+    // 16,000 rows repeat "ACTIVE", a node's name on each of its ports, the same codes). Id 0 is
+    // the empty text and the empty list.
+    std::vector<QString> texts{QString()};
+    std::vector<QStringList> code_lists{QStringList()};
     QString majority[ColumnCount];
     int outlier_rows = 0;
     bool has_window = false;
@@ -124,21 +131,22 @@ class NodeGridModel : public QAbstractTableModel {
   // column (NaN when the cell is empty), severity rank and finding codes.
   double sortKey(int row, int column) const { return rows_[std::size_t(row)].sort[column]; }
   int severity(int row) const { return rows_[std::size_t(row)].severity; }
-  const QStringList& codes(int row) const { return rows_[std::size_t(row)].codes; }
-  const QString& nodeName(int row) const { return rows_[std::size_t(row)].cells[Node]; }
+  const QStringList& codes(int row) const { return code_lists_[rows_[std::size_t(row)].codes]; }
+  const QString& nodeName(int row) const { return cell(rows_[std::size_t(row)], Node); }
   // The id of a counter name for counter(row, id); -1 when no row has it.
   int counterId(std::string_view name) const;
   std::optional<double> counter(int row, int counter_id) const;
 
  private:
+  using TextId = std::uint32_t;  // into Prepared::texts (0: empty)
   struct Row {
     int node = 0;
     int port = -1;  // index into the node's ports, -1 for a node-only row
-    QString cells[ColumnCount];
+    TextId cells[ColumnCount] = {};
     double sort[ColumnCount];
     int severity = 0;
     bool trusted = false;  // signed by the node's own certificate
-    QStringList codes;
+    TextId codes = 0;      // into Prepared::code_lists
     bool outlier[ColumnCount] = {};
     // The port's counters as the job keeps them (JobData::counters; not owned): ids of the
     // job's counter_names, window deltas when there are some, else totals. Null without any.
@@ -146,7 +154,13 @@ class NodeGridModel : public QAbstractTableModel {
   };
   // prepare()'s steps. KeyIds: the counter id of each key counter column.
   using KeyIds = std::array<int, 5>;
-  static void addNodeRows(Prepared& out, const JobData& job, int i, const KeyIds& key_ids);
+  // What prepare() keeps while it interns texts and code lists: their ids.
+  struct Interned {
+    std::unordered_map<QString, TextId> texts;
+    std::map<QStringList, TextId> code_lists;
+  };
+  static void addNodeRows(Prepared& out, Interned& ids, const JobData& job, int i,
+                          const KeyIds& key_ids);
   // What a snapshot holds of one port, looked up once per node (a node may have thousands).
   struct PortSources {
     const ::ibcollect::v1::RdmaPort* port = nullptr;
@@ -156,13 +170,18 @@ class NodeGridModel : public QAbstractTableModel {
   // A snapshot's ports (device, port) with their kept counters and netdev MTUs.
   static std::map<std::pair<std::string, uint32_t>, PortSources> portSourcesOf(
       const ::ibcollect::v1::Snapshot& snap, const NodeCounters* counters);
-  static void addPortCounters(Row& r, const PortSources& sources, double interval,
-                              const KeyIds& key_ids);
+  static void addPortCounters(Prepared& out, Interned& ids, Row& r, const PortSources& sources,
+                              double interval, const KeyIds& key_ids);
+  static TextId intern(Prepared& out, Interned& ids, const QString& text);
+  static TextId internCodes(Prepared& out, Interned& ids, const QStringList& codes);
+  const QString& cell(const Row& r, int column) const { return texts_[r.cells[column]]; }
   static void judgeColumns(Prepared& out, const JobData& job, const KeyIds& key_ids);
   static void indexColumns(Prepared& out);
 
   const JobData* job_ = nullptr;
   std::vector<Row> rows_;
+  std::vector<QString> texts_{QString()};
+  std::vector<QStringList> code_lists_{QStringList()};
   QString majority_[ColumnCount];
   int outlier_rows_ = 0;
   bool has_window_ = false;
