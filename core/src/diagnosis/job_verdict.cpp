@@ -166,6 +166,50 @@ void joinPeers(std::vector<AnalyzedNode>& nodes, const std::vector<std::size_t>&
   }
 }
 
+// A node's own finding and the inputs that carry it word for word (a shared log directory).
+struct Carried {
+  v1::Finding finding;
+  std::vector<std::size_t> carriers;
+};
+
+// Phase 1: the judged nodes' own findings (`evidence`, moved out), each finding several inputs
+// carry word for word once, with its carriers in order. A node that shares its host name with
+// another input (`apart`) keeps its findings apart. Keys are hashed, not kept: a key is every
+// word of a finding (thousands of nodes' worth are tens of MiB); a hash seen before is checked
+// word for word.
+std::vector<Carried> carryFindings(std::vector<std::vector<v1::Finding>>& evidence,
+                                   const std::vector<std::size_t>& judged,
+                                   const std::vector<bool>& apart) {
+  const auto keyOf = [&apart](const v1::Finding& f, std::size_t node) {
+    std::string key = wordsOf(f);
+    if (apart[node]) key += '\0' + std::to_string(node);
+    return key;
+  };
+  std::vector<Carried> carried;
+  std::unordered_multimap<std::size_t, std::size_t> by_hash;  // hash of a key -> carried
+  for (std::size_t i : judged) {
+    for (auto& f : evidence[i]) {
+      const std::string key = keyOf(f, i);
+      const std::size_t hash = std::hash<std::string>{}(key);
+      std::size_t same = carried.size();
+      for (auto [at, end] = by_hash.equal_range(hash); at != end; ++at) {
+        const Carried& c = carried[at->second];
+        if (keyOf(c.finding, c.carriers.front()) == key) {
+          same = at->second;
+          break;
+        }
+      }
+      if (same == carried.size()) {
+        by_hash.emplace(hash, carried.size());
+        carried.push_back({std::move(f), {i}});
+      } else {
+        carried[same].carriers.push_back(i);
+      }
+    }
+  }
+  return carried;
+}
+
 // Phase 3: escalation by class over each judged node's whole findings.
 void escalateJudged(std::vector<AnalyzedNode>& nodes, const std::vector<std::size_t>& judged) {
   for (std::size_t i : judged) {
@@ -311,24 +355,10 @@ std::vector<AnalyzedNode> JobJudgement::finish() {
 
   // 1. Every node's evidence rules. A finding several inputs carry word for word is one
   // finding with several carriers.
-  struct Carried {
-    v1::Finding finding;
-    std::vector<std::size_t> carriers;
-  };
-  std::vector<Carried> carried;
-  std::unordered_map<std::string, std::size_t> by_words;
-  for (std::size_t i : judged) {
-    for (auto& f : evidence_[i]) {
-      std::string key = wordsOf(f);
-      if (name_count[nodeName(nodes[i].snapshot)] > 1) key += '\0' + std::to_string(i);
-      const auto [it, fresh] = by_words.emplace(std::move(key), carried.size());
-      if (fresh) {
-        carried.push_back({std::move(f), {i}});
-      } else {
-        carried[it->second].carriers.push_back(i);
-      }
-    }
-  }
+  std::vector<bool> apart(nodes.size(), false);
+  for (std::size_t i : judged) apart[i] = name_count[nodeName(nodes[i].snapshot)] > 1;
+  std::vector<Carried> carried = carryFindings(evidence_, judged, apart);
+  std::vector<std::vector<v1::Finding>>().swap(evidence_);  // moved out: their shells go too
   std::set<std::tuple<std::string, std::size_t, std::string, uint32_t>> seen;
   std::set<std::pair<std::size_t, std::string>> noticed;
   std::map<std::size_t, std::vector<std::string>> foreign;  // node → host names, in order
