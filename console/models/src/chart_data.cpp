@@ -17,21 +17,6 @@ namespace v1 = ::ibcollect::v1;
 
 namespace {
 
-// Core's values and marks (in counts) as a series of the nodes that have a value.
-void fill(NodeSeries& series, const JobData& job, core::NodeOutliers judged, double scale) {
-  series.nodes = job.report.nodes_size();
-  for (int i = 0; i < series.nodes; ++i) {
-    const auto& v = judged.value[static_cast<std::size_t>(i)];
-    // Each node carries core's own mark for it (NodeOutliers::outlier), shown in its unit.
-    if (v) {
-      series.values.push_back({i, job.report.nodes(i).label(), *v * scale,
-                               judged.outlier[static_cast<std::size_t>(i)]});
-    }
-  }
-  series.marks = std::move(judged.marks);
-  series.scale = scale;
-}
-
 int decimalsFor(double step) {
   return step >= 1 ? 0 : static_cast<int>(std::ceil(-std::log10(step) - 1e-9));
 }
@@ -42,20 +27,33 @@ bool isSeparator(char c) {
 
 }  // namespace
 
-void keepJudgement(NodeSeries& series, core::OutlierMarks marks, double scale) {
-  for (std::size_t k = 0; k < series.values.size(); ++k) {
-    series.values[k].value *= scale;
-    series.values[k].outlier = k < marks.outlier.size() && marks.outlier[k];
+void fillSeries(NodeSeries& series, const std::vector<std::string>& labels,
+                core::NodeOutliers judged, double scale) {
+  series.nodes = static_cast<int>(labels.size());
+  for (std::size_t i = 0; i < labels.size() && i < judged.value.size(); ++i) {
+    if (const auto& v = judged.value[i])
+      series.values.push_back({static_cast<int>(i), labels[i], *v * scale, judged.outlier[i]});
   }
-  series.marks = std::move(marks);
+  series.marks = std::move(judged.marks);
   series.scale = scale;
 }
+
+namespace {
+
+std::vector<std::string> labelsOf(const JobData& job) {
+  std::vector<std::string> out;
+  out.reserve(static_cast<std::size_t>(job.report.nodes_size()));
+  for (const auto& n : job.report.nodes()) out.push_back(n.label());
+  return out;
+}
+
+}  // namespace
 
 NodeSeries busbwPerNode(const JobData& job) {
   NodeSeries series;
   series.quantity = NodeQuantity::Busbw;
   // Core's per-node values and marks, the ones its NODE_OUTLIER judges.
-  fill(series, job, core::nodeBusbwOutliers(busbwPeaks(job)), 1.0);
+  fillSeries(series, labelsOf(job), core::nodeBusbwOutliers(busbwPeaks(job)), 1.0);
   return series;
 }
 
@@ -75,7 +73,8 @@ NodeSeries counterPerNode(const JobData& job, const std::string& counter) {
     values.push_back(sum != nullptr && sum->has_moved ? std::optional<double>(sum->moved)
                                                       : std::nullopt);
   }
-  fill(series, job, core::nodeCounterOutliers(std::move(values)), counterScale(counter));
+  fillSeries(series, labelsOf(job), core::nodeCounterOutliers(std::move(values)),
+             counterScale(counter));
   return series;
 }
 
@@ -232,16 +231,19 @@ std::string commonLabelPrefix(const std::vector<std::string>& labels, std::size_
 std::vector<TimeValue> counterOverTime(const JobData& job, int node_index,
                                        const std::string& counter) {
   std::vector<TimeValue> out;
-  if (node_index < 0 || node_index >= static_cast<int>(job.snapshots.size())) return out;
-  const std::string host = job.snapshots[static_cast<std::size_t>(node_index)].node().hostname();
+  if (node_index < 0 || node_index >= static_cast<int>(job.hostnames.size())) return out;
+  // Names and times the job keeps per node: no kept snapshot is parsed (a chart click on a
+  // 10,000-node job would parse 10,000).
+  const std::string& host = job.hostnames[static_cast<std::size_t>(node_index)];
   const double scale = counterScale(counter);
   const int id = job.counter_names.find(counter);
-  for (std::size_t i = 0; id >= 0 && i < job.snapshots.size() && i < job.counters.size(); ++i) {
-    const auto s = job.snapshots[i];
-    if (s.node().hostname() != host) continue;
+  const int nodes = std::min(job.report.nodes_size(), static_cast<int>(job.hostnames.size()));
+  for (int i = 0; id >= 0 && i < nodes && i < static_cast<int>(job.counters.size()); ++i) {
+    const auto k = static_cast<std::size_t>(i);
+    if (job.hostnames[k] != host) continue;
     // Core's node sum of the totals (nodeCounterSum's Totals), kept when the job was loaded.
-    if (const auto* sum = job.counters[i].sum(id); sum != nullptr && sum->has_totals)
-      out.push_back({static_cast<int>(i), s.node().collected_at_unix_ms(), sum->totals * scale});
+    if (const auto* sum = job.counters[k].sum(id); sum != nullptr && sum->has_totals)
+      out.push_back({i, job.report.nodes(i).collected_at_unix_ms(), sum->totals * scale});
   }
   std::stable_sort(out.begin(), out.end(),
                    [](const TimeValue& a, const TimeValue& b) { return a.unix_ms < b.unix_ms; });

@@ -490,6 +490,7 @@ JobAssembler::JobAssembler(core::JobVerdictOptions options) : judgement_(std::mo
 
 void JobAssembler::add(v1::Snapshot snapshot, SnapshotSource source) {
   job_.counters.push_back(nodeCountersOf(snapshot, job_.counter_names));
+  job_.hostnames.push_back(snapshot.node().hostname());
   // Read again from its file or signed bytes when a page shows it whole; else kept serialized.
   job_.kept_bytes.push_back(!source.in_file && source.signed_bytes.empty()
                                 ? core::serializeSnapshot(snapshot)

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -16,14 +17,15 @@ namespace {
 NodeSeries busbwSeries(const std::vector<double>& gbs) {
   NodeSeries s;
   s.quantity = NodeQuantity::Busbw;
-  s.nodes = static_cast<int>(gbs.size());
-  std::vector<double> values;
+  std::vector<std::string> labels;
   for (std::size_t i = 0; i < gbs.size(); ++i) {
     char name[32];
     std::snprintf(name, sizeof name, "gpu-%04zu", i);
-    s.values.push_back({static_cast<int>(i), name, gbs[i]});
+    labels.push_back(name);
   }
-  keepJudgement(s, core::markBusbwOutliers(gbs), 1.0);
+  fillSeries(s, labels,
+             core::nodeBusbwOutliers(std::vector<std::optional<double>>(gbs.begin(), gbs.end())),
+             1.0);
   return s;
 }
 
@@ -167,8 +169,8 @@ TEST(OutlierWords, OutliersAreNamedWorstFirstWithTheirValueAndTheRuleIsCores) {
   c.quantity = NodeQuantity::Counter;
   c.counter = "symbol_error";
   c.unit = counterUnit(c.counter);
-  c.values = {{0, "a", 0}, {1, "b", 120}, {2, "c", 0}, {3, "d", 40}, {4, "e", 0}};
-  keepJudgement(c, core::markCounterOutliers({0, 120, 0, 40, 0}), 1.0);  // core marks b and d
+  fillSeries(c, {"a", "b", "c", "d", "e"}, core::nodeCounterOutliers({0, 120, 0, 40, 0}),
+             1.0);  // core marks b and d
   ASSERT_EQ(c.outliers(), 2);
   EXPECT_EQ(outliersWorstFirst(c), (std::vector<int>{1, 3}));  // the highest first
   EXPECT_EQ(outlierRule(c), "above 10 x max(median, 1) = 10 (median 0)");

@@ -42,9 +42,11 @@ struct NodeSeries {
   int outliers() const { return marks.count(); }
 };
 
-// Keeps core's `marks` of `series.values` (same order) and shows the values in `scale`
-// units: each value takes its mark. What every series is built with.
-void keepJudgement(NodeSeries& series, core::OutlierMarks marks, double scale);
+// Fills `series` with core's per-node values and marks (`judged`, one per node; `labels` the
+// nodes' labels, same order): each node that has a value takes core's own mark for it
+// (NodeOutliers::outlier), shown in `scale` units. What every series is built with.
+void fillSeries(NodeSeries& series, const std::vector<std::string>& labels,
+                core::NodeOutliers judged, double scale);
 
 // The peak bus bandwidth (GB/s) of each node's nccl-tests output (the larger of out-of-place
 // and in-place over all sizes), for nodes that have one; outliers by core::markBusbwOutliers.

@@ -77,6 +77,9 @@ struct JobData {
   // taken while it was whole; counter ids name counter_names.
   std::vector<NodeCounters> counters;
   CounterNames counter_names;
+  // Per snapshot: its node's host name (Snapshot.node.hostname), what the charts group one
+  // host's snapshots over time by.
+  std::vector<std::string> hostnames;
   // Per snapshot that came from neither a file nor signed bytes (diagnosed in memory): its
   // whole serialized snapshot, for readFullSnapshot; "" otherwise. May be empty.
   std::vector<std::string> kept_bytes;
