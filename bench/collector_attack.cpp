@@ -37,11 +37,11 @@
 #include <vector>
 
 #include "collector_process.h"
-#include "ibc/agent/os.h"
 #include "ibc/agent/upload.h"
 #include "ibc/core/frame.h"
 #include "ibc/core/signing.h"
 #include "ibc/core/snapshot_file.h"
+#include "ibc/os/os.h"
 
 extern char** environ;
 
@@ -186,7 +186,7 @@ int main(int argc, char** argv) {
   char tmpl[] = "/tmp/ibc-attack-XXXXXX";
   const std::string work = ::mkdtemp(tmpl);
   const std::string pki = work + "/pki";
-  ibc::agent::ProcessRunner runner;
+  ibc::os::ProcessRunner runner;
   auto made =
       runner.run({make_pki, pki, "--agent", "acme/node01", "--agent", "globex/gx01"}, seconds(60));
   if (!made.ok() || made->exit_code != 0) {

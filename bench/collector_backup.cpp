@@ -25,11 +25,11 @@
 #include <vector>
 
 #include "collector_process.h"
-#include "ibc/agent/os.h"
 #include "ibc/agent/upload.h"
 #include "ibc/collector/store/maintenance.h"
 #include "ibc/collector/store/store.h"
 #include "ibc/core/signing.h"
+#include "ibc/os/os.h"
 
 extern char** environ;
 
@@ -88,7 +88,7 @@ int main(int argc, char** argv) {
     work = pattern;
     own_work = true;
   }
-  ibc::agent::ProcessRunner runner;
+  ibc::os::ProcessRunner runner;
   auto pki = runner.run({make_pki, work + "/pki", "--agent", "acme/node01", "--support", "bench"},
                         std::chrono::seconds(60));
   if (!pki.ok() || pki->exit_code != 0) {

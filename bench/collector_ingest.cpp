@@ -34,12 +34,12 @@
 #include <vector>
 
 #include "collector_process.h"
-#include "ibc/agent/os.h"
 #include "ibc/agent/upload.h"
 #include "ibc/collector/store/store.h"
 #include "ibc/core/frame.h"
 #include "ibc/core/signing.h"
 #include "ibc/core/snapshot_file.h"
+#include "ibc/os/os.h"
 
 extern char** environ;
 
@@ -206,7 +206,7 @@ double drive(int agents, int rounds, int threads, AgentTls& tls, int port,
 // ---- machine limits --------------------------------------------------------------------------
 
 double opensslSpeedEd25519Verify() {
-  ibc::agent::ProcessRunner runner;
+  ibc::os::ProcessRunner runner;
   auto r = runner.run({"openssl", "speed", "-seconds", "2", "ed25519"}, std::chrono::seconds(60));
   if (!r.ok()) return 0;
   std::istringstream in(r->out);
@@ -329,7 +329,7 @@ int main(int argc, char** argv) {
     pki_args.push_back("--agent");
     pki_args.push_back("bench/node" + std::to_string(i));
   }
-  ibc::agent::ProcessRunner runner;
+  ibc::os::ProcessRunner runner;
   auto made = runner.run(pki_args, std::chrono::seconds(120));
   if (!made.ok() || made->exit_code != 0) {
     std::cerr << "make-pki failed\n";

@@ -147,7 +147,7 @@ int writeFaultJob(const Templates& t, const std::string& fixtures, const std::st
   std::ifstream in(o.nccl_logs[0], std::ios::binary);
   const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   const std::regex aws_host("ip-172-31-[0-9]+-[0-9]+");
-  agent::RootedFilesystem files("");
+  os::RootedFilesystem files("");
   for (int i = 0; i < n; ++i) {
     v1::Snapshot s = syntheticNode(t, i);
     s.mutable_node()->set_job_id("SYNTHETIC-jobwide-socket-fallback");

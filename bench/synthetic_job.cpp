@@ -4,14 +4,14 @@
 #include <cstdio>
 #include <cstdlib>
 
-#include "agent_doubles.h"
+#include "os_doubles.h"
 
 namespace ibc::bench {
 
 namespace v1 = ::ibcollect::v1;
 
 v1::Snapshot collectTree(const std::string& root, const agent::CollectOptions& extra) {
-  agent::SystemClock clock;
+  os::SystemClock clock;
   return test::collectFixtureTree(root, clock, extra);
 }
 

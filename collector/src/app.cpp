@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <cctype>
 #include <filesystem>
-#include <fstream>
 #include <iterator>
 #include <map>
 #include <optional>
@@ -22,6 +21,7 @@
 #include "ibc/core/findings.h"
 #include "ibc/core/signing.h"
 #include "ibc/core/text.h"
+#include "ibc/os/os.h"
 
 namespace ibc::collector {
 
@@ -68,10 +68,14 @@ std::chrono::milliseconds seconds(double s) {
   return std::chrono::milliseconds(static_cast<int64_t>(s * 1000));
 }
 
+// The config file and the PEM files an operator names (bounded: none is near a MiB).
 core::Result<std::string> readFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return core::Error{core::ErrorCode::NotFound, path + ": cannot be read"};
-  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  constexpr std::size_t kMaxOperatorFileBytes = 1u << 20;
+  auto bytes = os::RootedFilesystem("").readFile(path, kMaxOperatorFileBytes);
+  if (!bytes.ok() && bytes.error().code == core::ErrorCode::TooLarge) {
+    return core::Error{core::ErrorCode::TooLarge, path + ": larger than 1 MiB"};
+  }
+  return bytes;
 }
 
 // The FILE of `--config FILE` / `--config=FILE`, read before parsing (its keys become flags).

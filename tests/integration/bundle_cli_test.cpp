@@ -14,10 +14,10 @@
 #include "bundle_bomb.h"
 #include "collector_process.h"
 #include "fixture_trees.h"
-#include "ibc/agent/os.h"
 #include "ibc/bundle/bundle_archive.h"
 #include "ibc/core/bundle.h"
 #include "ibc/core/signing.h"
+#include "ibc/os/os.h"
 #include "ibcollect_run.h"
 
 using ::testing::HasSubstr;
@@ -27,8 +27,8 @@ namespace {
 
 namespace fs = std::filesystem;
 using namespace ibc::test;  // the fixture trees, readAll and writeAll
-using ibc::agent::CommandResult;
-using ibc::agent::ProcessRunner;
+using ibc::os::CommandResult;
+using ibc::os::ProcessRunner;
 
 class BundleCli : public ::testing::Test {
  protected:

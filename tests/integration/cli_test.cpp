@@ -14,15 +14,15 @@
 #include <random>
 #include <set>
 
-#include "ibc/agent/os.h"
+#include "ibc/os/os.h"
 
 using ::testing::HasSubstr;
 using ::testing::Not;
 
 namespace {
 
-using ibc::agent::CommandResult;
-using ibc::agent::ProcessRunner;
+using ibc::os::CommandResult;
+using ibc::os::ProcessRunner;
 
 const std::string kMlx5Tree =
     std::string(IBC_FIXTURES_DIR) +

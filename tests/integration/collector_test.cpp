@@ -32,11 +32,11 @@
 
 #include "collector_process.h"
 #include "fixture_trees.h"
-#include "ibc/agent/os.h"
 #include "ibc/agent/upload.h"
 #include "ibc/core/frame.h"
 #include "ibc/core/signing.h"
 #include "ibc/core/snapshot_file.h"
+#include "ibc/os/os.h"
 #include "test_pki.h"
 #include "upload_load.h"
 
@@ -51,8 +51,8 @@ namespace {
 
 namespace fs = std::filesystem;
 using ibc::agent::CollectorConnection;
-using ibc::agent::CommandResult;
-using ibc::agent::ProcessRunner;
+using ibc::os::CommandResult;
+using ibc::os::ProcessRunner;
 
 // Under ThreadSanitizer the collector runs several times slower, beside another test on two
 // cores: an honest agent's deadlines in the attack tests stretch by this factor. Every

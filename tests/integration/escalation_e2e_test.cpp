@@ -18,8 +18,8 @@
 
 #include "collector_process.h"
 #include "fixture_trees.h"
-#include "ibc/agent/os.h"
 #include "ibc/bundle/bundle_archive.h"
+#include "ibc/os/os.h"
 #include "ibcollect_run.h"
 
 using ::testing::HasSubstr;
@@ -27,8 +27,8 @@ using ::testing::HasSubstr;
 namespace {
 
 namespace fs = std::filesystem;
-using ibc::agent::CommandResult;
-using ibc::agent::ProcessRunner;
+using ibc::os::CommandResult;
+using ibc::os::ProcessRunner;
 
 using ibc::test::kBrokenTree;
 using ibc::test::kHealthyTree;

@@ -13,16 +13,16 @@
 #include <fstream>
 #include <sstream>
 
-#include "ibc/agent/host_inspect.h"
-#include "ibc/agent/os.h"
+#include "ibc/os/os.h"
+#include "ibc/support/host_inspect.h"
 #include "ibcollect_run.h"
 
 using ::testing::HasSubstr;
 
 namespace {
 
-using ibc::agent::CommandResult;
-using ibc::agent::ProcessRunner;
+using ibc::os::CommandResult;
+using ibc::os::ProcessRunner;
 namespace v1 = ::ibcollect::v1;
 
 std::string pfFixture(const std::string& prefix) {

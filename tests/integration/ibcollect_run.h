@@ -8,18 +8,18 @@
 #include <string>
 #include <vector>
 
-#include "ibc/agent/os.h"
+#include "ibc/os/os.h"
 
 namespace ibc::test {
 
 // Its exit code and output; a test failure and an empty result when it could not be run
 // (or ran over two minutes).
-inline ibc::agent::CommandResult runIbcollect(std::vector<std::string> args) {
+inline ibc::os::CommandResult runIbcollect(std::vector<std::string> args) {
   args.insert(args.begin(), IBC_BINARY);
-  ibc::agent::ProcessRunner runner;
+  ibc::os::ProcessRunner runner;
   auto r = runner.run(args, std::chrono::seconds(120));
   EXPECT_TRUE(r.ok()) << (r.ok() ? "" : r.error().message);
-  return r.ok() ? *r : ibc::agent::CommandResult{};
+  return r.ok() ? *r : ibc::os::CommandResult{};
 }
 
 }  // namespace ibc::test

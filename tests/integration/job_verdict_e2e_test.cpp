@@ -23,11 +23,11 @@
 
 #include "collector_process.h"
 #include "fixtures.h"
-#include "ibc/agent/os.h"
 #include "ibc/bundle/bundle_archive.h"
 #include "ibc/console/job_data.h"
 #include "ibc/core/signing.h"
 #include "ibc/core/text.h"
+#include "ibc/os/os.h"
 #include "ibcollect/v1/report.pb.h"
 #include "slurm_cluster.h"
 #include "sysfs_json.h"
@@ -40,8 +40,8 @@ namespace {
 
 namespace fs = std::filesystem;
 namespace v1 = ::ibcollect::v1;
-using ibc::agent::CommandResult;
-using ibc::agent::ProcessRunner;
+using ibc::os::CommandResult;
+using ibc::os::ProcessRunner;
 using namespace std::chrono_literals;
 using CodeSets = std::map<std::string, std::set<std::string>>;  // node -> codes above info
 

@@ -22,11 +22,11 @@
 #include <thread>
 
 #include "collector_process.h"
-#include "ibc/agent/os.h"
 #include "ibc/agent/upload.h"
 #include "ibc/collector/store/store.h"
 #include "ibc/core/frame.h"
 #include "ibc/core/signing.h"
+#include "ibc/os/os.h"
 #include "upload_load.h"
 
 using ::testing::HasSubstr;
@@ -38,7 +38,7 @@ namespace {
 
 namespace fs = std::filesystem;
 using ibc::agent::CollectorConnection;
-using ibc::agent::ProcessRunner;
+using ibc::os::ProcessRunner;
 
 // Reads until the peer closes or `timeout` passes.
 std::string readToEnd(int fd, milliseconds timeout = seconds(10)) {

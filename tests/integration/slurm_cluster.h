@@ -7,14 +7,14 @@
 
 #include <string>
 
-#include "ibc/agent/os.h"
+#include "ibc/os/os.h"
 
 namespace ibc::test {
 
 // Why a cluster cannot run here ("needs root ...", "slurmd is not installed ..."), or "".
 inline std::string slurmClusterUnavailable() {
   if (::geteuid() != 0) return "needs root (namespaces, mounts, slurmd)";
-  ibc::agent::ProcessRunner probe;
+  ibc::os::ProcessRunner probe;
   for (const char* tool : {"slurmctld", "slurmd", "munged", "srun", "unshare", "nsenter"}) {
     if (!probe.available(tool))
       return std::string(tool) + " is not installed (scripts/setup.sh installs it)";

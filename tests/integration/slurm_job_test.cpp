@@ -20,9 +20,9 @@
 
 #include "collector_process.h"
 #include "fixtures.h"
-#include "ibc/agent/os.h"
 #include "ibc/core/snapshot_file.h"
 #include "ibc/core/text.h"
+#include "ibc/os/os.h"
 #include "slurm_cluster.h"
 #include "sysfs_json.h"
 
@@ -31,8 +31,8 @@ using ::testing::Not;
 
 namespace {
 
-using ibc::agent::CommandResult;
-using ibc::agent::ProcessRunner;
+using ibc::os::CommandResult;
+using ibc::os::ProcessRunner;
 using namespace std::chrono_literals;
 
 const std::string kCluster = std::string(IBC_SOURCE_DIR) + "/tests/integration/slurm/cluster.sh";

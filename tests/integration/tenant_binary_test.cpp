@@ -16,7 +16,7 @@
 #include <string>
 #include <vector>
 
-#include "ibc/agent/os.h"
+#include "ibc/os/os.h"
 
 using ::testing::HasSubstr;
 
@@ -84,7 +84,7 @@ TEST(TenantBinary, TheSupportProgramHoldsTheArchiveCommands) {
 }
 
 TEST(TenantBinary, SupportCommandsRunTheSupportProgramGitStyle) {
-  ibc::agent::ProcessRunner runner;
+  ibc::os::ProcessRunner runner;
   auto viaTenant = runner.run({IBC_BINARY, "bundle", "--help"}, std::chrono::seconds(30));
   ASSERT_TRUE(viaTenant.ok());
   EXPECT_EQ(viaTenant->exit_code, 0) << viaTenant->err;
@@ -105,7 +105,7 @@ TEST(TenantBinary, ASupportCommandWithoutTheSupportProgramNamesThePackage) {
   std::filesystem::create_directories(dir);
   std::filesystem::copy_file(IBC_BINARY, dir / "ibcollect",
                              std::filesystem::copy_options::overwrite_existing);
-  ibc::agent::ProcessRunner runner;
+  ibc::os::ProcessRunner runner;
   auto r = runner.run({(dir / "ibcollect").string(), "case", "list"}, std::chrono::seconds(30));
   std::filesystem::remove_all(dir);
   ASSERT_TRUE(r.ok());

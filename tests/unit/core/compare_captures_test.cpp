@@ -11,11 +11,11 @@
 
 #include <map>
 
-#include "agent_doubles.h"
 #include "fixtures.h"
 #include "ibc/agent/collect.h"
 #include "ibc/core/nccl_log.h"
 #include "ibc/core/report.h"
+#include "os_doubles.h"
 #include "sysfs_json.h"
 
 using ::testing::HasSubstr;

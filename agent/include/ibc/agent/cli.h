@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "ibc/agent/os.h"
+#include "ibc/agent/seams.h"
 
 namespace ibc::agent {
 
@@ -52,9 +52,26 @@ std::string versionString();
 using CliRunner = int (*)(const std::vector<std::string>& args, CliEnvironment& env);
 int runProgram(int argc, char** argv, CliRunner run);
 
-// The commands `ibcollect-support` provides (support and provider side, docs/architecture.md), and
-// the program and package that hold them.
-inline constexpr const char* kSupportCommands[] = {"bundle", "case", "fetch", "host-inspect"};
+// A command of `ibcollect-support` (support and provider side, docs/architecture.md): its
+// name and the one line `ibcollect --help` shows for it.
+struct SupportCommand {
+  const char* name;
+  const char* summary;
+};
+
+// The one table of the support commands: `ibcollect` forwards exactly these to
+// kSupportProgram and lists them in its --help (so in its man page and completion);
+// `ibcollect-support` registers one module per row (support_cli.cpp checks that it did).
+inline constexpr SupportCommand kSupportCommands[] = {
+    {"bundle", "Support: escalation bundles (export, verify, show)"},
+    {"case", "Support: cases in the collector (create, list, show, update, attach)"},
+    {"fetch", "Support: download a job's snapshots from the collector"},
+    {"host-inspect", "Provider: inspect the PFs behind a bundle's VFs on the physical host"},
+};
+// The program and package that hold them.
 inline constexpr const char* kSupportProgram = "ibcollect-support";
+
+// "bundle, case, fetch, host-inspect": the table's names for messages.
+std::string supportCommandNames();
 
 }  // namespace ibc::agent

@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "ibc/agent/os.h"
+#include "ibc/agent/seams.h"
 #include "ibcollect/v1/snapshot.pb.h"
 
 namespace ibc::agent {

@@ -21,7 +21,7 @@
 #include <string_view>
 #include <vector>
 
-#include "ibc/agent/os.h"
+#include "ibc/agent/seams.h"
 #include "ibc/agent/spool.h"
 #include "ibc/agent/upload.h"
 #include "ibc/core/result.h"
@@ -172,11 +172,5 @@ class SnapshotDelivery {
   Notice notice_;
   std::unique_ptr<CollectorSession> session_;
 };
-
-// Convenience for a single snapshot with the real TLS connector and spool (what
-// `ibcollect --job` calls per node).
-core::Result<DeliveryOutcome> deliverSnapshot(const ::ibcollect::v1::SignedSnapshot& envelope,
-                                              const DeliveryConfig& config, Clock& clock,
-                                              FileWriter& writer, Notice notice = {});
 
 }  // namespace ibc::agent

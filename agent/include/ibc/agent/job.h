@@ -17,7 +17,7 @@
 #include <string>
 #include <vector>
 
-#include "ibc/agent/os.h"
+#include "ibc/agent/seams.h"
 #include "ibc/core/slurm.h"
 #include "ibcollect/v1/signed.pb.h"
 #include "ibcollect/v1/snapshot.pb.h"

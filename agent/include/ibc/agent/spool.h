@@ -21,7 +21,7 @@
 #include <string_view>
 #include <vector>
 
-#include "ibc/agent/os.h"
+#include "ibc/agent/seams.h"
 #include "ibc/core/result.h"
 #include "ibcollect/v1/signed.pb.h"
 
@@ -42,9 +42,10 @@ struct SpoolEntry {
 
 class Spool {
  public:
-  // Every write, directory, removal and rename goes through `writer` (agent/os.h; tests
-  // inject failures), which must outlive the spool.
-  Spool(std::string dir, SpoolLimits limits, FileWriter& writer);
+  // Every read and listing goes through `files` (the user's files: RootedFilesystem("")),
+  // every write, directory, removal and rename through `writer` (ibc/os/os.h; tests inject
+  // failures); both must outlive the spool.
+  Spool(std::string dir, SpoolLimits limits, const Filesystem& files, FileWriter& writer);
 
   const std::string& dir() const { return dir_; }
 
@@ -78,6 +79,7 @@ class Spool {
 
   std::string dir_;
   SpoolLimits limits_;
+  const Filesystem& files_;
   FileWriter& writer_;
 };
 
