@@ -250,6 +250,13 @@ QStringList MainWindow::pageNames() const {
   return names;
 }
 
+Page* MainWindow::pageNamed(const QString& name) const {
+  for (const Slot& s : pages_) {
+    if (s.page->pageName() == name) return s.page;
+  }
+  return nullptr;
+}
+
 bool MainWindow::showPage(const QString& name) {
   const int i = static_cast<int>(pageNames().indexOf(name));
   if (i < 0) return false;

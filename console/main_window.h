@@ -58,9 +58,11 @@ class MainWindow : public QMainWindow {
   void setCollector(const CollectorSettings& settings, const QString& tenant);
   JobsPage* jobsPage() const;
   const JobData* job() const;
-  // Page names as --page takes them, in tab order.
+  // Page names as --page takes them, in tab order (the registry's, page_registry.h).
   QStringList pageNames() const;
   bool showPage(const QString& name);
+  // The page called `name`; nullptr when none is.
+  Page* pageNamed(const QString& name) const;
   // Selects the node with this label (or node name) on every page; false when none has it.
   bool selectNode(const QString& label);
   // The page of type P (tests, and the connection wiring of the jobs and escalate pages).

@@ -37,7 +37,8 @@ class ChartsPage : public Page {
   static constexpr int kMaxBars = 48;
 
   explicit ChartsPage(QWidget* parent = nullptr);
-  QString pageName() const override { return QStringLiteral("charts"); }
+  static constexpr const char* kName = "charts";
+  QString pageName() const override { return QString::fromLatin1(kName); }
   QString pageTitle() const override { return tr("Charts"); }
   bool lazy() const override { return true; }
   void loadJob(LoadedJob* job) override;

@@ -136,11 +136,13 @@ void DiffPage::loadJob(LoadedJob* job) {
   majority_pending_ = false;
   if (job == nullptr) {
     setJob(nullptr);
+    setReady(true);
     return;
   }
   // The majority of a large job takes a while: a worker works it out, holding the job so
   // that it outlives a reload; the page says so meanwhile.
   majority_pending_ = true;
+  setReady(false);
   QPointer<DiffPage> self(this);
   QThread* worker =
       QThread::create([hold = job->shared_from_this(), self, generation = generation_]() mutable {
@@ -154,6 +156,7 @@ void DiffPage::loadJob(LoadedJob* job) {
               self->majority_ = facts;
               self->majority_pending_ = false;
               self->recompute();
+              self->setReady(true);
               emit self->majorityReady();
             },
             Qt::QueuedConnection);

@@ -23,7 +23,8 @@ class DiffPage : public Page {
 
  public:
   explicit DiffPage(QWidget* parent = nullptr);
-  QString pageName() const override { return QStringLiteral("diff"); }
+  static constexpr const char* kName = "diff";
+  QString pageName() const override { return QString::fromLatin1(kName); }
   QString pageTitle() const override { return tr("Diff"); }
   bool lazy() const override { return true; }
   void loadJob(LoadedJob* job) override;

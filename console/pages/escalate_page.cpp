@@ -245,6 +245,7 @@ void EscalatePage::setJob(const JobData* job) {
   ++suspects_generation_;
   suspects_pending_ = false;
   showJob(job, job != nullptr ? suspectReasons(*job) : std::vector<SuspectReason>());
+  updateReady();
 }
 
 void EscalatePage::loadJob(LoadedJob* job) {
@@ -257,6 +258,7 @@ void EscalatePage::loadJob(LoadedJob* job) {
   const int generation = ++suspects_generation_;
   suspects_pending_ = true;
   showJob(nullptr, {});
+  updateReady();
   carried_->setPlainText(tr("Working out which nodes core escalates..."));
   const PageRef self{this, this};
   QThread* worker = QThread::create([hold = job->shared_from_this(), generation, self]() mutable {
@@ -271,6 +273,7 @@ void EscalatePage::loadJob(LoadedJob* job) {
           if (!self || generation != self->suspects_generation_ || weak.expired()) return;
           self->suspects_pending_ = false;
           self->showJob(data, std::move(*reasons));
+          self->updateReady();
           emit self->suspectsReady();
         },
         Qt::QueuedConnection);
@@ -384,6 +387,7 @@ QString EscalatePage::nodeText(int node) const {
 
 void EscalatePage::replan() {
   const int generation = ++plan_generation_;
+  updateReady();
   if (job_ == nullptr || checkedNodes().isEmpty()) {
     members_model_->setPlan({});
     carried_->setPlainText(job_ == nullptr ? QString()
@@ -393,6 +397,7 @@ void EscalatePage::replan() {
                                           : tr("No node checked: check the nodes whose VFs the "
                                                "host side must inspect."));
     plan_applied_ = generation;
+    updateReady();
     emit planned();
     return;
   }
@@ -413,6 +418,7 @@ void EscalatePage::replan() {
           if (!plan->error.empty()) {
             self->carried_->setPlainText(tr("Cannot work out the bundle: %1").arg(q(plan->error)));
             self->plan_applied_ = generation;
+            self->updateReady();
             emit self->planned();
             return;
           }
@@ -434,6 +440,7 @@ void EscalatePage::replan() {
           self->carried_->setPlainText(text);
           self->members_model_->setPlan(std::move(*plan));
           self->plan_applied_ = generation;
+          self->updateReady();
           emit self->planned();
         },
         Qt::QueuedConnection);

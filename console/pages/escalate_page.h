@@ -37,7 +37,8 @@ class EscalatePage : public Page {
 
  public:
   explicit EscalatePage(QWidget* parent = nullptr);
-  QString pageName() const override { return QStringLiteral("escalate"); }
+  static constexpr const char* kName = "escalate";
+  QString pageName() const override { return QString::fromLatin1(kName); }
   QString pageTitle() const override { return tr("Escalate"); }
   bool lazy() const override { return true; }
   void loadJob(LoadedJob* job) override;
@@ -62,6 +63,7 @@ class EscalatePage : public Page {
   // The node list's text of node `node` (index into report.nodes()), "" when not listed.
   QString nodeText(int node) const;
   // True when the plan shown is the one for the current checks (none is being computed).
+  // The page is ready (Page::isReady) exactly when it is.
   bool planCurrent() const { return plan_applied_ == plan_generation_ && !suspects_pending_; }
   // Jobs of this many nodes and more have their suspects worked out on a worker (loadJob);
   // suspectsReady follows.
@@ -98,6 +100,8 @@ class EscalatePage : public Page {
   void casesListed(bool found);
 
  private:
+  // Page::setReady(planCurrent()): after every change of the plan's or the suspects' state.
+  void updateReady() { setReady(planCurrent()); }
   // Shows the outcome of an export and emits exported().
   void exportDone(bool ok, const QString& message);
   // The constructor's steps: the widgets, where they go, what they do.

@@ -25,7 +25,8 @@ class FindingsPage : public Page {
 
  public:
   FindingsPage(FindingsModel* model, QWidget* parent = nullptr);
-  QString pageName() const override { return QStringLiteral("findings"); }
+  static constexpr const char* kName = "findings";
+  QString pageName() const override { return QString::fromLatin1(kName); }
   QString pageTitle() const override { return tr("Findings"); }
   void loadJob(LoadedJob* job) override;
   void setJob(const JobData* job) { job_ = job; }

@@ -23,7 +23,8 @@ class GridPage : public Page {
 
  public:
   GridPage(NodeGridModel* model, QWidget* parent = nullptr);
-  QString pageName() const override { return QStringLiteral("grid"); }
+  static constexpr const char* kName = "grid";
+  QString pageName() const override { return QString::fromLatin1(kName); }
   QString pageTitle() const override { return tr("Grid"); }
   void loadJob(LoadedJob* job) override;
   void selectNode(int node_index, const QString& device, int port) override;

@@ -135,6 +135,8 @@ void JobsPage::refresh() {
   }
   list_->setEnabled(false);
   status_->setText(tr("Asking %1 for the jobs of %2...").arg(q(s.endpoint), tenant));
+  ++listings_;
+  setReady(false);
   QPointer<JobsPage> self(this);
   QThread* worker = QThread::create([s, tenant, self] {
     auto jobs = std::make_shared<core::Result<std::vector<JobEntry>>>(
@@ -148,6 +150,7 @@ void JobsPage::refresh() {
         [self, jobs, cases, tenant] {
           if (!self) return;
           self->list_->setEnabled(true);
+          self->setReady(--self->listings_ == 0);
           if (!jobs->ok()) {
             self->status_->setText(tr("Could not list jobs: %1").arg(q(jobs->error().message)));
             emit self->listed(false);

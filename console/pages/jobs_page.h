@@ -23,14 +23,15 @@ class JobsPage : public Page {
 
  public:
   explicit JobsPage(QWidget* parent = nullptr);
-  QString pageName() const override { return QStringLiteral("jobs"); }
+  static constexpr const char* kName = "jobs";
+  QString pageName() const override { return QString::fromLatin1(kName); }
   QString pageTitle() const override { return tr("Jobs"); }
   void loadJob(LoadedJob* job) override;
   void selectNode(int, const QString&, int) override {}
   void setSettings(const CollectorSettings& settings, const QString& tenant);
   CollectorSettings settings() const;
   QString tenant() const;
-  // Lists the tenant's jobs on a worker; `listed` follows.
+  // Lists the tenant's jobs on a worker; `listed` follows (and the page is not ready meanwhile).
   void refresh();
   // What was opened (files or a fetched job), by job: listed when the page is seen (a
   // 2,000-node job's items cost the GUI thread ~8 ms; a hidden page need not pay it on load).
@@ -69,6 +70,7 @@ class JobsPage : public Page {
   QTreeView* view_;
   const JobData* opened_ = nullptr;
   bool opened_stale_ = false;
+  int listings_ = 0;  // listings on a worker not answered yet: the page is ready at 0
 };
 
 }  // namespace ibc::console

@@ -26,7 +26,8 @@ class NodePage : public Page {
 
  public:
   explicit NodePage(QWidget* parent = nullptr);
-  QString pageName() const override { return QStringLiteral("node"); }
+  static constexpr const char* kName = "node";
+  QString pageName() const override { return QString::fromLatin1(kName); }
   QString pageTitle() const override { return tr("Node"); }
   void loadJob(LoadedJob* job) override;
   void selectNode(int node_index, const QString& device, int port) override {

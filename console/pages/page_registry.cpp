@@ -12,13 +12,39 @@
 
 namespace ibc::console {
 
-std::vector<Page*> createPages(QWidget* parent) {
-  return {
-      new JobsPage(parent),     new GridPage(new NodeGridModel(parent), parent),
-      new NodePage(parent),     new FindingsPage(new FindingsModel(parent), parent),
-      new DiffPage(parent),     new ChartsPage(parent),
-      new EscalatePage(parent),
+namespace {
+
+template <class P>
+Page* create(QWidget* parent) {
+  return new P(parent);
+}
+
+}  // namespace
+
+const std::vector<PageKind>& pageKinds() {
+  static const std::vector<PageKind> kinds = {
+      {JobsPage::kName, &create<JobsPage>},
+      {GridPage::kName, [](QWidget* p) -> Page* { return new GridPage(new NodeGridModel(p), p); }},
+      {NodePage::kName, &create<NodePage>},
+      {FindingsPage::kName,
+       [](QWidget* p) -> Page* { return new FindingsPage(new FindingsModel(p), p); }},
+      {DiffPage::kName, &create<DiffPage>},
+      {ChartsPage::kName, &create<ChartsPage>},
+      {EscalatePage::kName, &create<EscalatePage>},
   };
+  return kinds;
+}
+
+QStringList pageNames() {
+  QStringList names;
+  for (const PageKind& kind : pageKinds()) names << QString::fromLatin1(kind.name);
+  return names;
+}
+
+std::vector<Page*> createPages(QWidget* parent) {
+  std::vector<Page*> pages;
+  for (const PageKind& kind : pageKinds()) pages.push_back(kind.create(parent));
+  return pages;
 }
 
 }  // namespace ibc::console

@@ -1,18 +1,142 @@
-// The charts' arithmetic (chart_data.h), pure: nice axis ticks, the histogram a large job is
-// drawn as, the units of counters, the words that name outliers, and the label prefix the
-// bars leave out. No widgets, no files: numbers in, numbers and words out.
+// chart_data.h: busbw and counters per node with core's outlier marks, a counter over a host's
+// snapshots (the real job and captures); and the charts' arithmetic, pure: nice axis ticks,
+// the histogram a large job is drawn as, the words that name outliers, and the label prefix
+// the bars leave out.
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "console_fixtures.h"
 #include "ibc/console/chart_data.h"
+#include "ibc/console/job_data.h"
+#include "ibc/console/node_grid_model.h"
 #include "ibc/core/node_metrics.h"
 
 namespace ibc::console {
 namespace {
+
+// A node whose nccl-tests output moved nothing (every row 0 GB/s: SYNTHETIC, in memory) is
+// neither charted nor judged, as core's NODE_OUTLIER leaves it out: the chart used to plot it
+// at 0 and call it an outlier the job's verdict never named.
+TEST(ChartData, ANodeWhoseTestMovedNothingIsNotChartedAsCoreDoesNotJudgeIt) {
+  auto snaps = withNcclTests(wholeSnapshots(job()));
+  snaps[0].clear_nccl_tests();
+  snaps[0].add_nccl_tests()->mutable_parsed()->add_rows()->set_oop_busbw_gbs(0);
+  const JobData j = diagnoseSnapshots(snaps, jobFiles());
+  const auto series = busbwPerNode(j);
+  ASSERT_EQ(series.values.size(), 3u);
+  for (const auto& v : series.values) EXPECT_NE(v.node, 0);
+  for (int i : findingsOfNode(j, 0)) {
+    const auto& f = j.report.findings(i);
+    EXPECT_FALSE(f.code() == "NODE_OUTLIER" && f.summary().find("nccl-tests") != std::string::npos)
+        << f.summary();
+  }
+  // Nor does the grid show it a busbw, let alone mark it.
+  NodeGridModel m;
+  m.setJob(&j);
+  const int row = rowOfPort(m, QString::fromStdString(j.report.nodes(0).label()), "mlx5_0");
+  ASSERT_GE(row, 0);
+  EXPECT_TRUE(m.index(row, NodeGridModel::Busbw).data().toString().isEmpty());
+  EXPECT_FALSE(m.index(row, NodeGridModel::Busbw).data(NodeGridModel::OutlierRole).toBool());
+}
+
+TEST(ChartData, BusbwOutliersAreTheNodesTheJobVerdictCallsBusbwOutliers) {
+  // The job's snapshots, each with a real all_reduce_perf output attached.
+  ASSERT_EQ(job().snapshots.size(), 4u);
+  const JobData j = diagnoseSnapshots(withNcclTests(wholeSnapshots(job())), jobFiles());
+  const auto series = busbwPerNode(j);
+  const auto& bars = series.values;
+  ASSERT_EQ(bars.size(), 4u);
+  EXPECT_NEAR(bars[0].value, 338.82, 0.01);
+  EXPECT_NEAR(bars[1].value, 235.26, 0.01);
+  EXPECT_NEAR(bars[3].value, 97.54, 0.01);  // in place at 1 GiB
+  // One rule (core::isBusbwOutlier over core::medianOf): the red bars are the nodes core's
+  // verdict gave a busbw NODE_OUTLIER, and the 97.5 GB/s node is one of them.
+  int outliers = 0;
+  for (std::size_t k = 0; k < bars.size(); ++k) {
+    const auto& b = bars[k];
+    const bool outlier = b.outlier;
+    outliers += outlier ? 1 : 0;
+    bool judged = false;
+    for (const int i : findingsOfNode(j, b.node)) {
+      const auto& f = j.report.findings(i);
+      judged = judged || (f.code() == "NODE_OUTLIER" &&
+                          f.summary().find("bus bandwidth") != std::string::npos);
+    }
+    EXPECT_EQ(outlier, judged) << b.label << " " << b.value;
+  }
+  EXPECT_GE(outliers, 1);
+  EXPECT_TRUE(bars[3].outlier);
+  // The grid marks the busbw cells of exactly those nodes, on every row of the node.
+  NodeGridModel grid;
+  grid.setJob(&j);
+  for (int r = 0; r < grid.rowCount(); ++r) {
+    const int node = grid.index(r, 0).data(NodeGridModel::NodeIndexRole).toInt();
+    bool bar_outlier = false;
+    for (const auto& b : bars) bar_outlier = bar_outlier || (b.node == node && b.outlier);
+    EXPECT_EQ(grid.index(r, NodeGridModel::Busbw).data(NodeGridModel::OutlierRole).toBool(),
+              bar_outlier)
+        << "row " << r;
+  }
+  EXPECT_EQ(series.outliers(), outliers);
+  EXPECT_EQ(series.nodes, 4);
+  EXPECT_TRUE(busbwPerNode(job()).values.empty());  // no nccl-tests: no bars, never zeros
+}
+
+TEST(ChartData, ACounterPerNodeLeavesOutNodesWithoutItAndOverTimeIsOldestFirst) {
+  const v1::Snapshot mlx5 = mlx5Snapshot();
+  std::vector<v1::Snapshot> snaps = {wholeSnapshot(job(), 0), mlx5};
+  const JobData j = diagnoseSnapshots(snaps, {jobFiles()[0], "mlx5.ibsnap"});
+  const auto series = counterPerNode(j, "resp_cqe_error");
+  const auto& bars = series.values;
+  EXPECT_EQ(series.unit, CounterUnit::Count);
+  ASSERT_EQ(bars.size(), 1u);  // the gcm capture has no hw_counters: left out, not 0
+  EXPECT_EQ(bars[0].node, 1);
+  EXPECT_EQ(bars[0].value, 8109);
+  const auto names = counterNames(j);
+  EXPECT_TRUE(std::binary_search(names.begin(), names.end(), "resp_cqe_error"));
+
+  // The same host read three times (synthetic later readings, in memory), given newest first.
+  std::vector<v1::Snapshot> history;
+  for (int k = 2; k >= 0; --k) {
+    v1::Snapshot s = mlx5;
+    s.mutable_node()->set_collected_at_unix_ms(mlx5.node().collected_at_unix_ms() + k * 60000);
+    for (auto& c : *s.mutable_devices(0)->mutable_ports(0)->mutable_hw_counters()) {
+      if (c.name() == "resp_cqe_error") c.set_value(c.value() + static_cast<uint64_t>(k) * 10);
+    }
+    history.push_back(s);
+  }
+  const JobData h = diagnoseSnapshots(history, {"c.ibsnap", "b.ibsnap", "a.ibsnap"});
+  const auto points = counterOverTime(h, 0, "resp_cqe_error");
+  ASSERT_EQ(points.size(), 3u);
+  EXPECT_EQ(points[0].value, 8109);
+  EXPECT_EQ(points[1].value, 8119);
+  EXPECT_EQ(points[2].value, 8129);
+  EXPECT_LT(points[0].unix_ms, points[2].unix_ms);
+}
+
+TEST(ChartData, DataCountersAreChartedInBytesFourPerWordAndJudgedOnTheirCounts) {
+  // The real mlx5 capture: port_xmit_data in sysfs counts 4-byte words (CONTRIBUTING.md, core's
+  // nodeCounterMetrics multiplies by 4).
+  const v1::Snapshot mlx5 = mlx5Snapshot();
+  uint64_t words = 0;
+  for (const auto& c : mlx5.devices(0).ports(0).counters())
+    if (c.name() == "port_xmit_data") words = c.value();
+  ASSERT_GT(words, 0u);
+  const JobData j = diagnoseSnapshots({mlx5}, {"mlx5.ibsnap"});
+  const auto series = counterPerNode(j, "port_xmit_data");
+  ASSERT_EQ(series.values.size(), 1u);
+  EXPECT_EQ(series.unit, CounterUnit::Bytes);
+  EXPECT_EQ(series.values[0].value, 4.0 * static_cast<double>(words));
+  EXPECT_EQ(formatValue(series, 4096), "4.00 KiB");
+  const auto points = counterOverTime(j, 0, "port_xmit_data");
+  ASSERT_EQ(points.size(), 1u);
+  EXPECT_EQ(points[0].value, 4.0 * static_cast<double>(words));
+}
 
 NodeSeries busbwSeries(const std::vector<double>& gbs) {
   NodeSeries s;
@@ -175,40 +299,6 @@ TEST(OutlierWords, OutliersAreNamedWorstFirstWithTheirValueAndTheRuleIsCores) {
   EXPECT_EQ(outliersWorstFirst(c), (std::vector<int>{1, 3}));  // the highest first
   EXPECT_EQ(outlierRule(c), "above 10 x max(median, 1) = 10 (median 0)");
   EXPECT_EQ(outlierNames(c, 5), "b (120), d (40)");
-}
-
-TEST(CounterUnits, DataCountersAreFourByteWordsShownAsBytesWithBinaryPrefixes) {
-  EXPECT_EQ(counterUnit("port_xmit_data"), CounterUnit::Bytes);
-  EXPECT_EQ(counterUnit("port_rcv_data_64"), CounterUnit::Bytes);
-  EXPECT_EQ(counterScale("port_xmit_data"), 4.0);
-  EXPECT_EQ(counterScale("port_rcv_data_64"), 4.0);
-  EXPECT_EQ(counterUnit("rx_vport_rdma_unicast_bytes"), CounterUnit::Bytes);
-  EXPECT_EQ(counterScale("rx_vport_rdma_unicast_bytes"), 1.0);
-  EXPECT_EQ(counterUnit("port_xmit_packets"), CounterUnit::Packets);
-  EXPECT_EQ(counterUnit("unicast_rcv_packets"), CounterUnit::Packets);
-  EXPECT_EQ(counterUnit("rx_pkts"), CounterUnit::Packets);
-  EXPECT_EQ(counterUnit("symbol_error"), CounterUnit::Count);
-  EXPECT_EQ(counterUnit("port_xmit_wait"), CounterUnit::Count);
-  EXPECT_EQ(counterScale("symbol_error"), 1.0);
-
-  EXPECT_EQ(formatAmount(812, CounterUnit::Bytes), "812 bytes");
-  EXPECT_EQ(formatAmount(1536, CounterUnit::Bytes), "1.50 KiB");
-  EXPECT_EQ(formatAmount(3.0 * 1024 * 1024 * 1024, CounterUnit::Bytes), "3.00 GiB");
-  EXPECT_EQ(formatAmount(123.0 * 1024 * 1024, CounterUnit::Bytes), "123 MiB");
-  EXPECT_EQ(formatAmount(1234567, CounterUnit::Packets), "1,234,567 packets");
-  EXPECT_EQ(formatAmount(8109, CounterUnit::Count), "8,109");
-  EXPECT_EQ(formatAmount(-468, CounterUnit::Count), "-468");
-  EXPECT_EQ(unitScale(CounterUnit::Bytes, 5.0 * 1024 * 1024 * 1024).suffix, "GiB");
-  EXPECT_EQ(unitScale(CounterUnit::Bytes, 5.0 * 1024 * 1024 * 1024).divisor, 1024.0 * 1024 * 1024);
-  EXPECT_EQ(unitScale(CounterUnit::Bytes, 100).suffix, "bytes");
-  EXPECT_EQ(unitScale(CounterUnit::Packets, 1e9).divisor, 1);
-  // A counter's raw counts and rates in its unit (node page, diff).
-  EXPECT_EQ(formatCounter("port_xmit_data", 1000), "3.91 KiB");
-  EXPECT_EQ(formatCounter("port_rcv_packets", 87169372), "87,169,372 packets");
-  EXPECT_EQ(formatCounter("symbol_error", 12), "12");
-  EXPECT_EQ(formatCounterRate("port_xmit_data", 3.0 * 1024 * 1024), "12.0 MiB/s");
-  EXPECT_EQ(formatCounterRate("port_xmit_packets", 3), "3.0 packets/s");
-  EXPECT_EQ(formatCounterRate("symbol_error", 0.4), "0.4/s");
 }
 
 TEST(LabelPrefix, TheSharedPrefixEndsAtASeparatorAndEveryLabelKeepsWhatTellsItApart) {
