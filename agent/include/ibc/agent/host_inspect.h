@@ -11,7 +11,7 @@
 
 #include "ibc/agent/collect.h"
 #include "ibc/agent/os.h"
-#include "ibc/core/pf_tools.h"
+#include "ibc/core/pf/pf_tools.h"
 #include "ibcollect/v1/host.pb.h"
 
 namespace ibc::agent {
