@@ -7,8 +7,8 @@
 #include <cstdlib>
 #include <string_view>
 
+#include "ibc/core/pf/pf_tools.h"
 #include "ibc/core/pf_judge.h"
-#include "ibc/core/pf_tools.h"
 
 namespace {
 

@@ -13,7 +13,6 @@
 #include <vector>
 
 #include "ibc/core/findings.h"
-#include "ibc/core/pf_judge.h"
 #include "ibc/core/report.h"
 #include "ibc/core/rules.h"
 #include "ibc/core/slurm.h"
@@ -662,56 +661,6 @@ std::string finishText(std::string out, const TextOptions& options) {
   return options.color ? applyColors(std::move(out)) : out;
 }
 
-// One row per VF looked for: where it lives and how its PF looks.
-std::string vfTable(const v1::HostInspection& in, bool color, std::size_t max_width) {
-  std::vector<std::vector<std::string>> rows{
-      {"NODE", "VF", "VF PCI", "PF", "PF PCI", "VF#", "MATCHED BY", "PF LINK", "VERDICT"}};
-  auto dash = [](const std::string& s) { return s.empty() ? std::string("-") : s; };
-  for (const auto& m : in.vf_map()) {
-    std::string link = "-";
-    std::string verdict = m.vf_index() < 0 ? "NOT FOUND" : "OK";
-    Severity worst = Severity::Info;
-    bool any = false;
-    for (const auto& f : in.findings()) {
-      const bool about_pf = m.vf_index() >= 0 && f.device() == m.pf_device();
-      const bool about_vf = m.vf_index() < 0 && f.device() == m.device();
-      if (!about_pf && !about_vf) continue;
-      if (!any || severityOf(f) > worst) worst = severityOf(f);
-      any = true;
-    }
-    if (m.vf_index() >= 0 && any && worst != Severity::Info)
-      verdict = upper(std::string(severityName(worst)));
-    for (const auto& pf : in.pf()) {
-      if (pf.pf_device() != m.pf_device() || m.vf_index() < 0) continue;
-      for (const auto& ml : pf.mlxlink()) {
-        if (!ml.phys_state().empty() || !ml.state().empty()) {
-          link = ml.state().empty() ? ml.phys_state() : ml.state();
-          if (!ml.speed().empty()) link += " " + ml.speed();
-          break;
-        }
-      }
-      if (link == "-" && pf.rdma().ports_size() > 0) {
-        const auto& p = pf.rdma().ports(0);
-        link = p.state().name().empty() ? p.state().raw() : p.state().name();
-        if (!p.rate_raw().empty()) link += " " + p.rate_raw().substr(0, p.rate_raw().find(' ') + 0);
-      }
-    }
-    rows.push_back({dash(m.node()), dash(m.device()), dash(m.vf_pci()), dash(m.pf_device()),
-                    dash(m.pf_pci()), m.vf_index() < 0 ? "-" : std::to_string(m.vf_index()),
-                    dash(m.matched_by()), link, paint(verdict, color)});
-  }
-  if (max_width > 0) {
-    // A column that says nothing on any row (no tenant node for --vf) is left out.
-    for (std::size_t c = rows[0].size() - 1; c-- > 0;) {
-      bool empty = true;
-      for (std::size_t r = 1; r < rows.size(); ++r) empty = empty && rows[r][c] == "-";
-      if (!empty || rows.size() == 1) continue;
-      for (auto& row : rows) row.erase(row.begin() + static_cast<std::ptrdiff_t>(c));
-    }
-  }
-  return table(rows, max_width);
-}
-
 }  // namespace
 
 std::string renderText(const v1::Report& report, const TextOptions& options) {
@@ -721,21 +670,17 @@ std::string renderText(const v1::Report& report, const TextOptions& options) {
   return finishText(std::move(out), options);
 }
 
-std::string renderHostInspectionText(const v1::HostInspection& inspection,
-                                     const TextOptions& options) {
+std::string renderTextWithTable(const v1::Report& report, std::string_view heading,
+                                const TextTable& head, const TextOptions& options) {
   std::string out;
-  if (!inspection.host().empty() || !inspection.root().empty()) {
-    out += wrap("host " + inspection.host() +
-                    (inspection.root().empty() || inspection.root() == "/"
-                         ? std::string()
-                         : " (tree " + inspection.root() + ")"),
-                options.width, "", "  ");
+  if (!heading.empty()) out += wrap(heading, options.width, "", "  ");
+  std::vector<std::vector<std::string>> rows = head.rows;
+  if (const auto column = head.severity_column) {
+    for (std::size_t r = 1; r < rows.size(); ++r) {
+      if (*column < rows[r].size()) rows[r][*column] = paint(rows[r][*column], options.color);
+    }
   }
-  out += vfTable(inspection, options.color, options.width);
-  v1::Report report;
-  *report.mutable_nodes() = inspection.nodes();
-  *report.mutable_findings() = inspection.findings();
-  *report.mutable_notices() = inspection.notices();
+  out += table(rows, options.width);
   reportBody(out, report, options);
   return finishText(std::move(out), options);
 }

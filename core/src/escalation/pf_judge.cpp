@@ -9,8 +9,8 @@
 #include <map>
 
 #include "ibc/core/findings.h"
-#include "ibc/core/json.h"
 #include "ibc/core/kernel_log.h"
+#include "ibc/core/report.h"
 #include "ibc/core/sysfs_values.h"
 #include "ibc/core/text.h"
 
@@ -654,12 +654,6 @@ void finishHostInspection(v1::HostInspection& inspection) {
   *inspection.add_nodes() = summarizeNode(node);
   inspection.clear_findings();
   for (auto& f : all) *inspection.add_findings() = std::move(f);
-}
-
-std::string renderHostInspectionJson(const v1::HostInspection& inspection) {
-  std::string out = messageToJson(inspection);
-  out.push_back('\n');
-  return out;
 }
 
 }  // namespace ibc::core

@@ -10,7 +10,7 @@
 #include "ibc/bundle/bundle_archive.h"
 #include "ibc/core/bundle.h"
 #include "ibc/core/findings.h"
-#include "ibc/core/pf_judge.h"
+#include "ibc/core/pf_report.h"
 #include "ibc/core/text.h"
 #include "ibc/support/host_inspect.h"
 

@@ -17,8 +17,8 @@
 #include <vector>
 
 #include "fixtures.h"
+#include "ibc/core/pf/pf_tools.h"
 #include "ibc/core/pf_judge.h"
-#include "ibc/core/pf_tools.h"
 #include "pf_evidence.h"
 
 namespace ibc::core {

@@ -1,14 +1,30 @@
 #pragma once
 
-// Test helper: everything a paste of PF tools held, as the evidence of one PF (host-inspect
-// attributes each record to its PF; a capture of one adapter needs no attribution).
+// Test helpers of the PF side: the real PF captures by name, and everything a paste of PF
+// tools held as the evidence of one PF (host-inspect attributes each record to its PF; a
+// capture of one adapter needs no attribution).
+
+#include <gtest/gtest.h>
 
 #include <string>
 
-#include "ibc/core/pf_tools.h"
+#include "fixtures.h"
+
+#include "ibc/core/pf/pf_tools.h"
 #include "ibcollect/v1/host.pb.h"
 
 namespace ibc::test {
+
+// The real capture under tests/fixtures/real/pf/ whose file name starts with `prefix`; fails
+// the current test (and returns "") when there is none.
+inline std::string pfCapture(const std::string& prefix) {
+  for (const auto& f : fixtureFiles("real/pf", ".txt")) {
+    const std::string name = f.substr(f.rfind('/') + 1);
+    if (name.rfind(prefix, 0) == 0) return readFixture("real/pf/" + name);
+  }
+  ADD_FAILURE() << "no fixture " << prefix;
+  return {};
+}
 
 inline ::ibcollect::v1::PfEvidence onePf(const core::PfToolEvidence& ev,
                                          const std::string& device = "mlx5_0",

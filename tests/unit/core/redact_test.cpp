@@ -193,5 +193,21 @@ TEST(Redactor, NoIdentityOfAnyRealCaptureSurvives) {
             << " identities looked for, " << found << " found after redaction\n";
 }
 
+TEST(Redactor, PseudonymsAreStableAndCoverEveryForm) {
+  Redactor r;
+  r.addHost("node01.cluster.local");
+  EXPECT_EQ(r.redact("node01 and NODE01.cluster.local, node011 stays"),
+            "node-001 and node-001, node011 stays");
+  EXPECT_EQ(r.redact("from 10.0.0.1:5000 and 10.0.0.1 and 10.0.0.2"),
+            "from ip-001:5000 and ip-001 and ip-002");
+  EXPECT_EQ(r.redact("gid ::ffff:10.9.8.7, fe80::1%ib0 and [2001:db8::5]:80"),
+            "gid ip-003, ip-004%ib0 and [ip-005]:80");
+  EXPECT_EQ(r.redact("mac 00:11:22:33:44:55 time 12:34:56 version 1.2.3"),
+            "mac 00:11:22:33:44:55 time 12:34:56 version 1.2.3");
+  EXPECT_EQ(r.redact("cd /home/alice/x; USER=bob; alice ran it; bob too; /root stays"),
+            "cd /home/user-001/x; USER=user-002; user-001 ran it; user-002 too; /root stays");
+  EXPECT_EQ(r.redact("256.1.1.1 is no address"), "256.1.1.1 is no address");
+}
+
 }  // namespace
 }  // namespace ibc::core

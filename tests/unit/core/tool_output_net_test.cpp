@@ -1,8 +1,8 @@
-// Parsers for pasted netdev tool output (ethtool -S, ethtool -i, ip link) and `grep .
-// /sys/...` listings. Real captures first (tests/fixtures/real/{ethtool,iplink,sysfs},
-// ground truth in their PROVENANCE.md); shapes no capture has (`ip -s link`, ethtool with
-// its command line) are inline synthetic text in the tools' printed format (iproute2
-// ip/ipaddress.c, ethtool's "     name: value").
+// Parsers for pasted netdev tool output (tool_output_net.cpp: ethtool -S, ethtool -i, ip
+// link). Real captures first (tests/fixtures/real/{ethtool,iplink}, ground truth in their
+// PROVENANCE.md); shapes no capture has (`ip -s link`, ethtool with its command line) are
+// inline synthetic text in the tools' printed format (iproute2 ip/ipaddress.c, ethtool's
+// "     name: value").
 
 #include <gtest/gtest.h>
 
@@ -30,10 +30,42 @@ constexpr char kDriverInfo[] =
     "real/ethtool/ethtool-i_mlx5_core-cx4lx-fw14.23.1020_ethq-issue-8.txt";
 constexpr char kIpLink[] =
     "real/iplink/ip-link-show_ipoib-4x-admin-down-noop_mochi-margo-issue-235.txt";
-constexpr char kSysfsGrep[] =
-    "real/sysfs/sysfs-grep_i40iw0-counters-no-pma_node_exporter-issue-966.txt";
 
-// ---- ethtool -S --------------------------------------------------------------------------
+// Synthetic `ip -s -s link` in the newer iproute2 layout (missed in the -s row, overrun
+// in "RX errors", heartbt/transns in "TX errors").
+constexpr char kIpStatsNew[] =
+    "$ ip -s -s link show ib0\n"
+    "4: ib0: <BROADCAST,MULTICAST,UP,LOWER_UP> mtu 4092 qdisc mq state UP mode DEFAULT group "
+    "default qlen 256\n"
+    "    link/infiniband 00:00:10:29:fe:80:00:00:00:00:00:00:b8:ce:f6:03:00:a1:b2:c4 brd "
+    "00:ff:ff:ff:ff:12:40:1b:ff:ff:00:00:00:00:00:00:ff:ff:ff:ff\n"
+    "    RX:  bytes packets errors dropped  missed   mcast\n"
+    "    123456789   98765      0      12       3      45\n"
+    "    RX errors:  length    crc   frame    fifo overrun\n"
+    "                     0      7       0       0       2\n"
+    "    TX:  bytes packets errors dropped carrier collsns\n"
+    "     987654321  56789      1       0       0       0\n"
+    "    TX errors: aborted   fifo  window heartbt transns\n"
+    "                     0      0       0       0       4\n";
+
+// Synthetic `ip -s link` in the older layout ("overrun" in the -s row, old spacing).
+constexpr char kIpStatsOld[] =
+    "5: eth2: <BROADCAST,MULTICAST,UP,LOWER_UP> mtu 9000 qdisc mq state UP mode DEFAULT group "
+    "default qlen 1000\n"
+    "    link/ether 0c:42:a1:1d:d1:2a brd ff:ff:ff:ff:ff:ff\n"
+    "    RX: bytes  packets  errors  dropped overrun mcast   \n"
+    "    1000       10       0       2       5       1      \n"
+    "    TX: bytes  packets  errors  dropped carrier collsns \n"
+    "    2000       20       0       0       6       0      \n";
+
+struct CutCase {
+  std::string text;
+  std::string description;
+};
+
+class IpLinkCutLineTable : public ::testing::TestWithParam<CutCase> {};
+
+constexpr char kEth3[] = "6: eth3: <BROADCAST,MULTICAST,UP,LOWER_UP> ";
 
 TEST(EthtoolStatsParser, Cx4LxCaptureWithoutHeaderOrIndentKeepsEveryCounter) {
   const ToolEvidence ev = parseToolOutputAs(kKindEthtoolStats, test::readFixture(kCx4lx));
@@ -98,8 +130,6 @@ TEST(EthtoolStatsParser, KeyValueLinesOfOtherToolsAreNotCounters) {
   EXPECT_EQ(ev.lines_unrecognised, 5u);
 }
 
-// ---- ethtool -i --------------------------------------------------------------------------
-
 TEST(EthtoolInfoParser, CaptureGivesDriverFirmwareAndBusInfo) {
   const ToolEvidence ev = parseToolOutputAs(kKindEthtoolInfo, test::readFixture(kDriverInfo));
   EXPECT_EQ(kindsOf(ev), "ethtool-i");
@@ -124,8 +154,6 @@ TEST(EthtoolInfoParser, CommandLineNamesTheNetdevAndGivesItsPciAddress) {
   ASSERT_NE(n, nullptr);
   EXPECT_EQ(n->pci_address(), "0000:af:00.0");
 }
-
-// ---- ip link -----------------------------------------------------------------------------
 
 TEST(IpLinkParser, IpoibInterfacesAreAdminDownWithNoopQdisc) {
   const ToolEvidence ev = parseToolOutputAs(kKindIpLink, test::readFixture(kIpLink));
@@ -158,33 +186,6 @@ TEST(IpLinkParser, IpoibInterfacesAreAdminDownWithNoopQdisc) {
   EXPECT_EQ(findNetdev(ev, "lo")->type(), 772u);
   EXPECT_EQ(ev.lines_unrecognised, 0u);
 }
-
-// Synthetic `ip -s -s link` in the newer iproute2 layout (missed in the -s row, overrun
-// in "RX errors", heartbt/transns in "TX errors").
-constexpr char kIpStatsNew[] =
-    "$ ip -s -s link show ib0\n"
-    "4: ib0: <BROADCAST,MULTICAST,UP,LOWER_UP> mtu 4092 qdisc mq state UP mode DEFAULT group "
-    "default qlen 256\n"
-    "    link/infiniband 00:00:10:29:fe:80:00:00:00:00:00:00:b8:ce:f6:03:00:a1:b2:c4 brd "
-    "00:ff:ff:ff:ff:12:40:1b:ff:ff:00:00:00:00:00:00:ff:ff:ff:ff\n"
-    "    RX:  bytes packets errors dropped  missed   mcast\n"
-    "    123456789   98765      0      12       3      45\n"
-    "    RX errors:  length    crc   frame    fifo overrun\n"
-    "                     0      7       0       0       2\n"
-    "    TX:  bytes packets errors dropped carrier collsns\n"
-    "     987654321  56789      1       0       0       0\n"
-    "    TX errors: aborted   fifo  window heartbt transns\n"
-    "                     0      0       0       0       4\n";
-
-// Synthetic `ip -s link` in the older layout ("overrun" in the -s row, old spacing).
-constexpr char kIpStatsOld[] =
-    "5: eth2: <BROADCAST,MULTICAST,UP,LOWER_UP> mtu 9000 qdisc mq state UP mode DEFAULT group "
-    "default qlen 1000\n"
-    "    link/ether 0c:42:a1:1d:d1:2a brd ff:ff:ff:ff:ff:ff\n"
-    "    RX: bytes  packets  errors  dropped overrun mcast   \n"
-    "    1000       10       0       2       5       1      \n"
-    "    TX: bytes  packets  errors  dropped carrier collsns \n"
-    "    2000       20       0       0       6       0      \n";
 
 TEST(IpLinkParser, NewStatisticsLayoutMapsColumnsByHeaderWords) {
   const ToolEvidence ev = parseToolOutputAs(kKindIpLink, kIpStatsNew);
@@ -224,15 +225,6 @@ TEST(IpLinkParser, OldStatisticsLayoutMapsOverrunToRxOverErrors) {
   EXPECT_EQ(n->stats_size(), 12);
 }
 
-struct CutCase {
-  std::string text;
-  std::string description;
-};
-
-void PrintTo(const CutCase& c, std::ostream* os) { *os << c.description; }
-
-class IpLinkCutLineTable : public ::testing::TestWithParam<CutCase> {};
-
 // A paste cut mid-line must not invent values: what is shown in full is kept, the possibly
 // partial last value is not.
 TEST_P(IpLinkCutLineTable, CutLineKeepsOnlyCompleteValues) {
@@ -266,8 +258,6 @@ TEST_P(IpLinkCutLineTable, CutLineKeepsOnlyCompleteValues) {
   }
 }
 
-constexpr char kEth3[] = "6: eth3: <BROADCAST,MULTICAST,UP,LOWER_UP> ";
-
 INSTANTIATE_TEST_SUITE_P(
     Cuts, IpLinkCutLineTable,
     ::testing::Values(CutCase{std::string(kEth3) + "mtu 90", "mtu cut"},
@@ -282,81 +272,6 @@ INSTANTIATE_TEST_SUITE_P(
                                   "    RX: bytes  packets  errors  dropped overrun mcast\n"
                                   "    1000       10       0",
                               "values cut"}));
-
-// ---- sysfs listing -----------------------------------------------------------------------
-
-TEST(SysfsListingParser, GrepCaptureKeepsPathsWithPciColonsAndNoPmaValues) {
-  const ToolEvidence ev = parseToolOutputAs(kKindSysfsListing, test::readFixture(kSysfsGrep));
-  EXPECT_EQ(kindsOf(ev), "sysfs-listing");
-  ASSERT_EQ(ev.sysfs_entries.size(), 8u);
-  EXPECT_EQ(ev.sysfs_entries[0].path,
-            "/sys/devices/pci0000:05/0000:05:02.0/0000:07:00.0/0000:08:03.0/0000:09:00.0/"
-            "infiniband/i40iw0/ports/1/counters/excessive_buffer_overrun_errors");
-  EXPECT_EQ(ev.sysfs_entries[0].value, "N/A (no PMA)");
-  EXPECT_EQ(ev.sysfs_entries[7].value, "N/A (no PMA)");
-  EXPECT_TRUE(endsWith(ev.sysfs_entries[7].path, "/counters/port_rcv_packets"));
-  EXPECT_EQ(ev.lines_unrecognised, 0u);  // the "# grep -s . ..." command line is noise
-  ASSERT_EQ(ev.spans.size(), 1u);
-  EXPECT_EQ(ev.spans[0].first_line, 2u);
-  EXPECT_EQ(ev.spans[0].last_line, 9u);
-}
-
-struct SysfsLineCase {
-  std::string line;
-  std::string path;
-  std::string value;
-};
-
-void PrintTo(const SysfsLineCase& c, std::ostream* os) { *os << c.line; }
-
-class SysfsListingLineTable : public ::testing::TestWithParam<SysfsLineCase> {};
-
-TEST_P(SysfsListingLineTable, SplitsAtGrepsSeparatorNotAtColonsInPathOrValue) {
-  const auto& c = GetParam();
-  const ToolEvidence ev = parseToolOutputAs(kKindSysfsListing, c.line + "\n");
-  ASSERT_EQ(ev.sysfs_entries.size(), 1u) << c.line;
-  EXPECT_EQ(ev.sysfs_entries[0].path, c.path);
-  EXPECT_EQ(ev.sysfs_entries[0].value, c.value);
-}
-
-INSTANTIATE_TEST_SUITE_P(
-    Lines, SysfsListingLineTable,
-    ::testing::Values(
-        SysfsLineCase{"/sys/class/infiniband/mlx5_0/ports/1/state:4: ACTIVE",
-                      "/sys/class/infiniband/mlx5_0/ports/1/state", "4: ACTIVE"},
-        SysfsLineCase{"/sys/class/infiniband/mlx5_0/ports/1/gids/0:fe80:0000:0000:0000:0a7f:"
-                      "bc12:45ef:d23b",
-                      "/sys/class/infiniband/mlx5_0/ports/1/gids/0",
-                      "fe80:0000:0000:0000:0a7f:bc12:45ef:d23b"},
-        SysfsLineCase{"/sys/class/infiniband/mlx5_0/ports/1/rate:100 Gb/sec (4X EDR)",
-                      "/sys/class/infiniband/mlx5_0/ports/1/rate", "100 Gb/sec (4X EDR)"},
-        SysfsLineCase{"/sys/bus/pci/devices/0000:0c:00.0/current_link_speed:16.0 GT/s PCIe",
-                      "/sys/bus/pci/devices/0000:0c:00.0/current_link_speed", "16.0 GT/s PCIe"},
-        SysfsLineCase{"/sys/devices/pci0000:00/0000:00:01.0/0000:0c:00.0/numa_node:0",
-                      "/sys/devices/pci0000:00/0000:00:01.0/0000:0c:00.0/numa_node", "0"},
-        SysfsLineCase{"/sys/class/infiniband/mlx5_0/node_guid:b8ce:f603:00a1:b2c4",
-                      "/sys/class/infiniband/mlx5_0/node_guid", "b8ce:f603:00a1:b2c4"},
-        SysfsLineCase{"/sys/class/net/ib0/mode:", "/sys/class/net/ib0/mode", ""}));
-
-TEST(SysfsListingParser, GrepErrorsOnSysfsFilesAreToolErrors) {
-  const ToolEvidence ev = parseToolOutputAs(
-      kKindSysfsListing,
-      "/sys/class/infiniband/mlx5_0/ports/1/counters/link_downed:0\n"
-      "grep: /sys/class/infiniband/mlx5_0/ports/1/counters/port_xmit_wait: Invalid argument\n");
-  ASSERT_EQ(ev.sysfs_entries.size(), 1u);
-  ASSERT_EQ(ev.tool_errors.size(), 1u);
-  EXPECT_EQ(ev.tool_errors[0],
-            "grep: /sys/class/infiniband/mlx5_0/ports/1/counters/port_xmit_wait: Invalid "
-            "argument");
-  EXPECT_EQ(ev.lines_unrecognised, 0u);
-}
-
-TEST(SysfsListingParser, PathsWithoutAValueSeparatorAreNotEntries) {
-  const ToolEvidence ev =
-      parseToolOutputAs(kKindSysfsListing, "/sys/class/infiniband/mlx5_0/ports/1/state\n");
-  EXPECT_TRUE(ev.sysfs_entries.empty());
-  EXPECT_EQ(ev.lines_unrecognised, 1u);
-}
 
 }  // namespace
 }  // namespace ibc::core

@@ -1,8 +1,8 @@
 #pragma once
 
 // Judgement of the PF side (`ibcollect host-inspect`, docs/formats.md) with the PF_* codes of
-// docs/codes.md, and the host-inspect report (text and JSON). Pure: takes the evidence the
-// agent collected or parsed from pastes, never the host.
+// docs/codes.md (the host-inspect report, text and JSON, is pf_report.h's). Pure: takes the
+// evidence the agent collected or parsed from pastes, never the host.
 //
 // Severity follows evidence as in docs/codes.md: what holds now (a port down, a module alarm
 // asserted, a fatal AER count, a firmware health syndrome, a fatal kernel line) is critical;
@@ -32,7 +32,6 @@
 #include <string_view>
 #include <vector>
 
-#include "ibc/core/report.h"
 #include "ibc/core/result.h"
 #include "ibcollect/v1/host.pb.h"
 
@@ -66,12 +65,5 @@ v1::Finding pfNotFoundFinding(const v1::VfMapping& vf, std::string_view host,
 // Fills `nodes` (one NodeReport for the host: its PF ports, counts, worst severity) from
 // `pf` and `findings`, and sorts the findings.
 void finishHostInspection(v1::HostInspection& inspection);
-
-// Text: the VF table (NODE, VF, VF PCI, PF, PF PCI, VF#, MATCHED BY, PF LINK, VERDICT) fitted
-// to options.width, then notices, counts and findings as renderText prints them.
-std::string renderHostInspectionText(const v1::HostInspection& inspection,
-                                     const TextOptions& options);
-// JSON: the whole HostInspection ({"nodes","findings","notices","vf_map","pf",...}).
-std::string renderHostInspectionJson(const v1::HostInspection& inspection);
 
 }  // namespace ibc::core

@@ -4,7 +4,10 @@
 // then findings with evidence and the next step (text), or one JSON document
 // `{"nodes":[...], "findings":[...]}` through protobuf's JSON mapping (docs/commands.md).
 
+#include <cstddef>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "ibc/core/analyzed_node.h"
@@ -46,6 +49,22 @@ struct TextOptions {
 };
 
 std::string renderText(const ::ibcollect::v1::Report& report, const TextOptions& options = {});
+
+// A table a caller builds for the head of a report (host-inspect's VF table, pf_report.h),
+// laid out as renderText lays out its own: the first row is the header; left-aligned columns
+// sized to their widest cell and, past TextOptions::width, narrowed and wrapped. The cells of
+// `severity_column` below the header are severity words ("CRITICAL", "WARNING", "INFO",
+// "OK", "UNREACHABLE" coloured under TextOptions::color; other words are left as they are).
+struct TextTable {
+  std::vector<std::vector<std::string>> rows;
+  std::optional<std::size_t> severity_column;
+};
+
+// renderText with `heading` (one line wrapped to options.width, none when empty) and `head`
+// in place of the per-port table: notices, node verdicts, counts and findings follow as
+// renderText prints them, sanitised and coloured the same way.
+std::string renderTextWithTable(const ::ibcollect::v1::Report& report, std::string_view heading,
+                                const TextTable& head, const TextOptions& options);
 
 // Every field is printed (zeros and empty strings too) so consumers see a fixed shape;
 // field names are the proto names (snake_case).

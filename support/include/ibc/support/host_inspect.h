@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "ibc/agent/collect.h"
-#include "ibc/core/pf_tools.h"
+#include "ibc/core/pf/pf_tools.h"
 #include "ibc/os/os.h"
 #include "ibcollect/v1/host.pb.h"
 

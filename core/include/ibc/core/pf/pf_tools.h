@@ -4,6 +4,10 @@
 // host-inspect --paste FILE`, docs/formats.md): mlxlink [-m] [-c] [-e], mlxconfig q, flint/mstflint
 // q, ethtool -m, `ip link show` of a PF with its `vf N` lines, the PCIe AER statistics files
 // (aer_dev_correctable/fatal/nonfatal), `lspci [-nn] [-vvv]` and the host kernel log.
+// One header for the set (they share the bounds and PfToolEvidence); one source per tool in
+// core/src/parsers/pf/ (mlxlink.cpp, mlxconfig.cpp, flint.cpp, ethtool_module.cpp,
+// pf_ip_link.cpp, aer_counters.cpp, pf_kernel_log.cpp, lspci.cpp), and pf_tools.cpp
+// for a whole paste. Judging what they return is escalation's (pf_judge.h).
 //
 // Every parser is pure (text in, messages out), never fails and runs in time linear in the
 // input. Real pastes are mangled (markdown quotes and fences, shell prompts, web pages that
