@@ -336,8 +336,10 @@ TEST(ServerDeadlines, AFrameNotCompleteWithinTheReadTimeoutIsCutOffAsReadTimeout
       c->sendBytes(std::string("\x00\x00\x00\x64", 4) + std::string(10, '\x0a'), seconds(30)).ok());
   EXPECT_FALSE(c->readFrame(seconds(30)).ok()) << "a cut-off frame is not answered";
   EXPECT_TRUE(c->closedByPeer());
-  ASSERT_TRUE(
-      eventually([&] { return rejectedFor(collector, v1::REJECT_REASON_READ_TIMEOUT) == 1; }));
+  // The count goes up before the line is written: wait for the line.
+  ASSERT_TRUE(eventually(
+      [&] { return rejectionLines(collector, v1::REJECT_REASON_READ_TIMEOUT).size() == 1; }));
+  EXPECT_EQ(rejectedFor(collector, v1::REJECT_REASON_READ_TIMEOUT), 1u);
   const auto lines = rejectionLines(collector, v1::REJECT_REASON_READ_TIMEOUT);
   ASSERT_EQ(lines.size(), 1u);
   EXPECT_THAT(lines[0], ::testing::HasSubstr("frame not complete within 300 ms of its first byte"));
@@ -352,8 +354,10 @@ TEST(ServerDeadlines, AConnectionSilentPastTheFirstByteTimeoutIsRefusedAsHandsha
   ASSERT_GE(fd, 0);
   EXPECT_EQ(readUntilClosed(fd), "");
   ::close(fd);
-  ASSERT_TRUE(
-      eventually([&] { return rejectedFor(collector, v1::REJECT_REASON_HANDSHAKE_TIMEOUT) == 1; }));
+  // The count goes up before the line is written: wait for the line.
+  ASSERT_TRUE(eventually(
+      [&] { return rejectionLines(collector, v1::REJECT_REASON_HANDSHAKE_TIMEOUT).size() == 1; }));
+  EXPECT_EQ(rejectedFor(collector, v1::REJECT_REASON_HANDSHAKE_TIMEOUT), 1u);
   const auto lines = rejectionLines(collector, v1::REJECT_REASON_HANDSHAKE_TIMEOUT);
   ASSERT_EQ(lines.size(), 1u);
   EXPECT_THAT(lines[0], ::testing::HasSubstr("no first byte within 200 ms of connecting"));
@@ -396,11 +400,16 @@ TEST(ServerHandshake, ClientsTheCollectorCannotTrustAreRefusedWithTheirReason) {
     return r.ok();
   };
   EXPECT_FALSE(try_to_call(stranger));
-  ASSERT_TRUE(
-      eventually([&] { return rejectedFor(collector, v1::REJECT_REASON_UNKNOWN_CA) == 1; }));
-  EXPECT_FALSE(try_to_call(expired));
+  // The count goes up before the line is written: wait for the line.
   ASSERT_TRUE(eventually(
-      [&] { return rejectedFor(collector, v1::REJECT_REASON_CERTIFICATE_EXPIRED) == 1; }));
+      [&] { return rejectionLines(collector, v1::REJECT_REASON_UNKNOWN_CA).size() == 1; }));
+  EXPECT_EQ(rejectedFor(collector, v1::REJECT_REASON_UNKNOWN_CA), 1u);
+  EXPECT_FALSE(try_to_call(expired));
+  // The count goes up before the line is written: wait for the line.
+  ASSERT_TRUE(eventually([&] {
+    return rejectionLines(collector, v1::REJECT_REASON_CERTIFICATE_EXPIRED).size() == 1;
+  }));
+  EXPECT_EQ(rejectedFor(collector, v1::REJECT_REASON_CERTIFICATE_EXPIRED), 1u);
   const auto expired_lines = rejectionLines(collector, v1::REJECT_REASON_CERTIFICATE_EXPIRED);
   ASSERT_EQ(expired_lines.size(), 1u);
   EXPECT_THAT(expired_lines[0], ::testing::HasSubstr("TLS client certificate"));
@@ -413,8 +422,11 @@ TEST(ServerHandshake, ClientsTheCollectorCannotTrustAreRefusedWithTheirReason) {
   ASSERT_EQ(::write(fd, http.data(), http.size()), static_cast<ssize_t>(http.size()));
   readUntilClosed(fd);
   ::close(fd);
-  ASSERT_TRUE(eventually(
-      [&] { return rejectedFor(collector, v1::REJECT_REASON_TLS_HANDSHAKE_FAILED) == 1; }));
+  // The count goes up before the line is written: wait for the line.
+  ASSERT_TRUE(eventually([&] {
+    return rejectionLines(collector, v1::REJECT_REASON_TLS_HANDSHAKE_FAILED).size() == 1;
+  }));
+  EXPECT_EQ(rejectedFor(collector, v1::REJECT_REASON_TLS_HANDSHAKE_FAILED), 1u);
   EXPECT_EQ(collector.service().stats().requests(), 0u) << "nothing of theirs was handled";
 }
 
