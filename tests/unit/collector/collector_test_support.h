@@ -4,6 +4,9 @@
 
 #include <unistd.h>
 
+#include <chrono>
+#include <condition_variable>
+#include <cstddef>
 #include <filesystem>
 #include <mutex>
 #include <string>
@@ -75,22 +78,38 @@ class CapturedLog final : public EventLog {
  public:
   // Keeps the formatted line (without the time stamp).
   void event(LogLevel level, std::string_view event, const LogFields& fields) override {
-    std::lock_guard<std::mutex> lock(mutex_);
-    lines_.push_back(formatEvent(level, event, fields));
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      lines_.push_back(formatEvent(level, event, fields));
+    }
+    logged_.notify_all();
   }
   std::vector<std::string> lines() const {
     std::lock_guard<std::mutex> lock(mutex_);
     return lines_;
   }
-  bool contains(std::string_view needle) const {
-    for (const auto& l : lines()) {
-      if (l.find(needle) != std::string::npos) return true;
-    }
-    return false;
+  bool contains(std::string_view needle) const { return count(needle) > 0; }
+  // Lines holding `needle`.
+  std::size_t count(std::string_view needle) const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return countLocked(needle);
+  }
+  // Waits until `n` lines hold `needle` (woken by each event, not by polling); false when
+  // `timeout` passes first.
+  bool waitFor(std::string_view needle, std::size_t n,
+               std::chrono::milliseconds timeout = std::chrono::seconds(30)) const {
+    std::unique_lock<std::mutex> lock(mutex_);
+    return logged_.wait_for(lock, timeout, [&] { return countLocked(needle) >= n; });
   }
 
  private:
+  std::size_t countLocked(std::string_view needle) const {
+    std::size_t n = 0;
+    for (const auto& l : lines_) n += l.find(needle) != std::string::npos ? 1 : 0;
+    return n;
+  }
   mutable std::mutex mutex_;
+  mutable std::condition_variable logged_;
   std::vector<std::string> lines_;
 };
 

@@ -5,7 +5,6 @@
 #include <rocksdb/db.h>
 
 #include "collector_test_support.h"
-#include "store/store_access.h"
 
 using ::testing::HasSubstr;
 
@@ -295,26 +294,6 @@ TEST(Store, AStoreOfTheOldSchemaIsRefusedWithWhatToDo) {
   EXPECT_EQ(s.error().code, ErrorCode::Unsupported);
   EXPECT_THAT(s.error().message, HasSubstr("schema 1"));
   EXPECT_THAT(s.error().message, HasSubstr("new --data directory"));
-}
-
-// The on-disk layout (store.h): stores written by earlier collectors must keep reading and
-// losing index entries to retention, so the keys are pinned here byte for byte.
-TEST(StoreKeys, IndexKeysAreTheNamesThenTheTimeThenTheIdsKeyBytes) {
-  v1::SnapshotInfo info;
-  info.set_tenant("acme");
-  info.set_job_id("77");
-  info.set_node("node01");
-  info.set_collected_at_unix_ms(1);
-  const std::string id(32, '\x5a');
-  const std::string time = std::string("\x80\0\0\0\0\0\0\x01", 8);
-  EXPECT_EQ(byNodeKey(info, id), std::string("acme\0node01\0", 12) + time + id);
-  EXPECT_EQ(byJobKey(info, id), std::string("acme\0"
-                                            "77\0node01\0",
-                                            15) +
-                                    time + id);
-  EXPECT_LT(timeKey(-1), timeKey(0));  // before 1970 sorts first
-  EXPECT_LT(timeKey(0), timeKey(1'700'000'000'000));
-  EXPECT_EQ(timeFromKey(timeKey(-42)), -42);
 }
 
 }  // namespace
