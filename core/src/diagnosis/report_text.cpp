@@ -22,14 +22,11 @@ namespace ibc::core {
 
 namespace v1 = ::ibcollect::v1;
 
-namespace {
-
-std::string upper(std::string s) {
-  for (char& c : s) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-  return s;
+std::string severityWord(std::string_view severity) {
+  std::string word(severity);
+  for (char& c : word) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  return word;
 }
-
-}  // namespace
 
 namespace {
 
@@ -137,7 +134,7 @@ std::string portTable(const v1::Report& report, bool color, std::size_t max_widt
   for (const auto& n : report.nodes()) {
     if (n.ports_size() == 0) {
       rows.push_back({n.label(), "-", "-", "-", "-", "-", "-", "-", "-",
-                      paint(upper(n.worst_severity()), color)});
+                      paint(severityWord(n.worst_severity()), color)});
       continue;
     }
     for (const auto& p : n.ports()) {
@@ -148,7 +145,7 @@ std::string portTable(const v1::Report& report, bool color, std::size_t max_widt
            p.port() == 0 ? "-" : std::to_string(p.port()), p.state(),
            p.phys_state().empty() ? "-" : p.phys_state(), p.rate().empty() ? "-" : p.rate(),
            p.link_layer().empty() ? "-" : p.link_layer(), p.fw_ver().empty() ? "-" : p.fw_ver(),
-           netdevs.empty() ? "-" : netdevs, paint(upper(p.worst_severity()), color)});
+           netdevs.empty() ? "-" : netdevs, paint(severityWord(p.worst_severity()), color)});
     }
   }
   if (max_width > 0) {
@@ -202,10 +199,11 @@ std::string nodeTable(const v1::Report& report, bool color, std::size_t max_widt
     for (const auto& [r, k] : rates)
       rate_text += (rate_text.empty() ? "" : ",") + std::to_string(k) + "x" + r;
     for (const auto& [f, k] : fws) fw_text += (fw_text.empty() ? "" : ",") + f;
-    rows.push_back(
-        {n.label(), std::to_string(n.ports_active()) + "/" + std::to_string(n.ports_total()),
-         rate_text.empty() ? "-" : rate_text, fw_text.empty() ? "-" : fw_text,
-         paint(upper(n.worst_severity()), color), n.worst_code().empty() ? "-" : n.worst_code()});
+    rows.push_back({n.label(),
+                    std::to_string(n.ports_active()) + "/" + std::to_string(n.ports_total()),
+                    rate_text.empty() ? "-" : rate_text, fw_text.empty() ? "-" : fw_text,
+                    paint(severityWord(n.worst_severity()), color),
+                    n.worst_code().empty() ? "-" : n.worst_code()});
   }
   return table(rows, max_width);
 }
@@ -448,8 +446,8 @@ void findingText(std::string& out, const FindingGroup& g, const TextOptions& opt
   } else {
     where += " (" + std::to_string(g.members.size()) + " places)";
   }
-  out += "\n" +
-         wrap(f.code() + "  " + where, w, paint(upper(f.severity()), options.color) + "  ", "    ");
+  out += "\n" + wrap(f.code() + "  " + where, w,
+                     paint(severityWord(f.severity()), options.color) + "  ", "    ");
   out += wrap(groupSummary(g), w, "  ", "    ");
   if (f.evidence_size() > 0) {
     out += g.members.size() == 1
@@ -590,8 +588,8 @@ void reportBody(std::string& out, const v1::Report& report, const TextOptions& o
     if (options.node_table) continue;  // the table already has one line per node
     if (report.nodes_size() > 1 || n.critical() + n.warning() > 0 || n.probe_errors() > 0) {
       std::string line =
-          "node " + n.label() + ": " + paint(upper(n.worst_severity()), options.color) + " (" +
-          std::to_string(n.critical()) + " critical, " + std::to_string(n.warning()) +
+          "node " + n.label() + ": " + paint(severityWord(n.worst_severity()), options.color) +
+          " (" + std::to_string(n.critical()) + " critical, " + std::to_string(n.warning()) +
           " warning, " + std::to_string(n.info()) + " info)";
       if (n.probe_errors() > 0) {
         line += ", " + std::to_string(n.probe_errors()) + " probe(s) failed" +

@@ -4,7 +4,6 @@
 
 #include "ibc/core/pf_report.h"
 
-#include <cctype>
 #include <cstddef>
 #include <string>
 #include <vector>
@@ -17,11 +16,6 @@ namespace ibc::core {
 namespace v1 = ::ibcollect::v1;
 
 namespace {
-
-std::string upper(std::string s) {
-  for (char& c : s) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-  return s;
-}
 
 // What a VF's PF link looks like: mlxlink's state (and speed) when it was read, else the PF's
 // first RDMA port.
@@ -58,7 +52,7 @@ std::string vfVerdict(const v1::HostInspection& in, const v1::VfMapping& m) {
     any = true;
   }
   if (m.vf_index() >= 0 && any && worst != Severity::Info)
-    verdict = upper(std::string(severityName(worst)));
+    verdict = severityWord(severityName(worst));
   return verdict;
 }
 

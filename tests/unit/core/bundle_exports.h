@@ -29,8 +29,6 @@ namespace ibc::core::test_bundles {
 
 namespace v1 = ::ibcollect::v1;
 
-namespace v1 = ::ibcollect::v1;
-
 inline const std::string kNcclLog =
     "real/nccl-logs/nccl-log_ib-disabled-socket-over-ipoib_nccl-tests-issue-188.txt";
 

@@ -17,24 +17,13 @@
 namespace ibc::core {
 namespace {
 
-using ibc::test::describe;
-using ibc::test::find;
-using ibc::test::snapshot;
-using ibc::test::twoNodeRun;
+using namespace ibc::test;  // the rule snapshots and what the rules made of them
 
 namespace v1 = ::ibcollect::v1;
 
-AnalyzedNode node(const std::string& slurm, const std::string& hostname) {
-  AnalyzedNode n;
-  n.snapshot.mutable_node()->set_slurm_node(slurm);
-  n.snapshot.mutable_node()->set_hostname(hostname);
-  n.snapshot.mutable_node()->set_source("/");  // sysfs was read: no devices is a finding
-  return n;
-}
-
 TEST(JobNodeIndex, FindsANodeBySlurmNameHostnameOrShortForm) {
-  const std::vector<AnalyzedNode> nodes{node("node1", "gpu-a1.cluster.local"), node("node2", ""),
-                                        node("", "10.0.0.3")};
+  const std::vector<AnalyzedNode> nodes{jobNode("node1", "gpu-a1.cluster.local"),
+                                        jobNode("node2", ""), jobNode("", "10.0.0.3")};
   const JobNodeIndex index(nodes);
   EXPECT_EQ(index.find("node1"), 0u);
   EXPECT_EQ(index.find("gpu-a1.cluster.local"), 0u);
@@ -47,7 +36,7 @@ TEST(JobNodeIndex, FindsANodeBySlurmNameHostnameOrShortForm) {
 }
 
 TEST(JobNodeIndex, AnExactNameWinsOverAnotherNodesShortForm) {
-  const std::vector<AnalyzedNode> nodes{node("", "node7.a.example"), node("node7", "")};
+  const std::vector<AnalyzedNode> nodes{jobNode("", "node7.a.example"), jobNode("node7", "")};
   const JobNodeIndex index(nodes);
   EXPECT_EQ(index.find("node7"), 1u);
   EXPECT_EQ(index.find("node7.a.example"), 0u);

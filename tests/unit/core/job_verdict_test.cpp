@@ -14,6 +14,7 @@
 #include "ibc/core/nccl_log.h"
 #include "ibc/core/rules.h"
 #include "ibc/core/sysfs_values.h"
+#include "rule_snapshots.h"
 
 using ::testing::HasSubstr;
 using ::testing::Not;
@@ -23,13 +24,7 @@ namespace {
 
 namespace v1 = ::ibcollect::v1;
 
-AnalyzedNode node(const std::string& slurm, const std::string& hostname) {
-  AnalyzedNode n;
-  n.snapshot.mutable_node()->set_slurm_node(slurm);
-  n.snapshot.mutable_node()->set_hostname(hostname);
-  n.snapshot.mutable_node()->set_source("/");  // sysfs was read: no devices is a finding
-  return n;
-}
+using ibc::test::jobNode;
 
 AnalyzedNode withLog(const std::string& name, const std::string& log_text) {
   AnalyzedNode n;
@@ -100,7 +95,7 @@ std::vector<std::string> reasonsOf(const v1::Finding& f) {
 }
 
 TEST(JobVerdict, OnlyAnsweringNodesAreJudgedAndFindingsAreSortedPerNode) {
-  std::vector<AnalyzedNode> nodes{node("node1", ""), node("node2", "")};
+  std::vector<AnalyzedNode> nodes{jobNode("node1", ""), jobNode("node2", "")};
   nodes[1].unreachable_reason = "no answer";
   judgeJob(nodes, {});
   bool no_devices = false;
@@ -136,7 +131,7 @@ TEST(JobVerdict, ALineEveryNodeRepeatsFromASharedLogIsKeptOnceOnTheCarrierItName
 TEST(JobVerdict, ALogHostNameThatIsNoNodeStaysWithTheNodeThatBroughtItAsANotice) {
   // Issue 21: node3's log printed the container's host name; analyze and the bundle made
   // it a fifth node of a four-node job.
-  std::vector<AnalyzedNode> nodes{node("node1", ""), node("node2", ""), node("node3", "")};
+  std::vector<AnalyzedNode> nodes{jobNode("node1", ""), jobNode("node2", ""), jobNode("node3", "")};
   nodes[2] = withLog("node3", completionError("kp-ddp-worker-0"));
   judgeJob(nodes, {});
   ASSERT_EQ(countCode(nodes[2], "NCCL_IB_COMPLETION_ERROR"), 1u);
@@ -149,7 +144,7 @@ TEST(JobVerdict, ALogHostNameThatIsNoNodeStaysWithTheNodeThatBroughtItAsANotice)
 }
 
 TEST(JobVerdict, ALogLineNamingAnotherNodeOfTheJobStaysWithItsCarrier) {
-  std::vector<AnalyzedNode> nodes{node("node1", ""), withLog("node2", completionError("node1"))};
+  std::vector<AnalyzedNode> nodes{jobNode("node1", ""), withLog("node2", completionError("node1"))};
   judgeJob(nodes, {});
   EXPECT_EQ(countCode(nodes[0], "NCCL_IB_COMPLETION_ERROR"), 0u);
   EXPECT_EQ(countCode(nodes[1], "NCCL_IB_COMPLETION_ERROR"), 1u);

@@ -17,14 +17,7 @@ using ::testing::HasSubstr;
 namespace ibc::core {
 namespace {
 
-using ibc::test::pfCapture;
-
-std::vector<std::string> codes(const std::vector<v1::Finding>& findings) {
-  std::vector<std::string> out;
-  for (const auto& f : findings) out.push_back(f.code() + ":" + f.severity());
-  std::sort(out.begin(), out.end());
-  return out;
-}
+using namespace ibc::test;  // the real PF captures, one PF's evidence and its codes
 
 TEST(LspciParser, FunctionsReadingAllOnesAreUnreadableWithTheirLine) {
   const auto fns = parseLspci(pfCapture("lspci_cx4lx"));

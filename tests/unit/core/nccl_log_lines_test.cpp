@@ -13,34 +13,13 @@
 #include "fixtures.h"
 #include "ibc/core/nccl_log.h"
 #include "ibc/core/text.h"
+#include "nccl_log_fixtures.h"
 
 namespace ibc::core {
 namespace {
 
+using namespace ibc::test;  // the NCCL log fixtures and what a summary made of them
 using Kind = v1::NcclEvent::Kind;
-
-const std::string kLogDir = "real/nccl-logs";
-
-v1::NcclLogSummary parseFixture(const std::string& name, const NcclLogOptions& options = {}) {
-  const std::string text = ibc::test::readFixture(kLogDir + "/" + name);
-  EXPECT_FALSE(text.empty()) << name;
-  return parseNcclLog(text, options);
-}
-
-std::vector<Kind> kindsOf(const v1::NcclLogSummary& s) {
-  std::vector<Kind> out;
-  for (const auto& e : s.events()) out.push_back(e.kind());
-  return out;
-}
-
-int countKind(const v1::NcclLogSummary& s, Kind kind) {
-  const auto kinds = kindsOf(s);
-  return static_cast<int>(std::count(kinds.begin(), kinds.end(), kind));
-}
-
-std::vector<std::string> toVector(const google::protobuf::RepeatedPtrField<std::string>& f) {
-  return {f.begin(), f.end()};
-}
 
 // A real WARN line (nccl-tests issue 252, kolyoz2) behind the launcher prefixes the parser has
 // to see through. The prefixes are synthetic, following Open MPI --tag-output

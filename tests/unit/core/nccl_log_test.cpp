@@ -14,36 +14,13 @@
 #include "fixtures.h"
 #include "ibc/core/nccl_log.h"
 #include "ibc/core/text.h"
+#include "nccl_log_fixtures.h"
 
 namespace ibc::core {
 namespace {
 
+using namespace ibc::test;  // the NCCL log fixtures and what a summary made of them
 using Kind = v1::NcclEvent::Kind;
-
-const std::string kLogDir = "real/nccl-logs";
-
-v1::NcclLogSummary parseFixture(const std::string& name, const NcclLogOptions& options = {}) {
-  const std::string text = ibc::test::readFixture(kLogDir + "/" + name);
-  EXPECT_FALSE(text.empty()) << name;
-  return parseNcclLog(text, options);
-}
-
-std::vector<Kind> kindsOf(const v1::NcclLogSummary& s) {
-  std::vector<Kind> out;
-  for (const auto& e : s.events()) out.push_back(e.kind());
-  return out;
-}
-
-std::vector<std::string> toVector(const google::protobuf::RepeatedPtrField<std::string>& f) {
-  return {f.begin(), f.end()};
-}
-
-const v1::NcclTransportUse* transport(const v1::NcclLogSummary& s, const std::string& name) {
-  for (const auto& t : s.transports()) {
-    if (t.transport() == name) return &t;
-  }
-  return nullptr;
-}
 
 TEST(NcclLogParser, EventsAreBoundedAndTheFirstOnesKept) {
   std::string text;

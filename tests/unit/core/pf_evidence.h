@@ -2,16 +2,19 @@
 
 // Test helpers of the PF side: the real PF captures by name, and everything a paste of PF
 // tools held as the evidence of one PF (host-inspect attributes each record to its PF; a
-// capture of one adapter needs no attribution).
+// capture of one adapter needs no attribution), and what a judgement of it found.
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
+#include <vector>
 
 #include "fixtures.h"
 
 #include "ibc/core/pf/pf_tools.h"
 #include "ibcollect/v1/host.pb.h"
+#include "ibcollect/v1/report.pb.h"
 
 namespace ibc::test {
 
@@ -41,6 +44,14 @@ inline ::ibcollect::v1::PfEvidence onePf(const core::PfToolEvidence& ev,
   for (const auto& c : ev.mlxconfig) *e.add_mlxconfig() = c;
   for (const auto& f : ev.pci_functions) *e.add_pci_functions() = f;
   return e;
+}
+
+// The findings as "CODE:severity", sorted: a judgement compared whole.
+inline std::vector<std::string> codes(const std::vector<::ibcollect::v1::Finding>& findings) {
+  std::vector<std::string> out;
+  for (const auto& f : findings) out.push_back(f.code() + ":" + f.severity());
+  std::sort(out.begin(), out.end());
+  return out;
 }
 
 }  // namespace ibc::test

@@ -17,24 +17,15 @@ using ::testing::HasSubstr;
 namespace ibc::core {
 namespace {
 
-using ibc::test::pfCapture;
-
-std::vector<std::string> codes(const std::vector<v1::Finding>& findings) {
-  std::vector<std::string> out;
-  for (const auto& f : findings) out.push_back(f.code() + ":" + f.severity());
-  std::sort(out.begin(), out.end());
-  return out;
-}
-
-v1::PfEvidence evidenceFrom(const PfToolEvidence& ev) { return ibc::test::onePf(ev); }
+using namespace ibc::test;  // the real PF captures, one PF's evidence and its codes
 
 TEST(PfJudge, CleanRealCapturesAreCleanWithWhatWasRead) {
   for (const char* name : {"mlxlink-c_cx4", "mlxlink-e_cx4", "mlxlink-m-c_bf3"}) {
-    const auto f = judgePf(evidenceFrom(parsePfToolOutput(pfCapture(name))), {}, "h", "t");
+    const auto f = judgePf(onePf(parsePfToolOutput(pfCapture(name))), {}, "h", "t");
     EXPECT_EQ(codes(f), std::vector<std::string>{"PF_CLEAN:info"}) << name;
   }
   // Raw errors corrected by FEC are named, not judged.
-  const auto f = judgePf(evidenceFrom(parsePfToolOutput(pfCapture("mlxlink-c_cx4"))), {}, "h", "t");
+  const auto f = judgePf(onePf(parsePfToolOutput(pfCapture("mlxlink-c_cx4"))), {}, "h", "t");
   bool named = false;
   for (const auto& e : f[0].evidence())
     named = named || e.find("26711,0,0,9108") != std::string::npos;
@@ -42,23 +33,22 @@ TEST(PfJudge, CleanRealCapturesAreCleanWithWhatWasRead) {
 }
 
 TEST(PfJudge, RealPositivesGiveTheirLabels) {
-  EXPECT_EQ(codes(judgePf(evidenceFrom(parsePfToolOutput(pfCapture("dmesg-pf_mlx5-health-synd"))),
-                          {}, "h", "t")),
-            std::vector<std::string>{"PF_FW:critical"});
-  EXPECT_EQ(codes(judgePf(evidenceFrom(parsePfToolOutput(pfCapture("dmesg-pf_cx4lx-vf-enable"))),
-                          {}, "h", "t")),
+  EXPECT_EQ(codes(judgePf(onePf(parsePfToolOutput(pfCapture("dmesg-pf_mlx5-health-synd"))), {}, "h",
+                          "t")),
             std::vector<std::string>{"PF_FW:critical"});
   EXPECT_EQ(
-      codes(judgePf(evidenceFrom(parsePfToolOutput(pfCapture("ethtool-m_sfp-10gbase-sr-finisar"))),
-                    {}, "h", "t")),
-      std::vector<std::string>{"PF_MODULE:critical"});
-  EXPECT_EQ(codes(judgePf(evidenceFrom(parsePfToolOutput(pfCapture("iplink-pf_cx5-eth-p4p1"))), {},
-                          "h", "t")),
-            std::vector<std::string>{"PF_PORT_DOWN:critical"});
+      codes(judgePf(onePf(parsePfToolOutput(pfCapture("dmesg-pf_cx4lx-vf-enable"))), {}, "h", "t")),
+      std::vector<std::string>{"PF_FW:critical"});
+  EXPECT_EQ(codes(judgePf(onePf(parsePfToolOutput(pfCapture("ethtool-m_sfp-10gbase-sr-finisar"))),
+                          {}, "h", "t")),
+            std::vector<std::string>{"PF_MODULE:critical"});
+  EXPECT_EQ(
+      codes(judgePf(onePf(parsePfToolOutput(pfCapture("iplink-pf_cx5-eth-p4p1"))), {}, "h", "t")),
+      std::vector<std::string>{"PF_PORT_DOWN:critical"});
   // The IPoIB netdev left down is no port evidence; the VF's link-state disable is.
   v1::VfMapping vf0;
   vf0.set_vf_index(0);
-  const auto ib = evidenceFrom(parsePfToolOutput(pfCapture("iplink-pf_mlx5-ipoib-ib4")));
+  const auto ib = onePf(parsePfToolOutput(pfCapture("iplink-pf_mlx5-ipoib-ib4")));
   EXPECT_EQ(codes(judgePf(ib, {vf0}, "h", "t")), std::vector<std::string>{"PF_PORT_DOWN:critical"});
   v1::VfMapping vf5;
   vf5.set_vf_index(5);
@@ -76,11 +66,11 @@ TEST(PfJudge, DerivedNonZeroCountersGivePhyErrorsAndLinkFlap) {
   };
   replace("Effective Physical Errors          : 0", "Effective Physical Errors          : 1234");
   replace("Link Down Counter                  : 0", "Link Down Counter                  : 7");
-  const auto f = judgePf(evidenceFrom(parsePfToolOutput(text)), {}, "h", "t");
+  const auto f = judgePf(onePf(parsePfToolOutput(text)), {}, "h", "t");
   EXPECT_EQ(codes(f), (std::vector<std::string>{"PF_LINK_FLAP:warning", "PF_PHY_ERRORS:warning"}));
   replace("Effective Physical BER             : 15E-255",
           "Effective Physical BER             : 2E-9");
-  const auto g = judgePf(evidenceFrom(parsePfToolOutput(text)), {}, "h", "t");
+  const auto g = judgePf(onePf(parsePfToolOutput(text)), {}, "h", "t");
   EXPECT_EQ(codes(g), (std::vector<std::string>{"PF_LINK_FLAP:warning", "PF_PHY_ERRORS:critical"}));
 }
 
@@ -120,7 +110,7 @@ TEST(PfJudge, UnreadableFunctionsAreCriticalAndNamed) {
   const auto ev = parsePfToolOutput(pfCapture("lspci_cx4lx"));
   ASSERT_FALSE(ev.pci_functions.empty());
   EXPECT_NE(std::find(ev.kinds.begin(), ev.kinds.end(), std::string(kKindLspci)), ev.kinds.end());
-  const auto findings = judgePf(evidenceFrom(ev), {}, "h", "t");
+  const auto findings = judgePf(onePf(ev), {}, "h", "t");
   ASSERT_EQ(codes(findings), std::vector<std::string>{"PF_PCIE_ERRORS:critical"});
   EXPECT_THAT(findings[0].summary(), HasSubstr("8 PCI function(s)"));
   EXPECT_THAT(findings[0].evidence(0), HasSubstr("0b:01.0 reads all ones"));

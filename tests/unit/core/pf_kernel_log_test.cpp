@@ -16,16 +16,7 @@
 namespace ibc::core {
 namespace {
 
-using ibc::test::pfCapture;
-
-std::vector<std::string> codes(const std::vector<v1::Finding>& findings) {
-  std::vector<std::string> out;
-  for (const auto& f : findings) out.push_back(f.code() + ":" + f.severity());
-  std::sort(out.begin(), out.end());
-  return out;
-}
-
-v1::PfEvidence evidenceFrom(const PfToolEvidence& ev) { return ibc::test::onePf(ev); }
+using namespace ibc::test;  // the real PF captures, one PF's evidence and its codes
 
 TEST(PfKernelLog, PcieBandwidthLimitedLineIsKeptWrappedOrUnstamped) {
   const auto wrapped = parsePfKernelLog(pfCapture("dmesg-pf_pci-gpu-pcie-limited"));
@@ -44,9 +35,9 @@ TEST(PfKernelLog, PcieBandwidthLimitedLineIsKeptWrappedOrUnstamped) {
   *e.add_kernel_log() = bare[0];
   EXPECT_EQ(codes(judgePf(e, {}, "h", "t")), std::vector<std::string>{"PF_PCIE_ERRORS:warning"});
   // At capability the kernel prints no "limited by": nothing to say.
-  const auto at_cap = judgePf(
-      evidenceFrom(parsePfToolOutput(pfCapture("dmesg-pf_cx5-mlx5-pcie-8gts-x8-at-capability"))),
-      {}, "h", "t");
+  const auto at_cap =
+      judgePf(onePf(parsePfToolOutput(pfCapture("dmesg-pf_cx5-mlx5-pcie-8gts-x8-at-capability"))),
+              {}, "h", "t");
   EXPECT_EQ(codes(at_cap), std::vector<std::string>{"PF_CLEAN:info"});
 }
 

@@ -1,9 +1,9 @@
 #pragma once
 
 // SYNTHETIC snapshots for the rule tests (rules_*_test.cpp, report_test.cpp,
-// compare_test.cpp): a healthy node (one bare-metal ConnectX port, ACTIVE/LinkUp at
-// 200 Gb/s) plus the evidence of a test, and the helpers that set that evidence and find
-// what the rules made of it.
+// compare_test.cpp, job_verdict_test.cpp): a healthy node (one bare-metal ConnectX port,
+// ACTIVE/LinkUp at 200 Gb/s) plus the evidence of a test, and the helpers that set that evidence
+// and find what the rules made of it.
 
 #include <google/protobuf/text_format.h>
 #include <gtest/gtest.h>
@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "counter_window.h"
+#include "ibc/core/analyzed_node.h"
 #include "ibcollect/v1/report.pb.h"
 #include "ibcollect/v1/snapshot.pb.h"
 
@@ -106,6 +107,16 @@ inline void setCounter(v1::Snapshot& s, const std::string& name, uint64_t value)
 inline void addWindow(v1::Snapshot& s, const std::string& name, uint64_t before, uint64_t after) {
   setCounter(s, name, before);
   addCounterWindow(s, name, after);
+}
+
+// A node of a job as the comparison finds it: by its Slurm name and host name (either may
+// be empty), with sysfs read (so no devices is a finding).
+inline core::AnalyzedNode jobNode(const std::string& slurm, const std::string& hostname) {
+  core::AnalyzedNode n;
+  n.snapshot.mutable_node()->set_slurm_node(slurm);
+  n.snapshot.mutable_node()->set_hostname(hostname);
+  n.snapshot.mutable_node()->set_source("/");
+  return n;
 }
 
 inline constexpr const char* kTwoNodeRun = R"pb(

@@ -17,10 +17,7 @@ using ::testing::HasSubstr;
 namespace ibc::core {
 namespace {
 
-using ibc::test::addWindow;
-using ibc::test::describe;
-using ibc::test::find;
-using ibc::test::snapshot;
+using namespace ibc::test;  // the rule snapshots and what the rules made of them
 
 namespace v1 = ::ibcollect::v1;
 

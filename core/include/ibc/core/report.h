@@ -50,6 +50,10 @@ struct TextOptions {
 
 std::string renderText(const ::ibcollect::v1::Report& report, const TextOptions& options = {});
 
+// The word a text report prints for a severity or verdict name, upper-cased ("critical" →
+// "CRITICAL", "ok" → "OK"): what the severity column of a table holds (TextTable below).
+std::string severityWord(std::string_view severity);
+
 // A table a caller builds for the head of a report (host-inspect's VF table, pf_report.h),
 // laid out as renderText lays out its own: the first row is the header; left-aligned columns
 // sized to their widest cell and, past TextOptions::width, narrowed and wrapped. The cells of
