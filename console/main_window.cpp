@@ -22,10 +22,9 @@
 #include <QUrl>
 #include <algorithm>
 #include <chrono>
-#include <fstream>
-#include <sstream>
 
 #include "ibc/console/job_loader.h"
+#include "ibc/os/os.h"
 #include "pages/charts_page.h"
 #include "pages/diff_page.h"
 #include "pages/escalate_page.h"
@@ -284,13 +283,14 @@ void MainWindow::openFiles(const QStringList& files, bool show_progress) {
         // that the bytes are as signed (the trust words say so).
         std::unique_ptr<core::SignatureVerifier> verifier;
         if (!ca_file.empty()) {
-          std::ifstream in(ca_file, std::ios::binary);
-          std::ostringstream pem;
-          pem << in.rdbuf();
-          auto v = core::SignatureVerifier::fromPem(pem.str());
+          constexpr std::size_t kMaxPemBytes = 1u << 20;  // a CA bundle is a few KiB
+          auto pem = os::RootedFilesystem("").readFile(ca_file, kMaxPemBytes);
+          auto v = pem.ok() ? core::SignatureVerifier::fromPem(*pem)
+                            : core::Result<std::unique_ptr<core::SignatureVerifier>>(pem.error());
           if (!v.ok()) {
             JobData failed;
-            failed.errors.push_back("--ca " + ca_file + ": " + v.error().message);
+            failed.errors.push_back("--ca " + (pem.ok() ? ca_file + ": " : std::string()) +
+                                    v.error().message);
             failed.origin = origin;
             return failed;
           }

@@ -6,8 +6,12 @@
 #include <QEventLoop>
 #include <QPixmap>
 #include <QTimer>
+#include <charconv>
 #include <cstdio>
+#include <string_view>
 
+#include "ibc/core/text.h"
+#include "ibc/os/os.h"
 #include "main_window.h"
 #include "pages/jobs_page.h"
 #include "pages/page.h"
@@ -18,15 +22,19 @@ namespace {
 
 // The process's peak resident set so far (VmHWM), for --timings; -1 when unknown.
 long peakRssMib() {
-  std::FILE* f = std::fopen("/proc/self/status", "r");
-  if (f == nullptr) return -1;
-  char line[256];
-  long kib = -1;
-  while (std::fgets(line, sizeof line, f) != nullptr) {
-    if (std::sscanf(line, "VmHWM: %ld kB", &kib) == 1) break;
+  auto status = os::RootedFilesystem("").readFile("/proc/self/status", 64u << 10);
+  if (!status.ok()) return -1;
+  for (std::string_view line : core::splitLines(*status)) {
+    if (line.rfind("VmHWM:", 0) != 0) continue;
+    const auto words = core::splitWhitespace(line.substr(6));
+    long kib = -1;
+    if (!words.empty() &&
+        std::from_chars(words[0].data(), words[0].data() + words[0].size(), kib).ec ==
+            std::errc()) {
+      return kib / 1024;
+    }
   }
-  std::fclose(f);
-  return kib < 0 ? -1 : kib / 1024;
+  return -1;
 }
 
 // The jobs page lists the tenant's jobs first (its screenshot shows them). 0, or 4 when

@@ -13,7 +13,7 @@ namespace ibc::os {
 
 using detail::Fd;
 
-core::Status writeFileAtomic(const std::string& path, std::string_view bytes) {
+core::Status writeFileAtomic(const std::string& path, std::string_view bytes, unsigned mode) {
   const auto slash = path.rfind('/');
   const std::string dir =
       slash == std::string::npos ? "." : (slash == 0 ? "/" : path.substr(0, slash));
@@ -28,7 +28,7 @@ core::Status writeFileAtomic(const std::string& path, std::string_view bytes) {
                            "ibcollect writes only regular files: give another path"};
   }
   std::string tmp = path + ".tmp." + std::to_string(::getpid());
-  Fd fd(::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644));
+  Fd fd(::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, static_cast<mode_t>(mode)));
   if (fd.get() < 0) return errnoError(errno, path);
   std::size_t done = 0;
   while (done < bytes.size()) {
@@ -77,8 +77,9 @@ core::Status makeDirectories(const std::string& path, unsigned mode) {
   return {};
 }
 
-core::Status DiskFileWriter::writeFileAtomic(const std::string& path, std::string_view bytes) {
-  return os::writeFileAtomic(path, bytes);
+core::Status DiskFileWriter::writeFileAtomic(const std::string& path, std::string_view bytes,
+                                             unsigned mode) {
+  return os::writeFileAtomic(path, bytes, mode);
 }
 
 core::Status DiskFileWriter::makeDirectories(const std::string& path, unsigned mode) {

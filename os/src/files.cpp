@@ -370,6 +370,7 @@ Result<FileStatus> RootedFilesystem::status(std::string_view path) const {
   FileStatus s;
   s.regular = S_ISREG(st.st_mode);
   s.directory = S_ISDIR(st.st_mode);
+  s.fifo = S_ISFIFO(st.st_mode);
   s.bytes = static_cast<uint64_t>(st.st_size);
   s.modified_ns = int64_t{st.st_mtim.tv_sec} * 1'000'000'000 + st.st_mtim.tv_nsec;
   return s;

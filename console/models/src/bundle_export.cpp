@@ -1,17 +1,13 @@
 #include "ibc/console/bundle_export.h"
 
-#include <cerrno>
 #include <chrono>
-#include <cstdio>
-#include <cstring>
-#include <fstream>
-#include <sstream>
 
 #include "ibc/bundle/bundle_archive.h"
 #include "ibc/console/bundle_plan.h"
 #include "ibc/core/bundle.h"
 #include "ibc/core/signing.h"
 #include "ibc/core/snapshot_file.h"
+#include "ibc/os/os.h"
 
 namespace ibc::console {
 
@@ -22,12 +18,10 @@ using core::Result;
 namespace {
 
 Result<std::string> readFile(const std::string& path, const char* what) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in)
-    return Error{ErrorCode::NotFound, std::string(what) + " " + path + ": " + std::strerror(errno)};
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
+  auto bytes = os::RootedFilesystem("").readFile(path, core::kMaxSnapshotFileBytes);
+  if (!bytes.ok())
+    return Error{bytes.error().code, std::string(what) + " " + bytes.error().message};
+  return bytes;
 }
 
 }  // namespace
@@ -104,34 +98,18 @@ Result<BundleExportResult> writeBundleExport(const BundleExportInputs& chosen,
   if (!members.ok()) return members.error();
   auto archive = bundle::writeBundleArchive(*members, options.created_unix_ms / 1000);
   if (!archive.ok()) return archive.error();
-  const std::string tmp = out_path + ".part";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) return Error{ErrorCode::Io, tmp + ": " + std::strerror(errno)};
-    out.write(archive->data(), static_cast<std::streamsize>(archive->size()));
-    out.flush();
-    if (!out) {
-      std::remove(tmp.c_str());
-      return Error{ErrorCode::Io, tmp + ": write failed (disk full?)"};
-    }
-  }
-  if (std::rename(tmp.c_str(), out_path.c_str()) != 0) {
-    const std::string why = std::strerror(errno);
-    std::remove(tmp.c_str());
-    return Error{ErrorCode::Io, out_path + ": " + why};
-  }
+  os::DiskFileWriter writer;
+  if (auto st = writer.writeFileAtomic(out_path, *archive); !st.ok()) return st.error();
   BundleExportResult result{
       out_path, static_cast<int>(inputs.size()), signer->identity().subject, {}};
   if (settings.redact) {
     // The map stays with the engineer: beside the bundle, never in it (docs/formats.md). Core's
     // Redactor wrote it: every host, address and user pseudonym, as `bundle export` writes it.
     const std::string map_path = out_path + ".pseudonyms.tsv";
-    std::ofstream map(map_path, std::ios::binary | std::ios::trunc);
-    map << pseudonyms;
-    map.flush();
-    if (!map)
-      return Error{ErrorCode::Io, out_path + " was written, but its pseudonym map " + map_path +
-                                      " could not be: " + std::strerror(errno)};
+    if (auto st = writer.writeFileAtomic(map_path, pseudonyms, 0600); !st.ok()) {
+      return Error{st.error().code, out_path + " was written, but its pseudonym map " + map_path +
+                                        " could not be: " + st.error().message};
+    }
     result.pseudonym_map = map_path;
   }
   return result;

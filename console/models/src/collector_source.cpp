@@ -1,14 +1,11 @@
 #include "ibc/console/collector_source.h"
 
-#include <cerrno>
-#include <cstring>
-#include <fstream>
 #include <map>
-#include <sstream>
 
 #include "ibc/client/collector_api.h"
 #include "ibc/core/protocol.h"
 #include "ibc/core/snapshot_file.h"
+#include "ibc/os/os.h"
 
 namespace ibc::console {
 
@@ -21,12 +18,10 @@ namespace {
 
 Result<std::string> readPem(const std::string& path, const char* flag) {
   if (path.empty()) return Error{ErrorCode::InvalidArgument, std::string(flag) + " is not set"};
-  std::ifstream in(path, std::ios::binary);
-  if (!in)
-    return Error{ErrorCode::NotFound, std::string(flag) + " " + path + ": " + std::strerror(errno)};
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
+  constexpr std::size_t kMaxPemBytes = 1u << 20;  // a certificate chain or key is a few KiB
+  auto pem = os::RootedFilesystem("").readFile(path, kMaxPemBytes);
+  if (!pem.ok()) return Error{pem.error().code, std::string(flag) + " " + pem.error().message};
+  return pem;
 }
 
 // One connection and the typed calls over it.

@@ -1,18 +1,12 @@
 #include "ibc/console/job_data.h"
 
-#include <fcntl.h>
 #include <openssl/err.h>
 #include <openssl/evp.h>
 #include <openssl/x509.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include <algorithm>
-#include <cerrno>
 #include <chrono>
 #include <cstdint>
-#include <cstring>
-#include <fstream>
 #include <memory>
 #include <tuple>
 #include <unordered_map>
@@ -22,6 +16,7 @@
 #include "ibc/core/encoding.h"
 #include "ibc/core/findings.h"
 #include "ibc/core/snapshot_file.h"
+#include "ibc/os/os.h"
 
 namespace ibc::console {
 
@@ -31,46 +26,33 @@ using core::Result;
 
 namespace {
 
-// Reads at most `max` bytes (the snapshot file bound by default) of a regular file: a
-// hostile or wrong file cannot exhaust memory, and a FIFO, device or directory named
-// `.ibsnap` is refused at once instead of blocking the loader (opened non-blocking, judged
-// by fstat before any read).
+// Reads at most `max` bytes (the snapshot file bound by default) of a regular file, through
+// the seams of ibc_os: a hostile or wrong file cannot exhaust memory, and a FIFO, device or
+// directory named `.ibsnap` is refused at once instead of blocking the loader (judged by its
+// status before any read; the read itself is non-blocking).
 Result<std::string> readBounded(const std::string& path,
                                 std::uint64_t max = core::kMaxSnapshotFileBytes) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-  if (fd < 0) {
-    return Error{errno == ENOENT ? core::ErrorCode::NotFound : core::ErrorCode::Io,
-                 path + ": " + std::strerror(errno)};
-  }
-  struct Closer {
-    int fd;
-    ~Closer() { ::close(fd); }
-  } closer{fd};
-  struct stat st {};
-  if (::fstat(fd, &st) != 0) return Error{core::ErrorCode::Io, path + ": " + std::strerror(errno)};
-  if (!S_ISREG(st.st_mode)) {
+  const os::RootedFilesystem files("");
+  auto status = files.status(path);
+  if (!status.ok()) return status.error();
+  if (!status->regular) {
     return Error{core::ErrorCode::Unsupported, path + ": not a regular file (" +
-                                                   (S_ISFIFO(st.st_mode)  ? "a FIFO"
-                                                    : S_ISDIR(st.st_mode) ? "a directory"
-                                                                          : "a device or socket") +
+                                                   (status->fifo        ? "a FIFO"
+                                                    : status->directory ? "a directory"
+                                                                        : "a device or socket") +
                                                    "), not a snapshot or bundle"};
   }
-  const auto size = static_cast<std::uint64_t>(st.st_size);
-  if (size > max) {
+  if (status->bytes > max) {
     return Error{core::ErrorCode::TooLarge,
                  path + ": larger than " + std::to_string(max >> 20) + " MiB, not a " +
                      (max == core::kMaxSnapshotFileBytes ? "snapshot file" : "bundle")};
   }
-  std::string bytes(static_cast<std::size_t>(size), '\0');
-  std::size_t got = 0;
-  while (got < bytes.size()) {
-    const ssize_t n = ::read(fd, bytes.data() + got, bytes.size() - got);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) return Error{core::ErrorCode::Io, path + ": " + std::strerror(errno)};
-    if (n == 0) break;
-    got += static_cast<std::size_t>(n);
+  bool more = false;
+  auto bytes = files.readFile(path, static_cast<std::size_t>(max), &more);
+  if (!bytes.ok()) return bytes.error();
+  if (more || bytes->size() != status->bytes) {
+    return Error{core::ErrorCode::Io, path + ": changed while read"};
   }
-  if (got != bytes.size()) return Error{core::ErrorCode::Io, path + ": changed while read"};
   return bytes;
 }
 

@@ -34,6 +34,7 @@ struct Access {
 struct FileStatus {
   bool regular = false;
   bool directory = false;
+  bool fifo = false;
   uint64_t bytes = 0;
   int64_t modified_ns = 0;  // last modification, nanoseconds since the epoch
 };
@@ -233,8 +234,10 @@ class FileWriter {
  public:
   virtual ~FileWriter() = default;
   // Writes `bytes` to `path` atomically: a reader sees the old file or the whole new one.
-  // On failure nothing is left at `path` that was not there before.
-  virtual core::Status writeFileAtomic(const std::string& path, std::string_view bytes) = 0;
+  // On failure nothing is left at `path` that was not there before. The file gets `mode`
+  // (before the umask): 0600 for what must stay private (pseudonym maps, keys).
+  virtual core::Status writeFileAtomic(const std::string& path, std::string_view bytes,
+                                       unsigned mode = 0644) = 0;
   // mkdir -p; directories it creates get `mode` (before the umask), existing ones are left
   // as they are.
   virtual core::Status makeDirectories(const std::string& path, unsigned mode = 0755) = 0;
@@ -251,7 +254,8 @@ class FileWriter {
 // directory for writeFileAtomic.
 class DiskFileWriter final : public FileWriter {
  public:
-  core::Status writeFileAtomic(const std::string& path, std::string_view bytes) override;
+  core::Status writeFileAtomic(const std::string& path, std::string_view bytes,
+                               unsigned mode = 0644) override;
   core::Status makeDirectories(const std::string& path, unsigned mode = 0755) override;
   core::Status removeFile(const std::string& path) override;
   core::Status removeEmptyDirectory(const std::string& path) override;
@@ -259,7 +263,7 @@ class DiskFileWriter final : public FileWriter {
 };
 
 // DiskFileWriter's two most used operations as plain functions.
-core::Status writeFileAtomic(const std::string& path, std::string_view bytes);
+core::Status writeFileAtomic(const std::string& path, std::string_view bytes, unsigned mode = 0644);
 core::Status makeDirectories(const std::string& path, unsigned mode = 0755);
 
 // This process's executable (/proc/self/exe), "" when unknown.
