@@ -250,7 +250,7 @@ core::BundleExportOptions exportOptions(CliEnvironment& env, const ExportArgs& a
 int writePseudonymMap(CliEnvironment& env, const std::string& output,
                       const std::string& pseudonyms) {
   const std::string map = output + ".pseudonyms.tsv";
-  if (auto st = env.writer.writeFileAtomic(map, pseudonyms); !st.ok()) {
+  if (auto st = env.writer.writeFileAtomic(map, pseudonyms, 0600); !st.ok()) {
     env.err << "ibcollect: could not write the pseudonym map " << map << ": " << st.error().message
             << "\n";
     return core::kExitCollectFailed;

@@ -140,7 +140,7 @@ class AdvancedClock : public os::Clock {
 // remove (a directory with a trailing '/'); removeEmptyDirectory() answers `dir_result`.
 class RecordingWriter : public os::FileWriter {
  public:
-  core::Status writeFileAtomic(const std::string& path, std::string_view) override {
+  core::Status writeFileAtomic(const std::string& path, std::string_view, unsigned) override {
     written.push_back(path);
     return {};
   }
@@ -166,7 +166,7 @@ class RecordingWriter : public os::FileWriter {
 // For commands that must write nothing: every write or directory is a test failure.
 class ForbiddenWrites : public os::FileWriter {
  public:
-  core::Status writeFileAtomic(const std::string& path, std::string_view) override {
+  core::Status writeFileAtomic(const std::string& path, std::string_view, unsigned) override {
     ADD_FAILURE() << "wrote " << path;
     return {};
   }
@@ -182,7 +182,7 @@ class ForbiddenWrites : public os::FileWriter {
 // and renames go to the real disk.
 class FullDiskWriter : public os::FileWriter {
  public:
-  core::Status writeFileAtomic(const std::string& path, std::string_view) override {
+  core::Status writeFileAtomic(const std::string& path, std::string_view, unsigned) override {
     ++writes;
     return os::errnoError(ENOSPC, path);
   }

@@ -66,6 +66,15 @@ TEST_F(DiskFileWriterTest, NeverPutsAFileInPlaceOfAFifoOrADirectory) {
   EXPECT_EQ(entries, 2u);  // no temporary left
 }
 
+TEST_F(DiskFileWriterTest, APrivateFileIsWrittenWithOnlyItsOwnersBits) {
+  const std::string map = (dir_ / "case7.ibbundle.pseudonyms.tsv").string();
+  ASSERT_TRUE(disk_.writeFileAtomic(map, "node-001\tgpu01\n", 0600).ok());
+  struct stat st {};
+  ASSERT_EQ(::stat(map.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0600u);
+  EXPECT_EQ(slurp(map), "node-001\tgpu01\n");
+}
+
 TEST_F(DiskFileWriterTest, AMissingParentIsNotFoundNamingThePath) {
   const std::string path = (dir_ / "no" / "such" / "a.ibsnap").string();
   const auto st = disk_.writeFileAtomic(path, "x");
