@@ -117,6 +117,9 @@ TEST(BundleExport, RedactedLeavesTheSnapshotsOutAndWritesThePseudonymMapBesideTh
   EXPECT_EQ(written->pseudonym_map, out + ".pseudonyms.tsv");
   const std::string map = slurp(written->pseudonym_map);
   EXPECT_THAT(map, HasSubstr("node1661"));  // the names stay with the engineer
+  EXPECT_EQ(
+      std::filesystem::status(written->pseudonym_map).permissions() & std::filesystem::perms::all,
+      std::filesystem::perms::owner_read | std::filesystem::perms::owner_write);
   const core::BundleMembers members = f.read(out);
   EXPECT_EQ(snapshotMembers(members), 0);
   for (const auto& [name, bytes] : members) {
