@@ -67,4 +67,13 @@ class CliHarness {
   std::function<core::Status(const std::string&, const std::vector<std::string>&)> exec_program;
 };
 
+// `program` with the default doubles, for commands that must write nothing (explain,
+// completion): every write is a test failure.
+inline CliRun runWritingNothing(agent::CliRunner program, const std::vector<std::string>& args) {
+  CliHarness h;
+  ForbiddenWrites writer;
+  h.writer = &writer;
+  return h.run(program, args);
+}
+
 }  // namespace ibc::test

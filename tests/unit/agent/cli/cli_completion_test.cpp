@@ -22,13 +22,8 @@ namespace ibc::agent {
 namespace {
 
 using ibc::test::CliRun;
-
-CliRun run(CliRunner program, const std::vector<std::string>& args) {
-  ibc::test::CliHarness h;
-  ibc::test::ForbiddenWrites writer;
-  h.writer = &writer;
-  return h.run(program, args);
-}
+// Completion prints a script and writes nothing.
+constexpr auto run = &ibc::test::runWritingNothing;
 
 TEST(Completion, EachProgramPrintsAScriptForEachShell) {
   for (const auto& [program, name] : std::vector<std::pair<CliRunner, std::string>>{

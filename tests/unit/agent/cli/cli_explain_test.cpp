@@ -23,12 +23,8 @@ namespace {
 
 using ibc::test::CliRun;
 
-// Explain reads the registry only: it writes nothing.
 CliRun run(CliRunner program, const std::vector<std::string>& args) {
-  ibc::test::CliHarness h;
-  ibc::test::ForbiddenWrites writer;
-  h.writer = &writer;
-  return h.run(program, args);
+  return ibc::test::runWritingNothing(program, args);
 }
 
 CliRun explain(const std::vector<std::string>& args) {
