@@ -1,6 +1,7 @@
 // `ibcollect host-inspect` (the real binary) on the labelled-synthetic host trees that
 // tests/fixtures/synthetic/make_host_trees.py composes from real parts, with the real PF
-// captures as --paste: mapping (vf_map) and judgement per tree, exit codes.
+// captures as --paste: mapping (vf_map) and judgement per tree, exit codes. The in-process
+// tests of the mapping are tests/unit/support/host/host_inspect_test.cpp.
 
 #include <gmock/gmock.h>
 #include <google/protobuf/struct.pb.h>
@@ -14,7 +15,6 @@
 #include <sstream>
 
 #include "ibc/os/os.h"
-#include "ibc/support/host_inspect.h"
 #include "ibcollect_run.h"
 
 using ::testing::HasSubstr;
@@ -23,7 +23,6 @@ namespace {
 
 using ibc::os::CommandResult;
 using ibc::os::ProcessRunner;
-namespace v1 = ::ibcollect::v1;
 
 std::string pfFixture(const std::string& prefix) {
   const std::string dir = std::string(IBC_FIXTURES_DIR) + "/real/pf";
@@ -171,33 +170,6 @@ TEST_F(HostInspect, ABundleNeedsACaToBeVerifiedAgainstBeforeItIsRead) {
   EXPECT_EQ(r.out, "");
   auto help = run({"host-inspect", "--help"});
   EXPECT_THAT(help.out, HasSubstr("--ca"));
-}
-
-TEST(VfArgument, GuidMacAndPciSpellingsNormalise) {
-  using namespace ibc::agent;
-  EXPECT_EQ(parseVfArgument("0x2244330033110033")->guid, "2244330033110033");
-  EXPECT_EQ(parseVfArgument("2244:3300:3311:0033")->guid, "2244330033110033");
-  EXPECT_EQ(parseVfArgument("B8-59-9F-C1-EC-12")->mac, "b8:59:9f:c1:ec:12");
-  EXPECT_EQ(parseVfArgument("42:00.2")->pci, "0000:42:00.2");
-  EXPECT_FALSE(parseVfArgument("42:00.9").ok());
-  EXPECT_FALSE(parseVfArgument("").ok());
-}
-
-TEST(VfMapping, IpLinkTableMapsByMacButNeverByAnAllZeroMac) {
-  using namespace ibc::agent;
-  SriovInventory inv;
-  std::vector<v1::PfNetdevLink> links = ibc::core::parsePfIpLink(
-      "4: enp1: <BROADCAST,UP,LOWER_UP> mtu 1500 state UP\n"
-      "    link/ether ac:1f:6b:cf:32:c8 brd ff:ff:ff:ff:ff:ff\n"
-      "    vf 0 MAC 00:00:00:00:00:00, spoof checking off, link-state auto\n"
-      "    vf 3 MAC 02:11:22:33:44:55, spoof checking off, link-state auto\n");
-  VfQuery zero = *parseVfArgument("00:00:00:00:00:00");
-  VfQuery set = *parseVfArgument("02:11:22:33:44:55");
-  const auto m = mapVfs({zero, set}, inv, links);
-  EXPECT_EQ(m[0].vf_index(), -1);
-  EXPECT_EQ(m[1].vf_index(), 3);
-  EXPECT_EQ(m[1].pf_device(), "enp1");
-  EXPECT_EQ(m[1].matched_by(), "mac (ip link enp1 vf 3)");
 }
 
 }  // namespace

@@ -22,6 +22,7 @@
 #include "ibc/collector/store/store.h"
 #include "ibc/core/signing.h"
 #include "ibcollect/v1/snapshot.pb.h"
+#include "signed_files.h"
 #include "test_pki.h"
 
 namespace ibc::test {
@@ -132,23 +133,6 @@ class InProcessCollector {
   uint16_t port_ = 0;
   std::thread thread_;
 };
-
-// A snapshot of `node` in `job`, signed by `signer` (its CN must name the node), with
-// `padding` bytes of kernel text to make it as large as a test needs.
-inline ::ibcollect::v1::SignedSnapshot signedSnapshot(const TestCredential& signer,
-                                                      const std::string& node,
-                                                      const std::string& job, int64_t at_ms,
-                                                      std::size_t padding = 0) {
-  ::ibcollect::v1::Snapshot s;
-  s.set_schema_version(1);
-  s.mutable_node()->set_hostname(node);
-  s.mutable_node()->set_job_id(job);
-  s.mutable_node()->set_collected_at_unix_ms(at_ms);
-  s.mutable_node()->set_kernel(std::string(padding, 'k'));
-  auto key = core::SnapshotSigner::fromPem(signer.certificate_pem, signer.key_pem);
-  EXPECT_TRUE(key.ok());
-  return *key->sign(s);
-}
 
 inline ::ibcollect::v1::CollectorRequest uploadOf(const ::ibcollect::v1::SignedSnapshot& env) {
   ::ibcollect::v1::CollectorRequest r;

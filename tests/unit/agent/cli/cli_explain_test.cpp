@@ -1,5 +1,5 @@
-// `ibcollect explain` over the whole finding registry, and `completion` of both programs,
-// through runCli / runSupportCli (what main() runs) with string streams.
+// `ibcollect explain` (cli_explain.cpp) over the whole finding registry, through runCli (what
+// main() runs) with string streams.
 
 #include <gmock/gmock.h>
 #include <google/protobuf/struct.pb.h>
@@ -9,12 +9,11 @@
 #include <set>
 #include <sstream>
 
+#include "cli_run.h"
 #include "ibc/agent/cli.h"
 #include "ibc/core/findings.h"
 #include "ibc/core/rules.h"
 #include "ibc/core/text.h"
-#include "ibc/support/support_cli.h"
-#include "os_doubles.h"
 
 using ::testing::HasSubstr;
 using ::testing::Not;
@@ -22,26 +21,10 @@ using ::testing::Not;
 namespace ibc::agent {
 namespace {
 
-struct CliRun {
-  int code = -1;
-  std::string out, err;
-};
+using ibc::test::CliRun;
 
 CliRun run(CliRunner program, const std::vector<std::string>& args) {
-  std::ostringstream out, err;
-  MemoryFilesystem files;
-  ibc::test::NoCommands runner;
-  SystemClock clock;
-  ibc::test::MapEnvironment env;
-  ibc::test::ForbiddenWrites writer;
-  CliEnvironment cli{out,    err, files,   nullptr, runner,
-                     clock,  env, nullptr, writer,  "/opt/ibcollect/bin/ibcollect",
-                     nullptr};
-  CliRun r;
-  r.code = program(args, cli);
-  r.out = out.str();
-  r.err = err.str();
-  return r;
+  return ibc::test::runWritingNothing(program, args);
 }
 
 CliRun explain(const std::vector<std::string>& args) {
@@ -187,46 +170,6 @@ TEST(Explain, MarkdownHasASectionPerCodeAndNoStrayMarkup) {
       break;
     }
   }
-}
-
-TEST(Completion, EachProgramPrintsAScriptForEachShell) {
-  for (const auto& [program, name] : std::vector<std::pair<CliRunner, std::string>>{
-           {&runCli, "ibcollect"}, {&runSupportCli, "ibcollect-support"}}) {
-    SCOPED_TRACE(name);
-    const CliRun bash = run(program, {"completion", "bash"});
-    ASSERT_EQ(bash.code, core::kExitOk) << bash.err;
-    std::string function = "_" + name;
-    for (char& c : function) c = c == '-' ? '_' : c;
-    EXPECT_THAT(bash.out, HasSubstr("\ncomplete -F " + function + " " + name + "\n"));
-    const CliRun zsh = run(program, {"completion", "zsh"});
-    ASSERT_EQ(zsh.code, core::kExitOk) << zsh.err;
-    EXPECT_EQ(zsh.out.rfind("#compdef " + name + "\n", 0), 0u) << zsh.out.substr(0, 200);
-    const CliRun fish = run(program, {"completion", "fish"});
-    ASSERT_EQ(fish.code, core::kExitOk) << fish.err;
-    EXPECT_THAT(fish.out, HasSubstr("complete -c " + name + " "));
-    EXPECT_EQ(run(program, {"completion", "tcsh"}).code, core::kExitUsage);
-  }
-}
-
-TEST(Completion, TheScriptsComeFromTheCommandLineDefinitions) {
-  const std::string bash = run(&runCli, {"completion", "bash"}).out;
-  // Subcommands, options, their values and files, as --help defines them.
-  EXPECT_THAT(bash, HasSubstr("'') REPLY='snapshot analyze compare upload flush verify explain"));
-  EXPECT_THAT(bash, HasSubstr("'snapshot|--format') REPLY='choices text json'"));
-  EXPECT_THAT(bash, HasSubstr("'|--launcher') REPLY='choices srun ssh'"));
-  EXPECT_THAT(bash, HasSubstr("'snapshot|--color') REPLY='choices auto always never'"));
-  EXPECT_THAT(bash, HasSubstr("'snapshot|--root') REPLY='dir'"));
-  EXPECT_THAT(bash, HasSubstr("'snapshot|--window') REPLY='none'"));
-  EXPECT_THAT(bash, HasSubstr("'analyze|--nccl-log') REPLY='file'"));
-  EXPECT_THAT(bash, HasSubstr("'explain') REPLY='choices NO_RDMA_DEVICES PORT_DOWN"));
-  // Flags take no value; the hidden node side of --job is not offered.
-  EXPECT_THAT(bash, Not(HasSubstr("|--force')")));
-  EXPECT_THAT(bash, Not(HasSubstr("job-step")));
-  // The support commands are ibcollect-support's to complete.
-  EXPECT_THAT(bash, HasSubstr("'bundle' | 'case' | 'fetch' | 'host-inspect')"));
-  const std::string support = run(&runSupportCli, {"completion", "bash"}).out;
-  EXPECT_THAT(support, HasSubstr("'bundle') REPLY='export verify show'"));
-  EXPECT_THAT(support, HasSubstr("'case update|--state') REPLY='choices open escalated closed'"));
 }
 
 }  // namespace

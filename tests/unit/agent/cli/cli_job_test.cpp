@@ -100,32 +100,6 @@ Run runJob(SlurmCommands& runner, const std::vector<std::string>& extra = {},
   return r;
 }
 
-TEST(SupportCommands, RunTheSupportProgramBesideThisOneAndNeverABareName) {
-  std::ostringstream out, err;
-  RootedFilesystem files("");
-  ibc::test::FixedClock clock;
-  ibc::test::MapEnvironment env;
-  ibc::test::RecordingWriter writer;
-  SlurmCommands runner;
-  std::vector<std::string> ran;
-  auto exec = [&ran](const std::string& path, const std::vector<std::string>& argv) {
-    ran.push_back(path + " " + argv.at(1) + " " + argv.at(2));
-    return core::Status(core::Error{core::ErrorCode::PermissionDenied, "test: not run"});
-  };
-  CliEnvironment beside{out,     err, files,   nullptr, runner,
-                        clock,   env, nullptr, writer,  "/opt/ibcollect/bin/ibcollect",
-                        nullptr, exec};
-  EXPECT_EQ(runCli({"bundle", "show"}, beside), core::kExitUsage);
-  ASSERT_EQ(ran.size(), 1u);
-  EXPECT_EQ(ran[0], "/opt/ibcollect/bin/ibcollect-support bundle show");
-  // Where this program is cannot be told: no exec at all (execv would search the cwd).
-  CliEnvironment unknown{out, err,     files,  nullptr, runner,  clock,
-                         env, nullptr, writer, "",      nullptr, exec};
-  EXPECT_EQ(runCli({"case", "list"}, unknown), core::kExitUsage);
-  EXPECT_EQ(ran.size(), 1u);
-  EXPECT_THAT(err.str(), HasSubstr("cannot tell where this ibcollect is installed"));
-}
-
 // Slurm answering `scontrol show job` with the real capture of a running 8-node job.
 SlurmCommands runningEightNodeJob() {
   SlurmCommands runner;
