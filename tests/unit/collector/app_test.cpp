@@ -178,7 +178,8 @@ TEST(CollectorCommandLine, AMistakeInTheConfigFileIsNamedWithItsFileAndLine) {
   r = run({"--config", dir.path() + "/missing.conf"});
   EXPECT_EQ(r.code, core::kExitUsage);
   EXPECT_EQ(r.err,
-            "ibcollect-collector: --config " + dir.path() + "/missing.conf: cannot be read\n");
+            "ibcollect-collector: --config " + dir.path() +
+                "/missing.conf: No such file or directory\n");  // the OS's reason
 }
 
 TEST(CollectorCommandLine, TheCommandLineWinsOverTheConfigFile) {
