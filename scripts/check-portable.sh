@@ -7,7 +7,9 @@
 #   - hardening: PIE (ELF type DYN), BIND_NOW, a GNU_RELRO segment, FORTIFY (__*_chk symbols),
 #     stack protector (__stack_chk_fail)
 #   - stripped sizes: ibcollect <= 12 MB, ibcollect-support <= 16 MB
-#   scripts/check-portable.sh BUILD_DIR...   (prints one line per program; exit 1 on a failure)
+# Writes BUILD_DIR/glibc-floor: the highest glibc version either program needs (the .deb's
+# `Depends: libc6 (>= ...)`, packaging/portable.cmake).
+#   scripts/check-portable.sh BUILD_DIR...   (prints what it found; exit 1 on a failure)
 set -euo pipefail
 FLOOR=2.31
 AIM=2.28
@@ -22,11 +24,12 @@ fail() {
 # version_above A B: A > B as versions.
 version_above() { [ "$(printf '%s\n%s\n' "$1" "$2" | sort -V | tail -1)" = "$1" ] && [ "$1" != "$2" ]; }
 
-check_versions() { # FILE
+check_versions() { # FILE FLOOR_FILE
   local file=$1 versions highest v
   versions=$(readelf -W -V "$file" | grep -o 'Name: GLIBC_[0-9.]*' | sed 's/Name: GLIBC_//' | sort -uV)
   highest=$(tail -1 <<<"$versions")
   echo "  glibc versions: $(tr '\n' ' ' <<<"$versions")(highest $highest)"
+  echo "$highest" >>"$2"
   for v in $versions; do
     if version_above "$v" "$AIM"; then
       echo "  above GLIBC_$AIM: GLIBC_$v:" \
@@ -61,6 +64,7 @@ check_hardening() { # FILE
 }
 
 for build in "$@"; do
+  rm -f "$build/glibc-floor.tmp"
   for path in agent/ibcollect support/ibcollect-support; do
     program=$(basename "$path")
     file=$build/$path
@@ -69,9 +73,13 @@ for build in "$@"; do
     echo "$file: $(readelf -W -h "$file" | sed -n 's/ *Machine: *//p'), $((size / 1024)) KiB"
     [ "$size" -le $((MAX_MB[$program] * 1024 * 1024)) ] ||
       fail "$file is $((size / 1024)) KiB, over ${MAX_MB[$program]} MB"
-    check_versions "$file"
+    check_versions "$file" "$build/glibc-floor.tmp"
     check_needed "$file"
     check_hardening "$file"
   done
+  if [ -f "$build/glibc-floor.tmp" ]; then
+    sort -V "$build/glibc-floor.tmp" | tail -1 >"$build/glibc-floor"
+    rm "$build/glibc-floor.tmp"
+  fi
 done
 exit $failed

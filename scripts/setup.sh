@@ -162,16 +162,25 @@ case "$BUILD_KIND" in
     CACHE=$(scripts/portable-deps.sh)
     for arch in x86_64 aarch64; do
       BUILD=build/portable-$arch
+      # x86_64 makes the man pages and completion from its programs; aarch64 (which cannot run
+      # here but under qemu) installs those.
+      docs=(-DIBC_MAN_PAGES=ON)
+      targets=(ibcollect ibcollect-support ibc_man_pages ibc_completions)
+      if [ "$arch" = aarch64 ]; then
+        docs=(-DIBC_MAN_PAGES=OFF -DIBC_DOCS_FROM="$PWD/build/portable-x86_64/packaging")
+        targets=(ibcollect ibcollect-support)
+      fi
       if ! grep -qx "IBC_PORTABLE_CACHE:[A-Z]*=$CACHE" "$BUILD/CMakeCache.txt" 2>/dev/null; then
         # A new recipe (another cache directory) means another compiler: configure anew.
         rm -rf "$BUILD"
         cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DIBC_PORTABLE=ON \
           -DCMAKE_TOOLCHAIN_FILE="$PWD/cmake/portable-toolchain.cmake" -DIBC_PORTABLE_ARCH=$arch \
-          -DIBC_PORTABLE_CACHE="$CACHE" >/dev/null
+          -DIBC_PORTABLE_CACHE="$CACHE" -DCMAKE_INSTALL_PREFIX=/usr "${docs[@]}" >/dev/null
       fi
       echo "== build ($BUILD: the portable programs)"
-      nice -n 19 cmake --build "$BUILD" -j2 --target ibcollect ibcollect-support
+      nice -n 19 cmake --build "$BUILD" -j2 --target "${targets[@]}"
     done
+    echo "== check the portable programs (scripts/check-portable.sh)"
     scripts/check-portable.sh build/portable-x86_64 build/portable-aarch64
     ;;
   none) ;;
