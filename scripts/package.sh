@@ -86,12 +86,14 @@ portable_packages() { # ARCH
     rm -rf "$dir" && mkdir -p "$dir"
     (cd "$build" && cpack -B "$PWD/packages" >&2)
     rm -rf "$dir/_CPack_Packages"
-    local gcc linked
-    gcc=$(cat "$CACHE/built-using.gcc")
+    # GCC 10 (libstdc++, libgcc), Asio and CLI11 (headers), OpenSSL and protobuf in both;
+    # zstd and libarchive in the support program.
+    local common linked
+    common=$(cat "$CACHE/built-using.gcc" "$CACHE/headers/built-using" | paste -sd, | sed 's/,/, /g')
     linked=$(grep -E '^(openssl|protobuf) ' "$CACHE/built-using.sources" | paste -sd, | sed 's/,/, /g')
-    add_built_using "$dir/ibcollect_"*.deb "$gcc, $linked"
+    add_built_using "$dir/ibcollect_"*.deb "$common, $linked"
     linked=$(paste -sd, "$CACHE/built-using.sources" | sed 's/,/, /g')
-    add_built_using "$dir/ibcollect-support_"*.deb "$gcc, $linked"
+    add_built_using "$dir/ibcollect-support_"*.deb "$common, $linked"
     tarball "$arch" "$dir"
     check_packages "$dir"
     touch "$dir/.made"

@@ -12,8 +12,9 @@
 #   <cache>/deps/ARCH     static OpenSSL 3 and protobuf (bookworm's Debian source packages,
 #                         with Debian's patches), zstd and libarchive (tar + zstd only), built
 #                         by that GCC 10 against glibc 2.31, PIC and hardened
+#                         and Asio and CLI11 (header-only) from Debian 12's packages
 #   <cache>/built-using   the source packages linked in, for the packages' Built-Using
-# <cache> is /var/cache/ibcollect-portable/<hash of this recipe> (IBC_PORTABLE_CACHE_BASE
+# <cache> is /var/cache/ibcollect-portable/<hash of the build recipe> (IBC_PORTABLE_CACHE_BASE
 # overrides the first part): a changed recipe makes a new one, an unchanged one returns at
 # once. The roots and the sources are kept apart, keyed by what makes them (roots-<hash>,
 # sources-<hash>, linked from <cache>), so that a changed build step rebuilds only the
@@ -185,6 +186,20 @@ build_deps() { # ARCH
 deps_x86_64() { build_deps x86_64; }
 deps_aarch64() { build_deps aarch64; }
 
+# Header-only libraries the programs compile in (Asio, CLI11): Debian 12's, as the developer
+# build uses them (scripts/setup.sh installs libasio-dev and libcli11-dev); they need nothing
+# of the host but the C++ headers, which come from the root.
+copy_headers() {
+  local arch
+  rm -rf "$C/headers"
+  mkdir -p "$C/headers"
+  for arch in "${ARCHES[@]}"; do
+    cp -r /usr/include/asio /usr/include/asio.hpp /usr/include/CLI "$C/deps/$arch/include/"
+  done
+  dpkg-query -W -f='${source:Package} (= ${source:Version})\n' libasio-dev libcli11-dev \
+    >"$C/headers/built-using"
+}
+
 # Built-Using (Debian policy 7.8): the source packages whose code is linked in.
 write_built_using() {
   local admin=$C/root-amd64/var/lib/dpkg gcc s version
@@ -200,7 +215,10 @@ started=$SECONDS
 ROOTS=$BASE/roots-$( (declare -f relative_links make_root_amd64 make_root_arm64
   echo "$MIRROR $ROOT_PACKAGES") | key)
 SRC=$BASE/sources-$( (declare -f fetch_sources; echo "$MIRROR ${SOURCES[*]}") | key)
-C=$BASE/$(cat scripts/portable-deps.sh cmake/portable-toolchain.cmake | key)
+C=$BASE/$( (declare -f write_toolchain cmake_dep build_zstd build_libarchive build_openssl \
+  build_protobuf build_deps write_built_using
+  echo "$ROOTS $SRC ${ARCHES[*]} $ROOT_PACKAGES"
+  cat cmake/portable-toolchain.cmake) | key)
 mkdir -p "$ROOTS" "$SRC" "$C"
 stage "$ROOTS" root-amd64 make_root_amd64
 stage "$ROOTS" root-arm64 make_root_arm64
@@ -212,5 +230,6 @@ stage "$C" toolchain write_toolchain
 stage "$C" deps-x86_64 deps_x86_64
 stage "$C" deps-aarch64 deps_aarch64
 stage "$C" built-using write_built_using
+stage "$C" "headers-$(declare -f copy_headers | key)" copy_headers
 [ $((SECONDS - started)) -gt 1 ] && log "ready in $((SECONDS - started)) s: $C"
 echo "$C"
