@@ -7,7 +7,7 @@
 # OpenSSL::Crypto, OpenSSL::SSL and protobuf::libprotobuf keep their usual names, so every
 # CMakeLists links them as usual; they are defined here, before FindOpenSSL and FindProtobuf
 # would define them, as a choice made by the program being linked:
-#   $<IF:$<BOOL:$<TARGET_PROPERTY:IBC_STATIC_DEPS>>, libcrypto.a, libcrypto.so>
+#   $<IF:$<BOOL:$<TARGET_PROPERTY:IBC_STATIC_DEPS>>,ibc_OpenSSL_Crypto_static,..._shared>
 # ($<TARGET_PROPERTY:prop> in a usage requirement reads the consuming program's property).
 #
 # IBC_PORTABLE (cmake/portable-toolchain.cmake): only the static archives of the portable
@@ -37,27 +37,48 @@ function(_ibc_static_archive shared out)
   endif()
 endfunction()
 
-# ibc_per_program_library(TARGET INCLUDE_DIRS LIBRARY EXTRA...): TARGET links LIBRARY's static
-# archive into programs with IBC_STATIC_DEPS, its shared library into the others.
+# ibc_per_program_library(TARGET LIBRARY DEPENDS...): TARGET links LIBRARY's static archive
+# into programs with IBC_STATIC_DEPS, its shared library into the others. Each is an imported
+# library (TARGET_static, TARGET_shared) that links DEPENDS after it, so that CMake orders
+# static archives as they need each other (libssl.a before libcrypto.a).
 function(ibc_per_program_library target include_dirs library)
   _ibc_static_archive(${library} archive)
   if(NOT archive)
     message(FATAL_ERROR "no static archive beside ${library}: ${target} cannot be linked into "
                         "a program with IBC_STATIC_DEPS")
   endif()
-  set(chosen "$<IF:$<BOOL:$<TARGET_PROPERTY:IBC_STATIC_DEPS>>,${archive},${library}>")
+  string(REGEX REPLACE "[^A-Za-z0-9]+" "_" name ${target})
+  foreach(kind static shared)
+    set(file ${library})
+    set(type SHARED)
+    set(depends "")
+    foreach(dep IN LISTS ARGN)
+      if(TARGET ${dep}_${kind})
+        list(APPEND depends ${dep}_${kind})
+      else()
+        list(APPEND depends ${dep})
+      endif()
+    endforeach()
+    if(kind STREQUAL "static")
+      set(file ${archive})
+      set(type STATIC)
+    endif()
+    add_library(ibc_${name}_${kind} ${type} IMPORTED GLOBAL)
+    set_target_properties(ibc_${name}_${kind} PROPERTIES IMPORTED_LOCATION ${file}
+                          INTERFACE_INCLUDE_DIRECTORIES "${include_dirs}"
+                          INTERFACE_LINK_LIBRARIES "${depends}")
+  endforeach()
+  set(chosen "$<IF:$<BOOL:$<TARGET_PROPERTY:IBC_STATIC_DEPS>>,ibc_${name}_static,ibc_${name}_shared>")
   set_target_properties(${target} PROPERTIES INTERFACE_INCLUDE_DIRECTORIES "${include_dirs}"
-                                             INTERFACE_LINK_LIBRARIES "${chosen};${ARGN}")
+                                             INTERFACE_LINK_LIBRARIES "${chosen}")
 endfunction()
 
 ibc_per_program_library(protobuf::libprotobuf "${Protobuf_INCLUDE_DIRS}" ${Protobuf_LIBRARY}
                         Threads::Threads)
 ibc_per_program_library(OpenSSL::Crypto "${OPENSSL_INCLUDE_DIR}" ${OPENSSL_CRYPTO_LIBRARY}
                         Threads::Threads ${CMAKE_DL_LIBS})
-# libssl's choice names libcrypto's again: a static libssl.a must come before libcrypto.a on
-# the link line, which an interface target's dependency alone does not ensure.
-get_target_property(_ibc_crypto OpenSSL::Crypto INTERFACE_LINK_LIBRARIES)
-ibc_per_program_library(OpenSSL::SSL "${OPENSSL_INCLUDE_DIR}" ${OPENSSL_SSL_LIBRARY} ${_ibc_crypto})
+ibc_per_program_library(OpenSSL::SSL "${OPENSSL_INCLUDE_DIR}" ${OPENSSL_SSL_LIBRARY}
+                        ibc_OpenSSL_Crypto)
 
 # libarchive (tar + zstd) for escalation bundles (docs/formats.md); Debian ships no CMake config.
 if(IBC_PORTABLE)
