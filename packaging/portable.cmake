@@ -29,6 +29,8 @@ set(CPACK_RPM_PACKAGE_LICENSE "Apache-2.0")
 set(CPACK_RPM_PACKAGE_GROUP "Applications/System")
 set(CPACK_RPM_PACKAGE_VENDOR "ibcollect maintainers")
 set(CPACK_RPM_PACKAGE_URL "https://ibcollect.invalid/")
+# The Packager tag (rpm takes it from this macro).
+set(CPACK_RPM_SPEC_MORE_DEFINE "%define packager ${IBC_DEB_MAINTAINER}")
 set(CPACK_RPM_AGENT_PACKAGE_NAME ibcollect)
 set(CPACK_RPM_SUPPORT_PACKAGE_NAME ibcollect-support)
 set(CPACK_RPM_SUPPORT_PACKAGE_REQUIRES "ibcollect = ${PROJECT_VERSION}-${IBC_DEB_RELEASE}")
