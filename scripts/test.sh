@@ -26,6 +26,8 @@ export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 echo "== the portable programs on Debian 11: x86_64 in a chroot, aarch64 under qemu-user"
 tests/integration/old_root_test.sh "$BUILD" "$(scripts/portable-deps.sh)" build/portable-x86_64 \
   build/portable-aarch64
+echo "== core's JSON pin and number tests built by GCC 10 (the portable toolchain), in Debian 11"
+tests/integration/gcc10_json_test.sh "$(scripts/portable-deps.sh)" build/portable-x86_64
 
 # The collector's io, worker and writer threads (and the store under them) under
 # ThreadSanitizer: its unit tests and the transport tests against the real binaries.
