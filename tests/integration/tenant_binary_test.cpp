@@ -83,7 +83,7 @@ TEST(TenantBinary, LinksNoLibarchiveQtOrRocksdb) {
 // updates of OpenSSL and protobuf, so they link the shared libraries; only the portable
 // programs embed them (cmake/IbcDependencies.cmake).
 TEST(ServiceBinaries, LinkOpenSslAndProtobufShared) {
-  for (const std::string path :
+  for (const std::string& path :
        {std::string(IBC_COLLECTOR_BINARY), std::string(IBC_CONSOLE_BINARY)}) {
     if (path.empty()) continue;  // no console under ThreadSanitizer
     const auto needed = neededLibraries(path);
