@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Sets a machine up for ibcollect: installs every Debian package it needs (build, tests,
 # integration, benchmarks), then configures and builds one build tree.
-#   scripts/setup.sh [release|test|tsan|package|none]
+#   scripts/setup.sh [release|test|tsan|package|portable|none]
 #     release (default)  build/release: RelWithDebInfo ibcollect, its man page and shell
 #                        completion (what scripts/demo.sh runs)
 #     test               build/test: clang, ASan/UBSan, libFuzzer targets, every test
@@ -9,6 +9,12 @@
 #     package            build/package: the programs, their man pages and completion as Debian
 #                        packages them (RelWithDebInfo, Debian's hardening flags, prefix /usr,
 #                        no tests); scripts/package.sh turns it into .deb files
+#     portable           build/portable-x86_64, build/portable-aarch64: ibcollect and
+#                        ibcollect-support for glibc 2.28+ images (docs/operations.md,
+#                        "Supported images"), built by Debian 11's GCC 10 in a debootstrap root
+#                        with static protobuf, OpenSSL, libarchive (scripts/portable-deps.sh
+#                        makes them once, cached in /var/cache/ibcollect-portable), then checked
+#                        (scripts/check-portable.sh: symbol versions, hardening, size)
 #     none               packages only
 # Idempotent: when every package is installed and the tree is up to date it returns in a
 # second without touching apt (ninja, ccache). Needs root (or sudo) only when a package is
@@ -17,8 +23,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD_KIND=${1:-release}
 case "$BUILD_KIND" in
-  release|test|tsan|package|none) ;;
-  *) echo "usage: scripts/setup.sh [release|test|tsan|package|none]" >&2; exit 3 ;;
+  release|test|tsan|package|portable|none) ;;
+  *) echo "usage: scripts/setup.sh [release|test|tsan|package|portable|none]" >&2; exit 3 ;;
 esac
 
 PACKAGES=(
@@ -43,6 +49,9 @@ PACKAGES=(
   # pages from --help, lintian, `systemd-analyze verify` (works without systemd as PID 1),
   # `man -w`
   dpkg-dev help2man lintian systemd man-db
+  # the portable programs (scripts/portable-deps.sh): a Debian 11 root and its aarch64 twin,
+  # run under qemu; their .rpm packages and rpmlint
+  debootstrap qemu-user-static binutils rpm rpmlint
   # the collector's --metrics test parses with Prometheus' own text-format parser
   python3-prometheus-client
 )
@@ -148,6 +157,31 @@ case "$BUILD_KIND" in
     echo "== build ($BUILD: the four programs and their man pages)" >&2
     cmake --build "$BUILD" -j2 --target ibcollect ibcollect-support ibcollect-collector ibcollect-console \
       ibc_man_pages ibc_completions >&2
+    ;;
+  portable)
+    CACHE=$(scripts/portable-deps.sh)
+    for arch in x86_64 aarch64; do
+      BUILD=build/portable-$arch
+      # x86_64 makes the man pages and completion from its programs; aarch64 (which cannot run
+      # here but under qemu) installs those.
+      docs=(-DIBC_MAN_PAGES=ON)
+      targets=(ibcollect ibcollect-support ibc_man_pages ibc_completions)
+      if [ "$arch" = aarch64 ]; then
+        docs=(-DIBC_MAN_PAGES=OFF -DIBC_DOCS_FROM="$PWD/build/portable-x86_64/packaging")
+        targets=(ibcollect ibcollect-support)
+      fi
+      if ! grep -qx "IBC_PORTABLE_CACHE:[A-Z]*=$CACHE" "$BUILD/CMakeCache.txt" 2>/dev/null; then
+        # A new recipe (another cache directory) means another compiler: configure anew.
+        rm -rf "$BUILD"
+        cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DIBC_PORTABLE=ON \
+          -DCMAKE_TOOLCHAIN_FILE="$PWD/cmake/portable-toolchain.cmake" -DIBC_PORTABLE_ARCH=$arch \
+          -DIBC_PORTABLE_CACHE="$CACHE" -DCMAKE_INSTALL_PREFIX=/usr "${docs[@]}" >/dev/null
+      fi
+      echo "== build ($BUILD: the portable programs)"
+      nice -n 19 cmake --build "$BUILD" -j2 --target "${targets[@]}"
+    done
+    echo "== check the portable programs (scripts/check-portable.sh)"
+    scripts/check-portable.sh build/portable-x86_64 build/portable-aarch64
     ;;
   none) ;;
 esac

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The Debian packages on this machine, end to end (docs/operations.md, issue 14):
-#   scripts/package.sh builds ibcollect, ibcollect-collector and ibcollect-console; lintian
+#   scripts/package.sh builds ibcollect, ibcollect-collector and ibcollect-console (ibcollect and
+#   ibcollect-support: the portable amd64 ones); lintian
 #   reports no error or warning; `dpkg-deb -c` lists exactly the expected files; `dpkg -i`
 #   installs them; the programs answer --version, `man -w` finds their pages and every long
 #   flag of every --help is in its page; the installed bash completion completes the support
@@ -154,8 +155,14 @@ done
   fail "ibcollect (the agent) must not depend on Qt or RocksDB"
 [[ "$(dpkg-deb -f "${DEBS[0]}" Depends)" != *libarchive* ]] ||
   fail "ibcollect (the agent) must not depend on libarchive (bundles are ibcollect-support's)"
-[[ "$(dpkg-deb -f "${DEBS[3]}" Depends)" == *libarchive13* && "$(dpkg-deb -f "${DEBS[3]}" Depends)" == *"ibcollect (= "* ]] ||
-  fail "ibcollect-support: Depends lacks libarchive13 or the ibcollect of its version"
+# The portable programs (docs/operations.md "Supported images") link protobuf, OpenSSL and
+# (support) libarchive in and say so in Built-Using.
+[[ "$(dpkg-deb -f "${DEBS[3]}" Depends)" != *libarchive* && "$(dpkg-deb -f "${DEBS[3]}" Depends)" == *"ibcollect (= "* ]] ||
+  fail "ibcollect-support: Depends names libarchive (linked in) or lacks the ibcollect of its version"
+[[ "$(dpkg-deb -f "${DEBS[0]}" Built-Using)" == *"openssl (= "*"protobuf (= "* ]] ||
+  fail "ibcollect: Built-Using lacks openssl or protobuf"
+[[ "$(dpkg-deb -f "${DEBS[3]}" Built-Using)" == *"libarchive (= "* ]] ||
+  fail "ibcollect-support: Built-Using lacks libarchive"
 
 # ---- install -----------------------------------------------------------------------------
 step "dpkg -i (apt-get install -f for missing dependencies)"

@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -76,6 +77,21 @@ TEST(TenantBinary, LinksNoLibarchiveQtOrRocksdb) {
   ASSERT_TRUE(needsLike(needed, "libc.so")) << "the reader missed libc";
   for (const char* heavy : {"libarchive", "libxml2", "libicu", "libQt", "librocksdb"})
     EXPECT_FALSE(needsLike(needed, heavy)) << IBC_BINARY << " needs " << heavy;
+}
+
+// DESIGN.md §10: the collector (a network service) and the console take Debian's security
+// updates of OpenSSL and protobuf, so they link the shared libraries; only the portable
+// programs embed them (cmake/IbcDependencies.cmake).
+TEST(ServiceBinaries, LinkOpenSslAndProtobufShared) {
+  for (const std::string& path :
+       {std::string(IBC_COLLECTOR_BINARY), std::string(IBC_CONSOLE_BINARY)}) {
+    if (path.empty()) continue;  // no console under ThreadSanitizer
+    const auto needed = neededLibraries(path);
+    for (const std::string lib : {"libssl.so.3", "libcrypto.so.3", "libprotobuf.so.32"}) {
+      EXPECT_NE(std::find(needed.begin(), needed.end(), lib), needed.end())
+          << path << " does not link " << lib << " dynamically";
+    }
+  }
 }
 
 TEST(TenantBinary, TheSupportProgramHoldsTheArchiveCommands) {

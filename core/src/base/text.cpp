@@ -1,7 +1,10 @@
 #include "ibc/core/text.h"
 
+#include <locale.h>
 #include <cctype>
+#include <cerrno>
 #include <charconv>
+#include <clocale>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -94,22 +97,121 @@ std::vector<std::string_view> split(std::string_view s, char sep) {
   }
 }
 
+namespace c_library {
+namespace {
+// The C locale, so that no conversion follows the program's locale (Qt sets the user's: a
+// console under de_DE would write and read "1,5").
+locale_t cLocale() {
+  static const locale_t c = ::newlocale(LC_ALL_MASK, "C", locale_t{});
+  return c;
+}
+
+bool isNumberChar(char c) {
+  return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '.' || c == '-' || c == '+' ||
+         c == '(' || c == ')' || c == '_';
+}
+}  // namespace
+
+std::optional<std::pair<double, std::size_t>> readDouble(std::string_view s) {
+  // from_chars takes no leading space or '+', and reads "0x1p3" as 0 (no hex in general).
+  const std::size_t sign = !s.empty() && s.front() == '-' ? 1 : 0;
+  if (s.size() <= sign || s[sign] == '+' || isSpace(s[sign]) || s[sign] == '-') return std::nullopt;
+  if (s.size() > sign + 1 && s[sign] == '0' && (s[sign + 1] == 'x' || s[sign + 1] == 'X'))
+    return std::pair{sign ? -0.0 : 0.0, sign + 1};
+  std::size_t n = 0;
+  while (n < s.size() && isNumberChar(s[n])) ++n;
+  const std::string token(s.substr(0, n));
+  char* end = nullptr;
+  errno = 0;
+  const double v = ::strtod_l(token.c_str(), &end, cLocale());
+  if (end == token.c_str()) return std::nullopt;
+  if (errno == ERANGE && (std::isinf(v) || v == 0)) return std::nullopt;
+  return std::pair{v, static_cast<std::size_t>(end - token.c_str())};
+}
+
+std::string shortestDouble(double v) {
+  // The fewest significant digits that read back as v; %.*e rounds correctly, so the first
+  // precision that round-trips gives the digits std::to_chars chooses.
+  char buf[48];
+  const locale_t previous = ::uselocale(cLocale());
+  for (int precision = 0; precision <= 17; ++precision) {
+    std::snprintf(buf, sizeof buf, "%.*e", precision, v);
+    if (::strtod_l(buf, nullptr, cLocale()) == v) break;
+  }
+  ::uselocale(previous);
+  std::string_view text(buf);
+  const bool negative = text.front() == '-';
+  if (negative) text.remove_prefix(1);
+  const std::size_t e = text.find('e');
+  std::string digits;
+  for (char c : text.substr(0, e))
+    if (c != '.') digits += c;
+  const int exponent = std::atoi(std::string(text.substr(e + 1)).c_str());
+  const int count = static_cast<int>(digits.size());
+
+  std::string scientific = digits.substr(0, 1);
+  if (count > 1) scientific += "." + digits.substr(1);
+  char exp[16];
+  std::snprintf(exp, sizeof exp, "e%c%02d", exponent < 0 ? '-' : '+', std::abs(exponent));
+  scientific += exp;
+
+  std::string fixed;
+  if (exponent >= count - 1) {
+    // An integer: std writes its exact digits (as printf's %f), not the shortest ones padded
+    // with zeros; both have the same length.
+    char integer[320];
+    const locale_t before = ::uselocale(cLocale());
+    std::snprintf(integer, sizeof integer, "%.0f", std::fabs(v));
+    ::uselocale(before);
+    fixed = integer;
+  } else if (exponent >= 0) {
+    fixed = digits.substr(0, static_cast<std::size_t>(exponent + 1)) + "." +
+            digits.substr(static_cast<std::size_t>(exponent + 1));
+  } else {
+    fixed = "0." + std::string(static_cast<std::size_t>(-exponent - 1), '0') + digits;
+  }
+  const std::string& chosen = scientific.size() < fixed.size() ? scientific : fixed;
+  return negative ? "-" + chosen : chosen;
+}
+}  // namespace c_library
+
+namespace {
+std::optional<std::pair<double, std::size_t>> readDoubleAtStart(std::string_view s) {
+#if defined(__cpp_lib_to_chars) && __cpp_lib_to_chars >= 201611L
+  double v = 0;
+  const auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (ec != std::errc() || p == s.data()) return std::nullopt;
+  return std::pair{v, static_cast<std::size_t>(p - s.data())};
+#else
+  return c_library::readDouble(s);
+#endif
+}
+}  // namespace
+
+std::string shortestDouble(double v) {
+#if defined(__cpp_lib_to_chars) && __cpp_lib_to_chars >= 201611L
+  char buf[32];
+  const auto [end, ec] = std::to_chars(buf, buf + sizeof buf, v);
+  return std::string(buf, end);
+#else
+  return c_library::shortestDouble(v);
+#endif
+}
+
 std::optional<double> parseLeadingDouble(std::string_view s) {
   s = trimLeft(s);
   if (s.empty()) return std::nullopt;
-  double v = 0;
-  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-  if (ec != std::errc() || p == s.data()) return std::nullopt;
-  return v;
+  const auto read = readDoubleAtStart(s);
+  if (!read) return std::nullopt;
+  return read->first;
 }
 
 std::optional<double> parseDouble(std::string_view s) {
   s = trim(s);
   if (s.empty()) return std::nullopt;
-  double v = 0;
-  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-  if (ec != std::errc() || p != s.data() + s.size()) return std::nullopt;
-  return v;
+  const auto read = readDoubleAtStart(s);
+  if (!read || read->second != s.size()) return std::nullopt;
+  return read->first;
 }
 
 std::optional<int64_t> parseInt(std::string_view s) {

@@ -6,6 +6,7 @@
 #include <charconv>
 #include <cmath>
 #include <cstdint>
+#include <type_traits>
 #include <vector>
 
 #include "ibc/core/encoding.h"
@@ -46,9 +47,13 @@ class JsonWriter {
   template <typename Number>
   void number(Number v) {
     separate();
-    char buf[32];
-    const auto [end, ec] = std::to_chars(buf, buf + sizeof buf, v);
-    out_.append(buf, end);
+    if constexpr (std::is_floating_point_v<Number>) {
+      out_ += shortestDouble(v);
+    } else {
+      char buf[32];
+      const auto [end, ec] = std::to_chars(buf, buf + sizeof buf, v);
+      out_.append(buf, end);
+    }
   }
 
   void boolean(bool v) {

@@ -8,6 +8,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace ibc::core {
@@ -51,6 +52,20 @@ std::optional<double> parseLeadingDouble(std::string_view s);
 std::optional<double> parseDouble(std::string_view s);
 // Whole-field signed integer.
 std::optional<int64_t> parseInt(std::string_view s);
+
+// The shortest text that reads back as exactly `v` (finite), as std::to_chars(double) writes
+// it: fixed or scientific, whichever is shorter, fixed on a tie ("0.1", "1e+20", "1e-07").
+std::string shortestDouble(double v);
+
+// The C library's spelling of std::from_chars/std::to_chars for double, used where the C++
+// library lacks them (GCC 10's libstdc++, the portable build: docs/operations.md) and held to
+// std's by a test wherever std has them. Locale-independent.
+namespace c_library {
+// The number at the start of s as std::from_chars(chars_format::general) reads it: the value
+// and the length read, or nullopt (no number, out of range).
+std::optional<std::pair<double, std::size_t>> readDouble(std::string_view s);
+std::string shortestDouble(double v);
+}  // namespace c_library
 
 // Replaces bytes that are not printable UTF-8/ASCII (invalid sequences, C0 and C1 control
 // characters but tab) with '?', and caps the length, so untrusted input can be shown in
