@@ -65,7 +65,7 @@ check_hardening() { # FILE
 
 for build in "$@"; do
   rm -f "$build/glibc-floor.tmp"
-  for path in agent/ibcollect support/ibcollect-support; do
+  for path in agent/ibcollect agent/ibcollect-support; do
     program=$(basename "$path")
     file=$build/$path
     [ -f "$file" ] || { fail "$file is missing"; continue; }

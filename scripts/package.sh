@@ -79,7 +79,7 @@ tarball() { # ARCH DIR
 
 portable_packages() { # ARCH
   local arch=$1 build=build/portable-$1 dir=build/portable-$1/packages deb
-  if stale "$dir/.made" "$build/agent/ibcollect" "$build/support/ibcollect-support" \
+  if stale "$dir/.made" "$build/agent/ibcollect" "$build/agent/ibcollect-support" \
     "$build/CPackConfig.cmake" "$build/glibc-floor" "$CACHE/built-using.sources" \
     build/portable-x86_64/packaging/man packaging; then
     echo "== cpack (DEB, RPM: ibcollect, ibcollect-support for $arch) into $dir" >&2

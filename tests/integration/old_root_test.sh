@@ -40,7 +40,7 @@ for dir in "$PWD" "$W"; do
 done
 mount -t proc proc "$ROOT/proc"
 
-# run PLATFORM PROGRAM ARGS...: PROGRAM (agent/ibcollect, support/ibcollect-support) of the
+# run PLATFORM PROGRAM ARGS...: PROGRAM (agent/ibcollect, agent/ibcollect-support) of the
 # platform's build; prints its stdout then "exit N".
 run() {
   local platform=$1 program=$2 code=0
@@ -125,11 +125,11 @@ checks() { # PLATFORM
   run "$p" agent/ibcollect compare "$W/host-node01.ibsnap" "$W/host-node02.ibsnap" --format json \
     >"$W/$p/compare.json"
   run "$p" agent/ibcollect verify "$W/host-node01.ibsnap" "${ca[@]}" >"$W/$p/verify"
-  run "$p" support/ibcollect-support bundle export "$W/host-node01.ibsnap" "$W/host-node02.ibsnap" \
+  run "$p" agent/ibcollect-support bundle export "$W/host-node01.ibsnap" "$W/host-node02.ibsnap" \
     -o "$W/$p.ibbundle" "${alice[@]}" --force >/dev/null
-  run "$p" support/ibcollect-support bundle verify "$W/$p.ibbundle" "${ca[@]}" >"$W/$p/verify-own-bundle"
-  run "$p" support/ibcollect-support bundle verify "$W/host.ibbundle" "${ca[@]}" >"$W/$p/bundle-verify"
-  run "$p" support/ibcollect-support host-inspect --bundle "$W/host.ibbundle" "${ca[@]}" \
+  run "$p" agent/ibcollect-support bundle verify "$W/$p.ibbundle" "${ca[@]}" >"$W/$p/verify-own-bundle"
+  run "$p" agent/ibcollect-support bundle verify "$W/host.ibbundle" "${ca[@]}" >"$W/$p/bundle-verify"
+  run "$p" agent/ibcollect-support host-inspect --bundle "$W/host.ibbundle" "${ca[@]}" \
     --root "$W/hosts/bundle-pf-errors" --format json | without_time >"$W/$p/host-inspect.json"
 }
 
