@@ -12,7 +12,7 @@
 #include <QStringList>
 #include <optional>
 
-#include "ibc/console/collector_source.h"
+#include "console_arguments.h"
 
 namespace ibc::console {
 
@@ -31,23 +31,6 @@ inline constexpr const char* kNoDisplay =
 // The console's options on `parser` (--help lists them in this order; --page's help names
 // the registry's pages).
 void addConsoleOptions(QCommandLineParser& parser);
-
-// What the command line asks for, checked.
-struct ConsoleArguments {
-  QStringList files;            // snapshots and bundles to open
-  QString page;                 // --page: one of pageNames(), or "" (every page for --screenshot)
-  std::optional<QString> node;  // --node: a node's label or name
-  std::optional<QString> screenshot;  // --screenshot DIR; unset for the window
-  QSize size{1400, 860};              // --size WxH, for --screenshot
-  bool timings = false;               // --timings
-  // --collector/--ca/--cert/--key and --tenant; `collector_given` when any of those was given.
-  CollectorSettings collector;
-  QString tenant;
-  bool collector_given = false;
-  // The jobs page lists the tenant's jobs first: --collector and --tenant were given.
-  bool list_jobs = false;
-  std::optional<QString> job;  // --job ID (with --collector and --tenant)
-};
 
 // The arguments `parser` parsed (addConsoleOptions, then process or parse), checked. Errors
 // are a sentence for stderr and exit code 3 (usage): an unknown page (naming the pages), --job

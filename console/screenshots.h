@@ -6,7 +6,7 @@
 
 #include <chrono>
 
-#include "command_line.h"
+#include "console_arguments.h"
 
 namespace ibc::console {
 

@@ -2,7 +2,7 @@
 
 #include <cerrno>
 
-#include "ibc/agent/cli_commands.h"
+#include "ibc/agent/cli_common.h"
 #include "ibc/core/findings.h"
 
 namespace ibc::agent {

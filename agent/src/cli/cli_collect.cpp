@@ -6,7 +6,7 @@
 #include <memory>
 
 #include "ibc/agent/analyze.h"
-#include "ibc/agent/cli_commands.h"
+#include "ibc/agent/cli_common.h"
 #include "ibc/agent/cli_transport.h"
 #include "ibc/core/findings.h"
 #include "ibc/core/snapshot_file.h"

@@ -1,4 +1,4 @@
-#include "ibc/agent/cli_commands.h"
+#include "ibc/agent/cli_common.h"
 
 #include <algorithm>
 #include <sstream>

@@ -9,7 +9,7 @@
 #include <optional>
 #include <sstream>
 
-#include "ibc/agent/cli_commands.h"
+#include "ibc/agent/cli_common.h"
 #include "ibc/core/text.h"
 
 namespace ibc::agent::cli {

@@ -9,7 +9,7 @@
 #include <map>
 #include <sstream>
 
-#include "ibc/agent/cli_commands.h"
+#include "ibc/agent/cli_common.h"
 #include "ibc/core/findings.h"
 #include "ibc/core/rules.h"
 #include "ibc/core/text.h"

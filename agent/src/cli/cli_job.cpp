@@ -12,7 +12,7 @@
 #include <set>
 
 #include "ibc/agent/analyze.h"
-#include "ibc/agent/cli_commands.h"
+#include "ibc/agent/cli_common.h"
 #include "ibc/agent/cli_transport.h"
 #include "ibc/agent/job.h"
 #include "ibc/core/compare.h"

@@ -2,7 +2,7 @@
 
 #include <cassert>
 
-#include "ibc/agent/cli_commands.h"
+#include "ibc/agent/cli_common.h"
 
 namespace ibc::agent {
 

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "ibc/agent/cli_commands.h"
+#include "ibc/agent/cli_common.h"
 #include "ibc/agent/delivery.h"
 #include "ibc/core/signing.h"
 

@@ -12,7 +12,7 @@
 
 #include "cli_run.h"
 #include "fixtures.h"
-#include "ibc/agent/cli_commands.h"
+#include "ibc/agent/cli_common.h"
 #include "ibc/core/findings.h"
 #include "ibc/core/rules.h"
 

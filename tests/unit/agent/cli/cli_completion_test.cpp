@@ -11,7 +11,7 @@
 
 #include "cli_run.h"
 #include "ibc/agent/cli.h"
-#include "ibc/agent/cli_commands.h"
+#include "ibc/agent/cli_common.h"
 #include "ibc/core/findings.h"
 #include "ibc/support/support_cli.h"
 

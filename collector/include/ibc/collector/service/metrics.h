@@ -25,6 +25,7 @@
 #include <optional>
 #include <string>
 
+#include "ibc/collector/store/maintenance.h"
 #include "ibcollect/v1/collector.pb.h"
 
 namespace ibc::collector {
@@ -48,12 +49,6 @@ class LatencyHistogram {
   std::array<std::atomic<uint64_t>, kAckLatencyBuckets.size() + 1> buckets_{};
   std::atomic<uint64_t> count_{0};
   std::atomic<uint64_t> sum_ns_{0};
-};
-
-struct StoreSizeFigures {
-  uint64_t sst_bytes = 0;
-  uint64_t blob_bytes = 0;
-  uint64_t wal_bytes = 0;
 };
 
 struct MetricsSnapshot {

@@ -10,10 +10,16 @@
 #include <unordered_set>
 #include <vector>
 
-#include "ibc/collector/service/metrics.h"
 #include "ibc/collector/store/store.h"
 
 namespace ibc::collector {
+
+// The store's bytes on disk by kind of file (the collector's metrics export them).
+struct StoreSizeFigures {
+  uint64_t sst_bytes = 0;
+  uint64_t blob_bytes = 0;
+  uint64_t wal_bytes = 0;
+};
 
 // Live SST files, live blob files and WAL files of every column family, bytes. Files
 // already obsolete and waiting to be removed are not counted. Errors: Io.
