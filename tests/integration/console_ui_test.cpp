@@ -12,15 +12,10 @@
 #include <QAbstractItemModelTester>
 #include <QAction>
 #include <QApplication>
-#include <QBarCategoryAxis>
-#include <QBarSet>
-#include <QChart>
-#include <QChartView>
 #include <QCheckBox>
 #include <QClipboard>
 #include <QDropEvent>
 #include <QElapsedTimer>
-#include <QGraphicsSimpleTextItem>
 #include <QHeaderView>
 #include <QLabel>
 #include <QLineEdit>
@@ -40,10 +35,8 @@
 #include <QTimer>
 #include <QTreeView>
 #include <QUrl>
-#include <QValueAxis>
 #include <algorithm>
 #include <atomic>
-#include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -839,25 +832,6 @@ QAction* action(QWidget* window, const char* name) {
   return window->findChild<QAction*>(QLatin1String(name));
 }
 
-TEST_F(ConsoleUi, TheMenusHaveTheDesktopShortcuts) {
-  const std::pair<const char*, QKeySequence> expected[] = {
-      {"open", QKeySequence(QKeySequence::Open)},
-      {"connect", QKeySequence(QStringLiteral("Ctrl+K"))},
-      {"reload", QKeySequence(Qt::Key_F5)},  // QKeySequence::Refresh is empty on some platforms
-      {"export", QKeySequence(QStringLiteral("Ctrl+E"))},
-      {"find", QKeySequence(QKeySequence::Find)},
-      {"quit", QKeySequence(QStringLiteral("Ctrl+Q"))},
-  };
-  for (const auto& [name, key] : expected) {
-    QAction* a = action(window_.get(), name);
-    ASSERT_NE(a, nullptr) << name;
-    EXPECT_FALSE(a->shortcut().isEmpty()) << name;
-    EXPECT_EQ(a->shortcut(), key) << name << " " << a->shortcut().toString().toStdString();
-  }
-  EXPECT_EQ(QKeySequence(QKeySequence::Open).toString(), QStringLiteral("Ctrl+O"));
-  EXPECT_EQ(QKeySequence(QKeySequence::Find).toString(), QStringLiteral("Ctrl+F"));
-}
-
 TEST_F(ConsoleUi, ReloadReadsTheSameFilesAgainAndFindGoesToTheGridFilter) {
   openFiles(jobFiles(), world->ca());
   window_->showPage(QStringLiteral("node"));
@@ -888,46 +862,6 @@ TEST_F(ConsoleUi, NothingToReloadIsSaidAndTheConnectionIsOnTheStatusBar) {
       QStringLiteral("collector 127.0.0.1:7070 NOT connected: ")))
       << window_->connectionText().toStdString();
   EXPECT_EQ(errors_.size(), 1u);
-}
-
-TEST_F(ConsoleUi, GeometryAndTheLastConnectionSurviveARestartAndTheCommandLineWins) {
-  // QSettings lives in this test's temp dir (main() points the user scope there).
-  QSettings().clear();
-  {
-    MainWindow first;
-    first.restoreSettings();  // nothing saved yet: the defaults
-    EXPECT_EQ(first.jobsPage()->settings().endpoint, "");
-    first.setCollector(world->support("127.0.0.1:7070"), QStringLiteral("acme"));
-    first.resize(1111, 777);
-    first.show();
-    first.showPage(QStringLiteral("findings"));
-    first.close();  // saves
-  }
-  {
-    MainWindow second;
-    second.restoreSettings();
-    const CollectorSettings s = second.jobsPage()->settings();
-    EXPECT_EQ(s.endpoint, "127.0.0.1:7070");
-    EXPECT_EQ(s.ca_file, world->ca());
-    EXPECT_EQ(s.cert_file, world->pki() + "/support/alice.pem");
-    EXPECT_EQ(s.key_file, world->pki() + "/support/alice.key");
-    EXPECT_EQ(second.jobsPage()->tenant(), QStringLiteral("acme"));
-    EXPECT_EQ(second.size(), QSize(1111, 777));
-    auto* tabs = second.findChild<QTabWidget*>(QString(), Qt::FindDirectChildrenOnly);
-    EXPECT_EQ(tabs->currentWidget(), second.findingsPage());
-  }
-  {
-    MainWindow third;
-    third.setCollector(world->support("127.0.0.1:9999"), QStringLiteral("other"));
-    third.restoreSettings();
-    EXPECT_EQ(third.jobsPage()->settings().endpoint, "127.0.0.1:9999");
-    EXPECT_EQ(third.jobsPage()->tenant(), QStringLiteral("other"));
-  }
-  // Never a key's contents: only the path.
-  const QString file = QSettings().fileName();
-  const std::string text = test::readAll(file.toStdString());
-  EXPECT_THAT(text, HasSubstr("alice.key")) << file.toStdString();
-  EXPECT_THAT(text, Not(HasSubstr("PRIVATE KEY")));
 }
 
 // Issue 22: desktop habits. Enter on a grid row opens its node on the node page; the row's
@@ -998,171 +932,6 @@ TEST_F(ConsoleUi, DroppedFilesOpenAndAreOfferedAgainUnderOpenRecent) {
   ASSERT_TRUE(waitFinished(again));
   EXPECT_EQ(window_->job()->report.nodes_size(), static_cast<int>(world->files.size()));
   QSettings().clear();
-}
-
-// A SYNTHETIC job of `n` nodes made from the real healthy capture (gpu01.ibsnap) and its real
-// all_reduce_perf output: node i is gpu-h100-r07-nNNNN, each busbw row scaled so that its peak
-// is 330 + i % 25 GB/s, or `slow[i]` GB/s for the slow nodes. Diagnosed as the console does.
-JobData busbwJob(int n, const std::map<int, double>& slow) {
-  const JobData real = loadSnapshotFiles({world->files[0]});
-  EXPECT_EQ(real.snapshots.size(), 1u);
-  auto whole = readFullSnapshot(real, 0);  // the job keeps it without its nccl-tests rows
-  EXPECT_TRUE(whole.ok());
-  const auto base = whole.ok() ? *whole : ::ibcollect::v1::Snapshot{};
-  double peak = 0;
-  for (const auto& t : base.nccl_tests())
-    for (const auto& r : t.parsed().rows())
-      peak = std::max({peak, r.oop_busbw_gbs(), r.ip_busbw_gbs()});
-  EXPECT_GT(peak, 0);
-  std::vector<::ibcollect::v1::Snapshot> snaps;
-  std::vector<std::string> files;
-  for (int i = 0; i < n; ++i) {
-    ::ibcollect::v1::Snapshot s = base;
-    char name[32];
-    std::snprintf(name, sizeof name, "gpu-h100-r07-n%04d", i);
-    s.mutable_node()->set_hostname(name);
-    s.mutable_node()->set_slurm_node(name);
-    s.mutable_node()->set_source(std::string("synthetic:") + name);
-    const auto it = slow.find(i);
-    const double want = it != slow.end() ? it->second : 330 + i % 25;
-    for (auto& t : *s.mutable_nccl_tests()) {
-      for (auto& r : *t.mutable_parsed()->mutable_rows()) {
-        r.set_oop_busbw_gbs(r.oop_busbw_gbs() * want / peak);
-        r.set_ip_busbw_gbs(r.ip_busbw_gbs() * want / peak);
-      }
-    }
-    snaps.push_back(std::move(s));
-    files.push_back(std::string(name) + ".ibsnap");
-  }
-  return diagnoseSnapshots(std::move(snaps), files);
-}
-
-// Where bar `index` of the page's bar chart is, in its view's viewport (half its height up).
-QPoint barPoint(ChartsPage& page, int index) {
-  QChart* chart = page.chartView()->chart();
-  const double value = page.barSet()->at(index);
-  const QPointF at = chart->mapToPosition(QPointF(index, value / 2), chart->series().front());
-  return page.chartView()->mapFromScene(chart->mapToScene(at));
-}
-
-// The busbw chart of `job` on a shown page `width` pixels wide; false when it never showed.
-bool showBusbw(ChartsPage& page, const JobData& job, int width) {
-  page.resize(width, 800);
-  page.show();
-  page.setJob(&job);
-  page.setMode(ChartsPage::BusbwPerNode);
-  return QTest::qWaitForWindowExposed(&page);
-}
-
-int nodeNamed(const JobData& job, const std::string& name) {
-  for (int i = 0; i < job.report.nodes_size(); ++i)
-    if (job.report.nodes(i).node() == name) return i;
-  return -1;
-}
-
-TEST(ChartsPageUi, SixteenNodesAreBarsLabelledByWhatTellsThemApartWithNiceTicksAndAClickSelects) {
-  const JobData job = busbwJob(16, {{11, 97.5}});
-  const int slow = nodeNamed(job, "gpu-h100-r07-n0011");
-  ASSERT_GE(slow, 0);
-  ChartsPage page;
-  ASSERT_TRUE(showBusbw(page, job, 1200));
-  EXPECT_FALSE(page.showsDistribution());
-  ASSERT_NE(page.barSet(), nullptr);
-  ASSERT_EQ(page.barSet()->count(), 16);
-  QChart* chart = page.chartView()->chart();
-  // The x labels are what differs (n0000 ... n0015); the shared prefix is said once.
-  auto* x = qobject_cast<QBarCategoryAxis*>(chart->axes(Qt::Horizontal).front());
-  ASSERT_NE(x, nullptr);
-  EXPECT_EQ(x->at(11), QStringLiteral("n0011"));
-  EXPECT_TRUE(x->titleText().contains(QStringLiteral("gpu-h100-r07-")))
-      << x->titleText().toStdString();
-  // Nice ticks: from 0 by 1, 2 or 5 × 10^k.
-  auto* y = qobject_cast<QValueAxis*>(chart->axes(Qt::Vertical).front());
-  ASSERT_NE(y, nullptr);
-  EXPECT_EQ(y->min(), 0);
-  const double step = (y->max() - y->min()) / (y->tickCount() - 1);
-  const double mantissa = step / std::pow(10.0, std::floor(std::log10(step)));
-  EXPECT_TRUE(std::fabs(mantissa - 1) < 1e-9 || std::fabs(mantissa - 2) < 1e-9 ||
-              std::fabs(mantissa - 5) < 1e-9)
-      << step;
-  EXPECT_GE(y->max(), 354);
-  EXPECT_TRUE(y->titleText().contains(QStringLiteral("GB/s")));
-  // The slow node is red, named in the caption, the list and on the chart.
-  EXPECT_TRUE(page.barSet()->isBarSelected(11));
-  EXPECT_EQ(page.barSet()->selectedBars(), QList<int>{11});
-  EXPECT_TRUE(page.caption().contains(QStringLiteral("1 outlier(s)")));
-  EXPECT_TRUE(page.caption().contains(QStringLiteral("gpu-h100-r07-n0011 (97.5 GB/s)")))
-      << page.caption().toStdString();
-  ASSERT_EQ(page.outlierList()->count(), 1);
-  EXPECT_EQ(page.outlierList()->item(0)->data(Qt::UserRole).toInt(), slow);
-  // Its tooltip says the value, that it is an outlier, and why.
-  const QString tip = page.barToolTip(11);
-  EXPECT_TRUE(tip.contains(QStringLiteral("gpu-h100-r07-n0011: 97.5 GB/s"))) << tip.toStdString();
-  EXPECT_TRUE(tip.contains(QStringLiteral("outlier: below 80% of the job's median")));
-  EXPECT_TRUE(page.barToolTip(3).contains(QStringLiteral("not an outlier")));
-
-  // A click on a bar (the mouse, on the view) selects its node; so does the list.
-  QSignalSpy selected(&page, &ChartsPage::nodeSelected);
-  QTest::mouseClick(page.chartView()->viewport(), Qt::LeftButton, {}, barPoint(page, 11));
-  ASSERT_GE(selected.count(), 1);
-  EXPECT_EQ(selected.last().at(0).toInt(), slow);
-  EXPECT_EQ(selected.last().at(1).toString(), QString());
-  EXPECT_EQ(selected.last().at(2).toInt(), 0);
-  QTest::mouseClick(page.chartView()->viewport(), Qt::LeftButton, {}, barPoint(page, 4));
-  EXPECT_EQ(selected.last().at(0).toInt(), nodeNamed(job, "gpu-h100-r07-n0004"));
-  selected.clear();
-  const QRect item = page.outlierList()->visualItemRect(page.outlierList()->item(0));
-  QTest::mouseClick(page.outlierList()->viewport(), Qt::LeftButton, {}, item.center());
-  ASSERT_EQ(selected.count(), 1);
-  EXPECT_EQ(selected.last().at(0).toInt(), slow);
-}
-
-TEST(ChartsPageUi, TwoThousandNodesAreADistributionWithTheOutliersNamedAndTheirBinSelectsThem) {
-  const JobData job = busbwJob(2000, {{42, 97.5}, {1234, 121.0}, {1999, 250.0}});
-  const int worst = nodeNamed(job, "gpu-h100-r07-n0042");
-  ChartsPage page;
-  ASSERT_TRUE(showBusbw(page, job, 1400));
-  ASSERT_TRUE(page.showsDistribution());
-  ASSERT_NE(page.barSet(), nullptr);
-  EXPECT_LE(page.barSet()->count(), 20);  // bins, not 2,000 bars
-  // Nothing on the chart per node: what a 10,000-node job costs to draw is what this one does.
-  EXPECT_LT(page.chartView()->scene()->items().size(), 300);
-  double total = 0;
-  for (int b = 0; b < page.barSet()->count(); ++b) total += page.barSet()->at(b);
-  EXPECT_EQ(total, 2000);
-  // Outliers named worst first, with their values, in the caption and the list.
-  const QString caption = page.caption();
-  EXPECT_TRUE(caption.contains(QStringLiteral("2,000 of 2,000 node(s)"))) << caption.toStdString();
-  EXPECT_TRUE(caption.contains(QStringLiteral("3 outlier(s)")));
-  EXPECT_TRUE(caption.contains(QStringLiteral(
-      "gpu-h100-r07-n0042 (97.5 GB/s), gpu-h100-r07-n1234 (121.0 GB/s), gpu-h100-r07-n1999 "
-      "(250.0 GB/s)")))
-      << caption.toStdString();
-  ASSERT_EQ(page.outlierList()->count(), 3);
-  EXPECT_EQ(page.outlierList()->item(0)->data(Qt::UserRole).toInt(), worst);
-  // The bins of the outliers are red, and a click on one selects its outlier.
-  QList<int> red = page.barSet()->selectedBars();
-  std::sort(red.begin(), red.end());  // the lowest bin holds the slowest node
-  ASSERT_EQ(red.size(), 3);
-  QSignalSpy selected(&page, &ChartsPage::nodeSelected);
-  emit page.barSet()->clicked(red.front());
-  ASSERT_EQ(selected.count(), 1);
-  EXPECT_EQ(selected.last().at(0).toInt(), worst);
-  EXPECT_TRUE(
-      page.barToolTip(red.front()).contains(QStringLiteral("gpu-h100-r07-n0042 (97.5 GB/s)")));
-  // The name on the chart is clickable too (a bin of one node among 2,000 is a sliver).
-  QGraphicsSimpleTextItem* name = nullptr;
-  for (QGraphicsItem* item : page.chartView()->chart()->childItems()) {
-    auto* text = dynamic_cast<QGraphicsSimpleTextItem*>(item);
-    if (text != nullptr && text->text().contains(QStringLiteral("n0042"))) name = text;
-  }
-  ASSERT_NE(name, nullptr);
-  selected.clear();
-  const QPointF center = name->mapToScene(name->boundingRect().center());
-  QTest::mouseClick(page.chartView()->viewport(), Qt::LeftButton, {},
-                    page.chartView()->mapFromScene(center));
-  ASSERT_EQ(selected.count(), 1);
-  EXPECT_EQ(selected.last().at(0).toInt(), worst);
 }
 
 // The stuck node's PORT_NOT_ACTIVE_SM group on the findings page: its node row and the row of
@@ -1332,27 +1101,6 @@ TEST_F(ConsoleUi, TheFindingsFilterHidesWhatDoesNotHoldAndATypoShowsNothing) {
   EXPECT_TRUE(page->filterEdit()->error().isEmpty());
 }
 
-// The node page's counters filter.
-TEST_F(ConsoleUi, TheNodePageFiltersItsCountersByNameAndNumber) {
-  // The real mlx5 capture: its port has counters and hw_counters.
-  openFiles({QString::fromStdString(world->dir + "/mlx5.ibsnap")}, world->ca());
-  window_->showPage(QStringLiteral("node"));
-  NodePage* page = window_->nodePage();
-  QAbstractItemModel* m = page->countersView()->model();
-  ASSERT_GT(m->rowCount(), 0);
-  const QString first = m->index(0, CountersModel::Name).data().toString();
-  page->filterEdit()->setText(first.left(4) + QLatin1Char('*'));
-  ASSERT_GT(m->rowCount(), 0) << first.toStdString() << " / "
-                              << page->filterEdit()->error().toStdString();
-  for (int r = 0; r < m->rowCount(); ++r)
-    EXPECT_TRUE(m->index(r, CountersModel::Name).data().toString().startsWith(first.left(4)));
-  page->filterEdit()->setText(first + QStringLiteral(" total>=0"));
-  EXPECT_GE(m->rowCount(), 1);
-  page->filterEdit()->setText(QStringLiteral("total<"));
-  EXPECT_EQ(m->rowCount(), 0);
-  EXPECT_FALSE(page->filterEdit()->error().isEmpty());
-}
-
 // A job without a finding says so instead of leaving the pages blank.
 TEST_F(ConsoleUi, AJobWithoutAFindingSaysAllItsNodesAreOk) {
   // The healthy capture alone, with nothing else to compare it with.
@@ -1384,58 +1132,6 @@ TEST_F(ConsoleUi, AClickOnAChartsOutlierSelectsItsNodeOnEveryPage) {
   QTest::mouseClick(page->outlierList()->viewport(), Qt::LeftButton, {}, item.center());
   EXPECT_EQ(window_->nodePage()->currentNode(), node);
   EXPECT_EQ(gridCurrentNode(), node);
-}
-
-// Ctrl+C on the node page's counters and on the diff copies the selected rows with the
-// header, as they are shown (units included).
-TEST_F(ConsoleUi, CtrlCCopiesTheSelectedCountersAndDiffRowsWithTheirHeader) {
-  openFiles({QString::fromStdString(world->dir + "/mlx5.ibsnap")}, world->ca());
-  window_->showPage(QStringLiteral("node"));
-  QTableView* counters = window_->nodePage()->countersView();
-  ASSERT_GT(counters->model()->rowCount(), 1);
-  counters->setFocus();
-  counters->selectRow(0);
-  QApplication::clipboard()->clear();
-  QTest::keyClick(counters, Qt::Key_C, Qt::ControlModifier);
-  const QStringList lines = QApplication::clipboard()->text().split(QLatin1Char('\n'));
-  ASSERT_GE(lines.size(), 2);
-  EXPECT_TRUE(lines[0].startsWith(QStringLiteral("Counter\tGroup\tTotal (latest)")))
-      << lines[0].toStdString();
-  EXPECT_TRUE(lines[1].startsWith(counters->model()->index(0, 0).data().toString() + '\t'))
-      << lines[1].toStdString();
-  auto* copy = counters->findChild<QAction*>(QStringLiteral("copy-rows"));
-  ASSERT_NE(copy, nullptr);
-  EXPECT_EQ(counters->contextMenuPolicy(), Qt::ActionsContextMenu);
-}
-
-// A large job's suspects are worked out on a worker: the page says so, then shows them
-// and plans their bundle; a newer job drops the older answer.
-TEST(EscalatePageUi, ALargeJobsSuspectsArriveFromAWorkerAndTheLatestJobWins) {
-  auto loaded = std::make_shared<LoadedJob>();
-  loaded->data =
-      std::make_unique<JobData>(busbwJob(EscalatePage::kSuspectsOnAWorkerFrom, {{7, 97.5}}));
-  EscalatePage page;
-  page.resize(1400, 860);
-  page.show();
-  QSignalSpy ready(&page, &EscalatePage::suspectsReady);
-  page.loadJob(loaded.get());
-  EXPECT_TRUE(page.suspectsPending());
-  EXPECT_FALSE(page.planCurrent());
-  ASSERT_TRUE(ready.wait(60000));
-  EXPECT_FALSE(page.suspectsPending());
-  const int slow = nodeNamed(*loaded->data, "gpu-h100-r07-n0007");
-  EXPECT_FALSE(page.nodeText(slow).isEmpty());
-  // Another job while one is worked out: only the newer one is shown.
-  auto other = std::make_shared<LoadedJob>();
-  other->data =
-      std::make_unique<JobData>(busbwJob(EscalatePage::kSuspectsOnAWorkerFrom, {{9, 97.5}}));
-  page.loadJob(loaded.get());
-  page.loadJob(other.get());
-  ASSERT_TRUE(ready.wait(60000));
-  while (page.suspectsPending()) ASSERT_TRUE(ready.wait(60000));
-  EXPECT_FALSE(page.nodeText(nodeNamed(*other->data, "gpu-h100-r07-n0009")).isEmpty());
-  page.loadJob(nullptr);
-  EXPECT_TRUE(page.nodeText(slow).isEmpty());
 }
 
 }  // namespace

@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <QSignalSpy>
+#include <algorithm>
+#include <cstdio>
 #include <fstream>
 #include <memory>
 
@@ -68,6 +71,13 @@ const std::vector<std::string>& jobFiles() {
 const JobData& job() {
   static const JobData data = loadSnapshotFiles(jobFiles());
   return data;
+}
+
+std::shared_ptr<LoadedJob> loadedJob(JobData j) {
+  auto out = std::make_shared<LoadedJob>();
+  out->data = std::make_unique<JobData>(std::move(j));
+  out->grid = NodeGridModel::prepare(out->data.get());
+  return out;
 }
 
 // Node `i` of `j` whole, read again from its file (the job keeps its snapshots slim).
@@ -152,6 +162,69 @@ JobData windowedJob() {
 v1::Snapshot mlx5Snapshot() {
   return collectTree(ibc::test::fixturePath(
       "real/sysfs/sysfs_procfs-fixture_mlx5_0_hw-counters-errors.tree/fixtures"));
+}
+
+const std::string& mlx5File() {
+  static const std::string file = [] {
+    const std::string path = ibc::test::makeTempDir("console-mlx5") + "/mlx5.ibsnap";
+    std::ofstream(path, std::ios::binary)
+        << core::encodeSnapshotFile(core::wrapUnsigned(mlx5Snapshot()));
+    return path;
+  }();
+  return file;
+}
+
+JobData busbwJob(int n, const std::map<int, double>& slow) {
+  const int healthy = nodeLabelled(job(), "node1720 (gpu01.ibsnap)");
+  EXPECT_GE(healthy, 0);
+  const v1::Snapshot base =
+      withNcclTests({wholeSnapshot(job(), static_cast<std::size_t>(std::max(healthy, 0)))}).front();
+  double peak = 0;
+  for (const auto& t : base.nccl_tests())
+    for (const auto& r : t.parsed().rows())
+      peak = std::max({peak, r.oop_busbw_gbs(), r.ip_busbw_gbs()});
+  EXPECT_GT(peak, 0);
+  std::vector<v1::Snapshot> snaps;
+  std::vector<std::string> files;
+  for (int i = 0; i < n; ++i) {
+    v1::Snapshot s = base;
+    char name[32];
+    std::snprintf(name, sizeof name, "gpu-h100-r07-n%04d", i);
+    s.mutable_node()->set_hostname(name);
+    s.mutable_node()->set_slurm_node(name);
+    s.mutable_node()->set_source(std::string("synthetic:") + name);
+    const auto it = slow.find(i);
+    const double want = it != slow.end() ? it->second : 330 + i % 25;
+    for (auto& t : *s.mutable_nccl_tests()) {
+      for (auto& r : *t.mutable_parsed()->mutable_rows()) {
+        r.set_oop_busbw_gbs(r.oop_busbw_gbs() * want / peak);
+        r.set_ip_busbw_gbs(r.ip_busbw_gbs() * want / peak);
+      }
+    }
+    snaps.push_back(std::move(s));
+    files.push_back(std::string(name) + ".ibsnap");
+  }
+  return diagnoseSnapshots(std::move(snaps), files);
+}
+
+int nodeNamed(const JobData& j, const std::string& name) {
+  for (int i = 0; i < j.report.nodes_size(); ++i)
+    if (j.report.nodes(i).node() == name) return i;
+  return -1;
+}
+
+void ConsoleUi::SetUp() {
+  window_ = std::make_unique<MainWindow>();
+  window_->setErrorSink([this](const ErrorAdvice& a) { errors_.push_back(a); });
+  window_->resize(1400, 860);
+  window_->show();
+}
+
+void ConsoleUi::openFiles(const QStringList& files, const std::string& ca) {
+  window_->setCollector({"", ca, "", ""}, {});
+  QSignalSpy done(window_.get(), &MainWindow::finished);
+  window_->openFiles(files, false);
+  ASSERT_TRUE(done.count() > 0 || done.wait(60000));
 }
 
 // The job's nodes as cloud VMs see them (every device's PF is the provider's): the real gcm

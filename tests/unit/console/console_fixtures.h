@@ -8,17 +8,23 @@
 // carrier changes, one with two ports stuck in INIT. Two of them are the same host (node1720),
 // as real fetches give. Built once per test program.
 
+#include <gtest/gtest.h>
+
 #include <QAbstractItemModelTester>
+#include <QStringList>
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "ibc/console/job_data.h"
+#include "ibc/console/job_loader.h"
 #include "ibc/console/node_grid_model.h"
 #include "ibc/core/bundle.h"
 #include "ibc/core/signing.h"
 #include "ibcollect/v1/snapshot.pb.h"
+#include "main_window.h"
 
 namespace ibc::console {
 
@@ -34,6 +40,10 @@ v1::Snapshot collectTree(const std::string& root);
 const std::vector<std::string>& jobFiles();
 // The job loaded from its files (loadSnapshotFiles), once per program.
 const JobData& job();
+
+// `j` as the window hands a loaded job to its pages: the grid's rows prepared as the loader
+// does (held by a shared_ptr: a page's worker keeps it alive through shared_from_this).
+std::shared_ptr<LoadedJob> loadedJob(JobData j);
 
 // Node `i` of `j` whole, read again from its file (the job keeps its snapshots slim).
 v1::Snapshot wholeSnapshot(const JobData& j, std::size_t i);
@@ -52,6 +62,16 @@ const std::vector<v1::Snapshot>& counterSnapshots();
 JobData windowedJob();
 // The real mlx5 capture with hw_counters errors (procfs fixture).
 v1::Snapshot mlx5Snapshot();
+// mlx5Snapshot() as an unsigned .ibsnap file (mlx5.ibsnap in a temp dir), written once.
+const std::string& mlx5File();
+
+// A SYNTHETIC job of `n` nodes made from the real healthy capture (gpu01) and a real
+// all_reduce_perf output (withNcclTests): node i is gpu-h100-r07-nNNNN, each busbw row scaled
+// so that its peak is 330 + i % 25 GB/s, or `slow[i]` GB/s for the slow nodes. Diagnosed as
+// the console does.
+JobData busbwJob(int n, const std::map<int, double>& slow);
+// The node whose report name (not label) is `name`, -1 when none.
+int nodeNamed(const JobData& j, const std::string& name);
 
 // The job's nodes as cloud VMs see them (every device's PF is the provider's): the real gcm
 // captures with the virtualization evidence a VM's snapshot carries (SYNTHETIC field).
@@ -74,5 +94,18 @@ int rowOfPort(const NodeGridModel& m, const QString& node, const QString& device
 int rowOfNodePort(const NodeGridModel& m, int node, int port);
 // The node with this label, -1 when none.
 int nodeLabelled(const JobData& j, const std::string& label);
+
+// The console's window, shown (1400x860), its errors collected instead of shown in a dialog.
+class ConsoleUi : public ::testing::Test {
+ protected:
+  void SetUp() override;
+  void TearDown() override { window_.reset(); }
+
+  // Opens `files` (signatures checked against `ca` when not empty); returns once loaded.
+  void openFiles(const QStringList& files, const std::string& ca = "");
+
+  std::unique_ptr<MainWindow> window_;
+  std::vector<ErrorAdvice> errors_;
+};
 
 }  // namespace ibc::console
