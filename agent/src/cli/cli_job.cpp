@@ -42,7 +42,8 @@ struct JobArgs {
   std::vector<std::string> nccl_tests;
   std::string out;
   std::string agent;
-  std::string ship_dir;  // --ship-dir; empty: kDefaultShipParent
+  std::string ship_dir;   // --ship-dir; empty: kDefaultShipParent
+  std::string agent_dir;  // --agent-dir; empty: this program's directory
   std::string node_config;
   ReportOptions report;
   TransportArgs transport;  // upload the nodes' snapshots when a collector is configured
@@ -61,6 +62,56 @@ constexpr const char* kLauncherIdentity =
 // it, local to the node.
 constexpr const char* kDefaultShipParent = "/tmp";
 
+// The ELF machine a program file is built for ("x86_64", "aarch64"), "" when it is not a
+// 64-bit little-endian ELF file of either.
+std::string elfArchitecture(const Filesystem& files, const std::string& path) {
+  bool truncated = false;
+  auto head = files.readFile(path, 20, &truncated);
+  if (!head.ok() || head->size() < 20 ||
+      head->compare(0, 4,
+                    "\x7f"
+                    "ELF") != 0 ||
+      (*head)[4] != 2 || (*head)[5] != 1) {
+    return {};
+  }
+  const unsigned machine = static_cast<unsigned char>((*head)[18]) |
+                           (static_cast<unsigned>(static_cast<unsigned char>((*head)[19])) << 8);
+  return machine == 62 ? "x86_64" : machine == 183 ? "aarch64" : "";
+}
+
+// The programs for nodes of each architecture: this one for its own, programFileName(ARCH)
+// from `agent_dir` (default: this program's directory) for the others. A file there that is
+// not the architecture its name says is a usage error (it would fail on every such node).
+std::optional<std::string> findPrograms(const CliEnvironment& env, const std::string& agent_dir,
+                                        JobOptions& o) {
+  if (!agent_dir.empty() && (agent_dir.front() != '/' || !env.files.isDirectory(agent_dir))) {
+    return "--agent-dir " + agent_dir +
+           " is not a directory (an absolute path holding ibcollect-linux-ARCH programs)";
+  }
+  const auto slash = o.agent_path.find_last_of('/');
+  o.programs_dir = !agent_dir.empty()           ? agent_dir
+                   : slash == std::string::npos ? std::string(".")
+                   : slash == 0                 ? std::string("/")
+                                                : o.agent_path.substr(0, slash);
+  while (o.programs_dir.size() > 1 && o.programs_dir.back() == '/') o.programs_dir.pop_back();
+  o.programs[std::string(thisArchitecture())] = o.agent_path;
+  for (const std::string arch : {"x86_64", "aarch64"}) {
+    if (arch == thisArchitecture()) continue;
+    const std::string path =
+        (o.programs_dir == "/" ? "" : o.programs_dir) + "/" + programFileName(arch);
+    if (!env.files.exists(path)) continue;
+    const std::string built = elfArchitecture(env.files, path);
+    if (built != arch) {
+      return path + " is " +
+             (built.empty() ? "not an x86_64 or aarch64 program" : "built for " + built) +
+             ", not for " + arch + ": replace it with bin/ibcollect of ibcollect-VERSION-linux-" +
+             arch + ".tar.gz, or pass --agent-dir DIR holding the right one";
+    }
+    o.programs[arch] = path;
+  }
+  return std::nullopt;
+}
+
 // What the nodes run. With srun and no --agent, this very program, shipped to them by srun
 // --bcast: nothing has to be installed on the nodes, and the node side is always the version
 // whose step protocol and verdict logic the launcher speaks (an older ibcollect installed on
@@ -68,12 +119,21 @@ constexpr const char* kDefaultShipParent = "/tmp";
 // installed there, run it": no copy (a few MB per node per run saved on very large jobs).
 // ssh cannot copy, so it runs this program's path (or --agent) and the nodes need it there.
 // The copy goes into a directory no one can guess, made for this run (shipDirName).
-// Returns the usage error, if any.
+// Nodes of another architecture than this program's run ibcollect-linux-ARCH from its
+// directory or --agent-dir (findPrograms). Returns the usage error, if any.
 std::optional<std::string> decideAgent(const CliEnvironment& env, const JobArgs& a, JobOptions& o) {
   o.agent_path = a.agent.empty() ? env.executable : a.agent;
   if (o.agent_path.empty()) {
     return "cannot tell where this ibcollect is installed: pass --agent PATH (the ibcollect path "
            "on the nodes)";
+  }
+  if (!a.agent.empty() && !a.agent_dir.empty()) {
+    return "--agent and --agent-dir exclude each other: --agent runs the ibcollect installed on "
+           "the nodes whatever their architecture; --agent-dir says where the programs for "
+           "other architectures are";
+  }
+  if (a.agent.empty()) {
+    if (auto usage = findPrograms(env, a.agent_dir, o)) return usage;
   }
   const bool ship = a.agent.empty() && o.launcher == Launcher::Srun;
   if (!a.ship_dir.empty() && !ship) {
@@ -258,6 +318,9 @@ JobCollection collectLiveNodes(CliEnvironment& env, const JobArgs& a, const JobO
           << " s after it";
   if (!o.ship_dir.empty())
     env.err << "; srun ships this program to the nodes (" << o.ship_dir << ")";
+  for (const auto& [arch, program] : o.programs) {
+    if (program != o.agent_path) env.err << "; " << arch << " nodes run " << program;
+  }
   env.err << "\n";
 
   const bool chatty = live.size() <= 32;
@@ -699,6 +762,12 @@ void addJobCommands(CLI::App& app, CliEnvironment& env, std::vector<Command>& co
                  "ibcollect installed on the nodes at PATH: run it there. Default: srun ships "
                  "this program to the nodes (srun --bcast) and runs that copy, so nothing needs "
                  "to be installed on them; --launcher ssh runs this program's path")
+      ->group("Job");
+  app.add_option("--agent-dir", ja->agent_dir,
+                 "Directory holding ibcollect-linux-ARCH (ARCH as `uname -m` prints it: x86_64, "
+                 "aarch64) for nodes of another architecture than this program's; default: this "
+                 "program's own directory. Each node's architecture comes from Slurm (Arch=) or, "
+                 "over ssh, from the node's uname -m")
       ->group("Job");
   app.add_option("--ship-dir", ja->ship_dir,
                  "Node-local directory in which srun puts the copy of this program (in a "

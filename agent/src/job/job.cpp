@@ -157,6 +157,37 @@ std::map<std::string, std::string> unresponsiveNodes(CommandRunner& runner,
   return out;
 }
 
+std::string_view thisArchitecture() {
+#if defined(__x86_64__)
+  return "x86_64";
+#elif defined(__aarch64__)
+  return "aarch64";
+#else
+#error "ibcollect ships to x86_64 and aarch64 nodes: name this architecture as uname -m does"
+#endif
+}
+
+std::string programFileName(std::string_view arch) {
+  return "ibcollect-linux-" + std::string(arch);
+}
+
+std::map<std::string, std::string> nodeArchitectures(CommandRunner& runner,
+                                                     const std::vector<std::string>& hosts,
+                                                     std::chrono::milliseconds timeout) {
+  std::map<std::string, std::string> out;
+  if (!runner.available("scontrol") || hosts.empty()) return out;
+  auto r =
+      runner.run({"scontrol", "show", "node", core::compressHostlist(hosts)}, timeout, 64u << 20);
+  // A node scontrol does not know makes it fail for the whole list; the others are still
+  // printed, so whatever was printed is used.
+  if (!r.ok() || r->timed_out) return out;
+  const std::set<std::string> wanted(hosts.begin(), hosts.end());
+  for (auto& n : core::parseScontrolShowNodes(r->out)) {
+    if (!n.arch.empty() && wanted.count(n.name) != 0) out[n.name] = core::canonicalArch(n.arch);
+  }
+  return out;
+}
+
 std::vector<std::string> stepArgv(const JobOptions& o, int64_t window_start_unix_ms) {
   char window[32];
   std::snprintf(window, sizeof window, "%.3f", static_cast<double>(o.window.count()) / 1000.0);
@@ -520,29 +551,62 @@ void removeShipDirs(const JobOptions& o, const std::vector<std::string>& nodes,
   }
 }
 
-// The srun launcher: (shipping: make the directories,) run the step, and when srun could
-// not copy the program to some nodes, run it once more on the others; then (shipping)
-// remove what the steps could not remove themselves.
-void collectSrun(const JobOptions& o, const std::vector<std::string>& hosts, CommandRunner& runner,
-                 Clock& clock, StepAnswers& answers, JobCollection& out,
-                 std::map<std::string, std::string>& node_errors) {
+// What a node of architecture `arch` that has no program to run is told.
+std::string noProgramFor(const JobOptions& o, const std::string& arch) {
+  const std::string file = programFileName(arch);
+  return "the node is " + arch + " and no ibcollect for " + arch + " was found (" + o.programs_dir +
+         "/" + file + "): put the " + arch + " ibcollect there as " + file +
+         " (bin/ibcollect of ibcollect-VERSION-linux-" + arch +
+         ".tar.gz), or pass --agent-dir DIR holding it, or install ibcollect on the nodes and "
+         "pass --agent PATH";
+}
+
+// The nodes of `hosts` by the program they run: o.programs by each node's Arch= in Slurm
+// (agent_path where Slurm does not know it), or agent_path for all. A node whose
+// architecture has no program goes to `node_errors`.
+std::map<std::string, std::vector<std::string>> nodesByProgram(
+    const JobOptions& o, const std::vector<std::string>& hosts, CommandRunner& runner,
+    std::map<std::string, std::string>& node_errors) {
+  std::map<std::string, std::vector<std::string>> out;
+  if (o.programs.empty()) {
+    out[o.agent_path] = hosts;
+    return out;
+  }
+  const auto arch = nodeArchitectures(runner, hosts, o.command_timeout);
+  for (const auto& h : hosts) {
+    const auto a = arch.find(h);
+    if (a == arch.end()) {
+      out[o.agent_path].push_back(h);
+    } else if (const auto p = o.programs.find(a->second); p != o.programs.end()) {
+      out[p->second].push_back(h);
+    } else {
+      node_errors[h] = noProgramFor(o, a->second);
+    }
+  }
+  return out;
+}
+
+// What one srun step (one architecture's program) brought: merged into the collection once
+// every step has ended, since steps of several architectures run at once.
+struct StepOutcome {
+  std::chrono::system_clock::time_point window_start;
+  std::vector<std::string> notices;
+  std::map<std::string, std::string> node_errors;
+  std::optional<std::string> launch_refused;
+  bool copy_aborted = false;
+};
+
+// Runs the collection step of one program on `hosts`; when srun could not copy the program
+// to some nodes, runs it once more on the others.
+StepOutcome runProgramSteps(const JobOptions& o, const std::vector<std::string>& hosts,
+                            CommandRunner& runner, Clock& clock, StepAnswers& answers) {
+  StepOutcome out;
   const bool ship = !o.ship_dir.empty();
   std::vector<std::string> targets = hosts;
-  if (ship) {
-    ShipDirs dirs = makeShipDirs(o, hosts, runner);
-    if (dirs.refused) {
-      out.launch_refused = dirs.refused;
-      return;
-    }
-    node_errors.merge(dirs.failed);
-    targets = dirs.ready;
-  }
-  const std::vector<std::string> prepared = targets;
   // srun --bcast aborts the whole step when the copy fails on one node, and sometimes
   // names only the first of several such nodes: the others get a step of their own, a
   // bounded number of times.
   constexpr int kCopyAttempts = 3;
-  bool copy_aborted = false;
   bool last_aborted = false;
   for (int attempt = 0; attempt < kCopyAttempts && !targets.empty(); ++attempt) {
     const auto slack = o.launch_slack + (ship ? o.ship_slack : std::chrono::milliseconds(0));
@@ -561,20 +625,22 @@ void collectSrun(const JobOptions& o, const std::vector<std::string>& hosts, Com
       out.notices.push_back("stopped srun after " + std::to_string(budget.count() / 1000) +
                             " s (launch + window + --timeout)");
     }
-    if (answers.count() == 0 && (out.launch_refused = srunRefusal(r->err, o.job_id, hosts))) return;
+    if (answers.count() == 0 && (out.launch_refused = srunRefusal(r->err, o.job_id, hosts))) {
+      return out;
+    }
     bool aborted = false;
     std::map<std::string, std::string> failed;
     if (ship) failed = copyFailures(r->err, targets, aborted);
     last_aborted = aborted;
     if (aborted) {
       // Nothing ran anywhere: the nodes srun could copy to get one more step of their own.
-      copy_aborted = true;
+      out.copy_aborted = true;
       std::vector<std::string> rest;
       for (const auto& h : targets) {
         if (failed.count(h) != 0) {
-          node_errors[h] = copyFailed(o, failed[h]);
+          out.node_errors[h] = copyFailed(o, failed[h]);
         } else if (failed.empty()) {
-          node_errors[h] = copyFailed(o, srunNotice(r->err));
+          out.node_errors[h] = copyFailed(o, srunNotice(r->err));
         } else {
           rest.push_back(h);
         }
@@ -583,16 +649,80 @@ void collectSrun(const JobOptions& o, const std::vector<std::string>& hosts, Com
       continue;
     }
     for (auto& [h, said] : srunNodeErrors(r->err, targets)) {
-      node_errors.emplace(h, explainNodeError(o, said));
+      out.node_errors.emplace(h, explainNodeError(o, said));
     }
-    if (!r->err.empty() && answers.count() < hosts.size()) {
-      out.notices.push_back(srunNotice(r->err));
-    }
+    std::size_t answered = 0;
+    for (const auto& h : hosts) answered += answers.answered(h) ? 1 : 0;
+    if (!r->err.empty() && answered < hosts.size()) out.notices.push_back(srunNotice(r->err));
     break;
   }
   for (const auto& h : last_aborted ? targets : std::vector<std::string>{}) {
-    node_errors[h] = "not collected: srun aborted the step " + std::to_string(kCopyAttempts) +
-                     " times because it could not copy ibcollect to other nodes (named above)";
+    out.node_errors[h] = "not collected: srun aborted the step " + std::to_string(kCopyAttempts) +
+                         " times because it could not copy ibcollect to other nodes (named above)";
+  }
+  return out;
+}
+
+// The srun launcher: the nodes by the program their architecture runs; (shipping: make
+// the directories,) one step per program, all at once; then (shipping) remove what the
+// steps could not remove themselves.
+void collectSrun(const JobOptions& o, const std::vector<std::string>& hosts, CommandRunner& runner,
+                 Clock& clock, StepAnswers& answers, JobCollection& out,
+                 std::map<std::string, std::string>& node_errors) {
+  const bool ship = !o.ship_dir.empty();
+  auto groups = nodesByProgram(o, hosts, runner, node_errors);
+  std::vector<std::string> prepared;
+  if (ship) {
+    std::vector<std::string> runnable;
+    for (const auto& h : hosts) {
+      if (node_errors.count(h) == 0) runnable.push_back(h);
+    }
+    if (runnable.empty()) return;
+    ShipDirs dirs = makeShipDirs(o, runnable, runner);
+    if (dirs.refused) {
+      out.launch_refused = dirs.refused;
+      return;
+    }
+    node_errors.merge(dirs.failed);
+    prepared = dirs.ready;
+    const std::set<std::string> ready(dirs.ready.begin(), dirs.ready.end());
+    for (auto& [program, nodes] : groups) {
+      nodes.erase(std::remove_if(nodes.begin(), nodes.end(),
+                                 [&](const std::string& h) { return ready.count(h) == 0; }),
+                  nodes.end());
+    }
+  }
+  std::vector<std::pair<JobOptions, std::vector<std::string>>> steps;
+  for (auto& [program, nodes] : groups) {
+    if (nodes.empty()) continue;
+    JobOptions step = o;
+    step.agent_path = program;
+    steps.emplace_back(std::move(step), std::move(nodes));
+  }
+  std::vector<StepOutcome> outcomes(steps.size());
+  if (steps.size() == 1) {
+    outcomes[0] = runProgramSteps(steps[0].first, steps[0].second, runner, clock, answers);
+  } else {
+    // Each architecture's step at once: every node's window opens at the same moment.
+    std::vector<std::thread> running;
+    for (std::size_t i = 0; i < steps.size(); ++i) {
+      running.emplace_back([&, i] {
+        outcomes[i] = runProgramSteps(steps[i].first, steps[i].second, runner, clock, answers);
+      });
+    }
+    for (auto& t : running) t.join();
+  }
+  bool copy_aborted = false;
+  for (std::size_t i = 0; i < outcomes.size(); ++i) {
+    auto& step = outcomes[i];
+    if (i == 0) out.window_start = step.window_start;
+    if (step.launch_refused) {
+      out.launch_refused = step.launch_refused;
+      return;
+    }
+    for (auto& n : step.notices) out.notices.push_back(std::move(n));
+    for (auto& [h, why] : step.node_errors) node_errors.insert_or_assign(h, std::move(why));
+    copy_aborted = copy_aborted || step.copy_aborted;
   }
   if (!ship) return;
   // Each step removes its own copy as it starts; these nodes may still hold one.
@@ -601,6 +731,36 @@ void collectSrun(const JobOptions& o, const std::vector<std::string>& hosts, Com
     if (copy_aborted || !answers.answered(h)) leftover.push_back(h);
   }
   removeShipDirs(o, leftover, runner, out);
+}
+
+// What the remote shell prints (then exit 127) for a node whose `uname -m` has no program,
+// and for a program path missing on the node.
+constexpr std::string_view kNoProgramMark = "ibcollect-no-program-for: ";
+constexpr std::string_view kMissingProgramMark = "ibcollect-missing-program: ";
+
+// The text after `mark` on the line of `err` that carries it, or "".
+std::string markedValue(const std::string& err, std::string_view mark) {
+  const auto at = err.find(mark);
+  if (at == std::string::npos) return {};
+  const auto begin = at + mark.size();
+  return core::printable(core::trim(err.substr(begin, err.find('\n', begin) - begin)), 200);
+}
+
+// The command ssh runs on `host`: the step argv, quoted; with per-architecture programs, a
+// `case` on the node's `uname -m` picks the path first (one session: no round trip to ask).
+std::string sshRemoteCommand(const JobOptions& o, int64_t wave_start_ms, const std::string& host) {
+  std::string args;
+  const auto argv = stepArgv(o, wave_start_ms);
+  for (std::size_t i = 1; i < argv.size(); ++i) args += " " + shellQuote(argv[i]);
+  args += " --node-name " + shellQuote(host);
+  if (o.programs.empty()) return shellQuote(argv[0]) + args;
+  std::string pick = "m=$(uname -m); case \"$m\" in";
+  for (const auto& [arch, path] : o.programs)
+    pick += " " + shellQuote(arch) + ") p=" + shellQuote(path) + ";;";
+  pick += " *) echo \"" + std::string(kNoProgramMark) +
+          "$m\" >&2; exit 127;; esac; [ -x \"$p\" ] || { echo \"" +
+          std::string(kMissingProgramMark) + "$p\" >&2; exit 127; }; exec \"$p\"";
+  return pick + args;
 }
 
 // The ssh launcher: one session per host, in waves. ssh cannot copy the program the way
@@ -621,10 +781,7 @@ void collectSsh(const JobOptions& o, const std::vector<std::string>& hosts, Comm
   const std::size_t per_wave = std::clamp<std::size_t>(o.ssh_parallelism, 1, kMaxSshParallelism);
   std::mutex err_mu;
   auto session = [&](const std::string& host, int64_t wave_start_ms) {
-    std::string remote;
-    for (const auto& a : stepArgv(o, wave_start_ms))
-      remote += (remote.empty() ? "" : " ") + shellQuote(a);
-    remote += " --node-name " + shellQuote(host);
+    const std::string remote = sshRemoteCommand(o, wave_start_ms, host);
     auto r =
         runner.runStreaming({"ssh", "-o", "BatchMode=yes", "-o", "ConnectTimeout=5", host, remote},
                             budget, [&](std::string_view line) {
@@ -634,6 +791,13 @@ void collectSsh(const JobOptions& o, const std::vector<std::string>& hosts, Comm
     std::lock_guard<std::mutex> lock(err_mu);
     if (!r.ok()) {
       node_errors[host] = r.error().message;
+    } else if (const auto arch = markedValue(r->err, kNoProgramMark); !arch.empty()) {
+      node_errors[host] = noProgramFor(o, arch);
+    } else if (const auto missing = markedValue(r->err, kMissingProgramMark); !missing.empty()) {
+      node_errors[host] = "ibcollect is not installed at " + missing +
+                          " on the node: install it there (the directory may not be shared "
+                          "with the nodes), or pass --agent PATH, or use --launcher srun, which "
+                          "ships this program to the nodes";
     } else if (r->exit_code == 126 || r->exit_code == 127) {
       // The remote shell's "not found" / "cannot execute".
       node_errors[host] = "ibcollect is not installed at " + o.agent_path +

@@ -78,6 +78,44 @@ Result<SlurmJob> parseScontrolShowJob(std::string_view text) {
   return job;
 }
 
+std::vector<SlurmNode> parseScontrolShowNodes(std::string_view text) {
+  std::vector<SlurmNode> nodes;
+  forEachLine(text, [&](std::string_view line, uint32_t) {
+    for (auto token : splitWhitespace(line)) {
+      while (startsWith(token, "*")) token.remove_prefix(1);
+      while (endsWith(token, "*") && token.find('=') != std::string_view::npos &&
+             token.find('=') + 1 < token.size()) {
+        token.remove_suffix(1);
+      }
+      const auto eq = token.find('=');
+      if (eq == std::string_view::npos || eq == 0) continue;
+      const std::string_view key = token.substr(0, eq);
+      std::string value(token.substr(eq + 1));
+      if (value == "(null)") value.clear();
+      if (key == "NodeName") {
+        nodes.push_back(SlurmNode{std::move(value), "", ""});
+      } else if (nodes.empty()) {
+        continue;  // a key before any record: not one of a node's
+      } else if (key == "Arch") {
+        nodes.back().arch = std::move(value);
+      } else if (key == "State") {
+        nodes.back().state = std::move(value);
+      }
+    }
+  });
+  // A record scontrol printed without a name (never seen) cannot be matched to a host.
+  nodes.erase(
+      std::remove_if(nodes.begin(), nodes.end(), [](const SlurmNode& n) { return n.name.empty(); }),
+      nodes.end());
+  return nodes;
+}
+
+std::string canonicalArch(std::string_view arch) {
+  if (arch == "amd64" || arch == "x86-64") return "x86_64";
+  if (arch == "arm64") return "aarch64";
+  return std::string(arch);
+}
+
 bool jobStateIsActive(std::string_view state) {
   return state == "RUNNING" || state == "COMPLETING" || state == "SUSPENDED" ||
          state == "CONFIGURING" || state == "STAGE_OUT" || state == "RESIZING" ||

@@ -26,6 +26,56 @@ TEST(ScontrolShowJob, ParsesTheRunning8NodeJob) {
                                               "node1889", "node1890", "node1968", "node1969"}));
 }
 
+TEST(ScontrolShowNodes, ReadsEveryRecordOfARealCapture) {
+  const auto nodes = parseScontrolShowNodes(ibc::test::readFixture(
+      "real/slurm/scontrol-show-node_2node-x86_64_ibcollect-test-cluster.txt"));
+  ASSERT_EQ(nodes.size(), 2u);
+  EXPECT_EQ(nodes[0].name, "node1");
+  EXPECT_EQ(nodes[0].arch, "x86_64");
+  EXPECT_EQ(nodes[0].state, "IDLE");
+  EXPECT_EQ(nodes[1].name, "node2");
+  EXPECT_EQ(nodes[1].arch, "x86_64");
+}
+
+TEST(ScontrolShowNodes, ReadsTheOneLineForm) {
+  const auto nodes = parseScontrolShowNodes(ibc::test::readFixture(
+      "real/slurm/scontrol-o-show-node_1node-oneline_ibcollect-test-cluster.txt"));
+  ASSERT_EQ(nodes.size(), 1u);
+  EXPECT_EQ(nodes[0].name, "node1");
+  EXPECT_EQ(nodes[0].arch, "x86_64");
+}
+
+TEST(ScontrolShowNodes, MixedArchitecturesANodeNeverRegisteredAndNoiseAround) {
+  // Synthetic, in the shape of the captures above: a GH200 node, a node whose slurmd never
+  // registered (Slurm prints Arch=(null)), markdown a poster added, and text that is not a
+  // node record before the first one.
+  const auto nodes = parseScontrolShowNodes(
+      "$ scontrol show node gpu[01-03]\n"
+      "Partitions=gpu State=UP\n"
+      "**NodeName=gpu01 Arch=aarch64 CoresPerSocket=72**\n"
+      "   State=MIXED ThreadsPerCore=1\n"
+      "\n"
+      "NodeName=gpu02 Arch=(null) CoresPerSocket=1\n"
+      "   State=DOWN*+NOT_RESPONDING ThreadsPerCore=1\n"
+      "NodeName=gpu03 Arch=x86_64 CoresPerSocket=32 State=IDLE\n");
+  ASSERT_EQ(nodes.size(), 3u);
+  EXPECT_EQ(nodes[0].name, "gpu01");
+  EXPECT_EQ(nodes[0].arch, "aarch64");
+  EXPECT_EQ(nodes[0].state, "MIXED");
+  EXPECT_EQ(nodes[1].arch, "");
+  EXPECT_EQ(nodes[1].state, "DOWN*+NOT_RESPONDING");
+  EXPECT_EQ(nodes[2].arch, "x86_64");
+  EXPECT_TRUE(parseScontrolShowNodes("Node gpu01 not found\n").empty());
+}
+
+TEST(CanonicalArch, SpellsArchitecturesAsUnameDoes) {
+  EXPECT_EQ(canonicalArch("x86_64"), "x86_64");
+  EXPECT_EQ(canonicalArch("amd64"), "x86_64");
+  EXPECT_EQ(canonicalArch("arm64"), "aarch64");
+  EXPECT_EQ(canonicalArch("aarch64"), "aarch64");
+  EXPECT_EQ(canonicalArch("ppc64le"), "ppc64le");
+}
+
 TEST(ScontrolShowJob, ParsesTheArrayTask) {
   auto job = parseScontrolShowJob(ibc::test::readFixture(
       "real/slurm/scontrol-show-job_array-task-1node-8gpu_gcm-shelper-testdata.txt"));

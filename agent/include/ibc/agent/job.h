@@ -49,6 +49,15 @@ struct JobOptions {
   // node for this run (mode 0700, a name no one can guess: see shipDirName) and removed
   // again; empty: run agent_path as installed on the nodes.
   std::string ship_dir;
+  // Without --agent: the program each node runs by the node's architecture (spelled as
+  // `uname -m`, core::canonicalArch): this program for its own (thisArchitecture()), and
+  // programFileName(ARCH) found beside it or in --agent-dir for the others. srun reads every
+  // node's Arch= from `scontrol show node` and runs one step per architecture, all with one
+  // window start; ssh sends each node a command that picks by `uname -m` there. A node whose
+  // architecture has no program is named with the file to install (programs_dir). Empty:
+  // agent_path on every node.
+  std::map<std::string, std::string> programs;  // architecture -> path on this machine
+  std::string programs_dir;
   // Added to launch_slack when shipping: the copy must have landed before the window opens.
   std::chrono::milliseconds ship_slack{1500};
   // The nodes' agent config (identity to sign with), a path on the nodes, %h = the node;
@@ -110,6 +119,22 @@ JobCollection collectJob(const JobOptions& options, const std::vector<std::strin
 // The argv a node runs (exposed for tests and `--help`). When shipping, argv[0] is the
 // launcher's own path: srun --bcast copies it and runs the copy instead.
 std::vector<std::string> stepArgv(const JobOptions& options, int64_t window_start_unix_ms);
+
+// The architecture this program was built for, as `uname -m` spells it ("x86_64",
+// "aarch64").
+std::string_view thisArchitecture();
+
+// The file name --job looks for beside itself (or in --agent-dir) to ship to nodes of
+// `arch`: "ibcollect-linux-aarch64" (the portable program, as the tarball of that
+// architecture holds it in bin/).
+std::string programFileName(std::string_view arch);
+
+// Each host's architecture from `scontrol show node HOSTLIST` (canonicalArch spelling);
+// hosts Slurm does not know the architecture of (never registered, scontrol failing) are
+// absent.
+std::map<std::string, std::string> nodeArchitectures(CommandRunner& runner,
+                                                     const std::vector<std::string>& hosts,
+                                                     std::chrono::milliseconds timeout);
 
 // The private directory a run ships into: PARENT/ibcollect-job<JOB>-<16 hex digits of
 // `random`>. Unguessable, so no other user of a node can create it (or a symlink by its

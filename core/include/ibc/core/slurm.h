@@ -35,6 +35,23 @@ struct SlurmJob {
 // NodeList is found (not scontrol output).
 Result<SlurmJob> parseScontrolShowJob(std::string_view text);
 
+// One node of `scontrol show node [HOSTLIST]` (multi-line records or `scontrol -o` lines).
+struct SlurmNode {
+  std::string name;   // NodeName=
+  std::string arch;   // Arch= as slurmd reported `uname -m` ("x86_64", "aarch64"); "" when
+                      // Slurm does not know it yet ("(null)": the node never registered)
+  std::string state;  // State= ("IDLE", "MIXED+DRAIN", "DOWN*", ...)
+};
+
+// Every NodeName= record in the text, in order. Tolerates markdown emphasis and any
+// indentation; keys other than NodeName/Arch/State are ignored. Empty when none.
+std::vector<SlurmNode> parseScontrolShowNodes(std::string_view text);
+
+// An architecture name as ibcollect's per-architecture programs spell it (`uname -m` on
+// Linux): "x86_64" or "aarch64"; "amd64"/"arm64" (Debian's, macOS's) map to them. Anything
+// else is returned unchanged.
+std::string canonicalArch(std::string_view arch);
+
 // True for states whose nodes are allocated to the job right now.
 bool jobStateIsActive(std::string_view state);
 

@@ -371,6 +371,61 @@ TEST(JobCommand, ShipDirWithoutShippingOrRelativeIsAUsageError) {
   }
 }
 
+// A directory holding ibcollect-linux-aarch64: synthetic, the first 20 bytes of an ELF
+// header (64-bit, little-endian, e_machine `machine`), all the launcher reads of it.
+std::string agentDirWithAarch64Program(const std::string& name, uint16_t machine) {
+  const std::string dir = ibc::test::makeTempDir(name);
+  std::string head(
+      "\x7f"
+      "ELF\x02\x01\x01",
+      7);
+  head.resize(18, '\0');
+  head.push_back(static_cast<char>(machine & 0xff));
+  head.push_back(static_cast<char>(machine >> 8));
+  std::ofstream(dir + "/ibcollect-linux-aarch64", std::ios::binary) << head;
+  return dir;
+}
+
+TEST(JobCommand, AnAarch64NodeRunsTheAarch64ProgramFromAgentDir) {
+  const std::string dir = agentDirWithAarch64Program("agent-dir", 183);
+  SlurmCommands runner = runningEightNodeJob();
+  runner.scripts["scontrol show node"] =
+      CommandResult{0, false,
+                    "NodeName=node1433 Arch=aarch64 CoresPerSocket=72\n   State=MIXED\n"
+                    "NodeName=node1787 Arch=x86_64 CoresPerSocket=32\n   State=MIXED\n",
+                    "", false};
+  const auto r = runJob(runner, {"--hosts", "node1433,node1787", "--agent-dir", dir});
+  std::map<std::string, std::string> program_of;  // --nodelist -> the program the step runs
+  for (const auto& step : runner.streamed_argv) {
+    const auto js = std::find(step.begin(), step.end(), "job-step");
+    if (js == step.end()) continue;
+    for (const auto& a : step) {
+      if (a.rfind("--nodelist=", 0) == 0) program_of[a.substr(11)] = *(js - 1);
+    }
+  }
+  EXPECT_EQ(program_of["node1433"], dir + "/ibcollect-linux-aarch64") << r.err;
+  EXPECT_EQ(program_of["node1787"], "/opt/ibcollect/bin/ibcollect") << r.err;
+  EXPECT_THAT(r.err, HasSubstr("aarch64 nodes run " + dir + "/ibcollect-linux-aarch64"));
+}
+
+TEST(JobCommand, AProgramOfTheWrongArchitectureOrAMissingAgentDirIsAUsageError) {
+  const std::string wrong = agentDirWithAarch64Program("agent-dir-wrong", 62);
+  for (const auto& args : std::vector<std::vector<std::string>>{
+           {"--agent-dir", wrong},
+           {"--agent-dir", "/nonexistent/ibcollect"},
+           {"--agent-dir", "relative"},
+           {"--agent-dir", wrong, "--agent", "/usr/bin/ibcollect"}}) {
+    SlurmCommands runner = runningEightNodeJob();
+    const auto r = runJob(runner, args);
+    EXPECT_EQ(r.code, core::kExitUsage) << ::testing::PrintToString(args) << r.err;
+    EXPECT_THAT(r.err, HasSubstr("--agent")) << r.err;
+    EXPECT_TRUE(runner.streamed.empty());
+  }
+  SlurmCommands runner = runningEightNodeJob();
+  EXPECT_THAT(runJob(runner, {"--agent-dir", wrong}).err,
+              HasSubstr("ibcollect-linux-aarch64 is built for x86_64, not for aarch64"));
+}
+
 TEST(JobCommand, HelpSaysWhatIsShippedAndHowToUseAnInstalledAgent) {
   SlurmCommands runner;
   std::ostringstream out, err;

@@ -13,8 +13,10 @@
 #include <set>
 
 #include "fixtures.h"
+#include "ibc/core/slurm.h"
 #include "ibc/core/snapshot_file.h"
 #include "ibc/core/step_output.h"
+#include "ibc/core/text.h"
 #include "os_doubles.h"
 
 using ::testing::HasSubstr;
@@ -711,6 +713,207 @@ TEST(CollectJob, OverSshAMissingIbcollectSaysToInstallItOrUseSrun) {
   EXPECT_THAT(why, HasSubstr("not installed at /opt/ibcollect/bin/ibcollect on the node"));
   EXPECT_THAT(why, HasSubstr("install ibcollect on the nodes"));
   EXPECT_THAT(why, HasSubstr("use --launcher srun"));
+}
+
+// Nodes of several architectures (a GH200 rack beside x86_64 nodes): scontrol says each
+// node's Arch=, every srun step answers for the nodes of its --nodelist. Safe from the
+// threads that run one step per architecture.
+class MixedArchSlurm : public CommandRunner {
+ public:
+  explicit MixedArchSlurm(std::string show_node) : show_node_(std::move(show_node)) {}
+  Result<CommandResult> run(const std::vector<std::string>& argv, std::chrono::milliseconds,
+                            std::size_t) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    calls.push_back(argv);
+    if (argv[0] == "scontrol") return ok(show_node_);
+    return CommandResult{0, false, "", "", false};
+  }
+  Result<CommandResult> runStreaming(const std::vector<std::string>& argv,
+                                     std::chrono::milliseconds,
+                                     const std::function<bool(std::string_view)>& on_line,
+                                     std::size_t) override {
+    std::vector<std::string> nodes;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      calls.push_back(argv);
+      for (const auto& a : argv) {
+        if (a.rfind("--nodelist=", 0) == 0) nodes = *core::expandHostlist(a.substr(11));
+      }
+    }
+    const bool collect = std::find(argv.begin(), argv.end(), "job-step") != argv.end();
+    for (std::size_t i = 0; i < nodes.size(); ++i) {
+      if (!collect) {
+        on_line("ready " + nodes[i]);
+        continue;
+      }
+      for (const auto& l : answerOf(nodes[i], static_cast<int>(i))) on_line(l);
+    }
+    return CommandResult{0, false, "", "", false};
+  }
+  bool available(std::string_view) const override { return true; }
+
+  std::vector<std::vector<std::string>> steps() const {
+    std::vector<std::vector<std::string>> out;
+    for (const auto& c : calls) {
+      if (std::find(c.begin(), c.end(), "job-step") != c.end()) out.push_back(c);
+    }
+    std::sort(out.begin(), out.end());
+    return out;
+  }
+  std::vector<std::vector<std::string>> calls;
+
+ private:
+  std::string show_node_;
+  std::mutex mu_;
+};
+
+// Shipping from an x86_64 login node that has the aarch64 program beside it.
+JobOptions shippingTwoArchitectures() {
+  JobOptions o = shipping();
+  o.programs = {{"x86_64", "/home/alice/bin/ibcollect"},
+                {"aarch64", "/home/alice/bin/ibcollect-linux-aarch64"}};
+  o.programs_dir = "/home/alice/bin";
+  return o;
+}
+
+TEST(CollectJob, NodesOfEachArchitectureGetTheirOwnProgramInOneStepPerArchitecture) {
+  MixedArchSlurm r(
+      "NodeName=gh1 Arch=aarch64 CoresPerSocket=72\n   State=MIXED\n\n"
+      "NodeName=gh2 Arch=aarch64 CoresPerSocket=72\n   State=MIXED\n\n"
+      "NodeName=x1 Arch=x86_64 CoresPerSocket=32\n   State=MIXED\n");
+  ibc::test::FixedClock clock;
+  const auto coll = collectJob(shippingTwoArchitectures(), {"gh1", "x1", "gh2"}, r, clock, nullptr);
+  for (const auto& n : coll.nodes)
+    EXPECT_TRUE(n.answered) << n.node << ": " << n.unreachable_reason;
+  EXPECT_EQ(r.calls[0], (std::vector<std::string>{"scontrol", "show", "node", "gh[1-2],x1"}));
+  const auto steps = r.steps();
+  ASSERT_EQ(steps.size(), 2u);
+  std::map<std::string, std::string> program_of;  // nodelist -> argv[0] of the step
+  std::set<std::string> window_starts;
+  for (const auto& step : steps) {
+    const auto js = std::find(step.begin(), step.end(), "job-step");
+    program_of[valueOf(step, "--nodelist=")] = *(js - 1);
+    window_starts.insert(*(std::find(step.begin(), step.end(), "--window-start") + 1));
+    EXPECT_EQ(valueOf(step, "--bcast="), kShipDir + "/");  // srun copies each program
+  }
+  EXPECT_EQ(program_of["gh[1-2]"], "/home/alice/bin/ibcollect-linux-aarch64");
+  EXPECT_EQ(program_of["x1"], "/home/alice/bin/ibcollect");
+  EXPECT_EQ(window_starts.size(), 1u) << "every node's window opens at the same moment";
+}
+
+TEST(CollectJob, ANodeOfAnArchitectureWithoutAProgramIsNamedWithTheFileToInstall) {
+  MixedArchSlurm r(
+      "NodeName=gh1 Arch=aarch64 CoresPerSocket=72 State=MIXED\n"
+      "NodeName=x1 Arch=x86_64 CoresPerSocket=32 State=MIXED\n");
+  JobOptions o = shipping();
+  o.programs = {{"x86_64", "/home/alice/bin/ibcollect"}};
+  o.programs_dir = "/home/alice/bin";
+  ibc::test::FixedClock clock;
+  const auto coll = collectJob(o, {"gh1", "x1"}, r, clock, nullptr);
+  EXPECT_TRUE(coll.nodes[1].answered) << coll.nodes[1].unreachable_reason;
+  ASSERT_FALSE(coll.nodes[0].answered);
+  EXPECT_THAT(coll.nodes[0].unreachable_reason, HasSubstr("the node is aarch64"));
+  EXPECT_THAT(coll.nodes[0].unreachable_reason,
+              HasSubstr("/home/alice/bin/ibcollect-linux-aarch64"));
+  EXPECT_THAT(coll.nodes[0].unreachable_reason, HasSubstr("--agent-dir"));
+  // Nothing is made or run on it.
+  for (const auto& c : r.calls) {
+    if (c[0] == "srun") EXPECT_EQ(valueOf(c, "--nodelist="), "x1");
+  }
+}
+
+TEST(CollectJob, ANodeSlurmKnowsNoArchitectureOfRunsThisProgram) {
+  MixedArchSlurm r("NodeName=n1 Arch=(null) CoresPerSocket=1 State=UNKNOWN\n");
+  ibc::test::FixedClock clock;
+  const auto coll = collectJob(shippingTwoArchitectures(), {"n1", "n2"}, r, clock, nullptr);
+  for (const auto& n : coll.nodes) EXPECT_TRUE(n.answered) << n.node;
+  const auto steps = r.steps();
+  ASSERT_EQ(steps.size(), 1u);
+  EXPECT_NE(std::find(steps[0].begin(), steps[0].end(), "/home/alice/bin/ibcollect"),
+            steps[0].end());
+}
+
+// ssh that runs the remote command in this machine's own shell: the node is this machine.
+class LocalShellSsh : public CommandRunner {
+ public:
+  Result<CommandResult> run(const std::vector<std::string>&, std::chrono::milliseconds,
+                            std::size_t) override {
+    return Error{ErrorCode::NotFound, "not scripted"};
+  }
+  Result<CommandResult> runStreaming(const std::vector<std::string>& argv,
+                                     std::chrono::milliseconds timeout,
+                                     const std::function<bool(std::string_view)>& on_line,
+                                     std::size_t max_bytes) override {
+    return shell_.runStreaming({"/bin/sh", "-c", argv.back()}, timeout, on_line, max_bytes);
+  }
+  bool available(std::string_view) const override { return true; }
+
+ private:
+  os::ProcessRunner shell_;
+};
+
+std::string thisMachine() {
+  os::ProcessRunner shell;
+  auto r = shell.run({"uname", "-m"}, std::chrono::seconds(5), 1024);
+  return r.ok() ? std::string(core::trim(r->out)) : std::string();
+}
+
+TEST(CollectJob, OverSshTheNodesShellPicksTheProgramOfItsOwnArchitecture) {
+  // The program for this machine's architecture prints its arguments as its answer line
+  // (no snapshot: the node is reported as not answering, which is beside the point here).
+  JobOptions o = sshOptions();
+  o.programs = {{thisMachine(), "/bin/echo"}, {"no-such-arch", "/bin/false"}};
+  o.programs_dir = "/opt/ibcollect";
+  std::vector<std::string> lines;
+  std::mutex mu;
+  class Recording : public LocalShellSsh {
+   public:
+    Recording(std::vector<std::string>& l, std::mutex& m) : lines_(l), mu_(m) {}
+    Result<CommandResult> runStreaming(const std::vector<std::string>& argv,
+                                       std::chrono::milliseconds t,
+                                       const std::function<bool(std::string_view)>& on_line,
+                                       std::size_t max) override {
+      return LocalShellSsh::runStreaming(
+          argv, t,
+          [&](std::string_view line) {
+            std::lock_guard<std::mutex> lock(mu_);
+            lines_.emplace_back(line);
+            return on_line(line);
+          },
+          max);
+    }
+    std::vector<std::string>& lines_;
+    std::mutex& mu_;
+  } r(lines, mu);
+  ibc::test::FixedClock clock;
+  (void)collectJob(o, {"gpu1"}, r, clock, nullptr);
+  ASSERT_EQ(lines.size(), 1u);
+  EXPECT_THAT(lines[0], ::testing::StartsWith("job-step --job 77 "));
+  EXPECT_THAT(lines[0], HasSubstr("--node-name gpu1"));
+}
+
+TEST(CollectJob, OverSshANodeOfAnotherArchitectureIsNamedWithTheFileToInstall) {
+  JobOptions o = sshOptions();
+  o.programs = {{"no-such-arch", "/bin/echo"}};
+  o.programs_dir = "/opt/ibcollect";
+  LocalShellSsh r;
+  ibc::test::FixedClock clock;
+  const auto coll = collectJob(o, {"gpu1"}, r, clock, nullptr);
+  EXPECT_THAT(coll.nodes[0].unreachable_reason, HasSubstr("the node is " + thisMachine()));
+  EXPECT_THAT(coll.nodes[0].unreachable_reason,
+              HasSubstr("/opt/ibcollect/ibcollect-linux-" + thisMachine()));
+}
+
+TEST(CollectJob, OverSshAProgramMissingOnTheNodeIsNamedByItsPath) {
+  JobOptions o = sshOptions();
+  o.programs = {{thisMachine(), "/nonexistent/ibcollect-linux-" + thisMachine()}};
+  o.programs_dir = "/nonexistent";
+  LocalShellSsh r;
+  ibc::test::FixedClock clock;
+  const auto coll = collectJob(o, {"gpu1"}, r, clock, nullptr);
+  EXPECT_THAT(
+      coll.nodes[0].unreachable_reason,
+      HasSubstr("not installed at /nonexistent/ibcollect-linux-" + thisMachine() + " on the node"));
 }
 
 TEST(RemoveShippedCopy, RemovesTheCopyAndThenItsDirectory) {
