@@ -8,7 +8,8 @@
 # exit codes included:
 #   --version; snapshot --root (signed); analyze, compare, verify of the same snapshots;
 #   upload to a collector running outside the root; bundle export; bundle verify;
-#   host-inspect --bundle with a host tree.
+#   host-inspect --bundle with a host tree; --job over ssh (nodes, finding codes, exit code:
+#   the live machine's counters move between runs).
 #   tests/integration/old_root_test.sh REFERENCE_BUILD CACHE PORTABLE_BUILD...
 # CACHE is what scripts/portable-deps.sh printed; a PORTABLE_BUILD is build/portable-ARCH.
 # Needs root (chroot, mounts in a private mount namespace). Prints one line per check and
@@ -39,6 +40,8 @@ for dir in "$PWD" "$W"; do
   mount --bind "$dir" "$ROOT$dir"
 done
 mount -t proc proc "$ROOT/proc"
+# --job collects the live machine on every "node": the same sysfs inside the root.
+mount --rbind /sys "$ROOT/sys"
 
 # run PLATFORM PROGRAM ARGS...: PROGRAM (agent/ibcollect, agent/ibcollect-support) of the
 # platform's build; prints its stdout then "exit N".
@@ -107,6 +110,33 @@ address=${listening#listening on }
 ca=(--ca "$W/pki/ca.pem")
 alice=(--cert "$W/pki/support/alice.pem" --key "$W/pki/support/alice.key")
 
+# `--job --launcher ssh` with a stand-in for ssh that runs the remote command (its last
+# argument) on this machine, as sshd would on a node: the launcher and its "nodes" are the
+# same root. The aarch64 nodes run their program under qemu, as the launcher does.
+mkdir -p "$W/bin"
+printf '#!/bin/sh\nfor a; do c=$a; done\nexec /bin/sh -c "$c"\n' >"$W/bin/ssh"
+printf '#!/bin/sh\nexec qemu-aarch64-static -L "%s" "%s" "$@"\n' "$CACHE/root-arm64" \
+  "$PWD/build/portable-aarch64/agent/ibcollect" >"$W/bin/ibcollect-aarch64"
+chmod +x "$W/bin/ssh" "$W/bin/ibcollect-aarch64"
+
+# What two runs of --job on the live machine share (counters and the kernel log move on in
+# between): the nodes and whether they answered, the finding codes per node, the exit code.
+job_summary() {
+  python3 -c '
+import json, sys
+text = sys.stdin.read()
+body, _, code = text.rpartition("exit ")
+try:
+    doc = json.loads(body)
+except ValueError:
+    print("not JSON:", body[:200]); print("exit", code.strip()); sys.exit()
+for n in doc.get("nodes", []):
+    print("node", n.get("node"), "unreachable" if n.get("unreachable_reason") else "answered")
+for f in sorted({(f["node"], f["code"]) for f in doc.get("findings", [])}):
+    print("finding", *f)
+print("exit", code.strip())'
+}
+
 # ---- each platform: the host build first, then the portable ones ------------------------
 checks() { # PLATFORM
   local p=$1 node agent
@@ -131,6 +161,14 @@ checks() { # PLATFORM
   run "$p" agent/ibcollect-support bundle verify "$W/host.ibbundle" "${ca[@]}" >"$W/$p/bundle-verify"
   run "$p" agent/ibcollect-support host-inspect --bundle "$W/host.ibbundle" "${ca[@]}" \
     --root "$W/hosts/bundle-pf-errors" --format json | without_time >"$W/$p/host-inspect.json"
+  local node_program=$REF/agent/ibcollect
+  case "$p" in
+    x86_64) node_program=$PWD/build/portable-x86_64/agent/ibcollect ;;
+    aarch64) node_program=$W/bin/ibcollect-aarch64 ;;
+  esac
+  PATH=$W/bin:$PATH run "$p" agent/ibcollect --job 77 --launcher ssh --hosts node01,node02 \
+    --agent "$node_program" --window 0 --timeout 60 --out "$W/job-$p" --format json |
+    job_summary >"$W/$p/job"
 }
 
 checks host
@@ -142,12 +180,21 @@ for build in "$@"; do
   [ -x "$build/agent/ibcollect" ] || { echo "FAIL  $platform: $build/agent/ibcollect is missing"; failed=$((failed + 1)); continue; }
   checks "$platform"
   for name in version snapshot-node01.json snapshot-node02.json analyze.json compare.json verify \
-    bundle-verify host-inspect.json; do
+    bundle-verify host-inspect.json job; do
     same "$name" "$platform"
   done
   expect upload-node01 "$platform" 0
   expect upload-node02 "$platform" 0
   expect verify-own-bundle "$platform" 0
+  # Equal to the host's is not enough: both "nodes" answered the launcher.
+  if [ "$(grep -c '^node node0[12] answered$' "$W/$platform/job")" = 2 ]; then
+    echo "ok    $platform: job (node01 and node02 answered)"
+    passed=$((passed + 1))
+  else
+    echo "FAIL  $platform: job: not every node answered:"
+    cat "$W/$platform/job"
+    failed=$((failed + 1))
+  fi
 done
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]
