@@ -11,6 +11,7 @@
 #include "ibc/agent/collect.h"
 #include "ibc/core/sysfs_values.h"
 #include "ibc/core/text.h"
+#include "ibc/core/virtual_function.h"
 
 namespace ibc::agent {
 
@@ -207,20 +208,6 @@ void readPci(SysfsReader& rd, DeviceDir& d, v1::RdmaDevice& dev) {
   }
 }
 
-void classifyVirtualFunction(v1::RdmaDevice& dev) {
-  if (dev.pci().is_virtual_function()) {
-    dev.set_is_virtual_function(true);
-    dev.set_virtual_function_evidence(dev.pci().virtual_function_evidence());
-    return;
-  }
-  const std::string id = core::hcaTypeToDeviceId(dev.hca_type());
-  if (auto name = core::mellanoxVirtualFunctionName(id); !name.empty()) {
-    dev.set_is_virtual_function(true);
-    dev.set_virtual_function_evidence("hca_type " + dev.hca_type() + " = PCI device " + id +
-                                      ", a " + std::string(name));
-  }
-}
-
 void readGids(SysfsReader& rd, const std::string& port_dir, v1::RdmaPort& port) {
   // GID tables hold 128+ entries, nearly all zero; read the head and stop after a run of
   // unused entries to keep the probe cheap.
@@ -315,7 +302,7 @@ void collectRdmaDevices(const Filesystem& fs, const CollectLimits& limits, v1::S
     if (auto v = rd.attr(d.dir + "/node_type", "sysfs.device"))
       dev->set_node_type(core::printable(*v));
     readPci(rd, d, *dev);
-    classifyVirtualFunction(*dev);
+    core::classifyVirtualFunction(*dev);
     rd.counters(d.dir + "/hw_counters", CounterSet::HwCounters, dev->mutable_hw_counters());
     std::vector<std::pair<uint32_t, std::string>> ports;
     for (const auto& p : rd.list(d.dir + "/ports", "sysfs.ports", true)) {

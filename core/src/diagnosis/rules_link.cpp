@@ -149,6 +149,25 @@ std::string physMeaning(PhysState p) {
 std::string downAction(const RuleContext& ctx, const v1::RdmaDevice& dev, const v1::RdmaPort& port,
                        PhysState p) {
   const std::string n = std::to_string(port.port());
+  if (p == PhysState::LinkUp && dev.is_virtual_function()) {
+    // The cable is fine (the physical link is up): the VF's own port is held down by the
+    // host's VF link policy or was never brought up by the SM.
+    return "Not a cable fault: the physical link is up and this VF's port is held down on the "
+           "host side. The provider checks the VF's link policy on the PF (`cat "
+           "/sys/class/infiniband/<pf>/device/sriov/<N>/policy` must be Follow or Up; `ip link "
+           "set <pf> vf <N> state auto`), the VF's node/port GUID assignment, and that the "
+           "subnet manager has virtualization enabled and sees the VF's GUID (`sminfo`, the SM "
+           "log)." +
+           whereToAct(ctx, dev);
+  }
+  if (p == PhysState::LinkUp) {
+    return "The physical link is up but the port is logically down: read the state again "
+           "(`ibstat " +
+           dev.name() + " " + n +
+           "`; a port coming up passes through Down), then check the subnet manager (`sminfo`) and "
+           "the kernel log for this device." +
+           whereToAct(ctx, dev);
+  }
   if (p == PhysState::Disabled) {
     return "Enable the port (`ibportstate <lid> " + n + " enable`, or `mlxlink -d <pci> -p " + n +
            " -a UP`) and check that the switch port is not disabled; only if it stays down, "
@@ -234,10 +253,13 @@ void portStates(RuleContext& ctx) {
       // link known down whose logical state could not be read.
       const bool phys_down = p != PhysState::Unknown && p != PhysState::LinkUp;
       if (s == PortState::Down) {
-        ctx.add(
-            {FindingCode::PortDown, Severity::Critical, "", dev.name(), port.port(),
-             where + " is DOWN: " + (phys_down ? physMeaning(p) : std::string("no physical link")),
-             ev, downAction(ctx, dev, port, p)});
+        ctx.add({FindingCode::PortDown, Severity::Critical, "", dev.name(), port.port(),
+                 where + " is DOWN: " +
+                     (phys_down ? physMeaning(p)
+                      : p == PhysState::LinkUp
+                          ? std::string("logically, although its physical link is up")
+                          : std::string("no physical link")),
+                 ev, downAction(ctx, dev, port, p)});
       }
       if (phys_down && s == PortState::Unknown) {
         ctx.add(

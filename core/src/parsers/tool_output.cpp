@@ -13,6 +13,7 @@
 #include "ibc/core/sysfs_values.h"
 #include "ibc/core/text.h"
 #include "ibc/core/tool_output.h"
+#include "ibc/core/virtual_function.h"
 #include "tool_output_internal.h"
 
 namespace ibc::core {
@@ -421,7 +422,11 @@ void EvidenceBuilder::mergeNetdev(v1::NetDevice& dst, v1::NetDevice& src) {
   fill(dst.mutable_qdisc(), src.qdisc());
 }
 
-ToolEvidence EvidenceBuilder::finish() && { return std::move(ev_); }
+ToolEvidence EvidenceBuilder::finish() && {
+  // A VF is a VF whichever tool showed it (ibstat's CA type, ibv_devinfo's part id).
+  for (auto& dev : ev_.devices) classifyVirtualFunction(dev);
+  return std::move(ev_);
+}
 
 // ---- noise and command lines -------------------------------------------------------------
 

@@ -21,6 +21,31 @@ using namespace ibc::test;  // the rule snapshots and what the rules made of the
 
 namespace v1 = ::ibcollect::v1;
 
+TEST(Rules, AVfPortDownWithItsPhysicalLinkUpIsTheHostsPolicyNotTheCable) {
+  auto s = snapshot("");
+  auto* port = s.mutable_devices(0)->mutable_ports(0);
+  port->mutable_state()->set_code(1);
+  port->mutable_state()->set_name("DOWN");
+  port->mutable_state()->set_raw("1: DOWN");
+  s.mutable_devices(0)->set_is_virtual_function(true);
+  auto findings = diagnoseNode(s, {});
+  const auto* f = find(findings, "PORT_DOWN");
+  ASSERT_NE(f, nullptr) << describe(findings);
+  EXPECT_THAT(f->summary(), HasSubstr("although its physical link is up"));
+  EXPECT_THAT(f->summary(), Not(HasSubstr("no physical link")));
+  EXPECT_THAT(f->action(), HasSubstr("Not a cable fault"));
+  EXPECT_THAT(f->action(), HasSubstr("sriov/<N>/policy"));
+  EXPECT_THAT(f->action(), Not(HasSubstr("reseat")));
+
+  // Not a VF: no cable advice either while the link is up.
+  s.mutable_devices(0)->set_is_virtual_function(false);
+  findings = diagnoseNode(s, {});
+  f = find(findings, "PORT_DOWN");
+  ASSERT_NE(f, nullptr) << describe(findings);
+  EXPECT_THAT(f->action(), Not(HasSubstr("reseat")));
+  EXPECT_THAT(f->action(), HasSubstr("sminfo"));
+}
+
 TEST(Rules, APortStateThatMeansNothingIsAWarningNotASilentOk) {
   auto s = snapshot("");
   s.mutable_devices(0)->mutable_ports(0)->mutable_state()->Clear();

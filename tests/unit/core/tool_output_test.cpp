@@ -133,6 +133,23 @@ TEST(ToolOutputRecogniser, IbstatExcerptWithoutItsCaHeaderFilesThePortUnderAnUnn
   EXPECT_EQ(p->phys_state().name(), "Polling");
 }
 
+TEST(ToolOutputRecogniser, AVfIsAVfFromIbstatsCaTypeAsFromIbvDevinfosPartId) {
+  // MT4124 is the ConnectX-6 VF's device id (0x101c), the same table sysfs uses.
+  const ToolEvidence ev = parseToolOutput(test::readFixture(
+      "real/ibtools/"
+      "ibstat_pod-prompt-vf-state-down-phys-linkup-lid65535_network-operator-issue-249.txt"));
+  ASSERT_EQ(ev.devices.size(), 1u);
+  EXPECT_TRUE(ev.devices[0].is_virtual_function());
+  EXPECT_EQ(ev.devices[0].virtual_function_evidence(),
+            "hca_type MT4124 = PCI device 0x101c, a ConnectX-6 VF");
+  // A PF's CA type (ConnectX-6, MT4123) is not a VF.
+  const ToolEvidence pf = parseToolOutput(
+      "CA 'mlx5_0'\n\tCA type: MT4123\n\tNumber of ports: 1\n\tPort 1:\n\t\tState: "
+      "Active\n\t\tPhysical state: LinkUp\n");
+  ASSERT_EQ(pf.devices.size(), 1u);
+  EXPECT_FALSE(pf.devices[0].is_virtual_function());
+}
+
 TEST(ToolOutputRecogniser, CommentsAfterIbdev2netdevLinesAreNotPartOfTheState) {
   const ToolEvidence ev = parseToolOutput(test::readFixture(
       "real/ibtools/"

@@ -285,7 +285,9 @@ INSTANTIATE_TEST_SUITE_P(
              Input::ToolOutput,
              kIb + "ibstat_pod-prompt-vf-state-down-phys-linkup-lid65535_network-operator-issue-"
                    "249.txt",
-             {{"PORT_DOWN", "critical", "mlx5_7", 1}}},
+             // MT4124 is a ConnectX-6 VF: the provider acts (DESIGN §5).
+             {{"PORT_DOWN", "critical", "mlx5_7", 1},
+              {"ESCALATE_HOST_INSPECTION", "critical", "mlx5_7", 1}}},
         Case{"ibstat_excerpt_ends_in_disabled_port",
              Input::ToolOutput,
              kIb + "ibstat_excerpt-roce-active-mlx5_10-down-disabled_mooncake-issue-1999.txt",
