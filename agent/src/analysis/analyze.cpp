@@ -4,6 +4,7 @@
 #include <set>
 
 #include "ibc/core/job_verdict.h"
+#include "ibc/core/pf/pf_tools.h"
 #include "ibc/core/proto_text.h"
 #include "ibc/core/snapshot_file.h"
 #include "ibc/core/text.h"
@@ -85,6 +86,25 @@ bool mergeToolOutputFile(
                           " MiB read bound: only its beginning was analysed");
   }
   const auto evidence = core::parseToolOutput(*text);
+  if (const auto pf =
+          evidence.kinds.empty() ? core::parsePfToolOutput(*text) : core::PfToolEvidence{};
+      !pf.empty()) {
+    const bool only_kernel_log = pf.mlxlink.empty() && pf.modules.empty() && pf.links.empty() &&
+                                 pf.aer.empty() && pf.flint.empty() && pf.mlxconfig.empty() &&
+                                 pf.pci_functions.empty();
+    out.host_side_pastes.push_back(
+        only_kernel_log
+            ? p + ": this is a kernel log, not a tool's output: give it with --dmesg-file " + p +
+                  " (this node's or a VM's log), or, when it is the physical host's, read it "
+                  "with `ibcollect host-inspect --paste " +
+                  p + "` (package ibcollect-support)"
+            : p +
+                  ": this is the output of a host-side (PF) tool (mlxlink, ethtool -m, flint, "
+                  "mlxconfig, lspci, ip link with VF lines), which the VF side does not judge: "
+                  "read it with `ibcollect host-inspect --paste " +
+                  p + "` (package ibcollect-support)");
+    return false;
+  }
   if (evidence.kinds.empty()) {
     out.input_errors.push_back(p +
                                ": no known tool output recognised (expected ibstat, ibstatus, "

@@ -150,6 +150,10 @@ int runAnalyze(CliEnvironment& env, const AnalyzeArgs& a) {
   auto unused_host = env.open_root("/");
   auto outcome = analyzeInputs(in, ruleOptions(a.report), seamsFor(env, *unused_host),
                                env.open_root, IBC_VERSION);
+  if (!outcome.host_side_pastes.empty()) {
+    for (const auto& h : outcome.host_side_pastes) env.err << "ibcollect: " << h << "\n";
+    return core::kExitUsage;
+  }
   for (const auto& e : outcome.input_errors) env.err << "ibcollect: " << e << "\n";
   for (const auto& n : outcome.notices) env.err << "ibcollect: note: " << n << "\n";
   if (outcome.nodes.empty()) {

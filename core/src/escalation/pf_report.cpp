@@ -56,6 +56,25 @@ std::string vfVerdict(const v1::HostInspection& in, const v1::VfMapping& m) {
   return verdict;
 }
 
+// Pastes judged on their own (no VF looked for): one row per PF they name.
+TextTable pfTable(const v1::HostInspection& in) {
+  std::vector<std::vector<std::string>> rows{{"PF", "PF PCI", "SOURCE", "VERDICT"}};
+  for (const auto& pf : in.pf()) {
+    Severity worst = Severity::Info;
+    for (const auto& f : in.findings()) {
+      if (f.device() == pf.pf_device() && severityOf(f) > worst) worst = severityOf(f);
+    }
+    std::string source;  // the pastes' file names (their paths are in the JSON)
+    for (const auto& s : pf.sources()) {
+      source += (source.empty() ? "" : ", ") + s.substr(s.find_last_of(":/") + 1);
+    }
+    rows.push_back({pf.pf_device(), pf.pf_pci().empty() ? "-" : pf.pf_pci(),
+                    source.empty() ? "-" : source,
+                    worst == Severity::Info ? "OK" : severityWord(severityName(worst))});
+  }
+  return {std::move(rows), 3};
+}
+
 // One row per VF looked for: where it lives and how its PF looks.
 TextTable vfTable(const v1::HostInspection& in, std::size_t max_width) {
   std::vector<std::vector<std::string>> rows{
@@ -94,7 +113,11 @@ std::string renderHostInspectionText(const v1::HostInspection& inspection,
   *report.mutable_nodes() = inspection.nodes();
   *report.mutable_findings() = inspection.findings();
   *report.mutable_notices() = inspection.notices();
-  return renderTextWithTable(report, heading, vfTable(inspection, options.width), options);
+  return renderTextWithTable(report, heading,
+                             inspection.vf_map_size() == 0 && inspection.pf_size() > 0
+                                 ? pfTable(inspection)
+                                 : vfTable(inspection, options.width),
+                             options);
 }
 
 std::string renderHostInspectionJson(const v1::HostInspection& inspection) {

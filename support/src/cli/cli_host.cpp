@@ -131,9 +131,12 @@ int attach(CliEnvironment& env, const HostArgs& a, const core::SnapshotSigner& s
 }
 
 int runHostInspect(CliEnvironment& env, const HostArgs& a) {
-  if (a.bundle.empty() == a.vfs.empty()) {
+  // Only pastes: a support engineer holding a provider's output judges it anywhere.
+  const bool pastes_only = a.bundle.empty() && a.vfs.empty() && !a.pastes.empty();
+  if (!pastes_only && a.bundle.empty() == a.vfs.empty()) {
     env.err << "ibcollect: host-inspect needs the VFs to look for: --bundle BUNDLE or --vf "
-               "GUID|MAC|PCI (one of them)\nRun 'ibcollect host-inspect --help' for usage.\n";
+               "GUID|MAC|PCI (one of them), or only --paste FILE to judge a PF tool's output "
+               "on its own\nRun 'ibcollect host-inspect --help' for usage.\n";
     return core::kExitUsage;
   }
   HostInspectOptions o;
@@ -197,8 +200,13 @@ int runHostInspect(CliEnvironment& env, const HostArgs& a) {
     }
     o.pastes.push_back({p, std::move(*text)});
   }
-  auto fs = env.open_root(a.root);
-  auto outcome = inspectHost(o, seamsFor(env, *fs));
+  HostInspectOutcome outcome;
+  if (pastes_only) {
+    outcome = inspectPastes(o, env.clock);
+  } else {
+    auto fs = env.open_root(a.root);
+    outcome = inspectHost(o, seamsFor(env, *fs));
+  }
   for (const auto& p : outcome.unrecognised_pastes) {
     env.err << "ibcollect: " << p
             << ": nothing recognised (mlxlink, mlxconfig q, flint q, ethtool -m, lspci, ip "
@@ -270,6 +278,7 @@ void addHostCommands(CLI::App& app, CliEnvironment& env, std::vector<Command>& c
                           "Examples:\n"
                           "  ibcollect host-inspect --bundle case42.ibbundle --ca ca.pem\n"
                           "  ibcollect host-inspect --vf 0x248a070300a1b2c3 --paste mlxlink.txt\n"
+                          "  ibcollect host-inspect --paste mlxlink.txt   (a paste on its own)\n"
                           "  ibcollect host-inspect --vf 0000:42:00.2 --root /tmp/host-tree\n"
                           "  ibcollect host-inspect --bundle c.ibbundle --attach-to c.ibbundle \\\n"
                           "      --ca ca.pem --cert me.pem --key me.key\n\n") +

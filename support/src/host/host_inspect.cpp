@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cctype>
 #include <map>
+#include <memory>
 #include <set>
 
 #include "ibc/core/kernel_log.h"
@@ -609,7 +610,118 @@ void runPfTools(const HostSeams& seams, const CollectLimits& limits,
   }
 }
 
+// Everything a paste holds, as the evidence of one PF.
+void addAll(const core::PfToolEvidence& ev, v1::PfEvidence& pf) {
+  for (const auto& m : ev.mlxlink) *pf.add_mlxlink() = m;
+  for (const auto& m : ev.modules) *pf.add_modules() = m;
+  for (const auto& l : ev.links) *pf.add_links() = l;
+  for (const auto& l : ev.kernel_log) *pf.add_kernel_log() = l;
+  for (const auto& a : ev.aer) *pf.add_aer() = a;
+  for (const auto& f : ev.flint) *pf.add_flint() = f;
+  for (const auto& c : ev.mlxconfig) *pf.add_mlxconfig() = c;
+  for (const auto& f : ev.pci_functions) *pf.add_pci_functions() = f;
+}
+
+// The PFs a paste names strongly (a tool's -d argument, a netdev), in order, deduplicated.
+std::vector<std::string> namedPfs(const core::PfToolEvidence& ev) {
+  std::vector<std::string> out;
+  auto add = [&](const std::string& name) {
+    if (!name.empty() && std::find(out.begin(), out.end(), name) == out.end()) out.push_back(name);
+  };
+  for (const auto& m : ev.mlxlink) add(m.device());
+  for (const auto& m : ev.mlxconfig) add(m.device());
+  for (const auto& f : ev.flint) add(f.device());
+  for (const auto& m : ev.modules) add(m.netdev());
+  for (const auto& l : ev.links) add(l.name());
+  return out;
+}
+
+// A name for the one PF of a paste that names none strongly: the first address its kernel
+// log or lspci lines show, else the file.
+std::string weakPfName(const core::PfToolEvidence& ev, const std::string& path) {
+  for (const auto& line : ev.kernel_log) {
+    const auto subject = core::kernelMessageSubjectOf(line.text());
+    if (!subject.pci_address.empty()) return subject.pci_address;
+    if (!subject.rdma_device.empty()) return subject.rdma_device;
+    if (!subject.netdev.empty()) return subject.netdev;
+  }
+  for (const auto& f : ev.pci_functions) {
+    if (!f.address().empty()) return f.address();
+  }
+  return "(as pasted in " + path + ")";
+}
+
+// The PfEvidence for `name` (made the first time): a PCI address, or a device/netdev name.
+v1::PfEvidence* pfNamed(std::vector<std::unique_ptr<v1::PfEvidence>>& pfs, const std::string& name,
+                        bool netdev) {
+  const std::string pci = normalizePci(name);
+  for (auto& pf : pfs) {
+    if (pf->pf_device() == name || (!pci.empty() && pf->pf_pci() == pci)) return pf.get();
+  }
+  auto pf = std::make_unique<v1::PfEvidence>();
+  pf->set_pf_device(name);
+  if (!pci.empty()) pf->set_pf_pci(pci);
+  if (netdev) pf->add_pf_netdevs(name);
+  pfs.push_back(std::move(pf));
+  return pfs.back().get();
+}
+
 }  // namespace
+
+HostInspectOutcome inspectPastes(const HostInspectOptions& o, const Clock& clock) {
+  HostInspectOutcome outcome;
+  auto& in = outcome.inspection;
+  in.set_ibcollect_version(o.version);
+  in.set_inspected_at_unix_ms(
+      std::chrono::duration_cast<std::chrono::milliseconds>(clock.now().time_since_epoch())
+          .count());
+  in.set_host("pasted");
+  in.add_notices(
+      "judged from the pasted output alone: no host state was read and no VF was looked for "
+      "(give --vf or --bundle on the physical host to map VFs to their PFs)");
+  std::vector<std::unique_ptr<v1::PfEvidence>> pfs;
+  std::map<const v1::PfEvidence*, std::vector<v1::VfMapping>> vfs_of;
+  std::vector<std::string> notices;
+  for (const auto& p : o.pastes) {
+    const auto ev = core::parsePfToolOutput(p.text);
+    if (ev.empty()) {
+      outcome.unrecognised_pastes.push_back(p.path);
+      in.add_notices(p.path + ": nothing recognised: not judged");
+      continue;
+    }
+    std::set<std::string> netdevs;
+    for (const auto& m : ev.modules) netdevs.insert(m.netdev());
+    for (const auto& l : ev.links) netdevs.insert(l.name());
+    std::vector<v1::PfEvidence*> mine;
+    auto names = namedPfs(ev);
+    if (names.empty()) names.push_back(weakPfName(ev, p.path));
+    for (const auto& n : names) mine.push_back(pfNamed(pfs, n, netdevs.count(n) != 0));
+    for (auto* pf : mine) pf->add_sources("paste:" + p.path);
+    if (mine.size() == 1) {
+      addAll(ev, *mine.front());  // one adapter's output: all of it is that PF's
+    } else {
+      addEvidence(ev, mine, {}, "paste:" + p.path, notices);
+    }
+    for (const auto& l : ev.links) {
+      for (auto* pf : mine) {
+        if (!netdevOfPf(l.name(), *pf) && mine.size() > 1) continue;
+        for (const auto& vf : l.vfs()) {
+          v1::VfMapping m;
+          m.set_vf_index(static_cast<int32_t>(vf.index()));
+          vfs_of[pf].push_back(m);
+        }
+      }
+    }
+  }
+  for (auto& n : notices) in.add_notices(std::move(n));
+  for (const auto& pf : pfs) {
+    for (auto& f : core::judgePf(*pf, vfs_of[pf.get()], in.host(), "pasted"))
+      *in.add_findings() = std::move(f);
+  }
+  for (auto& pf : pfs) *in.add_pf() = std::move(*pf);
+  core::finishHostInspection(in);
+  return outcome;
+}
 
 HostInspectOutcome inspectHost(const HostInspectOptions& o, const HostSeams& seams) {
   HostInspectOutcome outcome;

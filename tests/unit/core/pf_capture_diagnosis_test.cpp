@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "capture_labels.h"
 #include "fixtures.h"
 #include "ibc/core/pf/pf_tools.h"
 #include "ibc/core/pf_judge.h"
@@ -24,53 +25,9 @@
 namespace ibc::core {
 namespace {
 
-struct Label {
-  std::set<std::string> expected;
-  std::set<std::string> forbidden;
-  std::string known_miss;
-  bool has_expected = false;
-};
-
-std::set<std::string> codeList(const std::string& text) {
-  std::set<std::string> out;
-  std::string word;
-  for (char c : text + ",") {
-    if (std::isalnum(static_cast<unsigned char>(c)) || c == '_') {
-      word.push_back(c);
-    } else if (!word.empty()) {
-      out.insert(word);
-      word.clear();
-    }
-  }
-  return out;
-}
-
-// "## <file>" starts an entry; its "* Expected codes:" / "* Forbidden codes:" / "* Known
-// miss:" lines label it.
-std::map<std::string, Label> labels(const std::string& provenance) {
-  std::map<std::string, Label> out;
-  std::istringstream in(provenance);
-  std::string line;
-  Label* cur = nullptr;
-  auto after = [&](const std::string& prefix) -> std::string {
-    return line.rfind(prefix, 0) == 0 ? line.substr(prefix.size()) : std::string();
-  };
-  while (std::getline(in, line)) {
-    if (line.rfind("## ", 0) == 0) {
-      const std::string name = line.substr(3);
-      cur = name.size() > 4 && name.substr(name.size() - 4) == ".txt" ? &out[name] : nullptr;
-      continue;
-    }
-    if (!cur) continue;
-    if (const auto e = after("* Expected codes:"); !e.empty()) {
-      cur->expected = codeList(e);
-      cur->has_expected = true;
-    }
-    if (const auto f = after("* Forbidden codes:"); !f.empty()) cur->forbidden = codeList(f);
-    if (const auto k = after("* Known miss:"); !k.empty()) cur->known_miss = k;
-  }
-  return out;
-}
+using ibc::test::captureLabels;
+using ibc::test::joinedCodes;
+using Label = ibc::test::CaptureLabel;
 
 std::set<std::string> judged(const std::string& text) {
   const PfToolEvidence ev = parsePfToolOutput(text);
@@ -88,14 +45,8 @@ std::set<std::string> judged(const std::string& text) {
   return out;
 }
 
-std::string joined(const std::set<std::string>& s) {
-  std::string out;
-  for (const auto& c : s) out += (out.empty() ? "" : ", ") + c;
-  return out.empty() ? "(none)" : out;
-}
-
 TEST(PfCaptureDiagnosis, EveryRealCaptureGivesItsLabelledCodesAndNoForbiddenOne) {
-  const auto label = labels(ibc::test::readFixture("real/pf/PROVENANCE.md"));
+  const auto label = captureLabels(ibc::test::readFixture("real/pf/PROVENANCE.md"));
   const auto files = ibc::test::fixtureFiles("real/pf", ".txt");
   ASSERT_FALSE(files.empty());
   int right = 0;
@@ -117,11 +68,12 @@ TEST(PfCaptureDiagnosis, EveryRealCaptureGivesItsLabelledCodesAndNoForbiddenOne)
       ++right;
     } else if (!l.known_miss.empty()) {
       ++known;
-      std::cout << "[ known miss ] " << name << ": got " << joined(got) << ", labelled "
-                << joined(l.expected) << " (" << l.known_miss << ")\n";
+      std::cout << "[ known miss ] " << name << ": got " << joinedCodes(got) << ", labelled "
+                << joinedCodes(l.expected) << " (" << l.known_miss << ")\n";
     } else {
-      ADD_FAILURE() << name << ": got " << joined(got) << ", labelled " << joined(l.expected)
-                    << (bad.empty() ? "" : "; forbidden " + joined(bad));
+      ADD_FAILURE() << name << ": got " << joinedCodes(got) << ", labelled "
+                    << joinedCodes(l.expected)
+                    << (bad.empty() ? "" : "; forbidden " + joinedCodes(bad));
     }
     if (ok && !l.known_miss.empty()) {
       ADD_FAILURE() << name << " now gives its label: drop its \"Known miss\" line";
@@ -133,7 +85,7 @@ TEST(PfCaptureDiagnosis, EveryRealCaptureGivesItsLabelledCodesAndNoForbiddenOne)
 }
 
 TEST(PfCaptureDiagnosis, LabelsAreReadFromProvenanceEntries) {
-  const auto l = labels(
+  const auto l = captureLabels(
       "## a.txt\n* Expected codes: PF_MODULE, PF_PCIE_ERRORS\n* Forbidden codes: PF_FW\n"
       "## b.txt\n* Expected codes: PF_CLEAN\n* Known miss: no parser\n## Coverage\n"
       "* Expected codes: PF_FW\n");

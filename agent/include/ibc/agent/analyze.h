@@ -32,6 +32,10 @@ struct AnalyzeOutcome {
   // Inputs read only in part (larger than the read bound), each a sentence naming the file
   // and what was read.
   std::vector<std::string> notices;
+  // --tool-output files that hold host-side (PF) tool output (mlxlink, ethtool -m, flint,
+  // mlxconfig, lspci, a host kernel log) and nothing of the VF side: a sentence each naming
+  // the file and the command that judges it (`host-inspect --paste`). A usage mistake.
+  std::vector<std::string> host_side_pastes;
 };
 
 // `open_root` gives the filesystem for --root; `files` reads user-given paths.

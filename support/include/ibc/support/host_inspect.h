@@ -95,4 +95,12 @@ struct HostInspectOutcome {
 // mlxconfig, flint, ethtool -m, ip -d link and dmesg when installed), judgement.
 HostInspectOutcome inspectHost(const HostInspectOptions& options, const HostSeams& seams);
 
+// A provider's pastes on their own (options.vfs empty): judges the PF(s) the pastes name,
+// reading no host state (no root needed, options.root unused). Each paste names its PFs by
+// the -d of mlxlink/mlxconfig/flint, the netdev of `ethtool -m` or `ip link`; a paste that
+// names none (or only through its kernel log or lspci lines) is one PF, named by the
+// first address it shows, else by the file. The VFs an `ip link` paste lists are that PF's
+// VFs. Same judgement (judgePf) as inspectHost; no PF_NOT_FOUND, since no VF is looked for.
+HostInspectOutcome inspectPastes(const HostInspectOptions& options, const Clock& clock);
+
 }  // namespace ibc::agent

@@ -158,6 +158,25 @@ TEST(AnalyzeCommand, MinusOSavesOneNodeAndTwoNodesAreAUsageError) {
   EXPECT_FALSE(h.files.exists(dir + "/both.ibsnap"));
 }
 
+TEST(AnalyzeCommand, AHostSideToolsOutputNamesHostInspectAsItsCommandWithExitThree) {
+  CliHarness h;
+  const std::string flint = fixturePath(
+      "real/pf/flint-q_cx4lx-ibm-oem-fw14.26.0226-psid-IBM0000000034_netdev-lore-20200421.txt");
+  const auto r = h.run(&runCli, {"analyze", "--tool-output", flint});
+  EXPECT_EQ(r.code, core::kExitUsage) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("host-side (PF) tool"));
+  EXPECT_THAT(r.err, HasSubstr("`ibcollect host-inspect --paste " + flint + "`"));
+  EXPECT_THAT(r.err, Not(HasSubstr("no known tool output recognised")));
+  EXPECT_EQ(r.out, "");
+  // A host's kernel log alone: --dmesg-file is for kernel logs, host-inspect for the host's.
+  const std::string dmesg = fixturePath(
+      "real/pf/dmesg-pf_mlx5-health-synd-0x7-irisc-not-responding-mail-wrapped_netdev-lore-"
+      "20200421.txt");
+  const auto k = h.run(&runCli, {"analyze", "--tool-output", dmesg});
+  EXPECT_EQ(k.code, core::kExitUsage) << k.err;
+  EXPECT_THAT(k.err, HasSubstr("give it with --dmesg-file " + dmesg));
+}
+
 TEST(AnalyzeCommand, OnlyUnreadableInputsIsNothingToAnalyzeAndExitFour) {
   CliHarness h;
   const std::string dir = ibc::test::makeTempDir("analyze-bad");

@@ -17,6 +17,7 @@
 #include "signed_job.h"
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 namespace ibc::agent {
 namespace {
@@ -43,11 +44,26 @@ TEST(HostInspectCommand, NeedsExactlyOneOfBundleAndVf) {
   const auto none = h.run(&runSupportCli, {"host-inspect"});
   EXPECT_EQ(none.code, core::kExitUsage);
   EXPECT_THAT(none.err, HasSubstr("host-inspect needs the VFs to look for: --bundle BUNDLE or "
-                                  "--vf GUID|MAC|PCI (one of them)"));
+                                  "--vf GUID|MAC|PCI (one of them), or only --paste FILE"));
   const auto bad = h.run(&runSupportCli, {"host-inspect", "--vf", "not-an-id"});
   EXPECT_EQ(bad.code, core::kExitUsage);
   EXPECT_THAT(bad.err, HasSubstr("not-an-id"));
   EXPECT_EQ(bad.out, "");
+}
+
+TEST(HostInspectCommand, APasteOnItsOwnIsJudgedWithoutLookingForAVf) {
+  CliHarness h;
+  const auto r = h.run(&runSupportCli, {"host-inspect", "--paste", pfCapture("ethtool-m_cx3pro"),
+                                        "--format", "json"});
+  EXPECT_EQ(r.code, 2) << r.err;  // the module's alarms are critical
+  const auto doc = json(r.out);
+  EXPECT_EQ(doc.fields().at("vf_map").list_value().values_size(), 0) << r.out.substr(0, 400);
+  EXPECT_THAT(r.out, HasSubstr("\"PF_MODULE\""));
+  EXPECT_THAT(r.out, Not(HasSubstr("PF_NOT_FOUND")));
+  EXPECT_THAT(r.out, HasSubstr("no host state was read"));
+  const auto t = h.run(&runSupportCli, {"host-inspect", "--paste", pfCapture("ethtool-m_cx3pro")});
+  EXPECT_THAT(t.out, HasSubstr("PF    PF PCI  SOURCE"));
+  EXPECT_THAT(t.out, HasSubstr("eth2"));
 }
 
 TEST(HostInspectCommand, ACleanPfExitsZeroAndTheJsonMapsTheVfByPci) {

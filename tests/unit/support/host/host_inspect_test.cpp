@@ -6,9 +6,13 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <iostream>
+#include <set>
 #include <string>
 #include <vector>
 
+#include "capture_labels.h"
+#include "fixtures.h"
 #include "host_trees.h"
 #include "ibc/core/pf/pf_tools.h"
 #include "ibc/support/host_inspect.h"
@@ -170,6 +174,66 @@ TEST(InspectHost, APasteInWhichNothingIsRecognisedIsNamed) {
   ASSERT_TRUE(disk.writeFileAtomic(junk, "hello\nnothing to see\n").ok());
   const auto r = inspect("pf-clean", "0000:42:00.3", {junk});
   EXPECT_EQ(r.unrecognised_pastes, std::vector<std::string>{junk});
+}
+
+// A provider's paste on its own (inspectPastes): every real PF capture gives the codes its
+// PROVENANCE.md labels, as the PF judge gives them on the capture (pf_capture_diagnosis_test),
+// reading nothing of this machine.
+TEST(InspectPastes, EveryRealPfCaptureOnItsOwnGivesItsLabelledCodes) {
+  const auto labels = ibc::test::captureLabels(ibc::test::readFixture("real/pf/PROVENANCE.md"));
+  const auto files = ibc::test::fixtureFiles("real/pf", ".txt");
+  ASSERT_FALSE(files.empty());
+  ibc::test::FixedClock clock;
+  int right = 0;
+  for (const auto& path : files) {
+    const std::string name = path.substr(path.rfind('/') + 1);
+    const auto it = labels.find(name);
+    ASSERT_NE(it, labels.end()) << name;
+    HostInspectOptions o;
+    o.pastes.push_back({name, ibc::test::readFixture("real/pf/" + name)});
+    const auto outcome = inspectPastes(o, clock);
+    std::set<std::string> got;
+    for (const auto& f : outcome.inspection.findings()) got.insert(f.code());
+    EXPECT_EQ(got.count("PF_NOT_FOUND"), 0u) << name;
+    EXPECT_TRUE(outcome.unrecognised_pastes.empty()) << name;
+    EXPECT_EQ(outcome.inspection.vf_map_size(), 0) << name;
+    if (got == it->second.expected || !it->second.known_miss.empty()) {
+      ++right;
+    } else {
+      ADD_FAILURE() << name << ": got " << ibc::test::joinedCodes(got) << ", labelled "
+                    << ibc::test::joinedCodes(it->second.expected);
+    }
+  }
+  std::cout << "[ pf pastes on their own ] " << right << " of " << files.size() << " right\n";
+}
+
+TEST(InspectPastes, APasteNamingSeveralPfsJudgesEachAndAnUnnamedOneIsNamedByItsFile) {
+  ibc::test::FixedClock clock;
+  HostInspectOptions o;
+  o.pastes.push_back({"two.txt",
+                      "$ ethtool -m ens1f0\n"
+                      "\tIdentifier                                : 0x03 (SFP)\n"
+                      "\tLaser rx power low alarm                  : On\n"
+                      "$ ethtool -m ens1f1\n"
+                      "\tIdentifier                                : 0x03 (SFP)\n"
+                      "\tLaser rx power low alarm                  : Off\n"});
+  const auto outcome = inspectPastes(o, clock);
+  ASSERT_EQ(outcome.inspection.pf_size(), 2) << outcome.inspection.DebugString();
+  EXPECT_EQ(outcome.inspection.pf(0).pf_device(), "ens1f0");
+  EXPECT_EQ(outcome.inspection.pf(1).pf_device(), "ens1f1");
+  std::vector<std::string> module_faults;
+  for (const auto& f : outcome.inspection.findings()) {
+    if (f.code() == "PF_MODULE") module_faults.push_back(f.device());
+  }
+  EXPECT_EQ(module_faults, std::vector<std::string>{"ens1f0"});
+
+  HostInspectOptions unnamed;
+  unnamed.pastes.push_back({"/tmp/flint.txt",
+                            "Image type:            FS3\nFW Version:            "
+                            "14.26.0226\nPSID:                  MT_0000000011\n"});
+  const auto u = inspectPastes(unnamed, clock);
+  ASSERT_EQ(u.inspection.pf_size(), 1);
+  EXPECT_EQ(u.inspection.pf(0).pf_device(), "(as pasted in /tmp/flint.txt)");
 }
 
 }  // namespace
