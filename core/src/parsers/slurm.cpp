@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <set>
 
 #include "ibc/core/text.h"
@@ -10,21 +11,35 @@ namespace ibc::core {
 
 namespace {
 
+// One "Key=Value" token of scontrol output.
+struct ScontrolPair {
+  std::string_view key;
+  std::string value;  // "(null)" read as empty
+};
+
+// `token` as a pair once the markdown emphasis a poster added around a line
+// ("**JobState=FAILED") is taken off; nullopt when it is no Key=Value token.
+std::optional<ScontrolPair> scontrolPair(std::string_view token) {
+  while (startsWith(token, "*")) token.remove_prefix(1);
+  while (endsWith(token, "*") && token.find('=') != std::string_view::npos &&
+         token.find('=') + 1 < token.size()) {
+    token.remove_suffix(1);
+  }
+  const auto eq = token.find('=');
+  if (eq == std::string_view::npos || eq == 0) return std::nullopt;
+  ScontrolPair pair{token.substr(0, eq), std::string(token.substr(eq + 1))};
+  if (pair.value == "(null)") pair.value.clear();
+  return pair;
+}
+
 // "Key=Value" tokens of one line; values end at the next space (scontrol never puts
 // spaces inside values of the keys we read).
 void scanPairs(std::string_view line, SlurmJob& job, bool& saw_state, bool& saw_nodes) {
-  for (auto token : splitWhitespace(line)) {
-    // Markdown emphasis a poster added around a line ("**JobState=FAILED").
-    while (startsWith(token, "*")) token.remove_prefix(1);
-    while (endsWith(token, "*") && token.find('=') != std::string_view::npos &&
-           token.find('=') + 1 < token.size()) {
-      token.remove_suffix(1);
-    }
-    const auto eq = token.find('=');
-    if (eq == std::string_view::npos || eq == 0) continue;
-    const std::string_view key = token.substr(0, eq);
-    std::string value(token.substr(eq + 1));
-    if (value == "(null)") value.clear();
+  for (const auto token : splitWhitespace(line)) {
+    auto pair = scontrolPair(token);
+    if (!pair) continue;
+    const std::string_view key = pair->key;
+    std::string& value = pair->value;
     if (key == "JobId")
       job.job_id = value;
     else if (key == "JobName")
@@ -81,17 +96,11 @@ Result<SlurmJob> parseScontrolShowJob(std::string_view text) {
 std::vector<SlurmNode> parseScontrolShowNodes(std::string_view text) {
   std::vector<SlurmNode> nodes;
   forEachLine(text, [&](std::string_view line, uint32_t) {
-    for (auto token : splitWhitespace(line)) {
-      while (startsWith(token, "*")) token.remove_prefix(1);
-      while (endsWith(token, "*") && token.find('=') != std::string_view::npos &&
-             token.find('=') + 1 < token.size()) {
-        token.remove_suffix(1);
-      }
-      const auto eq = token.find('=');
-      if (eq == std::string_view::npos || eq == 0) continue;
-      const std::string_view key = token.substr(0, eq);
-      std::string value(token.substr(eq + 1));
-      if (value == "(null)") value.clear();
+    for (const auto token : splitWhitespace(line)) {
+      auto pair = scontrolPair(token);
+      if (!pair) continue;
+      const std::string_view key = pair->key;
+      std::string& value = pair->value;
       if (key == "NodeName") {
         nodes.push_back(SlurmNode{std::move(value), "", ""});
       } else if (nodes.empty()) {

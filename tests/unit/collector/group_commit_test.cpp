@@ -73,32 +73,54 @@ std::unique_ptr<Store> openStore(const std::string& dir) {
   return s.ok() ? std::move(*s) : nullptr;
 }
 
-TEST(GroupCommitWriter, RecordsQueuedDuringAWriteGoInTheNextBatchAndEachIsAckedAfterItsWrite) {
-  test::TempDir dir;
-  auto store = openStore(dir.path());
-  ASSERT_NE(store, nullptr);
-  Acks acks;
-  GroupCommitWriter writer(*store, 100, 100, 64u << 20);
-  WriterHold hold;
-  ASSERT_EQ(writer.submit(record(0), hold.holdHere()), GroupCommitWriter::Submitted::Queued);
-  hold.waitUntilHeld();
-  const uint64_t syncs_before = store->walSyncs();
-  for (int n = 1; n <= 10; ++n) {
-    ASSERT_EQ(writer.submit(record(n), acks.forRecord(*store, hexId(n))),
-              GroupCommitWriter::Submitted::Queued);
+// A writer on a fresh store, its thread held inside record 0's callback so that what a test
+// submits next queues behind it (hold.open() lets it go on).
+struct HeldWriter {
+  // False (and the test failed) when the store did not open or record 0 was not queued.
+  bool start(std::size_t max_queued, std::size_t max_records, std::size_t max_bytes) {
+    store = openStore(dir.path());
+    if (store == nullptr) return false;
+    writer = std::make_unique<GroupCommitWriter>(*store, max_queued, max_records, max_bytes);
+    const auto first = writer->submit(record(0), hold.holdHere());
+    EXPECT_EQ(first, GroupCommitWriter::Submitted::Queued);
+    if (first != GroupCommitWriter::Submitted::Queued) return false;
+    hold.waitUntilHeld();
+    return true;
   }
-  EXPECT_EQ(writer.queued(), 10u);
-  EXPECT_EQ(writer.batches(), 1u);
-  hold.open();
-  writer.stop();
-  EXPECT_EQ(writer.batches(), 2u);  // the first record alone, then the ten together
-  EXPECT_EQ(writer.queued(), 0u);
-  EXPECT_GE(store->walSyncs(), syncs_before + 1);
-  ASSERT_EQ(acks.ids.size(), 10u);
+  // Submits `r` with a callback that records into `acks` under `id`.
+  GroupCommitWriter::Submitted submit(SnapshotRecord r, const std::string& id) {
+    return writer->submit(std::move(r), acks.forRecord(*store, id));
+  }
+  GroupCommitWriter::Submitted submit(int n, std::size_t envelope_bytes = 1000) {
+    return submit(record(n, envelope_bytes), hexId(n));
+  }
+
+  test::TempDir dir;
+  std::unique_ptr<Store> store;
+  Acks acks;
+  std::unique_ptr<GroupCommitWriter> writer;
+  WriterHold hold;  // after the writer: opened before the writer is destroyed
+};
+
+TEST(GroupCommitWriter, RecordsQueuedDuringAWriteGoInTheNextBatchAndEachIsAckedAfterItsWrite) {
+  HeldWriter held;
+  ASSERT_TRUE(held.start(100, 100, 64u << 20));
+  const uint64_t syncs_before = held.store->walSyncs();
   for (int n = 1; n <= 10; ++n) {
-    EXPECT_EQ(acks.ids[n - 1], hexId(n)) << "callbacks run in submission order";
-    EXPECT_TRUE(acks.stored_when_acked[n - 1]) << n;
-    EXPECT_EQ(acks.errors[n - 1], "");
+    ASSERT_EQ(held.submit(n), GroupCommitWriter::Submitted::Queued);
+  }
+  EXPECT_EQ(held.writer->queued(), 10u);
+  EXPECT_EQ(held.writer->batches(), 1u);
+  held.hold.open();
+  held.writer->stop();
+  EXPECT_EQ(held.writer->batches(), 2u);  // the first record alone, then the ten together
+  EXPECT_EQ(held.writer->queued(), 0u);
+  EXPECT_GE(held.store->walSyncs(), syncs_before + 1);
+  ASSERT_EQ(held.acks.ids.size(), 10u);
+  for (int n = 1; n <= 10; ++n) {
+    EXPECT_EQ(held.acks.ids[n - 1], hexId(n)) << "callbacks run in submission order";
+    EXPECT_TRUE(held.acks.stored_when_acked[n - 1]) << n;
+    EXPECT_EQ(held.acks.errors[n - 1], "");
   }
 }
 
@@ -113,72 +135,48 @@ TEST(GroupCommitWriter, ABatchTakesAtMostItsRecordLimitAndItsByteLimit) {
   for (const Case& c : {Case{3, 64u << 20, 1000, 7, 3},  // 3 + 3 + 1
                         Case{100, 2500, 1000, 6, 3},     // 2 of 1000 bytes fit in 2500
                         Case{100, 500, 1000, 2, 2}}) {   // one too large still goes alone
-    test::TempDir dir;
-    auto store = openStore(dir.path());
-    ASSERT_NE(store, nullptr);
-    Acks acks;
-    GroupCommitWriter writer(*store, 100, c.max_records, c.max_bytes);
-    WriterHold hold;
-    ASSERT_EQ(writer.submit(record(0), hold.holdHere()), GroupCommitWriter::Submitted::Queued);
-    hold.waitUntilHeld();
-    for (int n = 1; n <= c.queued; ++n) {
-      writer.submit(record(n, c.envelope_bytes), acks.forRecord(*store, hexId(n)));
-    }
-    hold.open();
-    writer.stop();
-    EXPECT_EQ(writer.batches(), 1 + c.batches_after_the_first)
+    HeldWriter held;
+    ASSERT_TRUE(held.start(100, c.max_records, c.max_bytes));
+    for (int n = 1; n <= c.queued; ++n) held.submit(n, c.envelope_bytes);
+    held.hold.open();
+    held.writer->stop();
+    EXPECT_EQ(held.writer->batches(), 1 + c.batches_after_the_first)
         << c.max_records << " records, " << c.max_bytes << " bytes";
-    EXPECT_EQ(acks.ids.size(), static_cast<std::size_t>(c.queued));
+    EXPECT_EQ(held.acks.ids.size(), static_cast<std::size_t>(c.queued));
   }
 }
 
 TEST(GroupCommitWriter, AFullQueueRefusesAndAStopWritesWhatWasQueuedThenRefuses) {
-  test::TempDir dir;
-  auto store = openStore(dir.path());
-  ASSERT_NE(store, nullptr);
-  Acks acks;
-  GroupCommitWriter writer(*store, 2, 100, 64u << 20);
-  WriterHold hold;
-  ASSERT_EQ(writer.submit(record(0), hold.holdHere()), GroupCommitWriter::Submitted::Queued);
-  hold.waitUntilHeld();
-  EXPECT_EQ(writer.submit(record(1), acks.forRecord(*store, hexId(1))),
-            GroupCommitWriter::Submitted::Queued);
-  EXPECT_EQ(writer.submit(record(2), acks.forRecord(*store, hexId(2))),
-            GroupCommitWriter::Submitted::Queued);
-  EXPECT_EQ(writer.submit(record(3), acks.forRecord(*store, hexId(3))),
-            GroupCommitWriter::Submitted::Full);
-  hold.open();
-  writer.stop();
-  EXPECT_EQ(acks.ids, (std::vector<std::string>{hexId(1), hexId(2)}));
-  EXPECT_EQ(writer.submit(record(4), acks.forRecord(*store, hexId(4))),
-            GroupCommitWriter::Submitted::Stopped);
-  writer.stop();  // idempotent
-  EXPECT_EQ(acks.ids.size(), 2u);
-  auto refused = store->get(hexId(3));
+  HeldWriter held;
+  ASSERT_TRUE(held.start(2, 100, 64u << 20));
+  EXPECT_EQ(held.submit(1), GroupCommitWriter::Submitted::Queued);
+  EXPECT_EQ(held.submit(2), GroupCommitWriter::Submitted::Queued);
+  EXPECT_EQ(held.submit(3), GroupCommitWriter::Submitted::Full);
+  held.hold.open();
+  held.writer->stop();
+  EXPECT_EQ(held.acks.ids, (std::vector<std::string>{hexId(1), hexId(2)}));
+  EXPECT_EQ(held.submit(4), GroupCommitWriter::Submitted::Stopped);
+  held.writer->stop();  // idempotent
+  EXPECT_EQ(held.acks.ids.size(), 2u);
+  auto refused = held.store->get(hexId(3));
   ASSERT_TRUE(refused.ok());
   EXPECT_FALSE(refused->has_value());
 }
 
 TEST(GroupCommitWriter, AWriteThatFailsGivesEveryRecordOfItsBatchTheErrorAndStoresNone) {
-  test::TempDir dir;
-  auto store = openStore(dir.path());
-  ASSERT_NE(store, nullptr);
-  Acks acks;
-  GroupCommitWriter writer(*store, 100, 100, 64u << 20);
-  WriterHold hold;
-  ASSERT_EQ(writer.submit(record(0), hold.holdHere()), GroupCommitWriter::Submitted::Queued);
-  hold.waitUntilHeld();
+  HeldWriter held;
+  ASSERT_TRUE(held.start(100, 100, 64u << 20));
   SnapshotRecord bad = record(2);
   bad.info.set_snapshot_id("not-a-hex-id");
-  writer.submit(record(1), acks.forRecord(*store, hexId(1)));
-  writer.submit(std::move(bad), acks.forRecord(*store, hexId(2)));
-  hold.open();
-  writer.stop();
-  ASSERT_EQ(acks.errors.size(), 2u);
-  EXPECT_NE(acks.errors[0], "");
-  EXPECT_EQ(acks.errors[0], acks.errors[1]);
-  EXPECT_FALSE(acks.stored_when_acked[0]) << "nothing of a failed batch is written";
-  auto first = store->get(hexId(0));
+  held.submit(1);
+  held.submit(std::move(bad), hexId(2));
+  held.hold.open();
+  held.writer->stop();
+  ASSERT_EQ(held.acks.errors.size(), 2u);
+  EXPECT_NE(held.acks.errors[0], "");
+  EXPECT_EQ(held.acks.errors[0], held.acks.errors[1]);
+  EXPECT_FALSE(held.acks.stored_when_acked[0]) << "nothing of a failed batch is written";
+  auto first = held.store->get(hexId(0));
   ASSERT_TRUE(first.ok());
   EXPECT_TRUE(first->has_value()) << "the batch before it was written";
 }

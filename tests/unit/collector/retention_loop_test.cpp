@@ -46,41 +46,45 @@ std::unique_ptr<Store> storeWithOneSnapshotPerDay(const std::string& dir, int da
   return std::move(*store);
 }
 
+// storeWithOneSnapshotPerDay() in its own temp dir, and the log a loop over it writes.
+struct DailyStore {
+  explicit DailyStore(int days) : store(storeWithOneSnapshotPerDay(dir.path(), days)) {}
+  test::TempDir dir;
+  std::unique_ptr<Store> store;
+  test::CapturedLog log;
+};
+
 bool present(const Store& store, int n) {
   auto got = store.get(hexId(n));
   return got.ok() && got->has_value();
 }
 
 TEST(RetentionLoop, RunsAPassAtOnceAndStopsWithoutWaitingOutTheInterval) {
-  test::TempDir dir;
-  auto store = storeWithOneSnapshotPerDay(dir.path(), 4);
-  ASSERT_NE(store, nullptr);
-  test::CapturedLog log;
+  DailyStore daily(4);
+  ASSERT_NE(daily.store, nullptr);
   RetentionPolicy policy;
   policy.max_age = hours(24);
   // As of day 2 and a half, days 0 and 1 are older than a day.
   const auto now = kStart + milliseconds(2 * kDayMs + kDayMs / 2);
   const auto stop_started = [&] {
-    RetentionLoop loop(*store, policy, hours(1), log, [now] { return now; });
-    EXPECT_TRUE(log.waitFor("event=retention_done", 1));
+    RetentionLoop loop(*daily.store, policy, hours(1), daily.log, [now] { return now; });
+    EXPECT_TRUE(daily.log.waitFor("event=retention_done", 1));
     return std::chrono::steady_clock::now();
   }();
   // The loop waited an hour for its next run; its destructor ended that wait.
   EXPECT_LT(std::chrono::steady_clock::now() - stop_started, std::chrono::seconds(30));
-  ASSERT_EQ(log.count("event=retention_done"), 1u);
-  EXPECT_THAT(log.lines()[0], HasSubstr("level=info event=retention_done deleted=2 "));
-  EXPECT_THAT(log.lines()[0], HasSubstr(" kept_for_open_cases=0 "));
-  EXPECT_FALSE(present(*store, 0));
-  EXPECT_FALSE(present(*store, 1));
-  EXPECT_TRUE(present(*store, 2));
-  EXPECT_TRUE(present(*store, 3));
+  ASSERT_EQ(daily.log.count("event=retention_done"), 1u);
+  EXPECT_THAT(daily.log.lines()[0], HasSubstr("level=info event=retention_done deleted=2 "));
+  EXPECT_THAT(daily.log.lines()[0], HasSubstr(" kept_for_open_cases=0 "));
+  EXPECT_FALSE(present(*daily.store, 0));
+  EXPECT_FALSE(present(*daily.store, 1));
+  EXPECT_TRUE(present(*daily.store, 2));
+  EXPECT_TRUE(present(*daily.store, 3));
 }
 
 TEST(RetentionLoop, RunsAgainEveryIntervalAsOfTheClockAndAddsUpWhatItDeleted) {
-  test::TempDir dir;
-  auto store = storeWithOneSnapshotPerDay(dir.path(), 3);
-  ASSERT_NE(store, nullptr);
-  test::CapturedLog log;
+  DailyStore daily(3);
+  ASSERT_NE(daily.store, nullptr);
   RetentionPolicy policy;
   policy.max_age = hours(24);
   // The first run is at day 1.5 and deletes day 0; every later one is at day 2.5: the second
@@ -91,44 +95,43 @@ TEST(RetentionLoop, RunsAgainEveryIntervalAsOfTheClockAndAddsUpWhatItDeleted) {
     return kStart + milliseconds((std::min(run, 1) + 1) * kDayMs + kDayMs / 2);
   };
   {
-    RetentionLoop loop(*store, policy, milliseconds(1), log, clock);
+    RetentionLoop loop(*daily.store, policy, milliseconds(1), daily.log, clock);
     // The third line is written after the second run was counted.
-    ASSERT_TRUE(log.waitFor("event=retention_done", 3));
+    ASSERT_TRUE(daily.log.waitFor("event=retention_done", 3));
     EXPECT_GE(loop.runs(), 2u);
     EXPECT_EQ(loop.deleted(), 2u);
   }
-  const auto lines = log.lines();
+  const auto lines = daily.log.lines();
   ASSERT_GE(lines.size(), 3u);
   EXPECT_THAT(lines[0], HasSubstr("deleted=1 "));
   EXPECT_THAT(lines[0], HasSubstr("oldest_received_ms=" + std::to_string(kStartMs)));
   EXPECT_THAT(lines[1], HasSubstr("deleted=1 "));
   EXPECT_THAT(lines[1], HasSubstr("oldest_received_ms=" + std::to_string(kStartMs + kDayMs)));
   EXPECT_THAT(lines[2], HasSubstr("deleted=0 "));
-  EXPECT_FALSE(present(*store, 1));
-  EXPECT_TRUE(present(*store, 2));
+  EXPECT_FALSE(present(*daily.store, 1));
+  EXPECT_TRUE(present(*daily.store, 2));
 }
 
 TEST(RetentionLoop, AFailedPassIsLoggedAsRetentionFailedAndDeletesNothing) {
-  test::TempDir dir;
-  auto store = storeWithOneSnapshotPerDay(dir.path(), 2);
-  ASSERT_NE(store, nullptr);
-  test::CapturedLog log;
+  DailyStore daily(2);
+  ASSERT_NE(daily.store, nullptr);
   RetentionPolicy policy;
   policy.max_age = hours(1);
   policy.protected_ids = [](const Store&) -> Result<std::unordered_set<std::string>> {
     return Error{ErrorCode::Io, "cases unreadable"};
   };
   {
-    RetentionLoop loop(*store, policy, hours(1), log, [] { return kStart + hours(24 * 30); });
-    ASSERT_TRUE(log.waitFor("event=retention_failed", 1));
+    RetentionLoop loop(*daily.store, policy, hours(1), daily.log,
+                       [] { return kStart + hours(24 * 30); });
+    ASSERT_TRUE(daily.log.waitFor("event=retention_failed", 1));
     EXPECT_EQ(loop.deleted(), 0u);
   }
-  ASSERT_EQ(log.lines().size(), 1u);
-  EXPECT_THAT(log.lines()[0], HasSubstr("level=error event=retention_failed detail="));
-  EXPECT_THAT(log.lines()[0], HasSubstr("cases unreadable"));
-  EXPECT_EQ(log.count("event=retention_done"), 0u);
-  EXPECT_TRUE(present(*store, 0));
-  EXPECT_TRUE(present(*store, 1));
+  ASSERT_EQ(daily.log.lines().size(), 1u);
+  EXPECT_THAT(daily.log.lines()[0], HasSubstr("level=error event=retention_failed detail="));
+  EXPECT_THAT(daily.log.lines()[0], HasSubstr("cases unreadable"));
+  EXPECT_EQ(daily.log.count("event=retention_done"), 0u);
+  EXPECT_TRUE(present(*daily.store, 0));
+  EXPECT_TRUE(present(*daily.store, 1));
 }
 
 }  // namespace

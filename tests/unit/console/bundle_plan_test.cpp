@@ -129,7 +129,7 @@ TEST(BundlePlan, ANodeCheckedWithoutItsPeersSaysWhichOfItsFindingsTheBundleWillN
 TEST(BundlePlan, TheMembersTableHoldsUnderTheModelTester) {
   const SignedJob s = signedVmJob();
   BundleMembersModel model;
-  QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::Fatal);
+  QAbstractItemModelTester tester(&model, kFatal);
   model.setPlan(planBundle(bundlePlanInputs(s.job, {0, 2}, ""), true));
   ASSERT_GT(model.rowCount(), 6);
   for (int r = 0; r < model.rowCount(); ++r) {

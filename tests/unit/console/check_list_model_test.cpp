@@ -5,6 +5,7 @@
 #include <QAbstractItemModelTester>
 #include <QSignalSpy>
 
+#include "console_fixtures.h"
 #include "ibc/console/check_list_model.h"
 
 namespace ibc::console {
@@ -12,7 +13,7 @@ namespace {
 
 TEST(CheckListModel, RowsCheckAndUncheckAndSayWhatTheyStandForUnderTheModelTester) {
   CheckListModel m;
-  QAbstractItemModelTester tester(&m, QAbstractItemModelTester::FailureReportingMode::Fatal);
+  QAbstractItemModelTester tester(&m, kFatal);
   m.setItems({{QStringLiteral("node07  CRITICAL"), QStringLiteral("why"), 7, true, true},
               {QStringLiteral("node08  OK"), {}, 8, false, false},
               {QStringLiteral("node09  OK"), {}, 9, false, false}});

@@ -95,6 +95,19 @@ int rowOfNodePort(const NodeGridModel& m, int node, int port);
 // The node with this label, -1 when none.
 int nodeLabelled(const JobData& j, const std::string& label);
 
+// A `Page` over its own `Model`, shown (1400x800) with job() loaded: the page tests' start.
+template <class Model, class Page>
+struct PageOnJob {
+  PageOnJob() {
+    page.resize(1400, 800);
+    page.show();
+    page.loadJob(loaded.get());
+  }
+  Model model;
+  Page page{&model};
+  std::shared_ptr<LoadedJob> loaded = loadedJob(job());
+};
+
 // The console's window, shown (1400x860), its errors collected instead of shown in a dialog.
 class ConsoleUi : public ::testing::Test {
  protected:

@@ -18,7 +18,7 @@ TEST(CountersModel, ShowsEveryCounterOfAPortWithItsTotalAndNothingForAnotherPort
   // The real mlx5 capture with hw_counters errors (procfs fixture).
   const JobData j = diagnoseSnapshots({mlx5Snapshot()}, {"mlx5.ibsnap"});
   CountersModel m;
-  QAbstractItemModelTester tester(&m, QAbstractItemModelTester::FailureReportingMode::Fatal);
+  QAbstractItemModelTester tester(&m, kFatal);
   const v1::Snapshot whole = wholeSnapshot(j, 0);  // the job keeps it without counters
   m.setPort(&whole, "mlx5_0", 1);
   ASSERT_GT(m.rowCount(), 10);
@@ -41,7 +41,7 @@ TEST(CountersFilter, NameGlobsGroupsAndNumbersNarrowTheCountersAndATypoShowsNone
   const v1::Snapshot whole = wholeSnapshot(j, 0);
   m.setPort(&whole, "mlx5_0", 1);
   CountersFilter f;
-  QAbstractItemModelTester tester(&f, QAbstractItemModelTester::FailureReportingMode::Fatal);
+  QAbstractItemModelTester tester(&f, kFatal);
   f.setSourceModel(&m);
   const int all = f.rowCount();
   ASSERT_GT(all, 10);
@@ -76,7 +76,7 @@ TEST(CountersFilter, NameGlobsGroupsAndNumbersNarrowTheCountersAndATypoShowsNone
 TEST(CountersModel, TroubleComesFirstMovedThenNonZeroErrorsThenTheRestThenUnreadable) {
   const JobData j = windowedJob();
   CountersModel m;
-  QAbstractItemModelTester tester(&m, QAbstractItemModelTester::FailureReportingMode::Fatal);
+  QAbstractItemModelTester tester(&m, kFatal);
   // The mlx4 QDR capture's port 1, whose symbol_error grew by 50 in the window.
   const v1::Snapshot whole = wholeSnapshot(j, 0);
   const auto& d = whole.devices(0);

@@ -40,7 +40,7 @@ TEST(DiffModel, TheStuckNodeAgainstTheMajorityShowsItsInitPortsAndFindingsAsWors
   const int stuck = nodeLabelled(j, "node1661");
   ASSERT_GE(stuck, 0);
   DiffModel m;
-  QAbstractItemModelTester tester(&m, QAbstractItemModelTester::FailureReportingMode::Fatal);
+  QAbstractItemModelTester tester(&m, kFatal);
   m.compareWithMajority(&j, stuck);
   const auto rows = rowsOf(m);
   int init_ports = 0;
@@ -75,7 +75,7 @@ TEST(DiffModel, TwoNodesDifferBothWaysAndANodeDoesNotDifferFromItself) {
   ASSERT_GE(stuck, 0);
   ASSERT_GE(good, 0);
   DiffModel m;
-  QAbstractItemModelTester tester(&m, QAbstractItemModelTester::FailureReportingMode::Fatal);
+  QAbstractItemModelTester tester(&m, kFatal);
   m.compareNodes(&j, good, good);
   EXPECT_EQ(m.rowCount(), 0);
   m.compareNodes(&j, stuck, good);

@@ -16,7 +16,7 @@ namespace {
 
 TEST(FindingsModel, GroupsBySeverityAndCodeThenNodeThenPortWorstFirstAndEveryFindingOnce) {
   FindingsModel m;
-  QAbstractItemModelTester tester(&m, QAbstractItemModelTester::FailureReportingMode::Fatal);
+  QAbstractItemModelTester tester(&m, kFatal);
   m.setJob(&job());
   ASSERT_GT(m.groupCount(), 0);
   EXPECT_EQ(m.index(0, 0).data(FindingsModel::CodeRole).toString(), "PORT_NOT_ACTIVE_SM");
@@ -72,7 +72,7 @@ TEST(FindingsModel, GroupsBySeverityAndCodeThenNodeThenPortWorstFirstAndEveryFin
 
 TEST(FindingsModel, ACodeOnEveryPortOfANodeIsOneNodeRowWithItsPortsBelow) {
   FindingsModel m;
-  QAbstractItemModelTester tester(&m, QAbstractItemModelTester::FailureReportingMode::Fatal);
+  QAbstractItemModelTester tester(&m, kFatal);
   m.setJob(&job());
   // The node whose 8 ports trained at 100 Gb/s: 8 findings, one node row.
   QModelIndex group;
@@ -161,7 +161,7 @@ TEST(FindingsModel, TwoThousandNodesAreAFewGroupsOfOneRowPerNodeAndHoldUnderTheT
   const JobData& j = bigJob();
   ASSERT_EQ(j.report.nodes_size(), 2000);
   FindingsModel m;
-  QAbstractItemModelTester tester(&m, QAbstractItemModelTester::FailureReportingMode::Fatal);
+  QAbstractItemModelTester tester(&m, kFatal);
   m.setJob(&j);
   EXPECT_LE(m.groupCount(), 12);
   // The stuck capture is every fourth node: 500 node rows of 2 ports each, not 1,000 rows.
@@ -186,7 +186,7 @@ TEST(FindingsModel, TwoThousandNodesAreAFewGroupsOfOneRowPerNodeAndHoldUnderTheT
 
 TEST(FindingsModel, AJobOpensOnTheMostSevereGroupsFirstFindingAndItsNodesWorstPort) {
   FindingsModel m;
-  QAbstractItemModelTester tester(&m, QAbstractItemModelTester::FailureReportingMode::Fatal);
+  QAbstractItemModelTester tester(&m, kFatal);
   EXPECT_FALSE(m.worstFinding().isValid());
   m.setJob(&job());
   const QModelIndex worst = m.worstFinding();
@@ -250,7 +250,7 @@ TEST(FindingsFilter, KeepsTheNodesThatHoldWithTheirPortsAndGroupsUnderTheModelTe
   FindingsModel m;
   m.setJob(&job());
   FindingsFilter f;
-  QAbstractItemModelTester tester(&f, QAbstractItemModelTester::FailureReportingMode::Fatal);
+  QAbstractItemModelTester tester(&f, kFatal);
   f.setFindingsModel(&m);
   EXPECT_EQ(f.rowCount(), m.rowCount());
   f.setFilterText("node=node1661");

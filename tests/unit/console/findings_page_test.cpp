@@ -18,12 +18,8 @@ namespace ibc::console {
 namespace {
 
 TEST(FindingsPage, APortPickedElsewhereSelectsItsFindingWhichTheDetailShowsAndCopyCopies) {
-  FindingsModel model;
-  FindingsPage page(&model);
-  page.resize(1400, 800);
-  page.show();
-  auto loaded = loadedJob(job());
-  page.loadJob(loaded.get());
+  PageOnJob<FindingsModel, FindingsPage> shown;
+  FindingsPage& page = shown.page;
   const QAbstractItemModel* m = page.view()->model();
   ASSERT_GT(m->rowCount(), 1);
   // The critical group first.
@@ -31,7 +27,7 @@ TEST(FindingsPage, APortPickedElsewhereSelectsItsFindingWhichTheDetailShowsAndCo
             QStringLiteral("PORT_NOT_ACTIVE_SM"));
   EXPECT_EQ(m->index(0, 0).data(FindingsModel::SeverityRole).toInt(), 3);
 
-  const int stuck = nodeLabelled(*loaded->data, "node1661");
+  const int stuck = nodeLabelled(*shown.loaded->data, "node1661");
   ASSERT_GE(stuck, 0);
   page.selectNode(stuck, QStringLiteral("mlx5_8"), 1);
   const QModelIndex current = page.view()->currentIndex();
@@ -53,12 +49,8 @@ TEST(FindingsPage, APortPickedElsewhereSelectsItsFindingWhichTheDetailShowsAndCo
 }
 
 TEST(FindingsPage, TheFilterKeepsOnlyTheGroupsThatHoldAndATypoShowsNothingWithAReason) {
-  FindingsModel model;
-  FindingsPage page(&model);
-  page.resize(1400, 800);
-  page.show();
-  auto loaded = loadedJob(job());
-  page.loadJob(loaded.get());
+  PageOnJob<FindingsModel, FindingsPage> shown;
+  FindingsPage& page = shown.page;
   const QAbstractItemModel* m = page.view()->model();
   const int groups = m->rowCount();
   ASSERT_GT(groups, 1);

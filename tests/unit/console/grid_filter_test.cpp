@@ -17,7 +17,7 @@ namespace {
 struct GridFilterOnJob : ::testing::Test {
   NodeGridModel m;
   GridFilter f;
-  QAbstractItemModelTester tester{&f, QAbstractItemModelTester::FailureReportingMode::Fatal};
+  QAbstractItemModelTester tester{&f, kFatal};
   GridFilterOnJob() {
     m.setJob(&job());
     f.setGridModel(&m);
@@ -105,7 +105,7 @@ TEST(GridFilter, SortsEveryColumnByItsNumberEmptyCellsLastAndFiltersAndTopXByCou
   NodeGridModel m;
   m.setJob(&j);
   GridFilter f;
-  QAbstractItemModelTester tester(&f, QAbstractItemModelTester::FailureReportingMode::Fatal);
+  QAbstractItemModelTester tester(&f, kFatal);
   f.setGridModel(&m);
   const int rows = m.rowCount();
   ASSERT_GE(rows, 4);

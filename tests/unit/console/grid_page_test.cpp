@@ -22,17 +22,13 @@ QString summaryOf(const GridPage& page) {
 }
 
 TEST(GridPage, TheJobsPortsAreShownWorstFirstAndANodesPortPickedElsewhereSelectsItsRow) {
-  NodeGridModel model;
-  GridPage page(&model);
-  page.resize(1400, 800);
-  page.show();
-  auto loaded = loadedJob(job());
-  page.loadJob(loaded.get());
+  PageOnJob<NodeGridModel, GridPage> shown;
+  GridPage& page = shown.page;
   EXPECT_TRUE(page.isReady());
   const QAbstractItemModel* rows = page.view()->model();
   ASSERT_EQ(rows->rowCount(), 32);
   // The stuck node's two INIT ports are the job's only critical rows: on top.
-  const int stuck = nodeLabelled(*loaded->data, "node1661");
+  const int stuck = nodeLabelled(*shown.loaded->data, "node1661");
   ASSERT_GE(stuck, 0);
   for (int r = 0; r < 2; ++r) {
     EXPECT_EQ(rows->index(r, NodeGridModel::Node).data(NodeGridModel::NodeIndexRole).toInt(),
@@ -60,12 +56,8 @@ TEST(GridPage, TheJobsPortsAreShownWorstFirstAndANodesPortPickedElsewhereSelects
 }
 
 TEST(GridPage, TheFilterNarrowsTheRowsAndTheSummarySaysHowManyOrWhyNone) {
-  NodeGridModel model;
-  GridPage page(&model);
-  page.resize(1400, 800);
-  page.show();
-  auto loaded = loadedJob(job());
-  page.loadJob(loaded.get());
+  PageOnJob<NodeGridModel, GridPage> shown;
+  GridPage& page = shown.page;
   const QAbstractItemModel* rows = page.view()->model();
   page.setFilterText(QStringLiteral("severity>=critical"));
   EXPECT_EQ(rows->rowCount(), 2);

@@ -17,7 +17,7 @@ namespace {
 
 TEST(NodeGridModel, OneRowPerPortAndVerdictsAreCoresReport) {
   NodeGridModel m;
-  QAbstractItemModelTester tester(&m, QAbstractItemModelTester::FailureReportingMode::Fatal);
+  QAbstractItemModelTester tester(&m, kFatal);
   m.setJob(&job());
   ASSERT_EQ(m.rowCount(), 32);
   // A node's worst row verdict is its report verdict: the console and the CLI agree.
@@ -89,7 +89,7 @@ TEST(NodeGridModel, WidestRowsHoldTheLongestPlainAndBoldTextAndSetJobHandsBackTh
 TEST(NodeGridModel, KeyCounterColumnsAreTheTotalsCoreReadAndMtuIsTheNetdevs) {
   const JobData j = diagnoseSnapshots(counterSnapshots(), kCounterFiles);
   NodeGridModel m;
-  QAbstractItemModelTester tester(&m, QAbstractItemModelTester::FailureReportingMode::Fatal);
+  QAbstractItemModelTester tester(&m, kFatal);
   m.setJob(&j);
   EXPECT_FALSE(m.hasWindow());
   EXPECT_EQ(m.headerData(NodeGridModel::SymbolErrors, Qt::Horizontal).toString(), "Symbol err");
@@ -142,7 +142,7 @@ TEST(NodeGridModel, KeyCounterColumnsAreTheTotalsCoreReadAndMtuIsTheNetdevs) {
 TEST(NodeGridModel, WithAWindowCounterColumnsAreRatesAndTheGrowingPortIsTheOutlier) {
   const JobData j = windowedJob();
   NodeGridModel m;
-  QAbstractItemModelTester tester(&m, QAbstractItemModelTester::FailureReportingMode::Fatal);
+  QAbstractItemModelTester tester(&m, kFatal);
   m.setJob(&j);
   EXPECT_TRUE(m.hasWindow());
   EXPECT_EQ(m.headerData(NodeGridModel::SymbolErrors, Qt::Horizontal).toString(), "Symbol err/s");
@@ -173,7 +173,7 @@ TEST(NodeGridModel, WithAWindowCounterColumnsAreRatesAndTheGrowingPortIsTheOutli
 TEST(NodeGridModel, BusbwIsTheNodesPeakAndTheSlowNodesRowsAreOutliers) {
   const JobData j = diagnoseSnapshots(withNcclTests(wholeSnapshots(job())), jobFiles());
   NodeGridModel m;
-  QAbstractItemModelTester tester(&m, QAbstractItemModelTester::FailureReportingMode::Fatal);
+  QAbstractItemModelTester tester(&m, kFatal);
   m.setJob(&j);
   const int fast = rowOfPort(m, "node1720 (gpu01.ibsnap)", "mlx5_0");
   const int slow = rowOfPort(m, "node1661", "mlx5_0");

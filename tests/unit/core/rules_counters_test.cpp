@@ -19,8 +19,6 @@ namespace {
 
 using namespace ibc::test;  // the rule snapshots and what the rules made of them
 
-namespace v1 = ::ibcollect::v1;
-
 struct CounterCase {
   const char* counter;
   const char* code;

@@ -21,8 +21,6 @@ namespace {
 
 using namespace ibc::test;  // the rule snapshots and what the rules made of them
 
-namespace v1 = ::ibcollect::v1;
-
 TEST(Rules, NcclTransportErrorsOnAVmWithCleanVfsEscalateTheNode) {
   auto s = snapshot(R"pb(
     nccl_logs {

@@ -16,8 +16,6 @@ namespace {
 
 using namespace ibc::test;  // the rule snapshots and what the rules made of them
 
-namespace v1 = ::ibcollect::v1;
-
 TEST(Rules, PcieLinkDegradedFromTheDevicesOwnLinkAttributesOnBareMetalOnly) {
   auto s = snapshot("");
   auto* pci = s.mutable_devices(0)->mutable_pci();

@@ -19,8 +19,6 @@ namespace {
 
 using namespace ibc::test;  // the rule snapshots and what the rules made of them
 
-namespace v1 = ::ibcollect::v1;
-
 TEST(Rules, AVfPortDownWithItsPhysicalLinkUpIsTheHostsPolicyNotTheCable) {
   auto s = snapshot("");
   auto* port = s.mutable_devices(0)->mutable_ports(0);

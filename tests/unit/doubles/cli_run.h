@@ -6,6 +6,10 @@
 // opened rooted, no commands, a fixed clock, an empty environment and a recording writer
 // unless a test chooses others.
 
+#include <google/protobuf/struct.pb.h>
+#include <google/protobuf/util/json_util.h>
+#include <gtest/gtest.h>
+
 #include <functional>
 #include <memory>
 #include <sstream>
@@ -74,6 +78,13 @@ inline CliRun runWritingNothing(agent::CliRunner program, const std::vector<std:
   ForbiddenWrites writer;
   h.writer = &writer;
   return h.run(program, args);
+}
+
+// A command's JSON output as a document; fails the current test when it is not JSON.
+inline google::protobuf::Struct parsedJson(const std::string& text) {
+  google::protobuf::Struct s;
+  EXPECT_TRUE(google::protobuf::util::JsonStringToMessage(text, &s).ok()) << text.substr(0, 300);
+  return s;
 }
 
 }  // namespace ibc::test

@@ -29,6 +29,12 @@ class CollectorWithJob {
   InProcessCollector& collector() { return collector_; }
   // --collector 127.0.0.1:PORT --ca --cert --key (alice, support) and an empty --config.
   std::vector<std::string> supportFlags() const { return flags(job_.alice); }
+  // `args` followed by supportFlags(): a support command line that reaches this collector.
+  std::vector<std::string> withSupportFlags(std::vector<std::string> args) const {
+    const auto extra = supportFlags();
+    args.insert(args.end(), extra.begin(), extra.end());
+    return args;
+  }
   std::vector<std::string> flags(const CredentialFiles& who) const {
     return {
         "--config", empty_config_, "--collector", "127.0.0.1:" + std::to_string(collector_.port()),

@@ -25,6 +25,7 @@ namespace {
 using ibc::test::CliHarness;
 using ibc::test::CliRun;
 using ibc::test::fixturePath;
+using ibc::test::parsedJson;
 
 // mlx5_0 VF with hw_counters errors (warnings), and mlx4_0 with two clean QDR ports.
 const std::string kBrokenTree =
@@ -33,12 +34,6 @@ const std::string kHealthyTree =
     "real/sysfs/sysfs_procfs-fixture_mlx4_0_ib-qdr-2port.tree/fixtures";
 const std::string kIbstat =
     "real/ibtools/ibstat_roce-cx6dx-2port-active-rate100_l2fwd-nv-issue-6.txt";
-
-google::protobuf::Struct json(const std::string& text) {
-  google::protobuf::Struct s;
-  EXPECT_TRUE(google::protobuf::util::JsonStringToMessage(text, &s).ok()) << text.substr(0, 300);
-  return s;
-}
 
 TEST(SnapshotCommand, SavesWhereMinusOSaysAndExitsWithTheVerdict) {
   CliHarness h;
@@ -122,7 +117,7 @@ TEST(AnalyzeCommand, ASavedSnapshotIsJudgedAgainAndNamedAsItsSource) {
             core::kExitWarnings);
   const auto r = h.run(&runCli, {"analyze", dir + "/broken.ibsnap", "--format", "json"});
   EXPECT_EQ(r.code, core::kExitWarnings) << r.err;
-  const auto doc = json(r.out);
+  const auto doc = parsedJson(r.out);
   const auto& nodes = doc.fields().at("nodes").list_value();
   ASSERT_EQ(nodes.values_size(), 1);
   EXPECT_EQ(nodes.values(0).struct_value().fields().at("source").string_value(),

@@ -28,9 +28,7 @@ class CaseCommand : public ::testing::Test {
  protected:
   void SetUp() override { h_.clock = &h_.system_clock; }
   CliRun run(std::vector<std::string> args) {
-    const auto flags = setup_.supportFlags();
-    args.insert(args.end(), flags.begin(), flags.end());
-    return h_.run(&runSupportCli, args);
+    return h_.run(&runSupportCli, setup_.withSupportFlags(std::move(args)));
   }
   // The id of a new case on job 77 ("case ID  open  revision N" is the first line).
   std::string createCase() {

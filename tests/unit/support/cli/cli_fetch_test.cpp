@@ -31,9 +31,7 @@ class FetchCommand : public ::testing::Test {
     h_.writer = &h_.disk;
   }
   CliRun run(std::vector<std::string> args) {
-    const auto flags = setup_.supportFlags();
-    args.insert(args.end(), flags.begin(), flags.end());
-    return h_.run(&runSupportCli, args);
+    return h_.run(&runSupportCli, setup_.withSupportFlags(std::move(args)));
   }
   std::string file(const std::string& name) const { return setup_.job().dir + "/" + name; }
 

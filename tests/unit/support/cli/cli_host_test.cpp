@@ -24,13 +24,8 @@ namespace {
 
 using ibc::test::CliHarness;
 using ibc::test::hostTree;
+using ibc::test::parsedJson;
 using ibc::test::pfCapture;
-
-google::protobuf::Struct json(const std::string& text) {
-  google::protobuf::Struct s;
-  EXPECT_TRUE(google::protobuf::util::JsonStringToMessage(text, &s).ok()) << text.substr(0, 300);
-  return s;
-}
 
 std::string vfMapField(const google::protobuf::Struct& doc, const std::string& name) {
   const auto& m = doc.fields().at("vf_map").list_value().values(0).struct_value();
@@ -56,7 +51,7 @@ TEST(HostInspectCommand, APasteOnItsOwnIsJudgedWithoutLookingForAVf) {
   const auto r = h.run(&runSupportCli, {"host-inspect", "--paste", pfCapture("ethtool-m_cx3pro"),
                                         "--format", "json"});
   EXPECT_EQ(r.code, 2) << r.err;  // the module's alarms are critical
-  const auto doc = json(r.out);
+  const auto doc = parsedJson(r.out);
   EXPECT_EQ(doc.fields().at("vf_map").list_value().values_size(), 0) << r.out.substr(0, 400);
   EXPECT_THAT(r.out, HasSubstr("\"PF_MODULE\""));
   EXPECT_THAT(r.out, Not(HasSubstr("PF_NOT_FOUND")));
@@ -72,7 +67,7 @@ TEST(HostInspectCommand, ACleanPfExitsZeroAndTheJsonMapsTheVfByPci) {
       h.run(&runSupportCli, {"host-inspect", "--root", hostTree("pf-clean"), "--vf", "0000:42:00.3",
                              "--paste", pfCapture("mlxlink-m-c_bf3"), "--format", "json"});
   EXPECT_EQ(r.code, core::kExitOk) << r.err;
-  const auto doc = json(r.out);
+  const auto doc = parsedJson(r.out);
   EXPECT_EQ(vfMapField(doc, "pf_pci"), "0000:42:00.0");
   EXPECT_EQ(vfMapField(doc, "vf_index"), "1");
   EXPECT_EQ(vfMapField(doc, "matched_by"), "pci (virtfn1)");
@@ -105,7 +100,7 @@ TEST(HostInspectCommand, PhysicalErrorsAreCriticalAndAnUnrecognisedPasteIsExitFo
             {"host-inspect", "--root", hostTree("pf-errors"), "--vf", "0x2244330033110033",
              "--paste", pfCapture("dmesg-pf_mlx5-health-synd"), "--format", "json"});
   EXPECT_EQ(r.code, core::kExitCritical) << r.err;
-  EXPECT_EQ(vfMapField(json(r.out), "matched_by"), "node_guid (sriov/0/node)");
+  EXPECT_EQ(vfMapField(parsedJson(r.out), "matched_by"), "node_guid (sriov/0/node)");
   const std::string junk =
       ibc::test::writeTestFile(ibc::test::makeTempDir("host-cli") + "/junk.txt", "hello\n");
   const auto j = h.run(&runSupportCli, {"host-inspect", "--root", hostTree("pf-clean"), "--vf",
@@ -145,7 +140,7 @@ TEST_F(HostInspectBundle, TheBundlesSuspectVfIsFoundByItsNodeGuid) {
       h_.run(&runSupportCli, {"host-inspect", "--bundle", bundle_, "--ca", job_.ca_pem, "--root",
                               hostTree("bundle-pf-errors"), "--format", "json"});
   EXPECT_LE(r.code, core::kExitCritical) << r.err;
-  const auto doc = json(r.out);
+  const auto doc = parsedJson(r.out);
   EXPECT_EQ(vfMapField(doc, "node"), "node01");
   EXPECT_EQ(vfMapField(doc, "pf_pci"), "0001:19:00.0");
   EXPECT_EQ(vfMapField(doc, "vf_index"), "1");
