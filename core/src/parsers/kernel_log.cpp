@@ -7,6 +7,7 @@
 #include <deque>
 
 #include "ibc/core/launcher_prefix.h"
+#include "ibc/core/paste.h"
 #include "ibc/core/sysfs_values.h"
 #include "ibc/core/text.h"
 
@@ -395,8 +396,20 @@ void forEachLogicalLine(std::string_view text, Fn&& fn) {
 
 }  // namespace
 
-std::vector<v1::KernelLogLine> parseKernelLogText(std::string_view text) {
+namespace {
+// The kernel log's own time formats (dmesg, -T, syslog, journal) are read by this parser;
+// `word: ` at a line's start is usually a driver's name.
+PasteOptions kernelPaste() {
+  PasteOptions o;
+  o.timestamps = false;
+  o.host_prefix = false;
+  return o;
+}
+}  // namespace
+
+std::vector<v1::KernelLogLine> parseKernelLogText(std::string_view pasted) {
   std::vector<v1::KernelLogLine> out;
+  const std::string text = pasteText(pasted, kernelPaste());
   forEachLogicalLine(text, [&](std::string_view line, uint32_t n) {
     fillLine(&out.emplace_back(), splitKernelLine(line), n);
   });
@@ -654,7 +667,8 @@ std::string kernelMessageSubject(std::string_view message) {
   return s.netdev;
 }
 
-v1::KernelLog filterKernelLog(std::string_view text, const KernelLogOptions& options) {
+v1::KernelLog filterKernelLog(std::string_view pasted, const KernelLogOptions& options) {
+  const std::string text = pasteText(pasted, kernelPaste());
   // A kept line owns its text: a line joined from a wrapped paste exists only here.
   struct Kept {
     std::string line;

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "ibc/core/launcher_prefix.h"
+#include "ibc/core/paste.h"
 #include "ibc/core/text.h"
 #include "nccl_log_internal.h"
 
@@ -116,7 +117,11 @@ using nccl_log_internal::NcclLogParser;
 using nccl_log_internal::OrderedSet;
 using nccl_log_internal::TransportUse;
 
-v1::NcclLogSummary parseNcclLog(std::string_view text, const NcclLogOptions& options) {
+v1::NcclLogSummary parseNcclLog(std::string_view pasted, const NcclLogOptions& options) {
+  // The launcher prefixes (host:pid:tid, srun labels, ranks) are this parser's to read.
+  PasteOptions paste;
+  paste.prefixes = false;
+  const std::string text = pasteText(pasted, paste);
   NcclLogParser parser(options);
   forEachLine(text, [&](std::string_view line, uint32_t n) { parser.line(line, n); });
   return parser.finish();

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "ibc/core/launcher_prefix.h"
+#include "ibc/core/paste.h"
 #include "ibc/core/text.h"
 
 namespace ibc::core {
@@ -359,7 +360,8 @@ void readTestsLine(TestsScan& s, std::string_view body, const NcclTestsOptions& 
 
 }  // namespace
 
-v1::NcclTestsResult parseNcclTests(std::string_view text, const NcclTestsOptions& options) {
+v1::NcclTestsResult parseNcclTests(std::string_view pasted, const NcclTestsOptions& options) {
+  const std::string text = pasteText(pasted);
   TestsScan s;
   s.result.set_nranks(-1);
   forEachLine(text, [&](std::string_view line, uint32_t) {

@@ -10,6 +10,7 @@
 #include <unordered_set>
 #include <utility>
 
+#include "ibc/core/paste.h"
 #include "ibc/core/sysfs_values.h"
 #include "ibc/core/text.h"
 #include "ibc/core/tool_output.h"
@@ -770,7 +771,7 @@ const std::vector<BlockParserEntry>& toolParsers() {
 ToolEvidence parseToolOutput(std::string_view text) {
   // Pasted text is often quoted or marked up: unwrap it first, one line per line so that
   // line-based evidence still matches the paste.
-  const std::string unwrapped = unwrapPasteMarkup(text);
+  const std::string unwrapped = unwrapPasteMarkup(pasteText(text));
   return runBlockParsers(unwrapped, toolParsers());
 }
 

@@ -1,0 +1,60 @@
+#pragma once
+
+// What text picks up on its way from a tool to us, taken off before any parser reads it:
+// one layer the line parsers go through (tool outputs, nccl-tests tables, kernel logs, NCCL
+// logs), recognising each addition by its shape, never by a list of programs:
+//   - a log collapsed into one line with literal "\n" (a JSON field, a chat message);
+//   - CRLF line ends and ANSI colour/cursor sequences;
+//   - markdown/mail quoting ("> ", nested, ">>");
+//   - line-number gutters (`cat -n`, `nl`, `grep -n`) on every line;
+//   - launcher and logger prefixes: `[0] `, `[rank3]: `, Open MPI's `[1,3]<stdout>:`,
+//     srun --label `3: ` (on every line), a host prefix (`node12: ` on every line, pdsh);
+//   - timestamps: ISO 8601 (`2024-05-01T12:00:00.123Z`, `2024-05-01 12:00:00,123`),
+//     syslog (`May  1 12:00:00 host prog[pid]: `), journal short-iso, bracketed forms.
+// Nothing is thrown away: each logical line keeps the rank, host, pid and time it carried and
+// the line of the input it came from. Kinds whose meaning belongs to a parser (the kernel's
+// own `[  12.345678]` stamp, NCCL's `host:pid:tid` prefix) are left for that parser.
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace ibc::core {
+
+struct PasteLine {
+  std::string text;          // the line as the tool printed it
+  uint32_t source_line = 0;  // 1-based line of the input (after a collapsed log is expanded)
+  std::string rank;          // "3" from [3], [rank3]:, [1,3]<stdout>:, srun's "3: "
+  std::string host;          // from a host prefix or a syslog/journal line
+  std::string pid;           // from a syslog/journal "prog[pid]:"
+  std::string time;          // the timestamp as printed
+};
+
+struct PasteOptions {
+  // Take off line prefixes at all (false: only a collapsed log, CR, ANSI and quoting, for
+  // parsers that read the prefixes themselves, as the NCCL log parser does).
+  bool prefixes = true;
+  // Take off timestamps and syslog/journal prefixes (false for kernel logs, whose parser
+  // reads its own time formats).
+  bool timestamps = true;
+  // Take off a host prefix found on every line (false where `word: ` is the data's own
+  // shape).
+  bool host_prefix = true;
+};
+
+// A log collapsed into one line (literal "\n" between its lines, more of them than real
+// line ends) expanded back into lines; literal "\t" becomes a tab and `\"` a quote there.
+// Any other text is returned unchanged.
+std::string expandCollapsedLines(std::string_view text);
+
+// ANSI escape sequences (CSI "ESC [ ... letter" and two-byte "ESC x") taken out of a line.
+std::string withoutAnsi(std::string_view line);
+
+// Every line of `text` with what a paste added taken off (see above).
+std::vector<PasteLine> readPaste(std::string_view text, const PasteOptions& options = {});
+
+// readPaste's lines joined with '\n': what a line parser reads.
+std::string pasteText(std::string_view text, const PasteOptions& options = {});
+
+}  // namespace ibc::core
