@@ -22,8 +22,9 @@ std::size_t digitsAt(std::string_view s, std::size_t i) {
 }
 
 // The prefixes a launcher, a logger or a viewer puts in front of every line.
-enum class Kind { Gutter, Number, Rank, Time, Syslog, Host };
-constexpr std::size_t kKinds = 6;
+// Syslog and journal lines are timestamps (Time) that also carry a host and a pid.
+enum class Kind { Gutter, Number, Rank, Time, Host };
+constexpr std::size_t kKinds = 5;
 
 struct Prefix {
   Kind kind;
@@ -51,9 +52,10 @@ std::optional<Prefix> gutterAt(std::string_view s) {
 std::optional<Prefix> numberAt(std::string_view s) {
   const std::size_t d = digitsAt(s, 0);
   if (d == 0 || d > 9 || d >= s.size() || s[d] != ':') return std::nullopt;
-  if (d + 1 < s.size() && s[d + 1] != ' ' && s[d + 1] != '\t' && isDigit(s[d + 1]))
-    return std::nullopt;  // "12:30" is a time
-  return Prefix{Kind::Number, d + 1 + blanksAt(s, d + 1), std::string(s.substr(0, d)), {}, {}};
+  if (d + 1 < s.size() && isDigit(s[d + 1])) return std::nullopt;  // "12:30" is a time
+  // srun puts one space after its label, grep -n none: the line's own blanks stay.
+  const std::size_t space = d + 1 < s.size() && s[d + 1] == ' ' ? 1 : 0;
+  return Prefix{Kind::Number, d + 1 + space, std::string(s.substr(0, d)), {}, {}};
 }
 
 // "[3] ", "[3]: ", "[rank3]: ", "[1,3]<stdout>: ".
@@ -148,7 +150,7 @@ std::optional<Prefix> syslogAt(std::string_view s) {
       digitsAt(s, i + 4) != 2 || s[i + 6] != ':' || digitsAt(s, i + 7) != 2)
     return std::nullopt;
   i += 9;
-  Prefix p{Kind::Syslog, 0, std::string(s.substr(0, i)), {}, {}};
+  Prefix p{Kind::Time, 0, std::string(s.substr(0, i)), {}, {}};
   if (i < s.size() && s[i] == ' ') {
     if (const std::size_t end = syslogSourceAt(s, i + 1, p); end > 0) {
       p.length = end;
@@ -177,10 +179,10 @@ std::optional<Prefix> hostAt(std::string_view s) {
 // The next prefix of `s` among the kinds allowed, or nothing.
 std::optional<Prefix> prefixAt(std::string_view s, const std::array<bool, kKinds>& allowed) {
   using Finder = std::optional<Prefix> (*)(std::string_view);
-  static constexpr std::array<std::pair<Kind, Finder>, kKinds> kFinders{{
+  static constexpr std::array<std::pair<Kind, Finder>, 6> kFinders{{
       {Kind::Gutter, gutterAt},
       {Kind::Time, isoTimeAt},
-      {Kind::Syslog, syslogAt},
+      {Kind::Time, syslogAt},
       {Kind::Rank, rankAt},
       {Kind::Number, numberAt},
       {Kind::Host, hostAt},
@@ -273,7 +275,6 @@ std::vector<PasteLine> readPaste(std::string_view input, const PasteOptions& opt
   std::array<bool, kKinds> allowed{};
   allowed.fill(options.prefixes);
   allowed[static_cast<std::size_t>(Kind::Time)] = options.prefixes && options.timestamps;
-  allowed[static_cast<std::size_t>(Kind::Syslog)] = options.prefixes && options.timestamps;
   allowed[static_cast<std::size_t>(Kind::Host)] = options.prefixes && options.host_prefix;
   std::array<std::size_t, kKinds> seen{};
   std::map<std::string, std::size_t> hosts;
@@ -298,9 +299,9 @@ std::vector<PasteLine> readPaste(std::string_view input, const PasteOptions& opt
   for (std::size_t k = 0; k < kKinds; ++k) {
     // Timestamps and bracketed ranks are shapes no tool prints at a line's start: half
     // the lines are enough (a log interleaved with unstamped output).
-    const bool loose =
-        k == static_cast<std::size_t>(Kind::Time) || k == static_cast<std::size_t>(Kind::Syslog) ||
-        k == static_cast<std::size_t>(Kind::Rank) || k == static_cast<std::size_t>(Kind::Gutter);
+    const bool loose = k == static_cast<std::size_t>(Kind::Time) ||
+                       k == static_cast<std::size_t>(Kind::Rank) ||
+                       k == static_cast<std::size_t>(Kind::Gutter);
     // A kind that tools print themselves at a line's start needs a few lines to tell.
     allowed[k] = allowed[k] && nonblank > 0 && (loose || nonblank >= 3) &&
                  seen[k] >= (loose ? (nonblank + 1) / 2 : most);
@@ -308,7 +309,7 @@ std::vector<PasteLine> readPaste(std::string_view input, const PasteOptions& opt
   // A host prefix repeats a few names (pdsh over some hosts); keys of `name: value` data
   // differ from line to line.
   if (allowed[static_cast<std::size_t>(Kind::Host)] &&
-      hosts.size() > std::max<std::size_t>(1, nonblank / 8))
+      hosts.size() > std::max<std::size_t>(2, nonblank / 4))
     allowed[static_cast<std::size_t>(Kind::Host)] = false;
   // Increasing numbers are a viewer's line numbers; repeating ones srun's task labels.
   bool increasing = numbers.size() > 1;
@@ -328,11 +329,10 @@ std::vector<PasteLine> readPaste(std::string_view input, const PasteOptions& opt
           if (!increasing) line.rank = p->value;
           break;
         case Kind::Rank: line.rank = p->value; break;
-        case Kind::Time: line.time = p->value; break;
-        case Kind::Syslog:
+        case Kind::Time:
           line.time = p->value;
-          line.host = p->host;
-          line.pid = p->pid;
+          if (!p->host.empty()) line.host = p->host;
+          if (!p->pid.empty()) line.pid = p->pid;
           break;
         case Kind::Host: line.host = p->value; break;
       }
