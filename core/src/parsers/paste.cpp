@@ -1,10 +1,12 @@
 #include "ibc/core/paste.h"
 
+#include <algorithm>
 #include <array>
 #include <cctype>
 #include <map>
 #include <optional>
 #include <set>
+#include <utility>
 
 #include "ibc/core/text.h"
 
@@ -208,7 +210,57 @@ std::string_view withoutQuotes(std::string_view line) {
 
 constexpr std::size_t kMaxPrefixes = 6;
 
+constexpr std::size_t kMaxTagBytes = 160;
+
+bool isTagName(std::string_view name) {
+  static constexpr std::string_view kTags[] = {
+      "pre",    "code", "br",      "p",       "div",  "span", "tt",   "b", "i",
+      "strong", "em",   "details", "summary", "samp", "kbd",  "font", "u", "blockquote"};
+  for (std::string_view t : kTags) {
+    if (name == t) return true;
+  }
+  return false;
+}
+
 }  // namespace
+
+std::string withoutHtml(std::string_view line) {
+  std::string clean;
+  clean.reserve(line.size());
+  for (std::size_t i = 0; i < line.size();) {
+    if (line[i] == '<') {
+      // A tag may carry attributes (<font color="red">): its name is the first word.
+      const std::size_t close = line.find('>', i);
+      if (close != std::string_view::npos && close - i <= kMaxTagBytes) {
+        std::string_view name = line.substr(i + 1, close - i - 1);
+        if (!name.empty() && name[0] == '/') name.remove_prefix(1);
+        if (!name.empty() && name.back() == '/') name.remove_suffix(1);
+        name = trim(name);
+        name = name.substr(0, name.find_first_of(" \t"));
+        if (isTagName(name)) {
+          i = close + 1;
+          continue;
+        }
+      }
+    } else if (line[i] == '&') {
+      static constexpr std::pair<std::string_view, char> kEntities[] = {
+          {"&lt;", '<'}, {"&gt;", '>'}, {"&amp;", '&'}, {"&quot;", '"'}};
+      bool decoded = false;
+      for (const auto& [entity, c] : kEntities) {
+        if (line.substr(i, entity.size()) == entity) {
+          clean.push_back(c);
+          i += entity.size();
+          decoded = true;
+          break;
+        }
+      }
+      if (decoded) continue;
+    }
+    clean.push_back(line[i]);
+    ++i;
+  }
+  return clean;
+}
 
 std::string expandCollapsedLines(std::string_view text) {
   std::size_t literal = 0;
@@ -217,7 +269,7 @@ std::string expandCollapsedLines(std::string_view text) {
     if (text[i] == '\\' && text[i + 1] == 'n') ++literal;
   }
   for (char c : text) real += c == '\n' ? 1 : 0;
-  if (literal < 3 || literal <= 2 * real) return std::string(text);
+  if (literal < 3 || literal <= real) return std::string(text);
   std::string out;
   out.reserve(text.size());
   for (std::size_t i = 0; i < text.size(); ++i) {
@@ -265,10 +317,21 @@ std::vector<PasteLine> readPaste(std::string_view input, const PasteOptions& opt
     while (!l.empty() && l.back() == '\r') l.remove_suffix(1);
     PasteLine p;
     p.source_line = number;
-    p.text = withoutAnsi(l);
+    p.text = withoutHtml(withoutAnsi(l));
     p.text = std::string(withoutQuotes(p.text));
     lines.push_back(std::move(p));
   });
+  if (text.size() != input.size()) {
+    // A collapsed log came as one string: its quotes are the string's, not the log's.
+    auto first = std::find_if(lines.begin(), lines.end(),
+                              [](const PasteLine& l) { return !trim(l.text).empty(); });
+    if (first != lines.end() && trimLeft(first->text).front() == '"')
+      first->text.erase(first->text.find('"'), 1);
+    auto last = std::find_if(lines.rbegin(), lines.rend(),
+                             [](const PasteLine& l) { return !trim(l.text).empty(); });
+    if (last != lines.rend() && trimRight(last->text).back() == '"')
+      last->text.erase(last->text.rfind('"'), 1);
+  }
 
   // A prefix kind is a launcher's or a viewer's when it stands on most lines; a few lines
   // that happen to start like one ("2: eth0: <...>" in ip link) are the data's own.
@@ -288,7 +351,9 @@ std::vector<PasteLine> readPaste(std::string_view input, const PasteOptions& opt
     for (std::size_t k = 0; k < kMaxPrefixes; ++k) {
       auto p = prefixAt(s, allowed);
       if (!p || p->length == 0 || p->length > s.size()) break;
-      if (!kinds.insert(p->kind).second) break;
+      // One host prefix per line: after it, "State: Down" is the data's.
+      if (p->kind == Kind::Host && kinds.count(Kind::Host) != 0) break;
+      kinds.insert(p->kind);
       if (p->kind == Kind::Host) ++hosts[p->value];
       if (p->kind == Kind::Number) numbers.push_back(std::stoll(p->value));
       s.remove_prefix(p->length);
@@ -311,6 +376,15 @@ std::vector<PasteLine> readPaste(std::string_view input, const PasteOptions& opt
   if (allowed[static_cast<std::size_t>(Kind::Host)] &&
       hosts.size() > std::max<std::size_t>(2, nonblank / 4))
     allowed[static_cast<std::size_t>(Kind::Host)] = false;
+  // A short output behind srun: one task's label on every line but one (the prompt) is
+  // enough; one labelled line alone never is ("2: ib0: <...>" is ip link's).
+  const bool one_task =
+      numbers.size() >= 2 &&
+      std::all_of(numbers.begin(), numbers.end(), [&](int64_t n) { return n == numbers.front(); });
+  if (!allowed[static_cast<std::size_t>(Kind::Number)] && options.prefixes && one_task &&
+      seen[static_cast<std::size_t>(Kind::Number)] + 1 >= nonblank) {
+    allowed[static_cast<std::size_t>(Kind::Number)] = true;
+  }
   // Increasing numbers are a viewer's line numbers; repeating ones srun's task labels.
   bool increasing = numbers.size() > 1;
   for (std::size_t i = 1; i < numbers.size() && increasing; ++i)
@@ -318,11 +392,12 @@ std::vector<PasteLine> readPaste(std::string_view input, const PasteOptions& opt
 
   for (auto& line : lines) {
     std::string_view s = line.text;
-    std::set<Kind> kinds;
     std::size_t taken = 0;
+    bool host_taken = false;
     for (std::size_t k = 0; k < kMaxPrefixes; ++k) {
       auto p = prefixAt(s, allowed);
-      if (!p || p->length == 0 || p->length > s.size() || !kinds.insert(p->kind).second) break;
+      if (!p || p->length == 0 || p->length > s.size()) break;
+      if (p->kind == Kind::Host && std::exchange(host_taken, true)) break;
       switch (p->kind) {
         case Kind::Gutter: break;
         case Kind::Number:

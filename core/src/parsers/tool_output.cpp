@@ -654,22 +654,6 @@ ToolEvidence runOne(std::string_view text, std::string_view kind, tool_output::B
 }
 }  // namespace
 
-namespace {
-
-constexpr std::size_t kMaxTagBytes = 160;
-
-bool isTagName(std::string_view name) {
-  static constexpr std::string_view kTags[] = {
-      "pre",    "code", "br",      "p",       "div",  "span", "tt",   "b", "i",
-      "strong", "em",   "details", "summary", "samp", "kbd",  "font", "u", "blockquote"};
-  for (std::string_view t : kTags) {
-    if (name == t) return true;
-  }
-  return false;
-}
-
-}  // namespace
-
 std::string unwrapPasteMarkup(std::string_view text) {
   std::string out;
   out.reserve(text.size());
@@ -687,44 +671,8 @@ std::string unwrapPasteMarkup(std::string_view text) {
     }
     // Markdown code fences carry nothing.
     if (startsWith(trimLeft(line), "```") || startsWith(trimLeft(line), "~~~")) line = {};
-    // HTML: the formatting tags a paste picks up from a ticket or a web page, and the three
-    // entities that hide "<...>" text ("&lt;BROADCAST,UP&gt;" in ip link). Upper-case words
-    // in brackets are data, never tags.
-    std::string clean;
-    clean.reserve(line.size());
-    for (std::size_t i = 0; i < line.size();) {
-      if (line[i] == '<') {
-        // A tag may carry attributes (<font color="red">, <span style="...">): its name
-        // is the first word.
-        const std::size_t close = line.find('>', i);
-        if (close != std::string_view::npos && close - i <= kMaxTagBytes) {
-          std::string_view name = line.substr(i + 1, close - i - 1);
-          if (!name.empty() && name[0] == '/') name.remove_prefix(1);
-          if (!name.empty() && name.back() == '/') name.remove_suffix(1);
-          name = trim(name);
-          name = name.substr(0, name.find_first_of(" \t"));
-          if (isTagName(name)) {
-            i = close + 1;
-            continue;
-          }
-        }
-      } else if (line[i] == '&') {
-        static constexpr std::pair<std::string_view, char> kEntities[] = {
-            {"&lt;", '<'}, {"&gt;", '>'}, {"&amp;", '&'}, {"&quot;", '"'}};
-        bool decoded = false;
-        for (const auto& [entity, c] : kEntities) {
-          if (line.substr(i, entity.size()) == entity) {
-            clean.push_back(c);
-            i += entity.size();
-            decoded = true;
-            break;
-          }
-        }
-        if (decoded) continue;
-      }
-      clean.push_back(line[i]);
-      ++i;
-    }
+    // HTML formatting tags and entities (the paste layer's reading of them).
+    std::string clean = withoutHtml(line);
     // "# comment" after a value ("port_rcv_errors:12   # after reseat"). A line that starts
     // with '#' is a tool's own header (perfquery "# Port counters: ...") and stays.
     const std::string_view cv = clean;

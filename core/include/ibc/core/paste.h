@@ -4,7 +4,7 @@
 // one layer the line parsers go through (tool outputs, nccl-tests tables, kernel logs, NCCL
 // logs), recognising each addition by its shape, never by a list of programs:
 //   - a log collapsed into one line with literal "\n" (a JSON field, a chat message);
-//   - CRLF line ends and ANSI colour/cursor sequences;
+//   - CRLF line ends, ANSI colour/cursor sequences, HTML tags and entities;
 //   - markdown/mail quoting ("> ", nested, ">>");
 //   - line-number gutters (`cat -n`, `nl`, `grep -n`) on every line;
 //   - launcher and logger prefixes: `[0] `, `[rank3]: `, Open MPI's `[1,3]<stdout>:`,
@@ -43,13 +43,19 @@ struct PasteOptions {
   bool host_prefix = true;
 };
 
-// A log collapsed into one line (literal "\n" between its lines, more of them than real
-// line ends) expanded back into lines; literal "\t" becomes a tab and `\"` a quote there.
-// Any other text is returned unchanged.
+// A log collapsed into one line (literal "\n" between its lines: at least 3, and more of
+// them than real line ends, which a wrapper around the string may add) expanded back into lines;
+// literal "\t" becomes a tab and `\"` a quote there. Any other text is returned unchanged.
 std::string expandCollapsedLines(std::string_view text);
 
 // ANSI escape sequences (CSI "ESC [ ... letter" and two-byte "ESC x") taken out of a line.
 std::string withoutAnsi(std::string_view line);
+
+// HTML a paste picked up from a ticket or a web page taken out of a line: formatting tags
+// (<pre>, <code>, <br>, <span style="...">, ...) and the entities &lt; &gt; &amp; &quot;.
+// Upper-case words and numbers in brackets are data, never tags ("<BROADCAST,UP>",
+// "10.0.0.1<4000>").
+std::string withoutHtml(std::string_view line);
 
 // Every line of `text` with what a paste added taken off (see above).
 std::vector<PasteLine> readPaste(std::string_view text, const PasteOptions& options = {});
