@@ -610,18 +610,6 @@ void runPfTools(const HostSeams& seams, const CollectLimits& limits,
   }
 }
 
-// Everything a paste holds, as the evidence of one PF.
-void addAll(const core::PfToolEvidence& ev, v1::PfEvidence& pf) {
-  for (const auto& m : ev.mlxlink) *pf.add_mlxlink() = m;
-  for (const auto& m : ev.modules) *pf.add_modules() = m;
-  for (const auto& l : ev.links) *pf.add_links() = l;
-  for (const auto& l : ev.kernel_log) *pf.add_kernel_log() = l;
-  for (const auto& a : ev.aer) *pf.add_aer() = a;
-  for (const auto& f : ev.flint) *pf.add_flint() = f;
-  for (const auto& c : ev.mlxconfig) *pf.add_mlxconfig() = c;
-  for (const auto& f : ev.pci_functions) *pf.add_pci_functions() = f;
-}
-
 // The PFs a paste names strongly (a tool's -d argument, a netdev), in order, deduplicated.
 std::vector<std::string> namedPfs(const core::PfToolEvidence& ev) {
   std::vector<std::string> out;
@@ -698,7 +686,7 @@ HostInspectOutcome inspectPastes(const HostInspectOptions& o, const Clock& clock
     for (const auto& n : names) mine.push_back(pfNamed(pfs, n, netdevs.count(n) != 0));
     for (auto* pf : mine) pf->add_sources("paste:" + p.path);
     if (mine.size() == 1) {
-      addAll(ev, *mine.front());  // one adapter's output: all of it is that PF's
+      core::addAllToPf(ev, *mine.front());  // one adapter's output: all of it is that PF's
     } else {
       addEvidence(ev, mine, {}, "paste:" + p.path, notices);
     }

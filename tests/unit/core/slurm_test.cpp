@@ -26,23 +26,21 @@ TEST(ScontrolShowJob, ParsesTheRunning8NodeJob) {
                                               "node1889", "node1890", "node1968", "node1969"}));
 }
 
-TEST(ScontrolShowNodes, ReadsEveryRecordOfARealCapture) {
-  const auto nodes = parseScontrolShowNodes(ibc::test::readFixture(
-      "real/slurm/scontrol-show-node_2node-x86_64_ibcollect-test-cluster.txt"));
-  ASSERT_EQ(nodes.size(), 2u);
-  EXPECT_EQ(nodes[0].name, "node1");
-  EXPECT_EQ(nodes[0].arch, "x86_64");
-  EXPECT_EQ(nodes[0].state, "IDLE");
-  EXPECT_EQ(nodes[1].name, "node2");
-  EXPECT_EQ(nodes[1].arch, "x86_64");
-}
-
-TEST(ScontrolShowNodes, ReadsTheOneLineForm) {
-  const auto nodes = parseScontrolShowNodes(ibc::test::readFixture(
-      "real/slurm/scontrol-o-show-node_1node-oneline_ibcollect-test-cluster.txt"));
-  ASSERT_EQ(nodes.size(), 1u);
-  EXPECT_EQ(nodes[0].name, "node1");
-  EXPECT_EQ(nodes[0].arch, "x86_64");
+TEST(ScontrolShowNodes, ReadsBothFormsOfARealCapture) {
+  // Multi-line records (node1, node2) and `scontrol -o` (node1), both from the test cluster.
+  const std::vector<std::pair<std::string, std::vector<std::string>>> captures{
+      {"scontrol-show-node_2node-x86_64_ibcollect-test-cluster.txt", {"node1", "node2"}},
+      {"scontrol-o-show-node_1node-oneline_ibcollect-test-cluster.txt", {"node1"}}};
+  for (const auto& [file, names] : captures) {
+    const auto nodes = parseScontrolShowNodes(ibc::test::readFixture("real/slurm/" + file));
+    std::vector<std::string> got;
+    for (const auto& n : nodes) {
+      got.push_back(n.name);
+      EXPECT_EQ(n.arch, "x86_64") << file << " " << n.name;
+      EXPECT_EQ(n.state, "IDLE") << file << " " << n.name;
+    }
+    EXPECT_EQ(got, names) << file;
+  }
 }
 
 TEST(ScontrolShowNodes, MixedArchitecturesANodeNeverRegisteredAndNoiseAround) {
@@ -69,11 +67,14 @@ TEST(ScontrolShowNodes, MixedArchitecturesANodeNeverRegisteredAndNoiseAround) {
 }
 
 TEST(CanonicalArch, SpellsArchitecturesAsUnameDoes) {
-  EXPECT_EQ(canonicalArch("x86_64"), "x86_64");
-  EXPECT_EQ(canonicalArch("amd64"), "x86_64");
-  EXPECT_EQ(canonicalArch("arm64"), "aarch64");
-  EXPECT_EQ(canonicalArch("aarch64"), "aarch64");
-  EXPECT_EQ(canonicalArch("ppc64le"), "ppc64le");
+  for (const auto& [given, spelled] :
+       std::vector<std::pair<std::string, std::string>>{{"x86_64", "x86_64"},
+                                                        {"amd64", "x86_64"},
+                                                        {"arm64", "aarch64"},
+                                                        {"aarch64", "aarch64"},
+                                                        {"ppc64le", "ppc64le"}}) {
+    EXPECT_EQ(canonicalArch(given), spelled) << given;
+  }
 }
 
 TEST(ScontrolShowJob, ParsesTheArrayTask) {

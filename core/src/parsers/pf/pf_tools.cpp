@@ -72,4 +72,15 @@ PfToolEvidence parsePfToolOutput(std::string_view text) {
   return ev;
 }
 
+void addAllToPf(const PfToolEvidence& ev, v1::PfEvidence& pf) {
+  for (const auto& m : ev.mlxlink) *pf.add_mlxlink() = m;
+  for (const auto& m : ev.modules) *pf.add_modules() = m;
+  for (const auto& l : ev.links) *pf.add_links() = l;
+  for (const auto& l : ev.kernel_log) *pf.add_kernel_log() = l;
+  for (const auto& a : ev.aer) *pf.add_aer() = a;
+  for (const auto& f : ev.flint) *pf.add_flint() = f;
+  for (const auto& c : ev.mlxconfig) *pf.add_mlxconfig() = c;
+  for (const auto& f : ev.pci_functions) *pf.add_pci_functions() = f;
+}
+
 }  // namespace ibc::core

@@ -124,4 +124,7 @@ struct PfToolEvidence {
 // and as bare files (kind from their TOTAL_ERR_* line).
 PfToolEvidence parsePfToolOutput(std::string_view text);
 
+// Everything in `ev` added to `pf`, as the evidence of that one PF (a paste of one adapter).
+void addAllToPf(const PfToolEvidence& ev, v1::PfEvidence& pf);
+
 }  // namespace ibc::core
