@@ -309,7 +309,10 @@ std::string withoutAnsi(std::string_view line) {
   return out;
 }
 
-std::vector<PasteLine> readPaste(std::string_view input, const PasteOptions& options) {
+namespace {
+
+// The input's lines with a collapsed log expanded and CR, ANSI, HTML and quoting taken off.
+std::vector<PasteLine> cleanLines(std::string_view input) {
   const std::string text = expandCollapsedLines(input);
   std::vector<PasteLine> lines;
   forEachLine(text, [&](std::string_view raw, uint32_t number) {
@@ -333,9 +336,21 @@ std::vector<PasteLine> readPaste(std::string_view input, const PasteOptions& opt
       last->text.erase(last->text.rfind('"'), 1);
   }
 
+  return lines;
+}
+
+// Which prefix kinds are this paste's additions (see readPaste), and whether its numbers are
+// a viewer's line numbers rather than srun's task labels.
+struct PrefixKinds {
+  std::array<bool, kKinds> allowed{};
+  bool increasing = false;
+};
+
+PrefixKinds prefixKindsOf(const std::vector<PasteLine>& lines, const PasteOptions& options) {
   // A prefix kind is a launcher's or a viewer's when it stands on most lines; a few lines
   // that happen to start like one ("2: eth0: <...>" in ip link) are the data's own.
-  std::array<bool, kKinds> allowed{};
+  PrefixKinds out;
+  auto& allowed = out.allowed;
   allowed.fill(options.prefixes);
   allowed[static_cast<std::size_t>(Kind::Time)] = options.prefixes && options.timestamps;
   allowed[static_cast<std::size_t>(Kind::Host)] = options.prefixes && options.host_prefix;
@@ -386,36 +401,46 @@ std::vector<PasteLine> readPaste(std::string_view input, const PasteOptions& opt
     allowed[static_cast<std::size_t>(Kind::Number)] = true;
   }
   // Increasing numbers are a viewer's line numbers; repeating ones srun's task labels.
-  bool increasing = numbers.size() > 1;
-  for (std::size_t i = 1; i < numbers.size() && increasing; ++i)
-    increasing = numbers[i] > numbers[i - 1];
+  out.increasing = numbers.size() > 1;
+  for (std::size_t i = 1; i < numbers.size() && out.increasing; ++i)
+    out.increasing = numbers[i] > numbers[i - 1];
+  return out;
+}
 
-  for (auto& line : lines) {
-    std::string_view s = line.text;
-    std::size_t taken = 0;
-    bool host_taken = false;
-    for (std::size_t k = 0; k < kMaxPrefixes; ++k) {
-      auto p = prefixAt(s, allowed);
-      if (!p || p->length == 0 || p->length > s.size()) break;
-      if (p->kind == Kind::Host && std::exchange(host_taken, true)) break;
-      switch (p->kind) {
-        case Kind::Gutter: break;
-        case Kind::Number:
-          if (!increasing) line.rank = p->value;
-          break;
-        case Kind::Rank: line.rank = p->value; break;
-        case Kind::Time:
-          line.time = p->value;
-          if (!p->host.empty()) line.host = p->host;
-          if (!p->pid.empty()) line.pid = p->pid;
-          break;
-        case Kind::Host: line.host = p->value; break;
-      }
-      s.remove_prefix(p->length);
-      taken += p->length;
+// Takes the allowed prefixes off one line, keeping what they said.
+void peelPrefixes(PasteLine& line, const PrefixKinds& kinds) {
+  std::string_view s = line.text;
+  std::size_t taken = 0;
+  bool host_taken = false;
+  for (std::size_t k = 0; k < kMaxPrefixes; ++k) {
+    auto p = prefixAt(s, kinds.allowed);
+    if (!p || p->length == 0 || p->length > s.size()) break;
+    if (p->kind == Kind::Host && std::exchange(host_taken, true)) break;
+    switch (p->kind) {
+      case Kind::Gutter: break;
+      case Kind::Number:
+        if (!kinds.increasing) line.rank = p->value;
+        break;
+      case Kind::Rank: line.rank = p->value; break;
+      case Kind::Time:
+        line.time = p->value;
+        if (!p->host.empty()) line.host = p->host;
+        if (!p->pid.empty()) line.pid = p->pid;
+        break;
+      case Kind::Host: line.host = p->value; break;
     }
-    if (taken > 0) line.text.erase(0, taken);
+    s.remove_prefix(p->length);
+    taken += p->length;
   }
+  if (taken > 0) line.text.erase(0, taken);
+}
+
+}  // namespace
+
+std::vector<PasteLine> readPaste(std::string_view input, const PasteOptions& options) {
+  std::vector<PasteLine> lines = cleanLines(input);
+  const PrefixKinds kinds = prefixKindsOf(lines, options);
+  for (auto& line : lines) peelPrefixes(line, kinds);
   return lines;
 }
 

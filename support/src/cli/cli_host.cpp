@@ -130,6 +130,21 @@ int attach(CliEnvironment& env, const HostArgs& a, const core::SnapshotSigner& s
   return core::kExitOk;
 }
 
+// The --paste files into `o`; how many could not be read (each named on stderr).
+int readPastes(CliEnvironment& env, const std::vector<std::string>& paths, HostInspectOptions& o) {
+  int failed = 0;
+  for (const auto& p : paths) {
+    auto text = env.files.readFile(p, kMaxPasteBytes);
+    if (!text.ok()) {
+      env.err << "ibcollect: cannot read " << p << ": " << text.error().message << "\n";
+      ++failed;
+      continue;
+    }
+    o.pastes.push_back({p, std::move(*text)});
+  }
+  return failed;
+}
+
 int runHostInspect(CliEnvironment& env, const HostArgs& a) {
   // Only pastes: a support engineer holding a provider's output judges it anywhere.
   const bool pastes_only = a.bundle.empty() && a.vfs.empty() && !a.pastes.empty();
@@ -190,16 +205,7 @@ int runHostInspect(CliEnvironment& env, const HostArgs& a) {
     }
     o.vfs = std::move(*queries);
   }
-  int failed = 0;
-  for (const auto& p : a.pastes) {
-    auto text = env.files.readFile(p, kMaxPasteBytes);
-    if (!text.ok()) {
-      env.err << "ibcollect: cannot read " << p << ": " << text.error().message << "\n";
-      ++failed;
-      continue;
-    }
-    o.pastes.push_back({p, std::move(*text)});
-  }
+  int failed = readPastes(env, a.pastes, o);
   HostInspectOutcome outcome;
   if (pastes_only) {
     outcome = inspectPastes(o, env.clock);
