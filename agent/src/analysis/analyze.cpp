@@ -4,6 +4,8 @@
 #include <set>
 
 #include "ibc/core/job_verdict.h"
+#include "ibc/core/nccl_log.h"
+#include "ibc/core/nccl_tests.h"
 #include "ibc/core/pf/pf_tools.h"
 #include "ibc/core/proto_text.h"
 #include "ibc/core/snapshot_file.h"
@@ -66,6 +68,25 @@ core::AnalyzedNode collectRootNode(
   return n;
 }
 
+// A --tool-output file that holds no tool's output but an nccl-tests table (headerless rows
+// included) or an NCCL log: read as --nccl-tests / --nccl-log would read it, and said so.
+// False when it is neither.
+bool readAsLogOrTable(const std::string& p, const std::string& text, const HostSeams& seams,
+                      const CollectLimits& limits, v1::Snapshot& target, AnalyzeOutcome& out) {
+  std::vector<v1::ProbeError> errors;
+  if (core::parseNcclTests(text).rows_size() > 0) {
+    *target.add_nccl_tests() = readNcclTests(seams.files, p, limits, errors);
+    out.notices.push_back(p + ": nccl-tests output, read as --nccl-tests " + p + " would be");
+  } else if (core::parseNcclLog(text).lines_nccl() > 0) {
+    *target.add_nccl_logs() = readNcclLog(seams.files, p, limits, target.node().hostname(), errors);
+    out.notices.push_back(p + ": an NCCL log, read as --nccl-log " + p + " would be");
+  } else {
+    return false;
+  }
+  for (const auto& e : errors) out.input_errors.push_back(namingThePath(e.path(), e.message()));
+  return true;
+}
+
 // One --tool-output file merged into `target`; false when it could not be read or nothing in
 // it was recognised (said in out.input_errors). Values that contradict what `target` already
 // held (`kept` names where from) are said, and the paste's own findings are kept aside.
@@ -86,6 +107,7 @@ bool mergeToolOutputFile(
                           " MiB read bound: only its beginning was analysed");
   }
   const auto evidence = core::parseToolOutput(*text);
+  if (evidence.kinds.empty() && readAsLogOrTable(p, *text, seams, limits, target, out)) return true;
   if (const auto pf =
           evidence.kinds.empty() ? core::parsePfToolOutput(*text) : core::PfToolEvidence{};
       !pf.empty()) {

@@ -7,6 +7,7 @@
 #include <google/protobuf/util/json_util.h>
 #include <gtest/gtest.h>
 
+#include <sstream>
 #include <string>
 
 #include "cli_run.h"
@@ -170,6 +171,32 @@ TEST(AnalyzeCommand, AHostSideToolsOutputNamesHostInspectAsItsCommandWithExitThr
   const auto k = h.run(&runCli, {"analyze", "--tool-output", dmesg});
   EXPECT_EQ(k.code, core::kExitUsage) << k.err;
   EXPECT_THAT(k.err, HasSubstr("give it with --dmesg-file " + dmesg));
+}
+
+TEST(AnalyzeCommand, APastedNcclTestsTableWithoutItsHeaderOrAnNcclLogIsReadForWhatItIs) {
+  CliHarness h;
+  h.writer = &h.disk;
+  const std::string dir = ibc::test::makeTempDir("analyze-routed");
+  // The rows of a real capture without its '#' header and footer lines, as pasted in a chat.
+  std::string rows;
+  std::istringstream capture(ibc::test::readFixture(
+      "real/nccl-tests/"
+      "nccl-tests_all_reduce_perf_ring-large-sizes-busbw95_nccl-tests-issue-252.txt"));
+  for (std::string line; std::getline(capture, line);) {
+    if (line.rfind('#', 0) != 0) rows += line + "\n";
+  }
+  ASSERT_TRUE(h.disk.writeFileAtomic(dir + "/rows.txt", rows).ok());
+  const auto t = h.run(&runCli, {"analyze", "--tool-output", dir + "/rows.txt", "--expect-busbw",
+                                 "200", "--format", "json"});
+  EXPECT_EQ(t.code, core::kExitWarnings) << t.err;
+  EXPECT_THAT(t.out, HasSubstr("\"NCCL_TEST_LOW_BUSBW\""));
+  EXPECT_THAT(t.err, HasSubstr("nccl-tests output, read as --nccl-tests"));
+  const std::string log = fixturePath(
+      "real/nccl-logs/nccl-log_bootstrap-socket-abort-chain-2-ib1-linklocal_nccl-issue-975.txt");
+  const auto l = h.run(&runCli, {"analyze", "--tool-output", log, "--format", "json"});
+  EXPECT_EQ(l.code, core::kExitCritical) << l.err;
+  EXPECT_THAT(l.out, HasSubstr("\"NCCL_CONNECT_FAILED\""));
+  EXPECT_THAT(l.err, HasSubstr("an NCCL log, read as --nccl-log"));
 }
 
 TEST(AnalyzeCommand, OnlyUnreadableInputsIsNothingToAnalyzeAndExitFour) {
