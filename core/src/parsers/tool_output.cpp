@@ -706,6 +706,7 @@ const std::vector<BlockParserEntry>& toolParsers() {
       {kKindPerfquery, tool_output::parsePerfqueryBlock},
       {kKindIbportstate, tool_output::parseIbportstateBlock},
       {kKindIbdev2netdev, tool_output::parseIbdev2netdevBlock},
+      {kKindRdmaLink, tool_output::parseRdmaLinkBlock},
       {kKindIpLink, tool_output::parseIpLinkBlock},
       {kKindEthtoolInfo, tool_output::parseEthtoolInfoBlock},
       {kKindEthtoolStats, tool_output::parseEthtoolStatsBlock},

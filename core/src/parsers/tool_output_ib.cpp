@@ -849,4 +849,51 @@ bool parseIbdev2netdevBlock(LineCursor& cursor, EvidenceBuilder& out) {
   return true;
 }
 
+// One `rdma link` line: "[N/N: ][link ]DEV/PORT[:] state S physical_state P [netdev N] ...".
+// Both states must be there: a line of prose naming "link x/1" is not the tool's.
+bool parseRdmaLinkBlock(LineCursor& cursor, EvidenceBuilder& out) {
+  const auto words = splitWhitespace(trim(cursor.line()));
+  std::size_t i = 0;
+  if (i < words.size() && endsWith(words[i], ":") && words[i].find('/') != std::string_view::npos &&
+      parseU32(words[i].substr(0, words[i].find('/')))) {
+    ++i;  // "8/1:": the link's index
+  }
+  if (i < words.size() && words[i] == "link") ++i;
+  if (i >= words.size()) return false;
+  std::string_view devport = words[i];
+  if (endsWith(devport, ":")) devport.remove_suffix(1);
+  const auto slash = devport.rfind('/');
+  if (slash == std::string_view::npos || slash == 0) return false;
+  const auto number = parseU32(devport.substr(slash + 1));
+  if (!number || *number == 0) return false;
+  std::string_view state, phys, netdev;
+  for (std::size_t k = i + 1; k + 1 < words.size(); k += 2) {
+    if (words[k] == "state")
+      state = words[k + 1];
+    else if (words[k] == "physical_state")
+      phys = words[k + 1];
+    else if (words[k] == "netdev")
+      netdev = words[k + 1];
+  }
+  if (state.empty() || phys.empty()) return false;
+  const std::string device(devport.substr(0, slash));
+  v1::RdmaDevice dev;
+  dev.set_name(device);
+  v1::RdmaPort& port = *dev.add_ports();
+  port.set_port(*number);
+  *port.mutable_state() = namedEnum(state);
+  *port.mutable_phys_state() = namedEnum(phys);
+  if (!netdev.empty()) {
+    port.add_netdevs(std::string(netdev));
+    v1::NetDevice nd;
+    nd.set_name(std::string(netdev));
+    nd.set_rdma_device(device);
+    nd.set_rdma_port(*number);
+    out.addNetdev(std::move(nd));
+  }
+  out.addDevice(std::move(dev), kKindRdmaLink);
+  cursor.next();
+  return true;
+}
+
 }  // namespace ibc::core::tool_output

@@ -101,6 +101,7 @@ bool parseIbvDevinfoBlock(LineCursor& cursor, EvidenceBuilder& out);
 bool parsePerfqueryBlock(LineCursor& cursor, EvidenceBuilder& out);
 bool parseIbportstateBlock(LineCursor& cursor, EvidenceBuilder& out);
 bool parseIbdev2netdevBlock(LineCursor& cursor, EvidenceBuilder& out);
+bool parseRdmaLinkBlock(LineCursor& cursor, EvidenceBuilder& out);
 bool parseEthtoolStatsBlock(LineCursor& cursor, EvidenceBuilder& out);
 bool parseEthtoolInfoBlock(LineCursor& cursor, EvidenceBuilder& out);
 bool parseIpLinkBlock(LineCursor& cursor, EvidenceBuilder& out);

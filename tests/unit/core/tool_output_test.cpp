@@ -150,6 +150,31 @@ TEST(ToolOutputRecogniser, AVfIsAVfFromIbstatsCaTypeAsFromIbvDevinfosPartId) {
   EXPECT_FALSE(pf.devices[0].is_virtual_function());
 }
 
+TEST(ToolOutputRecogniser, RdmaLinkLinesInEveryIproute2ShapeGiveThePortsStates) {
+  // SYNTHETIC lines in the shapes iproute2's `rdma link` prints (with and without the
+  // colon, an index prefix of older versions, the IB fields, no netdev), behind a prompt.
+  const ToolEvidence ev = parseToolOutput(
+      "root@gpu07:~# rdma link\n"
+      "link mlx5_0/1 state DOWN physical_state DISABLED netdev ens7f0np0\n"
+      "link mlx5_1/1: state ACTIVE physical_state LINK_UP netdev ens21f1\n"
+      "8/1: mlx5_bond_0/1: state ACTIVE physical_state LINK_UP netdev reth0\n"
+      "link mlx5_2/1 subnet_prefix fe80:0000:0000:0000 lid 65535 sm_lid 1 lmc 0 state INIT "
+      "physical_state LINK_UP\n"
+      "the link x/1 of the fabric went down\n");
+  ASSERT_EQ(ev.kinds, std::vector<std::string>{std::string(kKindRdmaLink)});
+  ASSERT_EQ(ev.devices.size(), 4u);
+  EXPECT_EQ(ev.devices[0].name(), "mlx5_0");
+  EXPECT_EQ(portStateOf(ev.devices[0].ports(0).state()), PortState::Down);
+  EXPECT_EQ(physStateOf(ev.devices[0].ports(0).phys_state()), PhysState::Disabled);
+  EXPECT_EQ(ev.devices[1].ports(0).netdevs(0), "ens21f1");
+  EXPECT_EQ(ev.devices[2].name(), "mlx5_bond_0");
+  EXPECT_EQ(portStateOf(ev.devices[3].ports(0).state()), PortState::Init);
+  EXPECT_EQ(physStateOf(ev.devices[3].ports(0).phys_state()), PhysState::LinkUp);
+  EXPECT_EQ(ev.devices[3].ports(0).netdevs_size(), 0);
+  ASSERT_EQ(ev.netdevs.size(), 3u);
+  EXPECT_EQ(ev.netdevs[0].rdma_device(), "mlx5_0");
+}
+
 TEST(ToolOutputRecogniser, CommentsAfterIbdev2netdevLinesAreNotPartOfTheState) {
   const ToolEvidence ev = parseToolOutput(test::readFixture(
       "real/ibtools/"

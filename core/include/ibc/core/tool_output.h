@@ -70,6 +70,7 @@ inline constexpr std::string_view kKindIbvDevinfo = "ibv_devinfo";
 inline constexpr std::string_view kKindPerfquery = "perfquery";
 inline constexpr std::string_view kKindIbportstate = "ibportstate";
 inline constexpr std::string_view kKindIbdev2netdev = "ibdev2netdev";
+inline constexpr std::string_view kKindRdmaLink = "rdma-link";
 inline constexpr std::string_view kKindEthtoolStats = "ethtool-S";
 inline constexpr std::string_view kKindEthtoolInfo = "ethtool-i";
 inline constexpr std::string_view kKindIpLink = "ip-link";
@@ -168,6 +169,9 @@ std::string unwrapPasteMarkup(std::string_view text);
 //   over two lines) and `Name:.....value` counters.
 // ibportstate: `# Port info: Lid L port P` blocks and bare PortInfo dumps.
 // ibdev2netdev [-v]: `mlx5_0 port 1 ==> ib0 (Up)`.
+// rdma link [show]: `link mlx5_0/1 state ACTIVE physical_state LINK_UP netdev ib0`, also
+//   with `link mlx5_0/1:` and an index (`8/1: mlx5_bond_0/1: state ...`), IB fields
+//   (subnet_prefix, lid, sm_lid, lmc) between, netdev absent.
 // ethtool -S: `NIC statistics:` and `name: value` lines, any indentation.
 // ethtool -i: `driver:`, `version:`, `firmware-version:`, `bus-info:`, `supports-*:`.
 // ip [-d] [-s [-s]] link|addr [show]: interface headers, link/* lines and statistics.
