@@ -1,9 +1,5 @@
 #include "ibc/console/job_data.h"
 
-#include <openssl/err.h>
-#include <openssl/evp.h>
-#include <openssl/x509.h>
-
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
@@ -141,7 +137,7 @@ Result<BundleSnapshots> readBundle(const std::string& path,
     SignerInfo signer = describeSigner(*env, *snap, true);
     std::string words = withSigner(trust.words, signer) + "; in bundle " + path +
                         ", which verified (" + signers + ")";
-    out.opened.push_back({std::move(*snap), std::move(words), 0, std::move(signer)});
+    out.opened.push_back({std::move(*snap), std::move(words), 0, std::move(signer), {}});
     out.signed_bytes.push_back(std::move(data));
   }
   if (out.members.empty()) {
@@ -151,45 +147,6 @@ Result<BundleSnapshots> readBundle(const std::string& path,
                      "leaves them out): open its report.md and findings.json instead"};
   }
   return out;
-}
-
-struct FreeX509 {
-  void operator()(X509* x) const { X509_free(x); }
-};
-struct FreeMdCtx {
-  void operator()(EVP_MD_CTX* c) const { EVP_MD_CTX_free(c); }
-};
-
-// The signature against the leaf certificate's own key: catches bytes changed after signing
-// when no CA is at hand. Returns "" when it holds, else why not.
-std::string leafSignatureProblem(const v1::SignedSnapshot& env) {
-  if (env.signature_algorithm() != core::kSignatureAlgorithmEd25519)
-    return "signature algorithm '" + env.signature_algorithm().substr(0, 64) +
-           "' is not supported (ed25519 only)";
-  if (env.certificate_chain_size() == 0) return "the envelope carries no certificate chain";
-  const std::string& der = env.certificate_chain(0);
-  const auto* p = reinterpret_cast<const unsigned char*>(der.data());
-  std::unique_ptr<X509, FreeX509> leaf(d2i_X509(nullptr, &p, static_cast<long>(der.size())));
-  EVP_PKEY* key = leaf ? X509_get0_pubkey(leaf.get()) : nullptr;
-  if (key == nullptr || EVP_PKEY_get_id(key) != EVP_PKEY_ED25519) {
-    ERR_clear_error();
-    return "the signer's certificate is not an Ed25519 certificate";
-  }
-  std::unique_ptr<EVP_MD_CTX, FreeMdCtx> ctx(EVP_MD_CTX_new());
-  const bool ok =
-      ctx && EVP_DigestVerifyInit(ctx.get(), nullptr, nullptr, nullptr, key) == 1 &&
-      EVP_DigestVerify(ctx.get(), reinterpret_cast<const unsigned char*>(env.signature().data()),
-                       env.signature().size(),
-                       reinterpret_cast<const unsigned char*>(env.snapshot().data()),
-                       env.snapshot().size()) == 1;
-  ERR_clear_error();
-  return ok ? std::string() : "the signature does not match the snapshot bytes";
-}
-
-std::string signerOf(const v1::SignedSnapshot& env) {
-  if (env.certificate_chain_size() == 0) return "an unknown signer";
-  auto id = core::certificateIdentity(env.certificate_chain(0));
-  return id.ok() ? id->subject : "an unreadable certificate";
 }
 
 }  // namespace
@@ -243,9 +200,9 @@ SignatureTrust checkSnapshotSignature(const v1::SignedSnapshot& env,
     }
     return {false, "signed by " + check.signer.subject + ", checked against the CA"};
   }
-  const std::string problem = leafSignatureProblem(env);
-  if (!problem.empty()) return {true, tampered + problem};
-  return {false, "signed by " + signerOf(env) +
+  const auto intact = core::checkSignatureIntegrity(env);
+  if (!intact.ok()) return {true, tampered + intact.message};
+  return {false, "signed by " + intact.signer.subject +
                      "; bytes intact, signer NOT checked against a CA (give --ca)"};
 }
 

@@ -507,6 +507,29 @@ std::shared_ptr<VerifiedChain> verifyChain(const v1::SignedSnapshot& envelope, X
 
 }  // namespace
 
+SignatureCheck checkSignatureIntegrity(const v1::SignedSnapshot& envelope) {
+  if (auto problem = envelopeProblem(envelope)) return std::move(*problem);
+  X509Ptr leaf = parseDer(envelope.certificate_chain(0));
+  if (!leaf)
+    return fail(SignatureProblem::MalformedChain, "the signer's certificate is not valid DER");
+  auto identity = identityOf(leaf.get());
+  if (!identity.ok()) return fail(SignatureProblem::MalformedChain, identity.error().message);
+  EVP_PKEY* key = X509_get0_pubkey(leaf.get());
+  if (key == nullptr || EVP_PKEY_get_id(key) != EVP_PKEY_ED25519) {
+    ERR_clear_error();
+    return fail(SignatureProblem::WrongKeyType,
+                "the signer's certificate " + identity->subject + " is not an Ed25519 certificate",
+                *identity);
+  }
+  if (!ed25519Verify(key, envelope.snapshot(), envelope.signature())) {
+    return fail(SignatureProblem::BadSignature, "the signature does not match the snapshot bytes",
+                *identity);
+  }
+  SignatureCheck ok;
+  ok.signer = *identity;
+  return ok;
+}
+
 SignatureCheck SignatureVerifier::verify(const v1::SignedSnapshot& envelope,
                                          std::chrono::system_clock::time_point at) const {
   if (auto problem = envelopeProblem(envelope)) return std::move(*problem);

@@ -89,6 +89,17 @@ TEST(Signing, TamperedSnapshotBytesAreABadSignature) {
   EXPECT_EQ(check.signer.name, "node01");
 }
 
+TEST(Signing, WithoutACaOnlyIntegrityIsCheckedAgainstTheSignersOwnCertificate) {
+  auto env = signWith(pki().agent);
+  const auto intact = checkSignatureIntegrity(env);
+  EXPECT_TRUE(intact.ok()) << intact.message;
+  EXPECT_EQ(intact.signer.name, "node01");
+  env.mutable_snapshot()->back() ^= 0x01;
+  EXPECT_EQ(checkSignatureIntegrity(env).problem, SignatureProblem::BadSignature);
+  env.clear_signature();
+  EXPECT_EQ(checkSignatureIntegrity(env).problem, SignatureProblem::Unsigned);
+}
+
 TEST(Signing, TamperedSignatureIsABadSignature) {
   auto env = signWith(pki().agent);
   std::string sig = env.signature();

@@ -111,6 +111,12 @@ struct SignatureCheck {
   bool ok() const { return problem == SignatureProblem::None; }
 };
 
+// The signature against the signer's own certificate only, with no CA: whether the bytes are
+// the ones the holder of that certificate signed (a file changed after signing fails), not
+// who the signer is. For a viewer without a CA; SignatureVerifier::verify is the trust check.
+// Problems: Unsigned, UnsupportedAlgorithm, MalformedChain, WrongKeyType, BadSignature.
+SignatureCheck checkSignatureIntegrity(const ::ibcollect::v1::SignedSnapshot& envelope);
+
 // OpenSSL 3.0 (Debian 12) computes a certificate's cached extensions (key identifiers,
 // purposes) lazily on first use, and two threads verifying against the same CA at once race
 // there: ThreadSanitizer saw one write a CA's key identifier under the certificate's lock
