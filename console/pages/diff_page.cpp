@@ -9,11 +9,11 @@
 #include <QPointer>
 #include <QSortFilterProxyModel>
 #include <QTableView>
-#include <QThread>
 #include <QVBoxLayout>
 
 #include "ibc/console/diff_model.h"
 #include "ibc/console/job_data.h"
+#include "ibc/console/workers.h"
 #include "widgets/table_copy.h"
 
 namespace ibc::console {
@@ -144,25 +144,22 @@ void DiffPage::loadJob(LoadedJob* job) {
   majority_pending_ = true;
   setReady(false);
   QPointer<DiffPage> self(this);
-  QThread* worker =
-      QThread::create([hold = job->shared_from_this(), self, generation = generation_]() mutable {
-        auto facts = std::make_shared<const Majority>(majorityFacts(*hold->data));
-        hold.reset();  // a replaced job is freed here, not on the GUI thread
-        if (!self) return;
-        QMetaObject::invokeMethod(
-            self,
-            [self, generation, facts = std::move(facts)] {
-              if (!self || self->generation_ != generation) return;
-              self->majority_ = facts;
-              self->majority_pending_ = false;
-              self->recompute();
-              self->setReady(true);
-              emit self->majorityReady();
-            },
-            Qt::QueuedConnection);
-      });
-  connect(worker, &QThread::finished, worker, &QObject::deleteLater);
-  worker->start();
+  runOnWorker([hold = job->shared_from_this(), self, generation = generation_]() mutable {
+    auto facts = std::make_shared<const Majority>(majorityFacts(*hold->data));
+    hold.reset();  // a replaced job is freed here, not on the GUI thread
+    if (!self) return;
+    QMetaObject::invokeMethod(
+        self,
+        [self, generation, facts = std::move(facts)] {
+          if (!self || self->generation_ != generation) return;
+          self->majority_ = facts;
+          self->majority_pending_ = false;
+          self->recompute();
+          self->setReady(true);
+          emit self->majorityReady();
+        },
+        Qt::QueuedConnection);
+  });
   setJob(job->data.get());
 }
 

@@ -21,7 +21,6 @@
 #include <QStyle>
 #include <QTableView>
 #include <QTextBrowser>
-#include <QThread>
 #include <QVBoxLayout>
 #include <algorithm>
 #include <map>
@@ -31,6 +30,7 @@
 #include "ibc/console/bundle_export.h"
 #include "ibc/console/escalation.h"
 #include "ibc/console/job_data.h"
+#include "ibc/console/workers.h"
 #include "ibc/core/bundle_report.h"
 
 namespace ibc::console {
@@ -261,7 +261,7 @@ void EscalatePage::loadJob(LoadedJob* job) {
   updateReady();
   carried_->setPlainText(tr("Working out which nodes core escalates..."));
   const PageRef self{this, this};
-  QThread* worker = QThread::create([hold = job->shared_from_this(), generation, self]() mutable {
+  runOnWorker([hold = job->shared_from_this(), generation, self]() mutable {
     auto reasons = std::make_shared<std::vector<SuspectReason>>(suspectReasons(*hold->data));
     const JobData* data = hold->data.get();
     // The page's job stays alive while the window holds it; a replaced one is dropped.
@@ -278,8 +278,6 @@ void EscalatePage::loadJob(LoadedJob* job) {
         },
         Qt::QueuedConnection);
   });
-  connect(worker, &QThread::finished, worker, &QObject::deleteLater);
-  worker->start();
 }
 
 void EscalatePage::showJob(const JobData* job, std::vector<SuspectReason> reasons) {
@@ -409,7 +407,7 @@ void EscalatePage::replan() {
   const bool redact = redact_->isChecked();
   carried_->setPlainText(tr("Working out what the bundle carries..."));
   const PageRef self{this, this};
-  QThread* worker = QThread::create([inputs = std::move(inputs), redact, generation, self] {
+  runOnWorker([inputs = std::move(inputs), redact, generation, self] {
     auto plan = std::make_shared<BundlePlan>(planBundle(inputs, redact));
     QMetaObject::invokeMethod(
         qApp,
@@ -445,8 +443,6 @@ void EscalatePage::replan() {
         },
         Qt::QueuedConnection);
   });
-  connect(worker, &QThread::finished, worker, &QObject::deleteLater);
-  worker->start();
 }
 
 void EscalatePage::listJobCases() {
@@ -461,41 +457,38 @@ void EscalatePage::listJobCases() {
                            .arg(q(job_id), q(settings_.endpoint))
                            .toHtmlEscaped());
   const PageRef self{this, this};
-  QThread* worker =
-      QThread::create([settings = settings_, tenant = job_->tenant, job_id, generation, self] {
-        auto cases = listCases(settings, tenant);
-        std::optional<::ibcollect::v1::Case> found;
-        std::string error;
-        if (cases.ok()) {
-          if (const auto* c = caseOfJob(*cases, tenant, job_id)) found = *c;
-        } else {
-          error = cases.error().message;
-        }
-        QMetaObject::invokeMethod(
-            qApp,
-            [self, found = std::move(found), error, job_id, generation] {
-              if (!self || generation != self->cases_generation_) return;
-              if (!error.empty()) {
-                self->case_label_->setText(
-                    tr("Cases of job %1 could not be listed (%2): a new one would be created.")
-                        .arg(q(job_id), q(error))
-                        .toHtmlEscaped());
-              } else if (found && self->case_id_.isEmpty()) {
-                self->case_ = found;
-                self->case_id_ = q(found->case_id());
-              } else if (!found) {
-                self->case_label_->setText(
-                    tr("Job %1 has no case yet.").arg(q(job_id)).toHtmlEscaped());
-              }
-              self->updateCaseButton();
-              self->updateCommand();
-              self->replan();
-              emit self->casesListed(found.has_value());
-            },
-            Qt::QueuedConnection);
-      });
-  connect(worker, &QThread::finished, worker, &QObject::deleteLater);
-  worker->start();
+  runOnWorker([settings = settings_, tenant = job_->tenant, job_id, generation, self] {
+    auto cases = listCases(settings, tenant);
+    std::optional<::ibcollect::v1::Case> found;
+    std::string error;
+    if (cases.ok()) {
+      if (const auto* c = caseOfJob(*cases, tenant, job_id)) found = *c;
+    } else {
+      error = cases.error().message;
+    }
+    QMetaObject::invokeMethod(
+        qApp,
+        [self, found = std::move(found), error, job_id, generation] {
+          if (!self || generation != self->cases_generation_) return;
+          if (!error.empty()) {
+            self->case_label_->setText(
+                tr("Cases of job %1 could not be listed (%2): a new one would be created.")
+                    .arg(q(job_id), q(error))
+                    .toHtmlEscaped());
+          } else if (found && self->case_id_.isEmpty()) {
+            self->case_ = found;
+            self->case_id_ = q(found->case_id());
+          } else if (!found) {
+            self->case_label_->setText(
+                tr("Job %1 has no case yet.").arg(q(job_id)).toHtmlEscaped());
+          }
+          self->updateCaseButton();
+          self->updateCommand();
+          self->replan();
+          emit self->casesListed(found.has_value());
+        },
+        Qt::QueuedConnection);
+  });
 }
 
 void EscalatePage::setCollector(const CollectorSettings& settings) {
@@ -574,8 +567,8 @@ void EscalatePage::createCase() {
     *change.mutable_add_finding_codes() = request.finding_codes();
   }
   const PageRef self{this, this};
-  QThread* worker = QThread::create([settings = settings_, request = std::move(request),
-                                     change = std::move(change), update, self] {
+  runOnWorker([settings = settings_, request = std::move(request), change = std::move(change),
+               update, self] {
     auto made = update ? ibc::console::updateCase(settings, change)
                        : ibc::console::createCase(settings, request);
     QMetaObject::invokeMethod(
@@ -606,8 +599,6 @@ void EscalatePage::createCase() {
         },
         Qt::QueuedConnection);
   });
-  connect(worker, &QThread::finished, worker, &QObject::deleteLater);
-  worker->start();
 }
 
 QList<int> EscalatePage::checkedNodes() const { return nodes_model_->checkedIndexes(); }
@@ -688,32 +679,29 @@ void EscalatePage::exportBundle(const QString& path) {
   status_->setText(
       tr("Writing %1 (%2 snapshot(s))...").arg(path.toHtmlEscaped()).arg(inputs->nodes.size()));
   const PageRef self{this, this};
-  QThread* worker =
-      QThread::create([inputs = std::move(*inputs), settings = std::move(settings), path, self] {
-        auto written = console::writeBundleExport(inputs, settings, path.toStdString());
-        const QString message =
-            written.ok() ? tr("Wrote %1: %2 node(s)%3, signed by %4. Check it with: ibcollect "
-                              "bundle verify %5 --ca CA.pem")
-                               .arg(path)
-                               .arg(written->snapshots)
-                               .arg(written->pseudonym_map.empty()
-                                        ? QString()
-                                        : tr(", redacted (snapshots left out; pseudonym map %1)")
-                                              .arg(q(written->pseudonym_map)))
-                               .arg(q(written->signer), shellQuote(path))
-                         : q(written.error().message);
-        QMetaObject::invokeMethod(
-            qApp,
-            [self, ok = written.ok(), message] {
-              if (!self) return;
-              self->exporting_ = false;
-              self->updateExportButton();
-              self->exportDone(ok, message);
-            },
-            Qt::QueuedConnection);
-      });
-  connect(worker, &QThread::finished, worker, &QObject::deleteLater);
-  worker->start();
+  runOnWorker([inputs = std::move(*inputs), settings = std::move(settings), path, self] {
+    auto written = console::writeBundleExport(inputs, settings, path.toStdString());
+    const QString message =
+        written.ok() ? tr("Wrote %1: %2 node(s)%3, signed by %4. Check it with: ibcollect "
+                          "bundle verify %5 --ca CA.pem")
+                           .arg(path)
+                           .arg(written->snapshots)
+                           .arg(written->pseudonym_map.empty()
+                                    ? QString()
+                                    : tr(", redacted (snapshots left out; pseudonym map %1)")
+                                          .arg(q(written->pseudonym_map)))
+                           .arg(q(written->signer), shellQuote(path))
+                     : q(written.error().message);
+    QMetaObject::invokeMethod(
+        qApp,
+        [self, ok = written.ok(), message] {
+          if (!self) return;
+          self->exporting_ = false;
+          self->updateExportButton();
+          self->exportDone(ok, message);
+        },
+        Qt::QueuedConnection);
+  });
 }
 
 void EscalatePage::exportDone(bool ok, const QString& message) {

@@ -14,11 +14,12 @@
 #include <QPushButton>
 #include <QSortFilterProxyModel>
 #include <QStandardItemModel>
-#include <QThread>
 #include <QTreeView>
 #include <QVBoxLayout>
 #include <map>
 #include <memory>
+
+#include "ibc/console/workers.h"
 
 namespace ibc::console {
 
@@ -138,7 +139,7 @@ void JobsPage::refresh() {
   ++listings_;
   setReady(false);
   QPointer<JobsPage> self(this);
-  QThread* worker = QThread::create([s, tenant, self] {
+  runOnWorker([s, tenant, self] {
     auto jobs = std::make_shared<core::Result<std::vector<JobEntry>>>(
         listTenantJobs(s, tenant.toStdString()));
     // The tenant's cases go under their jobs (console/README.md `jobs`: tenants → jobs → cases).
@@ -162,8 +163,6 @@ void JobsPage::refresh() {
         },
         Qt::QueuedConnection);
   });
-  connect(worker, &QThread::finished, worker, &QObject::deleteLater);
-  worker->start();
 }
 
 void JobsPage::showJobs(const QString& tenant, const std::vector<JobEntry>& jobs,

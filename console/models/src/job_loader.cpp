@@ -6,8 +6,9 @@
 
 #include <QMetaObject>
 #include <QPointer>
-#include <QThread>
 #include <chrono>
+
+#include "ibc/console/workers.h"
 
 namespace ibc::console {
 
@@ -26,7 +27,7 @@ void JobLoader::start(Work work) {
   auto cancel = cancel_;
   QPointer<JobLoader> self(this);
   // The worker owns its inputs; results come back to this thread by a queued call.
-  QThread* worker = QThread::create([work = std::move(work), cancel, self, observer = observer_] {
+  runOnWorker([work = std::move(work), cancel, self, observer = observer_] {
     auto last_post = std::chrono::steady_clock::now() - std::chrono::seconds(1);
     auto job = std::make_shared<LoadedJob>();
     job->data = std::make_unique<JobData>(work(
@@ -62,8 +63,6 @@ void JobLoader::start(Work work) {
         },
         Qt::QueuedConnection);
   });
-  connect(worker, &QThread::finished, worker, &QObject::deleteLater);
-  worker->start();
 }
 
 }  // namespace ibc::console

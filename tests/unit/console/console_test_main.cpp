@@ -1,12 +1,14 @@
 // The console tests' program: Qt's offscreen platform (no display) and a QApplication, which
 // the widgets' and pages' tests need and the models' accept. The window's settings go to a
-// temp dir of this run, never the user's.
+// temp dir of this run, never the user's. It waits for the
+// console's workers before it exits.
 
 #include <gtest/gtest.h>
 
 #include <QApplication>
 #include <QSettings>
 
+#include "ibc/console/workers.h"
 #include "sysfs_json.h"
 
 int main(int argc, char** argv) {
@@ -19,5 +21,8 @@ int main(int argc, char** argv) {
   QSettings::setPath(
       QSettings::IniFormat, QSettings::UserScope,
       QString::fromStdString(ibc::test::makeTempDir("console-settings") + "/settings"));
-  return RUN_ALL_TESTS();
+  const int failed = RUN_ALL_TESTS();
+  // A test's workers finish before the program ends (LeakSanitizer checks what they held).
+  ibc::console::waitForWorkers();
+  return failed;
 }
