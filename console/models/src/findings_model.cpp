@@ -149,7 +149,9 @@ std::vector<int> FindingsModel::findingsOf(const QModelIndex& index) const {
 
 QString FindingsModel::nodeLabel(int finding) const {
   const int n = nodeOfFinding(*job_, finding);
-  return n >= 0 ? q(job_->report.nodes(n).label()) : q(job_->report.findings(finding).node());
+  const auto& f = job_->report.findings(finding);
+  if (n < 0 && f.scope() == "job") return q(core::jobWideWhere(f));
+  return n >= 0 ? q(job_->report.nodes(n).label()) : q(f.node());
 }
 
 QString FindingsModel::whereOf(int finding) const {

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <array>
+#include <cctype>
+#include <string>
 #include <tuple>
 #include <unordered_map>
 #include <utility>
@@ -527,6 +529,7 @@ FindingClass findingClassOf(std::string_view code) {
   f.set_summary(std::move(spec.summary));
   for (auto& e : spec.evidence) f.add_evidence(std::move(e));
   f.set_action(std::move(spec.action));
+  f.set_scope("node");
   return f;
 }
 
@@ -556,9 +559,57 @@ void sortFindings(std::vector<::ibcollect::v1::Finding>& findings) {
     // ESCALATE_HOST_INSPECTION summarises others of the same node: keep it after them.
     const bool ea = findingClassOf(a.code()) == FindingClass::Escalation;
     const bool eb = findingClassOf(b.code()) == FindingClass::Escalation;
-    return std::make_tuple(-sa, a.node(), ea, a.device(), a.port(), a.code()) <
-           std::make_tuple(-sb, b.node(), eb, b.device(), b.port(), b.code());
+    const bool ja = a.scope() == "job";
+    const bool jb = b.scope() == "job";
+    return std::make_tuple(-sa, ja, a.node(), ea, a.device(), a.port(), a.code()) <
+           std::make_tuple(-sb, jb, b.node(), eb, b.device(), b.port(), b.code());
   });
+}
+
+namespace {
+
+std::string replaceAll(std::string s, const std::string& what, const std::string& with) {
+  if (what.empty()) return s;
+  for (std::size_t p = s.find(what); p != std::string::npos; p = s.find(what, p + with.size()))
+    s.replace(p, what.size(), with);
+  return s;
+}
+
+}  // namespace
+
+std::string findingGroupKey(const ::ibcollect::v1::Finding& f) {
+  std::string summary = f.summary();
+  std::string action = f.action();
+  if (f.port() != 0) {
+    const std::string port = "port " + std::to_string(f.port());
+    summary = replaceAll(summary, port, "port #");
+    action = replaceAll(action, port, "port #");
+  }
+  summary = replaceAll(replaceAll(summary, f.device(), "{device}"), f.node(), "{node}");
+  action = replaceAll(replaceAll(action, f.device(), "{device}"), f.node(), "{node}");
+  return f.code() + '\0' + f.severity() + '\0' + summary + '\0' + action;
+}
+
+std::string summaryWithoutPlace(const ::ibcollect::v1::Finding& f) {
+  if (f.device().empty()) return f.summary();
+  for (const std::string& lead :
+       {f.device() + " port " + std::to_string(f.port()) + ": ", f.device() + ": "}) {
+    if (f.summary().rfind(lead, 0) == 0) {
+      std::string rest = f.summary().substr(lead.size());
+      if (!rest.empty())
+        rest[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(rest[0])));
+      return rest;
+    }
+  }
+  // "mlx5_0 port 1 runs at ...": the port, not that one.
+  for (const auto& [lead, noun] :
+       {std::pair<std::string, const char*>{f.device() + " port " + std::to_string(f.port()) + " ",
+                                            "The port "},
+        {f.device() + " ", "The device "}}) {
+    if (f.summary().rfind(lead, 0) == 0 && f.summary().size() > lead.size())
+      return noun + f.summary().substr(lead.size());
+  }
+  return f.summary();
 }
 
 }  // namespace ibc::core

@@ -185,6 +185,68 @@ v1::NodeReport summarizeNode(const AnalyzedNode& node) {
   return r;
 }
 
+std::vector<v1::Finding> joinJobWide(std::vector<v1::Finding> findings,
+                                     const std::vector<int>& node_of,
+                                     const std::vector<std::string>& labels) {
+  const int nodes = static_cast<int>(labels.size());
+  if (nodes < kJobWideMinNodes) return findings;
+  // The nodes each saying holds on, in the order its first place comes.
+  std::unordered_map<std::string, std::vector<std::size_t>> members;
+  std::vector<std::string> keys(findings.size());
+  for (std::size_t i = 0; i < findings.size(); ++i) {
+    if (node_of[i] < 0) continue;
+    keys[i] = findingGroupKey(findings[i]);
+    members[keys[i]].push_back(i);
+  }
+  std::vector<v1::Finding> out;
+  std::unordered_map<std::string, bool> emitted;
+  for (std::size_t i = 0; i < findings.size(); ++i) {
+    if (node_of[i] < 0) {
+      out.push_back(std::move(findings[i]));
+      continue;
+    }
+    const auto& at = members[keys[i]];
+    std::vector<bool> holds(static_cast<std::size_t>(nodes), false);
+    int count = 0;
+    for (const std::size_t m : at) {
+      auto&& h = holds[static_cast<std::size_t>(node_of[m])];
+      if (!h) ++count;
+      h = true;
+    }
+    if (count < kJobWideMinNodes || count < kJobWideShare * nodes) {
+      out.push_back(std::move(findings[i]));
+      continue;
+    }
+    if (emitted[keys[i]]) continue;
+    emitted[keys[i]] = true;
+    // One finding for all of them: what the first place says, without the place, with its
+    // evidence named as that place's.
+    v1::Finding& first = findings[i];
+    v1::Finding job;
+    job.set_code(first.code());
+    job.set_severity(first.severity());
+    std::string summary = summaryWithoutPlace(first);
+    for (std::size_t p = first.node().empty() ? std::string::npos : summary.find(first.node());
+         p != std::string::npos; p = summary.find(first.node(), p + 9))
+      summary.replace(p, first.node().size(), "each node");
+    job.set_summary(std::move(summary));
+    const std::string place = labels[static_cast<std::size_t>(node_of[i])] +
+                              (first.device().empty() ? "" : " " + first.device()) +
+                              (first.port() != 0 ? " port " + std::to_string(first.port()) : "");
+    job.add_evidence("on " + place + " (one of " + std::to_string(count) + " nodes):");
+    for (auto& e : *first.mutable_evidence()) job.add_evidence(std::move(e));
+    job.set_action(first.action());
+    *job.mutable_reasons() = first.reasons();
+    job.set_scope("job");
+    job.set_nodes_count(static_cast<uint32_t>(count));
+    for (int n = 0; n < nodes; ++n) {
+      if (!holds[static_cast<std::size_t>(n)]) job.add_except(labels[static_cast<std::size_t>(n)]);
+    }
+    out.push_back(std::move(job));
+  }
+  return out;
+}
+
 v1::Report buildReport(std::vector<AnalyzedNode> nodes) {
   v1::Report report;
   for (auto& notice : labelNodes(nodes)) report.add_notices(std::move(notice));
@@ -192,6 +254,8 @@ v1::Report buildReport(std::vector<AnalyzedNode> nodes) {
     for (auto& notice : n.notices) report.add_notices(std::move(notice));
   }
   std::vector<v1::Finding> all;
+  std::vector<int> node_of;
+  std::vector<std::string> labels;
   for (auto& n : nodes) {
     const bool include = n.include_snapshot;
     n.include_snapshot = false;
@@ -199,12 +263,16 @@ v1::Report buildReport(std::vector<AnalyzedNode> nodes) {
     const std::string source = nodeSource(n);
     for (auto& f : n.findings) {
       if (f.source().empty()) f.set_source(source);
+      if (f.scope().empty()) f.set_scope("node");
     }
     v1::NodeReport* r = report.add_nodes();
     *r = summarizeNode(n);
     if (include) r->mutable_snapshot()->Swap(&n.snapshot);
+    node_of.insert(node_of.end(), n.findings.size(), static_cast<int>(labels.size()));
+    labels.push_back(r->label());
     std::move(n.findings.begin(), n.findings.end(), std::back_inserter(all));
   }
+  all = joinJobWide(std::move(all), node_of, labels);
   sortFindings(all);
   for (auto& f : all) *report.add_findings() = std::move(f);
   return report;

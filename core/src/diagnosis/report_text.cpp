@@ -329,30 +329,9 @@ struct FindingGroup {
   std::vector<std::string> labels;  // row label of each member's node
 };
 
-std::string replaceAll(std::string s, const std::string& what, const std::string& with) {
-  if (what.empty()) return s;
-  for (std::size_t p = s.find(what); p != std::string::npos; p = s.find(what, p + with.size()))
-    s.replace(p, what.size(), with);
-  return s;
-}
-
-// What a finding says with its own node, device and port taken out.
 // "1 finding", "7 findings".
 std::string counted(uint32_t n, const char* noun) {
   return std::to_string(n) + " " + noun + (n == 1 ? "" : "s");
-}
-
-std::string groupKey(const v1::Finding& f) {
-  std::string summary = f.summary();
-  std::string action = f.action();
-  if (f.port() != 0) {
-    const std::string port = "port " + std::to_string(f.port());
-    summary = replaceAll(summary, port, "port #");
-    action = replaceAll(action, port, "port #");
-  }
-  summary = replaceAll(replaceAll(summary, f.device(), "{device}"), f.node(), "{node}");
-  action = replaceAll(replaceAll(action, f.device(), "{device}"), f.node(), "{node}");
-  return f.code() + '\0' + f.severity() + '\0' + summary + '\0' + action;
 }
 
 // "mlx5_0..mlx5_7" for a run of three or more numbered devices, else the names one by one.
@@ -423,24 +402,16 @@ std::string placesOf(const FindingGroup& g) {
 // the other members of a group: the place goes, the header lists them all.
 std::string groupSummary(const FindingGroup& g) {
   const v1::Finding& f = *g.members.front();
-  if (g.members.size() == 1 || f.device().empty()) return f.summary();
-  for (const std::string& lead :
-       {f.device() + " port " + std::to_string(f.port()) + ": ", f.device() + ": "}) {
-    if (f.summary().rfind(lead, 0) == 0) {
-      std::string rest = f.summary().substr(lead.size());
-      if (!rest.empty())
-        rest[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(rest[0])));
-      return rest;
-    }
-  }
-  return f.summary();
+  return g.members.size() == 1 ? f.summary() : summaryWithoutPlace(f);
 }
 
 void findingText(std::string& out, const FindingGroup& g, const TextOptions& options) {
   const v1::Finding& f = *g.members.front();
   const std::size_t w = options.width;
   std::string where = g.members.size() == 1 ? g.labels[0] : placesOf(g);
-  if (g.members.size() == 1) {
+  if (f.scope() == "job") {
+    where = jobWideWhere(f);  // one finding for (nearly) every node: the job's or the image's
+  } else if (g.members.size() == 1) {
     if (!f.device().empty()) where += " " + f.device();
     if (f.port() != 0) where += " port " + std::to_string(f.port());
   } else {
@@ -575,7 +546,7 @@ void reportBody(std::string& out, const v1::Report& report, const TextOptions& o
   uint32_t crit = 0, warn = 0, info = 0;
   std::unordered_set<std::string> seen;
   for (const auto& f : report.findings()) {
-    if (!options.verbose && !seen.insert(groupKey(f)).second) continue;
+    if (!options.verbose && !seen.insert(findingGroupKey(f)).second) continue;
     const Severity s = severityOf(f);
     (s == Severity::Critical ? crit : s == Severity::Warning ? warn : info)++;
   }
@@ -631,7 +602,7 @@ void reportBody(std::string& out, const v1::Report& report, const TextOptions& o
       if (!options.show_info && severityOf(f) == Severity::Info) continue;
       const std::string label = labels.of(f);
       if (!options.verbose) {
-        const std::string key = groupKey(f);
+        const std::string key = findingGroupKey(f);
         if (auto it = by_key.find(key); it != by_key.end()) {
           groups[it->second].members.push_back(&f);
           groups[it->second].labels.push_back(label);
@@ -660,6 +631,13 @@ std::string finishText(std::string out, const TextOptions& options) {
 }
 
 }  // namespace
+
+std::string jobWideWhere(const v1::Finding& f) {
+  const std::size_t all = f.nodes_count() + static_cast<std::size_t>(f.except_size());
+  if (f.except_size() == 0) return "job-wide: all " + std::to_string(all) + " nodes";
+  return "job-wide: all but " + compressHostlist({f.except().begin(), f.except().end()}) + " (" +
+         std::to_string(f.nodes_count()) + " of " + std::to_string(all) + " nodes)";
+}
 
 std::string renderText(const v1::Report& report, const TextOptions& options) {
   std::string out = options.node_table ? nodeTable(report, options.color, options.width)

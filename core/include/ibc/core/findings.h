@@ -162,7 +162,17 @@ inline constexpr int kExitCollectFailed = 4;
 inline constexpr int kExitVerifyFailed = 5;  // a signature, hash or certificate did not verify
 int exitCodeFor(const std::vector<::ibcollect::v1::Finding>& findings);
 
-// Orders findings: critical first, then node, device, port, code.
+// Orders findings: critical first; of one severity, a node's own before job-wide ones (scope
+// "job": the job's or image's configuration, DESIGN §11); then node, device, port, code.
 void sortFindings(std::vector<::ibcollect::v1::Finding>& findings);
+
+// What a finding says with its own node, device and port taken out, with its code, severity
+// and next step: findings with one key say the same thing in different places (one entry in
+// a text report; one job-wide finding, report.h).
+std::string findingGroupKey(const ::ibcollect::v1::Finding& finding);
+
+// The summary without the place it starts with ("mlx5_0 port 1: Link is down" → "Link is
+// down"): what a finding says when it stands for several places.
+std::string summaryWithoutPlace(const ::ibcollect::v1::Finding& finding);
 
 }  // namespace ibc::core

@@ -22,8 +22,25 @@ namespace ibc::core {
 ::ibcollect::v1::NodeReport summarizeNode(const AnalyzedNode& node);
 
 // Nodes in the given order; findings of all nodes, sorted (critical first). Snapshots
-// that go into the report are moved, not copied (they can be large).
+// that go into the report are moved, not copied (they can be large). In a job, a finding
+// that says the same thing (findingGroupKey) on at least kJobWideShare of the nodes, and on
+// at least kJobWideMinNodes, is one job-wide finding (scope "job", DESIGN §11): the job's or
+// the image's configuration, not a node's fault, listed after the nodes' own findings of its
+// severity. The nodes' rows still count it (a node's verdict is its own).
 ::ibcollect::v1::Report buildReport(std::vector<AnalyzedNode> nodes);
+
+// Where a job-wide finding holds, as every surface says it: "job-wide: all 2000 nodes",
+// "job-wide: all but node17 (1999 of 2000 nodes)".
+std::string jobWideWhere(const ::ibcollect::v1::Finding& finding);
+
+inline constexpr double kJobWideShare = 0.9;
+inline constexpr int kJobWideMinNodes = 3;
+
+// The job-wide findings of `findings` (node_of[i]: the index in `labels` of finding i's node,
+// -1 for none) joined as buildReport joins them; the others are kept as they are.
+std::vector<::ibcollect::v1::Finding> joinJobWide(std::vector<::ibcollect::v1::Finding> findings,
+                                                  const std::vector<int>& node_of,
+                                                  const std::vector<std::string>& labels);
 
 // A node row names at most this many failed probes (NodeReport.failed_probes); all are
 // counted (probe_errors) and all stay in the snapshot.
