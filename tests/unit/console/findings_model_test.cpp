@@ -280,3 +280,35 @@ TEST(FindingsFilter, KeepsTheNodesThatHoldWithTheirPortsAndGroupsUnderTheModelTe
 
 }  // namespace
 }  // namespace ibc::console
+
+namespace ibc::console {
+namespace {
+
+// The same real capture on ten nodes: every finding holds on every node, so each is core's one
+// job-wide finding (DESIGN §11), whose row says where it holds as core says it.
+TEST(FindingsModel, AFindingOnEveryNodeIsOneJobWideRowWordedByCore) {
+  std::vector<v1::Snapshot> snaps;
+  std::vector<std::string> files;
+  for (int i = 1; i <= 10; ++i) {
+    v1::Snapshot s = mlx5Snapshot();
+    s.mutable_node()->set_hostname("gpu" + std::to_string(i));
+    snaps.push_back(std::move(s));
+    files.push_back("gpu" + std::to_string(i) + ".ibsnap");
+  }
+  const JobData j = diagnoseSnapshots(std::move(snaps), files);
+  ASSERT_GT(j.report.findings_size(), 0);
+  FindingsModel m;
+  QAbstractItemModelTester tester(&m, kFatal);
+  m.setJob(&j);
+  ASSERT_GT(m.rowCount(), 0);
+  for (int g = 0; g < m.rowCount(); ++g) {
+    const QModelIndex group = m.index(g, 0);
+    ASSERT_EQ(m.rowCount(group), 1) << g;
+    EXPECT_EQ(m.index(0, 0, group).data(FindingsModel::NodeIndexRole).toInt(), -1);
+    EXPECT_EQ(m.index(0, FindingsModel::Node, group).data().toString(),
+              QStringLiteral("job-wide: all 10 nodes"));
+  }
+}
+
+}  // namespace
+}  // namespace ibc::console
