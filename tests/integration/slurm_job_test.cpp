@@ -61,16 +61,29 @@ std::map<std::string, NodeVerdict> parseReport(const std::string& json) {
   google::protobuf::Struct doc;
   EXPECT_TRUE(google::protobuf::util::JsonStringToMessage(json, &doc).ok()) << json.substr(0, 400);
   std::map<std::string, NodeVerdict> out;
+  std::map<std::string, std::string> node_of_label;
   for (const auto& n : doc.fields().at("nodes").list_value().values()) {
     const auto& f = n.struct_value().fields();
     auto& v = out[f.at("node").string_value()];
     v.severity = f.at("worst_severity").string_value();
     v.unreachable_reason = f.at("unreachable_reason").string_value();
+    node_of_label[f.at("label").string_value()] = f.at("node").string_value();
   }
   for (const auto& x : doc.fields().at("findings").list_value().values()) {
     const auto& f = x.struct_value().fields();
-    out[f.at("node").string_value()].findings.emplace(f.at("code").string_value(),
-                                                      f.at("severity").string_value());
+    const std::pair<std::string, std::string> finding{f.at("code").string_value(),
+                                                      f.at("severity").string_value()};
+    if (f.at("scope").string_value() != "job") {
+      out[f.at("node").string_value()].findings.insert(finding);
+      continue;
+    }
+    // A job-wide finding (docs/commands.md) holds on every node but those in "except".
+    std::set<std::string> except;
+    for (const auto& e : f.at("except").list_value().values())
+      except.insert(node_of_label[e.string_value()]);
+    for (auto& [node, v] : out) {
+      if (except.count(node) == 0) v.findings.insert(finding);
+    }
   }
   return out;
 }

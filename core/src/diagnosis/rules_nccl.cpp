@@ -333,17 +333,24 @@ void setupFailures(const LogEvents& in) {
 
 // NCCL_COLLECTIVE_TIMEOUT and NCCL_RANK_LAGGING: ranks stopped at different points.
 void timeoutsAndLagging(const LogEvents& in) {
-  // NCCL_RANK_LAGGING: ranks stopped at different points. NCCL opCounts and PyTorch
-  // SeqNums count different things: ranks are only compared with ranks of the same count.
-  std::map<std::pair<v1::NcclRankProgress::Sequence, uint64_t>, std::vector<std::string>> ranks_at;
-  std::map<v1::NcclRankProgress::Sequence, std::size_t> distinct;
+  // NCCL_RANK_LAGGING: ranks stopped at different points. NCCL opCounts, PyTorch SeqNums
+  // and RAS's per-collective operation counts count different things: ranks are only
+  // compared with ranks of the same count (and collective).
+  using Count = std::pair<v1::NcclRankProgress::Sequence, std::string>;
+  std::map<std::pair<Count, uint64_t>, std::vector<std::string>> ranks_at;
+  std::map<Count, std::size_t> distinct;
+  bool ras = false;
   for (const auto& r : in.summary.ranks()) {
-    const auto seq = r.sequence() == v1::NcclRankProgress::TORCH_SEQ_NUM
-                         ? v1::NcclRankProgress::TORCH_SEQ_NUM
-                         : v1::NcclRankProgress::NCCL_OP_COUNT;
-    auto& list = ranks_at[{seq, r.op_count()}];
-    if (list.empty()) distinct[seq]++;
-    list.push_back((r.host().empty() ? "" : r.host() + " ") + "rank " + std::to_string(r.rank()));
+    const auto seq = r.sequence() == v1::NcclRankProgress::SEQUENCE_UNSPECIFIED
+                         ? v1::NcclRankProgress::NCCL_OP_COUNT
+                         : r.sequence();
+    ras = ras || seq == v1::NcclRankProgress::RAS_OPERATION;
+    const Count count{seq, r.collective()};
+    auto& list = ranks_at[{count, r.op_count()}];
+    if (list.empty()) distinct[count]++;
+    list.push_back(r.rank() < 0 && r.ranks() > 0 ? std::to_string(r.ranks()) + " ranks"
+                                                 : (r.host().empty() ? "" : r.host() + " ") +
+                                                       "rank " + std::to_string(r.rank()));
   }
   bool lagging = false;
   for (const auto& [seq, n] : distinct) lagging = lagging || n > 1;
@@ -376,12 +383,23 @@ void timeoutsAndLagging(const LogEvents& in) {
     std::string behind;
     bool first = true;
     for (const auto& [at, ranks] : ranks_at) {
+      if (distinct[at.first] < 2) continue;  // a count on which every rank agrees
       std::string list;
       for (std::size_t i = 0; i < ranks.size() && i < 8; ++i) list += (i ? ", " : "") + ranks[i];
       if (ranks.size() > 8) list += ", ... " + std::to_string(ranks.size() - 8) + " more";
-      if (first) behind = list + " (at " + formatRankProgress(at.first, at.second) + ")";
+      const std::string where =
+          (at.first.second.empty() || at.first.second == "collective" ? ""
+                                                                      : at.first.second + " ") +
+          formatRankProgress(at.first.first, at.second);
+      if (first) behind = list + " (at " + where + ")";
       first = false;
-      ev.push_back(formatRankProgress(at.first, at.second) + ": " + list);
+      ev.push_back(where + ": " + list);
+    }
+    if (ras) {
+      ev.push_back(
+          "NCCL's RAS report samples counts that keep moving: a spread of one "
+          "operation can be the sampling; the same ranks behind in reports taken "
+          "10 s apart are stragglers");
     }
     in.ctx.add(
         {FindingCode::NcclRankLagging, timeouts.empty() ? Severity::Warning : Severity::Critical,

@@ -79,6 +79,7 @@ v1::NcclLogSummary NcclLogParser::finish() {
 
   std::vector<v1::NcclRankProgress> ranks;
   for (const auto& [key, p] : torch_progress_) ranks.push_back(p);
+  for (const auto& p : ras_progress_) ranks.push_back(p);
   for (const auto& [key, p] : coll_progress_) {
     if (p.comm_nranks != coll_nranks_) continue;  // only the largest communicator
     int rank = -1;
@@ -204,7 +205,9 @@ v1::NcclLogSummary mergeNcclLogs(std::span<const v1::NcclLogSummary> parts,
 
 std::string formatRankProgress(v1::NcclRankProgress::Sequence sequence, uint64_t value) {
   char buf[48];
-  if (sequence == v1::NcclRankProgress::TORCH_SEQ_NUM) {
+  if (sequence == v1::NcclRankProgress::RAS_OPERATION) {
+    std::snprintf(buf, sizeof buf, "operation %llu", static_cast<unsigned long long>(value));
+  } else if (sequence == v1::NcclRankProgress::TORCH_SEQ_NUM) {
     std::snprintf(buf, sizeof buf, "SeqNum %llu", static_cast<unsigned long long>(value));
   } else {
     std::snprintf(buf, sizeof buf, "opCount %llx", static_cast<unsigned long long>(value));

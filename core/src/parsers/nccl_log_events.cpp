@@ -546,6 +546,7 @@ void NcclLogParser::watchdogLine(std::string_view body, const LineContext& ctx) 
 
 void NcclLogParser::otherLine(const Stripped& st, std::string_view raw, uint32_t n) {
   const std::string_view body = st.body;
+  if (rasLine(body, n)) return;
   if (has(body, "NCCL version ")) setVersion(versionAt(body, "NCCL version "));
   if (version_.empty() && has(body, "RCCL version ")) setVersion(versionAt(body, "RCCL version "));
   if (startsWith(body, "#")) {

@@ -247,6 +247,13 @@ class NcclLogParser {
   std::unordered_map<std::string, CommInfo> comms_;
   std::map<std::string, CollProgress> coll_progress_;  // by comm_key
   std::map<std::pair<std::string, int>, v1::NcclRankProgress> torch_progress_;
+  // NCCL's RAS report (nccl_log_ras.cpp): the ranks' operation counts it lists, and where
+  // its MISMATCH block is (the collective counted, the group the next "Rank N --" lines are).
+  bool rasLine(std::string_view body, uint32_t n);
+  std::vector<v1::NcclRankProgress> ras_progress_;
+  std::string ras_collective_;
+  std::optional<uint64_t> ras_group_op_;
+  std::optional<std::size_t> ras_group_entry_;  // the group's unnamed entry, until a rank is named
   int init_nranks_ = 0;
   int coll_nranks_ = 0;
   int ring_nranks_ = 0;

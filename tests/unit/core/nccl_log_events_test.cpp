@@ -640,3 +640,59 @@ TEST(NcclTimeouts, HeartbeatMonitorIsOneTimeoutPerRank) {
 
 }  // namespace
 }  // namespace ibc::core
+
+namespace ibc::core {
+namespace {
+
+using namespace ibc::test;
+
+// NCCL's RAS report (nccl_log_ras.cpp): the ranks' operation counts it lists, per collective.
+TEST(NcclLogRealCaptures, ARasMismatchIsEachGroupsOperationCountWithItsNamedRanks) {
+  const auto s = parseFixture("nccl-ras_mismatch-allgather-30-ranks-behind-2_nccl-issue-1911.txt");
+  ASSERT_EQ(s.ranks_size(), 3);
+  // The 30 ranks RAS counted without naming them, then the two it named (ranks sort first by
+  // rank: the unnamed group is rank -1).
+  EXPECT_EQ(s.ranks(0).rank(), -1);
+  EXPECT_EQ(s.ranks(0).ranks(), 30u);
+  EXPECT_EQ(s.ranks(0).op_count(), 640u);
+  EXPECT_EQ(s.ranks(0).collective(), "AllGather");
+  EXPECT_EQ(s.ranks(0).sequence(), v1::NcclRankProgress::RAS_OPERATION);
+  EXPECT_EQ(s.ranks(1).rank(), 12);
+  EXPECT_EQ(s.ranks(1).op_count(), 641u);
+  EXPECT_EQ(s.ranks(1).host(), "10.137.190.124");
+  EXPECT_EQ(s.ranks(2).rank(), 13);
+  EXPECT_EQ(s.events_size(), 0);
+}
+
+TEST(NcclLogRasReport, ALoneStragglerAndRanksWithoutOperationsOrProcessAreRead) {
+  // Shapes of NCCL's src/ras/client_support.cc (SYNTHETIC lines in those shapes).
+  const auto s = parseNcclLog(
+      "#0-0 (78db921d1c117b4a) MISMATCH\n"
+      "  Communicator ranks have different AllReduce operation counts\n"
+      "  7 ranks have launched up to operation 64\n"
+      "  Rank 7 has launched up to operation 60 -- GPU 3 managed by process 1650386 on node "
+      "node1\n"
+      "\n"
+      "  Communicator ranks have different Broadcast operation counts\n"
+      "  6 ranks have launched up to operation 3\n"
+      "  2 ranks have not launched any operations\n"
+      "  Rank 4 -- GPU 4 managed by process 11 on node node2\n"
+      "  Rank 5 -- [process information not found]\n"
+      "  Rank 9 has status RUNNING -- GPU 1 managed by process 12 on node node3\n");
+  ASSERT_EQ(s.ranks_size(), 5);
+  EXPECT_EQ(s.ranks(0).ranks(), 7u);  // AllReduce: 7 at 64
+  EXPECT_EQ(s.ranks(1).ranks(), 6u);  // Broadcast: 6 at 3
+  EXPECT_EQ(s.ranks(2).rank(), 4);
+  EXPECT_EQ(s.ranks(2).op_count(), 0u);
+  EXPECT_EQ(s.ranks(2).collective(), "Broadcast");
+  EXPECT_EQ(s.ranks(3).rank(), 5);
+  EXPECT_EQ(s.ranks(3).host(), "");
+  EXPECT_EQ(s.ranks(4).rank(), 7);
+  EXPECT_EQ(s.ranks(4).op_count(), 60u);
+  EXPECT_EQ(s.ranks(4).host(), "node1");
+  // Outside a RAS block the same words are not counts.
+  EXPECT_EQ(parseNcclLog("  30 ranks have launched up to operation 640\n").ranks_size(), 0);
+}
+
+}  // namespace
+}  // namespace ibc::core

@@ -161,7 +161,7 @@ TEST(NcclLogParser, MergeKeepsAnOpCountAndASeqNumOfOneRankApart) {
 
 TEST(NcclLogRealCaptures, EveryCaptureIsCountedAndNamed) {
   const auto files = ibc::test::fixtureFiles(kLogDir, ".txt");
-  ASSERT_EQ(files.size(), 69u);
+  ASSERT_EQ(files.size(), 71u);
   for (const auto& f : files) {
     const std::string text = ibc::test::readFixture(f);
     const auto s = parseNcclLog(text);
@@ -171,7 +171,7 @@ TEST(NcclLogRealCaptures, EveryCaptureIsCountedAndNamed) {
     EXPECT_GT(s.lines_nccl(), 0u) << f;
     // Healthy init excerpts yield only the hosts (and ranks) their lines name.
     EXPECT_TRUE(s.events_size() > 0 || s.transports_size() > 0 || !s.network().empty() ||
-                s.env_settings_size() > 0 || s.hosts_size() > 0)
+                s.env_settings_size() > 0 || s.hosts_size() > 0 || s.ranks_size() > 0)
         << f << " yielded nothing";
     for (const auto& e : s.events()) {
       EXPECT_NE(e.kind(), v1::NcclEvent::KIND_UNSPECIFIED) << f;
