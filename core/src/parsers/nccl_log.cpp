@@ -122,9 +122,9 @@ v1::NcclLogSummary parseNcclLog(std::string_view pasted, const NcclLogOptions& o
   // The launcher prefixes (host:pid:tid, srun labels, ranks) are this parser's to read.
   PasteOptions paste;
   paste.prefixes = false;
-  const std::string text = pasteText(pasted, paste);
   NcclLogParser parser(options);
-  forEachLine(text, [&](std::string_view line, uint32_t n) { parser.line(line, n); });
+  for (const auto& l : rejoinWrapped(readPaste(pasted, paste), nccl_log_internal::startsNcclRecord))
+    parser.line(l.text, l.source_line);
   return parser.finish();
 }
 

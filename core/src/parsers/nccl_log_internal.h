@@ -76,6 +76,10 @@ struct Stripped {
 
 Stripped stripLauncherPrefixes(std::string_view line);
 
+// Whether `line` begins a record of a log of its own (never the rest of a wrapped line): it
+// carries a launcher, host or time prefix, or is an NCCL INFO/WARN line.
+bool startsNcclRecord(std::string_view line);
+
 // ---- The parser: event classifiers (nccl_log_events.cpp), summary (nccl_log.cpp) ----
 
 struct TransportUse {

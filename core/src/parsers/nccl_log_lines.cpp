@@ -281,3 +281,14 @@ Stripped stripLauncherPrefixes(std::string_view line) {
 }
 
 }  // namespace ibc::core::nccl_log_internal
+
+namespace ibc::core::nccl_log_internal {
+
+bool startsNcclRecord(std::string_view line) {
+  const std::string_view t = trim(line);
+  const Stripped st = stripLauncherPrefixes(t);
+  if (st.body.size() != t.size()) return true;  // a launcher, host or time prefix
+  return parseDebugLine(st.body).has_value() || has(t, "NCCL INFO") || has(t, "NCCL WARN");
+}
+
+}  // namespace ibc::core::nccl_log_internal

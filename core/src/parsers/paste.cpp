@@ -444,6 +444,72 @@ std::vector<PasteLine> readPaste(std::string_view input, const PasteOptions& opt
   return lines;
 }
 
+namespace {
+
+enum class Wrap { None, Terminal, Mail };
+
+// The column the paste was wrapped at, and how, from its longest lines and what follows
+// them.
+std::pair<Wrap, std::size_t> wrapColumn(
+    const std::vector<PasteLine>& lines,
+    const std::function<bool(std::string_view)>& starts_record) {
+  std::size_t longest = 0;
+  for (const auto& l : lines) longest = std::max(longest, l.text.size());
+  if (longest < 60) return {Wrap::None, 0};
+  // A terminal: lines end exactly at the column, most of them followed by their rest (not
+  // a blank line, not a record), and some rest shorter than the column (else these are
+  // whole lines of one length: a repeated message).
+  std::size_t at = 0;
+  std::size_t continued = 0;
+  std::size_t tails = 0;
+  // A mail client: records cut within a few columns of the longest, at most 80.
+  std::size_t near_records = 0;
+  for (std::size_t i = 0; i < lines.size(); ++i) {
+    const std::string& l = lines[i].text;
+    if (l.size() + 12 >= longest && starts_record(l)) ++near_records;
+    if (l.size() != longest || i + 1 == lines.size()) continue;
+    ++at;
+    const std::string& next = lines[i + 1].text;
+    if (trim(next).empty() || starts_record(next)) continue;
+    ++continued;
+    if (next.size() < longest) ++tails;
+  }
+  if (at >= 3 && continued * 2 >= at && tails >= 1) return {Wrap::Terminal, longest};
+  if (longest <= 80 && near_records >= 3) return {Wrap::Mail, longest};
+  return {Wrap::None, 0};
+}
+
+}  // namespace
+
+std::vector<PasteLine> rejoinWrapped(std::vector<PasteLine> lines,
+                                     const std::function<bool(std::string_view)>& starts_record) {
+  const auto [wrap, column] = wrapColumn(lines, starts_record);
+  if (wrap == Wrap::None) return lines;
+  constexpr int kMaxPieces = 8;
+  std::vector<PasteLine> out;
+  std::size_t last_piece = 0;  // the length of the last piece joined into out.back()
+  int pieces = 0;
+  for (auto& l : lines) {
+    const bool reached = wrap == Wrap::Terminal ? last_piece == column : last_piece * 2 >= column;
+    if (!out.empty() && reached && pieces < kMaxPieces && !trim(l.text).empty() &&
+        !starts_record(l.text)) {
+      std::string& joined = out.back().text;
+      const bool blank_between =
+          (!joined.empty() && std::isspace(static_cast<unsigned char>(joined.back()))) ||
+          std::isspace(static_cast<unsigned char>(l.text.front()));
+      if (wrap == Wrap::Mail && !blank_between) joined.push_back(' ');
+      last_piece = l.text.size();
+      joined += l.text;
+      ++pieces;
+      continue;
+    }
+    last_piece = l.text.size();
+    pieces = 1;
+    out.push_back(std::move(l));
+  }
+  return out;
+}
+
 std::string pasteText(std::string_view text, const PasteOptions& options) {
   std::string out;
   out.reserve(text.size());

@@ -111,3 +111,54 @@ TEST(Paste, PrefixesStackInAnyOrder) {
 
 }  // namespace
 }  // namespace ibc::core
+
+namespace ibc::core {
+namespace {
+
+// A record of these SYNTHETIC logs: a line starting with "node1:".
+bool startsWithNode(std::string_view l) { return l.rfind("node1:", 0) == 0; }
+
+TEST(PasteRejoin, ATerminalsCutsAtOneColumnAreJoinedAsTheyAre) {
+  const std::string a = "node1: " + std::string(53, 'a');  // 60 columns
+  const std::string b = "node1: " + std::string(53, 'b');
+  // Three lines cut at 60 columns, mid-word; the rest of each below it.
+  const auto joined = rejoinWrapped(
+      readPaste(a + "\nxx tail\n" + b + "\nyy\n" + a + "\nzz end\nnode1: short\n"), startsWithNode);
+  EXPECT_EQ(texts(joined),
+            (std::vector<std::string>{a + "xx tail", b + "yy", a + "zz end", "node1: short"}));
+  EXPECT_EQ(joined[1].source_line, 3u);  // the first piece's line
+}
+
+TEST(PasteRejoin, AMailClientsCutsAtABlankAreJoinedWithOne) {
+  const std::string t =
+      "node1: the link went down on mlx5_0 port 1 while the job ran its\n"
+      "allreduce\n"
+      "node1: the link came back on mlx5_0 port 1 after a few seconds and\n"
+      "the job went on\n"
+      "node1: the same port went down again after twenty minutes of work\n"
+      "node1: done\n";
+  EXPECT_EQ(
+      texts(rejoinWrapped(readPaste(t), startsWithNode)),
+      (std::vector<std::string>{
+          "node1: the link went down on mlx5_0 port 1 while the job ran its allreduce",
+          "node1: the link came back on mlx5_0 port 1 after a few seconds and the job "
+          "went on",
+          "node1: the same port went down again after twenty minutes of work", "node1: done"}));
+}
+
+TEST(PasteRejoin, LinesOfOneLengthOrShortLinesWithoutRecordsAreNotAWrap) {
+  // A message repeated whole: every line at the longest length, no rest below any.
+  const std::string repeated(90, 'r');
+  const std::string same = repeated + "\n" + repeated + "\n" + repeated + "\n" + repeated + "\n";
+  EXPECT_EQ(rejoinWrapped(readPaste(same), startsWithNode).size(), 4u);
+  // Short lines (a report, a table) with no record cut near the longest: nothing joined.
+  const std::string table =
+      "Group     Comms     Nodes     Ranks     Ranks     Ranks    Status\n"
+      "  Communicator ranks have different AllGather operation counts\n"
+      "  30 ranks have launched up to operation 640\n"
+      "  Rank 12 -- GPU 4 managed by process 323032 on node 10.0.0.1\n";
+  EXPECT_EQ(rejoinWrapped(readPaste(table), startsWithNode).size(), 4u);
+}
+
+}  // namespace
+}  // namespace ibc::core

@@ -16,6 +16,7 @@
 // own `[  12.345678]` stamp, NCCL's `host:pid:tid` prefix) are left for that parser.
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -59,6 +60,17 @@ std::string withoutHtml(std::string_view line);
 
 // Every line of `text` with what a paste added taken off (see above).
 std::vector<PasteLine> readPaste(std::string_view text, const PasteOptions& options = {});
+
+// Lines a terminal or a mail client wrapped, joined back. A paste is wrapped when its
+// longest lines end at one column: several exactly at it (a terminal cuts mid-word: the rest
+// is joined as it is) or, at 60 to 80 columns, several within a few of it (a mail client cuts
+// at a blank: the rest is joined after one blank). A line is joined to the one before when
+// that one reached the wrap (a terminal: the column; mail: half of it) and
+// `starts_record(line)` says the line does not begin a record of its own (the parser knows
+// what its records look like); at most 8 pieces make one line, which keeps the first
+// piece's source_line. Text that is not wrapped is returned as it is.
+std::vector<PasteLine> rejoinWrapped(std::vector<PasteLine> lines,
+                                     const std::function<bool(std::string_view)>& starts_record);
 
 // readPaste's lines joined with '\n': what a line parser reads.
 std::string pasteText(std::string_view text, const PasteOptions& options = {});

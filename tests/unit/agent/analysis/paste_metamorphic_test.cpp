@@ -126,8 +126,10 @@ const std::vector<std::pair<std::string, Transform>>& transforms() {
 // Family × transformation the layer does not undo yet, with why (see the file's comment).
 const std::map<std::pair<std::string, std::string>, std::string>& notYet() {
   static const std::map<std::pair<std::string, std::string>, std::string> kNotYet{
-      {{"nccl-logs", "terminal_wrap80"}, "wrapped NCCL lines are not rejoined"},
-      {{"nccl-logs", "mail_wrap72"}, "wrapped NCCL lines are not rejoined"},
+      {{"nccl-logs", "terminal_wrap80"},
+       "a wrap is told from at least 3 cut lines: a short log's is not (rejoinWrapped)"},
+      {{"nccl-logs", "mail_wrap72"},
+       "a wrap is told from at least 3 cut records: a short log's is not (rejoinWrapped)"},
       {{"dmesg", "iso_time"}, "a logger's stamp in front of the kernel's own is not taken off"},
       {{"dmesg", "syslog"}, "a logger's stamp in front of the kernel's own is not taken off"},
       {{"dmesg", "terminal_wrap80"}, "only wraps the kernel log parser joins are rejoined"},
