@@ -273,8 +273,12 @@ constexpr std::array<FindingTraits, 53> kRegistry{{
     {FindingCode::NcclRankLagging, "NCCL_RANK_LAGGING", "NCCL log", Severity::Warning, 3,
      FindingClass::Application,
      "Ranks stopped at different collectives: the ones behind are named.",
-     "Ranks of one NCCL log stopped at different opCounts (or PyTorch SeqNums): a warning, "
-     "critical beside a collective timeout.",
+     "Ranks of one NCCL log stopped at different opCounts (or PyTorch SeqNums), or NCCL's RAS "
+     "report (2.24+, `ncclras`) lists a MISMATCH of ranks at different operation counts of one "
+     "collective (its unnamed groups counted, \"30 ranks\"; the ranks it names keep the node "
+     "address RAS gives): a warning, critical beside a collective timeout. RAS samples counts "
+     "that keep moving: the evidence says that a one-operation spread can be the sampling and "
+     "that the same ranks behind in reports 10 s apart are stragglers.",
      "Inspect the nodes of the ranks at the lowest opCount or SeqNum (`ibcollect --job` compares "
      "all nodes) for link errors, a dead process or a slow GPU."},
     {FindingCode::NcclTestWrongResults, "NCCL_TEST_WRONG_RESULTS", "nccl-tests", Severity::Critical,
