@@ -190,35 +190,34 @@ std::vector<v1::Finding> joinJobWide(std::vector<v1::Finding> findings,
                                      const std::vector<std::string>& labels) {
   const int nodes = static_cast<int>(labels.size());
   if (nodes < kJobWideMinNodes) return findings;
-  // The nodes each saying holds on, in the order its first place comes.
-  std::unordered_map<std::string, std::vector<std::size_t>> members;
+  // Per saying (findingGroupKey), the nodes it holds on: counted once per saying.
+  struct Saying {
+    std::vector<bool> holds;
+    int count = 0;
+    bool emitted = false;
+  };
+  std::unordered_map<std::string, Saying> sayings;
   std::vector<std::string> keys(findings.size());
   for (std::size_t i = 0; i < findings.size(); ++i) {
     if (node_of[i] < 0) continue;
     keys[i] = findingGroupKey(findings[i]);
-    members[keys[i]].push_back(i);
+    Saying& s = sayings[keys[i]];
+    if (s.holds.empty()) s.holds.assign(static_cast<std::size_t>(nodes), false);
+    auto&& h = s.holds[static_cast<std::size_t>(node_of[i])];
+    if (!h) ++s.count;
+    h = true;
   }
   std::vector<v1::Finding> out;
-  std::unordered_map<std::string, bool> emitted;
   for (std::size_t i = 0; i < findings.size(); ++i) {
-    if (node_of[i] < 0) {
+    Saying* s = node_of[i] < 0 ? nullptr : &sayings[keys[i]];
+    if (s == nullptr || s->count < kJobWideMinNodes || s->count < kJobWideShare * nodes) {
       out.push_back(std::move(findings[i]));
       continue;
     }
-    const auto& at = members[keys[i]];
-    std::vector<bool> holds(static_cast<std::size_t>(nodes), false);
-    int count = 0;
-    for (const std::size_t m : at) {
-      auto&& h = holds[static_cast<std::size_t>(node_of[m])];
-      if (!h) ++count;
-      h = true;
-    }
-    if (count < kJobWideMinNodes || count < kJobWideShare * nodes) {
-      out.push_back(std::move(findings[i]));
-      continue;
-    }
-    if (emitted[keys[i]]) continue;
-    emitted[keys[i]] = true;
+    if (s->emitted) continue;
+    s->emitted = true;
+    const int count = s->count;
+    const std::vector<bool>& holds = s->holds;
     // One finding for all of them: what the first place says, without the place, with its
     // evidence named as that place's.
     v1::Finding& first = findings[i];

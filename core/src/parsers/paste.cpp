@@ -466,7 +466,7 @@ std::pair<Wrap, std::size_t> wrapColumn(
   std::size_t near_records = 0;
   for (std::size_t i = 0; i < lines.size(); ++i) {
     const std::string& l = lines[i].text;
-    if (l.size() + 12 >= longest && starts_record(l)) ++near_records;
+    if (longest <= 80 && l.size() + 12 >= longest && starts_record(l)) ++near_records;
     if (l.size() != longest || i + 1 == lines.size()) continue;
     ++at;
     const std::string& next = lines[i + 1].text;
