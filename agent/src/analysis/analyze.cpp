@@ -8,6 +8,7 @@
 #include "ibc/core/nccl_tests.h"
 #include "ibc/core/pf/pf_tools.h"
 #include "ibc/core/proto_text.h"
+#include "ibc/core/rules.h"
 #include "ibc/core/snapshot_file.h"
 #include "ibc/core/text.h"
 
@@ -130,8 +131,9 @@ bool mergeToolOutputFile(
   if (evidence.kinds.empty()) {
     out.input_errors.push_back(p +
                                ": no known tool output recognised (expected ibstat, ibstatus, "
-                               "ibv_devinfo, perfquery, ethtool -S, ip -s link or a "
-                               "`grep . /sys/...` listing)");
+                               "ibv_devinfo, perfquery, ibdev2netdev, rdma link, ethtool -S, "
+                               "ip -s link, perftest (ib_write_bw ...) or a `grep . /sys/...` "
+                               "listing)");
     return false;
   }
   std::vector<core::EvidenceConflict> conflicts;
@@ -306,6 +308,11 @@ AnalyzeOutcome analyzeInputs(
   // One verdict over every input, as `compare` and a bundle judge them (job_verdict.h).
   core::judgeJob(nodes, {rules, {}});
   keepPasteFindings(nodes, target, own_findings);
+  // What core could not judge is said, never left to look fine (a run without a rate).
+  for (const auto& n : nodes) {
+    for (auto& line : core::rdmaTestNotices(n.snapshot, rules))
+      out.notices.push_back(std::move(line));
+  }
   out.nodes = std::move(nodes);
   return out;
 }

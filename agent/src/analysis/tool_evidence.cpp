@@ -80,6 +80,11 @@ void mergeToolEvidence(const core::ToolEvidence& evidence, const std::string& so
       }
     }
   }
+  for (const auto& run : evidence.rdma_tests) {
+    v1::RdmaTest* r = snap.add_rdma_tests();
+    *r = run;
+    r->set_source(core::printable(source));
+  }
   v1::ToolOutput* t = snap.add_tool_outputs();
   t->set_source(core::printable(source));
   for (const auto& k : evidence.kinds) t->add_kinds(k);

@@ -12,7 +12,7 @@ namespace ibc::core {
 
 namespace {
 
-constexpr std::array<FindingTraits, 53> kRegistry{{
+constexpr std::array<FindingTraits, 55> kRegistry{{
     {FindingCode::NoRdmaDevices, "NO_RDMA_DEVICES", "port/link", Severity::Critical, 0,
      FindingClass::Device,
      "No RDMA device is visible although the node is expected to have one (driver, VF not "
@@ -432,6 +432,31 @@ constexpr std::array<FindingTraits, 53> kRegistry{{
      "PORT_STATE_UNKNOWN. The code is reserved so that such a PF is never PF_CLEAN.",
      "Run `ibcollect host-inspect` as root on the host itself, or paste `mlxlink -m -c -e`, "
      "`ethtool -m` and the host kernel log with --paste."},
+    {FindingCode::RdmaTestLowBw, "RDMA_TEST_LOW_BW", "active checks", Severity::Warning, 3,
+     FindingClass::PhysicalLink,
+     "An RDMA bandwidth test (perftest) measured under 80 % of the port's rate.",
+     "A perftest bandwidth run (ib_write_bw, ib_read_bw, ib_send_bw; a pasted output or its "
+     "--out_json file) whose best average, at messages of 64 KiB or more, is under 80 % of the "
+     "rate of the port it ran on (twice that for -b), converted by perftest's own units (MB/sec "
+     "is MiB/s, Gb/sec is 10^9 bit/s). The rate is the port's, else the one rate the node's "
+     "active ports share, else --expect-rate; with none, a notice says the run was not judged.",
+     "A pair test is as fast as its slower end and the path between them: run it between each "
+     "end and a third, healthy node to tell which; check the ports' rates "
+     "(LINK_RATE_BELOW_EXPECTED), error counters and PCIe (PCIE_LINK_DEGRADED); with --use_cuda, "
+     "compare with a run in host memory."},
+    {FindingCode::RdmaTestFailed, "RDMA_TEST_FAILED", "active checks", Severity::Warning, 4,
+     FindingClass::Observation,
+     "An RDMA test (perftest) could not connect or run: it measured nothing.",
+     "A perftest run that printed no result but perftest's own errors: \"Couldn't connect to\", "
+     "\"Unable to find the Infiniband/RoCE device\", \"Failed to modify QP ... to RTR\", "
+     "\"Completion with error\" (with its status). The finding quotes them, the ends it names and "
+     "what the error usually means.",
+     "Read the quoted error: a refused connection is the server side not listening (start it "
+     "first, same -p) or a firewall on TCP 18515; no device is a container or VM without the "
+     "RDMA device (NO_RDMA_DEVICES); a QP that does not reach RTR is a wrong or empty RoCE GID "
+     "(-x with the RoCE v2 GID of the interface's address: show_gids) or a remote port down; a "
+     "completion error's status says which (4: memory registration, with --use_cuda "
+     "nvidia_peermem or dma-buf; 12: retries exceeded on the path)."},
 }};
 
 // One row per code, in the enum's order: findingTraits(code) is an index.
@@ -442,7 +467,7 @@ constexpr bool registryInEnumOrder() {
   return true;
 }
 static_assert(registryInEnumOrder(), "kRegistry rows must follow FindingCode's order");
-static_assert(kRegistry.size() == static_cast<std::size_t>(FindingCode::PfUnknown) + 1,
+static_assert(kRegistry.size() == static_cast<std::size_t>(FindingCode::RdmaTestFailed) + 1,
               "every FindingCode needs a row in kRegistry");
 
 }  // namespace

@@ -66,6 +66,7 @@ std::vector<::ibcollect::v1::Finding> diagnoseNodeEvidence(
   rules::runKernelLogRules(ctx);
   rules::runNcclRules(ctx);
   rules::runNcclTestsRules(ctx);
+  rules::runRdmaTestRules(ctx);
   sortFindings(ctx.findings);
   return std::move(ctx.findings);
 }

@@ -44,6 +44,7 @@ void runHostRules(RuleContext& ctx);
 void runKernelLogRules(RuleContext& ctx);
 void runNcclRules(RuleContext& ctx);
 void runNcclTestsRules(RuleContext& ctx);
+void runRdmaTestRules(RuleContext& ctx);
 
 // "12.5", "200", "0.001": shortest readable form of a number.
 inline std::string num(double v) { return formatNumber(v, 4); }

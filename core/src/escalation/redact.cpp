@@ -3,8 +3,10 @@
 #include <arpa/inet.h>
 
 #include <algorithm>
+#include <array>
 #include <cctype>
 #include <cstdio>
+#include <optional>
 
 #include <google/protobuf/descriptor.h>
 #include <google/protobuf/reflection.h>
@@ -41,6 +43,29 @@ bool ipv6(std::string_view s) {
   const std::string z(s);
   in6_addr a{};
   return inet_pton(AF_INET6, z.c_str(), &a) == 1;
+}
+
+// perftest prints a GID as 16 decimal bytes ("GID: 00:00:...:255:255:192:168:02:226"): the
+// address it holds, as the key its other spellings get (an IPv4-mapped GID is its IPv4).
+std::optional<std::string> perftestGidKey(std::string_view run) {
+  const auto parts = split(run, ':');
+  if (parts.size() != 16) return std::nullopt;
+  std::array<unsigned char, 16> b{};
+  for (std::size_t k = 0; k < 16; ++k) {
+    const auto v = parseInt(parts[k]);
+    if (parts[k].empty() || parts[k].size() > 3 || !v || *v < 0 || *v > 255) return std::nullopt;
+    b[k] = static_cast<unsigned char>(*v);
+  }
+  const bool mapped =
+      std::all_of(b.begin(), b.begin() + 10, [](unsigned char c) { return c == 0; }) &&
+      b[10] == 255 && b[11] == 255;
+  if (mapped) {
+    return std::to_string(b[12]) + "." + std::to_string(b[13]) + "." + std::to_string(b[14]) + "." +
+           std::to_string(b[15]);
+  }
+  char text[INET6_ADDRSTRLEN] = {};
+  if (inet_ntop(AF_INET6, b.data(), text, sizeof text) == nullptr) return std::nullopt;
+  return toLower(text);
 }
 
 }  // namespace
@@ -169,6 +194,11 @@ std::string Redactor::replaceAddresses(std::string_view text) {
     std::size_t end = i;
     while (end < text.size() && hexOrSep(text[end])) ++end;
     std::string_view run = text.substr(i, end - i);
+    if (const auto gid = perftestGidKey(run); gid && !(end < text.size() && wordChar(text[end]))) {
+      out += pseudonym(ips_, *gid, "ip");
+      i = end;
+      continue;
+    }
     // Where the address may start in the run. Alone: at its start. Glued to a word: after
     // the word's colon ("node01:fe80::1"), else at the run's start or a few hex letters in
     // (NCCL prints "remoteGidsfd00:1148:...": the word ends in hex letters).

@@ -238,6 +238,14 @@ void EvidenceBuilder::addError(std::string_view line) {
   ev_.tool_errors.push_back(boundedLine(trim(line)));
 }
 
+void EvidenceBuilder::addRdmaTest(v1::RdmaTest test) {
+  if (ev_.rdma_tests.size() >= kMaxToolRdmaTests) {
+    markTruncated();
+    return;
+  }
+  ev_.rdma_tests.push_back(std::move(test));
+}
+
 void EvidenceBuilder::addSysfsEntry(std::string_view path, std::string_view value) {
   if (ev_.sysfs_entries.size() >= kMaxToolSysfsEntries) {
     markTruncated();
@@ -450,7 +458,8 @@ bool isKnownCommand(std::string_view word) {
       "sleep",      "dmesg",         "show_gids",     "ibswitches",
       "ibhosts",    "smpquery",
   }};
-  return std::find(kCommands.begin(), kCommands.end(), word) != kCommands.end();
+  return std::find(kCommands.begin(), kCommands.end(), word) != kCommands.end() ||
+         isPerftestTool(word);
 }
 
 // "[root@node045 ~]# cmd", "root@host:/etc/apt# cmd", "(venv) user@h:~$ cmd", "$ cmd".
@@ -474,6 +483,18 @@ std::optional<std::string_view> afterPrompt(std::string_view line) {
     return trim(t.substr(close + 2));
   }
   if (t == "$" || startsWith(t, "$ ")) return trim(t.substr(1));
+  // A shell's own prompt: "sh-5.1# cmd", "bash-4.2$ cmd".
+  if (const auto sep = t.find_first_of("#$");
+      sep != std::string_view::npos && sep < 16 && sep + 1 < t.size() && t[sep + 1] == ' ') {
+    const std::string_view shell = t.substr(0, sep);
+    const auto dash = shell.find('-');
+    if (dash != std::string_view::npos && dash > 0 && dash + 1 < shell.size() &&
+        std::all_of(shell.begin(), shell.begin() + static_cast<std::ptrdiff_t>(dash),
+                    [](char c) { return std::islower(static_cast<unsigned char>(c)) != 0; }) &&
+        std::all_of(shell.begin() + static_cast<std::ptrdiff_t>(dash) + 1, shell.end(),
+                    [](char c) { return std::isdigit(static_cast<unsigned char>(c)) || c == '.'; }))
+      return trim(t.substr(sep + 1));
+  }
   // user@host[:path](#|$)
   std::size_t i = 0;
   while (i < t.size() && isHostChar(t[i]) && t[i] != '\\') ++i;
@@ -517,6 +538,11 @@ void applyCommand(std::string_view command, EvidenceBuilder& out) {
   ctx = CommandContext{};
   if (words.empty()) return;
   ctx.tool = std::string(words.front());
+  if (isPerftestTool(ctx.tool)) {
+    for (std::size_t i = 0; i < words.size() && i < 64; ++i)
+      ctx.perftest_words.emplace_back(words[i]);
+    return;
+  }
   if (ctx.tool != "ethtool") return;
   bool stats = false;
   bool info = false;
@@ -700,6 +726,7 @@ namespace {
 const std::vector<BlockParserEntry>& toolParsers() {
   static const std::vector<BlockParserEntry> kAll{
       {kKindSysfsListing, tool_output::parseSysfsListingBlock},
+      {kKindPerftest, tool_output::parsePerftestBlock},
       {kKindIbstat, tool_output::parseIbstatBlock},
       {kKindIbstatus, tool_output::parseIbstatusBlock},
       {kKindIbvDevinfo, tool_output::parseIbvDevinfoBlock},

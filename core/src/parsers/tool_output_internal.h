@@ -43,6 +43,9 @@ struct CommandContext {
   std::string ethtool_info_dev;   // from `ethtool -i DEV`
   bool ethtool_stats_pending = false;
   bool ethtool_info_pending = false;
+  // The words of a perftest command ("ib_write_bw", "-d", "mlx5_0", ...), until a run uses
+  // them; empty for other tools.
+  std::vector<std::string> perftest_words;
 };
 
 // Accumulates evidence; block parsers hand it whole messages, it merges and bounds them.
@@ -54,6 +57,7 @@ class EvidenceBuilder {
   void addSysfsEntry(std::string_view path, std::string_view value);
   void addDriverInfo(EthtoolDriverInfo info);
   void addError(std::string_view line);
+  void addRdmaTest(v1::RdmaTest test);
   void addKind(std::string_view kind);
   void setNoRdmaDevices() { ev_.no_rdma_devices = true; }
   void markTruncated() { ev_.truncated = true; }
@@ -106,6 +110,9 @@ bool parseEthtoolStatsBlock(LineCursor& cursor, EvidenceBuilder& out);
 bool parseEthtoolInfoBlock(LineCursor& cursor, EvidenceBuilder& out);
 bool parseIpLinkBlock(LineCursor& cursor, EvidenceBuilder& out);
 bool parseSysfsListingBlock(LineCursor& cursor, EvidenceBuilder& out);
+bool parsePerftestBlock(LineCursor& cursor, EvidenceBuilder& out);
+// "ib_write_bw", "ib_send_lat", "raw_ethernet_bw": a perftest program's name.
+bool isPerftestTool(std::string_view word);
 // Error lines no tool block claims: ibpanic/iberror, libibverbs warnings, ethtool
 // "Cannot ..." and similar. Adds no kind.
 bool parseErrorLine(LineCursor& cursor, EvidenceBuilder& out);

@@ -193,6 +193,18 @@ TEST(Redactor, NoIdentityOfAnyRealCaptureSurvives) {
             << " identities looked for, " << found << " found after redaction\n";
 }
 
+TEST(Redactor, PerftestsDecimalGidIsTheAddressItHolds) {
+  // perftest prints a RoCE GID as 16 decimal bytes; an IPv4-mapped one is that IPv4.
+  Redactor r;
+  EXPECT_EQ(
+      r.redact("client 192.168.2.226\n GID: 00:00:00:00:00:00:00:00:00:00:255:255:192:168:02:226\n"
+               " GID: 254:128:00:00:00:00:00:00:02:66:161:255:254:137:01:10\n"),
+      "client ip-001\n GID: ip-001\n GID: ip-002\n");
+  // Fewer groups, or a group over 255, is no GID.
+  EXPECT_EQ(r.redact("ratio 00:01:02 and 300:00:00:00:00:00:00:00:00:00:00:00:00:00:00:00"),
+            "ratio 00:01:02 and 300:00:00:00:00:00:00:00:00:00:00:00:00:00:00:00");
+}
+
 TEST(Redactor, PseudonymsAreStableAndCoverEveryForm) {
   Redactor r;
   r.addHost("node01.cluster.local");

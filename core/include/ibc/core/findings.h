@@ -81,6 +81,9 @@ enum class FindingCode {
   // added with the job verdict (docs/codes.md "More codes")
   VfIdentityMissing,
   PfUnknown,
+  // active checks (perftest pasted now; run by `--job --active` later)
+  RdmaTestLowBw,
+  RdmaTestFailed,
 };
 
 // What kind of fault a code is evidence of (docs/codes.md). Escalation, ranking and the

@@ -3,6 +3,7 @@
 // Single-node diagnosis (docs/codes.md): every code except the cross-node ones. Pure: the
 // same snapshot and options always give the same findings, in a stable order.
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -60,6 +61,27 @@ std::vector<::ibcollect::v1::Finding> escalationFindings(
 inline constexpr double kLowBusbwFraction = 0.5;
 ::ibcollect::v1::NcclTestsBusbw busbwAgainstLinks(const ::ibcollect::v1::Snapshot& snapshot,
                                                   const ::ibcollect::v1::NcclTestsOutput& output);
+
+// An RDMA bandwidth test (perftest) against its port's rate (docs/codes.md,
+// RDMA_TEST_LOW_BW): its best average is low under
+// kRdmaTestLowFraction of the rate (twice the rate for a bidirectional run); the best row is
+// among messages of kRdmaTestFillBytes or more (tool_output.h), a run without one is not judged.
+inline constexpr double kRdmaTestLowFraction = 0.8;
+struct RdmaTestBudget {
+  double measured_gbps = 0;  // the run's best average in Gb/s; 0 when unknown
+  std::string unit_read;     // how the number was read ("MB/sec = MiB/s by perftest's definition")
+  double rate_gbps = 0;      // the port's rate, one direction; 0 when none is known
+  std::string rate_from;     // "mlx5_0 port 1", "every active port of the node", "--expect-rate"
+  double budget_gbps = 0;    // rate, ×2 for a bidirectional run
+  // Why the run is not judged ("no rate to judge against: ..."); "" when it is.
+  std::string not_judged;
+};
+RdmaTestBudget rdmaTestBudget(const ::ibcollect::v1::Snapshot& snapshot,
+                              const ::ibcollect::v1::RdmaTest& test, const RuleOptions& options);
+// One line per bandwidth run of the snapshot that was not judged, saying why: for the notices
+// of `analyze` (a run that could not be judged is never called fine).
+std::vector<std::string> rdmaTestNotices(const ::ibcollect::v1::Snapshot& snapshot,
+                                         const RuleOptions& options);
 
 // The name findings use for a snapshot's node: Slurm node name, else hostname, else
 // "unknown-node".

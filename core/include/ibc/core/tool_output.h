@@ -75,6 +75,7 @@ inline constexpr std::string_view kKindEthtoolStats = "ethtool-S";
 inline constexpr std::string_view kKindEthtoolInfo = "ethtool-i";
 inline constexpr std::string_view kKindIpLink = "ip-link";
 inline constexpr std::string_view kKindSysfsListing = "sysfs-listing";
+inline constexpr std::string_view kKindPerftest = "perftest";
 
 // The device an ibstat excerpt without its CA header is filed under.
 inline constexpr std::string_view kUnnamedIbstatDevice = "ca:unknown";
@@ -88,6 +89,11 @@ inline constexpr std::size_t kMaxToolSysfsEntries = 262144;
 inline constexpr std::size_t kMaxToolErrors = 1024;
 inline constexpr std::size_t kMaxToolDriverInfos = 1024;
 inline constexpr std::size_t kMaxToolLineBytes = 4096;
+inline constexpr std::size_t kMaxToolRdmaTests = 1024;
+inline constexpr std::size_t kMaxRdmaTestErrors = 16;
+// Messages this large fill a link: of an `-a` sweep, the best row among them is kept (smaller
+// ones are bound by message rate), and a run without one is not judged against the rate.
+inline constexpr uint64_t kRdmaTestFillBytes = 65536;
 
 // One `PATH:VALUE` line of a `grep . /sys/...` listing. The path may itself contain ':'
 // (PCI addresses such as "pci0000:05/0000:05:02.0"); the value is everything after the
@@ -127,6 +133,8 @@ struct ToolEvidence {
   std::vector<v1::NetDevice> netdevs;
   std::vector<SysfsEntry> sysfs_entries;  // in input order
   std::vector<EthtoolDriverInfo> driver_infos;
+  // perftest runs, in input order (`source` empty: the caller knows the file).
+  std::vector<v1::RdmaTest> rdma_tests;
   // A tool said there are no RDMA devices at all (ibv_devinfo "No IB devices found",
   // ibstatus "Fatal error: device '*': sys files not found", ibstat "can't list IB
   // device names", "0 HCAs found").
@@ -176,6 +184,12 @@ std::string unwrapPasteMarkup(std::string_view text);
 // ethtool -i: `driver:`, `version:`, `firmware-version:`, `bus-info:`, `supports-*:`.
 // ip [-d] [-s [-s]] link|addr [show]: interface headers, link/* lines and statistics.
 // sysfs listing: `grep . /sys/...` PATH:VALUE lines and grep's own errors on sysfs files.
+// perftest (ib_write_bw, ib_read_bw, ib_send_bw, ib_atomic_bw, ib_*_lat): a run's banner,
+//   title ("RDMA_Write BW Test"), settings (Device, Link type), addresses, the result table
+//   (its header names the unit: MB/sec is MiB/s by perftest's definition, Gb/sec 10^9 bit/s)
+//   and the errors it prints when it cannot connect or run; `--out_json` files (keys
+//   unquoted, as perftest writes them). The command line before it gives the tool, -d, -i,
+//   the server address (a client), -b, --use_cuda and --report_gbits.
 ToolEvidence parseToolOutputAs(std::string_view kind, std::string_view text);
 
 }  // namespace ibc::core

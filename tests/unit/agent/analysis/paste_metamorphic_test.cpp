@@ -138,6 +138,8 @@ const std::map<std::pair<std::string, std::string>, std::string>& notYet() {
       {{"ibtools", "terminal_wrap80"}, "wrapped tool lines are not rejoined"},
       {{"ethtool", "mail_wrap72"}, "wrapped tool lines are not rejoined"},
       {{"ibtools", "collapse"}, "a collapsed tool paste with too few lines stays one line"},
+      {{"perftest", "collapse"},
+       "a collapsed paste that was also wrapped is cut inside a line before it is split"},
   };
   return kNotYet;
 }
@@ -192,6 +194,8 @@ const std::vector<Family>& families() {
       {"ethtool", [](AnalyzeInputs& in, const std::string& p) { in.tool_outputs.push_back(p); },
        ""},
       {"iplink", [](AnalyzeInputs& in, const std::string& p) { in.tool_outputs.push_back(p); }, ""},
+      {"perftest", [](AnalyzeInputs& in, const std::string& p) { in.tool_outputs.push_back(p); },
+       ""},
       {"dmesg", [](AnalyzeInputs& in, const std::string& p) { in.dmesg_file = p; }, ""},
   };
   return kAll;
