@@ -181,6 +181,8 @@ void splitJournalHost(std::string_view rest, LineParts* parts) {
   parts->message = after;
 }
 
+std::string_view withoutQuote(std::string_view line);
+
 LineParts splitKernelLine(std::string_view line) {
   LineParts parts;
   std::string_view rest = line;
@@ -227,11 +229,24 @@ LineParts splitKernelLine(std::string_view line) {
     splitJournalHost(rest, &parts);
     if (parts.host.empty()) parts.host = host_before;
     rest = parts.message;
-    // kern.log repeats the dmesg timestamp after "kernel: ".
+    // A program that relayed dmesg ("collect[42]: [  12.3] mlx5_core ..."): the kernel's
+    // line is after its name.
+    if (const std::size_t colon = rest.find(": ");
+        colon != std::string_view::npos && colon < 64 &&
+        rest.substr(0, colon).find(' ') == std::string_view::npos &&
+        startsWithKernelTimestamp(rest.substr(colon + 2))) {
+      rest.remove_prefix(colon + 2);
+    }
+  }
+  // A logger's stamp in front of the kernel's own ("2024-05-01T12:00:00Z [  12.3] ...",
+  // kern.log's "kernel: [  12.3] ..."): the kernel's stamp goes too, its seconds kept.
+  if (!parts.timestamp.empty() && parts.monotonic == 0) {
+    std::string_view inner = withoutQuote(trimLeft(rest));  // a quote behind the stamp
+    if (std::size_t p = matchPriority(inner)) inner.remove_prefix(p);
     double mono = 0;
-    if (std::size_t n = matchMonotonic(rest, &mono)) {
+    if (std::size_t n = matchMonotonic(inner, &mono)) {
       parts.monotonic = mono;
-      rest.remove_prefix(n);
+      rest = inner.substr(n);
     }
   }
   parts.message = trim(rest);
@@ -351,6 +366,52 @@ bool looksCut(std::string_view line) {
   return std::count(t.begin(), t.end(), '(') > std::count(t.begin(), t.end(), ')');
 }
 
+// The stamp a logger put in front of a line, with the host and program a syslog line names
+// ("2024-05-01T12:00:00Z ", "Nov 20 08:15:02 gpu07 collect[42]: "); 0 when there is none.
+std::size_t loggerStampLength(std::string_view line) {
+  const std::string_view t = trimLeft(line);
+  const std::size_t lead = line.size() - t.size();
+  if (const std::size_t iso = matchIsoTime(t); iso > 0 && iso < t.size() && t[iso] == ' ')
+    return lead + iso + 1;
+  const std::size_t sys = matchSyslogTime(t);
+  if (sys == 0) return 0;
+  const std::size_t host_end = t.find(' ', sys + 1);
+  if (host_end == std::string_view::npos) return 0;
+  const std::size_t colon = t.find(": ", host_end + 1);
+  if (colon == std::string_view::npos ||
+      t.substr(host_end + 1, colon - host_end - 1).find(' ') != std::string_view::npos)
+    return 0;
+  return lead + colon + 2;
+}
+
+bool kernelStampAt(std::string_view s) {
+  double ignored = 0;
+  s = trimLeft(s);
+  if (const std::size_t p = matchPriority(s)) s.remove_prefix(p);
+  return matchMonotonic(s, &ignored) > 0 || matchHumanTime(s) > 0;
+}
+
+// Lines a program relayed with its own stamp on every one ("ISO [  12.3] msg"), some of which
+// hold no kernel stamp behind it: those are pieces of a cut line, and their logger stamp is
+// the relay's, not a new message's. Empty when the text is no such relay.
+std::vector<bool> relayedContinuations(std::string_view text) {
+  std::size_t lines = 0, stamped = 0, inner = 0;
+  std::vector<bool> piece;
+  forEachLine(text, [&](std::string_view raw, uint32_t) {
+    const std::string_view line = withoutQuote(raw);
+    const std::size_t n = isBlank(line) ? 0 : loggerStampLength(line);
+    const bool has_inner = n > 0 && kernelStampAt(withoutQuote(line.substr(n)));
+    piece.push_back(n > 0 && !has_inner);
+    lines += isBlank(line) ? 0 : 1;
+    stamped += n > 0 ? 1 : 0;
+    inner += has_inner ? 1 : 0;
+  });
+  // Nearly every line stamped (a prompt or a header line may not be), most with the kernel's
+  // stamp behind the logger's, and some without: the pieces.
+  if (lines == 0 || stamped * 10 < lines * 9 || inner * 2 < stamped || inner == stamped) return {};
+  return piece;
+}
+
 // Calls fn(line, first_line_number) once per logical kernel line: quotes stripped, blank lines
 // skipped, and the unstamped lines that continue a cut stamped line joined to it (at most
 // kMaxContinuations of them, without the soft break's '=', with one space otherwise). A log
@@ -367,12 +428,15 @@ void forEachLogicalLine(std::string_view text, Fn&& fn) {
     continuations = 0;
     pending_cut = false;
   };
+  const std::vector<bool> relayed_piece = relayedContinuations(text);
   forEachLine(text, [&](std::string_view raw, uint32_t n) {
-    const std::string_view line = withoutQuote(raw);
+    std::string_view line = withoutQuote(raw);
     if (isBlank(line)) {
       flush();
       return;
     }
+    if (n - 1 < relayed_piece.size() && relayed_piece[n - 1])
+      line = withoutQuote(line.substr(loggerStampLength(line)));
     const std::string_view body = trimRight(line);
     if (!pending.empty() && pending_cut && continuations < kMaxContinuations &&
         !startsWithKernelTimestamp(trimLeft(line)) && pending.size() < kMaxTextBytes) {

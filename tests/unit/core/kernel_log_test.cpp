@@ -493,6 +493,37 @@ TEST(KernelLogRealCaptures, MailWrappedAndQuotedLinesAreJoinedBeforeTheyAreClass
   EXPECT_EQ(quoted[2].timestamp(), "[  230.681799]");
 }
 
+// Each line of `text` behind `stamp`, as a program that relays dmesg writes it.
+std::string relayed(const std::string& text, const std::string& stamp) {
+  std::string out;
+  for (const auto line : splitLines(text)) out += stamp + std::string(line) + "\n";
+  return out;
+}
+
+TEST(KernelLogRealCaptures, ALoggersStampInFrontOfTheKernelsOwnIsTakenOffAndItsPiecesJoin) {
+  // The wrapped capture relayed by a logger (SYNTHETIC stamps on a real capture): every piece
+  // of a cut line got a stamp of its own, but only the kernel's lines have the kernel's.
+  const std::string file =
+      "dmesg_mail-wrapped-mlx5-vf-cmd-eq-recovered-after-timeout-create-cq_kvm-20230208.txt";
+  for (const std::string stamp :
+       {"2026-11-20T08:15:02.123Z ", "Nov 20 08:15:02 gpu07 collect[4242]: "}) {
+    const auto lines = parseKernelLogText(relayed(dmesgFixture(file), stamp));
+    ASSERT_EQ(lines.size(), 4u) << stamp;
+    EXPECT_EQ(lines[2].text(),
+              "mlx5_core 0000:00:02.0: wait_func_handle_exec_timeout:1113:(pid 3122): cmd[0]: "
+              "CREATE_CQ(0x400) recovered after timeout")
+        << stamp;
+    EXPECT_DOUBLE_EQ(lines[2].monotonic_seconds(), 230.681799) << stamp;
+    EXPECT_EQ(eventsOf(lines)[2], KernelEvent::FwCommandTimeout) << stamp;
+  }
+  // The syslog relay names its host; the program's name goes with the stamps.
+  const auto one = parseKernelLogText(
+      "Nov 20 08:15:02 gpu07 collect[4242]: [  230.680927] mlx5_core 0000:00:02.0: x\n");
+  ASSERT_EQ(one.size(), 1u);
+  EXPECT_EQ(one[0].host(), "gpu07");
+  EXPECT_EQ(one[0].text(), "mlx5_core 0000:00:02.0: x");
+}
+
 TEST(KernelLogParser, UnstampedLinesOfAnUnstampedLogStayApart) {
   const auto lines = parseKernelLogText(
       "mlx5_core 0000:01:00.0: handle_hca_cap failed with a rather long message that wraps\n"
