@@ -849,9 +849,91 @@ bool parseIbdev2netdevBlock(LineCursor& cursor, EvidenceBuilder& out) {
   return true;
 }
 
+namespace {
+
+void addRdmaLink(EvidenceBuilder& out, std::string_view device, uint32_t number,
+                 std::string_view state, std::string_view phys, std::string_view netdev) {
+  v1::RdmaDevice dev;
+  dev.set_name(std::string(device));
+  v1::RdmaPort& port = *dev.add_ports();
+  port.set_port(number);
+  *port.mutable_state() = namedEnum(state);
+  *port.mutable_phys_state() = namedEnum(phys);
+  if (!netdev.empty()) {
+    port.add_netdevs(std::string(netdev));
+    v1::NetDevice nd;
+    nd.set_name(std::string(netdev));
+    nd.set_rdma_device(std::string(device));
+    nd.set_rdma_port(number);
+    out.addNetdev(std::move(nd));
+  }
+  out.addDevice(std::move(dev), kKindRdmaLink);
+}
+
+// The value of `"key":` in one flat JSON object as iproute2 writes it: a string's text or a
+// number's digits; empty when absent.
+std::string_view jsonValue(std::string_view object, std::string_view key) {
+  const std::string quoted_key = "\"" + std::string(key) + "\"";
+  std::size_t k = object.find(quoted_key);
+  if (k == std::string_view::npos) return {};
+  k = object.find(':', k + quoted_key.size());
+  if (k == std::string_view::npos) return {};
+  std::string_view v = trimLeft(object.substr(k + 1));
+  if (startsWith(v, "\"")) {
+    const auto close = v.find('"', 1);
+    return close == std::string_view::npos ? std::string_view{} : v.substr(1, close - 1);
+  }
+  std::size_t n = 0;
+  while (n < v.size() && std::isdigit(static_cast<unsigned char>(v[n]))) ++n;
+  return v.substr(0, n);
+}
+
+// `rdma -j link [show]` (one line) or `rdma -j -p link` (pretty, over lines): objects with
+// "ifname", "port", "state", "physical_state" and, when bound, "netdev".
+bool parseRdmaLinkJson(LineCursor& cursor, EvidenceBuilder& out) {
+  const std::string_view first = trim(cursor.line());
+  if (!startsWith(first, "[") && !startsWith(first, "{")) return false;
+  std::string text;
+  LineCursor ahead = cursor;
+  int lines = 0;
+  for (; !ahead.atEnd() && lines < 4096; ahead.next(), ++lines) {
+    const std::string_view t = trim(ahead.line());
+    if (lines > 0 && t.empty()) break;
+    text.append(t);
+    if (lines == 0 && t.find("\"ifname\"") == std::string_view::npos && t.size() > 3) break;
+    if (endsWith(t, "]") &&
+        std::count(text.begin(), text.end(), '[') <= std::count(text.begin(), text.end(), ']'))
+      break;
+  }
+  if (text.find("\"ifname\"") == std::string::npos ||
+      text.find("\"physical_state\"") == std::string::npos)
+    return false;
+  bool any = false;
+  for (std::size_t open = text.find('{'); open != std::string::npos;
+       open = text.find('{', open + 1)) {
+    const std::size_t close = text.find('}', open);
+    if (close == std::string::npos) break;
+    const std::string_view object = std::string_view(text).substr(open, close - open + 1);
+    const auto name = jsonValue(object, "ifname");
+    const auto number = parseU32(jsonValue(object, "port"));
+    const auto state = jsonValue(object, "state");
+    const auto phys = jsonValue(object, "physical_state");
+    if (name.empty() || !number || *number == 0 || state.empty() || phys.empty()) continue;
+    addRdmaLink(out, name, *number, state, phys, jsonValue(object, "netdev"));
+    any = true;
+  }
+  if (!any) return false;
+  for (int i = 0; i <= lines && !cursor.atEnd(); ++i) cursor.next();
+  return true;
+}
+
+}  // namespace
+
 // One `rdma link` line: "[N/N: ][link ]DEV/PORT[:] state S physical_state P [netdev N] ...".
-// Both states must be there: a line of prose naming "link x/1" is not the tool's.
+// Both states must be there: a line of prose naming "link x/1" is not the tool's. Or the
+// tool's JSON (`rdma -j link`).
 bool parseRdmaLinkBlock(LineCursor& cursor, EvidenceBuilder& out) {
+  if (parseRdmaLinkJson(cursor, out)) return true;
   const auto words = splitWhitespace(trim(cursor.line()));
   std::size_t i = 0;
   if (i < words.size() && endsWith(words[i], ":") && words[i].find('/') != std::string_view::npos &&
@@ -876,22 +958,7 @@ bool parseRdmaLinkBlock(LineCursor& cursor, EvidenceBuilder& out) {
       netdev = words[k + 1];
   }
   if (state.empty() || phys.empty()) return false;
-  const std::string device(devport.substr(0, slash));
-  v1::RdmaDevice dev;
-  dev.set_name(device);
-  v1::RdmaPort& port = *dev.add_ports();
-  port.set_port(*number);
-  *port.mutable_state() = namedEnum(state);
-  *port.mutable_phys_state() = namedEnum(phys);
-  if (!netdev.empty()) {
-    port.add_netdevs(std::string(netdev));
-    v1::NetDevice nd;
-    nd.set_name(std::string(netdev));
-    nd.set_rdma_device(device);
-    nd.set_rdma_port(*number);
-    out.addNetdev(std::move(nd));
-  }
-  out.addDevice(std::move(dev), kKindRdmaLink);
+  addRdmaLink(out, devport.substr(0, slash), *number, state, phys, netdev);
   cursor.next();
   return true;
 }

@@ -175,6 +175,39 @@ TEST(ToolOutputRecogniser, RdmaLinkLinesInEveryIproute2ShapeGiveThePortsStates) 
   EXPECT_EQ(ev.netdevs[0].rdma_device(), "mlx5_0");
 }
 
+TEST(ToolOutputRecogniser, RdmaLinkJsonOnOneLineOrPrettyGivesThePortsStates) {
+  // SYNTHETIC output in the shapes of iproute2's print_string(PRINT_ANY, "state", ...) keys:
+  // `rdma -j link` on one line, `rdma -j -p link` over lines.
+  const ToolEvidence one = parseToolOutput(
+      "$ rdma -j link show\n"
+      "[{\"ifindex\":0,\"ifname\":\"mlx5_0\",\"port\":1,\"state\":\"ACTIVE\",\"physical_state\":"
+      "\"LINK_UP\",\"netdev\":\"ens1f0np0\",\"netdev_index\":2},{\"ifindex\":1,\"ifname\":"
+      "\"mlx5_1\",\"port\":1,\"subnet_prefix\":\"fe80:0000:0000:0000\",\"lid\":65535,\"sm_lid\":1,"
+      "\"lmc\":0,\"state\":\"DOWN\",\"physical_state\":\"POLLING\"}]\n");
+  ASSERT_EQ(one.kinds, std::vector<std::string>{std::string(kKindRdmaLink)});
+  ASSERT_EQ(one.devices.size(), 2u);
+  EXPECT_EQ(portStateOf(one.devices[0].ports(0).state()), PortState::Active);
+  EXPECT_EQ(one.devices[0].ports(0).netdevs(0), "ens1f0np0");
+  EXPECT_EQ(portStateOf(one.devices[1].ports(0).state()), PortState::Down);
+  EXPECT_EQ(physStateOf(one.devices[1].ports(0).phys_state()), PhysState::Polling);
+  EXPECT_EQ(one.lines_unrecognised, 0u);
+  const ToolEvidence pretty = parseToolOutput(
+      "[ {\n"
+      "        \"ifindex\": 0,\n"
+      "        \"ifname\": \"mlx5_2\",\n"
+      "        \"port\": 1,\n"
+      "        \"state\": \"ACTIVE\",\n"
+      "        \"physical_state\": \"LINK_UP\",\n"
+      "        \"netdev\": \"ib2\"\n"
+      "    } ]\n");
+  ASSERT_EQ(pretty.devices.size(), 1u);
+  EXPECT_EQ(pretty.devices[0].name(), "mlx5_2");
+  EXPECT_EQ(pretty.lines_unrecognised, 0u);
+  // `ip -j link` has ifname but no physical_state: not rdma's.
+  EXPECT_TRUE(
+      parseToolOutput("[{\"ifindex\":1,\"ifname\":\"lo\",\"mtu\":65536}]\n").devices.empty());
+}
+
 TEST(ToolOutputRecogniser, CommentsAfterIbdev2netdevLinesAreNotPartOfTheState) {
   const ToolEvidence ev = parseToolOutput(test::readFixture(
       "real/ibtools/"

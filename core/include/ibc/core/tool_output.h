@@ -179,7 +179,7 @@ std::string unwrapPasteMarkup(std::string_view text);
 // ibdev2netdev [-v]: `mlx5_0 port 1 ==> ib0 (Up)`.
 // rdma link [show]: `link mlx5_0/1 state ACTIVE physical_state LINK_UP netdev ib0`, also
 //   with `link mlx5_0/1:` and an index (`8/1: mlx5_bond_0/1: state ...`), IB fields
-//   (subnet_prefix, lid, sm_lid, lmc) between, netdev absent.
+//   (subnet_prefix, lid, sm_lid, lmc) between, netdev absent; `rdma -j [-p] link` JSON.
 // ethtool -S: `NIC statistics:` and `name: value` lines, any indentation.
 // ethtool -i: `driver:`, `version:`, `firmware-version:`, `bus-info:`, `supports-*:`.
 // ip [-d] [-s [-s]] link|addr [show]: interface headers, link/* lines and statistics.
