@@ -132,8 +132,8 @@ bool mergeToolOutputFile(
     out.input_errors.push_back(p +
                                ": no known tool output recognised (expected ibstat, ibstatus, "
                                "ibv_devinfo, perfquery, ibdev2netdev, rdma link, ethtool -S, "
-                               "ip -s link, perftest (ib_write_bw ...) or a `grep . /sys/...` "
-                               "listing)");
+                               "ip -s link, perftest (ib_write_bw ...), nvidia-smi topo -m or a "
+                               "`grep . /sys/...` listing)");
     return false;
   }
   std::vector<core::EvidenceConflict> conflicts;

@@ -85,6 +85,12 @@ void mergeToolEvidence(const core::ToolEvidence& evidence, const std::string& so
     *r = run;
     r->set_source(core::printable(source));
   }
+  for (const auto& topo : evidence.gpu_topologies) {
+    // The first matrix given is the node's; a second is said by its ToolOutput kinds.
+    if (snap.has_gpu_topology()) break;
+    *snap.mutable_gpu_topology() = topo;
+    snap.mutable_gpu_topology()->set_source(core::printable(source));
+  }
   v1::ToolOutput* t = snap.add_tool_outputs();
   t->set_source(core::printable(source));
   for (const auto& k : evidence.kinds) t->add_kinds(k);

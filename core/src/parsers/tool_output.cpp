@@ -246,6 +246,14 @@ void EvidenceBuilder::addRdmaTest(v1::RdmaTest test) {
   ev_.rdma_tests.push_back(std::move(test));
 }
 
+void EvidenceBuilder::addGpuTopology(v1::GpuTopology topology) {
+  if (ev_.gpu_topologies.size() >= kMaxToolRdmaTests) {
+    markTruncated();
+    return;
+  }
+  ev_.gpu_topologies.push_back(std::move(topology));
+}
+
 void EvidenceBuilder::addSysfsEntry(std::string_view path, std::string_view value) {
   if (ev_.sysfs_entries.size() >= kMaxToolSysfsEntries) {
     markTruncated();
@@ -449,14 +457,14 @@ bool isHostChar(char c) {
 // Commands whose output we parse or which commonly appear in the same pastes. A bare line
 // starting with one of these words (no prompt) is a command line.
 bool isKnownCommand(std::string_view word) {
-  static constexpr std::array<std::string_view, 26> kCommands{{
+  static constexpr std::array<std::string_view, 27> kCommands{{
       "ibstat",     "ibstatus",      "ibv_devinfo",   "ibv_devices",
       "perfquery",  "ibportstate",   "ibdev2netdev",  "ethtool",
       "ip",         "grep",          "cat",           "ibaddr",
       "iblinkinfo", "ibnetdiscover", "ibqueryerrors", "ibdiagnet",
       "rdma",       "lspci",         "mst",           "mlxlink",
       "sleep",      "dmesg",         "show_gids",     "ibswitches",
-      "ibhosts",    "smpquery",
+      "ibhosts",    "smpquery",   "nvidia-smi",
   }};
   return std::find(kCommands.begin(), kCommands.end(), word) != kCommands.end() ||
          isPerftestTool(word);
@@ -727,6 +735,7 @@ const std::vector<BlockParserEntry>& toolParsers() {
   static const std::vector<BlockParserEntry> kAll{
       {kKindSysfsListing, tool_output::parseSysfsListingBlock},
       {kKindPerftest, tool_output::parsePerftestBlock},
+      {kKindNvidiaSmiTopo, tool_output::parseNvidiaSmiTopoBlock},
       {kKindIbstat, tool_output::parseIbstatBlock},
       {kKindIbstatus, tool_output::parseIbstatusBlock},
       {kKindIbvDevinfo, tool_output::parseIbvDevinfoBlock},

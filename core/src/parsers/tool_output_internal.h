@@ -58,6 +58,7 @@ class EvidenceBuilder {
   void addDriverInfo(EthtoolDriverInfo info);
   void addError(std::string_view line);
   void addRdmaTest(v1::RdmaTest test);
+  void addGpuTopology(v1::GpuTopology topology);
   void addKind(std::string_view kind);
   void setNoRdmaDevices() { ev_.no_rdma_devices = true; }
   void markTruncated() { ev_.truncated = true; }
@@ -111,6 +112,7 @@ bool parseEthtoolInfoBlock(LineCursor& cursor, EvidenceBuilder& out);
 bool parseIpLinkBlock(LineCursor& cursor, EvidenceBuilder& out);
 bool parseSysfsListingBlock(LineCursor& cursor, EvidenceBuilder& out);
 bool parsePerftestBlock(LineCursor& cursor, EvidenceBuilder& out);
+bool parseNvidiaSmiTopoBlock(LineCursor& cursor, EvidenceBuilder& out);
 // "ib_write_bw", "ib_send_lat", "raw_ethernet_bw": a perftest program's name.
 bool isPerftestTool(std::string_view word);
 // Error lines no tool block claims: ibpanic/iberror, libibverbs warnings, ethtool

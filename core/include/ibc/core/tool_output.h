@@ -76,6 +76,7 @@ inline constexpr std::string_view kKindEthtoolInfo = "ethtool-i";
 inline constexpr std::string_view kKindIpLink = "ip-link";
 inline constexpr std::string_view kKindSysfsListing = "sysfs-listing";
 inline constexpr std::string_view kKindPerftest = "perftest";
+inline constexpr std::string_view kKindNvidiaSmiTopo = "nvidia-smi-topo";
 
 // The device an ibstat excerpt without its CA header is filed under.
 inline constexpr std::string_view kUnnamedIbstatDevice = "ca:unknown";
@@ -135,6 +136,8 @@ struct ToolEvidence {
   std::vector<EthtoolDriverInfo> driver_infos;
   // perftest runs, in input order (`source` empty: the caller knows the file).
   std::vector<v1::RdmaTest> rdma_tests;
+  // `nvidia-smi topo -m` matrices, in input order.
+  std::vector<v1::GpuTopology> gpu_topologies;
   // A tool said there are no RDMA devices at all (ibv_devinfo "No IB devices found",
   // ibstatus "Fatal error: device '*': sys files not found", ibstat "can't list IB
   // device names", "0 HCAs found").
@@ -190,6 +193,8 @@ std::string unwrapPasteMarkup(std::string_view text);
 //   and the errors it prints when it cannot connect or run; `--out_json` files (keys
 //   unquoted, as perftest writes them). The command line before it gives the tool, -d, -i,
 //   the server address (a client), -b, --use_cuda and --report_gbits.
+// nvidia-smi topo -m [-p]: the matrix (header "GPU0 ... NIC0 ... CPU Affinity", one row per
+//   GPU and NIC, tabs or spaces), its Legend and NIC Legend ("NIC0: mlx5_0").
 ToolEvidence parseToolOutputAs(std::string_view kind, std::string_view text);
 
 }  // namespace ibc::core

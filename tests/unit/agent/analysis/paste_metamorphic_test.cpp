@@ -198,6 +198,8 @@ const std::vector<Family>& families() {
       {"iplink", [](AnalyzeInputs& in, const std::string& p) { in.tool_outputs.push_back(p); }, ""},
       {"perftest", [](AnalyzeInputs& in, const std::string& p) { in.tool_outputs.push_back(p); },
        ""},
+      {"nvidia-smi-topo",
+       [](AnalyzeInputs& in, const std::string& p) { in.tool_outputs.push_back(p); }, ""},
       {"dmesg", [](AnalyzeInputs& in, const std::string& p) { in.dmesg_file = p; }, ""},
   };
   return kAll;
