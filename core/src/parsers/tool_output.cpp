@@ -464,7 +464,7 @@ bool isKnownCommand(std::string_view word) {
       "iblinkinfo", "ibnetdiscover", "ibqueryerrors", "ibdiagnet",
       "rdma",       "lspci",         "mst",           "mlxlink",
       "sleep",      "dmesg",         "show_gids",     "ibswitches",
-      "ibhosts",    "smpquery",   "nvidia-smi",
+      "ibhosts",    "smpquery",      "nvidia-smi",
   }};
   return std::find(kCommands.begin(), kCommands.end(), word) != kCommands.end() ||
          isPerftestTool(word);
