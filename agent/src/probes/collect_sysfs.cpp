@@ -9,6 +9,7 @@
 #include <optional>
 
 #include "ibc/agent/collect.h"
+#include "ibc/core/net_addresses.h"
 #include "ibc/core/sysfs_values.h"
 #include "ibc/core/text.h"
 #include "ibc/core/virtual_function.h"
@@ -368,6 +369,31 @@ void readNetdev(SysfsReader& rd, const std::string& dir, v1::NetDevice& nd) {
 
 }  // namespace
 
+namespace {
+
+// The collected interfaces' IPv4 and IPv6 addresses from /proc/net (the host's, or the copied
+// tree's under --root). A tree without those files has no addresses: nothing to report.
+void readInterfaceAddresses(const Filesystem& fs, v1::Snapshot& snap) {
+  constexpr std::size_t kBound = 4 << 20;
+  auto read = [&](const char* path) {
+    auto text = fs.readFile(path, kBound);
+    return text.ok() ? std::move(text).value() : std::string();
+  };
+  const auto v6 = core::ipv6Addresses(read("/proc/net/if_inet6"));
+  const auto v4 = core::ipv4Addresses(read("/proc/net/fib_trie"), read("/proc/net/route"));
+  for (auto& nd : *snap.mutable_netdevs()) {
+    for (const auto* table : {&v4, &v6}) {
+      const auto it = table->find(nd.name());
+      if (it == table->end()) continue;
+      for (const auto& a : it->second) {
+        if (nd.addresses_size() < 64) nd.add_addresses(a);
+      }
+    }
+  }
+}
+
+}  // namespace
+
 void collectNetdevs(const Filesystem& fs, const CollectLimits& limits, v1::Snapshot& snap,
                     SysfsLayout& layout) {
   SysfsReader rd(fs, limits, snap);
@@ -413,16 +439,17 @@ void collectNetdevs(const Filesystem& fs, const CollectLimits& limits, v1::Snaps
     }
   }
   // Other IPoIB and RoCE-capable interfaces (not bound through the PCI function above).
-  auto names = fs.listDir("/sys/class/net");
-  if (!names.ok()) return;
-  for (const auto& name : *names) {
-    if (layout.netdev_dirs.count(name) != 0) continue;
-    const std::string dir = "/sys/class/net/" + name;
-    auto type = fs.readFile(dir + "/type", 64);
-    const bool ipoib = type.ok() && core::parseUnsigned(*type) == 32u;
-    if (!ipoib && !fs.isDirectory(dir + "/ecn")) continue;
-    add(name, dir);
+  if (auto names = fs.listDir("/sys/class/net"); names.ok()) {
+    for (const auto& name : *names) {
+      if (layout.netdev_dirs.count(name) != 0) continue;
+      const std::string dir = "/sys/class/net/" + name;
+      auto type = fs.readFile(dir + "/type", 64);
+      const bool ipoib = type.ok() && core::parseUnsigned(*type) == 32u;
+      if (!ipoib && !fs.isDirectory(dir + "/ecn")) continue;
+      add(name, dir);
+    }
   }
+  readInterfaceAddresses(fs, snap);
 }
 
 void sampleWindowCounters(const Filesystem& fs, const CollectLimits& limits,

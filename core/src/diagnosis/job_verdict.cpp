@@ -128,6 +128,18 @@ void joinPeers(std::vector<AnalyzedNode>& nodes, const std::vector<std::size_t>&
       }
     }
   }
+  // An interface's own addresses (IPoIB, RoCE netdevs): the RDMA port it is bound to, else
+  // the interface.
+  for (std::size_t i : answered) {
+    for (const auto& nd : nodes[i].snapshot.netdevs()) {
+      for (const auto& a : nd.addresses()) {
+        if (auto key = addressKey(a); !key.empty())
+          by_address.emplace(std::move(key),
+                             Place{i, nd.rdma_device().empty() ? nd.name() : nd.rdma_device(),
+                                   nd.rdma_device().empty() ? 0 : nd.rdma_port()});
+      }
+    }
+  }
   if (by_address.empty()) return;
   for (auto& n : nodes) {
     std::map<std::string, std::vector<std::string>> lines;  // code -> evidence to add
@@ -141,8 +153,8 @@ void joinPeers(std::vector<AnalyzedNode>& nodes, const std::vector<std::size_t>&
           if (at == by_address.end() || &nodes[at->second.node] == &n) continue;
           const Place& pl = at->second;
           const AnalyzedNode& other = nodes[pl.node];
-          const std::string where =
-              other.label + " " + pl.device + " port " + std::to_string(pl.port);
+          const std::string where = other.label + " " + pl.device +
+                                    (pl.port != 0 ? " port " + std::to_string(pl.port) : "");
           if (!told.emplace(*code, where).second || told.size() > 16) continue;
           std::string said;
           for (const auto& f : other.findings) {

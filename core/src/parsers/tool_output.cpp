@@ -428,6 +428,7 @@ void EvidenceBuilder::mergeNetdev(v1::NetDevice& dst, v1::NetDevice& src) {
   }
   if (!dst.has_speed_mbps() && src.has_speed_mbps()) dst.set_speed_mbps(src.speed_mbps());
   fill(dst.mutable_address(), src.address());
+  mergeStrings(dst.mutable_addresses(), src.addresses(), 64);
   if (dst.type() == 0) dst.set_type(src.type());
   if (!dst.has_admin_up() && src.has_admin_up()) dst.set_admin_up(src.admin_up());
   fill(dst.mutable_flags_raw(), src.flags_raw());

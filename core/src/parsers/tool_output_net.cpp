@@ -333,6 +333,11 @@ bool parseIpLinkBlock(LineCursor& cursor, EvidenceBuilder& out) {
     } else if (row && !cursor.atEnd() && isValuesRow(trim(cursor.line()))) {
       applyStatsRow(*row, columns, trim(cursor.line()), netdev);
       cursor.next();
+    } else if (startsWith(t, "inet ") || startsWith(t, "inet6 ")) {  // ip addr
+      const auto words = splitWhitespace(t);
+      const std::string_view a =
+          words.size() > 1 ? words[1].substr(0, words[1].find('/')) : std::string_view{};
+      if (!a.empty() && netdev.addresses_size() < 64) netdev.add_addresses(std::string(a));
     } else if (startsWith(t, "ipoib ")) {  // ip -d: "ipoib pkey  0xffff mode  datagram ..."
       const auto words = splitWhitespace(t);
       for (std::size_t i = 0; i + 2 < words.size(); ++i) {

@@ -273,5 +273,23 @@ INSTANTIATE_TEST_SUITE_P(
                                   "    1000       10       0",
                               "values cut"}));
 
+TEST(IpLinkParser, IpAddrKeepsEachInterfacesAddressesWithoutPrefixLength) {
+  // SYNTHETIC, in iproute2's `ip addr` shape.
+  const ToolEvidence ev = parseToolOutput(
+      "4: ib0: <BROADCAST,MULTICAST,UP,LOWER_UP> mtu 4092 qdisc mq state UP group default "
+      "qlen 256\n"
+      "    link/infiniband 00:00:10:49:fe:80:00:00:00:00:00:00:0c:42:a1:03:00:1b:2c:3d brd "
+      "00:ff:ff:ff:ff:12:40:1b:ff:ff:00:00:00:00:00:00:ff:ff:ff:ff\n"
+      "    inet 10.2.0.7/16 brd 10.2.255.255 scope global ib0\n"
+      "       valid_lft forever preferred_lft forever\n"
+      "    inet6 fe80::ec4:2aff:fe1b:2c3d/64 scope link\n"
+      "       valid_lft forever preferred_lft forever\n");
+  const auto* ib0 = test::findNetdev(ev, "ib0");
+  ASSERT_NE(ib0, nullptr);
+  ASSERT_EQ(ib0->addresses_size(), 2);
+  EXPECT_EQ(ib0->addresses(0), "10.2.0.7");
+  EXPECT_EQ(ib0->addresses(1), "fe80::ec4:2aff:fe1b:2c3d");
+}
+
 }  // namespace
 }  // namespace ibc::core

@@ -220,6 +220,45 @@ TEST(ReportGolden, NcclFailuresNameThePeerNodeAndItsPortEvidence) {
   EXPECT_THAT(evidence, Not(HasSubstr("ff20 is")));
 }
 
+// Issue 39: the same peer address held by node2's IPoIB interface (SYNTHETIC: an `ip addr` of
+// that fabric is not in the captures) rather than a GID: the failure names node2's port the
+// interface is bound to; an interface bound to no RDMA device is named itself.
+TEST(ReportGolden, NcclFailuresNameThePeerByTheInterfaceAddressItsNodeHolds) {
+  auto nodes = issue21Job();
+  const std::string dev2 = nodes[1].snapshot.devices(1).name();
+  auto* ib0 = nodes[1].snapshot.add_netdevs();
+  ib0->set_name("ib0");
+  ib0->set_rdma_device(dev2);
+  ib0->set_rdma_port(1);
+  ib0->add_addresses("10.216.210.236");
+  for (auto& n : nodes) {
+    n.findings.clear();
+    n.notices.clear();
+  }
+  core::judgeJob(nodes, {});
+  std::string evidence;
+  for (const auto& f : nodes[2].findings) {
+    if (f.code() != "NCCL_IB_COMPLETION_ERROR") continue;
+    for (const auto& e : f.evidence()) evidence += e + "\n";
+  }
+  EXPECT_THAT(evidence, HasSubstr("peer 10.216.210.236 is node2 " + dev2 + " port 1"));
+  // Unbound: the interface is the place.
+  auto unbound = issue21Job();
+  auto* eth = unbound[1].snapshot.add_netdevs();
+  eth->set_name("eth1");
+  eth->add_addresses("10.216.210.236");
+  for (auto& n : unbound) {
+    n.findings.clear();
+    n.notices.clear();
+  }
+  core::judgeJob(unbound, {});
+  evidence.clear();
+  for (const auto& f : unbound[2].findings) {
+    for (const auto& e : f.evidence()) evidence += e + "\n";
+  }
+  EXPECT_THAT(evidence, HasSubstr("peer 10.216.210.236 is node2 eth1,"));
+}
+
 // The verdict taken one node at a time (JobJudgement, as `compare`, `--job` and the console
 // take it) is judgeJob's on this job's real NCCL logs, whose completion error names peers by
 // address and GID (joined to node2 and node4 as above) and whose nccl-tests output every node

@@ -250,6 +250,25 @@ TEST(SysfsProbe, NetdevsOfThePciFunctionMapToPortsByDevPort) {
   EXPECT_EQ(snap.devices(0).ports(0).netdevs_size(), 0);
   EXPECT_EQ(snap.netdevs(1).name(), "ib9");
   EXPECT_EQ(layout.netdev_dirs.count("eth0"), 0u);
+  EXPECT_EQ(ib0.addresses_size(), 0);  // no /proc/net in this tree: no addresses, no error
+}
+
+TEST(SysfsProbe, InterfacesCarryTheirAddressesFromProcNet) {
+  MemoryFilesystem fs = oneVfPort();
+  fs.addFile(kDev + "/device/net/ib0/dev_port", "0\n");
+  // SYNTHETIC /proc/net in the kernel's formats (net_addresses_test.cpp has more).
+  fs.addFile("/proc/net/if_inet6", "fe800000000000000ec42afffe1b2c3d 04 40 20 80      ib0\n");
+  fs.addFile("/proc/net/fib_trie", "Local:\n     |-- 10.2.0.7\n        /32 host LOCAL\n");
+  fs.addFile("/proc/net/route",
+             "Iface\tDestination\tGateway \tFlags\tRefCnt\tUse\tMetric\tMask\n"
+             "ib0\t0000020A\t00000000\t0001\t0\t0\t0\t0000FFFF\n");
+  SysfsLayout layout;
+  v1::Snapshot snap = devicesOf(fs, layout);
+  collectNetdevs(fs, CollectLimits{}, snap, layout);
+  ASSERT_EQ(snap.netdevs_size(), 1);
+  ASSERT_EQ(snap.netdevs(0).addresses_size(), 2);
+  EXPECT_EQ(snap.netdevs(0).addresses(0), "10.2.0.7");
+  EXPECT_EQ(snap.netdevs(0).addresses(1), "fe80::ec4:2aff:fe1b:2c3d");
 }
 
 TEST(SysfsProbe, TheSecondSampleReadsOnlyTheCountersTheFirstFound) {
