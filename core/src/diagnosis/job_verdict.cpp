@@ -109,8 +109,9 @@ const std::string* peerFailureCode(v1::NcclEvent::Kind kind) {
 }
 
 // NCCL failures joined to the job's fabric evidence: a completion error, connect or QP failure
-// that names a peer address or GID which a port of another node of the job holds gets that
-// peer's node, port and port findings beside it.
+// that names a peer address or GID which a port (its GIDs) or an interface (its addresses) of
+// another node of the job holds gets that peer's node, port and port findings beside it; so
+// does NCCL_RANK_LAGGING for the nodes NCCL's RAS report names by address.
 void joinPeers(std::vector<AnalyzedNode>& nodes, const std::vector<std::size_t>& answered) {
   struct Place {
     std::size_t node;
@@ -145,28 +146,42 @@ void joinPeers(std::vector<AnalyzedNode>& nodes, const std::vector<std::size_t>&
     std::map<std::string, std::vector<std::string>> lines;  // code -> evidence to add
     std::set<std::pair<std::string, std::string>> told;     // code, peer node/port
     for (const auto& log : n.snapshot.nccl_logs()) {
+      // What names another node: a failure's peer; the RAS report's node of a rank (which
+      // may be this node itself).
+      struct Named {
+        const std::string* code;
+        std::string address;
+        bool ras;
+      };
+      static const std::string kLagging = "NCCL_RANK_LAGGING";
+      std::vector<Named> named;
       for (const auto& e : log.parsed().events()) {
         const std::string* code = peerFailureCode(e.kind());
         if (code == nullptr) continue;
-        for (const auto& peer : peersOf(e)) {
-          const auto at = by_address.find(addressKey(peer));
-          if (at == by_address.end() || &nodes[at->second.node] == &n) continue;
-          const Place& pl = at->second;
-          const AnalyzedNode& other = nodes[pl.node];
-          const std::string where = other.label + " " + pl.device +
-                                    (pl.port != 0 ? " port " + std::to_string(pl.port) : "");
-          if (!told.emplace(*code, where).second || told.size() > 16) continue;
-          std::string said;
-          for (const auto& f : other.findings) {
-            if (f.device() != pl.device || f.port() != pl.port || f.severity() == "info" ||
-                findingClassOf(f.code()) == FindingClass::Escalation)
-              continue;
-            said += (said.empty() ? "" : "; ") + f.code() + ": " + f.summary();
-          }
-          lines[*code].push_back(
-              "peer " + peer + " is " + where +
-              (said.empty() ? ", with no finding on that port" : ", which shows " + said));
+        for (auto& peer : peersOf(e)) named.push_back({code, std::move(peer), false});
+      }
+      for (const auto& r : log.parsed().ranks()) {
+        if (r.sequence() == v1::NcclRankProgress::RAS_OPERATION && !r.host().empty())
+          named.push_back({&kLagging, r.host(), true});
+      }
+      for (const auto& [code, peer, ras] : named) {
+        const auto at = by_address.find(addressKey(peer));
+        if (at == by_address.end() || (!ras && &nodes[at->second.node] == &n)) continue;
+        const Place& pl = at->second;
+        const AnalyzedNode& other = nodes[pl.node];
+        const std::string where = other.label + " " + pl.device +
+                                  (pl.port != 0 ? " port " + std::to_string(pl.port) : "");
+        if (!told.emplace(*code, where).second || told.size() > 16) continue;
+        std::string said;
+        for (const auto& f : other.findings) {
+          if (f.device() != pl.device || f.port() != pl.port || f.severity() == "info" ||
+              findingClassOf(f.code()) == FindingClass::Escalation)
+            continue;
+          said += (said.empty() ? "" : "; ") + f.code() + ": " + f.summary();
         }
+        lines[*code].push_back(
+            (ras ? "RAS's node " : "peer ") + peer + " is " + where +
+            (said.empty() ? ", with no finding on that port" : ", which shows " + said));
       }
     }
     for (auto& f : n.findings) {

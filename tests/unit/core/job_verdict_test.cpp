@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "fixtures.h"
 #include "ibc/core/bundle_report.h"
 #include "ibc/core/findings.h"
 #include "ibc/core/job_verdict.h"
@@ -150,6 +151,28 @@ TEST(JobVerdict, ALogLineNamingAnotherNodeOfTheJobStaysWithItsCarrier) {
   EXPECT_EQ(countCode(nodes[1], "NCCL_IB_COMPLETION_ERROR"), 1u);
   ASSERT_EQ(nodes[1].notices.size(), 1u);
   EXPECT_THAT(nodes[1].notices[0], HasSubstr("another node of this job"));
+}
+
+TEST(JobVerdict, TheNodesNcclsRasReportNamesByAddressAreTheJobsNodesThatHoldIt) {
+  // The real RAS capture (issue 1911) names the lagging ranks' node as 10.137.190.124; node2
+  // holds that address on its IPoIB interface (SYNTHETIC).
+  std::vector<AnalyzedNode> nodes{
+      withLog("node1", ibc::test::readFixture("real/nccl-logs/"
+                                              "nccl-ras_mismatch-allgather-30-ranks-behind-2_"
+                                              "nccl-issue-1911.txt")),
+      jobNode("node2", "")};
+  auto* ib0 = nodes[1].snapshot.add_netdevs();
+  ib0->set_name("ib0");
+  ib0->add_addresses("10.137.190.124");
+  judgeJob(nodes, {});
+  const v1::Finding* lagging = nullptr;
+  for (const auto& f : nodes[0].findings) {
+    if (f.code() == "NCCL_RANK_LAGGING") lagging = &f;
+  }
+  ASSERT_NE(lagging, nullptr);
+  std::string evidence;
+  for (const auto& e : lagging->evidence()) evidence += e + "\n";
+  EXPECT_THAT(evidence, ::testing::HasSubstr("RAS's node 10.137.190.124 is node2 ib0"));
 }
 
 TEST(JobVerdict, ARateKnownSlowOnlyFromThePeersIsEscalatedAsPhysical) {
