@@ -616,7 +616,10 @@ std::string findingGroupKey(const ::ibcollect::v1::Finding& f) {
   }
   summary = replaceAll(replaceAll(summary, f.device(), "{device}"), f.node(), "{node}");
   action = replaceAll(replaceAll(action, f.device(), "{device}"), f.node(), "{node}");
-  return f.code() + '\0' + f.severity() + '\0' + summary + '\0' + action;
+  std::string key = f.code() + '\0' + f.severity() + '\0' + summary + '\0' + action;
+  // An escalation for other reasons asks for something else.
+  for (const auto& r : f.reasons()) key += '\0' + r;
+  return key;
 }
 
 std::string summaryWithoutPlace(const ::ibcollect::v1::Finding& f) {

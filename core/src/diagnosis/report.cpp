@@ -6,7 +6,9 @@
 #include <ctime>
 #include <iterator>
 #include <map>
+#include <set>
 #include <string>
+#include <tuple>
 #include <unordered_map>
 
 #include "ibc/core/findings.h"
@@ -246,6 +248,84 @@ std::vector<v1::Finding> joinJobWide(std::vector<v1::Finding> findings,
   return out;
 }
 
+namespace {
+
+// A physical-layer fault on (nearly) every node is the fabric's, not each node's PF: the
+// escalations that job-wide physical findings alone made (one PF runbook per node) become one
+// job-wide escalation to what the nodes share (DESIGN §11). An escalation with any other
+// reason stays the node's, as does the VF_IDENTITY_MISSING of a device still escalated.
+std::vector<v1::Finding> joinFabricEscalation(
+    std::vector<v1::Finding> findings, const std::vector<std::string>& labels,
+    const std::map<std::pair<std::string, std::string>, std::string>& label_of) {
+  std::set<std::string> fabric;  // job-wide physical-layer codes
+  std::vector<const v1::Finding*> fabric_findings;
+  for (const auto& f : findings) {
+    if (f.scope() == "job" && findingClassOf(f.code()) == FindingClass::PhysicalLink) {
+      fabric.insert(f.code());
+      fabric_findings.push_back(&f);
+    }
+  }
+  if (fabric.empty()) return findings;
+  const std::string escalate(findingCodeName(FindingCode::EscalateHostInspection));
+  std::set<std::tuple<std::string, std::string, std::string>> dropped;  // node, source, device
+  std::set<std::string> nodes;
+  Severity worst = Severity::Info;
+  auto onlyFabric = [&](const v1::Finding& f) {
+    return !f.reasons().empty() &&
+           std::all_of(f.reasons().begin(), f.reasons().end(),
+                       [&](const std::string& r) { return fabric.count(r) != 0; });
+  };
+  bool joined = false;  // joinJobWide already made the nodes' escalations one
+  for (const auto& f : findings) {
+    if (f.code() != escalate || !onlyFabric(f)) continue;
+    worst = std::max(worst, severityOf(f));
+    if (f.scope() == "job") {
+      joined = true;
+      for (const auto& l : labels) {
+        if (std::find(f.except().begin(), f.except().end(), l) == f.except().end()) nodes.insert(l);
+      }
+      continue;
+    }
+    dropped.emplace(f.node(), f.source(), f.device());
+    const auto label = label_of.find({f.node(), f.source()});
+    nodes.insert(label != label_of.end() ? label->second : f.node());
+  }
+  if (dropped.empty() && !joined) return findings;
+  v1::Finding job;
+  job.set_code(escalate);
+  job.set_severity(std::string(severityName(worst)));
+  std::string codes;
+  for (const auto& c : fabric) codes += (codes.empty() ? "" : ", ") + c;
+  job.set_summary("The same physical-layer fault on " + std::to_string(nodes.size()) + " nodes (" +
+                  codes + "): the fabric they share, not one PF per node");
+  for (const auto* f : fabric_findings)
+    job.add_evidence(f->code() + " on " + std::to_string(f->nodes_count()) +
+                     " nodes: " + f->summary());
+  job.add_evidence("in place of each node's escalation with a PF runbook");
+  job.set_action(
+      "Inspect what the nodes share before any one PF: the switch ports' and the subnet "
+      "manager's configured rate, width and FEC, the switches' firmware, a batch of cables or "
+      "optics; then `ibcollect host-inspect` on one node's host confirms the PF side.");
+  for (const auto& c : fabric) job.add_reasons(c);
+  job.set_scope("job");
+  job.set_nodes_count(static_cast<uint32_t>(nodes.size()));
+  for (const auto& l : labels) {
+    if (nodes.count(l) == 0) job.add_except(l);
+  }
+  const std::string identity(findingCodeName(FindingCode::VfIdentityMissing));
+  std::vector<v1::Finding> out;
+  for (auto& f : findings) {
+    const bool gone = (f.code() == escalate && f.scope() == "job" && onlyFabric(f)) ||
+                      ((f.code() == escalate || f.code() == identity) && f.scope() != "job" &&
+                       dropped.count({f.node(), f.source(), f.device()}) != 0);
+    if (!gone) out.push_back(std::move(f));
+  }
+  out.push_back(std::move(job));
+  return out;
+}
+
+}  // namespace
+
 v1::Report buildReport(std::vector<AnalyzedNode> nodes) {
   v1::Report report;
   for (auto& notice : labelNodes(nodes)) report.add_notices(std::move(notice));
@@ -255,11 +335,13 @@ v1::Report buildReport(std::vector<AnalyzedNode> nodes) {
   std::vector<v1::Finding> all;
   std::vector<int> node_of;
   std::vector<std::string> labels;
+  std::map<std::pair<std::string, std::string>, std::string> label_of;  // node, source
   for (auto& n : nodes) {
     const bool include = n.include_snapshot;
     n.include_snapshot = false;
     // Every finding names the input it came from: host names are not unique.
     const std::string source = nodeSource(n);
+    const std::string name = nodeName(n.snapshot);  // before the snapshot moves to the report
     for (auto& f : n.findings) {
       if (f.source().empty()) f.set_source(source);
       if (f.scope().empty()) f.set_scope("node");
@@ -269,9 +351,11 @@ v1::Report buildReport(std::vector<AnalyzedNode> nodes) {
     if (include) r->mutable_snapshot()->Swap(&n.snapshot);
     node_of.insert(node_of.end(), n.findings.size(), static_cast<int>(labels.size()));
     labels.push_back(r->label());
+    label_of[{name, source}] = r->label();
     std::move(n.findings.begin(), n.findings.end(), std::back_inserter(all));
   }
   all = joinJobWide(std::move(all), node_of, labels);
+  all = joinFabricEscalation(std::move(all), labels, label_of);
   sortFindings(all);
   for (auto& f : all) *report.add_findings() = std::move(f);
   return report;

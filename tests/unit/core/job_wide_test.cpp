@@ -156,5 +156,68 @@ TEST(JobWide, NodesAreCountedNotPlaces) {
   EXPECT_EQ(slow[0]->evidence(0), "on node1 mlx5_0 port 1 (one of 10 nodes):");
 }
 
+v1::Finding escalation(const std::string& node, const std::vector<std::string>& reasons) {
+  auto f = makeFinding({FindingCode::EscalateHostInspection,
+                        Severity::Warning,
+                        node,
+                        "mlx5_3",
+                        0,
+                        "mlx5_3 of " + node + " needs the provider's inspection",
+                        {"node GUID 0x" + node},
+                        "Run the physical runbook on its PF."});
+  for (const auto& r : reasons) f.add_reasons(r);
+  return f;
+}
+
+TEST(JobWide, APhysicalFaultOnEveryNodeIsOneFabricEscalationNotAPfRunbookPerNode) {
+  // Every node's port is slow and escalated for that alone; node2 also has its own PHY_ERRORS.
+  std::vector<AnalyzedNode> nodes;
+  for (int i = 1; i <= 6; ++i) {
+    std::vector<v1::Finding> fs{slowPort(name(i), "mlx5_3")};
+    if (i == 2) {
+      fs.push_back(makeFinding({FindingCode::PhyErrors,
+                                Severity::Warning,
+                                name(i),
+                                "mlx5_3",
+                                1,
+                                "mlx5_3 port 1 counts symbol errors",
+                                {"symbol_error +40"},
+                                "Reseat."}));
+      fs.push_back(escalation(name(i), {"LINK_RATE_BELOW_EXPECTED", "PHY_ERRORS"}));
+    } else {
+      fs.push_back(escalation(name(i), {"LINK_RATE_BELOW_EXPECTED"}));
+    }
+    nodes.push_back(node(name(i), std::move(fs)));
+  }
+  const v1::Report r = buildReport(std::move(nodes));
+  const auto escalations = withCode(r, "ESCALATE_HOST_INSPECTION");
+  ASSERT_EQ(escalations.size(), 2u) << r.DebugString();
+  const v1::Finding* fabric = nullptr;
+  const v1::Finding* own = nullptr;
+  for (const auto* f : escalations) (f->scope() == "job" ? fabric : own) = f;
+  ASSERT_NE(fabric, nullptr);
+  EXPECT_EQ(fabric->nodes_count(), 5u);
+  EXPECT_EQ(std::vector<std::string>(fabric->except().begin(), fabric->except().end()),
+            std::vector<std::string>{"node2"});
+  EXPECT_THAT(fabric->summary(), HasSubstr("the fabric they share, not one PF per node"));
+  EXPECT_EQ(fabric->reasons_size(), 1) << fabric->DebugString();
+  EXPECT_EQ(fabric->reasons(0), "LINK_RATE_BELOW_EXPECTED");
+  // node2's escalation has a reason of its own: it stays node2's.
+  ASSERT_NE(own, nullptr);
+  EXPECT_EQ(own->node(), "node2");
+  // Fewer than 90 % of the nodes: no job-wide finding, every node keeps its escalation.
+  std::vector<AnalyzedNode> some;
+  for (int i = 1; i <= 6; ++i) {
+    std::vector<v1::Finding> fs;
+    if (i <= 3) {
+      fs.push_back(slowPort(name(i), "mlx5_3"));
+      fs.push_back(escalation(name(i), {"LINK_RATE_BELOW_EXPECTED"}));
+    }
+    some.push_back(node(name(i), std::move(fs)));
+  }
+  const v1::Report partial = buildReport(std::move(some));
+  EXPECT_EQ(withCode(partial, "ESCALATE_HOST_INSPECTION").size(), 3u) << partial.DebugString();
+}
+
 }  // namespace
 }  // namespace ibc::core
