@@ -11,8 +11,6 @@ namespace ibc::core {
 
 namespace {
 
-constexpr double kMiBpsToGbps = 1048576.0 * 8.0 / 1e9;
-
 bool isBandwidthRun(const v1::RdmaTest& t) {
   return t.bw_average_raw() > 0 || t.bw_average_gbps() > 0;
 }
@@ -69,7 +67,7 @@ RdmaTestBudget rdmaTestBudget(const v1::Snapshot& snap, const v1::RdmaTest& t,
   } else if (t.bw_average_raw() > 0 && b.budget_gbps > 0 &&
              t.bw_average_raw() > 1.1 * b.budget_gbps) {
     // A value no link of this rate can carry in Gb/s is perftest's default, MiB/s.
-    b.measured_gbps = t.bw_average_raw() * kMiBpsToGbps;
+    b.measured_gbps = t.bw_average_raw() * kPerftestMiBpsToGbps;
     b.unit_read = "unit not shown: read as MiB/s, perftest's default (too large for Gb/s)";
   }
   const std::string size = std::to_string(t.size_bytes()) + " B";

@@ -31,8 +31,6 @@ namespace ibc::core::tool_output {
 
 namespace {
 
-constexpr double kMiBpsToGbps = 1048576.0 * 8.0 / 1e9;
-
 enum class Shape {
   Dashes,        // "-----..." perftest's separators
   Stars,         // "*****..." around the server's banner
@@ -197,7 +195,7 @@ std::string unitOf(std::string_view column) {
 // Gb/s per one of the unit; 0 for a unit that is no bandwidth.
 double gbpsPerUnit(std::string_view unit) {
   if (unit == "MB/sec" || unit == "MiB/sec" || unit == "MB/s" || unit == "MiB/s")
-    return kMiBpsToGbps;
+    return kPerftestMiBpsToGbps;
   if (unit == "Gb/sec" || unit == "Gbit/sec" || unit == "Gb/s" || unit == "Gbps") return 1.0;
   return 0;
 }

@@ -25,9 +25,10 @@ namespace ibc::core::tool_output {
 
 namespace {
 
-// Nearest first; other cells (X, NV#) are no PCIe relation.
+// PCIe relations, nearest first; other cells (X, NV#) are none.
+constexpr std::array<std::string_view, 5> kOrder{{"PIX", "PXB", "PHB", "NODE", "SYS"}};
+
 int relationRank(std::string_view cell) {
-  static constexpr std::array<std::string_view, 5> kOrder{{"PIX", "PXB", "PHB", "NODE", "SYS"}};
   const auto it = std::find(kOrder.begin(), kOrder.end(), cell);
   return it == kOrder.end() ? -1 : static_cast<int>(it - kOrder.begin());
 }
@@ -115,8 +116,7 @@ v1::GpuTopology topologyOf(const Matrix& m) {
       g->add_nearest(topo.nics(static_cast<int>(k)));
     }
     if (best >= 0) {
-      static constexpr std::array<const char*, 5> kNames{{"PIX", "PXB", "PHB", "NODE", "SYS"}};
-      g->set_relation(kNames[static_cast<std::size_t>(best)]);
+      g->set_relation(std::string(kOrder[static_cast<std::size_t>(best)]));
     }
     const std::size_t after = m.cols.size() + 1;
     if (after < row.size()) g->set_cpu_affinity(printable(row[after], 128));

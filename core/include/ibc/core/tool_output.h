@@ -95,6 +95,8 @@ inline constexpr std::size_t kMaxRdmaTestErrors = 16;
 // Messages this large fill a link: of an `-a` sweep, the best row among them is kept (smaller
 // ones are bound by message rate), and a run without one is not judged against the rate.
 inline constexpr uint64_t kRdmaTestFillBytes = 65536;
+// perftest's MB/sec is MiB/s (2^20 bytes/s); in Gb/s (10^9 bit/s) one is this much.
+inline constexpr double kPerftestMiBpsToGbps = 1048576.0 * 8.0 / 1e9;
 
 // One `PATH:VALUE` line of a `grep . /sys/...` listing. The path may itself contain ':'
 // (PCI addresses such as "pci0000:05/0000:05:02.0"); the value is everything after the
